@@ -1,0 +1,36 @@
+// The engine's front door: emit one config (family, arch, spec) at the requested flavors.
+// Mirrors py_engine/kemit/engine.py. Used by kemit_emit, the bindings and the LLVM lane.
+#pragma once
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kemit {
+
+// One flavor's section: the LLVM text, or the flavor gate's refusal.
+struct FlavorSection {
+  std::string flavor;
+  bool rejected = false;
+  std::string text;    // when !rejected
+  std::string reason;  // when rejected, e.g. "gfx950 needs flavor llvm22 or newer (got llvm19)"
+};
+
+struct EmitResult {
+  bool rejected = false;   // a validation refusal: no section emits
+  std::string reason;      // when rejected
+  std::string kernel_name;
+  std::string canonical;   // flavor-free canonical IR
+  std::vector<FlavorSection> ll;  // one per requested flavor, in request order
+};
+
+std::vector<std::string> family_names();
+
+// Parse the spec, validate it for the arch, build the canonical IR once, lower once per flavor.
+// `flavors` are canonical names. Throws std::invalid_argument for an unknown family or flavor.
+EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
+                const std::vector<std::string>& flavors);
+
+}  // namespace kemit
