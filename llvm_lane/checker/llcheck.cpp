@@ -1,0 +1,164 @@
+// kemit_llcheckN: a persistent parse + verify worker linked against one LLVM version.
+//
+// Built once per installed LLVM (16, 19, 22) with exactly that version's
+// `llvm-config --cxxflags` (-fno-exceptions, -std=c++17), apart from the rest of
+// the build. The controller (llvm_lane/src/checker_pool.cpp) keeps one or more
+// alive per flavor and streams modules through it, because process start-up
+// (loading a 120-145 MB libLLVM) costs 50-80 ms while a check costs ~0.2 ms.
+//
+// Protocol (docs/llvm_lane.md#checker-protocol), all lines end in '\n':
+//   out: READY\t<llvm version>                        once, at start-up
+//   in:  CHECK\t<byte count>\t<module name>           then exactly <byte count> bytes of IR
+//   out: RESULT\t<name>\t<parsed 0|1>\t<verified 0|1>\t<unknown intrinsics, ','-joined>\t<diagnostic>
+//   in:  QUIT (or end of input)                       -> exit 0
+//   out: FATAL\t<name>\t<reason>                      from report_fatal_error, then exit 1
+// Fields are escaped (\\, \t, \n) so that one answer is always one line.
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace {
+
+// Long diagnostics (a verifier dump of a big function) are cut: the controller
+// keeps only the first lines anyway.
+constexpr int kMaxDiagnosticLines = 6;
+constexpr size_t kMaxModuleBytes = size_t(1) << 30;
+
+// Name of the module being checked, for the fatal-error handler.
+std::string current_module_name = "-";
+
+std::string escape_field(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else out += c;
+  }
+  return out;
+}
+
+std::string first_lines(const std::string& text, int max_lines) {
+  std::string out;
+  int lines = 0;
+  for (char c : text) {
+    if (c == '\n' && ++lines >= max_lines) break;
+    out += c;
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// report_fatal_error (for example from the debug-info auto-upgrade of a broken
+// module) ends the process after this returns; say which module did it first.
+void report_fatal_to_controller(void*, const char* reason, bool) {
+  std::string line = "FATAL\t" + escape_field(current_module_name) + "\t" +
+                     escape_field(std::string("LLVM ERROR: ") + reason) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+struct CheckOutcome {
+  bool parsed = false;
+  bool verified = false;
+  std::string unknown_intrinsics;
+  std::string diagnostic;
+};
+
+// A declared `llvm.*` function that this LLVM does not know: llvm-as, opt and
+// llc all accept it silently and llc emits an external call (llvm_flavors.md §5).
+std::string unknown_intrinsic_names(const llvm::Module& module) {
+  std::string names;
+  for (const llvm::Function& function : module)
+    if (function.isIntrinsic() && function.getIntrinsicID() == llvm::Intrinsic::not_intrinsic)
+      names += (names.empty() ? "" : ",") + function.getName().str();
+  return names;
+}
+
+CheckOutcome check_module(const std::string& text, const std::string& name) {
+  CheckOutcome outcome;
+  llvm::LLVMContext context;  // fresh per module: nothing leaks from one module to the next
+  llvm::SMDiagnostic parse_error;
+  // The copy is NUL-terminated, which the lexer requires.
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, name);
+  std::unique_ptr<llvm::Module> module =
+      llvm::parseAssembly(buffer->getMemBufferRef(), parse_error, context);
+  std::string diagnostic;
+  llvm::raw_string_ostream stream(diagnostic);
+  if (!module) {
+    parse_error.print(nullptr, stream, /*ShowColors=*/false);
+    outcome.diagnostic = first_lines(stream.str(), kMaxDiagnosticLines);
+    return outcome;
+  }
+  outcome.parsed = true;
+  outcome.verified = !llvm::verifyModule(*module, &stream);  // what llvm-as adds after parsing
+  outcome.diagnostic = first_lines(stream.str(), kMaxDiagnosticLines);
+  outcome.unknown_intrinsics = unknown_intrinsic_names(*module);
+  return outcome;
+}
+
+std::string answer_line(const std::string& name, const CheckOutcome& outcome) {
+  return "RESULT\t" + escape_field(name) + "\t" + (outcome.parsed ? "1" : "0") + "\t" +
+         (outcome.verified ? "1" : "0") + "\t" + escape_field(outcome.unknown_intrinsics) + "\t" +
+         escape_field(outcome.diagnostic) + "\n";
+}
+
+// Parses "CHECK\t<bytes>\t<name>"; false on anything else.
+bool parse_check_header(const std::string& line, size_t& byte_count, std::string& name) {
+  if (line.rfind("CHECK\t", 0) != 0) return false;
+  size_t tab = line.find('\t', 6);
+  if (tab == std::string::npos || tab == 6) return false;
+  char* end = nullptr;
+  unsigned long long count = std::strtoull(line.c_str() + 6, &end, 10);
+  if (end != line.c_str() + tab || count > kMaxModuleBytes) return false;
+  byte_count = static_cast<size_t>(count);
+  name = line.substr(tab + 1);
+  return true;
+}
+
+void write_line(const std::string& line) {
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  std::ios::sync_with_stdio(false);
+  llvm::install_fatal_error_handler(report_fatal_to_controller, nullptr);
+  write_line(std::string("READY\t") + LLVM_VERSION_STRING + "\n");
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line == "QUIT") return 0;
+    size_t byte_count = 0;
+    std::string name;
+    if (!parse_check_header(line, byte_count, name)) {
+      write_line("PROTOCOL\t" + escape_field(line.substr(0, 80)) + "\n");
+      return 2;  // out of sync: the controller respawns rather than guess
+    }
+    std::string text(byte_count, '\0');
+    if (!std::cin.read(&text[0], static_cast<std::streamsize>(byte_count))) {
+      write_line("PROTOCOL\t" + escape_field(name) + "\ttruncated module\n");
+      return 2;
+    }
+    current_module_name = name;
+    write_line(answer_line(name, check_module(text, name)));
+  }
+  return 0;
+}

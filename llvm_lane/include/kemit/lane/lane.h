@@ -1,0 +1,89 @@
+// The real-LLVM lane: every emitted module is parsed and verified in-process by
+// the LLVM of its flavor (persistent kemit_llcheckN workers), then compiled by
+// that version's llc for its processor; resource use is read from the
+// `.amdgpu_metadata` block. See docs/llvm_lane.md.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kemit::lane {
+
+// One module to check: who emitted it (for messages), the flavor it claims, the
+// processor it is for, and the text itself.
+struct LaneModule {
+  std::string family;
+  int config = 0;
+  std::string flavor;  // canonical flavor name ("llvm19"); resolve aliases before
+  std::string arch;    // processor, passed to llc as -mcpu
+  std::string text;
+  bool expect_no_spill = false;
+};
+
+// Closed set; everything except LLVM_OK fails. TOOLCHAIN_MISSING is never a pass.
+enum class Verdict {
+  LLVM_OK,
+  PARSE_ERROR,        // the flavor's LLVM cannot parse the text
+  VERIFY_ERROR,       // parsed, but the verifier (or a lane text rule) rejects it
+  UNKNOWN_INTRINSIC,  // declares an `llvm.*` function the flavor's LLVM does not know
+  CODEGEN_ERROR,      // llc failed, or its output breaks a lane rule (processor, target, kernels)
+  CRASH,              // the in-process checker died or hung on this module
+  TOOLCHAIN_MISSING,  // this flavor's LLVM (checker or llc) is not available: unchecked
+  SPILL,              // expect_no_spill, but llc spilled registers
+};
+
+const char* verdict_name(Verdict verdict);
+
+// Per kernel, from the `amdhsa.kernels` entries of llc's metadata (same keys in 16/19/22).
+// On gfx90a/gfx94x/gfx950 vgpr_count is the unified count (arch VGPRs + AGPRs).
+struct KernelResources {
+  std::string name;
+  int64_t vgpr_count = 0;
+  int64_t agpr_count = 0;
+  int64_t sgpr_count = 0;
+  int64_t vgpr_spill_count = 0;
+  int64_t sgpr_spill_count = 0;
+  int64_t private_segment_fixed_size = 0;  // scratch bytes per work-item
+  int64_t group_segment_fixed_size = 0;    // LDS bytes per work-group
+  int64_t wavefront_size = 0;
+  int64_t kernarg_segment_size = 0;
+};
+
+struct LaneResult {
+  Verdict verdict = Verdict::LLVM_OK;
+  std::string detail;  // first line: the first diagnostic; further lines: context, how to reproduce
+  std::vector<KernelResources> kernels;  // filled when llc ran and its metadata was read
+};
+
+// Where one LLVM version's tools are. Empty or absent paths mean "not installed".
+struct Toolchain {
+  std::string checker;  // kemit_llcheckN built by this build
+  std::string llc;      // /usr/lib/llvm-N/bin/llc
+};
+
+struct LaneOptions {
+  int jobs = 0;                 // parallel llc processes; 0 = number of CPUs
+  int checkers_per_flavor = 1;  // persistent parse+verify workers per flavor
+  bool run_codegen = true;      // false: parse + verify + intrinsics only
+  std::chrono::milliseconds checker_timeout{30'000};  // per module
+  std::chrono::milliseconds llc_timeout{120'000};     // per module
+  std::map<int, Toolchain> toolchains;  // by LLVM major; empty = default_toolchains()
+  std::string failure_dir;  // when set, each failing module is written here to reproduce by hand
+};
+
+// The checkers this build produced and the llc of each installed LLVM.
+std::map<int, Toolchain> default_toolchains();
+
+// Why a major's toolchain cannot be used, or "" when it can (files exist and are executable).
+std::string toolchain_problem(const std::map<int, Toolchain>& toolchains, int major);
+
+// "elementwise config 12 @ llvm19/gfx942": how every message names a module.
+std::string module_label(const LaneModule& module);
+
+// Checks every module; results are in input order. Throws std::invalid_argument
+// for a module whose flavor is not a canonical flavor name.
+std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options);
+
+}  // namespace kemit::lane

@@ -1,0 +1,166 @@
+#include "checker_session.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+namespace kemit::lane {
+
+std::string unescape_field(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] != '\\' || i + 1 == field.size()) {
+      out += field[i];
+      continue;
+    }
+    char next = field[++i];
+    out += next == 't' ? '\t' : next == 'n' ? '\n' : next == 'r' ? '\r' : next;
+  }
+  return out;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields(1);
+  for (char c : line) {
+    if (c == '\t') fields.emplace_back();
+    else fields.back() += c;
+  }
+  return fields;
+}
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  for (char c : text + ",") {
+    if (c != ',') {
+      item += c;
+    } else if (!item.empty()) {
+      items.push_back(item);
+      item.clear();
+    }
+  }
+  return items;
+}
+
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+CheckerSession::CheckerSession(std::string checker_path, int llvm_major, std::chrono::milliseconds timeout)
+    : checker_path_(std::move(checker_path)), llvm_major_(llvm_major), timeout_(timeout) {}
+
+CheckerSession::~CheckerSession() {
+  if (child_.pid > 0) send_all(child_.stdin_fd, "QUIT\n", 5);
+  close_fd(child_.stdin_fd);
+  close_fd(child_.stdout_fd);
+  if (child_.pid > 0) wait_child(child_.pid);  // QUIT/EOF ends it at once
+}
+
+// Ends the process (a no-op kill when it already died) and returns how it ended.
+ExitStatus CheckerSession::stop() {
+  close_fd(child_.stdin_fd);
+  close_fd(child_.stdout_fd);
+  ExitStatus status;
+  if (child_.pid > 0) status = kill_child(child_.pid);
+  child_.pid = -1;
+  pending_.clear();
+  return status;
+}
+
+// Reads one '\n'-terminated line within the timeout; false on EOF or timeout.
+bool CheckerSession::read_line(std::string& line) {
+  timed_out_ = false;
+  const auto deadline = Clock::now() + timeout_;
+  for (;;) {
+    size_t newline = pending_.find('\n');
+    if (newline != std::string::npos) {
+      line = pending_.substr(0, newline);
+      pending_.erase(0, newline + 1);
+      return true;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    timed_out_ = left.count() <= 0;
+    if (timed_out_) return false;
+    pollfd fd{child_.stdout_fd, POLLIN, 0};
+    int ready = poll(&fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;  // the deadline check above decides
+    if (ready < 0) return false;
+    char buffer[65536];
+    ssize_t got = read(child_.stdout_fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    pending_.append(buffer, static_cast<size_t>(got));
+  }
+}
+
+bool CheckerSession::ensure_started(std::string& problem) {
+  if (child_.pid > 0) return true;
+  try {
+    child_ = spawn_child({checker_path_}, /*capture_stderr=*/false);
+  } catch (const std::exception& error) {
+    problem = error.what();
+    return false;
+  }
+  std::string ready;
+  std::string expected = "READY\t" + std::to_string(llvm_major_) + ".";
+  if (read_line(ready) && ready.rfind(expected, 0) == 0) return true;
+  problem = checker_path_ + " did not start as an LLVM " + std::to_string(llvm_major_) +
+            " checker (first line: '" + one_line(ready) + "'); rebuild it: cmake --build <build> --target kemit_llcheck" +
+            std::to_string(llvm_major_);
+  stop();
+  return false;
+}
+
+CheckerAnswer CheckerSession::crashed(const std::string& why) {
+  CheckerAnswer answer;
+  answer.kind = CheckerAnswer::Kind::CRASHED;
+  answer.diagnostic = why;
+  stop();  // the next module gets a fresh process
+  return answer;
+}
+
+std::string CheckerSession::checker_name() const { return "kemit_llcheck" + std::to_string(llvm_major_); }
+
+CheckerAnswer CheckerSession::check(const std::string& name, const std::string& text) {
+  std::string problem;
+  if (!ensure_started(problem)) {
+    CheckerAnswer answer;
+    answer.kind = CheckerAnswer::Kind::UNAVAILABLE;
+    answer.diagnostic = problem;
+    return answer;
+  }
+  std::string header = "CHECK\t" + std::to_string(text.size()) + "\t" + one_line(name) + "\n";
+  bool sent = send_all(child_.stdin_fd, header.data(), header.size()) &&
+              send_all(child_.stdin_fd, text.data(), text.size());
+  std::string line;
+  bool answered = sent && read_line(line);
+  if (!answered) {
+    bool hung = sent && timed_out_;
+    ExitStatus status = stop();
+    std::string how = hung ? "did not answer within " + std::to_string(timeout_.count()) + " ms"
+                           : "died (" + describe_exit(status) + ")";
+    return crashed(checker_name() + " " + how + " while checking this module");
+  }
+  std::vector<std::string> fields = split_tabs(line);
+  if (fields[0] == "FATAL" && fields.size() >= 3)
+    return crashed(unescape_field(fields[2]) + " (" + checker_name() + " aborted on this module)");
+  if (fields[0] != "RESULT" || fields.size() != 6 || unescape_field(fields[1]) != one_line(name))
+    return crashed(checker_name() + " answered out of protocol: '" + one_line(line.substr(0, 120)) + "'");
+  CheckerAnswer answer;
+  answer.parsed = fields[2] == "1";
+  answer.verified = fields[3] == "1";
+  answer.unknown_intrinsics = split_commas(unescape_field(fields[4]));
+  answer.diagnostic = unescape_field(fields[5]);
+  return answer;
+}
+
+}  // namespace kemit::lane

@@ -1,0 +1,56 @@
+#include "failure_files.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "checker_phase.h"
+#include "codegen.h"
+#include "kemit/llvm/flavors.h"
+
+namespace kemit::lane {
+namespace {
+
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+// The stock tool that shows this verdict (the checker is llvm-as's parse + verify;
+// an unknown intrinsic shows in llvm-dis as a declaration without attributes).
+std::string reproduce_command(const LaneModule& module, const LaneResult& result, const std::string& path) {
+  int major = kemit::llvm::find_flavor(module.flavor).major;
+  std::string bin = "/usr/lib/llvm-" + std::to_string(major) + "/bin/";
+  switch (result.verdict) {
+    case Verdict::PARSE_ERROR:
+    case Verdict::VERIFY_ERROR:
+    case Verdict::CRASH:
+      return bin + "llvm-as " + path + " -o /dev/null";
+    case Verdict::UNKNOWN_INTRINSIC:
+      return bin + "llvm-as " + path + " -o - | " + bin + "llvm-dis | grep -B1 '^declare'";
+    default:
+      return shell_words(llc_command(bin + "llc", module.arch, path));
+  }
+}
+
+}  // namespace
+
+void write_failure_files(const std::vector<LaneModule>& modules,
+                         const std::string& folder, std::vector<LaneResult>& results) {
+  std::error_code error;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    LaneResult& result = results[i];
+    if (result.verdict == Verdict::LLVM_OK || result.verdict == Verdict::TOOLCHAIN_MISSING) continue;
+    std::filesystem::create_directories(folder, error);
+    std::string path = (std::filesystem::path(folder) / module_file_name(modules[i])).string();
+    std::ofstream file(path, std::ios::binary);
+    file << modules[i].text;
+    if (!file) {
+      result.detail += "\n(could not write " + path + " to reproduce)";
+      continue;
+    }
+    result.detail += "\nreproduce: " + reproduce_command(modules[i], result, path);
+  }
+}
+
+}  // namespace kemit::lane

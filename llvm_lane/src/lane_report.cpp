@@ -1,0 +1,180 @@
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/lane/report.h"
+
+namespace kemit::lane {
+namespace {
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+nlohmann::json kernel_json(const KernelResources& kernel) {
+  return {{"name", kernel.name},
+          {"vgpr_count", kernel.vgpr_count},
+          {"agpr_count", kernel.agpr_count},
+          {"sgpr_count", kernel.sgpr_count},
+          {"vgpr_spill_count", kernel.vgpr_spill_count},
+          {"sgpr_spill_count", kernel.sgpr_spill_count},
+          {"private_segment_fixed_size", kernel.private_segment_fixed_size},
+          {"group_segment_fixed_size", kernel.group_segment_fixed_size},
+          {"wavefront_size", kernel.wavefront_size},
+          {"kernarg_segment_size", kernel.kernarg_segment_size}};
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::ofstream open_report(const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw std::runtime_error("cannot write report " + path);
+  return out;
+}
+
+void print_failures(std::ostream& out, const LaneReport& report) {
+  bool header = false;
+  for (const auto& entry : report.entries) {
+    if (!entry.failed) continue;
+    if (!header) out << "\nfailures (family, config, flavor, arch, verdict, first diagnostic):\n";
+    header = true;
+    out << "  " << entry.family << " " << entry.config << " " << entry.flavor << " " << entry.arch << " "
+        << entry.outcome << ": " << first_line(entry.detail) << "\n";
+    size_t rest = entry.detail.find('\n');
+    if (rest != std::string::npos && entry.detail.find("reproduce: ", rest) != std::string::npos)
+      out << "      " << entry.detail.substr(entry.detail.find("reproduce: ", rest)) << "\n";
+  }
+}
+
+void print_resources(std::ostream& out, const LaneReport& report) {
+  out << "\nresources (VGPR includes AGPR on gfx9; AGPR, SGPR, spills v/s, scratch, LDS, wave, kernarg):\n";
+  for (const auto& entry : report.entries)
+    for (const auto& k : entry.kernels)
+      out << "  " << std::left << std::setw(14) << entry.family << std::setw(5) << entry.config << std::setw(8)
+          << entry.flavor << std::setw(9) << entry.arch << std::setw(28) << k.name << std::right << " v"
+          << k.vgpr_count << " a" << k.agpr_count << " s" << k.sgpr_count << " spill " << k.vgpr_spill_count << "/"
+          << k.sgpr_spill_count << " scratch " << k.private_segment_fixed_size << " lds "
+          << k.group_segment_fixed_size << " w" << k.wavefront_size << " kernarg " << k.kernarg_segment_size << "\n";
+}
+
+}  // namespace
+
+ReportEntry entry_for(const LaneModule& module, const LaneResult& result) {
+  ReportEntry entry;
+  entry.family = module.family;
+  entry.config = module.config;
+  entry.flavor = module.flavor;
+  entry.arch = module.arch;
+  entry.outcome = verdict_name(result.verdict);
+  entry.detail = result.detail;
+  entry.kernels = result.kernels;
+  entry.failed = result.verdict != Verdict::LLVM_OK;
+  return entry;
+}
+
+std::string SummaryRow::status() const {
+  if (failed == 0 && checked > 0) return "GREEN";
+  if (failed == 0 && checked == 0 && not_applicable > 0) return "N/A";
+  return "RED";
+}
+
+std::vector<SummaryRow> LaneReport::summary() const {
+  std::map<std::pair<std::string, std::string>, SummaryRow> rows;
+  for (const auto& entry : entries) {
+    SummaryRow& row = rows[{entry.family, entry.flavor}];
+    row.family = entry.family;
+    row.flavor = entry.flavor;
+    if (entry.outcome == "NOT_APPLICABLE") {
+      ++row.not_applicable;
+      continue;
+    }
+    if (entry.outcome != "EMIT_REFUSED" && entry.outcome != "EMIT_ERROR") ++row.checked;
+    if (entry.failed) ++row.failed;
+    else ++row.ok;
+  }
+  std::vector<SummaryRow> out;
+  for (auto& item : rows) out.push_back(item.second);
+  return out;
+}
+
+bool LaneReport::green() const {
+  auto rows = summary();
+  if (rows.empty() || !unchecked.empty()) return false;
+  bool any_checked = false;
+  for (const auto& row : rows) {
+    if (row.status() == "RED") return false;
+    any_checked = any_checked || row.checked > 0;
+  }
+  return any_checked;
+}
+
+void print_text_report(std::ostream& out, const LaneReport& report, bool with_resources) {
+  for (const auto& row : report.summary())
+    out << std::left << std::setw(20) << row.family << " " << std::setw(8) << row.flavor << " checked " << std::setw(4)
+        << row.checked << " ok " << std::setw(4) << row.ok << " failed " << std::setw(4) << row.failed << " n/a "
+        << std::setw(4) << row.not_applicable << " " << row.status() << std::right << "\n";
+  for (const auto& line : report.unchecked) out << "UNCHECKED: " << line << "\n";
+  print_failures(out, report);
+  if (with_resources) print_resources(out, report);
+  out << "RESULT: " << (report.green() ? "GREEN" : "RED") << "\n";
+}
+
+void write_json_report(const std::string& path, const LaneReport& report) {
+  nlohmann::json summary = nlohmann::json::array(), modules = nlohmann::json::array();
+  for (const auto& row : report.summary())
+    summary.push_back({{"family", row.family}, {"flavor", row.flavor}, {"checked", row.checked}, {"ok", row.ok},
+                       {"failed", row.failed}, {"not_applicable", row.not_applicable}, {"status", row.status()}});
+  for (const auto& entry : report.entries) {
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto& kernel : entry.kernels) kernels.push_back(kernel_json(kernel));
+    modules.push_back({{"family", entry.family}, {"config", entry.config}, {"flavor", entry.flavor},
+                       {"arch", entry.arch}, {"verdict", entry.outcome}, {"failed", entry.failed},
+                       {"detail", entry.detail}, {"kernels", kernels}});
+  }
+  nlohmann::json document = {{"result", report.green() ? "GREEN" : "RED"},
+                             {"unchecked", report.unchecked},
+                             {"summary", summary},
+                             {"modules", modules}};
+  open_report(path) << document.dump(1) << "\n";
+}
+
+void write_junit_report(const std::string& path, const LaneReport& report) {
+  std::ofstream out = open_report(path);
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"check_llvm\">\n";
+  for (const auto& row : report.summary()) {
+    out << "  <testsuite name=\"" << xml_escape(row.family + "." + row.flavor) << "\" tests=\""
+        << row.checked + row.not_applicable << "\" failures=\"" << row.failed << "\" skipped=\"" << row.not_applicable
+        << "\">\n";
+    for (const auto& entry : report.entries) {
+      if (entry.family != row.family || entry.flavor != row.flavor) continue;
+      out << "    <testcase classname=\"" << xml_escape(row.family + "." + row.flavor) << "\" name=\"config "
+          << entry.config << " " << xml_escape(entry.arch) << "\">";
+      if (entry.outcome == "NOT_APPLICABLE") out << "<skipped message=\"" << xml_escape(entry.detail) << "\"/>";
+      else if (entry.failed)
+        out << "<failure type=\"" << entry.outcome << "\" message=\"" << xml_escape(first_line(entry.detail)) << "\">"
+            << xml_escape(entry.detail) << "</failure>";
+      out << "</testcase>\n";
+    }
+    out << "  </testsuite>\n";
+  }
+  for (const auto& line : report.unchecked)
+    out << "  <testsuite name=\"unchecked\" tests=\"1\" failures=\"1\"><testcase name=\"toolchain\"><failure "
+           "type=\"TOOLCHAIN_MISSING\" message=\""
+        << xml_escape(line) << "\"/></testcase></testsuite>\n";
+  out << "</testsuites>\n";
+}
+
+}  // namespace kemit::lane
