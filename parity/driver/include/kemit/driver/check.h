@@ -1,0 +1,42 @@
+// check_byte_identity as a library: the whole run (configs -> workers -> verdicts -> reports),
+// and the command line on top of it. run_diff reuses run_parity and the pieces it is made of.
+#pragma once
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kemit/driver/engine_command.h"
+#include "kemit/driver/outcome.h"
+
+namespace kemit::driver {
+
+struct CheckOptions {
+  EngineLocations locations = default_locations();
+  std::string configs_dir;             // "" = <root>/parity/configs
+  std::optional<std::string> py_cmd;   // overrides the Python worker command (shell-split)
+  std::optional<std::string> cpp_cmd;  // overrides the C++ worker command (shell-split)
+  std::vector<std::string> only;       // substrings of family names; empty = all
+  std::vector<std::string> flavors;    // as typed (aliases allowed); empty = every flavor
+  int jobs = 0;                        // workers per engine; 0 = one per core
+  double timeout_seconds = 60;         // per config
+  bool progress = false;               // a progress line on stderr (only on a terminal)
+};
+
+// Canonical flavor names for `requested` (all flavors when empty), in table order, without
+// duplicates. Alias notes go to `notes`. Throws UsageError on an unknown flavor.
+std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes);
+
+// The worker commands the options ask for, checked to exist (InfrastructureError otherwise).
+std::vector<EngineCommand> engine_commands(const CheckOptions& options);
+
+// Loads the configs, drives both engines and judges every config. Throws ConfigError,
+// UsageError or InfrastructureError (all exit 2); `notes` gets alias notes and progress.
+RunOutcome run_parity(const CheckOptions& options, std::ostream& notes);
+
+// The command line: parses argv, runs, prints the report to `out`, writes --json / --junit.
+// Returns 0 (GREEN), 1 (RED) or 2 (usage or infrastructure error, message on `err`).
+int check_byte_identity_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                             bool err_is_terminal);
+
+}  // namespace kemit::driver

@@ -1,0 +1,102 @@
+// A pool of workers per engine, driven by one poll() loop. Requests are pipelined (several in
+// flight per worker); a worker answers in order, so the oldest request in flight is the one it
+// is working on. When a worker crashes, hangs past the per-config timeout or writes a line that
+// is not the answer expected, that oldest request gets CRASH or TIMEOUT, the worker is killed and
+// respawned, the other requests it held are re-sent, and the run goes on.
+#pragma once
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/driver/engine_command.h"
+#include "kemit/driver/worker_process.h"
+
+namespace kemit::driver {
+
+// What a worker says about itself in answer to `{"op": "hello"}`.
+struct Hello {
+  std::string engine;
+  int protocol = 0;
+  std::vector<std::string> families;
+  std::vector<std::string> flavors;
+};
+
+enum class AnswerKind { response, crash, timeout };
+
+// One engine's outcome for one request.
+struct Answer {
+  AnswerKind kind = AnswerKind::crash;
+  nlohmann::json response;  // kind == response: the worker's line, parsed (its status is not judged here)
+  std::string detail;       // crash / timeout: what happened and the worker's last stderr lines
+};
+
+struct PoolOptions {
+  int workers_per_engine = 1;
+  int in_flight_per_worker = 4;
+  double timeout_seconds = 60;        // per request, from the moment a worker starts on it
+  double hello_timeout_seconds = 30;  // start-up of an interpreter can be slow on a loaded machine
+};
+
+using ProgressFn = std::function<void(size_t done, size_t total)>;
+
+class WorkerPool {
+ public:
+  WorkerPool(std::vector<EngineCommand> engines, PoolOptions options);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Starts every worker and waits for its hello. Returns each engine's hello. Throws
+  // InfrastructureError when a worker cannot start or answers hello badly.
+  std::vector<Hello> start();
+  // Sends every request (an emit body without "id") to every engine: answers[engine][request].
+  std::vector<std::vector<Answer>> run(const std::vector<nlohmann::json>& requests, const ProgressFn& progress);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr long kHelloRequest = -1;
+  struct InFlight {
+    long request;  // index into the requests, or kHelloRequest
+    long long wire_id;
+  };
+  struct Slot {
+    size_t engine;
+    int number;  // 1-based within its engine, for messages
+    std::unique_ptr<WorkerProcess> process;
+    std::deque<InFlight> in_flight;
+    Clock::time_point head_since;
+  };
+  struct EngineState {
+    EngineCommand command;
+    std::optional<Hello> hello;
+    std::deque<long> pending;
+    std::vector<Answer> answers;
+  };
+
+  void spawn(Slot& slot);
+  void send(Slot& slot, long request);
+  void fill(Slot& slot);
+  void poll_once();
+  void service(Slot& slot, short stdin_events, short stdout_events, short stderr_events);
+  void handle_line(Slot& slot, const std::string& line);
+  void accept_hello(Slot& slot, const nlohmann::json& response);
+  void fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms);
+  void check_deadline(Slot& slot);
+  double head_timeout(const Slot& slot) const;
+  std::string worker_label(const Slot& slot) const;
+
+  std::vector<EngineState> engines_;
+  std::vector<Slot> slots_;
+  PoolOptions options_;
+  const std::vector<nlohmann::json>* requests_ = nullptr;
+  long long next_wire_id_ = 1;
+  size_t done_ = 0;
+};
+
+}  // namespace kemit::driver

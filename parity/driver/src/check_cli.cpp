@@ -1,0 +1,74 @@
+// The command line of check_byte_identity (flags in docs/driver.md).
+#include <CLI/CLI.hpp>
+#include <signal.h>
+
+#include "kemit/driver/check.h"
+#include "kemit/driver/config.h"
+#include "kemit/driver/reports.h"
+
+namespace kemit::driver {
+namespace {
+
+struct ReportPaths {
+  std::string json;
+  std::string junit;
+};
+
+void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
+  app.add_option("--only", options.only, "only families whose name contains one of these (comma-separated)")
+      ->delimiter(',');
+  app.add_option("--flavor", options.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")
+      ->take_all();
+  app.add_option("--jobs", options.jobs, "workers per engine (default: one per core)")->check(CLI::PositiveNumber);
+  app.add_option("--timeout", options.timeout_seconds, "seconds an engine may take on one config (default 60)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--json", reports.json, "write the JSON report to FILE");
+  app.add_option("--junit", reports.junit, "write the JUnit XML report to FILE");
+  app.add_option("--root", options.locations.root, "the source root (holds py_engine/ and parity/)");
+  app.add_option("--build", options.locations.build, "the build dir (holds cpp_engine/kemit_emit)");
+  app.add_option("--configs", options.configs_dir, "the config folder (default: <root>/parity/configs)");
+  app.add_option("--py-cmd", options.py_cmd, "the command that starts a Python worker (shell-split)");
+  app.add_option("--cpp-cmd", options.cpp_cmd, "the command that starts a C++ worker (shell-split)");
+}
+
+int run_and_report(const CheckOptions& options, const ReportPaths& reports, std::ostream& out, std::ostream& err) {
+  RunOutcome outcome = run_parity(options, err);
+  // Reports first: a failure to write one is an infrastructure error, and must not follow a
+  // RESULT line that a reader might take as final.
+  if (!reports.json.empty()) write_file_atomically(reports.json, json_report(outcome).dump(2) + "\n");
+  if (!reports.junit.empty()) write_file_atomically(reports.junit, junit_report(outcome));
+  write_text_report(outcome, out);
+  return outcome.green() ? 0 : 1;
+}
+
+}  // namespace
+
+int check_byte_identity_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                             bool err_is_terminal) {
+  CLI::App app{"check_byte_identity: prove the C++ and Python engines emit byte-identical IR for every parity config"};
+  CheckOptions options;
+  ReportPaths reports;
+  add_flags(app, options, reports);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help, out, err);
+  } catch (const CLI::ParseError& error) {
+    err << "check_byte_identity: " << error.what() << " (see --help)\n";
+    return 2;
+  }
+  options.progress = err_is_terminal;
+  signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the driver
+  try {
+    return run_and_report(options, reports, out, err);
+  } catch (const ConfigError& error) {
+    err << "check_byte_identity: config error: " << error.what() << "\n";
+  } catch (const UsageError& error) {
+    err << "check_byte_identity: " << error.what() << "\n";
+  } catch (const InfrastructureError& error) {
+    err << "check_byte_identity: " << error.what() << "\n";
+  }
+  return 2;
+}
+
+}  // namespace kemit::driver

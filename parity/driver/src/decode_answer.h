@@ -1,0 +1,30 @@
+// Private to the driver: one engine's answer checked against the protocol's shape.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kemit/driver/verdict.h"
+#include "kemit/driver/worker_pool.h"
+
+namespace kemit::driver {
+
+struct DecodedSection {
+  bool rejected = false;
+  std::string content;  // the text, or the refusal reason
+};
+
+struct DecodedAnswer {
+  enum class Kind { ok, rejected, failed } kind = Kind::failed;
+  Verdict failure = Verdict::crash;  // when failed: CRASH or TIMEOUT
+  std::string problem;               // when failed: what went wrong
+  std::string reason;                // when rejected
+  std::string kernel_name;
+  std::string canonical;
+  std::map<std::string, DecodedSection> ll;  // when ok: exactly the requested flavors
+};
+
+// Anything off-contract (unknown status, a missing or extra field, a wrong type) is a failure.
+DecodedAnswer decode_answer(const Answer& answer, const std::string& engine, const std::vector<std::string>& flavors);
+
+}  // namespace kemit::driver

@@ -1,0 +1,118 @@
+// One parity run: configs -> requests -> worker pool -> verdicts -> rows.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "kemit/driver/check.h"
+#include "kemit/driver/config.h"
+#include "kemit/driver/worker_pool.h"
+#include "kemit/llvm/flavors.h"
+
+namespace kemit::driver {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+std::string display_dir(const std::string& dir, const std::string& root) {
+  std::string relative = std::filesystem::path(dir).lexically_relative(root).string();
+  return relative.empty() || relative.rfind("..", 0) == 0 ? dir : relative;
+}
+
+void require_flavors_served(const std::vector<Hello>& hellos, const std::vector<EngineCommand>& commands,
+                            const std::vector<std::string>& flavors) {
+  for (size_t engine = 0; engine < hellos.size(); ++engine)
+    for (const auto& flavor : flavors)
+      if (std::find(hellos[engine].flavors.begin(), hellos[engine].flavors.end(), flavor) == hellos[engine].flavors.end())
+        throw InfrastructureError("the " + commands[engine].name + " engine does not serve flavor " + flavor +
+                                  " (its hello lists: " + join(hellos[engine].flavors) +
+                                  "); update its flavor table or pass --flavor");
+}
+
+void show_progress(std::ostream& notes, size_t done, size_t total) {
+  notes << "\r[" << done << "/" << total << "] answers" << std::flush;
+}
+
+}  // namespace
+
+std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes) {
+  if (requested.empty()) return kemit::llvm::flavor_names();
+  std::vector<std::string> chosen;
+  for (const auto& name : requested) {
+    try {
+      auto [flavor, note] = kemit::llvm::resolve_flavor(name);
+      if (!note.empty()) notes << note << "\n";
+      if (std::find(chosen.begin(), chosen.end(), flavor->name) == chosen.end()) chosen.push_back(flavor->name);
+    } catch (const kemit::llvm::UnknownFlavor& error) {
+      throw UsageError(std::string("--flavor: ") + error.what());
+    }
+  }
+  std::vector<std::string> ordered;  // table order, so reports read the same whatever the flag order
+  for (const auto& name : kemit::llvm::flavor_names())
+    if (std::find(chosen.begin(), chosen.end(), name) != chosen.end()) ordered.push_back(name);
+  return ordered;
+}
+
+std::vector<EngineCommand> engine_commands(const CheckOptions& options) {
+  const EngineLocations& where = options.locations;
+  std::vector<EngineCommand> commands = {
+      options.py_cmd ? custom_command("py", *options.py_cmd, where) : default_py_command(where),
+      options.cpp_cmd ? custom_command("cpp", *options.cpp_cmd, where) : default_cpp_command(where)};
+  check_engine_available(commands[0], where, !options.py_cmd);
+  check_engine_available(commands[1], where, !options.cpp_cmd);
+  return commands;
+}
+
+RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
+  RunOutcome outcome;
+  outcome.flavors = resolve_flavor_names(options.flavors, notes);
+  std::string dir = options.configs_dir.empty() ? options.locations.root + "/parity/configs" : options.configs_dir;
+  std::vector<FamilyConfigs> families = load_config_dir(dir, display_dir(dir, options.locations.root), options.only);
+  if (families.empty())
+    throw UsageError(options.only.empty() ? "no <family>.json config file in " + dir
+                                          : "--only " + join(options.only) + " matches no config file in " + dir);
+  std::vector<EngineCommand> commands = engine_commands(options);
+  for (const auto& command : commands) outcome.engines.push_back(command.name);
+  PoolOptions pool_options;
+  pool_options.workers_per_engine = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  pool_options.timeout_seconds = options.timeout_seconds;
+  pool_options.hello_timeout_seconds = std::max(30.0, options.timeout_seconds);
+  WorkerPool pool(commands, pool_options);
+  std::vector<Hello> hellos = pool.start();
+  require_flavors_served(hellos, commands, outcome.flavors);
+  std::map<std::string, std::vector<std::string>> engine_families;
+  for (size_t engine = 0; engine < hellos.size(); ++engine) engine_families[commands[engine].name] = hellos[engine].families;
+
+  // A family an engine lacks is not emitted at all: it is RED whatever the other engine says.
+  std::vector<nlohmann::json> requests;
+  std::vector<std::pair<size_t, size_t>> owner;  // request -> (family, config)
+  for (size_t f = 0; f < families.size(); ++f) {
+    FamilyOutcome family{families[f].family, families[f].display_path, {}, {}, {}};
+    for (const auto& [engine, served] : engine_families)
+      if (std::find(served.begin(), served.end(), family.family) == served.end()) family.lacking_engines.push_back(engine);
+    if (family.lacking_engines.empty())
+      for (size_t c = 0; c < families[f].configs.size(); ++c) {
+        requests.push_back(emit_request(family.family, families[f].configs[c], outcome.flavors));
+        owner.push_back({f, c});
+      }
+    outcome.families.push_back(family);
+  }
+  ProgressFn progress;
+  if (options.progress) progress = [&](size_t done, size_t total) { show_progress(notes, done, total); };
+  std::vector<std::vector<Answer>> answers = pool.run(requests, progress);
+  if (options.progress) notes << "\r\033[K" << std::flush;
+
+  for (size_t r = 0; r < requests.size(); ++r) {
+    auto [f, c] = owner[r];
+    CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
+    outcome.families[f].configs.push_back(compare_config(families[f].configs[c], {answers[0][r], answers[1][r]}, context));
+  }
+  for (auto& family : outcome.families) summarize_family(family, outcome.flavors, engine_families);
+  return outcome;
+}
+
+}  // namespace kemit::driver

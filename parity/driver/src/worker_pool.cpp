@@ -1,0 +1,226 @@
+#include "kemit/driver/worker_pool.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace kemit::driver {
+namespace {
+
+using nlohmann::json;
+
+std::string excerpt(const std::string& line) {
+  return line.size() <= 200 ? line : line.substr(0, 200) + "... (" + std::to_string(line.size()) + " bytes)";
+}
+
+bool is_string_array(const json& value) {
+  return value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
+}
+
+// Throws InfrastructureError unless `response` is a well-formed protocol-1 hello answer.
+Hello parse_hello(const json& response, const std::string& who) {
+  auto bad = [&](const std::string& what) {
+    return InfrastructureError(who + " answered hello badly (" + what + "): " + excerpt(response.dump()));
+  };
+  if (response.value("status", "") != "ok") throw bad("status is not \"ok\"");
+  if (!response.contains("protocol") || response["protocol"] != 1)
+    throw bad("the driver speaks protocol 1; update the engine or the driver");
+  if (!response.contains("families") || !is_string_array(response["families"]))
+    throw bad("'families' must be an array of strings");
+  if (!response.contains("flavors") || !is_string_array(response["flavors"]))
+    throw bad("'flavors' must be an array of strings");
+  Hello hello;
+  hello.engine = response.value("engine", "");
+  hello.protocol = 1;
+  hello.families = response["families"].get<std::vector<std::string>>();
+  hello.flavors = response["flavors"].get<std::vector<std::string>>();
+  return hello;
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(std::vector<EngineCommand> engines, PoolOptions options) : options_(options) {
+  for (auto& command : engines) engines_.push_back({std::move(command), std::nullopt, {}, {}});
+  for (size_t engine = 0; engine < engines_.size(); ++engine)
+    for (int number = 1; number <= std::max(1, options_.workers_per_engine); ++number)
+      slots_.push_back({engine, number, nullptr, {}, {}});
+}
+
+WorkerPool::~WorkerPool() {
+  for (auto& slot : slots_)
+    if (slot.process) slot.process->stop(500);
+}
+
+std::string WorkerPool::worker_label(const Slot& slot) const {
+  std::string pid = slot.process ? ", pid " + std::to_string(slot.process->pid()) : "";
+  return "the " + engines_[slot.engine].command.name + " worker (#" + std::to_string(slot.number) + pid + ")";
+}
+
+void WorkerPool::spawn(Slot& slot) {
+  slot.process = std::make_unique<WorkerProcess>(engines_[slot.engine].command);
+  slot.in_flight.clear();
+  send(slot, kHelloRequest);  // the protocol asks for hello first on every worker, respawns included
+}
+
+void WorkerPool::send(Slot& slot, long request) {
+  json line = request == kHelloRequest ? json{{"op", "hello"}} : (*requests_)[static_cast<size_t>(request)];
+  long long wire_id = request == kHelloRequest ? 0 : next_wire_id_++;
+  line["id"] = wire_id;
+  if (slot.in_flight.empty()) slot.head_since = Clock::now();
+  slot.in_flight.push_back({request, wire_id});
+  slot.process->send_line(line.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void WorkerPool::fill(Slot& slot) {
+  std::deque<long>& pending = engines_[slot.engine].pending;
+  if (!slot.process && pending.empty()) return;
+  if (!slot.process) spawn(slot);
+  while (!pending.empty() && slot.in_flight.size() < static_cast<size_t>(std::max(1, options_.in_flight_per_worker))) {
+    send(slot, pending.front());
+    pending.pop_front();
+  }
+}
+
+double WorkerPool::head_timeout(const Slot& slot) const {
+  return slot.in_flight.front().request == kHelloRequest ? options_.hello_timeout_seconds : options_.timeout_seconds;
+}
+
+void WorkerPool::poll_once() {
+  std::vector<pollfd> fds;
+  std::vector<Slot*> owners;
+  int wait_ms = 250;  // wake up now and then so the progress line moves
+  auto now = Clock::now();
+  for (auto& slot : slots_) {
+    if (!slot.process) continue;
+    // An idle stdin stays out of the set: a closed pipe would report POLLERR on every call.
+    fds.push_back({slot.process->wants_to_write() ? slot.process->stdin_fd() : -1, POLLOUT, 0});
+    fds.push_back({slot.process->stdout_fd(), POLLIN, 0});
+    fds.push_back({slot.process->stderr_fd(), POLLIN, 0});
+    owners.push_back(&slot);
+    if (!slot.in_flight.empty()) {
+      auto deadline = slot.head_since + std::chrono::duration<double>(head_timeout(slot));
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+      wait_ms = static_cast<int>(std::clamp<long long>(left, 0, wait_ms));
+    }
+  }
+  if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
+    throw InfrastructureError(std::string("poll() failed: ") + strerror(errno));
+  for (size_t i = 0; i < owners.size(); ++i)
+    service(*owners[i], fds[3 * i].revents, fds[3 * i + 1].revents, fds[3 * i + 2].revents);
+  for (auto& slot : slots_) check_deadline(slot);
+}
+
+void WorkerPool::service(Slot& slot, short stdin_events, short stdout_events, short stderr_events) {
+  if (stderr_events) slot.process->drain_stderr();
+  if (stdin_events && !slot.process->flush()) {
+    fail_head(slot, AnswerKind::crash, worker_label(slot) + " stopped reading its requests", 200);
+    return;
+  }
+  if (!stdout_events) return;
+  std::vector<std::string> lines;
+  bool open = slot.process->read_lines(lines);
+  for (const auto& line : lines) {
+    if (!slot.process) return;  // an earlier line was bad and the worker is gone
+    handle_line(slot, line);
+  }
+  if (!open && slot.process) fail_head(slot, AnswerKind::crash, worker_label(slot) + " closed its output", 200);
+}
+
+void WorkerPool::handle_line(Slot& slot, const std::string& line) {
+  if (slot.in_flight.empty())
+    throw InfrastructureError(worker_label(slot) + " wrote a line while no request was in flight: " + excerpt(line) +
+                              " (a worker writes only answers to stdout; diagnostics go to stderr)");
+  json response = json::parse(line, nullptr, false);
+  if (response.is_discarded() || !response.is_object()) {
+    fail_head(slot, AnswerKind::crash, worker_label(slot) + " wrote a line that is not a JSON object: " + excerpt(line), 0);
+    return;
+  }
+  InFlight head = slot.in_flight.front();
+  if (!response.contains("id") || response["id"] != head.wire_id) {
+    std::string got = response.contains("id") ? response["id"].dump() : "no id";
+    fail_head(slot, AnswerKind::crash,
+              worker_label(slot) + " answered " + got + " while id " + std::to_string(head.wire_id) +
+                  " was expected (answers must come in request order): " + excerpt(line), 0);
+    return;
+  }
+  slot.in_flight.pop_front();
+  slot.head_since = Clock::now();
+  if (head.request == kHelloRequest) {
+    accept_hello(slot, response);
+    return;
+  }
+  engines_[slot.engine].answers[static_cast<size_t>(head.request)] = {AnswerKind::response, std::move(response), ""};
+  ++done_;
+}
+
+void WorkerPool::accept_hello(Slot& slot, const json& response) {
+  Hello hello = parse_hello(response, worker_label(slot));
+  EngineState& engine = engines_[slot.engine];
+  if (!engine.hello) engine.hello = hello;
+  else if (engine.hello->families != hello.families || engine.hello->flavors != hello.flavors)
+    throw InfrastructureError(worker_label(slot) + " answered hello differently from its sibling workers: " +
+                              excerpt(response.dump()));
+}
+
+void WorkerPool::fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms) {
+  InFlight head = slot.in_flight.empty() ? InFlight{kHelloRequest, -1} : slot.in_flight.front();
+  std::string label = worker_label(slot);
+  std::string ending = slot.process->stop(grace_ms);
+  std::string tail = slot.process->stderr_tail();
+  std::string detail = what + "; it " + ending + (tail.empty() ? "; its stderr was empty" : "; its last stderr lines:\n" + tail);
+  if (!detail.empty() && detail.back() == '\n') detail.pop_back();
+  if (head.request == kHelloRequest)
+    throw InfrastructureError(label + " did not answer hello: " + detail);
+  EngineState& engine = engines_[slot.engine];
+  engine.answers[static_cast<size_t>(head.request)] = {kind, json(), detail};
+  ++done_;
+  // Re-send the requests the dead worker held, first in line, in their original order.
+  for (auto it = slot.in_flight.rbegin(); it != slot.in_flight.rend(); ++it)
+    if (it->request != head.request && it->request != kHelloRequest) engine.pending.push_front(it->request);
+  slot.in_flight.clear();
+  slot.process.reset();
+}
+
+void WorkerPool::check_deadline(Slot& slot) {
+  if (!slot.process || slot.in_flight.empty()) return;
+  double limit = head_timeout(slot);
+  if (Clock::now() - slot.head_since < std::chrono::duration<double>(limit)) return;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", limit);
+  fail_head(slot, AnswerKind::timeout, "no answer within " + std::string(seconds) + " s from " + worker_label(slot), 0);
+}
+
+std::vector<Hello> WorkerPool::start() {
+  for (auto& slot : slots_) spawn(slot);
+  auto waiting = [&] {
+    return std::any_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return !slot.in_flight.empty(); });
+  };
+  while (waiting()) poll_once();
+  std::vector<Hello> hellos;
+  for (auto& engine : engines_) hellos.push_back(*engine.hello);
+  return hellos;
+}
+
+std::vector<std::vector<Answer>> WorkerPool::run(const std::vector<json>& requests, const ProgressFn& progress) {
+  requests_ = &requests;
+  done_ = 0;
+  size_t total = requests.size() * engines_.size();
+  for (auto& engine : engines_) {
+    engine.answers.assign(requests.size(), Answer{});
+    engine.pending.clear();
+    for (size_t i = 0; i < requests.size(); ++i) engine.pending.push_back(static_cast<long>(i));
+  }
+  while (done_ < total) {
+    for (auto& slot : slots_) fill(slot);
+    poll_once();
+    if (progress) progress(done_, total);
+  }
+  std::vector<std::vector<Answer>> answers;
+  for (auto& engine : engines_) answers.push_back(std::move(engine.answers));
+  requests_ = nullptr;
+  return answers;
+}
+
+}  // namespace kemit::driver
