@@ -23,16 +23,16 @@ std::string join(const std::vector<std::string>& items) {
 const std::vector<Flavor>& flavors() {
   static const std::vector<Flavor> table = {
       {"llvm16", 16, "e-" + kDlCommon + "-" + kDlTail + "-ni:7",
-       false, false, false, false, false, false,
+       false, false, false, false, false, false, false,
        {"gfx90a", "gfx1100"}},
       {"llvm19", 19,
        "e-" + kDlCommon + "-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-" + kDlTail + "-ni:7:8:9",
-       true, true, true, true, false, true,
+       true, true, true, true, false, true, true,
        {"gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201"}},
       {"llvm22", 22,
        "e-m:e-" + kDlCommon + "-p7:160:256:256:32-p8:128:128:128:48-p9:192:256:256:32-" + kDlTail +
            "-ni:7:8:9",
-       true, true, true, true, true, true,
+       true, true, true, true, true, true, true,
        {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201", "gfx1250"}},
   };
   return table;

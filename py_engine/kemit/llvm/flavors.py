@@ -17,6 +17,7 @@ class Flavor:
     splat_constants: bool    # `splat (float 1.0)` vector constants
     captures_attr: bool      # `captures(none)` instead of `nocapture`
     readfirstlane_mangled: bool  # `llvm.amdgcn.readfirstlane.i32` instead of the unmangled name
+    vector_bf16_casts: bool      # llc selects fpext/fptrunc between <N x bfloat> and <N x float> (16 aborts)
     processors: tuple
 
 
@@ -27,17 +28,17 @@ _DL_TAIL = ("i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:5
 FLAVORS = (
     Flavor("llvm16", 16, "e-" + _DL_COMMON + "-" + _DL_TAIL + "-ni:7",
            or_disjoint=False, zext_nneg=False, gep_nuw=False, splat_constants=False,
-           captures_attr=False, readfirstlane_mangled=False,
+           captures_attr=False, readfirstlane_mangled=False, vector_bf16_casts=False,
            processors=("gfx90a", "gfx1100")),
     Flavor("llvm19", 19, "e-" + _DL_COMMON + "-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-"
            + _DL_TAIL + "-ni:7:8:9",
            or_disjoint=True, zext_nneg=True, gep_nuw=True, splat_constants=True,
-           captures_attr=False, readfirstlane_mangled=True,
+           captures_attr=False, readfirstlane_mangled=True, vector_bf16_casts=True,
            processors=("gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201")),
     Flavor("llvm22", 22, "e-m:e-" + _DL_COMMON + "-p7:160:256:256:32-p8:128:128:128:48"
            "-p9:192:256:256:32-" + _DL_TAIL + "-ni:7:8:9",
            or_disjoint=True, zext_nneg=True, gep_nuw=True, splat_constants=True,
-           captures_attr=True, readfirstlane_mangled=True,
+           captures_attr=True, readfirstlane_mangled=True, vector_bf16_casts=True,
            processors=("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201", "gfx1250")),
 )
 

@@ -19,6 +19,7 @@ struct Flavor {
   bool splat_constants;        // `splat (float 1.0)` vector constants
   bool captures_attr;          // `captures(none)` instead of `nocapture`
   bool readfirstlane_mangled;  // `llvm.amdgcn.readfirstlane.i32` instead of the unmangled name
+  bool vector_bf16_casts;      // llc selects fpext/fptrunc between <N x bfloat> and <N x float> (16 aborts)
   std::vector<std::string> processors;
 };
 

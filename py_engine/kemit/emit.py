@@ -1,0 +1,63 @@
+"""`python3 -m kemit.emit`: print one config's IR, or serve the engine protocol (--serve)."""
+import argparse
+import json
+import sys
+
+from .engine import emit
+from .llvm.flavors import UnknownFlavor, resolve_flavor
+
+
+def config_from_file(reference):
+    """FILE:ID -> (family, arch, spec) from a parity config file."""
+    path, _, config_id = reference.rpartition(":")
+    with open(path, encoding="utf-8") as handle:
+        document = json.load(handle)
+    for config in document["configs"]:
+        if str(config["id"]) == config_id:
+            return document["family"], config["arch"], config["spec"]
+    raise SystemExit(f"{path}: no config with id {config_id}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m kemit.emit", description=__doc__)
+    parser.add_argument("--serve", action="store_true", help="serve the engine protocol on stdin/stdout")
+    parser.add_argument("--config", help="take family, arch and spec from FILE:ID")
+    parser.add_argument("--family")
+    parser.add_argument("--arch")
+    parser.add_argument("--spec", default="{}", help="the spec as JSON")
+    parser.add_argument("--flavor", default="llvm22")
+    parser.add_argument("--canonical", action="store_true", help="print the canonical IR instead")
+    args = parser.parse_args(argv)
+    if args.serve:
+        from .serve import serve
+        return serve()
+    if args.config:
+        family, arch, spec = config_from_file(args.config)
+    elif args.family and args.arch:
+        family, arch, spec = args.family, args.arch, json.loads(args.spec)
+    else:
+        parser.error("give --config FILE:ID, or --family and --arch (with --spec)")
+    try:
+        flavor, note = resolve_flavor(args.flavor)
+        result = emit(family, arch, spec, [flavor.name])
+    except (UnknownFlavor, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if note:
+        print(note, file=sys.stderr)
+    if result.rejected:
+        print(f"rejected: {result.reason}", file=sys.stderr)
+        return 1
+    if args.canonical:
+        sys.stdout.write(result.canonical)
+        return 0
+    section = result.ll[0]
+    if section.rejected:
+        print(f"rejected at {section.flavor}: {section.reason}", file=sys.stderr)
+        return 1
+    sys.stdout.write(section.text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

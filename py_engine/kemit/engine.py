@@ -1,0 +1,53 @@
+"""The engine's front door: emit one config (family, arch, spec) at the requested flavors.
+
+parse spec -> validate -> build the canonical IR once -> lower once per flavor. A validation
+refusal emits nothing; a flavor gate refuses that flavor only.
+"""
+from dataclasses import dataclass, field
+
+from .families.registry import find_family, family_names  # noqa: F401 (re-exported)
+from .families.spec import SpecError
+from .ir.printer import print_kernel
+from .llvm.flavors import find_flavor
+from .llvm.lower import lower_kernel, processor_gate
+from .target.arch import UnknownArch, find_arch
+
+
+@dataclass
+class FlavorSection:
+    flavor: str
+    rejected: bool = False
+    text: str = ""
+    reason: str = ""
+
+
+@dataclass
+class EmitResult:
+    rejected: bool = False
+    reason: str = ""
+    kernel_name: str = ""
+    canonical: str = ""
+    ll: list = field(default_factory=list)
+
+
+def emit(family, arch, spec, flavors):
+    """Raises ValueError for an unknown family or flavor (a malformed request, not a refusal)."""
+    module = find_family(family)
+    chosen = [find_flavor(name) for name in flavors]
+    try:
+        target = find_arch(arch)
+        parsed = module.parse_spec(spec)
+    except (UnknownArch, SpecError) as refusal:
+        return EmitResult(rejected=True, reason=str(refusal))
+    reason = module.validate(parsed, target)
+    if reason:
+        return EmitResult(rejected=True, reason=reason)
+    kernel = module.build(parsed, target)
+    result = EmitResult(kernel_name=kernel.name, canonical=print_kernel(kernel))
+    for flavor in chosen:
+        gate = processor_gate(arch, flavor)
+        if gate:
+            result.ll.append(FlavorSection(flavor.name, rejected=True, reason=gate))
+        else:
+            result.ll.append(FlavorSection(flavor.name, text=lower_kernel(kernel, flavor)))
+    return result

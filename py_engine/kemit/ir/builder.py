@@ -1,0 +1,379 @@
+"""The builder: the only way to make IR.
+
+A kernel is params, LDS buffers, attributes and a body region of ops. Every value has an
+explicit id, given in creation order, so the canonical text never depends on naming. Control
+flow is structured: `for` (with loop-carried values) and `if`; no raw branches. Each op's exact
+lane-by-lane meaning is written in docs/ir.md.
+"""
+import re
+import struct
+from dataclasses import dataclass, field
+
+from .types import (Type, byte_size, is_float, is_int, lanes, scalar, type_text, with_lanes,
+                    element_type, scalar_bits)
+
+
+class BuildError(ValueError):
+    """Malformed IR: the message names the op and what was expected."""
+
+
+@dataclass(frozen=True)
+class Value:
+    id: int
+    type: Type
+
+
+@dataclass
+class Region:
+    args: list = field(default_factory=list)
+    ops: list = field(default_factory=list)
+
+
+@dataclass
+class Op:
+    name: str
+    results: list
+    operands: list
+    attrs: dict
+    regions: list = field(default_factory=list)
+
+
+@dataclass
+class Param:
+    value: Value
+    name: str
+    attrs: dict
+
+
+@dataclass
+class LdsBuffer:
+    value: Value
+    name: str
+    element: Type
+    count: int
+    align: int
+
+
+@dataclass
+class Kernel:
+    name: str
+    arch: str
+    attrs: dict
+    params: list
+    lds: list
+    body: Region
+
+
+INT_FLAGS = {"add": ("nsw", "nuw"), "sub": ("nsw", "nuw"), "mul": ("nsw", "nuw"),
+             "shl": ("nsw", "nuw"), "udiv": (), "urem": (), "lshr": (), "bit_and": (),
+             "bit_or": ("disjoint",)}
+FLOAT_BINARY = ("fadd", "fsub", "fmul", "fdiv", "fmax", "fmin")
+FLOAT_UNARY = ("fneg", "exp")
+ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+FCMP_PREDICATES = ("oeq", "one", "olt", "ole", "ogt", "oge")
+DIMS = ("x", "y", "z")
+_NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
+_RESERVED_NAME = re.compile(r"v[0-9]+\Z")
+
+
+def float_bits(t, value):
+    """The bit pattern of `value` in float type `t`; only exactly representable values."""
+    f32 = struct.unpack("<I", struct.pack("<f", value))[0]
+    if struct.unpack("<f", struct.pack("<I", f32))[0] != value:
+        raise BuildError(f"constant {value!r} is not exact in {t.name}")
+    if t.name == "f32":
+        return f32
+    if t.name == "bf16":
+        if f32 & 0xFFFF:
+            raise BuildError(f"constant {value!r} is not exact in bf16")
+        return f32 >> 16
+    sign, exponent, mantissa = f32 >> 31, (f32 >> 23) & 0xFF, f32 & 0x7FFFFF
+    if exponent == 0 and mantissa == 0:
+        return sign << 15
+    if not -14 <= exponent - 127 <= 15 or mantissa & 0x1FFF:
+        raise BuildError(f"constant {value!r} is not exact in f16")
+    return (sign << 15) | ((exponent - 127 + 15) << 10) | (mantissa >> 13)
+
+
+class Builder:
+    def __init__(self, name, arch):
+        if not _NAME.match(name):
+            raise BuildError(f"kernel name '{name}' must match [a-z_][a-z0-9_]*")
+        self._kernel = Kernel(name, arch, {}, [], [], Region())
+        self._next_id = 0
+        self._regions = [self._kernel.body]
+
+    # ---- kernel interface -------------------------------------------------------------
+    def attr(self, key, value):
+        if not _NAME.match(key) or not re.match(r"[A-Za-z0-9_.,:-]+\Z", value):
+            raise BuildError(f"kernel attribute {key}={value} has characters outside the canonical set")
+        self._kernel.attrs[key] = value
+
+    def param(self, name, t, align=0, noalias=False, nocapture=False, readonly=False,
+              writeonly=False):
+        self._check_new_name(name)
+        if self._next_id != len(self._kernel.params):
+            raise BuildError(f"param '{name}' must be declared before LDS buffers and ops")
+        flags = {"noalias": noalias, "nocapture": nocapture, "readonly": readonly,
+                 "writeonly": writeonly}
+        if t.kind != "pointer" and (align or any(flags.values())):
+            raise BuildError(f"param '{name}': align and memory flags need a pointer (got {type_text(t)})")
+        attrs = {key: True for key, on in flags.items() if on}
+        if align:
+            attrs["align"] = align
+        value = self._new_value(t)
+        self._kernel.params.append(Param(value, name, attrs))
+        return value
+
+    def lds(self, name, element, count, align):
+        self._check_new_name(name)
+        if element.kind == "pointer" or count < 1:
+            raise BuildError(f"LDS buffer '{name}' needs a scalar or vector element and a count >= 1")
+        value = self._new_value(Type("pointer", space="lds"))
+        self._kernel.lds.append(LdsBuffer(value, name, element, count, align))
+        return value
+
+    def finish(self):
+        if len(self._regions) != 1:
+            raise BuildError("finish() inside an open region")
+        return self._kernel
+
+    # ---- constants and special registers ----------------------------------------------
+    def const_int(self, t, value):
+        if not is_int(t):
+            raise BuildError(f"const_int needs an integer type (got {type_text(t)})")
+        bits = scalar_bits(element_type(t))
+        if not -(1 << (bits - 1)) <= value < (1 << bits):
+            raise BuildError(f"constant {value} does not fit {type_text(t)}")
+        return self._emit("const", [], t, {"value": value})
+
+    def const_float(self, t, value):
+        if not is_float(t):
+            raise BuildError(f"const_float needs a float type (got {type_text(t)})")
+        bits = float_bits(element_type(t), value)
+        digits = scalar_bits(element_type(t)) // 4
+        return self._emit("const", [], t, {"value": f"0x{bits:0{digits}X}"})
+
+    def workitem_id(self, dim):
+        return self._emit("workitem_id", [], scalar("i32"), {"dim": self._dim(dim)})
+
+    def workgroup_id(self, dim):
+        return self._emit("workgroup_id", [], scalar("i32"), {"dim": self._dim(dim)})
+
+    def num_workgroups(self, dim):
+        return self._emit("num_workgroups", [], scalar("i32"), {"dim": self._dim(dim)})
+
+    # ---- integer and float arithmetic -------------------------------------------------
+    def add(self, a, b, flags=()):
+        return self._int_binary("add", a, b, flags)
+
+    def sub(self, a, b, flags=()):
+        return self._int_binary("sub", a, b, flags)
+
+    def mul(self, a, b, flags=()):
+        return self._int_binary("mul", a, b, flags)
+
+    def udiv(self, a, b):
+        return self._int_binary("udiv", a, b, ())
+
+    def urem(self, a, b):
+        return self._int_binary("urem", a, b, ())
+
+    def shl(self, a, b, flags=()):
+        return self._int_binary("shl", a, b, flags)
+
+    def lshr(self, a, b):
+        return self._int_binary("lshr", a, b, ())
+
+    def bit_and(self, a, b):
+        return self._int_binary("bit_and", a, b, ())
+
+    def bit_or(self, a, b, flags=()):
+        return self._int_binary("bit_or", a, b, flags)
+
+    def fadd(self, a, b):
+        return self._float_op("fadd", [a, b])
+
+    def fsub(self, a, b):
+        return self._float_op("fsub", [a, b])
+
+    def fmul(self, a, b):
+        return self._float_op("fmul", [a, b])
+
+    def fdiv(self, a, b):
+        return self._float_op("fdiv", [a, b])
+
+    def fmax(self, a, b):
+        return self._float_op("fmax", [a, b])
+
+    def fmin(self, a, b):
+        return self._float_op("fmin", [a, b])
+
+    def fma(self, a, b, c):
+        return self._float_op("fma", [a, b, c])
+
+    def fneg(self, a):
+        return self._float_op("fneg", [a])
+
+    def exp(self, a):
+        return self._float_op("exp", [a])
+
+    def icmp(self, pred, a, b):
+        self._same_types("icmp", [a, b], is_int, "integer")
+        return self._compare("icmp", pred, ICMP_PREDICATES, a, b)
+
+    def fcmp(self, pred, a, b):
+        self._same_types("fcmp", [a, b], is_float, "float")
+        return self._compare("fcmp", pred, FCMP_PREDICATES, a, b)
+
+    def select(self, cond, a, b):
+        if a.type != b.type or element_type(cond.type) != scalar("i1") or (
+                cond.type.kind == "vector" and lanes(cond.type) != lanes(a.type)):
+            raise BuildError(f"select needs an i1 condition per lane and equal arms (got "
+                             f"{type_text(cond.type)}, {type_text(a.type)}, {type_text(b.type)})")
+        return self._emit("select", [cond, a, b], a.type, {})
+
+    # ---- casts --------------------------------------------------------------------------
+    def zext(self, v, t, nneg=False):
+        return self._cast("zext", v, t, is_int, is_int, lambda a, b: a < b, {"nneg": True} if nneg else {})
+
+    def sext(self, v, t):
+        return self._cast("sext", v, t, is_int, is_int, lambda a, b: a < b, {})
+
+    def trunc(self, v, t):
+        return self._cast("trunc", v, t, is_int, is_int, lambda a, b: a > b, {})
+
+    def fpext(self, v, t):
+        return self._cast("fpext", v, t, is_float, is_float, lambda a, b: a < b, {})
+
+    def fptrunc(self, v, t):
+        return self._cast("fptrunc", v, t, is_float, is_float, lambda a, b: a > b, {})
+
+    def sitofp(self, v, t):
+        return self._cast("sitofp", v, t, is_int, is_float, lambda a, b: True, {})
+
+    def fptosi(self, v, t):
+        return self._cast("fptosi", v, t, is_float, is_int, lambda a, b: True, {})
+
+    # ---- memory -------------------------------------------------------------------------
+    def ptr_add(self, p, index, element):
+        """p + index * sizeof(element); index is an i32 known to be in [0, 2^31)."""
+        if p.type.kind != "pointer" or index.type != scalar("i32") or element.kind == "pointer":
+            raise BuildError(f"ptr_add needs a pointer, an i32 index and a non-pointer element (got "
+                             f"{type_text(p.type)}, {type_text(index.type)}, {type_text(element)})")
+        return self._emit("ptr_add", [p, index], p.type, {"element": type_text(element)})
+
+    def load(self, t, p, align):
+        self._check_access("load", t, p, align)
+        return self._emit("load", [p], t, {"align": align})
+
+    def store(self, v, p, align):
+        self._check_access("store", v.type, p, align)
+        self._emit("store", [v, p], None, {"align": align})
+
+    def barrier(self):
+        """Every wave of the workgroup arrives here; LDS writes before it are seen after it."""
+        self._emit("barrier", [], None, {})
+
+    def readfirstlane(self, v):
+        if v.type != scalar("i32"):
+            raise BuildError(f"readfirstlane needs an i32 (got {type_text(v.type)})")
+        return self._emit("readfirstlane", [v], v.type, {})
+
+    # ---- structured control flow --------------------------------------------------------
+    def for_loop(self, lo, hi, step, inits, body):
+        """for iv = lo; iv < hi (signed); iv += step. body(iv, iters) returns the next iters.
+
+        Returns the loop's results: the final iters (the inits when the loop runs zero times).
+        """
+        if not (lo.type == hi.type == step.type == scalar("i32")):
+            raise BuildError("for_loop bounds and step must be i32")
+        iv = self._new_value(scalar("i32"))
+        region = Region([iv] + [self._new_value(v.type) for v in inits])
+        op = Op("for", [], [lo, hi, step] + list(inits), {}, [region])
+        self._current().ops.append(op)
+        self._regions.append(region)
+        yields = list(body(iv, region.args[1:]))
+        self._regions.pop()
+        if [v.type for v in yields] != [v.type for v in inits]:
+            raise BuildError(f"for_loop body must yield {len(inits)} values of the init types")
+        region.ops.append(Op("yield", [], yields, {}))
+        op.results = [self._new_value(v.type) for v in inits]
+        return op.results
+
+    def if_then(self, cond, then_body):
+        self._if(cond, [then_body])
+
+    def if_then_else(self, cond, then_body, else_body):
+        self._if(cond, [then_body, else_body])
+
+    # ---- internals ----------------------------------------------------------------------
+    def _if(self, cond, bodies):
+        if cond.type != scalar("i1"):
+            raise BuildError(f"if needs an i1 condition (got {type_text(cond.type)})")
+        op = Op("if", [], [cond], {}, [Region() for _ in bodies])
+        self._current().ops.append(op)
+        for region, body in zip(op.regions, bodies):
+            self._regions.append(region)
+            body()
+            self._regions.pop()
+
+    def _current(self):
+        return self._regions[-1]
+
+    def _new_value(self, t):
+        value = Value(self._next_id, t)
+        self._next_id += 1
+        return value
+
+    def _emit(self, name, operands, result_type, attrs):
+        results = [] if result_type is None else [self._new_value(result_type)]
+        self._current().ops.append(Op(name, results, list(operands), attrs))
+        return results[0] if results else None
+
+    def _check_new_name(self, name):
+        taken = [p.name for p in self._kernel.params] + [b.name for b in self._kernel.lds]
+        if not _NAME.match(name) or _RESERVED_NAME.match(name) or name in taken:
+            raise BuildError(f"name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, and be unique")
+
+    @staticmethod
+    def _dim(dim):
+        if dim not in DIMS:
+            raise BuildError(f"dimension must be one of x, y, z (got {dim})")
+        return dim
+
+    @staticmethod
+    def _same_types(name, values, predicate, what):
+        types = [v.type for v in values]
+        if any(t != types[0] for t in types) or not predicate(types[0]):
+            got = ", ".join(type_text(t) for t in types)
+            raise BuildError(f"{name} operands must be {what} values of one type (got {got})")
+
+    def _int_binary(self, name, a, b, flags):
+        self._same_types(name, [a, b], is_int, "integer")
+        for flag in flags:
+            if flag not in INT_FLAGS[name]:
+                raise BuildError(f"{name} does not take flag '{flag}'")
+        return self._emit(name, [a, b], a.type, {flag: True for flag in flags})
+
+    def _float_op(self, name, operands):
+        self._same_types(name, operands, is_float, "float")
+        return self._emit(name, operands, operands[0].type, {})
+
+    def _compare(self, name, pred, predicates, a, b):
+        if pred not in predicates:
+            raise BuildError(f"{name} predicate must be one of {', '.join(predicates)} (got {pred})")
+        return self._emit(name, [a, b], with_lanes(scalar("i1"), lanes(a.type)), {"pred": pred})
+
+    def _cast(self, name, v, t, from_ok, to_ok, widths_ok, attrs):
+        if (not from_ok(v.type) or not to_ok(t) or lanes(v.type) != lanes(t)
+                or not widths_ok(scalar_bits(element_type(v.type)), scalar_bits(element_type(t)))):
+            raise BuildError(f"{name} cannot convert {type_text(v.type)} to {type_text(t)}")
+        return self._emit(name, [v], t, attrs)
+
+    @staticmethod
+    def _check_access(name, t, p, align):
+        if p.type.kind != "pointer" or t.kind == "pointer":
+            raise BuildError(f"{name} needs a pointer operand and a non-pointer value type")
+        if align < 1 or align & (align - 1) or align > byte_size(t):
+            raise BuildError(f"{name} align must be a power of two up to {byte_size(t)} (got {align})")

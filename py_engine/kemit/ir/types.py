@@ -1,0 +1,92 @@
+"""IR types: scalars, vectors of scalars, and pointers by address space.
+
+Types are values: two types are equal when they print the same. The canonical spelling
+(`i32`, `<4 x f16>`, `ptr.global`) is flavor-free; llvm/lower.py spells them for LLVM.
+"""
+from dataclasses import dataclass
+
+SCALAR_BITS = {"i1": 1, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32}
+ADDRESS_SPACES = ("global", "lds", "constant", "private")
+
+
+class TypeError_(ValueError):
+    """A type was misused (the builder's operand checks raise this)."""
+
+
+@dataclass(frozen=True)
+class Type:
+    kind: str        # "scalar", "vector" or "pointer"
+    name: str = ""   # scalar name, or the element's name for a vector
+    count: int = 0   # vector lanes
+    space: str = ""  # pointer address space
+
+
+def scalar(name):
+    if name not in SCALAR_BITS:
+        raise TypeError_(f"unknown scalar type '{name}' (known: {', '.join(SCALAR_BITS)})")
+    return Type("scalar", name)
+
+
+def vector(element, count):
+    if element.kind != "scalar":
+        raise TypeError_(f"vector elements must be scalars (got {type_text(element)})")
+    if count < 2 or count > 16:
+        raise TypeError_(f"vector length must be between 2 and 16 (got {count})")
+    return Type("vector", element.name, count)
+
+
+def pointer(space):
+    if space not in ADDRESS_SPACES:
+        raise TypeError_(f"unknown address space '{space}' (known: {', '.join(ADDRESS_SPACES)})")
+    return Type("pointer", space=space)
+
+
+def with_lanes(element, count):
+    """`element` itself for one lane, else a vector of `count` lanes."""
+    return element if count == 1 else vector(element, count)
+
+
+def element_type(t):
+    return scalar(t.name) if t.kind == "vector" else t
+
+
+def lanes(t):
+    return t.count if t.kind == "vector" else 1
+
+
+def is_float(t):
+    return t.kind != "pointer" and t.name in ("f16", "bf16", "f32")
+
+
+def is_int(t):
+    return t.kind != "pointer" and t.name.startswith("i")
+
+
+def scalar_bits(t):
+    return SCALAR_BITS[t.name]
+
+
+def byte_size(t):
+    if t.kind == "pointer":
+        return 4 if t.space in ("lds", "private") else 8
+    return max(1, scalar_bits(t) // 8) * lanes(t)
+
+
+def type_text(t):
+    if t.kind == "scalar":
+        return t.name
+    if t.kind == "vector":
+        return f"<{t.count} x {t.name}>"
+    return f"ptr.{t.space}"
+
+
+def parse_type(text):
+    """The inverse of type_text."""
+    if text.startswith("ptr."):
+        return pointer(text[4:])
+    if text.startswith("<") and text.endswith(">") and " x " in text:
+        count, name = text[1:-1].split(" x ", 1)
+        if not count.isdigit():
+            raise TypeError_(f"malformed vector type '{text}'")
+        return vector(scalar(name), int(count))
+    return scalar(text)

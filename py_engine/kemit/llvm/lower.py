@@ -1,0 +1,309 @@
+"""Lowering: canonical IR -> LLVM IR text for one flavor.
+
+Structured control flow becomes basic blocks and phis (loops are rotated: a guard, then a
+body that ends in the latch). Names are deterministic: `%v<id>` for IR values, `%v<id>.<role>`
+for the helper values an op needs, `<kind><n>.<role>` for blocks in order of appearance.
+"""
+from ..ir.types import element_type, parse_type
+from ..target.arch import find_arch
+from .flavors import find_flavor
+from .spelling import constant_literal, llvm_type, mangle
+
+KERNEL_ATTRIBUTES = {"flat_work_group_size": "amdgpu-flat-work-group-size",
+                     "waves_per_eu": "amdgpu-waves-per-eu"}
+INT_OPCODES = {"add": "add", "sub": "sub", "mul": "mul", "udiv": "udiv", "urem": "urem",
+               "shl": "shl", "lshr": "lshr", "bit_and": "and", "bit_or": "or"}
+FLOAT_OPCODES = {"fadd": "fadd", "fsub": "fsub", "fmul": "fmul", "fdiv": "fdiv"}
+FLOAT_INTRINSICS = {"fmax": "llvm.maxnum", "fmin": "llvm.minnum", "fma": "llvm.fma", "exp": "llvm.exp"}
+CASTS = ("zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "fptosi")
+DISPATCH_OFFSETS = {"x": (4, 12), "y": (6, 16), "z": (8, 20)}  # (workgroup size i16, grid size i32)
+
+
+class LowerError(ValueError):
+    pass
+
+
+def processor_gate(arch_name, flavor):
+    """The flavor gate: "" when the flavor's LLVM knows the processor, else the refusal."""
+    if arch_name in flavor.processors:
+        return ""
+    return f"{arch_name} needs flavor {find_arch(arch_name).oldest_flavor} or newer (got {flavor.name})"
+
+
+def lower_kernel(kernel, flavor):
+    lowering = Lowering(kernel, flavor)
+    return lowering.module_text()
+
+
+class Lowering:
+    def __init__(self, kernel, flavor):
+        self.kernel = kernel
+        self.flavor = flavor
+        self.names = {}
+        self.declarations = {}
+        self.lines = []
+        self.block = "entry"
+        self.blocks_made = 0
+
+    # ---- module -------------------------------------------------------------------------
+    def module_text(self):
+        kernel = self.kernel
+        params = ", ".join(self.param_text(p) for p in kernel.params)
+        for buffer in kernel.lds:
+            self.names[buffer.value.id] = f"@{buffer.name}"
+        self.lower_region(kernel.body)
+        out = [f"; kemit kernel {kernel.name} for {kernel.arch} at {self.flavor.name}",
+               f'target datalayout = "{self.flavor.datalayout}"',
+               'target triple = "amdgcn-amd-amdhsa"', ""]
+        for buffer in kernel.lds:
+            out.append(f"@{buffer.name} = internal unnamed_addr addrspace(3) global "
+                       f"[{buffer.count} x {llvm_type(buffer.element)}] poison, align {buffer.align}")
+        if kernel.lds:
+            out.append("")
+        out.append(f"define amdgpu_kernel void @{kernel.name}({params}) #0 {{")
+        out.append("entry:")
+        out.extend(self.lines)
+        out.append("  ret void")
+        out.append("}")
+        out.append("")
+        out.extend(self.declarations[name] for name in sorted(self.declarations))
+        if self.declarations:
+            out.append("")
+        out.append(f"attributes #0 = {{ {self.kernel_attributes()} }}")
+        return "\n".join(out) + "\n"
+
+    def kernel_attributes(self):
+        pairs = {"target-cpu": self.kernel.arch, "uniform-work-group-size": "true"}
+        for key, value in self.kernel.attrs.items():
+            if key not in KERNEL_ATTRIBUTES:
+                raise LowerError(f"kernel attribute '{key}' has no LLVM spelling")
+            pairs[KERNEL_ATTRIBUTES[key]] = value
+        return " ".join(f'"{key}"="{pairs[key]}"' for key in sorted(pairs))
+
+    def param_text(self, param):
+        self.names[param.value.id] = f"%{param.name}"
+        words = [llvm_type(param.value.type)]
+        attrs = param.attrs
+        if attrs.get("noalias"):
+            words.append("noalias")
+        if attrs.get("nocapture"):
+            words.append("captures(none)" if self.flavor.captures_attr else "nocapture")
+        for flag in ("readonly", "writeonly"):
+            if attrs.get(flag):
+                words.append(flag)
+        if "align" in attrs:
+            words.append(f"align {attrs['align']}")
+        return " ".join(words) + f" %{param.name}"
+
+    # ---- helpers ------------------------------------------------------------------------
+    def emit(self, text):
+        self.lines.append("  " + text)
+
+    def start_block(self, label):
+        self.lines.append(f"{label}:")
+        self.block = label
+
+    def new_block_prefix(self, kind):
+        prefix = f"{kind}{self.blocks_made}"
+        self.blocks_made += 1
+        return prefix
+
+    def declare(self, name, result, args):
+        self.declarations[name] = f"declare {result} @{name}({', '.join(args)})"
+
+    def call(self, name, result_type, args):
+        """Declare and call an intrinsic; args are (type text, operand text) pairs."""
+        self.declare(name, result_type, [t for t, _ in args])
+        return f"call {result_type} @{name}(" + ", ".join(f"{t} {v}" for t, v in args) + ")"
+
+    def value(self, v):
+        return self.names[v.id]
+
+    def typed(self, v):
+        return f"{llvm_type(v.type)} {self.value(v)}"
+
+    def define(self, v, suffix=""):
+        name = f"%v{v.id}{suffix}"
+        if not suffix:
+            self.names[v.id] = name
+        return name
+
+    # ---- ops ----------------------------------------------------------------------------
+    def lower_region(self, region):
+        for op in region.ops:
+            if op.name == "yield":
+                continue
+            self.handler(op.name)(op)
+
+    def handler(self, name):
+        if name in INT_OPCODES:
+            return self.lower_int_binary
+        if name in FLOAT_OPCODES or name in FLOAT_INTRINSICS or name == "fneg":
+            return self.lower_float_op
+        if name in CASTS:
+            return self.lower_cast
+        handler = getattr(self, "lower_" + name, None)
+        if handler is None:
+            raise LowerError(f"no lowering for op '{name}'")
+        return handler
+
+    def lower_const(self, op):
+        result = op.results[0]
+        self.names[result.id] = constant_literal(result.type, op.attrs["value"], self.flavor)
+
+    def lower_workitem_id(self, op):
+        dim = op.attrs["dim"]
+        self.emit(f"{self.define(op.results[0])} = " + self.call(f"llvm.amdgcn.workitem.id.{dim}", "i32", []))
+
+    def lower_workgroup_id(self, op):
+        dim = op.attrs["dim"]
+        self.emit(f"{self.define(op.results[0])} = " + self.call(f"llvm.amdgcn.workgroup.id.{dim}", "i32", []))
+
+    def lower_num_workgroups(self, op):
+        """grid size / workgroup size, both read from the HSA dispatch packet."""
+        result = op.results[0]
+        size_offset, grid_offset = DISPATCH_OFFSETS[op.attrs["dim"]]
+        packet = self.define(result, ".packet")
+        self.emit(f"{packet} = " + self.call("llvm.amdgcn.dispatch.ptr", "ptr addrspace(4)", []))
+        for role, offset, t in (("size", size_offset, "i16"), ("grid", grid_offset, "i32")):
+            address = self.define(result, f".{role}.addr")
+            self.emit(f"{address} = getelementptr inbounds i8, ptr addrspace(4) {packet}, i64 {offset}")
+            self.emit(f"{self.define(result, '.' + role)} = load {t}, ptr addrspace(4) {address}, "
+                      f"align {int(t[1:]) // 8}")
+        size32 = self.define(result, ".size32")
+        self.emit(f"{size32} = zext i16 {self.define(result, '.size')} to i32")
+        self.emit(f"{self.define(result)} = udiv i32 {self.define(result, '.grid')}, {size32}")
+
+    def lower_int_binary(self, op):
+        a, b = op.operands
+        flags = [f for f in ("nuw", "nsw", "disjoint") if op.attrs.get(f)]
+        if "disjoint" in flags and not self.flavor.or_disjoint:
+            flags.remove("disjoint")
+        opcode = " ".join([INT_OPCODES[op.name]] + flags)
+        self.emit(f"{self.define(op.results[0])} = {opcode} {self.typed(a)}, {self.value(b)}")
+
+    def lower_float_op(self, op):
+        result = op.results[0]
+        t = llvm_type(result.type)
+        if op.name in FLOAT_OPCODES:
+            a, b = op.operands
+            text = f"{FLOAT_OPCODES[op.name]} {self.typed(a)}, {self.value(b)}"
+        elif op.name == "fneg":
+            text = f"fneg {self.typed(op.operands[0])}"
+        else:
+            name = f"{FLOAT_INTRINSICS[op.name]}.{mangle(result.type)}"
+            text = self.call(name, t, [(t, self.value(v)) for v in op.operands])
+        self.emit(f"{self.define(result)} = {text}")
+
+    def lower_icmp(self, op):
+        a, b = op.operands
+        self.emit(f"{self.define(op.results[0])} = icmp {op.attrs['pred']} {self.typed(a)}, {self.value(b)}")
+
+    def lower_fcmp(self, op):
+        a, b = op.operands
+        self.emit(f"{self.define(op.results[0])} = fcmp {op.attrs['pred']} {self.typed(a)}, {self.value(b)}")
+
+    def lower_select(self, op):
+        cond, a, b = op.operands
+        self.emit(f"{self.define(op.results[0])} = select {self.typed(cond)}, {self.typed(a)}, {self.typed(b)}")
+
+    def lower_cast(self, op):
+        source, result = op.operands[0], op.results[0]
+        if (result.type.kind == "vector" and "bf16" in (source.type.name, result.type.name)
+                and op.name in ("fpext", "fptrunc") and not self.flavor.vector_bf16_casts):
+            return self.lower_cast_per_lane(op)
+        opcode = op.name + (" nneg" if op.attrs.get("nneg") and self.flavor.zext_nneg else "")
+        self.emit(f"{self.define(op.results[0])} = {opcode} {self.typed(source)} to {llvm_type(op.results[0].type)}")
+
+    def lower_cast_per_lane(self, op):
+        """extractelement / scalar cast / insertelement, for casts a flavor's llc cannot select."""
+        source, result = op.operands[0], op.results[0]
+        lane_type = llvm_type(element_type(result.type))
+        vector = "poison"
+        for lane in range(result.type.count):
+            element = self.define(result, f".e{lane}")
+            self.emit(f"{element} = extractelement {self.typed(source)}, i64 {lane}")
+            self.emit(f"{self.define(result, f'.c{lane}')} = {op.name} {llvm_type(element_type(source.type))} "
+                      f"{element} to {lane_type}")
+            last = lane + 1 == result.type.count
+            inserted = self.define(result) if last else self.define(result, f".i{lane}")
+            self.emit(f"{inserted} = insertelement {llvm_type(result.type)} {vector}, "
+                      f"{lane_type} {self.define(result, f'.c{lane}')}, i64 {lane}")
+            vector = inserted
+
+    def lower_ptr_add(self, op):
+        pointer, index = op.operands
+        result = op.results[0]
+        element = llvm_type(parse_type(op.attrs["element"]))
+        index_text = self.typed(index)
+        if pointer.type.space in ("global", "constant"):
+            wide = self.define(result, ".idx")
+            nneg = " nneg" if self.flavor.zext_nneg else ""
+            self.emit(f"{wide} = zext{nneg} {index_text} to i64")
+            index_text = f"i64 {wide}"
+        inbounds = "inbounds nuw" if self.flavor.gep_nuw else "inbounds"
+        self.emit(f"{self.define(result)} = getelementptr {inbounds} {element}, {self.typed(pointer)}, {index_text}")
+
+    def lower_load(self, op):
+        result = op.results[0]
+        self.emit(f"{self.define(result)} = load {llvm_type(result.type)}, {self.typed(op.operands[0])}, "
+                  f"align {op.attrs['align']}")
+
+    def lower_store(self, op):
+        value, pointer = op.operands
+        self.emit(f"store {self.typed(value)}, {self.typed(pointer)}, align {op.attrs['align']}")
+
+    def lower_barrier(self, op):
+        self.emit('fence syncscope("workgroup") release')
+        self.emit(self.call("llvm.amdgcn.s.barrier", "void", []))
+        self.emit('fence syncscope("workgroup") acquire')
+
+    def lower_readfirstlane(self, op):
+        name = "llvm.amdgcn.readfirstlane" + (".i32" if self.flavor.readfirstlane_mangled else "")
+        self.emit(f"{self.define(op.results[0])} = " + self.call(name, "i32", [("i32", self.value(op.operands[0]))]))
+
+    # ---- structured control flow ---------------------------------------------------------
+    def lower_for(self, op):
+        """Rotated loop: entry guard, body with phis, latch at the end of the body."""
+        prefix = self.new_block_prefix("for")
+        lo, hi, step, *inits = op.operands
+        iv, *iters = op.regions[0].args
+        body_label, exit_label = f"{prefix}.body", f"{prefix}.exit"
+        guard = self.define(iv, ".guard")
+        self.emit(f"{guard} = icmp slt {self.typed(lo)}, {self.value(hi)}")
+        self.emit(f"br i1 {guard}, label %{body_label}, label %{exit_label}")
+        preheader = self.block
+        self.start_block(body_label)
+        yields = op.regions[0].ops[-1].operands
+        next_iv = self.define(iv, ".next")
+        carried = [(iv, lo, next_iv)]
+        phi_at = len(self.lines)
+        for arg in [iv] + iters:
+            self.define(arg)
+        self.lower_region(op.regions[0])
+        latch = self.block
+        carried += [(arg, init, self.value(y)) for arg, init, y in zip(iters, inits, yields)]
+        phis = [f"  {self.value(arg)} = phi {llvm_type(arg.type)} [ {self.value(init)}, %{preheader} ], "
+                f"[ {back}, %{latch} ]" for arg, init, back in carried]
+        self.lines[phi_at:phi_at] = phis
+        self.emit(f"{next_iv} = add nsw i32 {self.value(iv)}, {self.value(step)}")
+        again = self.define(iv, ".again")
+        self.emit(f"{again} = icmp slt i32 {next_iv}, {self.value(hi)}")
+        self.emit(f"br i1 {again}, label %{body_label}, label %{exit_label}")
+        self.start_block(exit_label)
+        for result, init, y in zip(op.results, inits, yields):
+            self.emit(f"{self.define(result)} = phi {llvm_type(result.type)} [ {self.value(init)}, %{preheader} ], "
+                      f"[ {self.value(y)}, %{latch} ]")
+
+    def lower_if(self, op):
+        prefix = self.new_block_prefix("if")
+        labels = [f"{prefix}.then"] + ([f"{prefix}.else"] if len(op.regions) == 2 else [])
+        end = f"{prefix}.end"
+        otherwise = labels[1] if len(labels) == 2 else end
+        self.emit(f"br {self.typed(op.operands[0])}, label %{labels[0]}, label %{otherwise}")
+        for label, region in zip(labels, op.regions):
+            self.start_block(label)
+            self.lower_region(region)
+            self.emit(f"br label %{end}")
+        self.start_block(end)
+

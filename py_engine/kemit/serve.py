@@ -1,0 +1,47 @@
+"""The engine protocol (docs/protocol.md): one JSON request per line in, one response out."""
+import json
+import sys
+
+from .engine import emit, family_names
+from .llvm.flavors import flavor_names
+
+PROTOCOL = 1
+
+
+def respond(request):
+    """The response object for one decoded request."""
+    request_id = request.get("id") if isinstance(request, dict) else None
+    if not isinstance(request, dict):
+        return {"id": None, "status": "error", "error": "request must be a JSON object"}
+    op = request.get("op", "emit")
+    if op == "hello":
+        return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
+                "families": family_names(), "flavors": flavor_names()}
+    if op != "emit":
+        return {"id": request_id, "status": "error", "error": f"unknown op '{op}'"}
+    try:
+        result = emit(request["family"], request["arch"], request["spec"], request["flavors"])
+    except KeyError as missing:
+        return {"id": request_id, "status": "error", "error": f"request lacks field {missing}"}
+    except Exception as error:  # a bug or a malformed request: reported, never fatal
+        return {"id": request_id, "status": "error", "error": f"{type(error).__name__}: {error}"}
+    if result.rejected:
+        return {"id": request_id, "status": "rejected", "reason": result.reason}
+    ll = {s.flavor: ({"rejected": s.reason} if s.rejected else {"text": s.text}) for s in result.ll}
+    return {"id": request_id, "status": "ok", "kernel_name": result.kernel_name,
+            "canonical": result.canonical, "ll": ll}
+
+
+def serve(stdin=sys.stdin, stdout=sys.stdout):
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError as error:
+            response = {"id": None, "status": "error", "error": f"malformed request line: {error}"}
+        else:
+            response = respond(request)
+        stdout.write(json.dumps(response) + "\n")
+        stdout.flush()
+    return 0
