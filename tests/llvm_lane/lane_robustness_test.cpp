@@ -1,0 +1,121 @@
+// The lane survives its workers: a checker killed mid-run, a checker that hangs,
+// a checker of the wrong LLVM version; and it enforces the text rules that LLVM
+// itself lets through silently (datalayout, "target-cpu").
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "checker_session.h"
+#include "lane_test_support.h"
+
+namespace kemit::lane::testing {
+namespace {
+
+// A stand-in checker written as a shell script, for failure modes a real one never shows.
+std::string fake_checker(const std::string& name, const std::string& body) {
+  std::string path = (std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()))).string();
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(LaneRobustness, KilledCheckerIsCrashThenRespawned) {
+  REQUIRE_FLAVOR("llvm19");
+  CheckerSession session(default_toolchains().at(19).checker, 19, std::chrono::seconds(30));
+  std::string clean = read_module("lds_reverse.ll");
+  ASSERT_EQ(session.check("first.ll", clean).kind, CheckerAnswer::Kind::ANSWERED);
+  pid_t first_pid = session.pid();
+  ASSERT_GT(first_pid, 0);
+  kill(first_pid, SIGKILL);  // the process this test's session started, by its pid
+  CheckerAnswer crashed = session.check("second.ll", clean);
+  EXPECT_EQ(crashed.kind, CheckerAnswer::Kind::CRASHED);
+  EXPECT_NE(crashed.diagnostic.find("died"), std::string::npos) << crashed.diagnostic;
+  CheckerAnswer again = session.check("third.ll", clean);
+  EXPECT_EQ(again.kind, CheckerAnswer::Kind::ANSWERED) << again.diagnostic;
+  EXPECT_TRUE(again.parsed && again.verified);
+  EXPECT_NE(session.pid(), first_pid);
+}
+
+TEST(LaneRobustness, HangingCheckerIsCrashAfterTimeout) {
+  std::string script = fake_checker("kemit_hanging_checker", "printf 'READY\\t19.1.7\\n'; exec sleep 60");
+  LaneOptions options = test_options();
+  options.toolchains = default_toolchains();
+  options.toolchains[19] = Toolchain{script, "/bin/true"};
+  options.checker_timeout = std::chrono::milliseconds(300);
+  LaneResult result = check_one(module_from("lds_reverse.ll", "llvm19", "gfx942"), options);
+  EXPECT_EQ(result.verdict, Verdict::CRASH) << result.detail;
+  EXPECT_NE(result.detail.find("did not answer within 300 ms"), std::string::npos) << result.detail;
+  std::filesystem::remove(script);
+}
+
+TEST(LaneRobustness, CheckerOfTheWrongVersionIsToolchainMissing) {
+  std::string script = fake_checker("kemit_wrong_checker", "printf 'READY\\t18.1.8\\n'; cat >/dev/null");
+  LaneOptions options = test_options();
+  options.toolchains = default_toolchains();
+  options.toolchains[19] = Toolchain{script, "/bin/true"};
+  LaneResult result = check_one(module_from("lds_reverse.ll", "llvm19", "gfx942"), options);
+  EXPECT_EQ(result.verdict, Verdict::TOOLCHAIN_MISSING) << result.detail;
+  EXPECT_NE(result.detail.find("did not start as an LLVM 19 checker"), std::string::npos) << result.detail;
+  std::filesystem::remove(script);
+}
+
+TEST(LaneRobustness, ManyModulesThroughSeveralCheckersKeepTheirOrder) {
+  REQUIRE_FLAVOR("llvm16");
+  LaneOptions options = test_options();
+  options.checkers_per_flavor = 3;
+  options.run_codegen = false;
+  std::vector<LaneModule> modules;
+  for (int i = 0; i < 40; ++i)
+    modules.push_back(module_from(i % 2 ? "or_disjoint.ll" : "lds_reverse.ll", "llvm16", "gfx90a"));
+  auto results = check_modules(modules, options);
+  for (int i = 0; i < 40; ++i)
+    EXPECT_EQ(results[i].verdict, i % 2 ? Verdict::PARSE_ERROR : Verdict::LLVM_OK) << "module " << i;
+}
+
+TEST(LaneRobustness, WrongDatalayoutIsVerifyError) {
+  REQUIRE_FLAVOR("llvm22");
+  LaneModule module = module_from("lds_reverse.ll", "llvm22", "gfx942");
+  module.text = "target datalayout = \"" + kemit::llvm::find_flavor("llvm19").datalayout + "\"\n" + module.text;
+  LaneResult result = check_one(module);
+  EXPECT_EQ(result.verdict, Verdict::VERIFY_ERROR) << result.detail;
+  EXPECT_EQ(result.detail.rfind("lane rule: target datalayout", 0), 0u) << result.detail;
+}
+
+TEST(LaneRobustness, OwnDatalayoutIsOk) {
+  REQUIRE_FLAVOR("llvm22");
+  LaneModule module = module_from("lds_reverse.ll", "llvm22", "gfx942");
+  module.text = "target datalayout = \"" + kemit::llvm::find_flavor("llvm22").datalayout + "\"\n" + module.text;
+  EXPECT_EQ(check_one(module).verdict, Verdict::LLVM_OK);
+}
+
+TEST(LaneRobustness, TargetCpuOtherThanArchIsVerifyError) {
+  REQUIRE_FLAVOR("llvm22");
+  LaneModule module = module_from("two_kernels.ll", "llvm22", "gfx1100");
+  module.text += "attributes #0 = { \"target-cpu\"=\"gfx942\" }\n";
+  LaneResult result = check_one(module);
+  EXPECT_EQ(result.verdict, Verdict::VERIFY_ERROR) << result.detail;
+  EXPECT_NE(result.detail.find("overrides -mcpu=gfx1100"), std::string::npos) << result.detail;
+}
+
+TEST(LaneRobustness, UnknownFlavorNameIsACallerError) {
+  LaneModule module = module_from("lds_reverse.ll", "llvm18", "gfx90a");
+  EXPECT_THROW(check_modules({module}, test_options()), std::invalid_argument);
+}
+
+TEST(LaneRobustness, FailureDirGetsTheModuleAndACommand) {
+  REQUIRE_FLAVOR("llvm16");
+  LaneOptions options = test_options();
+  options.failure_dir = (std::filesystem::temp_directory_path() / ("kemit_lane_fail_" + std::to_string(getpid()))).string();
+  LaneResult result = check_one(module_from("or_disjoint.ll", "llvm16", "gfx90a"), options);
+  ASSERT_EQ(result.verdict, Verdict::PARSE_ERROR);
+  std::string file = options.failure_dir + "/or_disjoint.1.llvm16.gfx90a.ll";
+  EXPECT_TRUE(std::filesystem::exists(file));
+  EXPECT_NE(result.detail.find("reproduce: /usr/lib/llvm-16/bin/llvm-as " + file), std::string::npos) << result.detail;
+  std::filesystem::remove_all(options.failure_dir);
+}
+
+}  // namespace
+}  // namespace kemit::lane::testing

@@ -1,0 +1,53 @@
+// Helpers shared by the lane tests: read a module from modules/, check one
+// module, skip when a flavor's LLVM is not installed on this machine.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kemit/lane/lane.h"
+#include "kemit/llvm/flavors.h"
+
+namespace kemit::lane::testing {
+
+inline std::string read_module(const std::string& file) {
+  std::ifstream in(std::string(KEMIT_LANE_MODULES_DIR) + "/" + file, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "missing test module " << file;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline LaneModule module_from(const std::string& file, const std::string& flavor, const std::string& arch,
+                              bool expect_no_spill = false) {
+  return LaneModule{file.substr(0, file.find('.')), 1, flavor, arch, read_module(file), expect_no_spill};
+}
+
+inline LaneOptions test_options() {
+  LaneOptions options;
+  options.jobs = 2;
+  return options;
+}
+
+inline LaneResult check_one(const LaneModule& module, const LaneOptions& options = test_options()) {
+  auto results = check_modules({module}, options);
+  return results.at(0);
+}
+
+inline bool toolchain_installed(const std::string& flavor) {
+  return toolchain_problem(default_toolchains(), kemit::llvm::find_flavor(flavor).major).empty();
+}
+
+}  // namespace kemit::lane::testing
+
+// A missing LLVM is TOOLCHAIN_MISSING in the lane (never a pass); here it skips
+// the test that needs it, saying which package to install.
+#define REQUIRE_FLAVOR(flavor)                                                                           \
+  do {                                                                                                   \
+    if (!::kemit::lane::testing::toolchain_installed(flavor))                                            \
+      GTEST_SKIP() << flavor << " toolchain not installed: "                                             \
+                   << ::kemit::lane::toolchain_problem(::kemit::lane::default_toolchains(),              \
+                                                        ::kemit::llvm::find_flavor(flavor).major);       \
+  } while (0)
