@@ -1,0 +1,34 @@
+// Crash-safe writing: a shard is either the old file or the new one, never a torn mix, and two
+// writers of one shard folder take turns.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+namespace kemit::golden {
+
+// Writes `bytes` to a temporary file next to `path`, fsyncs it, renames it over `path` and
+// fsyncs the folder. Throws GoldenError on any failure (the old file stays).
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+// An exclusive flock on <dir>/.golden.lock, held for the object's lifetime. Blocks while another
+// process holds it. Also removes temporary files a crashed writer left behind.
+class StoreLock {
+ public:
+  explicit StoreLock(const std::filesystem::path& shard_dir);
+  ~StoreLock();
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+namespace testing {
+// Called after the temporary file is complete and synced, just before the rename. Tests use
+// it to kill the process at the worst moment; empty by default.
+void set_before_rename_hook(std::function<void(const std::filesystem::path& temp)> hook);
+}  // namespace testing
+
+}  // namespace kemit::golden

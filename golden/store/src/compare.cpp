@@ -1,0 +1,249 @@
+// The comparison behind `run_diff --check-golden`: entry by entry, by id, with moves found
+// through the spec digest.
+#include "kemit/golden/compare.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kemit/golden/error.h"
+
+namespace kemit::golden {
+
+namespace {
+
+bool same_text(const Section& a, const Section& b) {
+  return a.sha256 == b.sha256 && a.bytes == b.bytes && a.rejected == b.rejected;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::vector<std::string> sorted_flavors(std::vector<std::string> flavors) {
+  sort_flavors(flavors);
+  return flavors;
+}
+
+void validate_fresh_entry(const Entry& e, const FreshResults& fresh) {
+  std::string where = fmt::format("fresh results of {}: config {}", fresh.family, e.id);
+  auto bad = [&](const std::string& problem) {
+    throw GoldenError("", 0, where + ": " + problem, "this is a bug in the caller of the golden store");
+  };
+  if (e.id == 0) bad("ids start at 1");
+  if (!is_sha256_hex(e.spec_digest)) bad("spec_digest is not 64 lowercase hex digits");
+  if (e.arch.empty()) bad("no arch");
+  if (e.is_rejected()) return;
+  if (e.kernel_name.empty()) bad("no kernel name");
+  if (!is_sha256_hex(e.canonical.sha256)) bad("canonical sha256 is not 64 lowercase hex digits");
+  for (const auto& f : fresh.flavors) {
+    auto it = e.flavors.find(f);
+    if (it == e.flavors.end()) bad(fmt::format("lacks flavor {}, which the run checks", f));
+    if (!it->second.is_rejected() && !is_sha256_hex(it->second.sha256))
+      bad(fmt::format("{} sha256 is not 64 lowercase hex digits", f));
+  }
+}
+
+// Splits an entry's differences into text changes and refusal-text changes.
+void add_entry_findings(const Entry& before, const Entry& after, const std::vector<std::string>& flavors,
+                        Finding base, std::vector<Finding>& out) {
+  Finding changed = base, reasons = base, resources = base;
+  changed.category = Category::changed;
+  reasons.category = Category::reason_changed;
+  resources.category = Category::resources_changed;
+  for (SectionChange& c : entry_changes(before, after, flavors)) {
+    bool reason_only = c.before.is_rejected() && c.after.is_rejected();
+    (reason_only ? reasons : changed).sections.push_back(std::move(c));
+  }
+  resources.resources = resource_changes(before, after, flavors);
+  if (!changed.sections.empty()) out.push_back(std::move(changed));
+  if (!reasons.sections.empty()) out.push_back(std::move(reasons));
+  if (!resources.resources.empty()) out.push_back(std::move(resources));
+}
+
+SectionChange text_change(std::string section, const Section& before, const Section& after) {
+  SectionChange c;
+  c.section = std::move(section);
+  c.before = before;
+  c.after = after;
+  return c;
+}
+
+SectionChange field_change(std::string field, const std::string& before, const std::string& after) {
+  SectionChange c;
+  c.section = std::move(field);
+  c.before_text = before;
+  c.after_text = after;
+  return c;
+}
+
+Finding finding_for(Category category, const Entry& e) {
+  Finding f;
+  f.category = category;
+  f.id = f.stored_id = e.id;
+  f.kernel_name = e.kernel_name;
+  f.arch = e.arch;
+  return f;
+}
+
+void add_stale_flavors(const Shard& shard, const std::vector<std::string>& run, const std::vector<std::string>& all,
+                       Comparison& out) {
+  auto stale = [&](const std::string& flavor, bool missing_from_shard) {
+    Finding f;
+    f.category = Category::stale_flavor;
+    f.flavor = flavor;
+    f.flavor_missing_from_shard = missing_from_shard;
+    out.findings.push_back(std::move(f));
+  };
+  for (const auto& f : run)
+    if (!contains(shard.flavors, f)) stale(f, true);
+  for (const auto& f : shard.flavors)
+    if (!contains(all, f)) stale(f, false);
+}
+
+Counters restricted(const Counters& c, const std::vector<std::string>& flavors) {
+  Counters r = c;
+  for (auto it = r.sections.begin(); it != r.sections.end();)
+    it = (it->first == kCanonicalSection || contains(flavors, it->first)) ? std::next(it) : r.sections.erase(it);
+  return r;
+}
+
+}  // namespace
+
+std::vector<SectionChange> entry_changes(const Entry& before, const Entry& after,
+                                         const std::vector<std::string>& flavors) {
+  std::vector<SectionChange> out;
+  if (before.spec_digest != after.spec_digest)
+    out.push_back(field_change("spec_digest", before.spec_digest, after.spec_digest));
+  if (before.is_rejected() || after.is_rejected()) {
+    auto as_section = [](const Entry& e) { return e.is_rejected() ? Section::refused(e.rejected) : e.canonical; };
+    if (before.rejected != after.rejected) out.push_back(text_change("validation", as_section(before), as_section(after)));
+    return out;
+  }
+  if (before.kernel_name != after.kernel_name)
+    out.push_back(field_change("kernel_name", before.kernel_name, after.kernel_name));
+  if (!same_text(before.canonical, after.canonical))
+    out.push_back(text_change(std::string(kCanonicalSection), before.canonical, after.canonical));
+  for (const auto& f : flavors) {
+    auto b = before.flavors.find(f), a = after.flavors.find(f);
+    if (b == before.flavors.end() || a == after.flavors.end()) continue;
+    if (!same_text(b->second, a->second)) out.push_back(text_change(f, b->second, a->second));
+  }
+  return out;
+}
+
+std::vector<ResourceChange> resource_changes(const Entry& before, const Entry& after,
+                                             const std::vector<std::string>& flavors) {
+  std::vector<ResourceChange> out;
+  for (const auto& f : flavors) {
+    auto b = before.flavors.find(f), a = after.flavors.find(f);
+    if (b == before.flavors.end() || a == after.flavors.end()) continue;
+    for (std::size_t k = 0; k < kResourceKinds; ++k) {
+      const auto &old_figure = b->second.resources.figures[k], &new_figure = a->second.resources.figures[k];
+      // A figure only one side measured (a run without the LLVM lane) is not a change.
+      if (old_figure && new_figure && *old_figure != *new_figure)
+        out.push_back({f, static_cast<ResourceKind>(k), *old_figure, *new_figure});
+    }
+  }
+  return out;
+}
+
+void validate_fresh(const FreshResults& fresh) {
+  if (!is_family_name(fresh.family))
+    throw GoldenError("", 0, fmt::format("fresh results name family \"{}\", not [a-z0-9_]+", fresh.family),
+                      "this is a bug in the caller of the golden store");
+  std::set<std::uint64_t> ids;
+  for (const Entry& e : fresh.entries) {
+    validate_fresh_entry(e, fresh);
+    if (!ids.insert(e.id).second)
+      throw GoldenError("", 0, fmt::format("fresh results of {} hold config {} twice", fresh.family, e.id),
+                        "this is a bug in the caller of the golden store");
+  }
+  for (const auto& f : fresh.flavors)
+    if (!is_family_name(f) || f == kCanonicalSection)
+      throw GoldenError("", 0, fmt::format("fresh results name flavor \"{}\"", f), "pass canonical flavor names");
+}
+
+static std::vector<const Entry*> entries_by_id(const std::vector<Entry>& entries) {
+  std::vector<const Entry*> sorted;
+  for (const Entry& e : entries) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(), [](const Entry* a, const Entry* b) { return a->id < b->id; });
+  return sorted;
+}
+
+// Stored entries the run lacks, by spec digest, oldest id first: the candidates for a move.
+static std::map<std::string, std::deque<const Entry*>> move_candidates(const Shard& shard,
+                                                                        const std::set<std::uint64_t>& fresh_ids) {
+  std::map<std::string, std::deque<const Entry*>> out;
+  for (const Entry& e : shard.entries)
+    if (!fresh_ids.count(e.id)) out[e.spec_digest].push_back(&e);
+  return out;
+}
+
+Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh) {
+  validate_fresh(fresh);
+  std::vector<std::string> run = sorted_flavors(fresh.flavors);
+  std::vector<std::string> all = fresh.all_flavors.empty() ? run : sorted_flavors(fresh.all_flavors);
+  Shard empty;
+  empty.family = fresh.family;
+  empty.flavors = all;
+  const Shard& shard = stored ? *stored : empty;
+
+  Comparison out;
+  out.family = fresh.family;
+  out.shard_exists = stored != nullptr;
+  for (const auto& f : run)
+    if (contains(shard.flavors, f)) out.flavors_compared.push_back(f);
+  if (stored) add_stale_flavors(shard, run, all, out);
+
+  std::set<std::uint64_t> fresh_ids;
+  for (const Entry& e : fresh.entries) fresh_ids.insert(e.id);
+  auto candidates = fresh.complete ? move_candidates(shard, fresh_ids) : decltype(move_candidates(shard, {})){};
+  std::set<std::uint64_t> moved_away;
+  for (const Entry* e : entries_by_id(fresh.entries)) {
+    const Entry* old = shard.find(e->id);
+    Finding base = finding_for(Category::changed, *e);
+    if (!old) {
+      auto it = candidates.find(e->spec_digest);
+      if (it == candidates.end() || it->second.empty()) {
+        out.findings.push_back(finding_for(Category::new_entry, *e));
+        continue;
+      }
+      old = it->second.front();
+      it->second.pop_front();
+      moved_away.insert(old->id);
+      base.stored_id = old->id;
+      Finding moved = base;
+      moved.category = Category::moved;
+      out.findings.push_back(std::move(moved));
+    }
+    ++out.configs_compared;
+    add_entry_findings(*old, *e, out.flavors_compared, base, out.findings);
+  }
+  if (fresh.complete) {
+    for (const Entry& e : shard.entries)
+      if (!fresh_ids.count(e.id) && !moved_away.count(e.id)) out.findings.push_back(finding_for(Category::missing, e));
+    if (stored) {
+      Counters before = restricted(shard.counters, out.flavors_compared);
+      Counters after = compute_counters(fresh.entries, out.flavors_compared);
+      Finding counters;
+      counters.category = Category::counters;
+      counters.counters = counter_differences(before, after);
+      if (!counters.counters.empty()) out.findings.push_back(std::move(counters));
+    }
+  }
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    return a.category != b.category ? a.category < b.category : a.id < b.id;
+  });
+  return out;
+}
+
+std::size_t Comparison::count(Category c) const {
+  return static_cast<std::size_t>(
+      std::count_if(findings.begin(), findings.end(), [c](const Finding& f) { return f.category == c; }));
+}
+
+}  // namespace kemit::golden
