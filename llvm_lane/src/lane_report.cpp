@@ -63,8 +63,9 @@ void print_resources(std::ostream& out, const LaneReport& report) {
   out << "\nresources (VGPR includes AGPR on gfx9; AGPR, SGPR, spills v/s, scratch, LDS, wave, kernarg):\n";
   for (const auto& entry : report.entries)
     for (const auto& k : entry.kernels)
-      out << "  " << std::left << std::setw(14) << entry.family << std::setw(5) << entry.config << std::setw(8)
-          << entry.flavor << std::setw(9) << entry.arch << std::setw(28) << k.name << std::right << " v"
+      out << "  " << std::left << std::setw(14) << entry.family << " " << std::setw(5) << entry.config << " "
+          << std::setw(7) << entry.flavor << " " << std::setw(8) << entry.arch << " " << std::setw(28) << k.name
+          << std::right << " v"
           << k.vgpr_count << " a" << k.agpr_count << " s" << k.sgpr_count << " spill " << k.vgpr_spill_count << "/"
           << k.sgpr_spill_count << " scratch " << k.private_segment_fixed_size << " lds "
           << k.group_segment_fixed_size << " w" << k.wavefront_size << " kernarg " << k.kernarg_segment_size << "\n";
