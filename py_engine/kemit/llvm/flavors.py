@@ -70,7 +70,7 @@ def resolve_flavor(name):
             return flavor, ""
     newest = newest_flavor()
     digits = name[4:] if name.startswith("llvm") else ""
-    if digits.isdigit() and int(digits) > newest.major:
+    if digits.isascii() and digits.isdigit() and int(digits) > newest.major:
         return newest, (f"note: flavor {name} is not in the table; using {newest.name}, "
                         f"the newest (add a row when LLVM {int(digits)} is measured)")
     raise UnknownFlavor(f"unknown flavor '{name}' (known: {', '.join(flavor_names())}; "
