@@ -91,10 +91,10 @@ StoreLock::~StoreLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
 }
 
-namespace testing {
+namespace test_hooks {
 void set_before_rename_hook(std::function<void(const std::filesystem::path&)> hook) {
   before_rename_hook() = std::move(hook);
 }
-}  // namespace testing
+}  // namespace test_hooks
 
 }  // namespace kemit::golden

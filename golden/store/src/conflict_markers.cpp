@@ -13,7 +13,7 @@ namespace {
 std::optional<std::string> marker_of(std::string_view line) {
   for (std::string_view marker : {"<<<<<<<", "|||||||", "=======", ">>>>>>>"}) {
     if (line.substr(0, 7) != marker) continue;
-    if (line.size() == 7 || line[7] == ' ' || line[7] == '\r') return std::string(marker);
+    if (line.size() == 7 || line[7] == ' ' || line[7] == '\n' || line[7] == '\r') return std::string(marker);
   }
   return std::nullopt;
 }

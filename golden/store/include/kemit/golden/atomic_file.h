@@ -25,10 +25,10 @@ class StoreLock {
   int fd_ = -1;
 };
 
-namespace testing {
+namespace test_hooks {
 // Called after the temporary file is complete and synced, just before the rename. Tests use
 // it to kill the process at the worst moment; empty by default.
 void set_before_rename_hook(std::function<void(const std::filesystem::path& temp)> hook);
-}  // namespace testing
+}  // namespace test_hooks
 
 }  // namespace kemit::golden
