@@ -1,0 +1,28 @@
+// The families this engine knows, by name. Mirrors py_engine/kemit/families/registry.py,
+// where a family is a module; here it is a row of the module's functions.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/ir/builder.h"
+#include "kemit/target/arch.h"
+
+namespace kemit::families {
+
+struct Family {
+  std::string FAMILY;
+  nlohmann::json (*parse_spec)(const nlohmann::json& raw);
+  std::string (*kernel_name)(const nlohmann::json& spec);
+  std::string (*validate)(const nlohmann::json& spec, const target::Arch& arch);
+  ir::Kernel (*build)(const nlohmann::json& spec, const target::Arch& arch);
+};
+
+const std::vector<Family>& FAMILIES();
+std::vector<std::string> family_names();
+// Throws std::invalid_argument (Python: ValueError) for an unknown family.
+const Family& find_family(std::string_view name);
+
+}  // namespace kemit::families

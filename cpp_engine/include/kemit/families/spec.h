@@ -1,0 +1,34 @@
+// Strict spec parsing shared by the families: unknown or mistyped fields are refusals.
+// Mirrors py_engine/kemit/families/spec.py. A parsed spec is a JSON object holding every
+// field of the family (defaults filled in), as the Python side holds a dict.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kemit::families {
+
+// A spec the family refuses; the message is the refusal reason (part of the contract).
+struct SpecError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// One field of a family's spec: kind is "int", "str" or "bool".
+struct Field {
+  std::string name;
+  std::string kind;
+  nlohmann::json default_value;
+};
+
+std::string json_kind(const nlohmann::json& value);
+// Returns a full spec object. Checks run in a fixed order so both engines refuse with the
+// same text: the spec's shape, unknown fields (sorted), then each field's type in
+// declaration order.
+nlohmann::json parse_fields(const std::string& family, const nlohmann::json& raw, const std::vector<Field>& fields);
+nlohmann::json check_kind(const std::string& name, const std::string& kind, const nlohmann::json& value);
+// "" when value is allowed, else the refusal text.
+std::string one_of(const std::string& name, const nlohmann::json& value, const std::vector<nlohmann::json>& allowed);
+
+}  // namespace kemit::families

@@ -1,0 +1,201 @@
+// The builder: the only way to make IR. Mirrors py_engine/kemit/ir/builder.py.
+//
+// A kernel is params, LDS buffers, attributes and a body region of ops. Every value has an
+// explicit id, given in creation order, so the canonical text never depends on naming. Control
+// flow is structured: `for` (with loop-carried values) and `if`; no raw branches. Each op's
+// exact lane-by-lane meaning is written in docs/ir.md.
+//
+// C++ evaluates call arguments in an unspecified order, and ids are given in creation order:
+// a caller that nests builder calls must sequence them (one statement per op) to mirror Python.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kemit/ir/types.h"
+
+namespace kemit::ir {
+
+// Malformed IR: the message names the op and what was expected.
+struct BuildError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct Value {
+  int id = 0;
+  Type type;
+  bool operator==(const Value& other) const { return id == other.id && type == other.type; }
+};
+
+// An attribute value as Python holds it: True (a flag), an int, or a str.
+struct Attr {
+  enum class Kind { flag, integer, text };
+  Kind kind = Kind::flag;
+  int64_t integer = 0;
+  std::string text;
+
+  static Attr flag() { return Attr{}; }
+  static Attr of(int64_t value) { return Attr{Kind::integer, value, ""}; }
+  static Attr of(std::string value) { return Attr{Kind::text, 0, std::move(value)}; }
+};
+// Sorted by key, as every reader of an op's attributes sorts them.
+using Attrs = std::map<std::string, Attr>;
+
+struct Op;
+struct Region {
+  std::vector<Value> args;
+  std::vector<Op> ops;
+};
+
+struct Op {
+  std::string name;
+  std::vector<Value> results;
+  std::vector<Value> operands;
+  Attrs attrs;
+  std::vector<Region> regions;
+};
+
+struct Param {
+  Value value;
+  std::string name;
+  Attrs attrs;
+};
+
+struct LdsBuffer {
+  Value value;
+  std::string name;
+  Type element;
+  int count = 0;
+  int align = 0;
+};
+
+struct Kernel {
+  std::string name;
+  std::string arch;
+  std::vector<std::pair<std::string, std::string>> attrs;  // insertion order, like a Python dict
+  std::vector<Param> params;
+  std::vector<LdsBuffer> lds;
+  Region body;
+};
+
+extern const std::map<std::string, std::vector<std::string>> INT_FLAGS;
+extern const std::vector<std::string> FLOAT_BINARY;
+extern const std::vector<std::string> FLOAT_UNARY;
+extern const std::vector<std::string> ICMP_PREDICATES;
+extern const std::vector<std::string> FCMP_PREDICATES;
+extern const std::vector<std::string> DIMS;
+
+// Python's repr() of a float ("1.0", "0.1", "1e-05", "inf"): the builder's error texts use it.
+std::string float_repr(double value);
+// The bit pattern of `value` in float type `t`; only exactly representable values.
+uint32_t float_bits(const Type& t, double value);
+
+using Flags = std::vector<std::string>;
+// body(iv, iters) returns the next iters.
+using LoopBody = std::function<std::vector<Value>(const Value& iv, const std::vector<Value>& iters)>;
+using IfBody = std::function<void()>;
+
+class Builder {
+ public:
+  Builder(const std::string& name, const std::string& arch);
+  // The open-region stack points into this object: a builder stays where it was made.
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  // ---- kernel interface ----
+  void attr(const std::string& key, const std::string& value);
+  Value param(const std::string& name, const Type& t, int64_t align = 0, bool noalias = false,
+              bool nocapture = false, bool readonly = false, bool writeonly = false);
+  Value lds(const std::string& name, const Type& element, int count, int align);
+  Kernel finish() const;
+
+  // ---- constants and special registers ----
+  Value const_int(const Type& t, int64_t value);
+  Value const_float(const Type& t, double value);
+  Value workitem_id(const std::string& dim);
+  Value workgroup_id(const std::string& dim);
+  Value num_workgroups(const std::string& dim);
+
+  // ---- integer and float arithmetic ----
+  Value add(const Value& a, const Value& b, const Flags& flags = {});
+  Value sub(const Value& a, const Value& b, const Flags& flags = {});
+  Value mul(const Value& a, const Value& b, const Flags& flags = {});
+  Value udiv(const Value& a, const Value& b);
+  Value urem(const Value& a, const Value& b);
+  Value shl(const Value& a, const Value& b, const Flags& flags = {});
+  Value lshr(const Value& a, const Value& b);
+  Value bit_and(const Value& a, const Value& b);
+  Value bit_or(const Value& a, const Value& b, const Flags& flags = {});
+  Value fadd(const Value& a, const Value& b);
+  Value fsub(const Value& a, const Value& b);
+  Value fmul(const Value& a, const Value& b);
+  Value fdiv(const Value& a, const Value& b);
+  Value fmax(const Value& a, const Value& b);
+  Value fmin(const Value& a, const Value& b);
+  Value fma(const Value& a, const Value& b, const Value& c);
+  Value fneg(const Value& a);
+  Value exp(const Value& a);
+  Value icmp(const std::string& pred, const Value& a, const Value& b);
+  Value fcmp(const std::string& pred, const Value& a, const Value& b);
+  Value select(const Value& cond, const Value& a, const Value& b);
+
+  // ---- casts ----
+  Value zext(const Value& v, const Type& t, bool nneg = false);
+  Value sext(const Value& v, const Type& t);
+  Value trunc(const Value& v, const Type& t);
+  Value fpext(const Value& v, const Type& t);
+  Value fptrunc(const Value& v, const Type& t);
+  Value sitofp(const Value& v, const Type& t);
+  Value fptosi(const Value& v, const Type& t);
+
+  // ---- memory ----
+  // p + index * sizeof(element); index is an i32 known to be in [0, 2^31).
+  Value ptr_add(const Value& p, const Value& index, const Type& element);
+  Value load(const Type& t, const Value& p, int align);
+  void store(const Value& v, const Value& p, int align);
+  // Every wave of the workgroup arrives here; LDS writes before it are seen after it.
+  void barrier();
+  Value readfirstlane(const Value& v);
+
+  // ---- structured control flow ----
+  // for iv = lo; iv < hi (signed); iv += step. Returns the loop's results: the final iters
+  // (the inits when the loop runs zero times).
+  std::vector<Value> for_loop(const Value& lo, const Value& hi, const Value& step,
+                              const std::vector<Value>& inits, const LoopBody& body);
+  void if_then(const Value& cond, const IfBody& then_body);
+  void if_then_else(const Value& cond, const IfBody& then_body, const IfBody& else_body);
+
+ private:
+  using TypeCheck = bool (*)(const Type&);
+  using WidthCheck = bool (*)(int, int);
+
+  void _if(const Value& cond, const std::vector<IfBody>& bodies);
+  Region& _current();
+  Value _new_value(const Type& t);
+  std::optional<Value> _emit(const std::string& name, const std::vector<Value>& operands,
+                             const std::optional<Type>& result_type, Attrs attrs);
+  void _check_new_name(const std::string& name) const;
+  static std::string _dim(const std::string& dim);
+  static void _same_types(const std::string& name, const std::vector<Value>& values, TypeCheck predicate,
+                          const std::string& what);
+  Value _int_binary(const std::string& name, const Value& a, const Value& b, const Flags& flags);
+  Value _float_op(const std::string& name, const std::vector<Value>& operands);
+  Value _compare(const std::string& name, const std::string& pred, const std::vector<std::string>& predicates,
+                 const Value& a, const Value& b);
+  Value _cast(const std::string& name, const Value& v, const Type& t, TypeCheck from_ok, TypeCheck to_ok,
+              WidthCheck widths_ok, Attrs attrs);
+  static void _check_access(const std::string& name, const Type& t, const Value& p, int align);
+
+  Kernel _kernel;
+  int _next_id = 0;
+  // Open regions, innermost last. A region's parent only grows after the region is closed,
+  // so these pointers stay valid while they are on the stack.
+  std::vector<Region*> _regions;
+};
+
+}  // namespace kemit::ir

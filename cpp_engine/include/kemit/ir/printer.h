@@ -1,0 +1,22 @@
+// The canonical printer: flavor-free text with explicit value ids and sorted attributes.
+// Mirrors py_engine/kemit/ir/printer.py. The text is the contract between the engines'
+// builders: both must print the same bytes before any lowering happens (grammar: docs/ir.md).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kemit/ir/builder.h"
+
+namespace kemit::ir {
+
+extern const char* const HEADER;
+
+std::string print_kernel(const Kernel& kernel);
+std::string attrs_text(const Attrs& attrs);
+std::string values_text(const std::vector<Value>& values);
+void print_region(const Region& region, int depth, std::vector<std::string>& lines);
+std::string op_text(const Op& op);
+void print_for(const Op& op, int depth, std::vector<std::string>& lines);
+void print_if(const Op& op, int depth, std::vector<std::string>& lines);
+
+}  // namespace kemit::ir

@@ -1,0 +1,91 @@
+// Lowering: canonical IR -> LLVM IR text for one flavor. Mirrors py_engine/kemit/llvm/lower.py.
+//
+// Structured control flow becomes basic blocks and phis (loops are rotated: a guard, then a
+// body that ends in the latch). Names are deterministic: `%v<id>` for IR values,
+// `%v<id>.<role>` for the helper values an op needs, `<kind><n>.<role>` for blocks in order
+// of appearance.
+#pragma once
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kemit/ir/builder.h"
+#include "kemit/llvm/flavors.h"
+
+namespace kemit::llvm {
+
+extern const std::map<std::string, std::string> KERNEL_ATTRIBUTES;
+extern const std::map<std::string, std::string> INT_OPCODES;
+extern const std::map<std::string, std::string> FLOAT_OPCODES;
+extern const std::map<std::string, std::string> FLOAT_INTRINSICS;
+extern const std::vector<std::string> CASTS;
+// (workgroup size i16, grid size i32) offsets in the HSA dispatch packet.
+extern const std::map<std::string, std::pair<int, int>> DISPATCH_OFFSETS;
+
+struct LowerError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// The flavor gate: "" when the flavor's LLVM knows the processor, else the refusal.
+std::string processor_gate(const std::string& arch_name, const Flavor& flavor);
+std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor);
+
+class Lowering {
+ public:
+  Lowering(const ir::Kernel& kernel, const Flavor& flavor);
+
+  // ---- module ----
+  std::string module_text();
+  std::string kernel_attributes() const;
+  std::string param_text(const ir::Param& param);
+
+  // ---- helpers ----
+  void emit(const std::string& text);
+  void start_block(const std::string& label);
+  std::string new_block_prefix(const std::string& kind);
+  void declare(const std::string& name, const std::string& result, const std::vector<std::string>& args);
+  // Declare and call an intrinsic; args are (type text, operand text) pairs.
+  std::string call(const std::string& name, const std::string& result_type,
+                   const std::vector<std::pair<std::string, std::string>>& args);
+  std::string value(const ir::Value& v) const;
+  std::string typed(const ir::Value& v) const;
+  std::string define(const ir::Value& v, const std::string& suffix = "");
+
+  // ---- ops ----
+  using Handler = void (Lowering::*)(const ir::Op&);
+  void lower_region(const ir::Region& region);
+  Handler handler(const std::string& name) const;
+  void lower_const(const ir::Op& op);
+  void lower_workitem_id(const ir::Op& op);
+  void lower_workgroup_id(const ir::Op& op);
+  void lower_num_workgroups(const ir::Op& op);
+  void lower_int_binary(const ir::Op& op);
+  void lower_float_op(const ir::Op& op);
+  void lower_icmp(const ir::Op& op);
+  void lower_fcmp(const ir::Op& op);
+  void lower_select(const ir::Op& op);
+  void lower_cast(const ir::Op& op);
+  void lower_cast_per_lane(const ir::Op& op);
+  void lower_ptr_add(const ir::Op& op);
+  void lower_load(const ir::Op& op);
+  void lower_store(const ir::Op& op);
+  void lower_barrier(const ir::Op& op);
+  void lower_readfirstlane(const ir::Op& op);
+
+  // ---- structured control flow ----
+  void lower_for(const ir::Op& op);
+  void lower_if(const ir::Op& op);
+
+ private:
+  const ir::Kernel& kernel;
+  const Flavor& flavor;
+  std::map<int, std::string> names;
+  std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
+  std::vector<std::string> lines;
+  std::string block = "entry";
+  int blocks_made = 0;
+};
+
+}  // namespace kemit::llvm

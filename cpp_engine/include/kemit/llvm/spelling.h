@@ -1,0 +1,25 @@
+// How IR types and constants are spelled in LLVM text at a flavor.
+// Mirrors py_engine/kemit/llvm/spelling.py.
+#pragma once
+#include <map>
+#include <string>
+
+#include "kemit/ir/builder.h"
+#include "kemit/ir/types.h"
+#include "kemit/llvm/flavors.h"
+
+namespace kemit::llvm {
+
+extern const std::map<std::string, int> ADDRESS_SPACE_NUMBERS;
+extern const std::map<std::string, std::string> SCALAR_NAMES;
+
+std::string llvm_type(const ir::Type& t);
+// The overload suffix of an intrinsic name: f32, v4f32, i32.
+std::string mangle(const ir::Type& t);
+// A scalar constant: decimal integers, LLVM's hex forms for floats (exact, never rounded).
+// `value` is the const op's attribute: an integer, or the float's bits as "0x..." text.
+std::string scalar_literal(const ir::Type& t, const ir::Attr& value);
+// A constant operand; vectors are splats (`splat (...)` where the flavor reads it).
+std::string constant_literal(const ir::Type& t, const ir::Attr& value, const Flavor& flavor);
+
+}  // namespace kemit::llvm

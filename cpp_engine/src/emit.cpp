@@ -1,0 +1,121 @@
+// `kemit_emit`: print one config's IR, or serve the engine protocol (--serve).
+// Mirrors py_engine/kemit/emit.py, exit codes included: 0 printed, 1 refused (or a bad
+// config file or spec), 2 a usage error, an unknown family or an unknown flavor.
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kemit/engine.h"
+#include "kemit/llvm/flavors.h"
+#include "serve.h"
+
+namespace {
+
+using nlohmann::json;
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string text_of(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// FILE:ID -> (family, arch, spec) from a parity config file.
+std::tuple<std::string, std::string, json> config_from_file(const std::string& reference) {
+  size_t colon = reference.rfind(':');
+  std::string path = colon == std::string::npos ? "" : reference.substr(0, colon);
+  std::string config_id = colon == std::string::npos ? reference : reference.substr(colon + 1);
+  std::ifstream handle(path);
+  if (!handle) throw ConfigError(path + ": cannot open the config file");
+  json document;
+  try {
+    document = json::parse(handle);
+    for (const auto& config : document.at("configs"))
+      if (text_of(config.at("id")) == config_id)
+        return {text_of(document.at("family")), text_of(config.at("arch")), config.at("spec")};
+  } catch (const json::exception& error) {
+    throw ConfigError(path + ": " + error.what());
+  }
+  throw ConfigError(path + ": no config with id " + config_id);
+}
+
+// Print the one section asked for; the exit code as emit.py returns it.
+int print_result(const kemit::EmitResult& result, bool canonical) {
+  if (result.rejected) {
+    std::cerr << "rejected: " << result.reason << "\n";
+    return 1;
+  }
+  if (canonical) {
+    std::cout << result.canonical;
+    return 0;
+  }
+  const kemit::FlavorSection& section = result.ll.at(0);
+  if (section.rejected) {
+    std::cerr << "rejected at " << section.flavor << ": " << section.reason << "\n";
+    return 1;
+  }
+  std::cout << section.text;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kemit_emit: print one config's IR, or serve the engine protocol (--serve)", "kemit_emit"};
+  bool serve = false, canonical = false;
+  std::string config, family, arch, spec_text = "{}", flavor_name = "llvm22";
+  app.add_flag("--serve", serve, "serve the engine protocol on stdin/stdout");
+  app.add_option("--config", config, "take family, arch and spec from FILE:ID");
+  app.add_option("--family", family);
+  app.add_option("--arch", arch);
+  app.add_option("--spec", spec_text, "the spec as JSON")->capture_default_str();
+  app.add_option("--flavor", flavor_name)->capture_default_str();
+  app.add_flag("--canonical", canonical, "print the canonical IR instead");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return 2;  // argparse's usage-error code, as emit.py exits
+  }
+  if (serve) {
+    std::ios::sync_with_stdio(false);
+    return kemit::serve::serve(std::cin, std::cout);
+  }
+  std::string spec_family, spec_arch;
+  json spec;
+  try {
+    if (!config.empty()) {
+      std::tie(spec_family, spec_arch, spec) = config_from_file(config);
+    } else if (!family.empty() && !arch.empty()) {
+      spec_family = family;
+      spec_arch = arch;
+      spec = kemit::serve::parse_line(spec_text);
+    } else {
+      std::cerr << app.help() << "kemit_emit: error: give --config FILE:ID, or --family and --arch (with --spec)\n";
+      return 2;
+    }
+  } catch (const std::exception& error) {  // Python ends here with a traceback: exit 1
+    std::cerr << "error: " << error.what() << "\n";
+    return 1;
+  }
+  kemit::EmitResult result;
+  std::string note;
+  try {
+    auto [flavor, resolved_note] = kemit::llvm::resolve_flavor(flavor_name);
+    note = resolved_note;
+    result = kemit::emit(spec_family, spec_arch, spec, {flavor->name});
+  } catch (const std::invalid_argument& error) {  // Python: except (UnknownFlavor, ValueError)
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  }
+  if (!note.empty()) std::cerr << note << "\n";
+  return print_result(result, canonical);
+}

@@ -1,0 +1,48 @@
+// The engine's front door: emit one config (family, arch, spec) at the requested flavors.
+// Mirrors py_engine/kemit/engine.py.
+//
+// parse spec -> validate -> build the canonical IR once -> lower once per flavor. A validation
+// refusal emits nothing; a flavor gate refuses that flavor only.
+#include "kemit/engine.h"
+
+#include "kemit/families/registry.h"
+#include "kemit/families/spec.h"
+#include "kemit/ir/printer.h"
+#include "kemit/llvm/flavors.h"
+#include "kemit/llvm/lower.h"
+#include "kemit/target/arch.h"
+
+namespace kemit {
+
+std::vector<std::string> family_names() { return families::family_names(); }
+
+EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
+                const std::vector<std::string>& flavors) {
+  const families::Family& module = families::find_family(family);
+  std::vector<const llvm::Flavor*> chosen;
+  for (const auto& name : flavors) chosen.push_back(&llvm::find_flavor(name));
+  const target::Arch* target = nullptr;
+  nlohmann::json parsed;
+  try {
+    target = &target::find_arch(arch);
+    parsed = module.parse_spec(spec);
+  } catch (const target::UnknownArch& refusal) {
+    return EmitResult{true, refusal.what(), "", "", {}};
+  } catch (const families::SpecError& refusal) {
+    return EmitResult{true, refusal.what(), "", "", {}};
+  }
+  std::string reason = module.validate(parsed, *target);
+  if (!reason.empty()) return EmitResult{true, reason, "", "", {}};
+  ir::Kernel kernel = module.build(parsed, *target);
+  EmitResult result{false, "", kernel.name, ir::print_kernel(kernel), {}};
+  for (const llvm::Flavor* flavor : chosen) {
+    std::string gate = llvm::processor_gate(std::string(arch), *flavor);
+    if (!gate.empty())
+      result.ll.push_back(FlavorSection{flavor->name, true, "", gate});
+    else
+      result.ll.push_back(FlavorSection{flavor->name, false, llvm::lower_kernel(kernel, *flavor), ""});
+  }
+  return result;
+}
+
+}  // namespace kemit

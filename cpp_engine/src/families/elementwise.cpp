@@ -1,0 +1,171 @@
+// Family `elementwise`: y = op(a [, b [, c]]) over n elements (n at run time).
+// Mirrors py_engine/kemit/families/elementwise.py.
+//
+// Value ids are given in creation order and C++ evaluates call arguments in no fixed order,
+// so every nested builder call of the Python source is one statement here, in Python's
+// left-to-right order.
+#include "kemit/families/elementwise.h"
+
+#include <functional>
+
+#include "kemit/ir/types.h"
+
+namespace kemit::families::elementwise {
+
+using ir::Value;
+
+const char* const FAMILY = "elementwise";
+const std::vector<Field> FIELDS = {{"op", "str", "add"},
+                                   {"dtype", "str", "f32"},
+                                   {"vec", "int", 1},
+                                   {"block", "int", 256},
+                                   {"waves_per_eu", "int", 0}};
+const std::vector<std::pair<std::string, int>> ARITY = {{"add", 2}, {"sub", 2}, {"mul", 2},  {"max", 2},
+                                                        {"min", 2}, {"fma", 3}, {"relu", 1}, {"silu", 1}};
+const std::vector<std::string> DTYPES = {"f16", "bf16", "f32"};
+const std::vector<int> VECS = {1, 2, 4, 8};
+const std::vector<std::string> INPUT_NAMES = {"a", "b", "c"};
+
+namespace {
+
+int arity_of(const std::string& op) {
+  for (const auto& [name, arity] : ARITY)
+    if (name == op) return arity;
+  return 0;
+}
+
+int bit_length(int value) {
+  int bits = 0;
+  for (; value > 0; value >>= 1) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
+
+std::string kernel_name(const nlohmann::json& spec) {
+  std::string name = "ew_" + spec["op"].get<std::string>() + "_" + spec["dtype"].get<std::string>() + "_v" +
+                     std::to_string(spec["vec"].get<int64_t>()) + "_b" + std::to_string(spec["block"].get<int64_t>());
+  int64_t waves = spec["waves_per_eu"].get<int64_t>();
+  return name + (waves ? "_w" + std::to_string(waves) : "");
+}
+
+std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+  int64_t block = spec["block"].get<int64_t>();
+  int64_t waves = spec["waves_per_eu"].get<int64_t>();
+  std::vector<nlohmann::json> ops, dtypes, vecs;
+  for (const auto& entry : ARITY) ops.push_back(entry.first);
+  for (const auto& dtype : DTYPES) dtypes.push_back(dtype);
+  for (int vec : VECS) vecs.push_back(vec);
+  const std::function<std::string()> checks[] = {
+      [&] { return one_of("op", spec["op"], ops); },
+      [&] { return one_of("dtype", spec["dtype"], dtypes); },
+      [&] { return one_of("vec", spec["vec"], vecs); },
+      [&] {
+        return block > 0 && block % arch.wave_size == 0
+                   ? ""
+                   : "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " on " +
+                         arch.name + " (got " + std::to_string(block) + ")";
+      },
+      [&] {
+        return block <= MAX_BLOCK ? ""
+                                  : "block must be at most " + std::to_string(MAX_BLOCK) + " (got " +
+                                        std::to_string(block) + ")";
+      },
+      [&] {
+        return 0 <= waves && waves <= MAX_WAVES_PER_EU
+                   ? ""
+                   : "waves_per_eu must be between 0 and " + std::to_string(MAX_WAVES_PER_EU) + " (got " +
+                         std::to_string(waves) + ")";
+      },
+  };
+  for (const auto& check : checks) {
+    std::string reason = check();
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+  ir::Builder b(kernel_name(spec), arch.name);
+  int64_t block_size = spec["block"].get<int64_t>(), waves = spec["waves_per_eu"].get<int64_t>();
+  b.attr("flat_work_group_size", "1," + std::to_string(block_size));
+  if (waves) b.attr("waves_per_eu", std::to_string(waves));
+  ir::Type dtype = ir::scalar(spec["dtype"].get<std::string>());
+  int vec = static_cast<int>(spec["vec"].get<int64_t>());
+  ir::Type i32 = ir::scalar("i32");
+  int align = ir::byte_size(dtype) * vec;
+  std::vector<Value> inputs;
+  int arity = arity_of(spec["op"].get<std::string>());
+  for (int i = 0; i < arity; ++i)
+    inputs.push_back(b.param(INPUT_NAMES[i], ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
+                             /*readonly=*/true));
+  Value y = b.param("y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
+                    /*writeonly=*/true);
+  Value n = b.param("n", i32);
+  Value block = b.const_int(i32, block_size);
+  Value group = b.workgroup_id("x");
+  Value group_base = b.mul(group, block, {"nuw", "nsw"});
+  Value item = b.workitem_id("x");
+  Value gid = b.add(group_base, item, {"nuw", "nsw"});
+  Value groups = b.num_workgroups("x");
+  Value stride = b.mul(groups, block, {"nuw", "nsw"});
+  Value shift = b.const_int(i32, bit_length(vec) - 1);
+  Value vectors = vec > 1 ? b.lshr(n, shift) : n;
+
+  auto vector_body = [&](const Value& i, const std::vector<Value>& iters) -> std::vector<Value> {
+    Value first = vec > 1 ? b.shl(i, shift, {"nuw", "nsw"}) : i;
+    element_step(b, spec, inputs, y, first, ir::with_lanes(dtype, vec), align);
+    return {};
+  };
+
+  b.for_loop(gid, vectors, stride, {}, vector_body);
+  if (vec > 1) {
+    Value done = b.shl(vectors, shift, {"nuw", "nsw"});
+    Value tail = b.sub(n, done, {"nuw", "nsw"});
+    Value in_tail = b.icmp("slt", gid, tail);
+    b.if_then(in_tail, [&] {
+      Value first = b.add(done, gid, {"nuw", "nsw"});
+      element_step(b, spec, inputs, y, first, dtype, ir::byte_size(dtype));
+    });
+  }
+  return b.finish();
+}
+
+void element_step(ir::Builder& b, const nlohmann::json& spec, const std::vector<Value>& inputs, const Value& y,
+                  const Value& first, const ir::Type& t, int align) {
+  ir::Type f32 = ir::with_lanes(ir::scalar("f32"), t.kind == "scalar" ? 1 : t.count);
+  std::string dtype = spec["dtype"].get<std::string>();
+  std::vector<Value> operands;
+  for (const auto& pointer : inputs) {
+    Value address = b.ptr_add(pointer, first, ir::scalar(dtype));
+    Value loaded = b.load(t, address, align);
+    operands.push_back(dtype == "f32" ? loaded : b.fpext(loaded, f32));
+  }
+  Value result = apply_op(b, spec["op"].get<std::string>(), operands, f32);
+  if (dtype != "f32") result = b.fptrunc(result, t);
+  Value address = b.ptr_add(y, first, ir::scalar(dtype));
+  b.store(result, address, align);
+}
+
+Value apply_op(ir::Builder& b, const std::string& op, const std::vector<Value>& x, const ir::Type& f32) {
+  if (op == "add") return b.fadd(x[0], x[1]);
+  if (op == "sub") return b.fsub(x[0], x[1]);
+  if (op == "mul") return b.fmul(x[0], x[1]);
+  if (op == "max") return b.fmax(x[0], x[1]);
+  if (op == "min") return b.fmin(x[0], x[1]);
+  if (op == "fma") return b.fma(x[0], x[1], x[2]);
+  if (op == "relu") {
+    Value zero = b.const_float(f32, 0.0);
+    return b.fmax(x[0], zero);
+  }
+  // silu: x / (1 + exp(-x))
+  Value one = b.const_float(f32, 1.0);
+  Value negated = b.fneg(x[0]);
+  Value exponential = b.exp(negated);
+  Value denominator = b.fadd(one, exponential);
+  return b.fdiv(x[0], denominator);
+}
+
+}  // namespace kemit::families::elementwise

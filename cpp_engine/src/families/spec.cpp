@@ -1,0 +1,74 @@
+// Strict spec parsing shared by the families: unknown or mistyped fields are refusals.
+// Mirrors py_engine/kemit/families/spec.py.
+#include "kemit/families/spec.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace kemit::families {
+
+namespace {
+
+// Python's str() of a JSON scalar as the families show it: strings bare, numbers as digits.
+std::string plain_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+std::string json_kind(const nlohmann::json& value) {
+  // A boolean first: Python's bool is an int, and nlohmann keeps them apart anyway.
+  if (value.is_boolean()) return "boolean";
+  if (value.is_number()) return "number";
+  if (value.is_string()) return "string";
+  if (value.is_array()) return "array";
+  if (value.is_object()) return "object";
+  return "null";
+}
+
+nlohmann::json parse_fields(const std::string& family, const nlohmann::json& raw, const std::vector<Field>& fields) {
+  if (!raw.is_object()) throw SpecError(family + " spec must be a JSON object (got " + json_kind(raw) + ")");
+  std::vector<std::string> known;
+  for (const auto& field : fields) known.push_back(field.name);
+  std::sort(known.begin(), known.end());
+  for (const auto& item : raw.items()) {  // nlohmann objects iterate in sorted key order
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      std::string names;
+      for (const auto& name : known) names += (names.empty() ? "" : ", ") + name;
+      throw SpecError("unknown field '" + item.key() + "' in " + family + " spec (known: " + names + ")");
+    }
+  }
+  nlohmann::json spec = nlohmann::json::object();
+  for (const auto& field : fields) {
+    auto found = raw.find(field.name);
+    spec[field.name] = check_kind(field.name, field.kind, found == raw.end() ? field.default_value : *found);
+  }
+  return spec;
+}
+
+nlohmann::json check_kind(const std::string& name, const std::string& kind, const nlohmann::json& value) {
+  std::string got = json_kind(value);
+  if (kind == "int") {
+    if (got != "number" || value.is_number_float())
+      throw SpecError("field '" + name + "' must be an integer (got " + (got != "number" ? got : "a fraction") + ")");
+    bool fits = value.is_number_unsigned() ? value.get<uint64_t>() < (uint64_t{1} << 31)
+                                           : value.get<int64_t>() >= -(int64_t{1} << 31) &&
+                                                 value.get<int64_t>() < (int64_t{1} << 31);
+    if (!fits) throw SpecError("field '" + name + "' must fit in 32 bits");
+  } else if (kind == "str" && got != "string") {
+    throw SpecError("field '" + name + "' must be a string (got " + got + ")");
+  } else if (kind == "bool" && got != "boolean") {
+    throw SpecError("field '" + name + "' must be a boolean (got " + got + ")");
+  }
+  return value;
+}
+
+std::string one_of(const std::string& name, const nlohmann::json& value, const std::vector<nlohmann::json>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return "";
+  std::string shown = value.is_string() ? "'" + value.get<std::string>() + "'" : plain_text(value);
+  std::string names;
+  for (const auto& item : allowed) names += (names.empty() ? "" : ", ") + plain_text(item);
+  return name + " must be one of " + names + " (got " + shown + ")";
+}
+
+}  // namespace kemit::families

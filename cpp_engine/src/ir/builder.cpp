@@ -1,0 +1,411 @@
+// The builder: the only way to make IR. Mirrors py_engine/kemit/ir/builder.py.
+#include "kemit/ir/builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace kemit::ir {
+
+const std::map<std::string, std::vector<std::string>> INT_FLAGS = {
+    {"add", {"nsw", "nuw"}}, {"sub", {"nsw", "nuw"}}, {"mul", {"nsw", "nuw"}}, {"shl", {"nsw", "nuw"}},
+    {"udiv", {}},            {"urem", {}},            {"lshr", {}},           {"bit_and", {}},
+    {"bit_or", {"disjoint"}}};
+const std::vector<std::string> FLOAT_BINARY = {"fadd", "fsub", "fmul", "fdiv", "fmax", "fmin"};
+const std::vector<std::string> FLOAT_UNARY = {"fneg", "exp"};
+const std::vector<std::string> ICMP_PREDICATES = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
+const std::vector<std::string> FCMP_PREDICATES = {"oeq", "one", "olt", "ole", "ogt", "oge"};
+const std::vector<std::string> DIMS = {"x", "y", "z"};
+
+namespace {
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// Python's _NAME: [a-z_][a-z0-9_]*\Z
+bool is_name(const std::string& text) {
+  if (text.empty() || !((text[0] >= 'a' && text[0] <= 'z') || text[0] == '_')) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+// Python's _RESERVED_NAME: v[0-9]+\Z
+bool is_reserved_name(const std::string& text) {
+  return text.size() >= 2 && text[0] == 'v' &&
+         std::all_of(text.begin() + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// [A-Za-z0-9_.,:-]+\Z
+bool is_attr_value(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           std::strchr("_.,:-", c) != nullptr;
+  });
+}
+
+uint32_t f32_bits_of(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+std::string hex_digits(uint32_t bits, int digits) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%0*X", digits, bits);
+  return text;
+}
+
+}  // namespace
+
+std::string float_repr(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  // The shortest round-tripping digits (what Python's repr chooses), then Python's layout:
+  // exponent form when the decimal point sits below -4 or above 16 digits.
+  char text[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof text, "%.*e", precision - 1, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  std::string all(text);
+  std::string sign = all[0] == '-' ? "-" : "";
+  size_t e = all.find('e');
+  std::string digits;
+  for (size_t i = sign.size(); i < e; ++i)
+    if (all[i] != '.') digits += all[i];
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  int exponent = std::atoi(all.c_str() + e + 1);
+  int point = exponent + 1;
+  if (point <= -4 || point > 16) {
+    std::string out = sign + digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    char tail[16];
+    std::snprintf(tail, sizeof tail, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    return out + tail;
+  }
+  if (point <= 0) return sign + "0." + std::string(-point, '0') + digits;
+  if (point >= static_cast<int>(digits.size()))
+    return sign + digits + std::string(point - digits.size(), '0') + ".0";
+  return sign + digits.substr(0, point) + "." + digits.substr(point);
+}
+
+uint32_t float_bits(const Type& t, double value) {
+  float narrowed = static_cast<float>(value);
+  if (std::isinf(narrowed) && std::isfinite(value))  // Python's struct.pack("<f") refuses these
+    throw std::overflow_error("float too large to pack with f format");
+  uint32_t f32 = f32_bits_of(narrowed);
+  if (static_cast<double>(narrowed) != value)
+    throw BuildError("constant " + float_repr(value) + " is not exact in " + t.name);
+  if (t.name == "f32") return f32;
+  if (t.name == "bf16") {
+    if (f32 & 0xFFFF) throw BuildError("constant " + float_repr(value) + " is not exact in bf16");
+    return f32 >> 16;
+  }
+  uint32_t sign = f32 >> 31, exponent = (f32 >> 23) & 0xFF, mantissa = f32 & 0x7FFFFF;
+  if (exponent == 0 && mantissa == 0) return sign << 15;
+  int unbiased = static_cast<int>(exponent) - 127;
+  if (!(-14 <= unbiased && unbiased <= 15) || (mantissa & 0x1FFF))
+    throw BuildError("constant " + float_repr(value) + " is not exact in f16");
+  return (sign << 15) | ((unbiased + 15) << 10) | (mantissa >> 13);
+}
+
+Builder::Builder(const std::string& name, const std::string& arch) {
+  if (!is_name(name)) throw BuildError("kernel name '" + name + "' must match [a-z_][a-z0-9_]*");
+  _kernel.name = name;
+  _kernel.arch = arch;
+  _regions.push_back(&_kernel.body);
+}
+
+// ---- kernel interface -------------------------------------------------------------------
+void Builder::attr(const std::string& key, const std::string& value) {
+  if (!is_name(key) || !is_attr_value(value))
+    throw BuildError("kernel attribute " + key + "=" + value + " has characters outside the canonical set");
+  for (auto& entry : _kernel.attrs)
+    if (entry.first == key) {
+      entry.second = value;
+      return;
+    }
+  _kernel.attrs.emplace_back(key, value);
+}
+
+Value Builder::param(const std::string& name, const Type& t, int64_t align, bool noalias, bool nocapture,
+                     bool readonly, bool writeonly) {
+  _check_new_name(name);
+  if (_next_id != static_cast<int>(_kernel.params.size()))
+    throw BuildError("param '" + name + "' must be declared before LDS buffers and ops");
+  const std::pair<const char*, bool> flags[] = {
+      {"noalias", noalias}, {"nocapture", nocapture}, {"readonly", readonly}, {"writeonly", writeonly}};
+  bool any_flag = noalias || nocapture || readonly || writeonly;
+  if (t.kind != "pointer" && (align || any_flag))
+    throw BuildError("param '" + name + "': align and memory flags need a pointer (got " + type_text(t) + ")");
+  Attrs attrs;
+  for (const auto& [key, on] : flags)
+    if (on) attrs[key] = Attr::flag();
+  if (align) attrs["align"] = Attr::of(align);
+  Value value = _new_value(t);
+  _kernel.params.push_back(Param{value, name, attrs});
+  return value;
+}
+
+Value Builder::lds(const std::string& name, const Type& element, int count, int align) {
+  _check_new_name(name);
+  if (element.kind == "pointer" || count < 1)
+    throw BuildError("LDS buffer '" + name + "' needs a scalar or vector element and a count >= 1");
+  Value value = _new_value(Type{"pointer", "", 0, "lds"});
+  _kernel.lds.push_back(LdsBuffer{value, name, element, count, align});
+  return value;
+}
+
+Kernel Builder::finish() const {
+  if (_regions.size() != 1) throw BuildError("finish() inside an open region");
+  return _kernel;
+}
+
+// ---- constants and special registers ------------------------------------------------------
+Value Builder::const_int(const Type& t, int64_t value) {
+  if (!is_int(t)) throw BuildError("const_int needs an integer type (got " + type_text(t) + ")");
+  int bits = scalar_bits(element_type(t));
+  bool fits = bits == 64 || (-(int64_t{1} << (bits - 1)) <= value && value < (int64_t{1} << bits));
+  if (!fits) throw BuildError("constant " + std::to_string(value) + " does not fit " + type_text(t));
+  return *_emit("const", {}, t, {{"value", Attr::of(value)}});
+}
+
+Value Builder::const_float(const Type& t, double value) {
+  if (!is_float(t)) throw BuildError("const_float needs a float type (got " + type_text(t) + ")");
+  uint32_t bits = float_bits(element_type(t), value);
+  int digits = scalar_bits(element_type(t)) / 4;
+  return *_emit("const", {}, t, {{"value", Attr::of(hex_digits(bits, digits))}});
+}
+
+Value Builder::workitem_id(const std::string& dim) {
+  return *_emit("workitem_id", {}, scalar("i32"), {{"dim", Attr::of(_dim(dim))}});
+}
+
+Value Builder::workgroup_id(const std::string& dim) {
+  return *_emit("workgroup_id", {}, scalar("i32"), {{"dim", Attr::of(_dim(dim))}});
+}
+
+Value Builder::num_workgroups(const std::string& dim) {
+  return *_emit("num_workgroups", {}, scalar("i32"), {{"dim", Attr::of(_dim(dim))}});
+}
+
+// ---- integer and float arithmetic -----------------------------------------------------------
+Value Builder::add(const Value& a, const Value& b, const Flags& flags) { return _int_binary("add", a, b, flags); }
+Value Builder::sub(const Value& a, const Value& b, const Flags& flags) { return _int_binary("sub", a, b, flags); }
+Value Builder::mul(const Value& a, const Value& b, const Flags& flags) { return _int_binary("mul", a, b, flags); }
+Value Builder::udiv(const Value& a, const Value& b) { return _int_binary("udiv", a, b, {}); }
+Value Builder::urem(const Value& a, const Value& b) { return _int_binary("urem", a, b, {}); }
+Value Builder::shl(const Value& a, const Value& b, const Flags& flags) { return _int_binary("shl", a, b, flags); }
+Value Builder::lshr(const Value& a, const Value& b) { return _int_binary("lshr", a, b, {}); }
+Value Builder::bit_and(const Value& a, const Value& b) { return _int_binary("bit_and", a, b, {}); }
+Value Builder::bit_or(const Value& a, const Value& b, const Flags& flags) {
+  return _int_binary("bit_or", a, b, flags);
+}
+Value Builder::fadd(const Value& a, const Value& b) { return _float_op("fadd", {a, b}); }
+Value Builder::fsub(const Value& a, const Value& b) { return _float_op("fsub", {a, b}); }
+Value Builder::fmul(const Value& a, const Value& b) { return _float_op("fmul", {a, b}); }
+Value Builder::fdiv(const Value& a, const Value& b) { return _float_op("fdiv", {a, b}); }
+Value Builder::fmax(const Value& a, const Value& b) { return _float_op("fmax", {a, b}); }
+Value Builder::fmin(const Value& a, const Value& b) { return _float_op("fmin", {a, b}); }
+Value Builder::fma(const Value& a, const Value& b, const Value& c) { return _float_op("fma", {a, b, c}); }
+Value Builder::fneg(const Value& a) { return _float_op("fneg", {a}); }
+Value Builder::exp(const Value& a) { return _float_op("exp", {a}); }
+
+Value Builder::icmp(const std::string& pred, const Value& a, const Value& b) {
+  _same_types("icmp", {a, b}, is_int, "integer");
+  return _compare("icmp", pred, ICMP_PREDICATES, a, b);
+}
+
+Value Builder::fcmp(const std::string& pred, const Value& a, const Value& b) {
+  _same_types("fcmp", {a, b}, is_float, "float");
+  return _compare("fcmp", pred, FCMP_PREDICATES, a, b);
+}
+
+Value Builder::select(const Value& cond, const Value& a, const Value& b) {
+  if (a.type != b.type || element_type(cond.type) != scalar("i1") ||
+      (cond.type.kind == "vector" && lanes(cond.type) != lanes(a.type)))
+    throw BuildError("select needs an i1 condition per lane and equal arms (got " + type_text(cond.type) + ", " +
+                     type_text(a.type) + ", " + type_text(b.type) + ")");
+  return *_emit("select", {cond, a, b}, a.type, {});
+}
+
+// ---- casts ------------------------------------------------------------------------------------
+namespace {
+bool widens(int a, int b) { return a < b; }
+bool narrows(int a, int b) { return a > b; }
+bool any_width(int, int) { return true; }
+}  // namespace
+
+Value Builder::zext(const Value& v, const Type& t, bool nneg) {
+  return _cast("zext", v, t, is_int, is_int, widens, nneg ? Attrs{{"nneg", Attr::flag()}} : Attrs{});
+}
+Value Builder::sext(const Value& v, const Type& t) { return _cast("sext", v, t, is_int, is_int, widens, {}); }
+Value Builder::trunc(const Value& v, const Type& t) { return _cast("trunc", v, t, is_int, is_int, narrows, {}); }
+Value Builder::fpext(const Value& v, const Type& t) {
+  return _cast("fpext", v, t, is_float, is_float, widens, {});
+}
+Value Builder::fptrunc(const Value& v, const Type& t) {
+  return _cast("fptrunc", v, t, is_float, is_float, narrows, {});
+}
+Value Builder::sitofp(const Value& v, const Type& t) {
+  return _cast("sitofp", v, t, is_int, is_float, any_width, {});
+}
+Value Builder::fptosi(const Value& v, const Type& t) {
+  return _cast("fptosi", v, t, is_float, is_int, any_width, {});
+}
+
+// ---- memory -----------------------------------------------------------------------------------
+Value Builder::ptr_add(const Value& p, const Value& index, const Type& element) {
+  if (p.type.kind != "pointer" || index.type != scalar("i32") || element.kind == "pointer")
+    throw BuildError("ptr_add needs a pointer, an i32 index and a non-pointer element (got " + type_text(p.type) +
+                     ", " + type_text(index.type) + ", " + type_text(element) + ")");
+  return *_emit("ptr_add", {p, index}, p.type, {{"element", Attr::of(type_text(element))}});
+}
+
+Value Builder::load(const Type& t, const Value& p, int align) {
+  _check_access("load", t, p, align);
+  return *_emit("load", {p}, t, {{"align", Attr::of(int64_t{align})}});
+}
+
+void Builder::store(const Value& v, const Value& p, int align) {
+  _check_access("store", v.type, p, align);
+  _emit("store", {v, p}, std::nullopt, {{"align", Attr::of(int64_t{align})}});
+}
+
+void Builder::barrier() { _emit("barrier", {}, std::nullopt, {}); }
+
+Value Builder::readfirstlane(const Value& v) {
+  if (v.type != scalar("i32")) throw BuildError("readfirstlane needs an i32 (got " + type_text(v.type) + ")");
+  return *_emit("readfirstlane", {v}, v.type, {});
+}
+
+// ---- structured control flow --------------------------------------------------------------------
+std::vector<Value> Builder::for_loop(const Value& lo, const Value& hi, const Value& step,
+                                     const std::vector<Value>& inits, const LoopBody& body) {
+  Type i32 = scalar("i32");
+  if (!(lo.type == hi.type && hi.type == step.type && step.type == i32))
+    throw BuildError("for_loop bounds and step must be i32");
+  Value iv = _new_value(i32);
+  Region region;
+  region.args.push_back(iv);
+  for (const auto& init : inits) region.args.push_back(_new_value(init.type));
+  Op op{"for", {}, {lo, hi, step}, {}, {}};
+  op.operands.insert(op.operands.end(), inits.begin(), inits.end());
+  op.regions.push_back(std::move(region));
+  Region& parent = _current();
+  parent.ops.push_back(std::move(op));
+  Op& placed = parent.ops.back();
+  _regions.push_back(&placed.regions[0]);
+  std::vector<Value> iters(placed.regions[0].args.begin() + 1, placed.regions[0].args.end());
+  std::vector<Value> yields = body(iv, iters);
+  _regions.pop_back();
+  bool same = yields.size() == inits.size();
+  for (size_t i = 0; same && i < yields.size(); ++i) same = yields[i].type == inits[i].type;
+  if (!same) throw BuildError("for_loop body must yield " + std::to_string(inits.size()) + " values of the init types");
+  placed.regions[0].ops.push_back(Op{"yield", {}, yields, {}, {}});
+  for (const auto& init : inits) placed.results.push_back(_new_value(init.type));
+  return placed.results;
+}
+
+void Builder::if_then(const Value& cond, const IfBody& then_body) { _if(cond, {then_body}); }
+
+void Builder::if_then_else(const Value& cond, const IfBody& then_body, const IfBody& else_body) {
+  _if(cond, {then_body, else_body});
+}
+
+// ---- internals ------------------------------------------------------------------------------------
+void Builder::_if(const Value& cond, const std::vector<IfBody>& bodies) {
+  if (cond.type != scalar("i1")) throw BuildError("if needs an i1 condition (got " + type_text(cond.type) + ")");
+  Region& parent = _current();
+  parent.ops.push_back(Op{"if", {}, {cond}, {}, std::vector<Region>(bodies.size())});
+  Op& placed = parent.ops.back();
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    _regions.push_back(&placed.regions[i]);
+    bodies[i]();
+    _regions.pop_back();
+  }
+}
+
+Region& Builder::_current() { return *_regions.back(); }
+
+Value Builder::_new_value(const Type& t) { return Value{_next_id++, t}; }
+
+std::optional<Value> Builder::_emit(const std::string& name, const std::vector<Value>& operands,
+                                    const std::optional<Type>& result_type, Attrs attrs) {
+  std::vector<Value> results;
+  if (result_type) results.push_back(_new_value(*result_type));
+  _current().ops.push_back(Op{name, results, operands, std::move(attrs), {}});
+  if (results.empty()) return std::nullopt;
+  return results[0];
+}
+
+void Builder::_check_new_name(const std::string& name) const {
+  bool taken = false;
+  for (const auto& param : _kernel.params) taken = taken || param.name == name;
+  for (const auto& buffer : _kernel.lds) taken = taken || buffer.name == name;
+  if (!is_name(name) || is_reserved_name(name) || taken)
+    throw BuildError("name '" + name + "' must match [a-z_][a-z0-9_]*, not look like v<N>, and be unique");
+}
+
+std::string Builder::_dim(const std::string& dim) {
+  if (!contains(DIMS, dim)) throw BuildError("dimension must be one of x, y, z (got " + dim + ")");
+  return dim;
+}
+
+void Builder::_same_types(const std::string& name, const std::vector<Value>& values, TypeCheck predicate,
+                          const std::string& what) {
+  bool same = std::all_of(values.begin(), values.end(), [&](const Value& v) { return v.type == values[0].type; });
+  if (!same || !predicate(values[0].type)) {
+    std::vector<std::string> got;
+    for (const auto& v : values) got.push_back(type_text(v.type));
+    throw BuildError(name + " operands must be " + what + " values of one type (got " + join(got) + ")");
+  }
+}
+
+Value Builder::_int_binary(const std::string& name, const Value& a, const Value& b, const Flags& flags) {
+  _same_types(name, {a, b}, is_int, "integer");
+  Attrs attrs;
+  for (const auto& flag : flags) {
+    if (!contains(INT_FLAGS.at(name), flag)) throw BuildError(name + " does not take flag '" + flag + "'");
+    attrs[flag] = Attr::flag();
+  }
+  return *_emit(name, {a, b}, a.type, attrs);
+}
+
+Value Builder::_float_op(const std::string& name, const std::vector<Value>& operands) {
+  _same_types(name, operands, is_float, "float");
+  return *_emit(name, operands, operands[0].type, {});
+}
+
+Value Builder::_compare(const std::string& name, const std::string& pred, const std::vector<std::string>& predicates,
+                        const Value& a, const Value& b) {
+  if (!contains(predicates, pred))
+    throw BuildError(name + " predicate must be one of " + join(predicates) + " (got " + pred + ")");
+  return *_emit(name, {a, b}, with_lanes(scalar("i1"), lanes(a.type)), {{"pred", Attr::of(pred)}});
+}
+
+Value Builder::_cast(const std::string& name, const Value& v, const Type& t, TypeCheck from_ok, TypeCheck to_ok,
+                     WidthCheck widths_ok, Attrs attrs) {
+  if (!from_ok(v.type) || !to_ok(t) || lanes(v.type) != lanes(t) ||
+      !widths_ok(scalar_bits(element_type(v.type)), scalar_bits(element_type(t))))
+    throw BuildError(name + " cannot convert " + type_text(v.type) + " to " + type_text(t));
+  return *_emit(name, {v}, t, std::move(attrs));
+}
+
+void Builder::_check_access(const std::string& name, const Type& t, const Value& p, int align) {
+  if (p.type.kind != "pointer" || t.kind == "pointer")
+    throw BuildError(name + " needs a pointer operand and a non-pointer value type");
+  if (align < 1 || (align & (align - 1)) || align > byte_size(t))
+    throw BuildError(name + " align must be a power of two up to " + std::to_string(byte_size(t)) + " (got " +
+                     std::to_string(align) + ")");
+}
+
+}  // namespace kemit::ir

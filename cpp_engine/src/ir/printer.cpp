@@ -1,0 +1,106 @@
+// The canonical printer: flavor-free text with explicit value ids and sorted attributes.
+// Mirrors py_engine/kemit/ir/printer.py.
+#include "kemit/ir/printer.h"
+
+#include <algorithm>
+
+namespace kemit::ir {
+
+const char* const HEADER = "; kemit canonical IR 1\n";
+
+namespace {
+
+std::string id_text(const Value& v) { return "%" + std::to_string(v.id); }
+
+std::string pad_text(int depth) { return std::string(2 * depth, ' '); }
+
+}  // namespace
+
+std::string print_kernel(const Kernel& kernel) {
+  std::vector<std::string> lines = {"kernel @" + kernel.name + " {", "  arch " + kernel.arch};
+  auto attrs = kernel.attrs;
+  std::sort(attrs.begin(), attrs.end());
+  for (const auto& [key, value] : attrs) lines.push_back("  attr " + key + " " + value);
+  for (const auto& param : kernel.params)
+    lines.push_back("  param " + id_text(param.value) + " " + param.name + " : " + type_text(param.value.type) +
+                    attrs_text(param.attrs));
+  for (const auto& buffer : kernel.lds)
+    lines.push_back("  lds " + id_text(buffer.value) + " " + buffer.name + " : " + type_text(buffer.element) + "[" +
+                    std::to_string(buffer.count) + "]" + attrs_text({{"align", Attr::of(int64_t{buffer.align})}}));
+  print_region(kernel.body, 1, lines);
+  lines.push_back("}");
+  std::string out = HEADER;
+  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];
+  return out + "\n";
+}
+
+std::string attrs_text(const Attrs& attrs) {
+  if (attrs.empty()) return "";
+  std::string items;
+  for (const auto& [key, value] : attrs) {  // a std::map iterates in sorted key order
+    std::string item = key;
+    if (value.kind == Attr::Kind::integer) item += "=" + std::to_string(value.integer);
+    if (value.kind == Attr::Kind::text) item += "=" + value.text;
+    items += (items.empty() ? "" : ", ") + item;
+  }
+  return " {" + items + "}";
+}
+
+std::string values_text(const std::vector<Value>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + id_text(v);
+  return out;
+}
+
+void print_region(const Region& region, int depth, std::vector<std::string>& lines) {
+  for (const auto& op : region.ops) {
+    if (op.name == "for")
+      print_for(op, depth, lines);
+    else if (op.name == "if")
+      print_if(op, depth, lines);
+    else
+      lines.push_back(pad_text(depth) + op_text(op));
+  }
+}
+
+std::string op_text(const Op& op) {
+  std::string text = op.results.empty() ? "" : values_text(op.results) + " = ";
+  text += op.name;
+  if (!op.operands.empty()) text += " " + values_text(op.operands);
+  text += attrs_text(op.attrs);
+  if (!op.results.empty()) text += " : " + type_text(op.results[0].type);
+  return text;
+}
+
+void print_for(const Op& op, int depth, std::vector<std::string>& lines) {
+  std::string pad = pad_text(depth);
+  const auto& operands = op.operands;
+  const auto& args = op.regions[0].args;
+  std::string head = op.results.empty() ? "" : values_text(op.results) + " = ";
+  head += "for " + id_text(args[0]) + " = " + id_text(operands[0]) + " to " + id_text(operands[1]) + " step " +
+          id_text(operands[2]);
+  if (args.size() > 1) {
+    std::string pairs;
+    // zip(iters, inits): stops at the shorter of the two, as Python's zip does.
+    for (size_t i = 1; i < args.size() && i + 2 < operands.size(); ++i)
+      pairs += (pairs.empty() ? "" : ", ") + id_text(args[i]) + " = " + id_text(operands[i + 2]) + " : " +
+               type_text(operands[i + 2].type);
+    head += " iter(" + pairs + ")";
+  }
+  lines.push_back(pad + head + " {");
+  print_region(op.regions[0], depth + 1, lines);
+  lines.push_back(pad + "}");
+}
+
+void print_if(const Op& op, int depth, std::vector<std::string>& lines) {
+  std::string pad = pad_text(depth);
+  lines.push_back(pad + "if " + id_text(op.operands[0]) + " {");
+  print_region(op.regions[0], depth + 1, lines);
+  if (op.regions.size() == 2) {
+    lines.push_back(pad + "} else {");
+    print_region(op.regions[1], depth + 1, lines);
+  }
+  lines.push_back(pad + "}");
+}
+
+}  // namespace kemit::ir

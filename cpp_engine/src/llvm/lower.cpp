@@ -1,0 +1,382 @@
+// Lowering: canonical IR -> LLVM IR text for one flavor. Mirrors py_engine/kemit/llvm/lower.py.
+#include "kemit/llvm/lower.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "kemit/ir/types.h"
+#include "kemit/llvm/spelling.h"
+#include "kemit/target/arch.h"
+
+namespace kemit::llvm {
+
+using ir::Op;
+using ir::Value;
+
+const std::map<std::string, std::string> KERNEL_ATTRIBUTES = {
+    {"flat_work_group_size", "amdgpu-flat-work-group-size"}, {"waves_per_eu", "amdgpu-waves-per-eu"}};
+const std::map<std::string, std::string> INT_OPCODES = {
+    {"add", "add"}, {"sub", "sub"}, {"mul", "mul"},        {"udiv", "udiv"},    {"urem", "urem"},
+    {"shl", "shl"}, {"lshr", "lshr"}, {"bit_and", "and"}, {"bit_or", "or"}};
+const std::map<std::string, std::string> FLOAT_OPCODES = {
+    {"fadd", "fadd"}, {"fsub", "fsub"}, {"fmul", "fmul"}, {"fdiv", "fdiv"}};
+const std::map<std::string, std::string> FLOAT_INTRINSICS = {
+    {"fmax", "llvm.maxnum"}, {"fmin", "llvm.minnum"}, {"fma", "llvm.fma"}, {"exp", "llvm.exp"}};
+const std::vector<std::string> CASTS = {"zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "fptosi"};
+const std::map<std::string, std::pair<int, int>> DISPATCH_OFFSETS = {{"x", {4, 12}}, {"y", {6, 16}}, {"z", {8, 20}}};
+
+namespace {
+
+bool has_flag(const ir::Attrs& attrs, const std::string& key) {
+  // Python's attrs.get(key): a present flag or a non-zero/non-empty value is truthy.
+  auto found = attrs.find(key);
+  if (found == attrs.end()) return false;
+  const ir::Attr& attr = found->second;
+  return attr.kind == ir::Attr::Kind::flag || (attr.kind == ir::Attr::Kind::integer ? attr.integer != 0
+                                                                                     : !attr.text.empty());
+}
+
+std::string attr_text(const ir::Attr& attr) {
+  return attr.kind == ir::Attr::Kind::text ? attr.text : std::to_string(attr.integer);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
+  return out;
+}
+
+}  // namespace
+
+std::string processor_gate(const std::string& arch_name, const Flavor& flavor) {
+  const auto& processors = flavor.processors;
+  if (std::find(processors.begin(), processors.end(), arch_name) != processors.end()) return "";
+  return arch_name + " needs flavor " + target::find_arch(arch_name).oldest_flavor + " or newer (got " +
+         flavor.name + ")";
+}
+
+std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor) {
+  Lowering lowering(kernel, flavor);
+  return lowering.module_text();
+}
+
+Lowering::Lowering(const ir::Kernel& kernel, const Flavor& flavor) : kernel(kernel), flavor(flavor) {}
+
+// ---- module ---------------------------------------------------------------------------------
+std::string Lowering::module_text() {
+  std::vector<std::string> param_texts;
+  for (const auto& param : kernel.params) param_texts.push_back(param_text(param));
+  std::string params = join(param_texts, ", ");
+  for (const auto& buffer : kernel.lds) names[buffer.value.id] = "@" + buffer.name;
+  lower_region(kernel.body);
+  std::vector<std::string> out = {"; kemit kernel " + kernel.name + " for " + kernel.arch + " at " + flavor.name,
+                                  "target datalayout = \"" + flavor.datalayout + "\"",
+                                  "target triple = \"amdgcn-amd-amdhsa\"", ""};
+  for (const auto& buffer : kernel.lds)
+    out.push_back("@" + buffer.name + " = internal unnamed_addr addrspace(3) global [" +
+                  std::to_string(buffer.count) + " x " + llvm_type(buffer.element) + "] poison, align " +
+                  std::to_string(buffer.align));
+  if (!kernel.lds.empty()) out.push_back("");
+  out.push_back("define amdgpu_kernel void @" + kernel.name + "(" + params + ") #0 {");
+  out.push_back("entry:");
+  out.insert(out.end(), lines.begin(), lines.end());
+  out.push_back("  ret void");
+  out.push_back("}");
+  out.push_back("");
+  for (const auto& entry : declarations) out.push_back(entry.second);
+  if (!declarations.empty()) out.push_back("");
+  out.push_back("attributes #0 = { " + kernel_attributes() + " }");
+  return join(out, "\n") + "\n";
+}
+
+std::string Lowering::kernel_attributes() const {
+  std::map<std::string, std::string> pairs = {{"target-cpu", kernel.arch}, {"uniform-work-group-size", "true"}};
+  for (const auto& [key, value] : kernel.attrs) {
+    auto spelled = KERNEL_ATTRIBUTES.find(key);
+    if (spelled == KERNEL_ATTRIBUTES.end()) throw LowerError("kernel attribute '" + key + "' has no LLVM spelling");
+    pairs[spelled->second] = value;
+  }
+  std::vector<std::string> words;
+  for (const auto& [key, value] : pairs) words.push_back("\"" + key + "\"=\"" + value + "\"");
+  return join(words, " ");
+}
+
+std::string Lowering::param_text(const ir::Param& param) {
+  names[param.value.id] = "%" + param.name;
+  std::vector<std::string> words = {llvm_type(param.value.type)};
+  const auto& attrs = param.attrs;
+  if (has_flag(attrs, "noalias")) words.push_back("noalias");
+  if (has_flag(attrs, "nocapture")) words.push_back(flavor.captures_attr ? "captures(none)" : "nocapture");
+  for (const char* flag : {"readonly", "writeonly"})
+    if (has_flag(attrs, flag)) words.push_back(flag);
+  if (attrs.count("align")) words.push_back("align " + attr_text(attrs.at("align")));
+  return join(words, " ") + " %" + param.name;
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+void Lowering::emit(const std::string& text) { lines.push_back("  " + text); }
+
+void Lowering::start_block(const std::string& label) {
+  lines.push_back(label + ":");
+  block = label;
+}
+
+std::string Lowering::new_block_prefix(const std::string& kind) {
+  std::string prefix = kind + std::to_string(blocks_made);
+  blocks_made += 1;
+  return prefix;
+}
+
+void Lowering::declare(const std::string& name, const std::string& result, const std::vector<std::string>& args) {
+  declarations[name] = "declare " + result + " @" + name + "(" + join(args, ", ") + ")";
+}
+
+std::string Lowering::call(const std::string& name, const std::string& result_type,
+                           const std::vector<std::pair<std::string, std::string>>& args) {
+  std::vector<std::string> types, operands;
+  for (const auto& [t, v] : args) {
+    types.push_back(t);
+    operands.push_back(t + " " + v);
+  }
+  declare(name, result_type, types);
+  return "call " + result_type + " @" + name + "(" + join(operands, ", ") + ")";
+}
+
+std::string Lowering::value(const Value& v) const { return names.at(v.id); }
+
+std::string Lowering::typed(const Value& v) const { return llvm_type(v.type) + " " + value(v); }
+
+std::string Lowering::define(const Value& v, const std::string& suffix) {
+  std::string name = "%v" + std::to_string(v.id) + suffix;
+  if (suffix.empty()) names[v.id] = name;
+  return name;
+}
+
+// ---- ops --------------------------------------------------------------------------------------
+void Lowering::lower_region(const ir::Region& region) {
+  for (const auto& op : region.ops) {
+    if (op.name == "yield") continue;
+    (this->*handler(op.name))(op);
+  }
+}
+
+Lowering::Handler Lowering::handler(const std::string& name) const {
+  if (INT_OPCODES.count(name)) return &Lowering::lower_int_binary;
+  if (FLOAT_OPCODES.count(name) || FLOAT_INTRINSICS.count(name) || name == "fneg") return &Lowering::lower_float_op;
+  if (std::find(CASTS.begin(), CASTS.end(), name) != CASTS.end()) return &Lowering::lower_cast;
+  // Python looks up `lower_<name>`; this table is that lookup.
+  static const std::map<std::string, Handler> by_name = {
+      {"const", &Lowering::lower_const},       {"workitem_id", &Lowering::lower_workitem_id},
+      {"workgroup_id", &Lowering::lower_workgroup_id}, {"num_workgroups", &Lowering::lower_num_workgroups},
+      {"icmp", &Lowering::lower_icmp},         {"fcmp", &Lowering::lower_fcmp},
+      {"select", &Lowering::lower_select},     {"ptr_add", &Lowering::lower_ptr_add},
+      {"load", &Lowering::lower_load},         {"store", &Lowering::lower_store},
+      {"barrier", &Lowering::lower_barrier},   {"readfirstlane", &Lowering::lower_readfirstlane},
+      {"for", &Lowering::lower_for},           {"if", &Lowering::lower_if}};
+  auto found = by_name.find(name);
+  if (found == by_name.end()) throw LowerError("no lowering for op '" + name + "'");
+  return found->second;
+}
+
+void Lowering::lower_const(const Op& op) {
+  const Value& result = op.results[0];
+  names[result.id] = constant_literal(result.type, op.attrs.at("value"), flavor);
+}
+
+void Lowering::lower_workitem_id(const Op& op) {
+  std::string dim = op.attrs.at("dim").text;
+  emit(define(op.results[0]) + " = " + call("llvm.amdgcn.workitem.id." + dim, "i32", {}));
+}
+
+void Lowering::lower_workgroup_id(const Op& op) {
+  std::string dim = op.attrs.at("dim").text;
+  emit(define(op.results[0]) + " = " + call("llvm.amdgcn.workgroup.id." + dim, "i32", {}));
+}
+
+// grid size / workgroup size, both read from the HSA dispatch packet.
+void Lowering::lower_num_workgroups(const Op& op) {
+  const Value& result = op.results[0];
+  auto [size_offset, grid_offset] = DISPATCH_OFFSETS.at(op.attrs.at("dim").text);
+  std::string packet = define(result, ".packet");
+  emit(packet + " = " + call("llvm.amdgcn.dispatch.ptr", "ptr addrspace(4)", {}));
+  const std::tuple<std::string, int, std::string> reads[] = {{"size", size_offset, "i16"},
+                                                             {"grid", grid_offset, "i32"}};
+  for (const auto& [role, offset, t] : reads) {
+    std::string address = define(result, "." + role + ".addr");
+    emit(address + " = getelementptr inbounds i8, ptr addrspace(4) " + packet + ", i64 " + std::to_string(offset));
+    emit(define(result, "." + role) + " = load " + t + ", ptr addrspace(4) " + address + ", align " +
+         std::to_string(std::stoi(t.substr(1)) / 8));
+  }
+  std::string size32 = define(result, ".size32");
+  emit(size32 + " = zext i16 " + define(result, ".size") + " to i32");
+  emit(define(result) + " = udiv i32 " + define(result, ".grid") + ", " + size32);
+}
+
+void Lowering::lower_int_binary(const Op& op) {
+  const Value& a = op.operands[0];
+  const Value& b = op.operands[1];
+  std::vector<std::string> words = {INT_OPCODES.at(op.name)};
+  for (const char* flag : {"nuw", "nsw", "disjoint"})
+    if (has_flag(op.attrs, flag) && (std::string(flag) != "disjoint" || flavor.or_disjoint)) words.push_back(flag);
+  emit(define(op.results[0]) + " = " + join(words, " ") + " " + typed(a) + ", " + value(b));
+}
+
+void Lowering::lower_float_op(const Op& op) {
+  const Value& result = op.results[0];
+  std::string t = llvm_type(result.type);
+  std::string text;
+  if (FLOAT_OPCODES.count(op.name)) {
+    text = FLOAT_OPCODES.at(op.name) + " " + typed(op.operands[0]) + ", " + value(op.operands[1]);
+  } else if (op.name == "fneg") {
+    text = "fneg " + typed(op.operands[0]);
+  } else {
+    std::string name = FLOAT_INTRINSICS.at(op.name) + "." + mangle(result.type);
+    std::vector<std::pair<std::string, std::string>> args;
+    for (const auto& v : op.operands) args.emplace_back(t, value(v));
+    text = call(name, t, args);
+  }
+  emit(define(result) + " = " + text);
+}
+
+void Lowering::lower_icmp(const Op& op) {
+  emit(define(op.results[0]) + " = icmp " + op.attrs.at("pred").text + " " + typed(op.operands[0]) + ", " +
+       value(op.operands[1]));
+}
+
+void Lowering::lower_fcmp(const Op& op) {
+  emit(define(op.results[0]) + " = fcmp " + op.attrs.at("pred").text + " " + typed(op.operands[0]) + ", " +
+       value(op.operands[1]));
+}
+
+void Lowering::lower_select(const Op& op) {
+  emit(define(op.results[0]) + " = select " + typed(op.operands[0]) + ", " + typed(op.operands[1]) + ", " +
+       typed(op.operands[2]));
+}
+
+void Lowering::lower_cast(const Op& op) {
+  const Value& source = op.operands[0];
+  const Value& result = op.results[0];
+  bool bf16 = source.type.name == "bf16" || result.type.name == "bf16";
+  if (result.type.kind == "vector" && bf16 && (op.name == "fpext" || op.name == "fptrunc") &&
+      !flavor.vector_bf16_casts)
+    return lower_cast_per_lane(op);
+  std::string opcode = op.name + (has_flag(op.attrs, "nneg") && flavor.zext_nneg ? " nneg" : "");
+  emit(define(result) + " = " + opcode + " " + typed(source) + " to " + llvm_type(result.type));
+}
+
+// extractelement / scalar cast / insertelement, for casts a flavor's llc cannot select.
+void Lowering::lower_cast_per_lane(const Op& op) {
+  const Value& source = op.operands[0];
+  const Value& result = op.results[0];
+  std::string lane_type = llvm_type(ir::element_type(result.type));
+  std::string vector = "poison";
+  for (int lane = 0; lane < result.type.count; ++lane) {
+    std::string index = std::to_string(lane);
+    std::string element = define(result, ".e" + index);
+    emit(element + " = extractelement " + typed(source) + ", i64 " + index);
+    emit(define(result, ".c" + index) + " = " + op.name + " " + llvm_type(ir::element_type(source.type)) + " " +
+         element + " to " + lane_type);
+    bool last = lane + 1 == result.type.count;
+    std::string inserted = last ? define(result) : define(result, ".i" + index);
+    emit(inserted + " = insertelement " + llvm_type(result.type) + " " + vector + ", " + lane_type + " " +
+         define(result, ".c" + index) + ", i64 " + index);
+    vector = inserted;
+  }
+}
+
+void Lowering::lower_ptr_add(const Op& op) {
+  const Value& pointer = op.operands[0];
+  const Value& index = op.operands[1];
+  const Value& result = op.results[0];
+  std::string element = llvm_type(ir::parse_type(op.attrs.at("element").text));
+  std::string index_text = typed(index);
+  if (pointer.type.space == "global" || pointer.type.space == "constant") {
+    std::string wide = define(result, ".idx");
+    std::string nneg = flavor.zext_nneg ? " nneg" : "";
+    emit(wide + " = zext" + nneg + " " + index_text + " to i64");
+    index_text = "i64 " + wide;
+  }
+  std::string inbounds = flavor.gep_nuw ? "inbounds nuw" : "inbounds";
+  emit(define(result) + " = getelementptr " + inbounds + " " + element + ", " + typed(pointer) + ", " + index_text);
+}
+
+void Lowering::lower_load(const Op& op) {
+  const Value& result = op.results[0];
+  emit(define(result) + " = load " + llvm_type(result.type) + ", " + typed(op.operands[0]) + ", align " +
+       attr_text(op.attrs.at("align")));
+}
+
+void Lowering::lower_store(const Op& op) {
+  emit("store " + typed(op.operands[0]) + ", " + typed(op.operands[1]) + ", align " +
+       attr_text(op.attrs.at("align")));
+}
+
+void Lowering::lower_barrier(const Op&) {
+  emit("fence syncscope(\"workgroup\") release");
+  emit(call("llvm.amdgcn.s.barrier", "void", {}));
+  emit("fence syncscope(\"workgroup\") acquire");
+}
+
+void Lowering::lower_readfirstlane(const Op& op) {
+  std::string name = std::string("llvm.amdgcn.readfirstlane") + (flavor.readfirstlane_mangled ? ".i32" : "");
+  emit(define(op.results[0]) + " = " + call(name, "i32", {{"i32", value(op.operands[0])}}));
+}
+
+// ---- structured control flow ---------------------------------------------------------------------
+// Rotated loop: entry guard, body with phis, latch at the end of the body.
+void Lowering::lower_for(const Op& op) {
+  std::string prefix = new_block_prefix("for");
+  const Value& lo = op.operands[0];
+  const Value& hi = op.operands[1];
+  const Value& step = op.operands[2];
+  std::vector<Value> inits(op.operands.begin() + 3, op.operands.end());
+  const ir::Region& region = op.regions[0];
+  const Value& iv = region.args[0];
+  std::vector<Value> iters(region.args.begin() + 1, region.args.end());
+  std::string body_label = prefix + ".body", exit_label = prefix + ".exit";
+  std::string guard = define(iv, ".guard");
+  emit(guard + " = icmp slt " + typed(lo) + ", " + value(hi));
+  emit("br i1 " + guard + ", label %" + body_label + ", label %" + exit_label);
+  std::string preheader = block;
+  start_block(body_label);
+  const std::vector<Value>& yields = region.ops.back().operands;
+  std::string next_iv = define(iv, ".next");
+  // (arg, init, back-edge value) per phi; the iv's back edge is its increment.
+  std::vector<std::tuple<Value, Value, std::string>> carried = {{iv, lo, next_iv}};
+  size_t phi_at = lines.size();
+  for (const auto& arg : region.args) define(arg);
+  lower_region(region);
+  std::string latch = block;
+  for (size_t i = 0; i < iters.size() && i < inits.size() && i < yields.size(); ++i)
+    carried.emplace_back(iters[i], inits[i], value(yields[i]));
+  std::vector<std::string> phis;
+  for (const auto& [arg, init, back] : carried)
+    phis.push_back("  " + value(arg) + " = phi " + llvm_type(arg.type) + " [ " + value(init) + ", %" + preheader +
+                   " ], [ " + back + ", %" + latch + " ]");
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(phi_at), phis.begin(), phis.end());
+  emit(next_iv + " = add nsw i32 " + value(iv) + ", " + value(step));
+  std::string again = define(iv, ".again");
+  emit(again + " = icmp slt i32 " + next_iv + ", " + value(hi));
+  emit("br i1 " + again + ", label %" + body_label + ", label %" + exit_label);
+  start_block(exit_label);
+  for (size_t i = 0; i < op.results.size() && i < inits.size() && i < yields.size(); ++i)
+    emit(define(op.results[i]) + " = phi " + llvm_type(op.results[i].type) + " [ " + value(inits[i]) + ", %" +
+         preheader + " ], [ " + value(yields[i]) + ", %" + latch + " ]");
+}
+
+void Lowering::lower_if(const Op& op) {
+  std::string prefix = new_block_prefix("if");
+  std::vector<std::string> labels = {prefix + ".then"};
+  if (op.regions.size() == 2) labels.push_back(prefix + ".else");
+  std::string end = prefix + ".end";
+  std::string otherwise = labels.size() == 2 ? labels[1] : end;
+  emit("br " + typed(op.operands[0]) + ", label %" + labels[0] + ", label %" + otherwise);
+  for (size_t i = 0; i < labels.size() && i < op.regions.size(); ++i) {
+    start_block(labels[i]);
+    lower_region(op.regions[i]);
+    emit("br label %" + end);
+  }
+  start_block(end);
+}
+
+}  // namespace kemit::llvm

@@ -1,0 +1,220 @@
+// The engine protocol (docs/protocol.md): one JSON request per line in, one response out.
+// Mirrors py_engine/kemit/serve.py: errors are responses, never crashes; one line out per
+// line in, flushed at once, so a pipelining driver never waits on a buffer.
+#include "serve.h"
+
+#include <cstdint>
+#include <istream>
+#include <limits>
+#include <ostream>
+#include <vector>
+
+#include "kemit/engine.h"
+#include "kemit/families/spec.h"
+#include "kemit/ir/builder.h"
+#include "kemit/ir/types.h"
+#include "kemit/llvm/flavors.h"
+#include "kemit/llvm/lower.h"
+
+namespace kemit::serve {
+
+using nlohmann::json;
+
+namespace {
+
+// Python's repr() of a str: single quotes unless the text holds ' and no ".
+std::string python_repr_text(const std::string& text) {
+  char quote = text.find('\'') != std::string::npos && text.find('"') == std::string::npos ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : text) {
+    if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      const char* digits = "0123456789abcdef";
+      out += std::string("\\x") + digits[c >> 4] + digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + quote;
+}
+
+std::string python_repr(const json& value) {
+  if (value.is_string()) return python_repr_text(value.get<std::string>());
+  if (value.is_array()) {
+    std::string out;
+    for (const auto& item : value) out += (out.empty() ? "" : ", ") + python_repr(item);
+    return "[" + out + "]";
+  }
+  if (value.is_object()) {  // sorted keys here, insertion order in Python: a known difference
+    std::string out;
+    for (const auto& item : value.items())
+      out += (out.empty() ? "" : ", ") + python_repr_text(item.key()) + ": " + python_repr(item.value());
+    return "{" + out + "}";
+  }
+  return python_str(value);
+}
+
+// Python's type(value).__name__ for a decoded JSON value.
+std::string python_type_name(const json& value) {
+  if (value.is_boolean()) return "bool";
+  if (value.is_number_float()) return "float";
+  if (value.is_number()) return "int";
+  if (value.is_string()) return "str";
+  if (value.is_array()) return "list";
+  if (value.is_object()) return "dict";
+  return "NoneType";
+}
+
+// A SAX handler that builds the document like nlohmann's own, except for integer literals
+// beyond 64 bits, which Python keeps as integers.
+class RequestSax {
+ public:
+  explicit RequestSax(json& result) : dom_(result, true) {}
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(json::number_float_t value, const std::string& lexeme) {
+    if (lexeme.find_first_of(".eE") != std::string::npos) return dom_.number_float(value, lexeme);
+    if (lexeme[0] == '-') return dom_.number_integer(std::numeric_limits<int64_t>::min());
+    return dom_.number_unsigned(std::numeric_limits<uint64_t>::max());
+  }
+  bool string(std::string& value) { return dom_.string(value); }
+  bool binary(json::binary_t& value) { return dom_.binary(value); }
+  bool start_object(std::size_t size) { return dom_.start_object(size); }
+  bool key(std::string& value) { return dom_.key(value); }
+  bool end_object() { return dom_.end_object(); }
+  bool start_array(std::size_t size) { return dom_.start_array(size); }
+  bool end_array() { return dom_.end_array(); }
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& error) {
+    return dom_.parse_error(position, token, error);
+  }
+
+ private:
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+};
+
+// The names Python iterates over in `for name in flavors`; TypeError when it cannot.
+std::vector<std::string> flavor_list(const json& flavors) {
+  std::vector<std::string> names;
+  if (flavors.is_array()) {
+    for (const auto& item : flavors) names.push_back(python_str(item));
+  } else if (flavors.is_object()) {
+    for (const auto& item : flavors.items()) names.push_back(item.key());
+  } else if (flavors.is_string()) {
+    std::string text = flavors.get<std::string>();
+    for (size_t i = 0; i < text.size();) {  // one UTF-8 code point at a time
+      size_t length = 1;
+      while (i + length < text.size() && (static_cast<unsigned char>(text[i + length]) & 0xC0) == 0x80) ++length;
+      names.push_back(text.substr(i, length));
+      i += length;
+    }
+  } else {
+    throw std::runtime_error("TypeError: '" + python_type_name(flavors) + "' object is not iterable");
+  }
+  return names;
+}
+
+// Python's "<ExceptionName>: <message>" for an exception escaping the engine.
+std::string error_text(const std::exception_ptr& caught) {
+  try {
+    std::rethrow_exception(caught);
+  } catch (const llvm::UnknownFlavor& error) {
+    return std::string("UnknownFlavor: ") + error.what();
+  } catch (const ir::BuildError& error) {
+    return std::string("BuildError: ") + error.what();
+  } catch (const ir::TypeError& error) {
+    return std::string("TypeError_: ") + error.what();
+  } catch (const llvm::LowerError& error) {
+    return std::string("LowerError: ") + error.what();
+  } catch (const std::invalid_argument& error) {
+    return std::string("ValueError: ") + error.what();
+  } catch (const std::runtime_error& error) {  // already named (flavor_list's TypeError)
+    return error.what();
+  } catch (const std::exception& error) {
+    return std::string("RuntimeError: ") + error.what();
+  }
+}
+
+json emit_response(const json& request_id, const json& request) {
+  for (const char* field : {"family", "arch", "spec", "flavors"})
+    if (!request.contains(field))
+      return {{"id", request_id}, {"status", "error"}, {"error", std::string("request lacks field '") + field + "'"}};
+  EmitResult result;
+  try {
+    const json& family = request["family"];
+    if (family.is_array() || family.is_object())
+      throw std::runtime_error("TypeError: unhashable type: '" + python_type_name(family) + "'");
+    result = emit(python_str(family), python_str(request["arch"]), request["spec"], flavor_list(request["flavors"]));
+  } catch (...) {  // a bug or a malformed request: reported, never fatal
+    return {{"id", request_id}, {"status", "error"}, {"error", error_text(std::current_exception())}};
+  }
+  if (result.rejected) return {{"id", request_id}, {"status", "rejected"}, {"reason", result.reason}};
+  json ll = json::object();
+  for (const auto& section : result.ll)
+    ll[section.flavor] = section.rejected ? json{{"rejected", section.reason}} : json{{"text", section.text}};
+  return {{"id", request_id},
+          {"status", "ok"},
+          {"kernel_name", result.kernel_name},
+          {"canonical", result.canonical},
+          {"ll", ll}};
+}
+
+bool is_blank(const std::string& line) {
+  return line.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
+}
+
+}  // namespace
+
+std::string python_str(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "None";
+  if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
+  if (value.is_number_float()) return ir::float_repr(value.get<double>());
+  if (value.is_number()) return value.dump();
+  return python_repr(value);
+}
+
+json parse_line(const std::string& line) {
+  json result;
+  RequestSax sax(result);
+  json::sax_parse(line, &sax);
+  return result;
+}
+
+json respond(const json& request) {
+  if (!request.is_object()) return {{"id", nullptr}, {"status", "error"}, {"error", "request must be a JSON object"}};
+  json request_id = request.value("id", json());
+  json op = request.value("op", json("emit"));
+  if (op == "hello")
+    return {{"id", request_id},     {"status", "ok"},           {"engine", "cpp"},
+            {"protocol", PROTOCOL}, {"families", family_names()}, {"flavors", llvm::flavor_names()}};
+  if (op != "emit") return {{"id", request_id}, {"status", "error"}, {"error", "unknown op '" + python_str(op) + "'"}};
+  return emit_response(request_id, request);
+}
+
+int serve(std::istream& in, std::ostream& out) {
+  std::string line;
+  while (std::getline(in, line)) {
+    if (is_blank(line)) continue;
+    json response;
+    try {
+      response = respond(parse_line(line));
+    } catch (const json::parse_error& error) {
+      response = {{"id", nullptr}, {"status", "error"}, {"error", std::string("malformed request line: ") + error.what()}};
+    }
+    out << response.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    out.flush();
+  }
+  return 0;
+}
+
+}  // namespace kemit::serve
