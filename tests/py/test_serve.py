@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from conftest import PY_ENGINE, REPO
-from kemit.engine import emit
+from kemit.engine import emit, family_names
 
 PYTHON = "/usr/bin/python3"
 FLAVORS = ["llvm16", "llvm19", "llvm22"]
@@ -34,8 +34,15 @@ def request(**fields):
     return json.dumps(fields)
 
 
-HELLO = {"id": 0, "status": "ok", "engine": "py", "protocol": 1, "families": ["elementwise"],
+# The family list grows with the engine: it is the registry's, sorted, and includes elementwise.
+FAMILIES = family_names()
+KNOWN_FAMILIES = ", ".join(FAMILIES)
+HELLO = {"id": 0, "status": "ok", "engine": "py", "protocol": 1, "families": FAMILIES,
          "flavors": ["llvm16", "llvm19", "llvm22"]}
+
+
+def test_family_list():
+    assert "elementwise" in FAMILIES and FAMILIES == sorted(FAMILIES)
 
 
 def test_hello():
@@ -80,7 +87,7 @@ def test_errors():
         "[1, 2]",
     )
     assert responses == [
-        {"id": 1, "status": "error", "error": "ValueError: unknown family 'nope' (known: elementwise)"},
+        {"id": 1, "status": "error", "error": f"ValueError: unknown family 'nope' (known: {KNOWN_FAMILIES})"},
         {"id": 2, "status": "error", "error": "UnknownFlavor: unknown flavor 'llvm23' (known: llvm16, llvm19, llvm22)"},
         {"id": 3, "status": "error", "error": "request lacks field 'flavors'"},
         {"id": 4, "status": "error", "error": "unknown op 'bye'"},
@@ -159,7 +166,7 @@ def test_cli_unknown_flavor_exits_2():
 def test_cli_unknown_family_exits_2():
     done = run(["--family", "nope", "--arch", "gfx90a"])
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.decode() == "error: unknown family 'nope' (known: elementwise)\n"
+    assert done.stderr.decode() == f"error: unknown family 'nope' (known: {KNOWN_FAMILIES})\n"
 
 
 def test_cli_newer_flavor_alias_prints_a_note():
