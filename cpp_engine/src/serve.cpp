@@ -94,7 +94,8 @@ class RequestSax {
   bool end_object() { return dom_.end_object(); }
   bool start_array(std::size_t size) { return dom_.start_array(size); }
   bool end_array() { return dom_.end_array(); }
-  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& error) {
+  template <class Exception>  // the concrete type, so that it is thrown as a json::parse_error
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
     return dom_.parse_error(position, token, error);
   }
 
@@ -208,7 +209,7 @@ int serve(std::istream& in, std::ostream& out) {
     json response;
     try {
       response = respond(parse_line(line));
-    } catch (const json::parse_error& error) {
+    } catch (const json::exception& error) {
       response = {{"id", nullptr}, {"status", "error"}, {"error", std::string("malformed request line: ") + error.what()}};
     }
     out << response.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
