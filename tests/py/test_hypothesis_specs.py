@@ -171,10 +171,12 @@ def load_kemit_cpp():
     try:
         import kemit_cpp
     except ImportError as error:
-        pytest.fail(f"KEMIT_BUILD_DIR={build_dir} is set, but the C++ binding module kemit_cpp cannot be "
-                    f"imported from {bindings} ({error}): build the target `kemit_cpp` "
-                    f"(cmake --build {build_dir} --target kemit_cpp)", pytrace=False)
-    return kemit_cpp
+        problem = str(error)
+    else:
+        return kemit_cpp
+    pytest.fail(f"KEMIT_BUILD_DIR={build_dir} is set, but the C++ binding module kemit_cpp cannot be "
+                f"imported from {bindings} ({problem}): build the target `kemit_cpp` "
+                f"(cmake --build {build_dir} --target kemit_cpp)", pytrace=False)
 
 
 def py_answer(result):
@@ -185,15 +187,25 @@ def py_answer(result):
                    for s in result.ll]}
 
 
+def first_line_difference(a, b):
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return f" (py {a!r:.200} vs cpp {b!r:.200})"
+    for number, (x, y) in enumerate(zip(a.splitlines(True), b.splitlines(True)), 1):
+        if x != y:
+            return f" at line {number}: py {x!r} vs cpp {y!r}"
+    return f" (lengths {len(a)} vs {len(b)})"
+
+
 def first_difference(py, cpp):
     for key in ("rejected", "reason", "kernel_name", "canonical"):
         if py[key] != cpp.get(key):
             return f"{key}: py {py[key]!r:.300} vs cpp {cpp.get(key)!r:.300}"
     if py["ll"] != cpp.get("ll"):
         for a, b in zip(py["ll"], cpp.get("ll") or []):
-            if a != b:
-                return f"section {a['flavor']} differs"
-        return "flavor sections differ"
+            for key in ("flavor", "rejected", "reason", "text"):
+                if a[key] != b.get(key):
+                    return f"section {a['flavor']}: {key} differs" + first_line_difference(a[key], b.get(key))
+        return f"flavor sections differ: py {[s['flavor'] for s in py['ll']]} vs cpp {cpp.get('ll')!r:.300}"
     return ""
 
 

@@ -1,0 +1,65 @@
+"""numpy references for the depthwise convolution families (NHWC, Wt[c, kh, kw], f64 math).
+
+forward(x, wt, stride, pad, pad_w)   y[n, ho, wo, c] = sum x[n, ho*s - pad + kh, wo*s - pad_w + kw, c] * wt[c, kh, kw]
+dgrad(dy, wt, h, w, stride, pad, pad_w)
+    dx[n, h, w, c] = sum dy[n, ho, wo, c] * wt[c, kh, kw] over ho*s - pad + kh = h, wo*s - pad_w + kw = w
+    (the scatter loop: the definition, written the way conv_depthwise_dgrad_stream reads it)
+dgrad_rotated(dy, wt, h, w, pad, pad_w)
+    stride 1 only: the forward correlation of dy with the filter rotated by 180 degrees at padding
+    kh-1-pad rows and kw-1-pad_w columns (the way conv_depthwise_tiled's dgrad mode computes it)
+pad_w = -1 means "same as pad", as in the specs.
+"""
+import numpy as np
+
+
+def column_padding(pad, pad_w):
+    return pad if pad_w == -1 else pad_w
+
+
+def output_extent(h, w, kh, kw, stride, pad, pad_w):
+    pad_w = column_padding(pad, pad_w)
+    return (h + 2 * pad - kh) // stride + 1, (w + 2 * pad_w - kw) // stride + 1
+
+
+def forward(x, wt, stride=1, pad=0, pad_w=-1):
+    n, h, w, c = x.shape
+    _, kh, kw = wt.shape
+    pad_w = column_padding(pad, pad_w)
+    ho, wo = output_extent(h, w, kh, kw, stride, pad, pad_w)
+    padded = np.zeros((n, h + 2 * pad, w + 2 * pad_w, c))
+    padded[:, pad:pad + h, pad_w:pad_w + w, :] = x
+    y = np.zeros((n, ho, wo, c))
+    for r in range(kh):
+        for q in range(kw):
+            window = padded[:, r:r + stride * (ho - 1) + 1:stride, q:q + stride * (wo - 1) + 1:stride, :]
+            y += window * wt[:, r, q]
+    return y
+
+
+def dgrad(dy, wt, h, w, stride=1, pad=0, pad_w=-1):
+    """The direct scatter loop over dY: every dY element adds into the dX positions it came from."""
+    n, ho, wo, c = dy.shape
+    _, kh, kw = wt.shape
+    pad_w = column_padding(pad, pad_w)
+    dx = np.zeros((n, h, w, c))
+    for i in range(ho):
+        for j in range(wo):
+            for r in range(kh):
+                for q in range(kw):
+                    hh, ww = i * stride - pad + r, j * stride - pad_w + q
+                    if 0 <= hh < h and 0 <= ww < w:
+                        dx[:, hh, ww, :] += dy[:, i, j, :] * wt[:, r, q]
+    return dx
+
+
+def rotated_filter(wt):
+    return wt[:, ::-1, ::-1]
+
+
+def dgrad_rotated(dy, wt, h, w, pad=0, pad_w=-1):
+    """Stride-1 dgrad as a forward correlation with the rotated filter (the tiled kernel's dgrad mode)."""
+    _, kh, kw = wt.shape
+    pad_w = column_padding(pad, pad_w)
+    dx = forward(dy, rotated_filter(wt), 1, kh - 1 - pad, kw - 1 - pad_w)
+    assert dx.shape[1:3] == (h, w), (dx.shape, h, w)
+    return dx
