@@ -18,6 +18,15 @@ std::string counts_text(const SectionRow& row) {
   return text.empty() ? "no configs compared" : text;
 }
 
+// Past this many failures only their headline is printed: the first few diffs are what a
+// developer reads, and the JSON report keeps every detail.
+constexpr int kDetailedFailures = 20;
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
 std::string indented(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   std::string out = "    ";
@@ -40,7 +49,7 @@ void write_config_failures(const FamilyOutcome& family, const ConfigResult& conf
            sections[end].detail == sections[i].detail)
       names += ", " + sections[end++].section;
     out << fmt::format("FAIL {} config {} [{}]: {}\n", family.family, config.id, names, verdict_name(sections[i].verdict));
-    out << indented(sections[i].detail + "\n" + sections[i].repro);
+    if (count < kDetailedFailures) out << indented(trimmed(sections[i].detail) + "\n" + sections[i].repro);
     ++count;
     i = end;
   }
@@ -69,6 +78,8 @@ void write_text_report(const RunOutcome& outcome, std::ostream& out) {
     }
   }
   if (outcome.families.empty()) out << "FAIL: no family was checked\n";
+  if (failures > kDetailedFailures)
+    out << fmt::format("(details of the failures after the first {} are in the --json report)\n", kDetailedFailures);
   if (failures > 0) out << fmt::format("{} failure(s)\n", failures);
   out << "RESULT: " << (outcome.green() ? "GREEN" : "RED") << "\n";
 }

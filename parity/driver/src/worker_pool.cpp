@@ -49,8 +49,11 @@ WorkerPool::WorkerPool(std::vector<EngineCommand> engines, PoolOptions options) 
 }
 
 WorkerPool::~WorkerPool() {
+  // Every worker is told to finish first, so that they exit in parallel, not one after another.
   for (auto& slot : slots_)
-    if (slot.process) slot.process->stop(500);
+    if (slot.process) slot.process->close_input();
+  for (auto& slot : slots_)
+    if (slot.process) slot.process->stop(1000);
 }
 
 std::string WorkerPool::worker_label(const Slot& slot) const {

@@ -35,6 +35,8 @@ class WorkerProcess {
   void drain_stderr();
   // The last stderr lines, each prefixed with "  | ", or "" when the worker said nothing.
   std::string stderr_tail() const;
+  // Closes the worker's stdin: end of input asks a healthy worker to exit 0.
+  void close_input() { close_fd(stdin_fd_); }
   // Ends the worker: waits up to `grace_ms` for it to exit by itself, then kills its process group.
   // Returns how it ended, e.g. "exited with status 3" or "killed by signal 11 (Segmentation fault)".
   std::string stop(int grace_ms);

@@ -1,0 +1,113 @@
+// The command line: flags, flavor aliases, usage and infrastructure errors (exit 2).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "scenario_support.h"
+
+namespace kemit::driver {
+namespace {
+
+using namespace testing_support;
+
+TEST(Cli, FlavorAliasResolvesWithANote) {
+  DriverRun run = run_fake("", "", "basic", {"--flavor", "llvm23", "--only", "alpha"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.report["flavors"], nlohmann::json({"llvm22"}));
+  EXPECT_NE(run.err.find("note: flavor llvm23 is not in the table; using llvm22"), std::string::npos) << run.err;
+  EXPECT_EQ(verdict_of(run.report, "alpha", 1, "llvm19"), "");  // not requested, not compared
+}
+
+TEST(Cli, RepeatedFlavorsKeepTableOrder) {
+  DriverRun run = run_fake("", "", "basic", {"--flavor", "llvm22", "--flavor", "llvm16", "--only", "alpha"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.report["flavors"], nlohmann::json({"llvm16", "llvm22"}));
+}
+
+TEST(Cli, UnknownFlavorIsAUsageError) {
+  DriverRun run = run_fake("", "", "basic", {"--flavor", "llvm7"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err.rfind("check_byte_identity: --flavor: unknown flavor 'llvm7' (known: llvm16, llvm19, llvm22", 0), 0u)
+      << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(Cli, OnlyFiltersFamiliesAndMustMatchSomething) {
+  DriverRun run = run_fake("", "", "basic", {"--only", "bet"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_EQ(run.report["families"].size(), 1u);
+  EXPECT_EQ(run.report["families"][0]["family"], "beta");
+  DriverRun none = run_fake("", "", "basic", {"--only", "conv,gemm"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "check_byte_identity: --only conv, gemm matches no config file in " + fixture_configs("basic") + "\n");
+}
+
+TEST(Cli, MissingEngineBinarySaysWhichFileAndHowToBuildIt) {
+  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--py-cmd", fake_command("py", ""), "--build",
+                              "/nonexistent/build"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            "check_byte_identity: cpp engine not found: /nonexistent/build/cpp_engine/kemit_emit does not exist or is "
+            "not executable; build it: cmake --build /nonexistent/build --target kemit_emit (or pass --cpp-cmd)\n");
+  DriverRun custom = run_fake("", "", "basic", {"--cpp-cmd", "/nonexistent/engine --serve"});
+  EXPECT_EQ(custom.exit_code, 2);
+  EXPECT_EQ(custom.err, "check_byte_identity: cpp engine not found: /nonexistent/engine does not exist or is not "
+                        "executable; check --cpp-cmd\n");
+}
+
+TEST(Cli, MissingPythonEngineSaysWhichFile) {
+  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--root", "/nonexistent/root", "--cpp-cmd",
+                              fake_command("cpp", "")});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "check_byte_identity: py engine not found: /nonexistent/root/py_engine/kemit/emit.py is missing "
+                     "(python3 -m kemit.emit); pass --root DIR or --py-cmd\n");
+}
+
+TEST(Cli, WorkerThatDiesBeforeHelloIsAnInfrastructureError) {
+  DriverRun run = run_fake("", "", "basic", {"--cpp-cmd", "/usr/bin/python3 -c 'import sys; sys.stderr.write(\"no engine here\\n\"); sys.exit(5)'"});
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.err.find("did not answer hello: the cpp worker (#1, pid "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("it exited with status 5; its last stderr lines:\n  | no engine here"), std::string::npos) << run.err;
+}
+
+TEST(Cli, HelloWithAnotherProtocolIsAnInfrastructureError) {
+  std::string script = "import sys, json; sys.stdin.readline(); print(json.dumps({'id': 0, 'status': 'ok', 'protocol': 2, "
+                       "'families': [], 'flavors': []}), flush=True); sys.stdin.read()";
+  DriverRun run = run_fake("", "", "basic", {"--cpp-cmd", "/usr/bin/python3 -c \"" + script + "\""});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("answered hello badly (the driver speaks protocol 1; update the engine or the driver)"),
+            std::string::npos) << run.err;
+}
+
+TEST(Cli, BrokenConfigFileIsExit2WithItsMessage) {
+  std::string dir = ::testing::TempDir() + "/kemit_cli_bad_configs";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/alpha.json") << R"({"family": "alpha", "configs": [{"id": 1, "id": 2}]})";
+  DriverRun run = run_driver({"--configs", dir, "--py-cmd", fake_command("py", ""), "--cpp-cmd", fake_command("cpp", "")});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("check_byte_identity: config error: "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("/alpha.json: config id 2: duplicate key 'id'"), std::string::npos) << run.err;
+}
+
+TEST(Cli, BadFlagValuesAreUsageErrors) {
+  EXPECT_EQ(run_driver({"--jobs", "0"}).exit_code, 2);
+  EXPECT_EQ(run_driver({"--timeout", "-1"}).exit_code, 2);
+  DriverRun unknown = run_driver({"--frobnicate"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--frobnicate"), std::string::npos) << unknown.err;
+  DriverRun quote = run_fake("", "", "basic", {"--cpp-cmd", "/usr/bin/python3 'unterminated"});
+  EXPECT_EQ(quote.exit_code, 2);
+  EXPECT_EQ(quote.err, "check_byte_identity: unterminated ' quote in '/usr/bin/python3 'unterminated'\n");
+}
+
+TEST(Cli, UnwritableReportIsExit2) {
+  DriverRun run = run_fake("", "", "basic", {"--json", "/nonexistent/dir/report.json"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "check_byte_identity: cannot write /nonexistent/dir/report.json (check that its folder exists and is writable)\n");
+  EXPECT_EQ(run.out.find("RESULT:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kemit::driver
