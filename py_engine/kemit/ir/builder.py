@@ -377,3 +377,33 @@ class Builder:
             raise BuildError(f"{name} needs a pointer operand and a non-pointer value type")
         if align < 1 or align & (align - 1) or align > byte_size(t):
             raise BuildError(f"{name} align must be a power of two up to {byte_size(t)} (got {align})")
+
+    # ---- vector element ops -----------------------------------------------------------
+    def extract_element(self, v, index):
+        """Lane `index` of vector v, as a scalar."""
+        self._check_lane("extract_element", v.type, index)
+        return self._emit("extract_element", [v], element_type(v.type), {"index": index})
+
+    def insert_element(self, v, s, index):
+        """v with lane `index` replaced by scalar s."""
+        self._check_lane("insert_element", v.type, index)
+        if s.type != element_type(v.type):
+            raise BuildError(f"insert_element needs a {type_text(element_type(v.type))} lane value "
+                             f"(got {type_text(s.type)})")
+        return self._emit("insert_element", [v, s], v.type, {"index": index})
+
+    def shuffle(self, a, b, mask):
+        """Lane i of the result is lane mask[i] of a ++ b (lanes of a first, then lanes of b)."""
+        if a.type != b.type or a.type.kind != "vector":
+            raise BuildError(f"shuffle needs two vectors of one type (got {type_text(a.type)}, {type_text(b.type)})")
+        mask = list(mask)
+        if not 2 <= len(mask) <= 16 or any(not 0 <= m < 2 * a.type.count for m in mask):
+            raise BuildError(f"shuffle mask must have 2 to 16 lanes, each in [0, {2 * a.type.count}) "
+                             f"(got [{','.join(str(m) for m in mask)}])")
+        text = "[" + ",".join(str(m) for m in mask) + "]"
+        return self._emit("shuffle", [a, b], with_lanes(element_type(a.type), len(mask)), {"mask": text})
+
+    @staticmethod
+    def _check_lane(name, t, index):
+        if t.kind != "vector" or not 0 <= index < t.count:
+            raise BuildError(f"{name} needs a vector and a lane index in range (got {type_text(t)}, {index})")

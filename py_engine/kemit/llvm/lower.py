@@ -7,6 +7,7 @@ for the helper values an op needs, `<kind><n>.<role>` for blocks in order of app
 from ..ir.types import element_type, parse_type
 from ..target.arch import find_arch
 from .flavors import find_flavor
+from .lower_vector import VectorLowering
 from .spelling import constant_literal, llvm_type, mangle
 
 KERNEL_ATTRIBUTES = {"flat_work_group_size": "amdgpu-flat-work-group-size",
@@ -35,7 +36,7 @@ def lower_kernel(kernel, flavor):
     return lowering.module_text()
 
 
-class Lowering:
+class Lowering(VectorLowering):
     def __init__(self, kernel, flavor):
         self.kernel = kernel
         self.flavor = flavor

@@ -1,0 +1,195 @@
+"""Family `conv_depthwise_tiled`: output-stationary depthwise convolution, forward or dgrad.
+
+Forward: y[n, oh, ow, c] = sum over kh, kw of x[n, oh * stride - pad + kh, ow * stride - pad + kw, c]
+* Wt[c, kh, kw] (zero outside x). A lane owns a block_h x block_w tile of outputs of cpl adjacent
+channels; a loop over the filter rows keeps one filter row in registers, loads the input row
+segment every tile row needs, and accumulates in f32 (channel pairs as `<2 x f32>` FMAs).
+
+`dgrad: true` (stride 1 only): dX is the forward correlation of dY with the filter rotated by
+180 degrees, at padding KH-1-pad rows and KW-1-pad_w columns; filter row r is read from row
+KH-1-r, reversed. The input is dY (Ho x Wo), the output dX (H x W), and the grid tiles H x W.
+"""
+from ..ir.builder import Builder
+from ..ir.types import scalar
+from . import conv_depthwise_common as common
+from .spec import one_of, parse_fields
+
+FAMILY = "conv_depthwise_tiled"
+FIELDS = common.SHAPE_FIELDS + (("dtype", "str", "f16"), ("block_w", "int", 4), ("block_h", "int", 2),
+                                ("block_waves", "int", 4), ("cpl", "int", 1), ("dgrad", "bool", False))
+CPLS = (1, 2, 4)
+MAX_SIDE = {False: 32, True: 64}
+MAX_ACCUMULATORS = 64
+I32 = scalar("i32")
+
+
+def parse_spec(raw):
+    return parse_fields(FAMILY, raw, FIELDS)
+
+
+def kernel_name(spec):
+    s = spec
+    pad_w = common.pad_w_of(s)
+    name = (f"dw_tiled{'_dg' if s['dgrad'] else ''}_{s['dtype']}_n{s['n']}h{s['h']}w{s['w']}c{s['c']}"
+            f"_k{s['kh']}x{s['kw']}_s{s['stride']}_p{s['pad']}" + (f"x{pad_w}" if pad_w != s["pad"] else "")
+            + f"_t{s['block_h']}x{s['block_w']}_wv{s['block_waves']}")
+    return name + (f"_cpl{s['cpl']}" if s["cpl"] > 1 else "")
+
+
+def mode_name(spec):
+    return "dgrad" if spec["dgrad"] else "forward"
+
+
+def validate(spec, arch):
+    """"" when the spec can be built for the arch, else the first failing rule's reason."""
+    s = spec
+    side = MAX_SIDE[s["dgrad"]]
+    checks = (
+        lambda: one_of("dtype", s["dtype"], common.DTYPES),
+        lambda: one_of("cpl", s["cpl"], CPLS),
+        lambda: "" if s["c"] % s["cpl"] == 0 else f"groups (c = {s['c']}) must be a multiple of cpl {s['cpl']}",
+        lambda: "" if s["pad_w"] >= -1 else f"pad_w must be -1 (same as pad) or at least 0 (got {s['pad_w']})",
+        lambda: "" if not s["dgrad"] or s["stride"] == 1 else f"the dgrad mode needs stride 1 (got {s['stride']})",
+        lambda: "" if max(s["kh"], s["kw"]) <= side else
+        f"filter sides must be at most {side} in the {mode_name(s)} mode (got {s['kh']}x{s['kw']})",
+        lambda: "" if s["dgrad"] or common.pad_w_of(s) == s["pad"] else
+        f"the forward mode takes one padding for both axes (got pad {s['pad']}, pad_w {s['pad_w']})",
+        lambda: "" if not s["dgrad"] or s["cpl"] == 1 else f"the dgrad mode takes cpl 1 (got {s['cpl']})",
+        lambda: "" if s["cpl"] * s["block_w"] * s["block_h"] <= MAX_ACCUMULATORS else
+        f"cpl * block_w * block_h must be at most {MAX_ACCUMULATORS} accumulators "
+        f"(got {s['cpl']} * {s['block_w']} * {s['block_h']})",
+    ) + common.shape_checks(s, arch, ("n", "h", "w", "c", "kh", "kw", "block_w", "block_h"))
+    return common.first_reason(checks)
+
+
+def geometry(spec):
+    """(input H x W, output H x W, stride, row padding, column padding) of the correlation run."""
+    ho, wo = common.forward_extent(spec)
+    pad_w = common.pad_w_of(spec)
+    if spec["dgrad"]:
+        return (ho, wo), (spec["h"], spec["w"]), 1, spec["kh"] - 1 - spec["pad"], spec["kw"] - 1 - pad_w
+    return (spec["h"], spec["w"]), (ho, wo), spec["stride"], spec["pad"], pad_w
+
+
+def build(spec, arch):
+    b = Builder(kernel_name(spec), arch.name)
+    block = spec["block_waves"] * arch.wave_size
+    b.attr("flat_work_group_size", f"1,{block}")
+    names = ("dy", "wt", "dx") if spec["dgrad"] else ("x", "wt", "y")
+    tensors = common.tensor_params(b, names)
+    _, (out_h, out_w), _, _, _ = geometry(spec)
+    tiles = (common.ceil_div(out_h, spec["block_h"]), common.ceil_div(out_w, spec["block_w"]))
+    groups = spec["c"] // spec["cpl"]
+    lane = common.global_lane(b, block)
+    total = b.const_int(I32, spec["n"] * tiles[0] * tiles[1] * groups)
+    active = b.icmp("ult", lane, total)
+    b.if_then(active, lambda: tile_body(b, spec, tensors, lane, (tiles, groups)))
+    return b.finish()
+
+
+def tile_body(b, spec, tensors, lane, extents):
+    source, wt, target = tensors
+    (tiles_h, tiles_w), groups = extents
+    (in_h, in_w), _, stride, pad_h, pad_w = geometry(spec)
+    cpl = spec["cpl"]
+    group, tile_col, tile_row, image = common.decompose(b, lane, (groups, tiles_w, tiles_h, spec["n"]))
+    c0 = common.mul_const(b, group, cpl) if cpl > 1 else group
+    oh0 = common.mul_const(b, tile_row, spec["block_h"])
+    ow0 = common.mul_const(b, tile_col, spec["block_w"])
+    ih0 = input_origin(b, oh0, stride, pad_h)
+    iw0 = input_origin(b, ow0, stride, pad_w)
+    weight_base = common.mul_const(b, c0, spec["kh"] * spec["kw"])
+    image_row0 = common.mul_const(b, image, in_h)
+    zero = b.const_float(common.accumulator_type(cpl), 0.0)
+    count = spec["block_h"] * spec["block_w"] * max(1, cpl // 2)
+    where = (image_row0, ih0, iw0, c0)
+
+    def filter_row(r, iters):
+        weights = load_filter_row(b, spec, wt, weight_base, r)
+        accumulators = list(iters)
+        for i in range(spec["block_h"]):
+            segment = load_segment(b, spec, source, where, (r, i), (in_h, in_w, stride))
+            accumulate(b, spec, accumulators, i, segment, weights, stride)
+        return accumulators
+
+    one = b.const_int(I32, 1)
+    results = b.for_loop(b.const_int(I32, 0), b.const_int(I32, spec["kh"]), one, [zero] * count, filter_row)
+    store_tile(b, spec, target, (image, oh0, ow0, c0), results)
+
+
+def input_origin(b, origin, stride, pad):
+    """origin * stride - pad (may be negative)."""
+    scaled = common.mul_const(b, origin, stride) if stride > 1 else origin
+    return common.add_const(b, scaled, -pad, ("nsw",)) if pad else scaled
+
+
+def load_filter_row(b, spec, wt, weight_base, r):
+    """weights[q] for filter row r: Wt[c, r, q], or Wt[c, KH-1-r, KW-1-q] in the dgrad mode."""
+    kh, kw = spec["kh"], spec["kw"]
+    if spec["dgrad"]:
+        row = b.sub(b.const_int(I32, kh - 1), r, ("nuw", "nsw"))
+    else:
+        row = r
+    row_tap = common.mul_const(b, row, kw) if kw > 1 else row
+    weights = []
+    for q in range(kw):
+        column = kw - 1 - q if spec["dgrad"] else q
+        tap = common.add_const(b, row_tap, column) if column else row_tap
+        weights.append(common.load_weight_pairs(b, wt, weight_base, tap, spec))
+    return weights
+
+
+def load_segment(b, spec, source, where, rows, extents):
+    """The input row under tile row i at filter row r: (block_w - 1) * stride + KW channel values."""
+    image_row0, ih0, iw0, c0 = where
+    r, i = rows
+    in_h, in_w, stride = extents
+    row = b.add(ih0, r, ("nsw",))
+    row = common.add_const(b, row, i * stride, ("nsw",)) if i else row
+    row_inside, row_clamped = common.clamp_index(b, row, in_h)
+    row_start = common.mul_const(b, b.add(image_row0, row_clamped, ("nuw", "nsw")), in_w)
+    zero = common.zero_channels(b, spec)
+    segment = []
+    for t in range((spec["block_w"] - 1) * stride + spec["kw"]):
+        column = common.add_const(b, iw0, t, ("nsw",)) if t else iw0
+        column_inside, column_clamped = common.clamp_index(b, column, in_w)
+        inside = b.bit_and(row_inside, column_inside)
+        element = b.add(row_start, column_clamped, ("nuw", "nsw"))
+        index = b.add(common.mul_const(b, element, spec["c"]), c0, ("nuw", "nsw"))
+        value = common.load_channels(b, source, index, spec["dtype"], spec["cpl"])
+        segment.append(common.to_pairs(b, b.select(inside, value, zero), spec["cpl"]))
+    return segment
+
+
+def accumulate(b, spec, accumulators, i, segment, weights, stride):
+    """accumulators[i][j] += segment[j * stride + q] * weights[q] for every column j and tap q."""
+    pairs = max(1, spec["cpl"] // 2)
+    for j in range(spec["block_w"]):
+        for q in range(spec["kw"]):
+            for p in range(pairs):
+                at = (i * spec["block_w"] + j) * pairs + p
+                accumulators[at] = b.fma(segment[j * stride + q][p], weights[q][p], accumulators[at])
+
+
+def store_tile(b, spec, target, origin, results):
+    """Store the tile, guarding the rows and columns a partial edge tile does not own."""
+    image, oh0, ow0, c0 = origin
+    _, (out_h, out_w), _, _, _ = geometry(spec)
+    pairs = max(1, spec["cpl"] // 2)
+    for i in range(spec["block_h"]):
+        for j in range(spec["block_w"]):
+            row = common.add_const(b, oh0, i) if i else oh0
+            column = common.add_const(b, ow0, j) if j else ow0
+            slots = results[(i * spec["block_w"] + j) * pairs:(i * spec["block_w"] + j + 1) * pairs]
+            guards = []
+            if out_h % spec["block_h"]:
+                guards.append(b.icmp("ult", row, b.const_int(I32, out_h)))
+            if out_w % spec["block_w"]:
+                guards.append(b.icmp("ult", column, b.const_int(I32, out_w)))
+            store = lambda row=row, column=column, slots=slots: common.store_channels(
+                b, target, common.nhwc_index(b, image, row, column, c0, (out_h, out_w, spec["c"])),
+                slots, spec["dtype"], spec["cpl"])
+            if guards:
+                b.if_then(guards[0] if len(guards) == 1 else b.bit_and(guards[0], guards[1]), store)
+            else:
+                store()
