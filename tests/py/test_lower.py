@@ -1,7 +1,7 @@
 """Lowering rules per flavor, each asserted on emitted text (docs/flavors.md, llvm_flavors.md §3-§5).
 
-Two hand-built kernels cover every op the lowering knows; their full texts at each flavor are
-written below literally (each line was checked against the rule it shows, and every text is
+Two hand-built kernels of kernels.py (build_rules: every non-structured op of the elementwise-era
+IR; build_loop_shapes: for/if nesting) have their full texts written below literally (each line was checked against the rule it shows, and every text is
 accepted by that flavor's real LLVM: see test_llvm_accepts.py).
 """
 import re
@@ -24,46 +24,6 @@ DATALAYOUTS = {
     "llvm19": "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9",
     "llvm22": "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9",
 }
-
-I16, I32, I64, F32, BF16 = (scalar(n) for n in ("i16", "i32", "i64", "f32", "bf16"))
-V4F32, V4BF16 = parse_type("<4 x f32>"), parse_type("<4 x bf16>")
-GLOBAL = pointer("global")
-def build_rules(arch="gfx90a"):
-    b = Builder("rules", arch)
-    b.attr("waves_per_eu", "4")
-    b.attr("flat_work_group_size", "1,128")
-    src = b.param("src", GLOBAL, align=16, noalias=True, nocapture=True, readonly=True)
-    dst = b.param("dst", GLOBAL, nocapture=True, writeonly=True)
-    n = b.param("n", I32)
-    tid = b.workitem_id("x")
-    groups = b.num_workgroups("y")
-    mask = b.bit_or(tid, b.shl(groups, b.const_int(I32, 8), ("nuw",)), ("disjoint",))
-    wide = b.zext(mask, I64, nneg=True)
-    back = b.sext(b.trunc(wide, I16), I32)
-    uniform = b.readfirstlane(back)
-    v = b.fpext(b.load(V4BF16, b.ptr_add(src, uniform, BF16), 8), V4F32)
-    h = b.fmax(b.fma(v, b.const_float(V4F32, 2.0), b.const_float(V4F32, -0.5)), b.const_float(V4F32, 0.0))
-    b.store(b.fptrunc(h, V4BF16), b.ptr_add(dst, uniform, BF16), 8)
-    s = b.sitofp(n, F32)
-    e = b.exp(b.fmin(s, b.fneg(s)))
-    pick = b.select(b.fcmp("olt", e, b.const_float(F32, 1.0)), e, s)
-    q = b.urem(b.udiv(b.fptosi(pick, I32), n), b.sub(n, b.mul(tid, n)))
-    b.store(b.bit_and(q, b.lshr(q, b.workgroup_id("z"))), dst, 4)
-    return b.finish()
-def build_loop_shapes(arch="gfx1100"):
-    """A loop carrying a value through an if/else inside its body, then an if without else."""
-    b = Builder("shapes", arch)
-    out = b.param("out", GLOBAL)
-    n = b.param("n", I32)
-    zero, one = b.const_int(I32, 0), b.const_int(I32, 1)
-    def body(i, iters):
-        odd = b.icmp("ne", b.bit_and(i, one), zero)
-        b.if_then_else(odd, lambda: b.store(i, out, 4), lambda: b.barrier())
-        return [b.add(iters[0], i, ("nsw",))]
-    (total,) = b.for_loop(zero, n, one, [zero], body)
-    b.if_then(b.icmp("sgt", total, n), lambda: b.store(total, out, 4))
-    return b.finish()
-
 
 RULES_LLVM16 = """\
 ; kemit kernel rules for gfx90a at llvm16
