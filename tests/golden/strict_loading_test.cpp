@@ -63,7 +63,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "sections.llvm19.refused: stored 1, entries give 2)",
                  "golden resolve"},
         BadShard{"unknown_entry_field", "conv.json", 22, "unknown field \"note\" in entry id 2", kReRecord},
-        BadShard{"unknown_header_field", "conv.json", 1, "unknown field \"comment\" in the header", kReRecord},
+        BadShard{"unknown_header_field", "conv.json", 5, "unknown field \"comment\" in the header", kReRecord},
         BadShard{"unknown_section_field", "conv.json", 21, "unknown field \"text\" in entry id 1 ll.llvm22",
                  kReRecord},
         BadShard{"entries_out_of_order", "conv.json", 23,

@@ -29,9 +29,9 @@ std::vector<std::string> sorted_flavors(std::vector<std::string> flavors) {
 }
 
 void validate_fresh_entry(const Entry& e, const FreshResults& fresh) {
-  std::string where = fmt::format("fresh results of {}: config {}", fresh.family, e.id);
-  auto bad = [&](const std::string& problem) {
-    throw GoldenError("", 0, where + ": " + problem, "this is a bug in the caller of the golden store");
+  auto bad = [&](const std::string& problem) {  // the message is built only on failure
+    throw GoldenError("", 0, fmt::format("fresh results of {}: config {}: {}", fresh.family, e.id, problem),
+                      "this is a bug in the caller of the golden store");
   };
   if (e.id == 0) bad("ids start at 1");
   if (!is_sha256_hex(e.spec_digest)) bad("spec_digest is not 64 lowercase hex digits");
@@ -47,21 +47,37 @@ void validate_fresh_entry(const Entry& e, const FreshResults& fresh) {
   }
 }
 
-// Splits an entry's differences into text changes and refusal-text changes.
+Finding finding_for(Category category, const Entry& e) {
+  Finding f;
+  f.category = category;
+  f.id = f.stored_id = e.id;
+  f.kernel_name = e.kernel_name;
+  f.arch = e.arch;
+  return f;
+}
+
+// Splits an entry's differences into text changes, refusal-text changes and resource changes;
+// builds findings only when there is something to report (the common case is "identical").
 void add_entry_findings(const Entry& before, const Entry& after, const std::vector<std::string>& flavors,
-                        Finding base, std::vector<Finding>& out) {
-  Finding changed = base, reasons = base, resources = base;
-  changed.category = Category::changed;
+                        std::uint64_t stored_id, std::vector<Finding>& out) {
+  std::vector<SectionChange> changes = entry_changes(before, after, flavors);
+  std::vector<ResourceChange> resources = resource_changes(before, after, flavors);
+  if (changes.empty() && resources.empty()) return;
+  Finding changed = finding_for(Category::changed, after), reasons = changed;
+  changed.stored_id = reasons.stored_id = stored_id;
   reasons.category = Category::reason_changed;
-  resources.category = Category::resources_changed;
-  for (SectionChange& c : entry_changes(before, after, flavors)) {
+  for (SectionChange& c : changes) {
     bool reason_only = c.before.is_rejected() && c.after.is_rejected();
     (reason_only ? reasons : changed).sections.push_back(std::move(c));
   }
-  resources.resources = resource_changes(before, after, flavors);
-  if (!changed.sections.empty()) out.push_back(std::move(changed));
-  if (!reasons.sections.empty()) out.push_back(std::move(reasons));
-  if (!resources.resources.empty()) out.push_back(std::move(resources));
+  if (!changed.sections.empty()) out.push_back(changed);
+  if (!reasons.sections.empty()) out.push_back(reasons);
+  if (!resources.empty()) {
+    Finding r = finding_for(Category::resources_changed, after);
+    r.stored_id = stored_id;
+    r.resources = std::move(resources);
+    out.push_back(std::move(r));
+  }
 }
 
 SectionChange text_change(std::string section, const Section& before, const Section& after) {
@@ -78,15 +94,6 @@ SectionChange field_change(std::string field, const std::string& before, const s
   c.before_text = before;
   c.after_text = after;
   return c;
-}
-
-Finding finding_for(Category category, const Entry& e) {
-  Finding f;
-  f.category = category;
-  f.id = f.stored_id = e.id;
-  f.kernel_name = e.kernel_name;
-  f.arch = e.arch;
-  return f;
 }
 
 void add_stale_flavors(const Shard& shard, const std::vector<std::string>& run, const std::vector<std::string>& all,
@@ -155,13 +162,17 @@ void validate_fresh(const FreshResults& fresh) {
   if (!is_family_name(fresh.family))
     throw GoldenError("", 0, fmt::format("fresh results name family \"{}\", not [a-z0-9_]+", fresh.family),
                       "this is a bug in the caller of the golden store");
-  std::set<std::uint64_t> ids;
+  std::vector<std::uint64_t> ids;
+  ids.reserve(fresh.entries.size());
   for (const Entry& e : fresh.entries) {
     validate_fresh_entry(e, fresh);
-    if (!ids.insert(e.id).second)
-      throw GoldenError("", 0, fmt::format("fresh results of {} hold config {} twice", fresh.family, e.id),
-                        "this is a bug in the caller of the golden store");
+    ids.push_back(e.id);
   }
+  std::sort(ids.begin(), ids.end());
+  auto twice = std::adjacent_find(ids.begin(), ids.end());
+  if (twice != ids.end())
+    throw GoldenError("", 0, fmt::format("fresh results of {} hold config {} twice", fresh.family, *twice),
+                      "this is a bug in the caller of the golden store");
   for (const auto& f : fresh.flavors)
     if (!is_family_name(f) || f == kCanonicalSection)
       throw GoldenError("", 0, fmt::format("fresh results name flavor \"{}\"", f), "pass canonical flavor names");
@@ -200,12 +211,12 @@ Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh) {
   if (stored) add_stale_flavors(shard, run, all, out);
 
   std::set<std::uint64_t> fresh_ids;
-  for (const Entry& e : fresh.entries) fresh_ids.insert(e.id);
+  if (fresh.complete)
+    for (const Entry& e : fresh.entries) fresh_ids.insert(e.id);
   auto candidates = fresh.complete ? move_candidates(shard, fresh_ids) : decltype(move_candidates(shard, {})){};
   std::set<std::uint64_t> moved_away;
   for (const Entry* e : entries_by_id(fresh.entries)) {
     const Entry* old = shard.find(e->id);
-    Finding base = finding_for(Category::changed, *e);
     if (!old) {
       auto it = candidates.find(e->spec_digest);
       if (it == candidates.end() || it->second.empty()) {
@@ -215,13 +226,12 @@ Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh) {
       old = it->second.front();
       it->second.pop_front();
       moved_away.insert(old->id);
-      base.stored_id = old->id;
-      Finding moved = base;
-      moved.category = Category::moved;
+      Finding moved = finding_for(Category::moved, *e);
+      moved.stored_id = old->id;
       out.findings.push_back(std::move(moved));
     }
     ++out.configs_compared;
-    add_entry_findings(*old, *e, out.flavors_compared, base, out.findings);
+    add_entry_findings(*old, *e, out.flavors_compared, old->id, out.findings);
   }
   if (fresh.complete) {
     for (const Entry& e : shard.entries)

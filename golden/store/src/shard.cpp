@@ -125,22 +125,24 @@ const Entry* Shard::find(std::uint64_t id) const {
 
 Counters compute_counters(const std::vector<Entry>& entries, const std::vector<std::string>& flavors) {
   Counters c;
-  c.sections[std::string(kCanonicalSection)];
-  for (const auto& f : flavors) c.sections[f];
+  // References into the map, looked up once: this runs over every entry of every shard.
+  SectionCounts& canonical = c.sections[std::string(kCanonicalSection)];
+  std::vector<SectionCounts*> per_flavor;
+  for (const auto& f : flavors) per_flavor.push_back(&c.sections[f]);
   for (const Entry& e : entries) {
     ++c.configs;
     ++c.arch[e.arch];
     if (e.is_rejected()) {
       ++c.validation_refused;
-      for (auto& [name, counts] : c.sections) ++counts.refused;
+      ++canonical.refused;
+      for (SectionCounts* counts : per_flavor) ++counts->refused;
       continue;
     }
-    ++(e.canonical.is_rejected() ? c.sections[std::string(kCanonicalSection)].refused
-                                 : c.sections[std::string(kCanonicalSection)].emitted);
-    for (const auto& f : flavors) {
-      auto it = e.flavors.find(f);
+    ++(e.canonical.is_rejected() ? canonical.refused : canonical.emitted);
+    for (std::size_t i = 0; i < flavors.size(); ++i) {
+      auto it = e.flavors.find(flavors[i]);
       bool refused = it == e.flavors.end() || it->second.is_rejected();
-      ++(refused ? c.sections[f].refused : c.sections[f].emitted);
+      ++(refused ? per_flavor[i]->refused : per_flavor[i]->emitted);
     }
   }
   return c;
@@ -174,8 +176,11 @@ bool is_family_name(std::string_view name) {
 }
 
 bool is_sha256_hex(std::string_view text) {
-  return text.size() == 64 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); });
+  if (text.size() != 64) return false;
+  // Branch-free per character: this runs on every digest of every loaded entry.
+  bool ok = true;
+  for (char c : text) ok &= (c >= '0' && c <= '9') | (c >= 'a' && c <= 'f');
+  return ok;
 }
 
 }  // namespace kemit::golden

@@ -1,7 +1,9 @@
-// Strict loading: JSON -> Shard, with a clear error for every way a shard can be wrong.
+// Strict loading, structure: which containers may appear where, duplicate keys, required
+// fields, entry order, and the counters check at the end.
+#include "shard_reader.h"
+
 #include <algorithm>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -9,296 +11,252 @@
 #include "conflict_markers.h"
 #include "kemit/golden/error.h"
 #include "kemit/golden/shard_io.h"
-#include "strict_json.h"
 
-namespace kemit::golden {
+namespace kemit::golden::detail {
 
 namespace {
 
-using nlohmann::json;
-
-// Where we are while reading, so every error can say file, line and remedy.
-struct ReadContext {
-  std::string label;
-  std::string family;  // the expected family, for remedies
-  const detail::StrictJson& parsed;
-  const detail::LineIndex& lines;
-
-  std::size_t line_of_key(const std::string& key) const {
-    auto it = parsed.top_key_lines.find(key);
-    return it == parsed.top_key_lines.end() ? 0 : it->second;
-  }
-  std::string hand_edit_remedy() const {
-    return fmt::format("shards are written only by `{}`: restore the file with `git checkout -- {}` or "
-                       "re-record with `{}`",
-                       kWrittenBy, label, record_command(family));
-  }
-  [[noreturn]] void fail(std::size_t line, const std::string& problem) const {
-    throw GoldenError(label, line, problem, hand_edit_remedy());
-  }
-};
-
-void require_known_fields(const json& object, std::initializer_list<std::string_view> allowed,
-                          const ReadContext& ctx, std::size_t line, const std::string& where) {
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    std::string names;
-    for (auto a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-    ctx.fail(line, fmt::format("unknown field \"{}\" in {} (allowed: {})", key, where, names));
+const std::vector<std::string>& allowed_keys(Scope scope) {
+  static const std::vector<std::string> top = {"format", "family", "written_by", "flavors", "counters", "entries"};
+  static const std::vector<std::string> counters = {"configs", "validation_refused", "sections", "arch"};
+  static const std::vector<std::string> counter_section = {"emitted", "refused"};
+  static const std::vector<std::string> entry = {"id", "spec_digest", "kernel", "arch", "canonical", "ll", "rejected"};
+  static const std::vector<std::string> canonical = {"sha256", "bytes"};
+  static const std::vector<std::string> flavor = {"sha256", "bytes", "resources", "rejected"};
+  static const std::vector<std::string> resources = {"vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch", "lds"};
+  static const std::vector<std::string> any;
+  switch (scope) {
+    case Scope::top: return top;
+    case Scope::counters: return counters;
+    case Scope::counter_section: return counter_section;
+    case Scope::entry: return entry;
+    case Scope::canonical: return canonical;
+    case Scope::flavor_section: return flavor;
+    case Scope::resources: return resources;
+    default: return any;
   }
 }
 
-const json& require_field(const json& object, const std::string& key, const ReadContext& ctx, std::size_t line,
-                          const std::string& where) {
-  auto it = object.find(key);
-  if (it == object.end()) ctx.fail(line, fmt::format("{} has no \"{}\" field", where, key));
-  return *it;
-}
-
-std::uint64_t read_count(const json& value, const ReadContext& ctx, std::size_t line, const std::string& what) {
-  if (!value.is_number_unsigned())
-    ctx.fail(line, fmt::format("{} must be a non-negative integer (found {})", what, value.dump()));
-  return value.get<std::uint64_t>();
-}
-
-std::string read_text(const json& value, const ReadContext& ctx, std::size_t line, const std::string& what) {
-  if (!value.is_string() || value.get_ref<const std::string&>().empty())
-    ctx.fail(line, fmt::format("{} must be a non-empty string (found {})", what, value.dump()));
-  return value.get<std::string>();
-}
-
-std::string read_sha256(const json& value, const ReadContext& ctx, std::size_t line, const std::string& what) {
-  if (!value.is_string() || !is_sha256_hex(value.get_ref<const std::string&>()))
-    ctx.fail(line, fmt::format("{} must be a sha256: 64 lowercase hex digits (found {})", what, value.dump()));
-  return value.get<std::string>();
-}
-
-void check_format_version(const json& root, const ReadContext& ctx) {
-  if (!root.is_object()) ctx.fail(1, "a shard is a JSON object; this file holds " + std::string(root.type_name()));
-  auto it = root.find("format");
-  if (it == root.end()) ctx.fail(1, "no \"format\" field: this is not a golden shard");
-  std::size_t line = ctx.line_of_key("format");
-  if (!it->is_number_integer() || it->get<long long>() != kFormatVersion) {
-    bool newer = it->is_number_integer() && it->get<long long>() > kFormatVersion;
-    throw GoldenError(ctx.label, line,
-                      fmt::format("format version {} is not supported (this build reads version {})", it->dump(),
-                                  kFormatVersion),
-                      newer ? "the shard was written by a newer kemit: update your checkout and rebuild"
-                            : ctx.hand_edit_remedy());
-  }
-}
-
-std::string read_family(const json& root, const ReadContext& ctx) {
-  std::size_t line = ctx.line_of_key("family");
-  std::string family = read_text(require_field(root, "family", ctx, 1, "the header"), ctx, line, "\"family\"");
-  if (!is_family_name(family))
-    ctx.fail(line, fmt::format("family \"{}\" is not a family name ([a-z0-9_]+)", family));
-  if (family != ctx.family)
-    ctx.fail(line, fmt::format("family \"{}\" does not match the file, which must hold family \"{}\"", family,
-                               ctx.family));
-  return family;
-}
-
-std::vector<std::string> read_flavors(const json& root, const ReadContext& ctx) {
-  std::size_t line = ctx.line_of_key("flavors");
-  const json& list = require_field(root, "flavors", ctx, 1, "the header");
-  if (!list.is_array()) ctx.fail(line, "\"flavors\" must be an array of flavor names");
-  std::vector<std::string> flavors;
-  for (const json& f : list) {
-    std::string name = read_text(f, ctx, line, "a flavor name");
-    if (!is_family_name(name) || name == kCanonicalSection)
-      ctx.fail(line, fmt::format("\"{}\" is not a flavor name ([a-z0-9_]+, not \"canonical\")", name));
-    if (!flavors.empty() && !flavor_less(flavors.back(), name))
-      ctx.fail(line, fmt::format("flavors must be unique and in natural order; \"{}\" follows \"{}\"", name,
-                                 flavors.back()));
-    flavors.push_back(name);
-  }
-  return flavors;
-}
-
-void read_written_by(const json& root, const ReadContext& ctx) {
-  std::size_t line = ctx.line_of_key("written_by");
-  const json& value = require_field(root, "written_by", ctx, 1, "the header");
-  if (value != kWrittenBy)
-    ctx.fail(line, fmt::format("\"written_by\" must be \"{}\" (found {})", kWrittenBy, value.dump()));
-}
-
-Counters read_counters(const json& value, const ReadContext& ctx) {
-  std::size_t line = ctx.line_of_key("counters");
-  if (!value.is_object()) ctx.fail(line, "\"counters\" must be an object");
-  require_known_fields(value, {"configs", "validation_refused", "sections", "arch"}, ctx, line, "counters");
-  Counters c;
-  c.configs = read_count(require_field(value, "configs", ctx, line, "counters"), ctx, line, "counters.configs");
-  c.validation_refused = read_count(require_field(value, "validation_refused", ctx, line, "counters"), ctx, line,
-                                    "counters.validation_refused");
-  const json& sections = require_field(value, "sections", ctx, line, "counters");
-  const json& arch = require_field(value, "arch", ctx, line, "counters");
-  if (!sections.is_object() || !arch.is_object()) ctx.fail(line, "counters.sections and counters.arch are objects");
-  for (const auto& [name, counts] : sections.items()) {
-    std::string where = "counters.sections." + name;
-    if (!counts.is_object()) ctx.fail(line, where + " must be an object");
-    require_known_fields(counts, {"emitted", "refused"}, ctx, line, where);
-    c.sections[name] = {read_count(require_field(counts, "emitted", ctx, line, where), ctx, line, where),
-                        read_count(require_field(counts, "refused", ctx, line, where), ctx, line, where)};
-  }
-  for (const auto& [name, n] : arch.items()) c.arch[name] = read_count(n, ctx, line, "counters.arch." + name);
-  return c;
-}
-
-Resources read_resources(const json& value, const ReadContext& ctx, std::size_t line, const std::string& where) {
-  if (!value.is_object()) ctx.fail(line, where + " must be an object");
-  Resources r;
-  for (const auto& [key, figure] : value.items()) {
-    auto kind = resource_from_name(key);
-    if (!kind)
-      ctx.fail(line, fmt::format("unknown field \"{}\" in {} (allowed: vgpr, agpr, sgpr, vgpr_spill, "
-                                 "sgpr_spill, scratch, lds)",
-                                 key, where));
-    r[*kind] = read_count(figure, ctx, line, where + "." + key);
-  }
-  return r;
-}
-
-Section read_section(const json& value, const ReadContext& ctx, std::size_t line, const std::string& where,
-                     bool may_refuse) {
-  if (!value.is_object()) ctx.fail(line, where + " must be an object");
-  if (may_refuse && value.contains("rejected")) {
-    require_known_fields(value, {"rejected"}, ctx, line, where + " (a refusal)");
-    return Section::refused(read_text(value["rejected"], ctx, line, where + ".rejected"));
-  }
-  if (may_refuse)
-    require_known_fields(value, {"sha256", "bytes", "resources", "rejected"}, ctx, line, where);
-  else
-    require_known_fields(value, {"sha256", "bytes"}, ctx, line, where);
-  Section s;
-  s.sha256 = read_sha256(require_field(value, "sha256", ctx, line, where), ctx, line, where + ".sha256");
-  s.bytes = read_count(require_field(value, "bytes", ctx, line, where), ctx, line, where + ".bytes");
-  if (auto it = value.find("resources"); it != value.end())
-    s.resources = read_resources(*it, ctx, line, where + ".resources");
-  return s;
-}
-
-Entry read_entry(const json& value, std::size_t index, const std::vector<std::string>& flavors,
-                 const ReadContext& ctx) {
-  std::size_t line = index < ctx.parsed.entry_lines.size() ? ctx.parsed.entry_lines[index] : 0;
-  std::string where = fmt::format("entries[{}]", index);
-  if (!value.is_object()) ctx.fail(line, where + " must be an object");
-  Entry e;
-  e.id = read_count(require_field(value, "id", ctx, line, where), ctx, line, where + ".id");
-  if (e.id == 0) ctx.fail(line, where + ".id must be 1 or more");
-  where = fmt::format("entry id {}", e.id);
-  require_known_fields(value, {"id", "spec_digest", "kernel", "arch", "canonical", "ll", "rejected"}, ctx, line,
-                       where);
-  e.spec_digest = read_sha256(require_field(value, "spec_digest", ctx, line, where), ctx, line,
-                              where + " spec_digest");
-  e.arch = read_text(require_field(value, "arch", ctx, line, where), ctx, line, where + " arch");
-  if (value.contains("rejected")) {
-    for (const char* key : {"kernel", "canonical", "ll"})
-      if (value.contains(key))
-        ctx.fail(line, fmt::format("{} is a validation refusal and cannot also hold \"{}\"", where, key));
-    e.rejected = read_text(value["rejected"], ctx, line, where + " rejected");
-    return e;
-  }
-  e.kernel_name = read_text(require_field(value, "kernel", ctx, line, where), ctx, line, where + " kernel");
-  e.canonical = read_section(require_field(value, "canonical", ctx, line, where), ctx, line,
-                             where + " canonical", false);
-  const json& ll = require_field(value, "ll", ctx, line, where);
-  if (!ll.is_object()) ctx.fail(line, where + ": \"ll\" must be an object");
-  for (const auto& [flavor, section] : ll.items()) {
-    if (std::find(flavors.begin(), flavors.end(), flavor) == flavors.end())
-      ctx.fail(line, fmt::format("{} holds flavor \"{}\", which the header's \"flavors\" lacks", where, flavor));
-    e.flavors[flavor] = read_section(section, ctx, line, where + " ll." + flavor, true);
-  }
-  for (const auto& f : flavors)
-    if (!e.flavors.count(f)) ctx.fail(line, fmt::format("{} lacks flavor \"{}\" listed in the header", where, f));
-  return e;
-}
-
-std::vector<Entry> read_entries(const json& root, const std::vector<std::string>& flavors, const ReadContext& ctx) {
-  const json& list = require_field(root, "entries", ctx, 1, "the header");
-  if (!list.is_array()) ctx.fail(ctx.line_of_key("entries"), "\"entries\" must be an array");
-  std::vector<Entry> entries;
-  entries.reserve(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    Entry e = read_entry(list[i], i, flavors, ctx);
-    std::size_t line = i < ctx.parsed.entry_lines.size() ? ctx.parsed.entry_lines[i] : 0;
-    if (!entries.empty() && entries.back().id == e.id)
-      ctx.fail(line, fmt::format("duplicate entry id {} (ids are unique, one entry per config)", e.id));
-    if (!entries.empty() && entries.back().id > e.id)
-      ctx.fail(line, fmt::format("entry id {} follows id {}: entries must be in increasing id order", e.id,
-                                 entries.back().id));
-    entries.push_back(std::move(e));
-  }
-  return entries;
-}
-
-void check_counters(const Shard& shard, const ReadContext& ctx) {
-  Counters derived = compute_counters(shard.entries, shard.flavors);
-  auto differences = counter_differences(shard.counters, derived);
-  if (differences.empty()) return;
-  std::string list;
-  for (const auto& d : differences)
-    list += fmt::format("{}{}: stored {}, entries give {}", list.empty() ? "" : "; ", d.name, d.before, d.after);
-  throw GoldenError(ctx.label, ctx.line_of_key("counters"),
-                    "counters disagree with the entries (" + list + ")",
-                    fmt::format("counters are derived, never edited: after a textual git merge run `golden resolve "
-                                "{}`; otherwise re-record with `{}`",
-                                ctx.label, record_command(ctx.family)));
-}
-
-std::string expected_family_for(const std::string& label, const LoadOptions& options) {
-  if (!options.expected_family.empty()) return options.expected_family;
-  std::filesystem::path p(label);
-  std::string stem = p.stem().string();
-  if (p.extension() != ".json" || !is_family_name(stem))
-    throw GoldenError(label, 0, "a shard file is named <family>.json with a family name of [a-z0-9_]+",
-                      "rename the file to its family's name");
-  return stem;
+bool has_key(const Frame& frame, const char* key) {
+  return std::find(frame.keys.begin(), frame.keys.end(), key) != frame.keys.end();
 }
 
 }  // namespace
 
-Shard parse_shard(std::string_view text, const std::string& label, const LoadOptions& options) {
-  std::string family = expected_family_for(label, options);
-  detail::LineIndex lines(text, options.line_map);
-  if (auto marker = detail::first_conflict_marker(text))
-    throw GoldenError(label, lines.original_line(marker->line),
-                      fmt::format("git conflict marker \"{}\": the shard was merged as text, not by the kemit-golden "
-                                  "merge driver",
-                                  marker->text),
-                      fmt::format("run `golden resolve {}`, and register the driver once with `{}`", label,
-                                  "git config merge.kemit-golden.driver \"build/golden/golden merge-driver %O %A %B "
-                                  "%P\""));
-  detail::StrictJson parsed = detail::parse_strict_json(text, label, lines);
-  ReadContext ctx{label, family, parsed, lines};
-  check_format_version(parsed.root, ctx);
-  require_known_fields(parsed.root, {"format", "family", "flavors", "written_by", "counters", "entries"}, ctx, 1,
-                       "the header");
-  Shard shard;
-  shard.family = read_family(parsed.root, ctx);
-  read_written_by(parsed.root, ctx);
-  shard.flavors = read_flavors(parsed.root, ctx);
-  shard.counters = read_counters(require_field(parsed.root, "counters", ctx, 1, "the header"), ctx);
-  shard.entries = read_entries(parsed.root, shard.flavors, ctx);
-  if (options.check_counters)
-    check_counters(shard, ctx);
-  else
-    shard.counters = compute_counters(shard.entries, shard.flavors);
-  return shard;
+ShardSaxReader::ShardSaxReader(const std::string& label, const std::string& family, const LineIndex& lines,
+                               const char* begin, const char** cursor)
+    : label_(label), family_(family), lines_(lines), begin_(begin), cursor_(cursor) {}
+
+std::size_t ShardSaxReader::current_offset() const {
+  std::size_t consumed = static_cast<std::size_t>(*cursor_ - begin_);
+  return consumed ? consumed - 1 : 0;  // the last character the parser read
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw GoldenError(path.string(), 0, "cannot open the file for reading",
-                      "check the path (shards live in golden/shards/<family>.json)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+std::size_t ShardSaxReader::current_line() const { return lines_.line_of_offset(current_offset()); }
+
+void ShardSaxReader::fail(std::size_t line, const std::string& problem) const {
+  fail_with(line, problem,
+            fmt::format("shards are written only by `{}`: restore the file with `git checkout -- {}` or re-record "
+                        "with `{}`",
+                        kWrittenBy, label_, record_command(family_)));
 }
 
-Shard load_shard(const std::filesystem::path& path, const LoadOptions& options) {
-  return parse_shard(read_file(path), path.string(), options);
+void ShardSaxReader::fail_with(std::size_t line, const std::string& problem, const std::string& remedy) const {
+  throw GoldenError(label_, line, problem, remedy);
 }
 
-}  // namespace kemit::golden
+std::string ShardSaxReader::entry_label() const {
+  return entry_.id ? fmt::format("entry id {}", entry_.id) : fmt::format("entries[{}]", entry_index_);
+}
+
+std::string ShardSaxReader::json_path() const {
+  std::string path;
+  for (const Frame& f : frames_) {
+    if (f.scope == Scope::entry) path += fmt::format("[{}]", entry_index_);
+    if (f.name.empty()) continue;
+    path += path.empty() ? f.name : "." + f.name;
+  }
+  return path.empty() ? "the top-level object" : path;
+}
+
+std::string ShardSaxReader::container_label() const {
+  const Frame& f = frames_.back();
+  switch (f.scope) {
+    case Scope::top: return "the header";
+    case Scope::flavor_list: return "\"flavors\"";
+    case Scope::counters: return "counters";
+    case Scope::counter_sections: return "counters.sections";
+    case Scope::counter_section: return "counters.sections." + f.name;
+    case Scope::counter_arch: return "counters.arch";
+    case Scope::entries: return "\"entries\"";
+    case Scope::entry: return entry_label();
+    case Scope::canonical: return entry_label() + " canonical";
+    case Scope::ll: return entry_label() + " ll";
+    case Scope::flavor_section: return entry_label() + " ll." + f.name;
+    case Scope::resources: return entry_label() + " ll." + frames_[frames_.size() - 2].name + ".resources";
+  }
+  return "the shard";
+}
+
+std::string ShardSaxReader::field(const std::string& key) const {
+  switch (frames_.back().scope) {
+    case Scope::top: return "\"" + key + "\"";
+    case Scope::entry: return entry_label() + " " + key;
+    default: return container_label() + "." + key;
+  }
+}
+
+bool ShardSaxReader::is_known_key(const Frame& frame, const std::string& key) const {
+  const auto& allowed = allowed_keys(frame.scope);
+  return std::find(allowed.begin(), allowed.end(), key) != allowed.end();
+}
+
+bool ShardSaxReader::key(string_t& key) {
+  Frame& frame = frames_.back();
+  if (std::find(frame.keys.begin(), frame.keys.end(), key) != frame.keys.end())
+    fail_with(current_line(),
+              fmt::format("duplicate key \"{}\" in {} (JSON readers keep only the last copy, hiding the other)", key,
+                          json_path()),
+              fmt::format("delete the stale copy, or re-record the family with `{}`", record_command(family_)));
+  if (frame.scope == Scope::top && frame.keys.empty() && key != "format")
+    fail(current_line(), "a shard starts with its \"format\" field; this is not a golden shard");
+  if (frame.scope == Scope::ll &&
+      std::find(shard_.flavors.begin(), shard_.flavors.end(), key) == shard_.flavors.end())
+    fail(current_line(), fmt::format("{} holds flavor \"{}\", which the header's \"flavors\" lacks", entry_label(), key));
+  if (!allowed_keys(frame.scope).empty() && !is_known_key(frame, key)) {
+    std::string names;
+    for (const auto& a : allowed_keys(frame.scope)) names += (names.empty() ? "" : ", ") + a;
+    fail(current_line(), fmt::format("unknown field \"{}\" in {} (allowed: {})", key, container_label(), names));
+  }
+  frame.keys.push_back(key);
+  return true;
+}
+
+Scope ShardSaxReader::child_scope(bool is_object) const {
+  const char* kind = is_object ? "an object" : "an array";
+  if (frames_.empty()) {
+    if (is_object) return Scope::top;
+    fail(1, "a shard is a JSON object; this file holds an array");
+  }
+  const Frame& parent = frames_.back();
+  const std::string key = parent.scope == Scope::entries || parent.scope == Scope::flavor_list ? "" : parent.keys.back();
+  switch (parent.scope) {
+    case Scope::top:
+      if (key == "flavors" && !is_object) return Scope::flavor_list;
+      if (key == "counters" && is_object) return Scope::counters;
+      if (key == "entries" && !is_object) return Scope::entries;
+      break;
+    case Scope::counters:
+      if (key == "sections" && is_object) return Scope::counter_sections;
+      if (key == "arch" && is_object) return Scope::counter_arch;
+      break;
+    case Scope::counter_sections: if (is_object) return Scope::counter_section; break;
+    case Scope::entries: if (is_object) return Scope::entry; break;
+    case Scope::entry:
+      if (key == "canonical" && is_object) return Scope::canonical;
+      if (key == "ll" && is_object) return Scope::ll;
+      break;
+    case Scope::ll: if (is_object) return Scope::flavor_section; break;
+    case Scope::flavor_section: if (key == "resources" && is_object) return Scope::resources; break;
+    default: break;
+  }
+  if (parent.scope == Scope::entries) fail(current_line(), fmt::format("entries[{}] must be an object", entry_index_));
+  fail(current_line(), fmt::format("{} cannot be {}", field(key), kind));
+}
+
+void ShardSaxReader::open(Scope scope, const std::string& name) {
+  Frame frame{scope, name, current_offset(), {}};
+  frame.keys.reserve(8);
+  if (scope == Scope::entry) {
+    entry_ = Entry{};
+  } else if (scope == Scope::entries &&
+             !(has_key(frames_[0], "family") && has_key(frames_[0], "written_by") && has_key(frames_[0], "flavors"))) {
+    fail(current_line(), "\"family\", \"written_by\" and \"flavors\" must come before \"entries\"");
+  } else if (scope == Scope::counters) {
+    counters_line_ = line_of(frame);
+  } else if (scope == Scope::canonical) {
+    section_ = &entry_.canonical;
+  } else if (scope == Scope::flavor_section) {
+    section_ = &entry_.flavors[name];
+  }
+  frames_.push_back(std::move(frame));
+}
+
+bool ShardSaxReader::start_object(std::size_t) {
+  Scope scope = child_scope(true);
+  open(scope, frames_.empty() || frames_.back().scope == Scope::entries ? "" : frames_.back().keys.back());
+  return true;
+}
+
+bool ShardSaxReader::start_array(std::size_t) {
+  Scope scope = child_scope(false);
+  open(scope, frames_.back().keys.back());
+  return true;
+}
+
+bool ShardSaxReader::end_array() {
+  frames_.pop_back();
+  return true;
+}
+
+bool ShardSaxReader::end_object() {
+  close_object();
+  frames_.pop_back();
+  return true;
+}
+
+void ShardSaxReader::check_required(const Frame& frame, std::initializer_list<const char*> required) const {
+  for (const char* key : required)
+    if (!has_key(frame, key)) fail(line_of(frame), fmt::format("{} has no \"{}\" field", container_label(), key));
+}
+
+void ShardSaxReader::close_object() {
+  const Frame& frame = frames_.back();
+  switch (frame.scope) {
+    case Scope::top: check_required(frame, {"format", "family", "written_by", "flavors", "counters", "entries"}); break;
+    case Scope::counters: check_required(frame, {"configs", "validation_refused", "sections", "arch"}); break;
+    case Scope::counter_section: check_required(frame, {"emitted", "refused"}); break;
+    case Scope::canonical: check_required(frame, {"sha256", "bytes"}); break;
+    case Scope::flavor_section: close_flavor_section(); break;
+    case Scope::ll:
+      for (const auto& f : shard_.flavors)
+        if (!entry_.flavors.count(f))
+          fail(line_of(frame), fmt::format("{} lacks flavor \"{}\" listed in the header", entry_label(), f));
+      break;
+    case Scope::entry: close_entry(); break;
+    default: break;
+  }
+}
+
+void ShardSaxReader::close_flavor_section() {
+  const Frame& frame = frames_.back();
+  if (has_key(frame, "rejected")) {
+    for (const char* other : {"sha256", "bytes", "resources"})
+      if (has_key(frame, other))
+        fail(line_of(frame), fmt::format("{} is a refusal and cannot also hold \"{}\"", container_label(), other));
+    return;
+  }
+  check_required(frame, {"sha256", "bytes"});
+}
+
+void ShardSaxReader::close_entry() {
+  const Frame& frame = frames_.back();
+  check_required(frame, {"id", "spec_digest", "arch"});
+  if (has_key(frame, "rejected")) {
+    for (const char* key : {"kernel", "canonical", "ll"})
+      if (has_key(frame, key))
+        fail(line_of(frame), fmt::format("{} is a validation refusal and cannot also hold \"{}\"", entry_label(), key));
+  } else {
+    check_required(frame, {"kernel", "canonical", "ll"});
+  }
+  if (!shard_.entries.empty() && shard_.entries.back().id == entry_.id)
+    fail(line_of(frame), fmt::format("duplicate entry id {} (ids are unique, one entry per config)", entry_.id));
+  if (!shard_.entries.empty() && shard_.entries.back().id > entry_.id)
+    fail(line_of(frame), fmt::format("entry id {} follows id {}: entries must be in increasing id order", entry_.id,
+                                 shard_.entries.back().id));
+  shard_.entries.push_back(std::move(entry_));
+  entry_ = Entry{};
+  ++entry_index_;
+}
+
+}  // namespace kemit::golden::detail
