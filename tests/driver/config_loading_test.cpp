@@ -89,7 +89,7 @@ TEST(ConfigLoading, DuplicateIdSuggestsTheNextFreeOne) {
 TEST(ConfigLoading, WrongTypeNamesFieldAndFoundValue) {
   std::string config = R"({"id": 1, "arch": 7, "expect": "emit", "why": "w", "spec": {}})";
   EXPECT_EQ(load_error(wrap(config)),
-            "parity/configs/alpha.json: config id 1: field 'arch' must be a string (found number 7)");
+            "parity/configs/alpha.json: config id 1: field 'arch' must be a non-empty string (found number 7)");
 }
 
 TEST(ConfigLoading, BadIdIsNamedByIndex) {
@@ -121,8 +121,16 @@ TEST(ConfigLoading, BadExpectWhySpecAndSpill) {
   EXPECT_EQ(with("expect_no_spill", "1"),
             "parity/configs/alpha.json: config id 1: field 'expect_no_spill' must be a boolean (found number 1)");
   EXPECT_EQ(with("arch", "\"gfx999\""),
-            "parity/configs/alpha.json: config id 1: field 'arch': unknown processor 'gfx999' (known: gfx1100, "
-            "gfx1151, gfx1201, gfx1250, gfx90a, gfx942, gfx950)");
+            "parity/configs/alpha.json: config id 1: field 'arch': unknown processor 'gfx999' (known: gfx90a, gfx942, "
+            "gfx950, gfx1100, gfx1151, gfx1201, gfx1250); a config that expects \"emit\" needs a processor of the arch "
+            "table");
+  EXPECT_EQ(with("arch", "\"\""),
+            "parity/configs/alpha.json: config id 1: field 'arch' must be a non-empty string (found string \"\")");
+}
+
+TEST(ConfigLoading, UnknownProcessorIsAllowedWhenTheRefusalIsExpected) {
+  std::string config = R"({"id": 1, "arch": "gfx000", "expect": "reject", "why": "unknown processor", "spec": {}})";
+  EXPECT_EQ(parse_family_configs(wrap(config), kFile).configs.at(0).arch, "gfx000");
 }
 
 TEST(ConfigLoading, MissingField) {
