@@ -4,7 +4,7 @@
 Runs both engines' protocol workers (`kemit_emit --serve` and `python3 -m kemit.emit --serve`)
 over pipes, sends the same request lines to both, and compares the decoded responses: every
 op x dtype x vec x arch at every flavor, block sizes, waves_per_eu, refusals with their reason
-texts, and odd protocol requests. Then a few single-shot CLI runs (stdout, stderr, exit code).
+texts, odd protocol requests, and every numbered config of parity/configs (all families). Then a few single-shot CLI runs (stdout, stderr, exit code).
 
 Exits 0 when everything is identical, 1 on the first difference (printing the first differing
 line), 2 on a usage or start-up problem.
@@ -141,6 +141,9 @@ def compare_response(py, cpp, status_only):
         for name, only in (("py", py_families - cpp_families), ("cpp", cpp_families - py_families)):
             if only:
                 print(f"note: families only the {name} engine knows (not swept): {', '.join(sorted(only))}")
+    if py.get("status") != cpp.get("status"):
+        brief = lambda r: {k: v for k, v in r.items() if k in ("id", "status", "reason", "error")}
+        return describe("status", brief(py), brief(cpp))
     for key in sorted(set(py) | set(cpp)):
         if key == "ll" and isinstance(py.get(key), dict) and isinstance(cpp.get(key), dict):
             for flavor in sorted(set(py[key]) | set(cpp[key])):
@@ -154,9 +157,22 @@ def compare_response(py, cpp, status_only):
     return None
 
 
-def run_sweep(cpp_binary, py_path):
+def parity_requests(families):
+    """Every numbered config of parity/configs/<family>.json for the chosen families, at every flavor."""
+    folder = os.path.join(REPO, "parity", "configs")
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.endswith(".json") and (families == ["all"] or name[:-5] in families):
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                document = json.load(handle)
+            for config in document["configs"]:
+                yield (emit_request(config["arch"], config["spec"], family=document["family"]),
+                       f"parity {name}:{config['id']}")
+
+
+def run_sweep(cpp_binary, py_path, families):
     entries = [(line, what, False) for line, what in odd_lines()]
-    for number, (request, what) in enumerate(sweep_requests(), 100):
+    requests = itertools.chain(sweep_requests(), parity_requests(families))
+    for number, (request, what) in enumerate(requests, 100):
         entries.append((json.dumps(dict(request, id=number)), what, False))
     entries += [(line, "malformed", True) for line in MALFORMED]
     lines = [line for line, _, _ in entries] + ["", "   "]  # blank lines get no answer
@@ -244,12 +260,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpp", default=os.path.join(REPO, "build-engine", "cpp_engine", "kemit_emit"))
     parser.add_argument("--py-path", default=os.path.join(REPO, "py_engine"))
+    parser.add_argument("--families", default="elementwise",
+                        help="comma-separated families whose parity configs are swept too, or 'all' "
+                             "(default: elementwise; the grid and refusal sweep is elementwise's)")
     args = parser.parse_args()
     if not os.access(args.cpp, os.X_OK):
         print(f"error: no C++ worker at {args.cpp}; build it with "
               "`cmake --build build-engine --target kemit_emit` or pass --cpp", file=sys.stderr)
         return 2
-    return run_sweep(args.cpp, args.py_path) or run_cli(args.cpp, args.py_path)
+    families = args.families.split(",")
+    return run_sweep(args.cpp, args.py_path, families) or run_cli(args.cpp, args.py_path)
 
 
 if __name__ == "__main__":

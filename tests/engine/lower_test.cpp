@@ -1,0 +1,145 @@
+// Lowering: the kitchen-sink kernel lowers to the Python engine's bytes at every flavor
+// (fixtures/sink.<flavor>.ll), and each flavor rule of reference/llvm_flavors.md, one by one.
+#include <gtest/gtest.h>
+
+#include "kemit/llvm/flavors.h"
+#include "kemit/llvm/lower.h"
+#include "kemit/llvm/spelling.h"
+#include "kemit/target/arch.h"
+#include "sink_kernel.h"
+
+namespace kemit::llvm {
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+std::string lowered(const std::string& flavor) { return lower_kernel(test::sink_kernel(), find_flavor(flavor)); }
+
+TEST(Lower, KitchenSinkMatchesThePythonEngineAtEveryFlavor) {
+  for (const auto& flavor : flavor_names()) {
+    std::string expected = test::read_fixture("sink." + flavor + ".ll");
+    ASSERT_FALSE(expected.empty()) << "fixture missing for " << flavor << ": run tests/engine/fixtures/regen_sink.py";
+    EXPECT_EQ(lowered(flavor), expected) << flavor;
+  }
+}
+
+TEST(Lower, NocaptureUntilLlvm22ThenCapturesNone) {
+  const char* nocapture = "define amdgpu_kernel void @sink(ptr addrspace(1) noalias nocapture readonly align 16 "
+                          "%src, ptr addrspace(1) nocapture writeonly %dst, i32 %n) #0 {";
+  EXPECT_TRUE(has_line(lowered("llvm16"), nocapture));
+  EXPECT_TRUE(has_line(lowered("llvm19"), nocapture));
+  EXPECT_TRUE(has_line(lowered("llvm22"), "define amdgpu_kernel void @sink(ptr addrspace(1) noalias captures(none) "
+                                          "readonly align 16 %src, ptr addrspace(1) captures(none) writeonly %dst, "
+                                          "i32 %n) #0 {"));
+}
+
+TEST(Lower, ZextNnegGepNuwAndOrDisjointFromLlvm19) {
+  std::string old = lowered("llvm16");
+  EXPECT_TRUE(has_line(old, "  %v11 = zext i32 %v10 to i64"));
+  EXPECT_TRUE(has_line(old, "  %v10 = or i32 %v9, 1"));
+  EXPECT_TRUE(has_line(old, "  %v20.idx = zext i32 %v18 to i64"));
+  EXPECT_TRUE(has_line(old, "  %v20 = getelementptr inbounds bfloat, ptr addrspace(1) %src, i64 %v20.idx"));
+  for (const char* flavor : {"llvm19", "llvm22"}) {
+    std::string text = lowered(flavor);
+    EXPECT_TRUE(has_line(text, "  %v11 = zext nneg i32 %v10 to i64")) << flavor;
+    EXPECT_TRUE(has_line(text, "  %v10 = or disjoint i32 %v9, 1")) << flavor;
+    EXPECT_TRUE(has_line(text, "  %v20.idx = zext nneg i32 %v18 to i64")) << flavor;
+    EXPECT_TRUE(has_line(text, "  %v20 = getelementptr inbounds nuw bfloat, ptr addrspace(1) %src, i64 %v20.idx"))
+        << flavor;
+    // LDS pointers are 32-bit: the i32 index is used as is, no widening.
+    EXPECT_TRUE(has_line(text, "  %v27 = getelementptr inbounds nuw <4 x bfloat>, ptr addrspace(3) @tile, i32 %v18"))
+        << flavor;
+  }
+}
+
+TEST(Lower, SplatConstantsFromLlvm19) {
+  ir::Type v2f32 = ir::vector(ir::scalar("f32"), 2);
+  ir::Attr one = ir::Attr::of("0x3F800000");
+  EXPECT_EQ(constant_literal(v2f32, one, find_flavor("llvm16")),
+            "<float 0x3FF0000000000000, float 0x3FF0000000000000>");
+  EXPECT_EQ(constant_literal(v2f32, one, find_flavor("llvm19")), "splat (float 0x3FF0000000000000)");
+  EXPECT_EQ(constant_literal(ir::vector(ir::scalar("i32"), 2), ir::Attr::of(int64_t{-3}), find_flavor("llvm22")),
+            "splat (i32 -3)");
+}
+
+TEST(Lower, ScalarLiterals) {
+  EXPECT_EQ(scalar_literal(ir::scalar("i1"), ir::Attr::of(int64_t{1})), "true");
+  EXPECT_EQ(scalar_literal(ir::scalar("i1"), ir::Attr::of(int64_t{0})), "false");
+  EXPECT_EQ(scalar_literal(ir::scalar("f16"), ir::Attr::of("0x3E00")), "0xH3E00");
+  EXPECT_EQ(scalar_literal(ir::scalar("bf16"), ir::Attr::of("0x3F80")), "0xR3F80");
+  // f32 prints as the double of the same value; a signaling NaN comes back quiet, as in Python.
+  EXPECT_EQ(scalar_literal(ir::scalar("f32"), ir::Attr::of("0xBE800000")), "0xBFD0000000000000");
+  EXPECT_EQ(scalar_literal(ir::scalar("f32"), ir::Attr::of("0x00000001")), "0x36A0000000000000");
+  EXPECT_EQ(scalar_literal(ir::scalar("f32"), ir::Attr::of("0x7F800001")), "0x7FF8000020000000");
+}
+
+TEST(Lower, ReadfirstlaneMangledFromLlvm19) {
+  EXPECT_TRUE(has_line(lowered("llvm16"), "  %v6 = call i32 @llvm.amdgcn.readfirstlane(i32 %v5)"));
+  EXPECT_TRUE(has_line(lowered("llvm16"), "declare i32 @llvm.amdgcn.readfirstlane(i32)"));
+  EXPECT_TRUE(has_line(lowered("llvm19"), "  %v6 = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %v5)"));
+  EXPECT_TRUE(has_line(lowered("llvm22"), "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)"));
+}
+
+TEST(Lower, VectorBf16CastsGoPerLaneAtLlvm16) {
+  std::string old = lowered("llvm16");
+  EXPECT_TRUE(has_line(old, "  %v22.e0 = extractelement <4 x bfloat> %v21, i64 0"));
+  EXPECT_TRUE(has_line(old, "  %v22.c0 = fpext bfloat %v22.e0 to float"));
+  EXPECT_TRUE(has_line(old, "  %v22.i0 = insertelement <4 x float> poison, float %v22.c0, i64 0"));
+  EXPECT_TRUE(has_line(old, "  %v22 = insertelement <4 x float> %v22.i2, float %v22.c3, i64 3"));
+  EXPECT_TRUE(has_line(old, "  %v26.c3 = fptrunc float %v26.e3 to bfloat"));
+  for (const char* flavor : {"llvm19", "llvm22"}) {
+    EXPECT_TRUE(has_line(lowered(flavor), "  %v22 = fpext <4 x bfloat> %v21 to <4 x float>")) << flavor;
+    EXPECT_TRUE(has_line(lowered(flavor), "  %v26 = fptrunc <4 x float> %v25 to <4 x bfloat>")) << flavor;
+  }
+}
+
+TEST(Lower, DatalayoutPerFlavor) {
+  const std::string common = "p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32";
+  const std::string tail = "i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024"
+                           "-v2048:2048-n32:64-S32-A5-G1";
+  EXPECT_TRUE(has_line(lowered("llvm16"), "target datalayout = \"e-" + common + "-" + tail + "-ni:7\""));
+  EXPECT_TRUE(has_line(lowered("llvm19"), "target datalayout = \"e-" + common +
+                                              "-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-" + tail +
+                                              "-ni:7:8:9\""));
+  EXPECT_TRUE(has_line(lowered("llvm22"), "target datalayout = \"e-m:e-" + common +
+                                              "-p7:160:256:256:32-p8:128:128:128:48-p9:192:256:256:32-" + tail +
+                                              "-ni:7:8:9\""));
+}
+
+TEST(Lower, KernelAttributesSortedAndSpelled) {
+  EXPECT_TRUE(has_line(lowered("llvm19"),
+                       "attributes #0 = { \"amdgpu-flat-work-group-size\"=\"1,128\" \"amdgpu-waves-per-eu\"=\"2\" "
+                       "\"target-cpu\"=\"gfx90a\" \"uniform-work-group-size\"=\"true\" }"));
+  ir::Builder b("k", "gfx90a");
+  b.attr("unroll", "4");
+  try {
+    lower_kernel(b.finish(), find_flavor("llvm22"));
+    FAIL() << "no LowerError";
+  } catch (const LowerError& error) {
+    EXPECT_STREQ(error.what(), "kernel attribute 'unroll' has no LLVM spelling");
+  }
+}
+
+TEST(Lower, ProcessorGate) {
+  EXPECT_EQ(processor_gate("gfx942", find_flavor("llvm16")), "gfx942 needs flavor llvm19 or newer (got llvm16)");
+  EXPECT_EQ(processor_gate("gfx950", find_flavor("llvm19")), "gfx950 needs flavor llvm22 or newer (got llvm19)");
+  EXPECT_EQ(processor_gate("gfx1250", find_flavor("llvm22")), "");
+  EXPECT_EQ(processor_gate("gfx90a", find_flavor("llvm16")), "");
+}
+
+TEST(Arch, TableAndUnknownArch) {
+  EXPECT_EQ(target::find_arch("gfx1151").wave_size, 32);
+  EXPECT_EQ(target::find_arch("gfx950").lds_bytes, 163840);
+  try {
+    target::find_arch("gfx9000");
+    FAIL() << "no UnknownArch";
+  } catch (const target::UnknownArch& error) {
+    EXPECT_STREQ(error.what(),
+                 "unknown arch 'gfx9000' (known: gfx90a, gfx942, gfx950, gfx1100, gfx1151, gfx1201, gfx1250)");
+  }
+}
+
+}  // namespace
+}  // namespace kemit::llvm

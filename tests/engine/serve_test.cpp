@@ -1,0 +1,85 @@
+// The protocol server: hello, emit, refusals and errors are all responses; Python-shaped
+// texts for odd request fields; integers beyond 64 bits are still integers.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "serve.h"
+
+namespace kemit::serve {
+namespace {
+
+using nlohmann::json;
+
+TEST(Serve, Hello) {
+  json response = respond({{"id", 0}, {"op", "hello"}});
+  EXPECT_EQ(response["engine"], "cpp");
+  EXPECT_EQ(response["protocol"], 1);
+  EXPECT_EQ(response["status"], "ok");
+  EXPECT_EQ(response["flavors"], json({"llvm16", "llvm19", "llvm22"}));
+  EXPECT_NE(std::find(response["families"].begin(), response["families"].end(), "elementwise"),
+            response["families"].end());
+}
+
+TEST(Serve, EmitRefusalAndErrors) {
+  json ok = respond({{"id", 7}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
+                     {"flavors", {"llvm16", "llvm22"}}});
+  EXPECT_EQ(ok["status"], "ok");
+  EXPECT_EQ(ok["ll"]["llvm16"], json({{"rejected", "gfx942 needs flavor llvm19 or newer (got llvm16)"}}));
+  EXPECT_TRUE(ok["ll"]["llvm22"].contains("text"));
+  json refused = respond({{"id", 8}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", {{"vec", 3}}},
+                          {"flavors", {"llvm22"}}});
+  EXPECT_EQ(refused, json({{"id", 8}, {"status", "rejected"}, {"reason", "vec must be one of 1, 2, 4, 8 (got 3)"}}));
+  EXPECT_EQ(respond({{"id", 9}, {"family", "elementwise"}})["error"], "request lacks field 'arch'");
+  EXPECT_EQ(respond({{"id", 10}, {"op", 7}})["error"], "unknown op '7'");
+  EXPECT_EQ(respond({{"id", 11}, {"op", nullptr}})["error"], "unknown op 'None'");
+  EXPECT_EQ(respond(json::array({1}))["id"], nullptr);
+  json flavor = respond({{"id", 12}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
+                         {"flavors", {"llvm99"}}});
+  EXPECT_EQ(flavor["error"], "UnknownFlavor: unknown flavor 'llvm99' (known: llvm16, llvm19, llvm22)");
+  json iterable = respond({{"id", 13}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
+                           {"flavors", 5}});
+  EXPECT_EQ(iterable["error"], "TypeError: 'int' object is not iterable");
+  json arch = respond({{"id", 14}, {"family", "elementwise"}, {"arch", json::array({"gfx942"})},
+                       {"spec", json::object()}, {"flavors", json::array()}});
+  EXPECT_EQ(arch["reason"],
+            "unknown arch '['gfx942']' (known: gfx90a, gfx942, gfx950, gfx1100, gfx1151, gfx1201, gfx1250)");
+}
+
+TEST(Serve, PythonStr) {
+  EXPECT_EQ(python_str(json(nullptr)), "None");
+  EXPECT_EQ(python_str(json(true)), "True");
+  EXPECT_EQ(python_str(json(4.0)), "4.0");
+  EXPECT_EQ(python_str(json(-12)), "-12");
+  EXPECT_EQ(python_str(json("it's")), "it's");
+  EXPECT_EQ(python_str(json::array({"it's", 1, nullptr})), "[\"it's\", 1, None]");
+  EXPECT_EQ(python_str(json({{"a", false}})), "{'a': False}");
+}
+
+TEST(Serve, WideIntegersStayIntegers) {
+  EXPECT_TRUE(parse_line("{\"vec\": 100000000000000000000}")["vec"].is_number_unsigned());
+  EXPECT_TRUE(parse_line("{\"vec\": -100000000000000000000}")["vec"].is_number_integer());
+  EXPECT_TRUE(parse_line("{\"vec\": 1e2}")["vec"].is_number_float());
+  json response = respond({{"id", 1}, {"family", "elementwise"}, {"arch", "gfx942"},
+                           {"spec", parse_line("{\"vec\": 100000000000000000000}")}, {"flavors", {"llvm22"}}});
+  EXPECT_EQ(response["reason"], "field 'vec' must fit in 32 bits");
+}
+
+TEST(Serve, OneLineOutPerRequestLine) {
+  std::istringstream in("{\"id\": 0, \"op\": \"hello\"}\n\n   \nnot json\n[1]\n");
+  std::ostringstream out;
+  EXPECT_EQ(serve(in, out), 0);
+  std::istringstream lines(out.str());
+  std::string line;
+  std::vector<json> responses;
+  while (std::getline(lines, line)) responses.push_back(json::parse(line));
+  ASSERT_EQ(responses.size(), 3u);
+  EXPECT_EQ(responses[0]["engine"], "cpp");
+  EXPECT_EQ(responses[1]["id"], nullptr);
+  EXPECT_EQ(responses[1]["status"], "error");
+  EXPECT_EQ(responses[1]["error"].get<std::string>().rfind("malformed request line: ", 0), 0u);
+  EXPECT_EQ(responses[2]["error"], "request must be a JSON object");
+}
+
+}  // namespace
+}  // namespace kemit::serve
