@@ -45,9 +45,19 @@ def emit(family, arch, spec, flavors):
     kernel = module.build(parsed, target)
     result = EmitResult(kernel_name=kernel.name, canonical=print_kernel(kernel))
     for flavor in chosen:
-        gate = processor_gate(arch, flavor)
+        gate = flavor_gate(module, parsed, target, flavor)
         if gate:
             result.ll.append(FlavorSection(flavor.name, rejected=True, reason=gate))
         else:
             result.ll.append(FlavorSection(flavor.name, text=lower_kernel(kernel, flavor)))
     return result
+
+
+def flavor_gate(module, spec, target, flavor):
+    """"" when the flavor can lower the config, else its refusal for that flavor only.
+
+    A family may gate on its own (an instruction the flavor's LLVM lacks) through a
+    `flavor_gate(spec, arch, flavor) -> reason or ""` hook, checked before the processor gate.
+    """
+    hook = getattr(module, "flavor_gate", None)
+    return (hook(spec, target, flavor) if hook else "") or processor_gate(target.name, flavor)

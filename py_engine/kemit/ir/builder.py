@@ -72,6 +72,22 @@ FLOAT_UNARY = ("fneg", "exp")
 ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 FCMP_PREDICATES = ("oeq", "one", "olt", "ole", "ogt", "oge")
 DIMS = ("x", "y", "z")
+DPP_ROW_ROR = (0x121, 0x12F)  # row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls
+# canonical mma instruction -> (A and B fragment type, accumulator type, wave size); docs/ir.md
+# gives each one's lane layout, llvm/lower_mma.py its intrinsic at each flavor.
+MMA_INSTRUCTIONS = {
+    "mfma_f32_32x32x8_f16": ("<4 x f16>", "<16 x f32>", 64),
+    "mfma_f32_32x32x8_bf16": ("<4 x bf16>", "<16 x f32>", 64),
+    "mfma_f32_16x16x16_f16": ("<4 x f16>", "<4 x f32>", 64),
+    "mfma_f32_16x16x16_bf16": ("<4 x bf16>", "<4 x f32>", 64),
+    "mfma_f32_16x16x32_bf16": ("<8 x bf16>", "<4 x f32>", 64),
+    "wmma_gfx11_f32_16x16x16_f16": ("<16 x f16>", "<8 x f32>", 32),
+    "wmma_gfx11_f32_16x16x16_bf16": ("<16 x bf16>", "<8 x f32>", 32),
+    "wmma_gfx12_f32_16x16x16_f16": ("<8 x f16>", "<8 x f32>", 32),
+    "wmma_gfx12_f32_16x16x16_bf16": ("<8 x bf16>", "<8 x f32>", 32),
+    "wmma_gfx1250_f32_16x16x32_f16": ("<16 x f16>", "<8 x f32>", 32),
+    "wmma_gfx1250_f32_16x16x32_bf16": ("<16 x bf16>", "<8 x f32>", 32),
+}
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _RESERVED_NAME = re.compile(r"v[0-9]+\Z")
 
@@ -407,3 +423,32 @@ class Builder:
     def _check_lane(name, t, index):
         if t.kind != "vector" or not 0 <= index < t.count:
             raise BuildError(f"{name} needs a vector and a lane index in range (got {type_text(t)}, {index})")
+
+    # ---- cross-lane ops -----------------------------------------------------------------
+    def bpermute(self, v, lane):
+        """Every lane reads v from lane (lane mod wave size) of its wave (ds_bpermute)."""
+        if v.type not in (scalar("i32"), scalar("f32")) or lane.type != scalar("i32"):
+            raise BuildError(f"bpermute needs an i32 or f32 value and an i32 lane (got "
+                             f"{type_text(v.type)}, {type_text(lane.type)})")
+        return self._emit("bpermute", [v, lane], v.type, {})
+
+    def update_dpp(self, old, v, ctrl):
+        """v from the lane a DPP control selects within the lane's row of 16 (old if that lane is off)."""
+        if old.type != v.type or v.type not in (scalar("i32"), scalar("f32")):
+            raise BuildError(f"update_dpp needs two i32 or two f32 values (got "
+                             f"{type_text(old.type)}, {type_text(v.type)})")
+        if not (0 <= ctrl <= 0xFF or DPP_ROW_ROR[0] <= ctrl <= DPP_ROW_ROR[1]):
+            raise BuildError(f"update_dpp control must be a quad_perm (0 to 255) or a row_ror "
+                             f"({DPP_ROW_ROR[0]} to {DPP_ROW_ROR[1]}) (got {ctrl})")
+        return self._emit("update_dpp", [old, v], v.type, {"ctrl": ctrl})
+
+    # ---- matrix ops ---------------------------------------------------------------------
+    def mma(self, instr, a, b, c):
+        """c + a x b on the matrix cores, over the wave's fragments (layouts: docs/ir.md)."""
+        if instr not in MMA_INSTRUCTIONS:
+            raise BuildError(f"unknown mma instruction '{instr}' (known: {', '.join(MMA_INSTRUCTIONS)})")
+        operand, accumulator, _ = MMA_INSTRUCTIONS[instr]
+        got = [type_text(v.type) for v in (a, b, c)]
+        if got != [operand, operand, accumulator]:
+            raise BuildError(f"mma {instr} needs {operand}, {operand}, {accumulator} (got {', '.join(got)})")
+        return self._emit("mma", [a, b, c], c.type, {"instr": instr})

@@ -7,6 +7,8 @@ for the helper values an op needs, `<kind><n>.<role>` for blocks in order of app
 from ..ir.types import element_type, parse_type
 from ..target.arch import find_arch
 from .flavors import find_flavor
+from .lower_lanes import LaneLowering
+from .lower_mma import MmaLowering
 from .lower_vector import VectorLowering
 from .spelling import constant_literal, llvm_type, mangle
 
@@ -36,7 +38,7 @@ def lower_kernel(kernel, flavor):
     return lowering.module_text()
 
 
-class Lowering(VectorLowering):
+class Lowering(VectorLowering, LaneLowering, MmaLowering):
     def __init__(self, kernel, flavor):
         self.kernel = kernel
         self.flavor = flavor
