@@ -102,6 +102,16 @@ TEST(Cli, BadFlagValuesAreUsageErrors) {
   EXPECT_EQ(quote.err, "check_byte_identity: unterminated ' quote in '/usr/bin/python3 'unterminated'\n");
 }
 
+TEST(Cli, ProgressLineOnlyOnATerminalAndErasedAtTheEnd) {
+  std::vector<std::string> args = {"--configs", fixture_configs("basic"), "--py-cmd", fake_command("py", ""),
+                                   "--cpp-cmd", fake_command("cpp", "")};
+  DriverRun terminal = run_driver(args, true);
+  EXPECT_EQ(terminal.exit_code, 0) << terminal.err;
+  EXPECT_NE(terminal.err.find("\r[12/12] answers"), std::string::npos) << terminal.err;
+  EXPECT_TRUE(terminal.err.size() >= 4 && terminal.err.substr(terminal.err.size() - 4) == "\r\033[K") << terminal.err;
+  EXPECT_EQ(terminal.out, run_driver(args, false).out);  // stdout is the same either way
+}
+
 TEST(Cli, UnwritableReportIsExit2) {
   DriverRun run = run_fake("", "", "basic", {"--json", "/nonexistent/dir/report.json"});
   EXPECT_EQ(run.exit_code, 2);

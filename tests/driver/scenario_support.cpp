@@ -37,7 +37,7 @@ std::string fake_command(const std::string& engine, const std::string& flags) {
   return std::string(KEMIT_TEST_PYTHON) + " " + KEMIT_DRIVER_FIXTURES + "/fake_engine.py --engine " + engine + " " + flags;
 }
 
-DriverRun run_driver(std::vector<std::string> args) {
+DriverRun run_driver(std::vector<std::string> args, bool terminal) {
   std::string json_path = temp_path(".json"), junit_path = temp_path(".xml");
   bool wants_reports = std::find(args.begin(), args.end(), "--json") == args.end();
   if (wants_reports) args.insert(args.end(), {"--json", json_path, "--junit", junit_path});
@@ -45,7 +45,7 @@ DriverRun run_driver(std::vector<std::string> args) {
   for (const auto& arg : args) argv.push_back(arg.c_str());
   std::ostringstream out, err;
   DriverRun run;
-  run.exit_code = check_byte_identity_main(static_cast<int>(argv.size()), argv.data(), out, err, false);
+  run.exit_code = check_byte_identity_main(static_cast<int>(argv.size()), argv.data(), out, err, terminal);
   run.out = out.str();
   run.err = err.str();
   std::string json_text = read_file(json_path);

@@ -20,8 +20,8 @@ struct DriverRun {
 DriverRun run_fake(const std::string& py_flags, const std::string& cpp_flags, const std::string& configs = "basic",
                    std::vector<std::string> extra = {});
 
-// Runs the driver with exactly these arguments (after argv[0]).
-DriverRun run_driver(std::vector<std::string> args);
+// Runs the driver with exactly these arguments (after argv[0]); `terminal` says stderr is a tty.
+DriverRun run_driver(std::vector<std::string> args, bool terminal = false);
 
 std::string fake_command(const std::string& engine, const std::string& flags);
 std::string fixture_configs(const std::string& name);

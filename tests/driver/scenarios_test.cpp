@@ -137,7 +137,7 @@ TEST(Scenario, FamilyAnEngineLacksIsRed) {
   EXPECT_EQ(row_status(run.report, "alpha", "llvm22"), "GREEN");
   for (const auto& section : kSections) EXPECT_EQ(row_status(run.report, "beta", section), "RED") << section;
   EXPECT_EQ(run.report["families"][1]["lacking_engines"], nlohmann::json({"cpp"}));
-  EXPECT_NE(run.out.find("FAIL beta [canonical]: RED\n    ENGINE_LACKS_FAMILY: the cpp engine does not serve 'beta' "
+  EXPECT_NE(run.out.find("FAIL beta [canonical, llvm16, llvm19, llvm22]: RED\n    ENGINE_LACKS_FAMILY: the cpp engine does not serve 'beta' "
                          "(its hello lists: alpha, gated, empty, refused)\n"),
             std::string::npos) << run.out;
 }
@@ -213,14 +213,14 @@ TEST(Scenario, FlavorGatedForEveryEmittingConfigIsNotApplicable) {
 TEST(Scenario, EmptyFamilyIsRed) {
   DriverRun run = run_fake("", "", "empty", {});
   expect_red(run);
-  EXPECT_NE(run.out.find("FAIL empty [canonical]: RED\n    no configs: add at least one to "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("FAIL empty [canonical, llvm16, llvm19, llvm22]: RED\n    no configs: add at least one to "), std::string::npos) << run.out;
 }
 
 TEST(Scenario, AllConfigsRefusedIsRedEvenWhenExpected) {
   DriverRun run = run_fake("", "", "refused", {});
   expect_red(run);
   expect_all_sections(run, "refused", 1, "BOTH_REJECTED");
-  EXPECT_NE(run.out.find("FAIL refused [llvm22]: RED\n    nothing was compared byte for byte"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("FAIL refused [canonical, llvm16, llvm19, llvm22]: RED\n    nothing was compared byte for byte"), std::string::npos) << run.out;
 }
 
 TEST(Scenario, StderrIsDrainedSoAChattyWorkerNeverBlocks) {

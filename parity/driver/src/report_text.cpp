@@ -55,9 +55,7 @@ void write_config_failures(const FamilyOutcome& family, const ConfigResult& conf
   }
 }
 
-}  // namespace
-
-void write_text_report(const RunOutcome& outcome, std::ostream& out) {
+void write_rows(const RunOutcome& outcome, std::ostream& out) {
   size_t family_width = 6, section_width = 9;
   for (const auto& family : outcome.families) family_width = std::max(family_width, family.family.size());
   for (const auto& flavor : outcome.flavors) section_width = std::max(section_width, flavor.size());
@@ -65,17 +63,34 @@ void write_text_report(const RunOutcome& outcome, std::ostream& out) {
     for (const auto& row : family.rows)
       out << fmt::format("{:<{}}  {:<{}}  {:<5}  {}{}\n", family.family, family_width, row.section, section_width,
                          row_status_name(row.status), counts_text(row), row.note.empty() ? "" : "  (" + row.note + ")");
+}
+
+// RED rows that no config failure explains (lacking engine, no configs, nothing compared); rows
+// with the same reason are listed once.
+void write_family_failures(const FamilyOutcome& family, std::ostream& out, int& count) {
+  std::vector<std::pair<std::string, std::string>> reasons;  // (sections, note), in row order
+  for (const auto& row : family.rows) {
+    bool config_failed = std::any_of(row.counts.begin(), row.counts.end(),
+                                     [](const auto& entry) { return verdict_fails(entry.first) && entry.second > 0; });
+    if (row.status != RowStatus::red || config_failed) continue;  // config failures are listed on their own
+    auto same = std::find_if(reasons.begin(), reasons.end(), [&](const auto& reason) { return reason.second == row.note; });
+    if (same == reasons.end()) reasons.push_back({row.section, row.note});
+    else same->first += ", " + row.section;
+  }
+  for (const auto& [sections, note] : reasons) {
+    out << fmt::format("FAIL {} [{}]: RED\n{}", family.family, sections, indented(note));
+    ++count;
+  }
+}
+
+}  // namespace
+
+void write_text_report(const RunOutcome& outcome, std::ostream& out) {
+  write_rows(outcome, out);
   int failures = 0;
   for (const auto& family : outcome.families) {
     for (const auto& config : family.configs) write_config_failures(family, config, out, failures);
-    for (const auto& row : family.rows) {
-      bool config_failed = row.counts.size() > 0 && std::any_of(row.counts.begin(), row.counts.end(), [](auto& entry) {
-                             return verdict_fails(entry.first) && entry.second > 0;
-                           });
-      if (row.status != RowStatus::red || config_failed) continue;  // config failures are listed above
-      out << fmt::format("FAIL {} [{}]: RED\n{}", family.family, row.section, indented(row.note));
-      ++failures;
-    }
+    write_family_failures(family, out, failures);
   }
   if (outcome.families.empty()) out << "FAIL: no family was checked\n";
   if (failures > kDetailedFailures)
