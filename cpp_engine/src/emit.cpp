@@ -102,9 +102,9 @@ int main(int argc, char** argv) {
       std::cerr << app.help() << "kemit_emit: error: give --config FILE:ID, or --family and --arch (with --spec)\n";
       return 2;
     }
-  } catch (const std::exception& error) {  // Python ends here with a traceback: exit 1
+  } catch (const std::exception& error) {  // an unreadable config or a malformed --spec: input error
     std::cerr << "error: " << error.what() << "\n";
-    return 1;
+    return 2;
   }
   kemit::EmitResult result;
   std::string note;

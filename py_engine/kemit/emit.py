@@ -15,7 +15,7 @@ def config_from_file(reference):
     for config in document["configs"]:
         if str(config["id"]) == config_id:
             return document["family"], config["arch"], config["spec"]
-    raise SystemExit(f"{path}: no config with id {config_id}")
+    raise ValueError(f"{path}: no config with id {config_id}")
 
 
 def main(argv=None):
@@ -32,9 +32,17 @@ def main(argv=None):
         from .serve import serve
         return serve()
     if args.config:
-        family, arch, spec = config_from_file(args.config)
+        try:
+            family, arch, spec = config_from_file(args.config)
+        except (OSError, ValueError, KeyError) as error:
+            print(f"error: --config {args.config}: {error}", file=sys.stderr)
+            return 2
     elif args.family and args.arch:
-        family, arch, spec = args.family, args.arch, json.loads(args.spec)
+        try:
+            family, arch, spec = args.family, args.arch, json.loads(args.spec)
+        except ValueError as error:
+            print(f"error: --spec is not valid JSON: {error}", file=sys.stderr)
+            return 2
     else:
         parser.error("give --config FILE:ID, or --family and --arch (with --spec)")
     try:

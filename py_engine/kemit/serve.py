@@ -32,12 +32,28 @@ def respond(request):
             "canonical": result.canonical, "ll": ll}
 
 
-def serve(stdin=sys.stdin, stdout=sys.stdout):
+def _refuse_constant(token):
+    raise ValueError(f"{token} is not JSON")
+
+
+def _finite(text):
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def decode_line(raw):
+    """Strict JSON, as the C++ engine reads it: UTF-8 only, no NaN/Infinity, finite numbers."""
+    return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite)
+
+
+def serve(stdin=sys.stdin.buffer, stdout=sys.stdout):
     for line in stdin:
         if not line.strip():
             continue
         try:
-            request = json.loads(line)
+            request = decode_line(line)
         except ValueError as error:
             response = {"id": None, "status": "error", "error": f"malformed request line: {error}"}
         else:

@@ -69,13 +69,13 @@ def test_kernel_name_errors(name):
 
 @pytest.mark.parametrize("name", ["v0", "v12", "A", "a b", "9x", ""])
 def test_param_name_errors(b, name):
-    raises(f"name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, and be unique", b.param, name, I32)
+    raises(f"name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, not be 'entry' or the kernel's name, and be unique", b.param, name, I32)
 
 
 def test_names_are_unique_across_params_and_lds(b):
     b.param("a", I32)
     b.lds("buf", F32, 4, 4)
-    message = "name '{}' must match [a-z_][a-z0-9_]*, not look like v<N>, and be unique"
+    message = "name '{}' must match [a-z_][a-z0-9_]*, not look like v<N>, not be 'entry' or the kernel's name, and be unique"
     raises(message.format("a"), b.lds, "a", F32, 4, 4)
     raises(message.format("buf"), b.lds, "buf", F32, 4, 4)
     raises(message.format("v1"), b.lds, "v1", F32, 4, 4)
@@ -178,9 +178,6 @@ def test_float_bits_refused(name, value, message):
     raises(message, float_bits, scalar(name), value)
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="engine bug: float_bits lets struct.pack raise OverflowError for a value "
-                          "beyond the f32 range instead of refusing it as not exact")
 def test_float_bits_out_of_f32_range_is_refused():
     raises("constant 1e+40 is not exact in f32", float_bits, F32, 1e40)
 
@@ -344,32 +341,22 @@ def test_if_condition_errors(b):
     raises("if needs an i1 condition (got <4 x i1>)", b.if_then_else, v, lambda: None, lambda: None)
 
 
-# ---- known engine bugs: IR the builder accepts but that no LLVM parses ------------------------
-# Each lowering below was fed to the real LLVM 16, 19 and 22 (tests/py/llvm_c.py): all three refuse it.
-@pytest.mark.xfail(strict=True, reason="engine bug: param align is not checked (a power of two); "
-                                       "lowers to `align 3`, which LLVM refuses")
+# ---- IR that no LLVM parses is refused by the builder --------------------------------------
+# Each case was fed to the real LLVM 16, 19 and 22 (tests/py/llvm_c.py): all three refuse it.
 def test_param_align_must_be_a_power_of_two(b):
-    with pytest.raises(BuildError):
-        b.param("p", GLOBAL, align=3)
+    raises("param 'p': align must be a power of two (got 3)", b.param, "p", GLOBAL, align=3)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: LDS align is not checked; `align 0` / `align 3` "
-                                       "is refused by LLVM ('alignment is not a power of two')")
 @pytest.mark.parametrize("align", [0, 3])
 def test_lds_align_must_be_a_power_of_two(b, align):
-    with pytest.raises(BuildError):
-        b.lds("buf", F32, 4, align)
+    raises(f"LDS buffer 'buf': align must be a power of two (got {align})", b.lds, "buf", F32, 4, align)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a param named `entry` clashes with the entry block "
-                                       "label (LLVM: unable to create block named 'entry')")
 def test_param_named_entry_is_refused(b):
     with pytest.raises(BuildError):
         b.param("entry", I32)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: an LDS buffer named like the kernel lowers to two "
-                                       "globals @k (LLVM: redefinition of function '@k')")
 def test_lds_named_like_the_kernel_is_refused(b):
     with pytest.raises(BuildError):
         b.lds("k", F32, 4, 4)

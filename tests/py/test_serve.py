@@ -186,13 +186,11 @@ def test_cli_needs_a_config_or_family_and_arch():
 
 def test_cli_missing_config_id():
     done = run(["--config", f"{CONFIGS}:999"])
-    assert done.returncode == 1 and done.stdout == b""
-    assert done.stderr.decode() == f"{CONFIGS}: no config with id 999\n"
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode() == f"error: --config {CONFIGS}:999: {CONFIGS}: no config with id 999\n"
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a malformed --spec is parsed outside the try block, so "
-                                       "the CLI dies with a traceback and exit 1 (the refusal code) instead of "
-                                       "`error: ...` and exit 2")
 def test_cli_malformed_spec_is_a_usage_error():
     done = run(["--family", "elementwise", "--arch", "gfx90a", "--spec", "{bad"])
     assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert done.stderr.startswith(b"error: --spec is not valid JSON: ")

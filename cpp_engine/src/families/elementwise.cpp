@@ -6,6 +6,7 @@
 // left-to-right order.
 #include "kemit/families/elementwise.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "kemit/ir/types.h"
@@ -25,6 +26,7 @@ const std::vector<std::pair<std::string, int>> ARITY = {{"add", 2}, {"sub", 2}, 
 const std::vector<std::string> DTYPES = {"f16", "bf16", "f32"};
 const std::vector<int> VECS = {1, 2, 4, 8};
 const std::vector<std::string> INPUT_NAMES = {"a", "b", "c"};
+const int PARAM_ALIGN = 16;  // what the kernel promises of its buffers; no access claims more
 
 namespace {
 
@@ -95,13 +97,13 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   ir::Type dtype = ir::scalar(spec["dtype"].get<std::string>());
   int vec = static_cast<int>(spec["vec"].get<int64_t>());
   ir::Type i32 = ir::scalar("i32");
-  int align = ir::byte_size(dtype) * vec;
+  int align = std::min(ir::byte_size(dtype) * vec, PARAM_ALIGN);
   std::vector<Value> inputs;
   int arity = arity_of(spec["op"].get<std::string>());
   for (int i = 0; i < arity; ++i)
-    inputs.push_back(b.param(INPUT_NAMES[i], ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
+    inputs.push_back(b.param(INPUT_NAMES[i], ir::pointer("global"), PARAM_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                              /*readonly=*/true));
-  Value y = b.param("y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
+  Value y = b.param("y", ir::pointer("global"), PARAM_ALIGN, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
                     /*writeonly=*/true);
   Value n = b.param("n", i32);
   Value block = b.const_int(i32, block_size);

@@ -18,6 +18,19 @@ const std::vector<std::string> FLOAT_UNARY = {"fneg", "exp"};
 const std::vector<std::string> ICMP_PREDICATES = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
 const std::vector<std::string> FCMP_PREDICATES = {"oeq", "one", "olt", "ole", "ogt", "oge"};
 const std::vector<std::string> DIMS = {"x", "y", "z"};
+const std::vector<MmaInstruction> MMA_INSTRUCTIONS = {
+    {"mfma_f32_32x32x8_f16", "<4 x f16>", "<16 x f32>", 64},
+    {"mfma_f32_32x32x8_bf16", "<4 x bf16>", "<16 x f32>", 64},
+    {"mfma_f32_16x16x16_f16", "<4 x f16>", "<4 x f32>", 64},
+    {"mfma_f32_16x16x16_bf16", "<4 x bf16>", "<4 x f32>", 64},
+    {"mfma_f32_16x16x32_bf16", "<8 x bf16>", "<4 x f32>", 64},
+    {"wmma_gfx11_f32_16x16x16_f16", "<16 x f16>", "<8 x f32>", 32},
+    {"wmma_gfx11_f32_16x16x16_bf16", "<16 x bf16>", "<8 x f32>", 32},
+    {"wmma_gfx12_f32_16x16x16_f16", "<8 x f16>", "<8 x f32>", 32},
+    {"wmma_gfx12_f32_16x16x16_bf16", "<8 x bf16>", "<8 x f32>", 32},
+    {"wmma_gfx1250_f32_16x16x32_f16", "<16 x f16>", "<8 x f32>", 32},
+    {"wmma_gfx1250_f32_16x16x32_bf16", "<16 x bf16>", "<8 x f32>", 32},
+};
 
 namespace {
 
@@ -99,8 +112,8 @@ std::string float_repr(double value) {
 
 uint32_t float_bits(const Type& t, double value) {
   float narrowed = static_cast<float>(value);
-  if (std::isinf(narrowed) && std::isfinite(value))  // Python's struct.pack("<f") refuses these
-    throw std::overflow_error("float too large to pack with f format");
+  if (std::isinf(narrowed) && std::isfinite(value))  // finite but beyond f32's range
+    throw BuildError("constant " + float_repr(value) + " is not exact in " + t.name);
   uint32_t f32 = f32_bits_of(narrowed);
   if (static_cast<double>(narrowed) != value)
     throw BuildError("constant " + float_repr(value) + " is not exact in " + t.name);
@@ -116,6 +129,8 @@ uint32_t float_bits(const Type& t, double value) {
     throw BuildError("constant " + float_repr(value) + " is not exact in f16");
   return (sign << 15) | ((unbiased + 15) << 10) | (mantissa >> 13);
 }
+
+bool is_power_of_two(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
 
 Builder::Builder(const std::string& name, const std::string& arch) {
   if (!is_name(name)) throw BuildError("kernel name '" + name + "' must match [a-z_][a-z0-9_]*");
@@ -146,6 +161,8 @@ Value Builder::param(const std::string& name, const Type& t, int64_t align, bool
   bool any_flag = noalias || nocapture || readonly || writeonly;
   if (t.kind != "pointer" && (align || any_flag))
     throw BuildError("param '" + name + "': align and memory flags need a pointer (got " + type_text(t) + ")");
+  if (align && !is_power_of_two(align))
+    throw BuildError("param '" + name + "': align must be a power of two (got " + std::to_string(align) + ")");
   Attrs attrs;
   for (const auto& [key, on] : flags)
     if (on) attrs[key] = Attr::flag();
@@ -159,6 +176,8 @@ Value Builder::lds(const std::string& name, const Type& element, int count, int 
   _check_new_name(name);
   if (element.kind == "pointer" || count < 1)
     throw BuildError("LDS buffer '" + name + "' needs a scalar or vector element and a count >= 1");
+  if (!is_power_of_two(align))
+    throw BuildError("LDS buffer '" + name + "': align must be a power of two (got " + std::to_string(align) + ")");
   Value value = _new_value(Type{"pointer", "", 0, "lds"});
   _kernel.lds.push_back(LdsBuffer{value, name, element, count, align});
   return value;
@@ -351,8 +370,10 @@ void Builder::_check_new_name(const std::string& name) const {
   bool taken = false;
   for (const auto& param : _kernel.params) taken = taken || param.name == name;
   for (const auto& buffer : _kernel.lds) taken = taken || buffer.name == name;
+  taken = taken || name == "entry" || name == _kernel.name;  // the entry block's label and the kernel's symbol
   if (!is_name(name) || is_reserved_name(name) || taken)
-    throw BuildError("name '" + name + "' must match [a-z_][a-z0-9_]*, not look like v<N>, and be unique");
+    throw BuildError("name '" + name + "' must match [a-z_][a-z0-9_]*, not look like v<N>, "
+                     "not be 'entry' or the kernel's name, and be unique");
 }
 
 std::string Builder::_dim(const std::string& dim) {
@@ -403,9 +424,81 @@ Value Builder::_cast(const std::string& name, const Value& v, const Type& t, Typ
 void Builder::_check_access(const std::string& name, const Type& t, const Value& p, int align) {
   if (p.type.kind != "pointer" || t.kind == "pointer")
     throw BuildError(name + " needs a pointer operand and a non-pointer value type");
-  if (align < 1 || (align & (align - 1)) || align > byte_size(t))
+  if (!is_power_of_two(align) || align > byte_size(t))
     throw BuildError(name + " align must be a power of two up to " + std::to_string(byte_size(t)) + " (got " +
                      std::to_string(align) + ")");
+}
+
+// ---- vector element ops -------------------------------------------------------------------------
+Value Builder::extract_element(const Value& v, int index) {
+  _check_lane("extract_element", v.type, index);
+  return *_emit("extract_element", {v}, element_type(v.type), {{"index", Attr::of(int64_t{index})}});
+}
+
+Value Builder::insert_element(const Value& v, const Value& s, int index) {
+  _check_lane("insert_element", v.type, index);
+  if (s.type != element_type(v.type))
+    throw BuildError("insert_element needs a " + type_text(element_type(v.type)) + " lane value (got " +
+                     type_text(s.type) + ")");
+  return *_emit("insert_element", {v, s}, v.type, {{"index", Attr::of(int64_t{index})}});
+}
+
+Value Builder::shuffle(const Value& a, const Value& b, const std::vector<int>& mask) {
+  if (a.type != b.type || a.type.kind != "vector")
+    throw BuildError("shuffle needs two vectors of one type (got " + type_text(a.type) + ", " + type_text(b.type) +
+                     ")");
+  std::string lanes_text;
+  bool in_range = true;
+  for (int m : mask) {
+    lanes_text += (lanes_text.empty() ? "" : ",") + std::to_string(m);
+    in_range = in_range && 0 <= m && m < 2 * a.type.count;
+  }
+  int count = static_cast<int>(mask.size());
+  if (count < 2 || count > 16 || !in_range)
+    throw BuildError("shuffle mask must have 2 to 16 lanes, each in [0, " + std::to_string(2 * a.type.count) +
+                     ") (got [" + lanes_text + "])");
+  return *_emit("shuffle", {a, b}, with_lanes(element_type(a.type), count), {{"mask", Attr::of("[" + lanes_text + "]")}});
+}
+
+void Builder::_check_lane(const std::string& name, const Type& t, int index) {
+  if (t.kind != "vector" || index < 0 || index >= t.count)
+    throw BuildError(name + " needs a vector and a lane index in range (got " + type_text(t) + ", " +
+                     std::to_string(index) + ")");
+}
+
+// ---- cross-lane ops -----------------------------------------------------------------------------
+Value Builder::bpermute(const Value& v, const Value& lane) {
+  if ((v.type != scalar("i32") && v.type != scalar("f32")) || lane.type != scalar("i32"))
+    throw BuildError("bpermute needs an i32 or f32 value and an i32 lane (got " + type_text(v.type) + ", " +
+                     type_text(lane.type) + ")");
+  return *_emit("bpermute", {v, lane}, v.type, {});
+}
+
+Value Builder::update_dpp(const Value& old, const Value& v, int ctrl) {
+  if (old.type != v.type || (v.type != scalar("i32") && v.type != scalar("f32")))
+    throw BuildError("update_dpp needs two i32 or two f32 values (got " + type_text(old.type) + ", " +
+                     type_text(v.type) + ")");
+  if (!((0 <= ctrl && ctrl <= 0xFF) || (DPP_ROW_ROR_FIRST <= ctrl && ctrl <= DPP_ROW_ROR_LAST)))
+    throw BuildError("update_dpp control must be a quad_perm (0 to 255) or a row_ror (" +
+                     std::to_string(DPP_ROW_ROR_FIRST) + " to " + std::to_string(DPP_ROW_ROR_LAST) + ") (got " +
+                     std::to_string(ctrl) + ")");
+  return *_emit("update_dpp", {old, v}, v.type, {{"ctrl", Attr::of(int64_t{ctrl})}});
+}
+
+// ---- matrix ops ---------------------------------------------------------------------------------
+Value Builder::mma(const std::string& instr, const Value& a, const Value& b, const Value& c) {
+  const MmaInstruction* found = nullptr;
+  std::string known;
+  for (const auto& entry : MMA_INSTRUCTIONS) {
+    if (entry.name == instr) found = &entry;
+    known += (known.empty() ? "" : ", ") + entry.name;
+  }
+  if (!found) throw BuildError("unknown mma instruction '" + instr + "' (known: " + known + ")");
+  std::vector<std::string> got = {type_text(a.type), type_text(b.type), type_text(c.type)};
+  if (got != std::vector<std::string>{found->operand, found->operand, found->accumulator})
+    throw BuildError("mma " + instr + " needs " + found->operand + ", " + found->operand + ", " +
+                     found->accumulator + " (got " + got[0] + ", " + got[1] + ", " + got[2] + ")");
+  return *_emit("mma", {a, b, c}, c.type, {{"instr", Attr::of(instr)}});
 }
 
 }  // namespace kemit::ir

@@ -16,6 +16,7 @@ VECS = (1, 2, 4, 8)
 MAX_BLOCK = 1024
 MAX_WAVES_PER_EU = 8
 INPUT_NAMES = ("a", "b", "c")
+PARAM_ALIGN = 16  # what the kernel promises of its buffers; no access claims more
 
 
 def parse_spec(raw):
@@ -53,10 +54,10 @@ def build(spec, arch):
         b.attr("waves_per_eu", str(spec["waves_per_eu"]))
     dtype, vec = scalar(spec["dtype"]), spec["vec"]
     i32 = scalar("i32")
-    align = byte_size(dtype) * vec
-    inputs = [b.param(name, pointer("global"), align=16, noalias=True, nocapture=True, readonly=True)
+    align = min(byte_size(dtype) * vec, PARAM_ALIGN)
+    inputs = [b.param(name, pointer("global"), align=PARAM_ALIGN, noalias=True, nocapture=True, readonly=True)
               for name in INPUT_NAMES[:ARITY[spec["op"]]]]
-    y = b.param("y", pointer("global"), align=16, noalias=True, nocapture=True, writeonly=True)
+    y = b.param("y", pointer("global"), align=PARAM_ALIGN, noalias=True, nocapture=True, writeonly=True)
     n = b.param("n", i32)
     block = b.const_int(i32, spec["block"])
     gid = b.add(b.mul(b.workgroup_id("x"), block, ("nuw", "nsw")), b.workitem_id("x"), ("nuw", "nsw"))

@@ -94,7 +94,10 @@ _RESERVED_NAME = re.compile(r"v[0-9]+\Z")
 
 def float_bits(t, value):
     """The bit pattern of `value` in float type `t`; only exactly representable values."""
-    f32 = struct.unpack("<I", struct.pack("<f", value))[0]
+    try:
+        f32 = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:  # finite but beyond f32's range
+        raise BuildError(f"constant {value!r} is not exact in {t.name}") from None
     if struct.unpack("<f", struct.pack("<I", f32))[0] != value:
         raise BuildError(f"constant {value!r} is not exact in {t.name}")
     if t.name == "f32":
@@ -109,6 +112,10 @@ def float_bits(t, value):
     if not -14 <= exponent - 127 <= 15 or mantissa & 0x1FFF:
         raise BuildError(f"constant {value!r} is not exact in f16")
     return (sign << 15) | ((exponent - 127 + 15) << 10) | (mantissa >> 13)
+
+
+def is_power_of_two(n):
+    return n >= 1 and n & (n - 1) == 0
 
 
 class Builder:
@@ -134,6 +141,8 @@ class Builder:
                  "writeonly": writeonly}
         if t.kind != "pointer" and (align or any(flags.values())):
             raise BuildError(f"param '{name}': align and memory flags need a pointer (got {type_text(t)})")
+        if align and not is_power_of_two(align):
+            raise BuildError(f"param '{name}': align must be a power of two (got {align})")
         attrs = {key: True for key, on in flags.items() if on}
         if align:
             attrs["align"] = align
@@ -145,6 +154,8 @@ class Builder:
         self._check_new_name(name)
         if element.kind == "pointer" or count < 1:
             raise BuildError(f"LDS buffer '{name}' needs a scalar or vector element and a count >= 1")
+        if not is_power_of_two(align):
+            raise BuildError(f"LDS buffer '{name}': align must be a power of two (got {align})")
         value = self._new_value(Type("pointer", space="lds"))
         self._kernel.lds.append(LdsBuffer(value, name, element, count, align))
         return value
@@ -349,8 +360,10 @@ class Builder:
 
     def _check_new_name(self, name):
         taken = [p.name for p in self._kernel.params] + [b.name for b in self._kernel.lds]
+        taken += ["entry", self._kernel.name]  # the entry block's label and the kernel's symbol
         if not _NAME.match(name) or _RESERVED_NAME.match(name) or name in taken:
-            raise BuildError(f"name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, and be unique")
+            raise BuildError(f"name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, "
+                             "not be 'entry' or the kernel's name, and be unique")
 
     @staticmethod
     def _dim(dim):
@@ -391,7 +404,7 @@ class Builder:
     def _check_access(name, t, p, align):
         if p.type.kind != "pointer" or t.kind == "pointer":
             raise BuildError(f"{name} needs a pointer operand and a non-pointer value type")
-        if align < 1 or align & (align - 1) or align > byte_size(t):
+        if not is_power_of_two(align) or align > byte_size(t):
             raise BuildError(f"{name} align must be a power of two up to {byte_size(t)} (got {align})")
 
     # ---- vector element ops -----------------------------------------------------------

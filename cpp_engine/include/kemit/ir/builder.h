@@ -89,11 +89,24 @@ extern const std::vector<std::string> FLOAT_UNARY;
 extern const std::vector<std::string> ICMP_PREDICATES;
 extern const std::vector<std::string> FCMP_PREDICATES;
 extern const std::vector<std::string> DIMS;
+// row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls.
+constexpr int DPP_ROW_ROR_FIRST = 0x121;
+constexpr int DPP_ROW_ROR_LAST = 0x12F;
+// One canonical mma instruction: A and B fragment type, accumulator type, wave size.
+struct MmaInstruction {
+  std::string name;
+  std::string operand;
+  std::string accumulator;
+  int wave_size;
+};
+// In the order Python's MMA_INSTRUCTIONS lists them; docs/ir.md gives each one's lane layout.
+extern const std::vector<MmaInstruction> MMA_INSTRUCTIONS;
 
 // Python's repr() of a float ("1.0", "0.1", "1e-05", "inf"): the builder's error texts use it.
 std::string float_repr(double value);
 // The bit pattern of `value` in float type `t`; only exactly representable values.
 uint32_t float_bits(const Type& t, double value);
+bool is_power_of_two(int64_t n);
 
 using Flags = std::vector<std::string>;
 // body(iv, iters) returns the next iters.
@@ -162,6 +175,24 @@ class Builder {
   void barrier();
   Value readfirstlane(const Value& v);
 
+  // ---- vector element ops ----
+  // Lane `index` of vector v, as a scalar.
+  Value extract_element(const Value& v, int index);
+  // v with lane `index` replaced by scalar s.
+  Value insert_element(const Value& v, const Value& s, int index);
+  // Lane i of the result is lane mask[i] of a ++ b (lanes of a first, then lanes of b).
+  Value shuffle(const Value& a, const Value& b, const std::vector<int>& mask);
+
+  // ---- cross-lane ops ----
+  // Every lane reads v from lane (lane mod wave size) of its wave (ds_bpermute).
+  Value bpermute(const Value& v, const Value& lane);
+  // v from the lane a DPP control selects within the lane's row of 16 (old if that lane is off).
+  Value update_dpp(const Value& old, const Value& v, int ctrl);
+
+  // ---- matrix ops ----
+  // c + a x b on the matrix cores, over the wave's fragments (layouts: docs/ir.md).
+  Value mma(const std::string& instr, const Value& a, const Value& b, const Value& c);
+
   // ---- structured control flow ----
   // for iv = lo; iv < hi (signed); iv += step. Returns the loop's results: the final iters
   // (the inits when the loop runs zero times).
@@ -190,6 +221,7 @@ class Builder {
   Value _cast(const std::string& name, const Value& v, const Type& t, TypeCheck from_ok, TypeCheck to_ok,
               WidthCheck widths_ok, Attrs attrs);
   static void _check_access(const std::string& name, const Type& t, const Value& p, int align);
+  static void _check_lane(const std::string& name, const Type& t, int index);
 
   Kernel _kernel;
   int _next_id = 0;
