@@ -23,6 +23,8 @@ py::dict flavor_dict(const llvm::Flavor& flavor) {
   out["readfirstlane_mangled"] = flavor.readfirstlane_mangled;
   out["vector_bf16_casts"] = flavor.vector_bf16_casts;
   out["processors"] = flavor.processors;
+  out["wmma_operand_mangled"] = flavor.wmma_operand_mangled;
+  out["mma_instructions"] = flavor.mma_instructions;
   return out;
 }
 

@@ -26,3 +26,22 @@ ELEMENTWISE_CONFIGS = os.path.join(REPO, "parity", "configs", "elementwise.json"
 @pytest.fixture(scope="session")
 def repo():
     return REPO
+
+
+@pytest.fixture(scope="session")
+def kemit_cpp():
+    """The C++ engine's binding module, from $KEMIT_BUILD_DIR/bindings (ctest sets the variable)."""
+    build_dir = os.environ.get("KEMIT_BUILD_DIR")
+    if not build_dir:
+        pytest.skip("KEMIT_BUILD_DIR is not set: set it to the CMake build directory (ctest sets it) to "
+                    "compare the Python engine with the C++ engine's binding module kemit_cpp")
+    bindings = os.path.join(os.path.abspath(build_dir), "bindings")
+    if bindings not in sys.path:
+        sys.path.insert(0, bindings)
+    try:
+        import kemit_cpp as module
+    except ImportError as error:
+        pytest.fail(f"KEMIT_BUILD_DIR={build_dir} is set, but the C++ binding module kemit_cpp cannot be "
+                    f"imported from {bindings} ({error}): build the target `kemit_cpp` "
+                    f"(cmake --build {build_dir} --target kemit_cpp)", pytrace=False)
+    return module

@@ -160,25 +160,6 @@ def test_oracle_agrees_with_the_parity_configs():
 
 
 # ---- the C++ engine through the binding module `kemit_cpp` ------------------------------------------
-def load_kemit_cpp():
-    build_dir = os.environ.get("KEMIT_BUILD_DIR")
-    if not build_dir:
-        pytest.skip("KEMIT_BUILD_DIR is not set: set it to the CMake build directory (ctest sets it) to "
-                    "compare the Python engine with the C++ engine's binding module kemit_cpp")
-    bindings = os.path.join(os.path.abspath(build_dir), "bindings")
-    if bindings not in sys.path:
-        sys.path.insert(0, bindings)
-    try:
-        import kemit_cpp
-    except ImportError as error:
-        problem = str(error)
-    else:
-        return kemit_cpp
-    pytest.fail(f"KEMIT_BUILD_DIR={build_dir} is set, but the C++ binding module kemit_cpp cannot be "
-                f"imported from {bindings} ({problem}): build the target `kemit_cpp` "
-                f"(cmake --build {build_dir} --target kemit_cpp)", pytrace=False)
-
-
 def py_answer(result):
     """The Python result in the binding's dict shape (bindings/engine_bindings.cpp: result_dict)."""
     return {"rejected": result.rejected, "reason": result.reason, "kernel_name": result.kernel_name,
@@ -209,8 +190,7 @@ def first_difference(py, cpp):
     return ""
 
 
-def test_cpp_engine_agrees_byte_for_byte():
-    kemit_cpp = load_kemit_cpp()
+def test_cpp_engine_agrees_byte_for_byte(kemit_cpp):
     compared = {"emitted": 0, "refused": 0}
 
     @EXAMPLES
