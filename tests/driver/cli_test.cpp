@@ -65,10 +65,14 @@ TEST(Cli, MissingPythonEngineSaysWhichFile) {
 }
 
 TEST(Cli, WorkerThatDiesBeforeHelloIsAnInfrastructureError) {
-  DriverRun run = run_fake("", "", "basic", {"--cpp-cmd", "/usr/bin/python3 -c 'import sys; sys.stderr.write(\"no engine here\\n\"); sys.exit(5)'"});
+  DriverRun run = run_fake("", "", "basic", {"--jobs", "1", "--cpp-cmd",
+                                             "/usr/bin/python3 -c 'import sys; sys.stderr.write(\"no engine here\\n\"); sys.exit(5)'"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
-  EXPECT_NE(run.err.find("did not answer hello: the cpp worker (#1, pid "), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("it exited with status 5; its last stderr lines:\n  | no engine here"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.rfind("check_byte_identity: the cpp worker (#1, pid ", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find(") closed its output before answering hello; it exited with status 5; its last stderr lines:\n"
+                         "  | no engine here\n"),
+            std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
 }
 
 TEST(Cli, HelloWithAnotherProtocolIsAnInfrastructureError) {

@@ -120,12 +120,12 @@ TEST(Scenario, CrashBlamesTheOldestInFlightRespawnsAndResends) {
 }
 
 TEST(Scenario, HangIsATimeoutAndTheRunGoesOn) {
-  DriverRun run = run_fake("--hang 2", "", "basic", {"--only", "alpha", "--jobs", "1", "--timeout", "1"});
+  DriverRun run = run_fake("--hang 2", "", "basic", {"--only", "alpha", "--jobs", "1", "--timeout", "2"});
   expect_red(run);
   expect_all_sections(run, "alpha", 2, "TIMEOUT");
   expect_others_pass(run, 2);
   EXPECT_NE(run.out.find("FAIL alpha config 2 [canonical, llvm16, llvm19, llvm22]: TIMEOUT\n"
-                         "    py: no answer within 1 s from the py worker (#1, pid "),
+                         "    py: no answer within 2 s from the py worker (#1, pid "),
             std::string::npos) << run.out;
   EXPECT_NE(run.out.find("was killed by the driver; its last stderr lines:\n"), std::string::npos) << run.out;
   EXPECT_TRUE(std::regex_search(run.out, std::regex("\n      \\| fake py: request [0-9]+ config 2\n"))) << run.out;

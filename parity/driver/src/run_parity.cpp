@@ -37,6 +37,48 @@ void show_progress(std::ostream& notes, size_t done, size_t total) {
   notes << "\r[" << done << "/" << total << "] answers" << std::flush;
 }
 
+struct Plan {
+  std::vector<nlohmann::json> requests;
+  std::vector<std::pair<size_t, size_t>> owner;  // request -> (family, config)
+};
+
+// One FamilyOutcome per family (in outcome.families) and the emit requests of the families
+// both engines serve. A family an engine lacks is not emitted at all: it is RED whatever the
+// other engine says.
+Plan plan_requests(const std::vector<FamilyConfigs>& families,
+                   const std::map<std::string, std::vector<std::string>>& engine_families, RunOutcome& outcome) {
+  Plan plan;
+  for (size_t f = 0; f < families.size(); ++f) {
+    FamilyOutcome family{families[f].family, families[f].display_path, {}, {}, {}};
+    for (const auto& [engine, served] : engine_families)
+      if (std::find(served.begin(), served.end(), family.family) == served.end()) family.lacking_engines.push_back(engine);
+    if (family.lacking_engines.empty())
+      for (size_t c = 0; c < families[f].configs.size(); ++c) {
+        plan.requests.push_back(emit_request(family.family, families[f].configs[c], outcome.flavors));
+        plan.owner.push_back({f, c});
+      }
+    outcome.families.push_back(family);
+  }
+  return plan;
+}
+
+std::vector<FamilyConfigs> load_selected_families(const CheckOptions& options) {
+  std::string dir = options.configs_dir.empty() ? options.locations.root + "/parity/configs" : options.configs_dir;
+  std::vector<FamilyConfigs> families = load_config_dir(dir, display_dir(dir, options.locations.root), options.only);
+  if (families.empty())  // an empty selection must never pass as an empty GREEN
+    throw UsageError(options.only.empty() ? "no <family>.json config file in " + dir
+                                          : "--only " + join(options.only) + " matches no config file in " + dir);
+  return families;
+}
+
+PoolOptions pool_options_for(const CheckOptions& options) {
+  PoolOptions pool;
+  pool.workers_per_engine = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  pool.timeout_seconds = options.timeout_seconds;
+  pool.hello_timeout_seconds = std::max(30.0, options.timeout_seconds);
+  return pool;
+}
+
 }  // namespace
 
 std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes) {
@@ -70,44 +112,23 @@ std::vector<EngineCommand> engine_commands(const CheckOptions& options) {
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
   RunOutcome outcome;
   outcome.flavors = resolve_flavor_names(options.flavors, notes);
-  std::string dir = options.configs_dir.empty() ? options.locations.root + "/parity/configs" : options.configs_dir;
-  std::vector<FamilyConfigs> families = load_config_dir(dir, display_dir(dir, options.locations.root), options.only);
-  if (families.empty())
-    throw UsageError(options.only.empty() ? "no <family>.json config file in " + dir
-                                          : "--only " + join(options.only) + " matches no config file in " + dir);
+  std::vector<FamilyConfigs> families = load_selected_families(options);
   std::vector<EngineCommand> commands = engine_commands(options);
   for (const auto& command : commands) outcome.engines.push_back(command.name);
-  PoolOptions pool_options;
-  pool_options.workers_per_engine = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  pool_options.timeout_seconds = options.timeout_seconds;
-  pool_options.hello_timeout_seconds = std::max(30.0, options.timeout_seconds);
-  WorkerPool pool(commands, pool_options);
+  WorkerPool pool(commands, pool_options_for(options));
   std::vector<Hello> hellos = pool.start();
   require_flavors_served(hellos, commands, outcome.flavors);
   std::map<std::string, std::vector<std::string>> engine_families;
   for (size_t engine = 0; engine < hellos.size(); ++engine) engine_families[commands[engine].name] = hellos[engine].families;
 
-  // A family an engine lacks is not emitted at all: it is RED whatever the other engine says.
-  std::vector<nlohmann::json> requests;
-  std::vector<std::pair<size_t, size_t>> owner;  // request -> (family, config)
-  for (size_t f = 0; f < families.size(); ++f) {
-    FamilyOutcome family{families[f].family, families[f].display_path, {}, {}, {}};
-    for (const auto& [engine, served] : engine_families)
-      if (std::find(served.begin(), served.end(), family.family) == served.end()) family.lacking_engines.push_back(engine);
-    if (family.lacking_engines.empty())
-      for (size_t c = 0; c < families[f].configs.size(); ++c) {
-        requests.push_back(emit_request(family.family, families[f].configs[c], outcome.flavors));
-        owner.push_back({f, c});
-      }
-    outcome.families.push_back(family);
-  }
+  Plan plan = plan_requests(families, engine_families, outcome);
   ProgressFn progress;
   if (options.progress) progress = [&](size_t done, size_t total) { show_progress(notes, done, total); };
-  std::vector<std::vector<Answer>> answers = pool.run(requests, progress);
+  std::vector<std::vector<Answer>> answers = pool.run(plan.requests, progress);
   if (options.progress) notes << "\r\033[K" << std::flush;
 
-  for (size_t r = 0; r < requests.size(); ++r) {
-    auto [f, c] = owner[r];
+  for (size_t r = 0; r < plan.requests.size(); ++r) {
+    auto [f, c] = plan.owner[r];
     CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
     outcome.families[f].configs.push_back(compare_config(families[f].configs[c], {answers[0][r], answers[1][r]}, context));
   }

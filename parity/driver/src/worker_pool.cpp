@@ -169,13 +169,14 @@ void WorkerPool::accept_hello(Slot& slot, const json& response) {
 
 void WorkerPool::fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms) {
   InFlight head = slot.in_flight.empty() ? InFlight{kHelloRequest, -1} : slot.in_flight.front();
-  std::string label = worker_label(slot);
   std::string ending = slot.process->stop(grace_ms);
   std::string tail = slot.process->stderr_tail();
-  std::string detail = what + "; it " + ending + (tail.empty() ? "; its stderr was empty" : "; its last stderr lines:\n" + tail);
+  std::string detail = what + (head.request == kHelloRequest ? " before answering hello" : "") + "; it " + ending +
+                       (tail.empty() ? "; its stderr was empty" : "; its last stderr lines:\n" + tail);
   if (!detail.empty() && detail.back() == '\n') detail.pop_back();
-  if (head.request == kHelloRequest)
-    throw InfrastructureError(label + " did not answer hello: " + detail);
+  // A worker that cannot even say hello is a broken engine, not a config's failure: stop here
+  // rather than respawn it forever.
+  if (head.request == kHelloRequest) throw InfrastructureError(detail);
   EngineState& engine = engines_[slot.engine];
   engine.answers[static_cast<size_t>(head.request)] = {kind, json(), detail};
   ++done_;
