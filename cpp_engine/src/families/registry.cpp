@@ -4,12 +4,19 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kemit/families/conv_depthwise_dgrad_stream.h"
+#include "kemit/families/conv_depthwise_tiled.h"
 #include "kemit/families/elementwise.h"
 
 namespace kemit::families {
 
 const std::vector<Family>& FAMILIES() {
   static const std::vector<Family> table = {
+      {conv_depthwise_dgrad_stream::FAMILY, conv_depthwise_dgrad_stream::parse_spec,
+       conv_depthwise_dgrad_stream::kernel_name, conv_depthwise_dgrad_stream::validate,
+       conv_depthwise_dgrad_stream::build},
+      {conv_depthwise_tiled::FAMILY, conv_depthwise_tiled::parse_spec, conv_depthwise_tiled::kernel_name,
+       conv_depthwise_tiled::validate, conv_depthwise_tiled::build},
       {elementwise::FAMILY, elementwise::parse_spec, elementwise::kernel_name, elementwise::validate,
        elementwise::build},
   };

@@ -172,7 +172,10 @@ Lowering::Handler Lowering::handler(const std::string& name) const {
       {"select", &Lowering::lower_select},     {"ptr_add", &Lowering::lower_ptr_add},
       {"load", &Lowering::lower_load},         {"store", &Lowering::lower_store},
       {"barrier", &Lowering::lower_barrier},   {"readfirstlane", &Lowering::lower_readfirstlane},
-      {"for", &Lowering::lower_for},           {"if", &Lowering::lower_if}};
+      {"for", &Lowering::lower_for},           {"if", &Lowering::lower_if},
+      {"extract_element", &Lowering::lower_extract_element},
+      {"insert_element", &Lowering::lower_insert_element},
+      {"shuffle", &Lowering::lower_shuffle}};
   auto found = by_name.find(name);
   if (found == by_name.end()) throw LowerError("no lowering for op '" + name + "'");
   return found->second;

@@ -1,7 +1,7 @@
 """The families this engine knows, by name."""
-from . import elementwise
+from . import conv_depthwise_dgrad_stream, conv_depthwise_tiled, elementwise
 
-FAMILIES = {module.FAMILY: module for module in (elementwise,)}
+FAMILIES = {module.FAMILY: module for module in (conv_depthwise_dgrad_stream, conv_depthwise_tiled, elementwise)}
 
 
 def family_names():

@@ -74,6 +74,11 @@ class Lowering {
   void lower_barrier(const ir::Op& op);
   void lower_readfirstlane(const ir::Op& op);
 
+  // ---- vector element ops (lower_vector.cpp) ----
+  void lower_extract_element(const ir::Op& op);
+  void lower_insert_element(const ir::Op& op);
+  void lower_shuffle(const ir::Op& op);
+
   // ---- structured control flow ----
   void lower_for(const ir::Op& op);
   void lower_if(const ir::Op& op);

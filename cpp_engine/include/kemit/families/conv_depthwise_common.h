@@ -1,0 +1,86 @@
+// Pieces shared by the depthwise convolution families (conv_depthwise_dgrad_stream,
+// conv_depthwise_tiled). Mirrors py_engine/kemit/families/conv_depthwise_common.py.
+//
+// Tensors are NHWC, with one filter per channel stored as Wt[c, kh, kw]; f16 or bf16 in memory,
+// f32 accumulation. A lane owns `cpl` adjacent channels: their values load and store as one
+// cpl-wide vector, and with cpl > 1 the arithmetic runs on channel pairs (`<2 x f32>`, so every
+// tap is one llvm.fma.v2f32). The problem shape is part of the spec and of the kernel.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/families/spec.h"
+#include "kemit/ir/builder.h"
+#include "kemit/target/arch.h"
+
+namespace kemit::families::conv_depthwise_common {
+
+// A function, not a global: the families' FIELDS are built from it during static initialization.
+const std::vector<Field>& SHAPE_FIELDS();
+extern const std::vector<std::string> DTYPES;
+extern const std::vector<int> STRIDES;
+constexpr int64_t MAX_BLOCK = 1024;
+constexpr int64_t MAX_ELEMENTS = int64_t{1} << 31;
+
+using Check = std::function<std::string()>;
+using Values = std::vector<ir::Value>;
+
+// spec[name] as an integer (every int field fits in 32 bits once parsed).
+int64_t field(const nlohmann::json& spec, const std::string& name);
+// The fields of `more` after the shape fields.
+std::vector<Field> with_shape_fields(const std::vector<Field>& more);
+
+// ---- problem shape ----
+// The column padding: pad_w, or pad when pad_w is -1.
+int64_t pad_w_of(const nlohmann::json& spec);
+// (Ho, Wo) of the forward output (dY); valid once shape_checks passed.
+std::pair<int64_t, int64_t> forward_extent(const nlohmann::json& spec);
+int64_t ceil_div(int64_t a, int64_t b);
+// The product of dims, or MAX_ELEMENTS once it reaches it (never overflows 64 bits).
+int64_t element_count(const std::vector<int64_t>& dims);
+// The checks both families run after their own: each returns "" or the refusal text.
+std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
+                                const std::vector<std::string>& positives);
+std::string first_reason(const std::vector<Check>& checks);
+
+// ---- lanes and indices ----
+// Two read-only tensors, then the written one.
+Values tensor_params(ir::Builder& b, const std::vector<std::string>& names);
+ir::Value global_lane(ir::Builder& b, int64_t block);
+// Coordinates of `index` in a grid of `extents`, fastest first; the last is unbounded.
+Values decompose(ir::Builder& b, const ir::Value& index, const std::vector<int64_t>& extents);
+ir::Value mul_const(ir::Builder& b, const ir::Value& v, int64_t k);
+// v + k; a negative k (or a v that may be negative) takes flags {"nsw"}.
+ir::Value add_const(ir::Builder& b, const ir::Value& v, int64_t k, const ir::Flags& flags = {"nuw", "nsw"});
+// ((n * H + h) * W + w) * C + c0 for dims (H, W, C); h and w are in range.
+ir::Value nhwc_index(ir::Builder& b, const ir::Value& n, const ir::Value& h, const ir::Value& w, const ir::Value& c0,
+                     const std::vector<int64_t>& dims);
+// (v in [0, extent), v if so else 0): an unsigned compare also catches negative v.
+std::pair<ir::Value, ir::Value> clamp_index(ir::Builder& b, const ir::Value& v, int64_t extent);
+
+// ---- channels: loads, pairs, stores ----
+ir::Type channel_type(const std::string& dtype, int cpl);
+// The cpl channels at element `index`, in memory type (one vector load).
+ir::Value load_channels(ir::Builder& b, const ir::Value& tensor, const ir::Value& index, const std::string& dtype,
+                        int cpl);
+// Widen cpl channels to f32 and split them into the values the taps use.
+Values to_pairs(ir::Builder& b, const ir::Value& v, int cpl);
+// The inverse of to_pairs' split: concatenate pairs back into one vector.
+ir::Value join_pairs(ir::Builder& b, Values pairs);
+void store_channels(ir::Builder& b, const ir::Value& tensor, const ir::Value& index, const Values& pairs,
+                    const std::string& dtype, int cpl);
+ir::Type accumulator_type(int cpl);
+// The weights of tap `tap` (an i32 in [0, KH*KW)) for the lane's channels, as pairs. Wt[c, kh, kw]
+// keeps a channel's taps together, so the cpl channels of one tap are KH*KW apart: scalar loads,
+// widened, then packed lane by lane.
+Values load_weight_pairs(ir::Builder& b, const ir::Value& wt, const ir::Value& channel_base, const ir::Value& tap,
+                         const nlohmann::json& spec);
+// A masked-off load's value: zero in the memory type.
+ir::Value zero_channels(ir::Builder& b, const nlohmann::json& spec);
+
+}  // namespace kemit::families::conv_depthwise_common

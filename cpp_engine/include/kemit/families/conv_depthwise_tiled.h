@@ -1,0 +1,61 @@
+// Family `conv_depthwise_tiled`: output-stationary depthwise convolution, forward or dgrad.
+// Mirrors py_engine/kemit/families/conv_depthwise_tiled.py (the schedule is described there).
+//
+// A lane owns a block_h x block_w tile of outputs of cpl adjacent channels; a loop over the filter
+// rows keeps one filter row in registers. `dgrad: true` (stride 1) runs the forward correlation of
+// dY with the filter rotated by 180 degrees, at padding KH-1-pad rows and KW-1-pad_w columns.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/families/spec.h"
+#include "kemit/ir/builder.h"
+#include "kemit/target/arch.h"
+
+namespace kemit::families::conv_depthwise_tiled {
+
+extern const char* const FAMILY;
+extern const std::vector<Field> FIELDS;
+extern const std::vector<int> CPLS;
+constexpr int64_t MAX_SIDE_FORWARD = 32;
+constexpr int64_t MAX_SIDE_DGRAD = 64;
+constexpr int64_t MAX_ACCUMULATORS = 64;
+
+using Values = std::vector<ir::Value>;
+
+// The correlation the kernel runs (Python: the tuple geometry() returns).
+struct Geometry {
+  int64_t in_h, in_w, out_h, out_w, stride, pad_h, pad_w;
+};
+
+nlohmann::json parse_spec(const nlohmann::json& raw);
+std::string kernel_name(const nlohmann::json& spec);
+std::string mode_name(const nlohmann::json& spec);
+// "" when the spec can be built for the arch, else the first failing rule's reason.
+std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+// (input H x W, output H x W, stride, row padding, column padding) of the correlation run.
+Geometry geometry(const nlohmann::json& spec);
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+void tile_body(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const ir::Value& lane,
+               const std::array<int64_t, 3>& extents);
+// origin * stride - pad (may be negative).
+ir::Value input_origin(ir::Builder& b, const ir::Value& origin, int64_t stride, int64_t pad);
+// weights[q] for filter row r: Wt[c, r, q], or Wt[c, KH-1-r, KW-1-q] in the dgrad mode.
+std::vector<Values> load_filter_row(ir::Builder& b, const nlohmann::json& spec, const ir::Value& wt,
+                                    const ir::Value& weight_base, const ir::Value& r);
+// The input row under tile row i at filter row r: (block_w - 1) * stride + KW channel values.
+std::vector<Values> load_segment(ir::Builder& b, const nlohmann::json& spec, const ir::Value& source,
+                                 const Values& where, const ir::Value& r, int64_t i, const Geometry& g);
+// accumulators[i][j] += segment[j * stride + q] * weights[q] for every column j and tap q.
+void accumulate(ir::Builder& b, const nlohmann::json& spec, Values& accumulators, int64_t i,
+                const std::vector<Values>& segment, const std::vector<Values>& weights, int64_t stride);
+// Store the tile, guarding the rows and columns a partial edge tile does not own.
+void store_tile(ir::Builder& b, const nlohmann::json& spec, const ir::Value& target, const Values& origin,
+                const Values& results);
+
+}  // namespace kemit::families::conv_depthwise_tiled

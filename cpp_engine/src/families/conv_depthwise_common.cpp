@@ -1,0 +1,240 @@
+// Pieces shared by the depthwise convolution families. Mirrors
+// py_engine/kemit/families/conv_depthwise_common.py.
+//
+// Value ids are given in creation order and C++ evaluates call arguments in no fixed order, so
+// every nested builder call of the Python source is one statement here, in Python's order.
+#include "kemit/families/conv_depthwise_common.h"
+
+#include <algorithm>
+
+#include "kemit/ir/types.h"
+
+namespace kemit::families::conv_depthwise_common {
+
+using ir::Value;
+
+const std::vector<Field>& SHAPE_FIELDS() {
+  static const std::vector<Field> fields = {{"n", "int", 1},      {"h", "int", 56},  {"w", "int", 56},
+                                            {"c", "int", 64},     {"kh", "int", 3},  {"kw", "int", 3},
+                                            {"stride", "int", 1}, {"pad", "int", 1}, {"pad_w", "int", -1}};
+  return fields;
+}
+const std::vector<std::string> DTYPES = {"f16", "bf16"};
+const std::vector<int> STRIDES = {1, 2};
+
+namespace {
+const ir::Type I32 = ir::scalar("i32");
+const ir::Type F32 = ir::scalar("f32");
+}  // namespace
+
+int64_t field(const nlohmann::json& spec, const std::string& name) { return spec.at(name).get<int64_t>(); }
+
+std::vector<Field> with_shape_fields(const std::vector<Field>& more) {
+  std::vector<Field> fields = SHAPE_FIELDS();
+  fields.insert(fields.end(), more.begin(), more.end());
+  return fields;
+}
+
+// ---- problem shape ----------------------------------------------------------------------------
+int64_t pad_w_of(const nlohmann::json& spec) {
+  return field(spec, "pad_w") == -1 ? field(spec, "pad") : field(spec, "pad_w");
+}
+
+std::pair<int64_t, int64_t> forward_extent(const nlohmann::json& spec) {
+  int64_t stride = field(spec, "stride");
+  return {(field(spec, "h") + 2 * field(spec, "pad") - field(spec, "kh")) / stride + 1,
+          (field(spec, "w") + 2 * pad_w_of(spec) - field(spec, "kw")) / stride + 1};
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t element_count(const std::vector<int64_t>& dims) {
+  int64_t total = 1;
+  for (int64_t dim : dims) {
+    total *= dim;
+    if (total >= MAX_ELEMENTS) return MAX_ELEMENTS;
+  }
+  return total;
+}
+
+std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
+                                const std::vector<std::string>& positives) {
+  auto s = [&spec](const char* name) { return field(spec, name); };
+  auto text = [](int64_t v) { return std::to_string(v); };
+  auto stride = [&spec] {
+    std::vector<nlohmann::json> allowed(STRIDES.begin(), STRIDES.end());
+    return one_of("stride", spec.at("stride"), allowed);
+  };
+  auto positive = [&spec, positives, text]() -> std::string {
+    for (const auto& name : positives)
+      if (field(spec, name) < 1) return name + " must be positive (got " + text(field(spec, name)) + ")";
+    return "";
+  };
+  auto paddings = [&spec, s, text]() -> std::string {
+    if (!(0 <= s("pad") && s("pad") <= s("kh") - 1))
+      return "pad must be between 0 and kh - 1 = " + text(s("kh") - 1) + " (got " + text(s("pad")) + ")";
+    if (pad_w_of(spec) > s("kw") - 1)
+      return "the column padding must be at most kw - 1 = " + text(s("kw") - 1) + " (got " + text(pad_w_of(spec)) +
+             ")";
+    return "";
+  };
+  auto fits = [&spec, s, text]() -> std::string {
+    int64_t padded_h = s("h") + 2 * s("pad"), padded_w = s("w") + 2 * pad_w_of(spec);
+    if (padded_h < s("kh") || padded_w < s("kw"))
+      return "the padded input " + text(padded_h) + "x" + text(padded_w) +
+             " must be at least as large as the filter " + text(s("kh")) + "x" + text(s("kw"));
+    return "";
+  };
+  auto waves = [s, text, &arch]() -> std::string {
+    int64_t most = MAX_BLOCK / arch.wave_size;
+    if (1 <= s("block_waves") && s("block_waves") <= most) return "";
+    return "block_waves must be between 1 and " + text(most) + " on " + arch.name + " (got " +
+           text(s("block_waves")) + ")";
+  };
+  auto sizes = [&spec, s]() -> std::string {
+    auto [ho, wo] = forward_extent(spec);
+    const std::vector<std::vector<int64_t>> tensors = {
+        {s("n"), s("h"), s("w"), s("c")}, {s("n"), ho, wo, s("c")}, {s("c"), s("kh"), s("kw")}};
+    for (const auto& dims : tensors)
+      if (element_count(dims) >= MAX_ELEMENTS) return "every tensor must have fewer than 2^31 elements";
+    return "";
+  };
+  return {stride, positive, paddings, fits, waves, sizes};
+}
+
+std::string first_reason(const std::vector<Check>& checks) {
+  for (const auto& check : checks) {
+    std::string reason = check();
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
+// ---- lanes and indices ------------------------------------------------------------------------
+Values tensor_params(ir::Builder& b, const std::vector<std::string>& names) {
+  Values tensors;
+  for (int i = 0; i < 2; ++i)
+    tensors.push_back(b.param(names[i], ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
+                              /*readonly=*/true));
+  tensors.push_back(b.param(names[2], ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
+                            /*readonly=*/false, /*writeonly=*/true));
+  return tensors;
+}
+
+Value global_lane(ir::Builder& b, int64_t block) {
+  Value group = b.workgroup_id("x");
+  Value size = b.const_int(I32, block);
+  Value first = b.mul(group, size, {"nuw", "nsw"});
+  Value lane = b.workitem_id("x");
+  return b.add(first, lane, {"nuw", "nsw"});
+}
+
+Values decompose(ir::Builder& b, const Value& index, const std::vector<int64_t>& extents) {
+  Values coordinates;
+  Value rest = index;
+  for (size_t i = 0; i + 1 < extents.size(); ++i) {
+    Value size = b.const_int(I32, extents[i]);
+    coordinates.push_back(b.urem(rest, size));
+    rest = b.udiv(rest, size);
+  }
+  coordinates.push_back(rest);
+  return coordinates;
+}
+
+Value mul_const(ir::Builder& b, const Value& v, int64_t k) {
+  Value k_value = b.const_int(I32, k);
+  return b.mul(v, k_value, {"nuw", "nsw"});
+}
+
+Value add_const(ir::Builder& b, const Value& v, int64_t k, const ir::Flags& flags) {
+  Value k_value = b.const_int(I32, k);
+  return b.add(v, k_value, flags);
+}
+
+Value nhwc_index(ir::Builder& b, const Value& n, const Value& h, const Value& w, const Value& c0,
+                 const std::vector<int64_t>& dims) {
+  Value image = mul_const(b, n, dims[0]);
+  Value row = b.add(image, h, {"nuw", "nsw"});
+  Value row_start = mul_const(b, row, dims[1]);
+  Value column = b.add(row_start, w, {"nuw", "nsw"});
+  Value element = mul_const(b, column, dims[2]);
+  return b.add(element, c0, {"nuw", "nsw"});
+}
+
+std::pair<Value, Value> clamp_index(ir::Builder& b, const Value& v, int64_t extent) {
+  Value extent_value = b.const_int(I32, extent);
+  Value inside = b.icmp("ult", v, extent_value);
+  Value zero = b.const_int(I32, 0);
+  Value clamped = b.select(inside, v, zero);
+  return {inside, clamped};
+}
+
+// ---- channels: loads, pairs, stores -----------------------------------------------------------
+ir::Type channel_type(const std::string& dtype, int cpl) { return ir::with_lanes(ir::scalar(dtype), cpl); }
+
+Value load_channels(ir::Builder& b, const Value& tensor, const Value& index, const std::string& dtype, int cpl) {
+  Value address = b.ptr_add(tensor, index, ir::scalar(dtype));
+  return b.load(channel_type(dtype, cpl), address, 2 * cpl);
+}
+
+Values to_pairs(ir::Builder& b, const Value& v, int cpl) {
+  Value wide = b.fpext(v, ir::with_lanes(F32, cpl));
+  if (cpl <= 2) return {wide};
+  Values pairs;
+  for (int k = 0; k < cpl / 2; ++k) pairs.push_back(b.shuffle(wide, wide, {2 * k, 2 * k + 1}));
+  return pairs;
+}
+
+Value join_pairs(ir::Builder& b, Values pairs) {
+  while (pairs.size() > 1) {
+    int width = 2 * pairs[0].type.count;
+    std::vector<int> mask;
+    for (int m = 0; m < width; ++m) mask.push_back(m);
+    Values joined;
+    for (size_t k = 0; k < pairs.size(); k += 2) joined.push_back(b.shuffle(pairs[k], pairs[k + 1], mask));
+    pairs = joined;
+  }
+  return pairs[0];
+}
+
+void store_channels(ir::Builder& b, const Value& tensor, const Value& index, const Values& pairs,
+                    const std::string& dtype, int cpl) {
+  Value joined = join_pairs(b, pairs);
+  Value narrow = b.fptrunc(joined, channel_type(dtype, cpl));
+  Value address = b.ptr_add(tensor, index, ir::scalar(dtype));
+  b.store(narrow, address, 2 * cpl);
+}
+
+ir::Type accumulator_type(int cpl) { return cpl == 1 ? F32 : ir::vector(F32, 2); }
+
+Values load_weight_pairs(ir::Builder& b, const Value& wt, const Value& channel_base, const Value& tap,
+                         const nlohmann::json& spec) {
+  std::string dtype = spec.at("dtype").get<std::string>();
+  int cpl = static_cast<int>(field(spec, "cpl"));
+  int64_t taps = field(spec, "kh") * field(spec, "kw");
+  if (cpl == 1) {
+    Value index = b.add(channel_base, tap, {"nuw", "nsw"});
+    Value loaded = load_channels(b, wt, index, dtype, 1);
+    return {b.fpext(loaded, F32)};
+  }
+  Values pairs;
+  for (int k = 0; k < cpl / 2; ++k) {
+    Value pair = b.const_float(ir::vector(F32, 2), 0.0);
+    for (int lane = 0; lane < 2; ++lane) {
+      int64_t offset = (2 * k + lane) * taps;
+      Value channel = offset ? add_const(b, channel_base, offset) : channel_base;
+      Value index = b.add(channel, tap, {"nuw", "nsw"});
+      Value loaded = load_channels(b, wt, index, dtype, 1);
+      Value weight = b.fpext(loaded, F32);
+      pair = b.insert_element(pair, weight, lane);
+    }
+    pairs.push_back(pair);
+  }
+  return pairs;
+}
+
+Value zero_channels(ir::Builder& b, const nlohmann::json& spec) {
+  return b.const_float(channel_type(spec.at("dtype").get<std::string>(), static_cast<int>(field(spec, "cpl"))), 0.0);
+}
+
+}  // namespace kemit::families::conv_depthwise_common
