@@ -36,13 +36,19 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
   ir::Kernel kernel = module.build(parsed, *target);
   EmitResult result{false, "", kernel.name, ir::print_kernel(kernel), {}};
   for (const llvm::Flavor* flavor : chosen) {
-    std::string gate = llvm::processor_gate(std::string(arch), *flavor);
+    std::string gate = flavor_gate(module, parsed, *target, *flavor);
     if (!gate.empty())
       result.ll.push_back(FlavorSection{flavor->name, true, "", gate});
     else
       result.ll.push_back(FlavorSection{flavor->name, false, llvm::lower_kernel(kernel, *flavor), ""});
   }
   return result;
+}
+
+std::string flavor_gate(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,
+                        const llvm::Flavor& flavor) {
+  std::string gate = module.flavor_gate ? module.flavor_gate(spec, target, flavor) : "";
+  return gate.empty() ? llvm::processor_gate(target.name, flavor) : gate;
 }
 
 }  // namespace kemit

@@ -28,9 +28,25 @@ struct EmitResult {
 
 std::vector<std::string> family_names();
 
+namespace families {
+struct Family;
+}
+namespace llvm {
+struct Flavor;
+}
+namespace target {
+struct Arch;
+}
+
 // Parse the spec, validate it for the arch, build the canonical IR once, lower once per flavor.
 // `flavors` are canonical names. Throws std::invalid_argument for an unknown family or flavor.
 EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
                 const std::vector<std::string>& flavors);
+
+// "" when the flavor can lower the config, else its refusal for that flavor only. A family may
+// gate on its own (an instruction the flavor's LLVM lacks) through Family::flavor_gate, checked
+// before the processor gate.
+std::string flavor_gate(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,
+                        const llvm::Flavor& flavor);
 
 }  // namespace kemit

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kemit/ir/builder.h"
+#include "kemit/llvm/flavors.h"
 #include "kemit/target/arch.h"
 
 namespace kemit::families {
@@ -18,6 +19,9 @@ struct Family {
   std::string (*kernel_name)(const nlohmann::json& spec);
   std::string (*validate)(const nlohmann::json& spec, const target::Arch& arch);
   ir::Kernel (*build)(const nlohmann::json& spec, const target::Arch& arch);
+  // Optional (nullptr: none): the family's own flavor gate, "" or the refusal for that flavor only.
+  std::string (*flavor_gate)(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) =
+      nullptr;
 };
 
 const std::vector<Family>& FAMILIES();

@@ -21,6 +21,8 @@ struct Flavor {
   bool readfirstlane_mangled;  // `llvm.amdgcn.readfirstlane.i32` instead of the unmangled name
   bool vector_bf16_casts;      // llc selects fpext/fptrunc between <N x bfloat> and <N x float> (16 aborts)
   std::vector<std::string> processors;
+  bool wmma_operand_mangled = false;          // wmma names carry the operand type too (`.v8f32.v16f16`)
+  std::vector<std::string> mma_instructions;  // the canonical mma instructions (ir/builder.h) this LLVM knows
 };
 
 struct UnknownFlavor : std::invalid_argument {

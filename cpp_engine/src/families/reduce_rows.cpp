@@ -1,0 +1,267 @@
+// Family `reduce_rows`. Mirrors py_engine/kemit/families/reduce_rows.py (docs in the header).
+//
+// Value ids are given in creation order and C++ evaluates call arguments in no fixed order,
+// so every nested builder call of the Python source is one statement here, in Python's
+// left-to-right order.
+#include "kemit/families/reduce_rows.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include "kemit/ir/types.h"
+
+namespace kemit::families::reduce_rows {
+
+using ir::Value;
+
+const char* const FAMILY = "reduce_rows";
+const std::vector<Field> FIELDS = {{"op", "str", "sum"},        {"dtype", "str", "f32"},
+                                   {"out_f32", "bool", false},  {"cols", "int", 1024},
+                                   {"vec", "int", 1},           {"block", "int", 256},
+                                   {"rows_per_block", "int", 1}, {"cross", "str", "bpermute"}};
+const std::vector<std::string> OPS = {"sum", "max"};
+const std::vector<std::string> DTYPES = {"f16", "bf16", "f32"};
+const std::vector<std::string> CROSS = {"bpermute", "dpp"};
+const std::vector<int> VECS = {1, 2, 4, 8};
+const std::vector<int> DPP_STEPS = {0xB1, 0x4E, 0x124, 0x128};
+
+namespace {
+
+int bit_length(int value) {
+  int bits = 0;
+  for (; value > 0; value >>= 1) ++bits;
+  return bits;
+}
+
+std::vector<nlohmann::json> as_json(const std::vector<std::string>& items) {
+  return std::vector<nlohmann::json>(items.begin(), items.end());
+}
+
+int64_t field(const nlohmann::json& spec, const char* name) { return spec[name].get<int64_t>(); }
+
+}  // namespace
+
+nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
+
+std::string kernel_name(const nlohmann::json& spec) {
+  std::string out = spec["out_f32"].get<bool>() ? "_of32" : "";
+  return "rr_" + spec["op"].get<std::string>() + "_" + spec["dtype"].get<std::string>() + out + "_c" +
+         std::to_string(field(spec, "cols")) + "_v" + std::to_string(field(spec, "vec")) + "_b" +
+         std::to_string(field(spec, "block")) + "_r" + std::to_string(field(spec, "rows_per_block")) + "_" +
+         spec["cross"].get<std::string>();
+}
+
+int64_t lds_bytes(const nlohmann::json& spec, const target::Arch& arch) {
+  return field(spec, "rows_per_block") * (field(spec, "block") / arch.wave_size) * 4;
+}
+
+std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+  int64_t block = field(spec, "block"), cols = field(spec, "cols"), vec = field(spec, "vec");
+  int64_t per_block = field(spec, "rows_per_block");
+  std::vector<nlohmann::json> vecs(VECS.begin(), VECS.end());
+  const std::function<std::string()> checks[] = {
+      [&] { return one_of("op", spec["op"], as_json(OPS)); },
+      [&] { return one_of("dtype", spec["dtype"], as_json(DTYPES)); },
+      [&] { return one_of("cross", spec["cross"], as_json(CROSS)); },
+      [&] { return one_of("vec", spec["vec"], vecs); },
+      [&] {
+        return block > 0 && block % arch.wave_size == 0
+                   ? ""
+                   : "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " on " +
+                         arch.name + " (got " + std::to_string(block) + ")";
+      },
+      [&] {
+        return MIN_BLOCK <= block && block <= MAX_BLOCK
+                   ? ""
+                   : "block must be between " + std::to_string(MIN_BLOCK) + " and " + std::to_string(MAX_BLOCK) +
+                         " (got " + std::to_string(block) + ")";
+      },
+      [&] {
+        return cols > 0 && cols % vec == 0 ? ""
+                                           : "cols must be a positive multiple of vec " + std::to_string(vec) +
+                                                 " (got " + std::to_string(cols) + ")";
+      },
+      [&] {
+        return per_block >= 1 ? "" : "rows_per_block must be at least 1 (got " + std::to_string(per_block) + ")";
+      },
+      [&] {
+        return lds_bytes(spec, arch) <= arch.lds_bytes
+                   ? ""
+                   : "LDS use " + std::to_string(lds_bytes(spec, arch)) + " bytes exceeds the " +
+                         std::to_string(arch.lds_bytes) + " bytes of " + arch.name;
+      },
+  };
+  for (const auto& check : checks) {
+    std::string reason = check();
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+  ir::Builder b(kernel_name(spec), arch.name);
+  b.attr("flat_work_group_size", "1," + std::to_string(field(spec, "block")));
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
+  ir::Type out_type = spec["out_f32"].get<bool>() ? f32 : ir::scalar(spec["dtype"].get<std::string>());
+  Value x = b.param("x", ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
+                    /*readonly=*/true);
+  Value y = b.param("y", ir::pointer("global"), ir::byte_size(out_type), /*noalias=*/true, /*nocapture=*/true,
+                    /*readonly=*/false, /*writeonly=*/true);
+  Value rows = b.param("rows", i32);
+  int waves = static_cast<int>(field(spec, "block")) / arch.wave_size;
+  int per_block = static_cast<int>(field(spec, "rows_per_block"));
+  Value partials = b.lds("partials", f32, per_block * waves, 16);
+  Value tid = b.workitem_id("x");
+  Value lane_mask = b.const_int(i32, arch.wave_size - 1);
+  Value lane = b.bit_and(tid, lane_mask);
+  Value wave_shift = b.const_int(i32, bit_length(arch.wave_size) - 1);
+  Value wave = b.lshr(tid, wave_shift);
+  Value per_block_value = b.const_int(i32, per_block);
+  Value group = b.workgroup_id("x");
+  Value first = b.mul(group, per_block_value, {"nuw", "nsw"});
+  Value groups = b.num_workgroups("x");
+  Value stride = b.mul(groups, per_block_value, {"nuw", "nsw"});
+  Value zero = b.const_int(i32, 0);
+  Value one = b.const_int(i32, 1);
+  Value waves_value = b.const_int(i32, waves);
+  Context context{b, spec, arch, lane, wave, tid, rows, partials, waves_value};
+
+  auto block_body = [&](const Value& base, const std::vector<Value>&) -> std::vector<Value> {
+    auto partial_body = [&](const Value& r, const std::vector<Value>&) -> std::vector<Value> {
+      row_partial(context, x, base, r);
+      return {};
+    };
+    b.for_loop(zero, per_block_value, one, {}, partial_body);
+    b.barrier();
+    auto finish_body = [&](const Value& r, const std::vector<Value>&) -> std::vector<Value> {
+      finish_row(context, y, out_type, base, r);
+      return {};
+    };
+    b.for_loop(wave, per_block_value, context.waves, {}, finish_body);
+    b.barrier();
+    return {};
+  };
+
+  b.for_loop(first, rows, stride, {}, block_body);
+  return b.finish();
+}
+
+void row_partial(Context& ctx, const Value& x, const Value& base, const Value& r) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
+  Value row = b.add(base, r, {"nuw", "nsw"});
+
+  auto body = [&] {
+    int vec = static_cast<int>(field(spec, "vec"));
+    std::string dtype_name = spec["dtype"].get<std::string>();
+    std::string op = spec["op"].get<std::string>();
+    ir::Type dtype = ir::scalar(dtype_name);
+    ir::Type loaded = ir::with_lanes(dtype, vec);
+    Value cols = b.const_int(i32, field(spec, "cols"));
+    Value start = b.mul(row, cols, {"nuw", "nsw"});
+    Value vec_value = b.const_int(i32, vec);
+    Value first = b.mul(ctx.tid, vec_value, {"nuw", "nsw"});
+    Value step = b.const_int(i32, field(spec, "block") * vec);
+    Value identity = b.const_float(ir::with_lanes(f32, vec), identity_value(op));
+
+    auto column_body = [&](const Value& c, const std::vector<Value>& iters) -> std::vector<Value> {
+      Value index = b.add(start, c, {"nuw", "nsw"});
+      Value address = b.ptr_add(x, index, dtype);
+      Value value = b.load(loaded, address, std::min(ir::byte_size(loaded), MAX_GLOBAL_ALIGN));
+      if (dtype_name != "f32") value = b.fpext(value, ir::with_lanes(f32, vec));
+      return {combine(b, op, iters[0], value)};
+    };
+
+    Value end = b.const_int(i32, field(spec, "cols"));
+    Value acc = b.for_loop(first, end, step, {identity}, column_body)[0];
+    Value folded = fold_vector(b, op, acc, vec);
+    Value total = wave_reduce(ctx, folded);
+    Value scaled = b.mul(r, ctx.waves, {"nuw", "nsw"});
+    Value slot = b.add(scaled, ctx.wave, {"nuw", "nsw"});
+    Value zero = b.const_int(i32, 0);
+    Value is_first = b.icmp("eq", ctx.lane, zero);
+    b.if_then(is_first, [&] {
+      Value address = b.ptr_add(ctx.partials, slot, f32);
+      b.store(total, address, 4);
+    });
+  };
+
+  Value exists = b.icmp("slt", row, ctx.rows);
+  b.if_then(exists, body);
+}
+
+void finish_row(Context& ctx, const Value& y, const ir::Type& out_type, const Value& base, const Value& r) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
+  Value row = b.add(base, r, {"nuw", "nsw"});
+
+  auto body = [&] {
+    Value has_partial = b.icmp("ult", ctx.lane, ctx.waves);
+    Value zero = b.const_int(i32, 0);
+    Value index = b.select(has_partial, ctx.lane, zero);
+    Value scaled = b.mul(r, ctx.waves, {"nuw", "nsw"});
+    Value slot = b.add(scaled, index, {"nuw", "nsw"});
+    Value address = b.ptr_add(ctx.partials, slot, f32);
+    Value loaded = b.load(f32, address, 4);
+    Value identity = b.const_float(f32, identity_value(spec["op"].get<std::string>()));
+    Value value = b.select(has_partial, loaded, identity);
+    Value total = wave_reduce(ctx, value);
+    if (out_type != f32) total = b.fptrunc(total, out_type);
+    Value zero_lane = b.const_int(i32, 0);
+    Value is_first = b.icmp("eq", ctx.lane, zero_lane);
+    b.if_then(is_first, [&] {
+      Value out = b.ptr_add(y, row, out_type);
+      b.store(total, out, ir::byte_size(out_type));
+    });
+  };
+
+  Value exists = b.icmp("slt", row, ctx.rows);
+  b.if_then(exists, body);
+}
+
+double identity_value(const std::string& op) {
+  return op == "sum" ? 0.0 : -std::numeric_limits<double>::infinity();
+}
+
+Value combine(ir::Builder& b, const std::string& op, const Value& a, const Value& c) {
+  return op == "sum" ? b.fadd(a, c) : b.fmax(a, c);
+}
+
+Value fold_vector(ir::Builder& b, const std::string& op, const Value& acc, int vec) {
+  if (vec == 1) return acc;
+  Value total = b.extract_element(acc, 0);
+  for (int index = 1; index < vec; ++index) {
+    Value element = b.extract_element(acc, index);
+    total = combine(b, op, total, element);
+  }
+  return total;
+}
+
+Value wave_reduce(Context& ctx, Value value) {
+  ir::Builder& b = ctx.b;
+  std::string op = ctx.spec["op"].get<std::string>();
+  ir::Type i32 = ir::scalar("i32");
+  int offset = 1;
+  if (ctx.spec["cross"].get<std::string>() == "dpp") {
+    for (int ctrl : DPP_STEPS) {
+      Value moved = b.update_dpp(value, value, ctrl);
+      value = combine(b, op, value, moved);
+    }
+    offset = DPP_ROW;
+  }
+  Value mask = b.const_int(i32, ctx.arch.wave_size - 1);
+  while (offset < ctx.arch.wave_size) {
+    Value step = b.const_int(i32, offset);
+    Value shifted = b.add(ctx.lane, step, {"nuw", "nsw"});
+    Value source = b.bit_and(shifted, mask);
+    Value moved = b.bpermute(value, source);
+    value = combine(b, op, value, moved);
+    offset *= 2;
+  }
+  return value;
+}
+
+}  // namespace kemit::families::reduce_rows

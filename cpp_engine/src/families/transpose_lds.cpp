@@ -1,0 +1,192 @@
+// Family `transpose_lds`. Mirrors py_engine/kemit/families/transpose_lds.py (docs in the header).
+//
+// Value ids are given in creation order and C++ evaluates call arguments in no fixed order,
+// so every nested builder call of the Python source is one statement here, in Python's
+// left-to-right order.
+#include "kemit/families/transpose_lds.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "kemit/ir/types.h"
+
+namespace kemit::families::transpose_lds {
+
+using ir::Value;
+
+const char* const FAMILY = "transpose_lds";
+const std::vector<Field> FIELDS = {{"dtype", "str", "f32"}, {"tile", "int", 32}, {"tiles", "int", 1},
+                                   {"pad", "int", 1},       {"vec", "int", 1},   {"block", "int", 256}};
+const std::vector<std::string> DTYPES = {"f16", "bf16", "f32"};
+const std::vector<int> VECS = {1, 2, 4, 8};
+const std::vector<int> PADS = {0, 1};
+
+namespace {
+
+int bit_length(int value) {
+  int bits = 0;
+  for (; value > 0; value >>= 1) ++bits;
+  return bits;
+}
+
+int64_t field(const nlohmann::json& spec, const char* name) { return spec[name].get<int64_t>(); }
+
+std::string number(int64_t value) { return std::to_string(value); }
+
+}  // namespace
+
+nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
+
+std::string kernel_name(const nlohmann::json& spec) {
+  return "tr_" + spec["dtype"].get<std::string>() + "_t" + number(field(spec, "tile")) + "x" +
+         number(field(spec, "tiles")) + "_p" + number(field(spec, "pad")) + "_v" + number(field(spec, "vec")) +
+         "_b" + number(field(spec, "block"));
+}
+
+int64_t lds_bytes(const nlohmann::json& spec) {
+  int64_t tile = field(spec, "tile");
+  return tile * (tile * field(spec, "tiles") + field(spec, "pad")) *
+         ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
+}
+
+std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+  int64_t tile = field(spec, "tile"), tiles = field(spec, "tiles"), vec = field(spec, "vec");
+  int64_t block = field(spec, "block");
+  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), vecs(VECS.begin(), VECS.end()),
+      pads(PADS.begin(), PADS.end());
+  const std::function<std::string()> checks[] = {
+      [&] { return one_of("dtype", spec["dtype"], dtypes); },
+      [&] { return one_of("vec", spec["vec"], vecs); },
+      [&] { return one_of("pad", spec["pad"], pads); },
+      [&] {
+        return MIN_TILE <= tile && tile <= MAX_TILE ? ""
+                                                    : "tile must be between " + number(MIN_TILE) + " and " +
+                                                          number(MAX_TILE) + " (got " + number(tile) + ")";
+      },
+      [&] {
+        return tile % vec == 0 ? "" : "tile must be a multiple of vec " + number(vec) + " (got " + number(tile) + ")";
+      },
+      [&] {
+        return 1 <= tiles && tiles <= MAX_TILES
+                   ? ""
+                   : "tiles must be between 1 and " + number(MAX_TILES) + " (got " + number(tiles) + ")";
+      },
+      [&] {
+        return block > 0 && block % arch.wave_size == 0
+                   ? ""
+                   : "block must be a positive multiple of the wave size " + number(arch.wave_size) + " on " +
+                         arch.name + " (got " + number(block) + ")";
+      },
+      [&] {
+        return block <= MAX_BLOCK ? "" : "block must be at most " + number(MAX_BLOCK) + " (got " + number(block) + ")";
+      },
+      [&] {
+        return lds_bytes(spec) <= arch.lds_bytes ? ""
+                                                 : "LDS use " + number(lds_bytes(spec)) + " bytes exceeds the " +
+                                                       number(arch.lds_bytes) + " bytes of " + arch.name;
+      },
+  };
+  for (const auto& check : checks) {
+    std::string reason = check();
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+  ir::Builder b(kernel_name(spec), arch.name);
+  b.attr("flat_work_group_size", "1," + number(field(spec, "block")));
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec["dtype"].get<std::string>());
+  int tile = static_cast<int>(field(spec, "tile")), vec = static_cast<int>(field(spec, "vec"));
+  int width = tile * static_cast<int>(field(spec, "tiles"));
+  int pitch = width + static_cast<int>(field(spec, "pad"));
+  Value a = b.param("a", ir::pointer("global"), GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
+                    /*readonly=*/true);
+  Value out = b.param("b", ir::pointer("global"), GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
+                      /*readonly=*/false, /*writeonly=*/true);
+  Value rows = b.param("rows", i32);
+  Value cols = b.param("cols", i32);
+  Value strip = b.lds("strip", dtype, tile * pitch, 16);
+  Value tid = b.workitem_id("x");
+  Value group_x = b.workgroup_id("x");
+  Value width_value = b.const_int(i32, width);
+  Value col0 = b.mul(group_x, width_value, {"nuw", "nsw"});
+  Value group_y = b.workgroup_id("y");
+  Value tile_value = b.const_int(i32, tile);
+  Value row0 = b.mul(group_y, tile_value, {"nuw", "nsw"});
+  Value block = b.const_int(i32, field(spec, "block"));
+  Context ctx{b, spec, tid, rows, cols, strip, row0, col0, block};
+  read_strip(ctx, a, ir::with_lanes(dtype, vec), width, pitch);
+  b.barrier();
+  write_strip(ctx, out, dtype, width, pitch);
+  return b.finish();
+}
+
+void read_strip(Context& ctx, const Value& a, const ir::Type& loaded, int width, int pitch) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
+  int vec = static_cast<int>(field(ctx.spec, "vec"));
+  Value per_row = b.const_int(i32, width / vec);
+  Value shift = b.const_int(i32, bit_length(vec) - 1);
+  Value vectors = b.const_int(i32, field(ctx.spec, "tile") * width / vec);
+  int element_align = ir::byte_size(dtype);
+  int lds_align = pitch % vec == 0 ? std::min(ir::byte_size(loaded), 16) : element_align;
+
+  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
+    Value r = b.udiv(i, per_row);
+    Value c_index = b.urem(i, per_row);
+    Value c = b.shl(c_index, shift, {"nuw", "nsw"});
+    Value row = b.add(ctx.row0, r, {"nuw", "nsw"});
+    Value col = b.add(ctx.col0, c, {"nuw", "nsw"});
+    Value row_inside = b.icmp("slt", row, ctx.rows);
+    Value col_inside = b.icmp("slt", col, ctx.cols);
+    Value inside = b.bit_and(row_inside, col_inside);
+    b.if_then(inside, [&] {
+      Value row_start = b.mul(row, ctx.cols, {"nuw", "nsw"});
+      Value source = b.add(row_start, col, {"nuw", "nsw"});
+      Value address = b.ptr_add(a, source, dtype);
+      Value value = b.load(loaded, address, std::min(ir::byte_size(loaded), GLOBAL_ALIGN));
+      Value pitch_value = b.const_int(i32, pitch);
+      Value line = b.mul(r, pitch_value, {"nuw", "nsw"});
+      Value slot = b.add(line, c, {"nuw", "nsw"});
+      Value target = b.ptr_add(ctx.strip, slot, dtype);
+      b.store(value, target, lds_align);
+    });
+    return {};
+  };
+
+  b.for_loop(ctx.tid, vectors, ctx.block, {}, body);
+}
+
+void write_strip(Context& ctx, const Value& out, const ir::Type& dtype, int width, int pitch) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32");
+  Value tile = b.const_int(i32, field(ctx.spec, "tile"));
+  Value elements = b.const_int(i32, field(ctx.spec, "tile") * width);
+
+  auto body = [&](const Value& j, const std::vector<Value>&) -> std::vector<Value> {
+    Value r = b.urem(j, tile);
+    Value c = b.udiv(j, tile);
+    Value row = b.add(ctx.row0, r, {"nuw", "nsw"});
+    Value col = b.add(ctx.col0, c, {"nuw", "nsw"});
+    Value row_inside = b.icmp("slt", row, ctx.rows);
+    Value col_inside = b.icmp("slt", col, ctx.cols);
+    Value inside = b.bit_and(row_inside, col_inside);
+    b.if_then(inside, [&] {
+      Value pitch_value = b.const_int(i32, pitch);
+      Value line = b.mul(r, pitch_value, {"nuw", "nsw"});
+      Value slot = b.add(line, c, {"nuw", "nsw"});
+      Value source = b.ptr_add(ctx.strip, slot, dtype);
+      Value value = b.load(dtype, source, ir::byte_size(dtype));
+      Value column_start = b.mul(col, ctx.rows, {"nuw", "nsw"});
+      Value target_index = b.add(column_start, row, {"nuw", "nsw"});
+      Value target = b.ptr_add(out, target_index, dtype);
+      b.store(value, target, ir::byte_size(dtype));
+    });
+    return {};
+  };
+
+  b.for_loop(ctx.tid, elements, ctx.block, {}, body);
+}
+
+}  // namespace kemit::families::transpose_lds

@@ -1,0 +1,93 @@
+// Lowering of the matrix op (mma) to MFMA / WMMA intrinsics, spelled per flavor.
+// Mirrors py_engine/kemit/llvm/lower_mma.py.
+//
+// The flavor decides which instructions exist (Flavor::mma_instructions) and whether a wmma name
+// carries the operand type (Flavor::wmma_operand_mangled: `.v8f32` at llvm16, `.v8f32.v16f16` from
+// llvm19). Every spelling below was checked with llvm-as 16/19/22 (an unknown name is accepted
+// silently there, so a known one is one whose declaration gets attributes back from llvm-dis).
+#include "kemit/llvm/lower_mma.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kemit/llvm/lower.h"
+#include "kemit/llvm/spelling.h"
+
+namespace kemit::llvm {
+
+const std::vector<MmaIntrinsic> MMA_INTRINSICS = {
+    {"mfma_f32_32x32x8_f16", "llvm.amdgcn.mfma.f32.32x32x8f16", "native", "mfma"},
+    {"mfma_f32_32x32x8_bf16", "llvm.amdgcn.mfma.f32.32x32x8bf16.1k", "i16", "mfma"},
+    {"mfma_f32_16x16x16_f16", "llvm.amdgcn.mfma.f32.16x16x16f16", "native", "mfma"},
+    {"mfma_f32_16x16x16_bf16", "llvm.amdgcn.mfma.f32.16x16x16bf16.1k", "i16", "mfma"},
+    {"mfma_f32_16x16x32_bf16", "llvm.amdgcn.mfma.f32.16x16x32.bf16", "native", "mfma"},
+    {"wmma_gfx11_f32_16x16x16_f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", "native", "wmma"},
+    {"wmma_gfx11_f32_16x16x16_bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", "i16", "wmma"},
+    {"wmma_gfx12_f32_16x16x16_f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", "native", "wmma"},
+    {"wmma_gfx12_f32_16x16x16_bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", "i16", "wmma"},
+    {"wmma_gfx1250_f32_16x16x32_f16", "llvm.amdgcn.wmma.f32.16x16x32.f16", "native", "wmma_mods"},
+    {"wmma_gfx1250_f32_16x16x32_bf16", "llvm.amdgcn.wmma.f32.16x16x32.bf16", "native", "wmma_mods"},
+};
+
+namespace {
+bool knows(const Flavor& flavor, const std::string& instr) {
+  return std::find(flavor.mma_instructions.begin(), flavor.mma_instructions.end(), instr) !=
+         flavor.mma_instructions.end();
+}
+}  // namespace
+
+std::string mma_gate(const std::string& instr, const Flavor& flavor) {
+  if (knows(flavor, instr)) return "";
+  std::string oldest;
+  for (const auto& candidate : flavors())
+    if (oldest.empty() && knows(candidate, instr)) oldest = candidate.name;
+  if (oldest.empty()) return instr + " is known to no flavor";
+  return instr + " needs flavor " + oldest + " or newer (got " + flavor.name + ")";
+}
+
+void Lowering::lower_mma(const ir::Op& op) {
+  const ir::Value& a = op.operands[0];
+  const ir::Value& b = op.operands[1];
+  const ir::Value& c = op.operands[2];
+  const ir::Value& result = op.results[0];
+  const std::string& instr = op.attrs.at("instr").text;
+  std::string gate = mma_gate(instr, flavor);
+  if (!gate.empty()) throw std::invalid_argument("mma cannot be lowered: " + gate);
+  const MmaIntrinsic* found = nullptr;
+  for (const auto& entry : MMA_INTRINSICS)
+    if (entry.instr == instr) found = &entry;
+  std::string a_text = value(a), b_text = value(b);
+  ir::Type operand = a.type;
+  if (found->operand_form == "i16") {
+    operand = ir::vector(ir::scalar("i16"), ir::lanes(a.type));
+    a_text = define(result, ".a");
+    b_text = define(result, ".b");
+    emit(a_text + " = bitcast " + typed(a) + " to " + llvm_type(operand));
+    emit(b_text + " = bitcast " + typed(b) + " to " + llvm_type(operand));
+  }
+  std::string name = mma_intrinsic_name(found->base, found->call_form, result.type, operand, flavor);
+  emit(define(result) + " = " +
+       call(name, llvm_type(c.type),
+            mma_arguments(found->call_form, llvm_type(operand), a_text, b_text, llvm_type(c.type), value(c))));
+}
+
+std::string mma_intrinsic_name(const std::string& base, const std::string& call_form, const ir::Type& result_type,
+                               const ir::Type& operand_type, const Flavor& flavor) {
+  if (call_form == "mfma") return base;
+  std::string name = base + "." + mangle(result_type);
+  return flavor.wmma_operand_mangled ? name + "." + mangle(operand_type) : name;
+}
+
+std::vector<std::pair<std::string, std::string>> mma_arguments(const std::string& call_form,
+                                                               const std::string& operand_type,
+                                                               const std::string& a_text, const std::string& b_text,
+                                                               const std::string& c_type, const std::string& c_text) {
+  if (call_form == "mfma")
+    return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text},
+            {"i32", "0"},           {"i32", "0"},           {"i32", "0"}};
+  if (call_form == "wmma") return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text}};
+  return {{"i1", "false"}, {operand_type, a_text}, {"i1", "false"}, {operand_type, b_text},
+          {"i16", "0"},    {c_type, c_text},       {"i1", "false"}, {"i1", "false"}};
+}
+
+}  // namespace kemit::llvm
