@@ -175,7 +175,9 @@ Lowering::Handler Lowering::handler(const std::string& name) const {
       {"for", &Lowering::lower_for},           {"if", &Lowering::lower_if},
       {"extract_element", &Lowering::lower_extract_element},
       {"insert_element", &Lowering::lower_insert_element},
-      {"shuffle", &Lowering::lower_shuffle}};
+      {"shuffle", &Lowering::lower_shuffle},
+      {"bpermute", &Lowering::lower_bpermute}, {"update_dpp", &Lowering::lower_update_dpp},
+      {"mma", &Lowering::lower_mma}};
   auto found = by_name.find(name);
   if (found == by_name.end()) throw LowerError("no lowering for op '" + name + "'");
   return found->second;

@@ -79,6 +79,17 @@ class Lowering {
   void lower_insert_element(const ir::Op& op);
   void lower_shuffle(const ir::Op& op);
 
+  // ---- cross-lane ops (lower_lanes.cpp) ----
+  void lower_bpermute(const ir::Op& op);
+  void lower_update_dpp(const ir::Op& op);
+  // v as an i32 operand: itself, or an f32 bitcast into the helper value %v<result><role>.
+  std::string word_of(const ir::Value& v, const ir::Value& result, const std::string& role);
+  // Define result from an i32-returning call (bitcast back for an f32 result).
+  void finish_word(const ir::Value& result, const std::string& call_text);
+
+  // ---- matrix ops (lower_mma.cpp) ----
+  void lower_mma(const ir::Op& op);
+
   // ---- structured control flow ----
   void lower_for(const ir::Op& op);
   void lower_if(const ir::Op& op);
