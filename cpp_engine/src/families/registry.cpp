@@ -7,6 +7,9 @@
 #include "kemit/families/conv_depthwise_dgrad_stream.h"
 #include "kemit/families/conv_depthwise_tiled.h"
 #include "kemit/families/elementwise.h"
+#include "kemit/families/gemm_mma.h"
+#include "kemit/families/reduce_rows.h"
+#include "kemit/families/transpose_lds.h"
 
 namespace kemit::families {
 
@@ -19,6 +22,12 @@ const std::vector<Family>& FAMILIES() {
        conv_depthwise_tiled::validate, conv_depthwise_tiled::build},
       {elementwise::FAMILY, elementwise::parse_spec, elementwise::kernel_name, elementwise::validate,
        elementwise::build},
+      {gemm_mma::FAMILY, gemm_mma::parse_spec, gemm_mma::kernel_name, gemm_mma::validate, gemm_mma::build,
+       gemm_mma::flavor_gate},
+      {reduce_rows::FAMILY, reduce_rows::parse_spec, reduce_rows::kernel_name, reduce_rows::validate,
+       reduce_rows::build},
+      {transpose_lds::FAMILY, transpose_lds::parse_spec, transpose_lds::kernel_name, transpose_lds::validate,
+       transpose_lds::build},
   };
   return table;
 }
