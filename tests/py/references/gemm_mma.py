@@ -1,0 +1,60 @@
+"""numpy references for the gemm_mma family.
+
+`gemm` is the definition (16-bit inputs, exact products, f32 accumulation). `LAYOUTS` writes
+down docs/ir.md's fragment layout of every mma instruction independently of the family, and
+`mma_by_fragments` computes one instruction lane by lane from it, so a test can check both the
+layouts' consistency and the family's own fragment and accumulator index tables against them.
+"""
+import numpy as np
+
+from .reduce_rows import round_to
+
+
+def gemm(a, b, c=None):
+    """c + a @ b in f32 (a, b hold values of their 16-bit dtype); c None means zero."""
+    product = np.asarray(a, dtype=np.float64) @ np.asarray(b, dtype=np.float64)
+    if c is not None:
+        product += np.asarray(c, dtype=np.float64)
+    return product.astype(np.float32)
+
+
+# kind -> (M, N, K, wave, operand length, accumulator length, a_k(lane, e), c_row(lane, e))
+# with A[i][k] in lane L element e at i = L mod M, k = a_k(L, e); B symmetric (j = L mod N);
+# C/D element e of lane L at i = c_row(L, e), j = L mod N (docs/ir.md, "Matrix ops").
+LAYOUTS = {
+    "mfma_32x32x8": (32, 32, 8, 64, 4, 16, lambda L, e: 4 * (L // 32) + e,
+                     lambda L, e: 8 * (e // 4) + 4 * (L // 32) + e % 4),
+    "mfma_16x16x16": (16, 16, 16, 64, 4, 4, lambda L, e: 4 * (L // 16) + e, lambda L, e: 4 * (L // 16) + e),
+    "mfma_16x16x32": (16, 16, 32, 64, 8, 4, lambda L, e: 8 * (L // 16) + e, lambda L, e: 4 * (L // 16) + e),
+    "wmma_gfx11": (16, 16, 16, 32, 16, 8, lambda L, e: e, lambda L, e: 2 * e + L // 16),
+    "wmma_gfx12": (16, 16, 16, 32, 8, 8, lambda L, e: 8 * (L // 16) + e, lambda L, e: e + 8 * (L // 16)),
+    "wmma_gfx1250": (16, 16, 32, 32, 16, 8,
+                     lambda L, e: 8 * (L // 16) + e if e < 8 else 16 + 8 * (L // 16) + e - 8,
+                     lambda L, e: e + 8 * (L // 16)),
+}
+
+
+def fragments(kind, a, b, c):
+    """Per-lane operand and accumulator vectors of A (M x K), B (K x N), C (M x N)."""
+    m, n, _, wave, length, acc, a_k, c_row = LAYOUTS[kind]
+    fa = np.array([[a[L % m, a_k(L, e)] for e in range(length)] for L in range(wave)])
+    fb = np.array([[b[a_k(L, e), L % n] for e in range(length)] for L in range(wave)])
+    fc = np.array([[c[c_row(L, e), L % n] for e in range(acc)] for L in range(wave)])
+    return fa, fb, fc
+
+
+def mma_by_fragments(kind, fa, fb, fc):
+    """D fragments from A, B, C fragments: gather the matrices back by the layout, D = C + A B."""
+    m, n, k, wave, length, acc, a_k, c_row = LAYOUTS[kind]
+    a, b, c = np.zeros((m, k)), np.zeros((k, n)), np.zeros((m, n))
+    for L in range(wave):
+        for e in range(length):
+            a[L % m, a_k(L, e)] = fa[L, e]
+            b[a_k(L, e), L % n] = fb[L, e]
+        for e in range(acc):
+            c[c_row(L, e), L % n] = fc[L, e]
+    d = gemm(a, b, c)
+    return np.array([[d[c_row(L, e), L % n] for e in range(acc)] for L in range(wave)])
+
+
+__all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to"]

@@ -1,0 +1,83 @@
+"""numpy references for the reduce_rows family.
+
+`reduce_rows` is the definition (f32 accumulation, one rounding to the output type);
+`reduce_rows_as_kernel` replays the kernel's own order lane by lane (strided vector loads, the
+vector fold, the bpermute / DPP tree with the semantics of docs/ir.md, partials per wave), so
+a test can check that the kernel's algorithm computes the definition.
+"""
+import numpy as np
+
+DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
+
+
+def round_to(values, dtype):
+    """f32 values rounded to f16, bf16 (nearest even) or kept f32, returned as f32."""
+    values = np.asarray(values, dtype=np.float32)
+    if dtype == "f32":
+        return values
+    if dtype == "f16":
+        return values.astype(np.float16).astype(np.float32)
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def reduce_rows(x, op, out_dtype):
+    """y[r] = op over x[r, :] in f32 (x already holds values of its dtype), rounded to out_dtype."""
+    x = np.asarray(x, dtype=np.float32)
+    total = x.sum(axis=1, dtype=np.float32) if op == "sum" else x.max(axis=1)
+    return round_to(total, out_dtype)
+
+
+def bpermute(values, sources):
+    """docs/ir.md: lane L reads lane sources[L] mod W."""
+    return values[np.asarray(sources) % len(values)]
+
+
+def update_dpp(old, values, ctrl):
+    """docs/ir.md: quad_perm (0..255) or row_ror (0x121..0x12F) within rows of 16, every lane active."""
+    lanes = np.arange(len(values))
+    base, p = lanes - lanes % 16, lanes % 16
+    if ctrl <= 0xFF:
+        q = 4 * (p // 4) + ((ctrl >> (2 * (p % 4))) & 3)
+    else:
+        q = (p - (ctrl - 0x120)) % 16
+    return values[base + q]
+
+
+def wave_reduce(values, op, cross):
+    combine = np.add if op == "sum" else np.maximum
+    values = np.asarray(values, dtype=np.float32)
+    wave = len(values)
+    offset = 1
+    if cross == "dpp":
+        for ctrl in DPP_STEPS:
+            values = combine(values, update_dpp(values, values, ctrl)).astype(np.float32)
+        offset = 16
+    lanes = np.arange(wave)
+    while offset < wave:
+        values = combine(values, bpermute(values, (lanes + offset) & (wave - 1))).astype(np.float32)
+        offset *= 2
+    return values
+
+
+def reduce_rows_as_kernel(x, op, out_dtype, vec, block, wave, cross):
+    """The kernel's order of operations for every row (all lanes of every wave)."""
+    x = np.asarray(x, dtype=np.float32)
+    rows, cols = x.shape
+    identity = np.float32(0.0 if op == "sum" else -np.inf)
+    combine = np.add if op == "sum" else np.maximum
+    out = np.empty(rows, dtype=np.float32)
+    for r in range(rows):
+        acc = np.full((block, vec), identity, dtype=np.float32)
+        for tid in range(block):
+            for c in range(tid * vec, cols, block * vec):
+                acc[tid] = combine(acc[tid], x[r, c:c + vec]).astype(np.float32)
+        folded = acc[:, 0].copy()
+        for e in range(1, vec):
+            folded = combine(folded, acc[:, e]).astype(np.float32)
+        partials = [wave_reduce(folded[w:w + wave], op, cross)[0] for w in range(0, block, wave)]
+        waves = len(partials)
+        final = np.array([partials[lane] if lane < waves else identity for lane in range(wave)], dtype=np.float32)
+        out[r] = wave_reduce(final, op, cross)[0]
+    return round_to(out, out_dtype)
