@@ -5,4 +5,5 @@
 namespace kemit::bindings {
 void populate_engine(pybind11::module_& m);
 void populate_tables(pybind11::module_& m);
+void populate_interp(pybind11::module_& m);
 }  // namespace kemit::bindings

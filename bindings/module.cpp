@@ -5,4 +5,5 @@ PYBIND11_MODULE(kemit_cpp, m) {
   m.doc() = "The kemit C++ engine: emit configs, query families, and read the arch and flavor tables.";
   kemit::bindings::populate_engine(m);
   kemit::bindings::populate_tables(m);
+  kemit::bindings::populate_interp(m);
 }

@@ -1,0 +1,87 @@
+// The canonical parser and the reference interpreter: kemit_cpp.reprint, kemit_cpp.run.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "kemit/interp/interp.h"
+#include "kemit/ir/parser.h"
+#include "kemit/ir/printer.h"
+
+namespace py = pybind11;
+
+namespace kemit::bindings {
+namespace {
+
+std::array<int, 3> dims(const py::object& value, const char* what) {
+  std::array<int, 3> out = {1, 1, 1};
+  if (py::isinstance<py::int_>(value)) {
+    out[0] = value.cast<int>();
+    return out;
+  }
+  auto items = value.cast<std::vector<int>>();
+  if (items.empty() || items.size() > 3) throw py::value_error(std::string(what) + " takes 1 to 3 sizes");
+  for (size_t i = 0; i < items.size(); ++i) out[i] = items[i];
+  return out;
+}
+
+// A numpy array's memory, used in place: C-contiguous, any dtype (bf16 travels as uint16).
+interp::Buffer buffer_of(const std::string& name, const py::object& value) {
+  if (!py::isinstance<py::array>(value)) throw py::type_error("buffer '" + name + "' must be a numpy array");
+  auto array = value.cast<py::array>();
+  if (!(array.flags() & py::array::c_style))
+    throw py::value_error("buffer '" + name + "' must be C-contiguous (use numpy.ascontiguousarray)");
+  interp::Buffer buffer;
+  buffer.bytes = static_cast<size_t>(array.nbytes());
+  buffer.writable = array.writeable();
+  buffer.data = static_cast<uint8_t*>(buffer.writable ? array.mutable_data() : const_cast<void*>(array.data()));
+  return buffer;
+}
+
+py::dict stats_dict(const interp::RunStats& stats) {
+  py::dict out;
+  out["lane_instructions"] = stats.lane_instructions;
+  out["wave_instructions"] = stats.wave_instructions;
+  out["workgroups"] = stats.workgroups;
+  out["seconds"] = stats.seconds;
+  return out;
+}
+
+}  // namespace
+
+void populate_interp(py::module_& m) {
+  py::register_exception<ir::ParseError>(m, "ParseError", PyExc_ValueError);
+  py::register_exception<interp::InterpError>(m, "InterpError", PyExc_RuntimeError);
+  m.def(
+      "reprint", [](const std::string& text) { return ir::print_kernel(ir::parse_kernel(text)); }, py::arg("text"),
+      "Parse canonical IR text with the C++ parser and print it again (equal to the text when it is canonical).\n"
+      "Raises kemit_cpp.ParseError ('line N: ...').");
+  m.def(
+      "run",
+      [](const std::string& canonical, const py::object& grid, const py::object& block, const py::dict& buffers,
+         const py::dict& scalars) {
+        ir::Kernel kernel = ir::parse_kernel(canonical);
+        interp::Launch launch{dims(grid, "grid"), dims(block, "block")};
+        std::map<std::string, interp::Buffer> memory;
+        for (const auto& [key, value] : buffers) {
+          std::string name = key.cast<std::string>();
+          memory[name] = buffer_of(name, py::reinterpret_borrow<py::object>(value));
+        }
+        std::map<std::string, int64_t> values;
+        for (const auto& [key, value] : scalars) values[key.cast<std::string>()] = value.cast<int64_t>();
+        interp::RunStats stats;
+        {
+          py::gil_scoped_release release;
+          stats = interp::run(kernel, launch, memory, values);
+        }
+        return stats_dict(stats);
+      },
+      py::arg("canonical"), py::arg("grid"), py::arg("block"), py::arg("buffers"), py::arg("scalars") = py::dict(),
+      "Run a kernel (canonical IR text) in the reference interpreter over `grid` workgroups of `block`\n"
+      "workitems (an int or up to 3 sizes). buffers: param name -> C-contiguous numpy array, read and\n"
+      "written in place (bf16 as uint16 bit patterns); scalars: param name -> int. Returns the run's\n"
+      "counters (lane_instructions, wave_instructions, workgroups, seconds). Raises kemit_cpp.ParseError\n"
+      "for text that is not canonical IR and kemit_cpp.InterpError for anything the kernel does that the\n"
+      "IR does not define (out-of-bounds index, broken promise, unknown op), naming the op.");
+}
+
+}  // namespace kemit::bindings

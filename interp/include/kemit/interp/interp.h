@@ -1,0 +1,48 @@
+// The reference interpreter of the canonical IR (docs/ir.md "Meaning", docs/interp.md).
+//
+// It runs a kernel over a grid with the IR's exact semantics: the lanes of a wave in lockstep,
+// structured control flow with lane masks, the waves of a workgroup meeting at barriers (each wave
+// is a coroutine), LDS per workgroup, global buffers in caller-owned memory (numpy arrays through
+// kemit_cpp, never copied), f16 and bf16 rounded to nearest even, cross-lane and matrix-core ops.
+// Anything it cannot run exactly (an unknown op, an access out of bounds, a broken nsw/nuw promise,
+// a read of LDS nobody wrote) is an InterpError naming the op; never a silent skip.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "kemit/ir/builder.h"
+
+namespace kemit::interp {
+
+struct InterpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Caller-owned memory of one pointer param.
+struct Buffer {
+  uint8_t* data = nullptr;
+  size_t bytes = 0;
+  bool writable = true;
+};
+
+struct Launch {
+  std::array<int, 3> grid = {1, 1, 1};   // workgroups per dimension
+  std::array<int, 3> block = {1, 1, 1};  // workitems per workgroup and dimension
+};
+
+struct RunStats {
+  uint64_t lane_instructions = 0;  // sum over executed ops of their active lanes
+  uint64_t wave_instructions = 0;  // executed ops (one per wave)
+  uint64_t workgroups = 0;
+  double seconds = 0;
+};
+
+// Runs `kernel` (arch from the kernel) with `buffers` for its pointer params and `scalars` for its
+// integer params, both by param name; every param needs exactly one. Throws InterpError.
+RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
+             const std::map<std::string, int64_t>& scalars);
+
+}  // namespace kemit::interp

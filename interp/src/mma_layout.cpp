@@ -1,0 +1,83 @@
+// Fragment layouts of the matrix-core instructions (see mma_layout.h and docs/ir.md).
+//
+// A lane l of a wave has group g = l / M and index i = l % M. Its A fragment is row i of A at
+// k = g * stride + offset_p + j for piece p and j < piece length (pieces concatenated); its B
+// fragment is column i of B at the same k; accumulator element e is C[row(e) + factor * g][i].
+#include "mma_layout.h"
+
+#include <map>
+
+namespace kemit::interp {
+namespace {
+
+struct Kind {
+  int m, n, k;
+  int stride;                // k stride per lane group (0: every group holds the whole k range)
+  std::vector<int> offsets;  // piece offsets in k
+  int length;                // piece length
+  int factor;                // accumulator row step per lane group
+};
+
+const std::map<std::string, Kind> KINDS = {
+    {"mfma_32x32x8", {32, 32, 8, 4, {0}, 4, 4}},    {"mfma_16x16x16", {16, 16, 16, 4, {0}, 4, 4}},
+    {"mfma_16x16x32", {16, 16, 32, 8, {0}, 8, 4}},  {"wmma_gfx11", {16, 16, 16, 0, {0}, 16, 1}},
+    {"wmma_gfx12", {16, 16, 16, 8, {0}, 8, 8}},     {"wmma_gfx1250", {16, 16, 32, 8, {0, 16}, 8, 8}},
+};
+
+// The lane-independent part of accumulator element e's row.
+int static_row(const std::string& kind, int e) {
+  if (kind == "mfma_32x32x8") return e / 4 * 8 + e % 4;
+  if (kind == "wmma_gfx11") return 2 * e;
+  return e;
+}
+
+MmaLayout make(const std::string& instr, const std::string& kind_name, Scalar operand, int wave, int acc_width) {
+  const Kind& kind = KINDS.at(kind_name);
+  MmaLayout layout;
+  layout.instr = instr;
+  layout.m = kind.m, layout.n = kind.n, layout.k = kind.k, layout.wave = wave;
+  layout.operand_kind = operand;
+  layout.operand_width = static_cast<int>(kind.offsets.size()) * kind.length;
+  layout.accumulator_width = acc_width;
+  for (int lane = 0; lane < wave; ++lane) {
+    int group = lane / kind.m, index = lane % kind.m;
+    for (int e = 0; e < layout.operand_width; ++e) {
+      int k = group * kind.stride + kind.offsets[e / kind.length] + e % kind.length;
+      layout.a.emplace_back(index, k);
+      layout.b.emplace_back(k, index);
+    }
+    for (int e = 0; e < acc_width; ++e) layout.c.emplace_back(static_row(kind_name, e) + kind.factor * group, index);
+  }
+  return layout;
+}
+
+std::vector<MmaLayout> build_layouts() {
+  std::vector<MmaLayout> out;
+  for (const char* dtype : {"f16", "bf16"}) {
+    Scalar kind = std::string(dtype) == "f16" ? Scalar::f16 : Scalar::bf16;
+    std::string suffix = std::string("_") + dtype;
+    out.push_back(make("mfma_f32_32x32x8" + suffix, "mfma_32x32x8", kind, 64, 16));
+    out.push_back(make("mfma_f32_16x16x16" + suffix, "mfma_16x16x16", kind, 64, 4));
+    out.push_back(make("wmma_gfx11_f32_16x16x16" + suffix, "wmma_gfx11", kind, 32, 8));
+    out.push_back(make("wmma_gfx12_f32_16x16x16" + suffix, "wmma_gfx12", kind, 32, 8));
+    out.push_back(make("wmma_gfx1250_f32_16x16x32" + suffix, "wmma_gfx1250", kind, 32, 8));
+  }
+  out.push_back(make("mfma_f32_16x16x32_bf16", "mfma_16x16x32", Scalar::bf16, 64, 4));
+  return out;
+}
+
+}  // namespace
+
+const std::vector<MmaLayout>& mma_layouts() {
+  static const std::vector<MmaLayout> layouts = build_layouts();
+  return layouts;
+}
+
+int find_mma_layout(const std::string& instr) {
+  const auto& layouts = mma_layouts();
+  for (size_t i = 0; i < layouts.size(); ++i)
+    if (layouts[i].instr == instr) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace kemit::interp

@@ -1,0 +1,25 @@
+// The matrix-core instructions' fragment layouts (docs/ir.md, "Matrix ops"), as the gemm_mma
+// family's authors laid them out (py_engine/kemit/families/gemm_mma.py FRAGMENTS, ROW_FACTORS,
+// static_row): which element of A, B and C each lane's vector element holds.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "numeric.h"
+
+namespace kemit::interp {
+
+struct MmaLayout {
+  std::string instr;  // canonical name (ir/builder MMA_INSTRUCTIONS)
+  int m = 0, n = 0, k = 0, wave = 0;
+  int operand_width = 0, accumulator_width = 0;
+  Scalar operand_kind = Scalar::f16;
+  // Indexed [lane * width + element]: (row, k) of A, (k, column) of B, (row, column) of C and D.
+  std::vector<std::pair<int, int>> a, b, c;
+};
+
+const std::vector<MmaLayout>& mma_layouts();
+int find_mma_layout(const std::string& instr);  // -1 when unknown
+
+}  // namespace kemit::interp

@@ -1,0 +1,129 @@
+// Element kinds and exact float conversions (see numeric.h).
+#include "numeric.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace kemit::interp {
+namespace {
+
+struct Format {
+  int mantissa;  // stored mantissa bits
+  int exponent;  // exponent bits
+};
+
+Format format_of(Scalar kind) {
+  if (kind == Scalar::f16) return {10, 5};
+  if (kind == Scalar::bf16) return {7, 8};
+  return {23, 8};
+}
+
+// Decode a binary float of `f` from its bits.
+double decode(Format f, uint64_t bits) {
+  int total = 1 + f.exponent + f.mantissa;
+  bool negative = (bits >> (total - 1)) & 1;
+  uint64_t exponent = (bits >> f.mantissa) & ((uint64_t{1} << f.exponent) - 1);
+  uint64_t mantissa = bits & ((uint64_t{1} << f.mantissa) - 1);
+  int bias = (1 << (f.exponent - 1)) - 1;
+  double magnitude;
+  if (exponent == (uint64_t{1} << f.exponent) - 1)
+    magnitude = mantissa ? std::nan("") : HUGE_VAL;
+  else if (exponent == 0)
+    magnitude = std::ldexp(static_cast<double>(mantissa), 1 - bias - f.mantissa);
+  else
+    magnitude = std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << f.mantissa)),
+                           static_cast<int>(exponent) - bias - f.mantissa);
+  return negative ? -magnitude : magnitude;
+}
+
+// Round `value` to `f`, ties to even, and encode it.
+uint64_t encode(Format f, double value) {
+  int total = 1 + f.exponent + f.mantissa;
+  uint64_t sign = std::signbit(value) ? uint64_t{1} << (total - 1) : 0;
+  uint64_t all_ones = (uint64_t{1} << f.exponent) - 1;
+  if (std::isnan(value)) return sign | (all_ones << f.mantissa) | (uint64_t{1} << (f.mantissa - 1));
+  int bias = (1 << (f.exponent - 1)) - 1;
+  double magnitude = std::fabs(value);
+  if (std::isinf(magnitude)) return sign | (all_ones << f.mantissa);
+  if (magnitude == 0) return sign;
+  int e2;
+  std::frexp(magnitude, &e2);  // magnitude = m * 2^e2, 0.5 <= m < 1
+  int exponent = std::max(e2 - 1, 1 - bias);  // subnormals share the smallest exponent
+  double quantum_exp = exponent - f.mantissa;
+  double units = std::nearbyint(std::ldexp(magnitude, -static_cast<int>(quantum_exp)));  // ties to even
+  // units < 2^(mantissa+1), or == 2^(mantissa+1) after rounding up into the next binade
+  if (units >= std::ldexp(1.0, f.mantissa + 1)) {
+    units /= 2;
+    exponent += 1;
+  }
+  if (exponent > bias) return sign | (all_ones << f.mantissa);  // overflow to infinity
+  uint64_t u = static_cast<uint64_t>(units);
+  if (u < (uint64_t{1} << f.mantissa)) return sign | u;  // subnormal (exponent field 0)
+  uint64_t field = static_cast<uint64_t>(exponent + bias);
+  return sign | (field << f.mantissa) | (u & ((uint64_t{1} << f.mantissa) - 1));
+}
+
+}  // namespace
+
+Scalar scalar_of(const ir::Type& t) {
+  if (t.kind == "pointer") return Scalar::ptr;
+  const std::string& n = t.name;
+  if (n == "i1") return Scalar::i1;
+  if (n == "i16") return Scalar::i16;
+  if (n == "i32") return Scalar::i32;
+  if (n == "i64") return Scalar::i64;
+  if (n == "f16") return Scalar::f16;
+  if (n == "bf16") return Scalar::bf16;
+  if (n == "f32") return Scalar::f32;
+  throw std::invalid_argument("interpreter: unknown element type '" + n + "'");
+}
+
+int bits_of(Scalar kind) {
+  switch (kind) {
+    case Scalar::i1: return 1;
+    case Scalar::i16: case Scalar::f16: case Scalar::bf16: return 16;
+    case Scalar::i32: case Scalar::f32: return 32;
+    default: return 64;
+  }
+}
+
+int bytes_of(Scalar kind) { return kind == Scalar::i1 ? 1 : bits_of(kind) / 8; }
+
+bool is_float_kind(Scalar kind) { return kind == Scalar::f16 || kind == Scalar::bf16 || kind == Scalar::f32; }
+
+uint64_t width_mask(Scalar kind) {
+  int bits = bits_of(kind);
+  return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+}
+
+int64_t sign_extend(Scalar kind, uint64_t bits) {
+  int width = bits_of(kind);
+  if (width == 64) return static_cast<int64_t>(bits);
+  uint64_t sign = uint64_t{1} << (width - 1);
+  bits &= width_mask(kind);
+  return static_cast<int64_t>((bits ^ sign) - sign);
+}
+
+double to_double(Scalar kind, uint64_t bits) {
+  if (kind == Scalar::f32) {
+    float f;
+    uint32_t word = static_cast<uint32_t>(bits);
+    std::memcpy(&f, &word, 4);
+    return f;
+  }
+  return decode(format_of(kind), bits);
+}
+
+uint64_t from_double(Scalar kind, double value) {
+  if (kind == Scalar::f32) {
+    float f = static_cast<float>(value);  // round to nearest even (the default mode)
+    uint32_t word;
+    std::memcpy(&word, &f, 4);
+    if (std::isnan(f)) word |= 0x00400000u;  // quiet
+    return word;
+  }
+  return encode(format_of(kind), value);
+}
+
+}  // namespace kemit::interp

@@ -1,0 +1,179 @@
+// Compiling a kernel for interpretation (see program.h).
+#include "program.h"
+
+#include <map>
+
+#include "kemit/interp/interp.h"
+#include "kemit/ir/printer.h"
+#include "kemit/target/arch.h"
+#include "mma_layout.h"
+
+namespace kemit::interp {
+namespace {
+
+const std::map<std::string, Code> CODES = {
+    {"const", Code::constant}, {"workitem_id", Code::workitem_id}, {"workgroup_id", Code::workgroup_id},
+    {"num_workgroups", Code::num_workgroups}, {"add", Code::add}, {"sub", Code::sub}, {"mul", Code::mul},
+    {"udiv", Code::udiv}, {"urem", Code::urem}, {"shl", Code::shl}, {"lshr", Code::lshr},
+    {"bit_and", Code::bit_and}, {"bit_or", Code::bit_or}, {"fadd", Code::fadd}, {"fsub", Code::fsub},
+    {"fmul", Code::fmul}, {"fdiv", Code::fdiv}, {"fmax", Code::fmax}, {"fmin", Code::fmin}, {"fma", Code::fma},
+    {"fneg", Code::fneg}, {"exp", Code::exp}, {"icmp", Code::icmp}, {"fcmp", Code::fcmp},
+    {"select", Code::select}, {"zext", Code::zext}, {"sext", Code::sext}, {"trunc", Code::trunc},
+    {"fpext", Code::fpext}, {"fptrunc", Code::fptrunc}, {"sitofp", Code::sitofp}, {"fptosi", Code::fptosi},
+    {"ptr_add", Code::ptr_add}, {"load", Code::load}, {"store", Code::store}, {"barrier", Code::barrier},
+    {"readfirstlane", Code::readfirstlane}, {"extract_element", Code::extract_element},
+    {"insert_element", Code::insert_element}, {"shuffle", Code::shuffle}, {"bpermute", Code::bpermute},
+    {"update_dpp", Code::update_dpp}, {"mma", Code::mma}, {"for", Code::for_loop}, {"if", Code::if_then},
+};
+
+const std::map<std::string, int64_t> PREDICATES = {
+    {"eq", eq},   {"ne", ne},   {"slt", slt}, {"sle", sle}, {"sgt", sgt}, {"sge", sge},
+    {"ult", ult}, {"ule", ule}, {"ugt", ugt}, {"uge", uge}, {"oeq", oeq}, {"one", one},
+    {"olt", olt}, {"ole", ole}, {"ogt", ogt}, {"oge", oge}};
+
+struct Compiler {
+  std::map<int, Operand> values;  // value id -> its slots
+  int slots = 0;
+
+  Operand allocate(const ir::Value& v) {
+    Operand operand{slots, ir::lanes(v.type), scalar_of(v.type)};
+    slots += operand.width;
+    values[v.id] = operand;
+    return operand;
+  }
+
+  Operand find(const ir::Op& op, const ir::Value& v) const {
+    auto at = values.find(v.id);
+    if (at == values.end()) throw InterpError(op_label(op) + ": operand %" + std::to_string(v.id) + " has no value");
+    return at->second;
+  }
+
+  const ir::Attr& attr(const ir::Op& op, const std::string& key) const {
+    auto at = op.attrs.find(key);
+    if (at == op.attrs.end()) throw InterpError(op_label(op) + ": the interpreter needs attribute " + key);
+    return at->second;
+  }
+
+  Block block(const ir::Region& region) {
+    Block out;
+    for (const auto& op : region.ops)
+      if (op.name != "yield") out.push_back(instr(op));
+    return out;
+  }
+
+  Instr instr(const ir::Op& op);
+  void immediates(const ir::Op& op, Instr& in);
+};
+
+Instr Compiler::instr(const ir::Op& op) {
+  auto code = CODES.find(op.name);
+  if (code == CODES.end()) throw InterpError(op_label(op) + ": the interpreter cannot run op '" + op.name + "'");
+  Instr in;
+  in.code = code->second;
+  in.op = &op;
+  for (const auto& operand : op.operands) in.in.push_back(find(op, operand));
+  if (in.code == Code::for_loop) {
+    const ir::Region& body = op.regions.at(0);
+    for (const auto& arg : body.args) in.args.push_back(allocate(arg));
+    in.bodies.push_back(block(body));
+    if (body.ops.empty() || body.ops.back().name != "yield")
+      throw InterpError(op_label(op) + ": a for body must end with a yield");
+    for (const auto& v : body.ops.back().operands) in.yields.push_back(find(op, v));
+    for (const auto& result : op.results) in.results.push_back(allocate(result));
+    return in;
+  }
+  if (in.code == Code::if_then) {
+    for (const auto& region : op.regions) in.bodies.push_back(block(region));
+    return in;
+  }
+  if (!op.results.empty()) in.result = allocate(op.results[0]);
+  immediates(op, in);
+  return in;
+}
+
+void Compiler::immediates(const ir::Op& op, Instr& in) {
+  in.nsw = op.attrs.count("nsw") > 0;
+  in.nuw = op.attrs.count("nuw") > 0;
+  in.flag = op.attrs.count("disjoint") > 0 || op.attrs.count("nneg") > 0;
+  switch (in.code) {
+    case Code::constant: {
+      const ir::Attr& value = attr(op, "value");
+      uint64_t bits = value.kind == ir::Attr::Kind::integer ? static_cast<uint64_t>(value.integer) & width_mask(in.result.kind)
+                                                             : std::stoull(value.text.substr(2), nullptr, 16);
+      in.data.assign(in.result.width, bits);
+      break;
+    }
+    case Code::workitem_id: case Code::workgroup_id: case Code::num_workgroups:
+      in.imm = attr(op, "dim").text[0] - 'x';
+      break;
+    case Code::icmp: case Code::fcmp:
+      in.imm = PREDICATES.at(attr(op, "pred").text);
+      break;
+    case Code::ptr_add:
+      in.imm = ir::byte_size(ir::parse_type(attr(op, "element").text));
+      break;
+    case Code::load: case Code::store:
+      in.imm = attr(op, "align").integer;
+      break;
+    case Code::extract_element: case Code::insert_element:
+      in.imm = attr(op, "index").integer;
+      break;
+    case Code::update_dpp:
+      in.imm = attr(op, "ctrl").integer;
+      break;
+    case Code::shuffle: {
+      const std::string& mask = attr(op, "mask").text;
+      size_t start = 1;
+      while (start < mask.size()) {
+        size_t end = mask.find_first_of(",]", start);
+        in.data.push_back(std::stoull(mask.substr(start, end - start)));
+        start = end + 1;
+      }
+      break;
+    }
+    case Code::mma:
+      in.mma = find_mma_layout(attr(op, "instr").text);
+      if (in.mma < 0) throw InterpError(op_label(op) + ": the interpreter has no layout for mma instruction '" +
+                                        attr(op, "instr").text + "'");
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+std::string op_label(const ir::Op& op) {
+  if (op.name == "for" || op.name == "if") {
+    std::vector<std::string> lines;
+    if (op.name == "for") ir::print_for(op, 0, lines);
+    else ir::print_if(op, 0, lines);
+    return lines.empty() ? op.name : lines[0].substr(0, lines[0].size() - 2);
+  }
+  return ir::op_text(op);
+}
+
+Program compile(const ir::Kernel& kernel) {
+  Program program;
+  program.kernel = kernel.name;
+  try {
+    program.wave_size = target::find_arch(kernel.arch).wave_size;
+  } catch (const target::UnknownArch& error) {
+    throw InterpError(std::string("kernel @") + kernel.name + ": " + error.what());
+  }
+  Compiler compiler;
+  int region = 1;  // 0 is no region (a null pointer)
+  for (const auto& param : kernel.params) {
+    ParamInfo info{param.name, compiler.allocate(param.value), param.value.type.kind == "pointer", 0};
+    if (info.pointer) info.region = region++;
+    program.params.push_back(info);
+  }
+  for (const auto& buffer : kernel.lds)
+    program.lds.push_back({buffer.name, compiler.allocate(buffer.value),
+                           static_cast<size_t>(buffer.count) * ir::byte_size(buffer.element), region++});
+  program.body = compiler.block(kernel.body);
+  program.slots = compiler.slots;
+  return program;
+}
+
+}  // namespace kemit::interp

@@ -1,0 +1,176 @@
+// The scheduler: workgroups one after another (each with fresh LDS), the waves of a workgroup as
+// coroutines (ucontext) that run until they reach a barrier or finish. When every unfinished wave
+// waits at a barrier, all are released; a wave that finishes while others wait is an error (they
+// would wait forever), as is any error inside a wave (rethrown here, outside the coroutine).
+#include <ucontext.h>
+
+#include <chrono>
+#include <exception>
+#include <memory>
+
+#include "kemit/interp/interp.h"
+#include "program.h"
+#include "wave.h"
+
+namespace kemit::interp {
+namespace {
+
+constexpr size_t STACK_BYTES = 512 * 1024;
+
+// Per wave index: its coroutine stack and register file, allocated once per run.
+struct WaveStorage {
+  std::unique_ptr<char[]> stack;
+  std::vector<uint64_t> regs;
+};
+
+struct Coroutine {
+  ucontext_t context{};
+  std::unique_ptr<Wave> wave;
+  bool finished = false;
+  bool waiting = false;  // at a barrier
+  std::exception_ptr error;
+};
+
+struct Workgroup {
+  ucontext_t scheduler{};
+  std::vector<Coroutine> waves;
+  const std::vector<uint64_t>* params = nullptr;
+  Coroutine* current = nullptr;
+};
+
+thread_local Workgroup* active_group = nullptr;
+
+void wave_entry() {
+  Workgroup& group = *active_group;
+  Coroutine& self = *group.current;
+  try {
+    self.wave->run(*group.params);
+  } catch (...) {
+    self.error = std::current_exception();
+  }
+  self.finished = true;
+  swapcontext(&self.context, &group.scheduler);
+}
+
+std::vector<uint64_t> param_values(const Program& program, const std::map<std::string, Buffer>& buffers,
+                                   const std::map<std::string, int64_t>& scalars, Memory& memory) {
+  std::vector<uint64_t> values;
+  for (const auto& param : program.params) {
+    if (param.pointer) {
+      auto found = buffers.find(param.name);
+      if (found == buffers.end()) throw InterpError("kernel @" + program.kernel + ": no buffer for pointer param '" + param.name + "'");
+      Region& region = memory.regions[param.region];
+      region = Region{param.name, found->second.data, found->second.bytes, found->second.writable, false, nullptr};
+      values.push_back(uint64_t(param.region) << REGION_SHIFT);
+      continue;
+    }
+    auto found = scalars.find(param.name);
+    if (found == scalars.end()) throw InterpError("kernel @" + program.kernel + ": no scalar for param '" + param.name + "'");
+    int bits = bits_of(param.value.kind);
+    int64_t value = found->second;
+    if (bits < 64 && (value < -(int64_t{1} << (bits - 1)) || value >= (int64_t{1} << bits)))
+      throw InterpError("kernel @" + program.kernel + ": scalar '" + param.name + "' = " + std::to_string(value) +
+                        " does not fit its type");
+    values.push_back(static_cast<uint64_t>(value) & width_mask(param.value.kind));
+  }
+  for (const auto& [name, buffer] : buffers) {
+    bool known = false;
+    for (const auto& param : program.params) known = known || (param.pointer && param.name == name);
+    if (!known) throw InterpError("kernel @" + program.kernel + ": buffer '" + name + "' is no pointer param of the kernel");
+  }
+  for (const auto& [name, value] : scalars) {
+    bool known = false;
+    for (const auto& param : program.params) known = known || (!param.pointer && param.name == name);
+    if (!known) throw InterpError("kernel @" + program.kernel + ": scalar '" + name + "' is no integer param of the kernel");
+  }
+  return values;
+}
+
+void run_workgroup(const Program& program, Memory& memory, RunStats& stats, const Launch& launch,
+                   const std::array<int, 3>& group_id, const std::vector<uint64_t>& params,
+                   std::vector<std::vector<uint8_t>>& lds, std::vector<std::vector<uint8_t>>& written,
+                   std::vector<WaveStorage>& storage) {
+  for (size_t i = 0; i < program.lds.size(); ++i) {
+    std::fill(written[i].begin(), written[i].end(), 0);
+    memory.regions[program.lds[i].region] =
+        Region{program.lds[i].name, lds[i].data(), lds[i].size(), true, true, &written[i]};
+  }
+  int workitems = launch.block[0] * launch.block[1] * launch.block[2];
+  int count = (workitems + program.wave_size - 1) / program.wave_size;
+  Workgroup group;
+  group.params = &params;
+  group.waves.resize(count);
+  active_group = &group;
+  if (storage.size() < static_cast<size_t>(count)) storage.resize(count);
+  for (int w = 0; w < count; ++w) {
+    Coroutine& co = group.waves[w];
+    WaveStorage& own = storage[w];
+    if (!own.stack) {
+      own.stack.reset(new char[STACK_BYTES]);
+      own.regs.assign(static_cast<size_t>(program.slots) * program.wave_size, 0);
+    }
+    Place place{launch.grid, launch.block, group_id, w};
+    co.wave = std::make_unique<Wave>(
+        program, memory, stats, place,
+        [&group, &co]() {
+          co.waiting = true;
+          swapcontext(&co.context, &group.scheduler);
+        },
+        own.regs);
+    getcontext(&co.context);
+    co.context.uc_stack.ss_sp = own.stack.get();
+    co.context.uc_stack.ss_size = STACK_BYTES;
+    co.context.uc_link = nullptr;
+    makecontext(&co.context, wave_entry, 0);
+  }
+  while (true) {
+    for (auto& co : group.waves) {
+      if (co.finished) continue;
+      co.waiting = false;
+      group.current = &co;
+      swapcontext(&group.scheduler, &co.context);
+      if (co.error) std::rethrow_exception(co.error);
+    }
+    int finished = 0, waiting = 0;
+    for (const auto& co : group.waves) finished += co.finished, waiting += co.waiting;
+    if (finished == count) return;
+    if (finished > 0 && waiting > 0)
+      throw InterpError("barrier: " + std::to_string(waiting) + " wave(s) of workgroup (" + std::to_string(group_id[0]) +
+                        "," + std::to_string(group_id[1]) + "," + std::to_string(group_id[2]) +
+                        ") wait at a barrier that " + std::to_string(finished) +
+                        " finished wave(s) never reached (kernel @" + program.kernel + ")");
+  }
+}
+
+}  // namespace
+
+RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
+             const std::map<std::string, int64_t>& scalars) {
+  auto start = std::chrono::steady_clock::now();
+  Program program = compile(kernel);
+  for (int d = 0; d < 3; ++d)
+    if (launch.grid[d] < 1 || launch.block[d] < 1)
+      throw InterpError("kernel @" + kernel.name + ": grid and block sizes must be positive");
+  if (launch.block[0] * launch.block[1] * launch.block[2] > 1024)
+    throw InterpError("kernel @" + kernel.name + ": a workgroup has at most 1024 workitems");
+  Memory memory;
+  memory.regions.resize(1 + program.params.size() + program.lds.size());
+  std::vector<uint64_t> params = param_values(program, buffers, scalars, memory);
+  std::vector<std::vector<uint8_t>> lds, written;
+  for (const auto& buffer : program.lds) {
+    lds.emplace_back(buffer.bytes, 0);
+    written.emplace_back(buffer.bytes, 0);
+  }
+  RunStats stats;
+  std::vector<WaveStorage> storage;
+  for (int z = 0; z < launch.grid[2]; ++z)
+    for (int y = 0; y < launch.grid[1]; ++y)
+      for (int x = 0; x < launch.grid[0]; ++x) {
+        run_workgroup(program, memory, stats, launch, {x, y, z}, params, lds, written, storage);
+        stats.workgroups += 1;
+      }
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+}  // namespace kemit::interp

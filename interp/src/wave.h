@@ -1,0 +1,72 @@
+// One wave of a workgroup: its registers (a slot per value element and lane) and the executor of
+// the program's ops under a lane mask. Waves of a workgroup share the Memory (global buffers and
+// this workgroup's LDS); the scheduler (run.cpp) runs them as coroutines between barriers.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kemit/interp/interp.h"
+#include "program.h"
+
+namespace kemit::interp {
+
+struct Region {
+  std::string name;
+  uint8_t* data = nullptr;
+  size_t bytes = 0;
+  bool writable = true;
+  bool lds = false;
+  std::vector<uint8_t>* written = nullptr;  // LDS: which bytes this workgroup wrote
+};
+
+struct Memory {
+  std::vector<Region> regions;  // by region id; 0 is no region
+};
+
+struct Place {
+  std::array<int, 3> grid, block, group;
+  int wave = 0;  // index of the wave in its workgroup
+};
+
+class Wave {
+ public:
+  // `regs` is the wave's register file, program.slots * wave size entries, reused across workgroups.
+  Wave(const Program& program, Memory& memory, RunStats& stats, const Place& place,
+       std::function<void()> barrier, std::vector<uint64_t>& regs);
+  // Param values, then the program body with every lane that has a workitem.
+  void run(const std::vector<uint64_t>& param_values);
+
+ private:
+  uint64_t& reg(int slot, int lane) { return regs[static_cast<size_t>(slot) * width + lane]; }
+  void block(const Block& ops, uint64_t mask);
+  void exec(const Instr& in, uint64_t mask);
+  void for_loop(const Instr& in, uint64_t mask);
+  void if_then(const Instr& in, uint64_t mask);
+  void special(const Instr& in, uint64_t mask);
+  void int_binary(const Instr& in, uint64_t mask);
+  void float_op(const Instr& in, uint64_t mask);
+  void compare(const Instr& in, uint64_t mask);
+  void select(const Instr& in, uint64_t mask);
+  void cast(const Instr& in, uint64_t mask);
+  void ptr_add(const Instr& in, uint64_t mask);
+  Region& access(const Instr& in, int lane, uint64_t pointer, size_t bytes, bool store);
+  void load(const Instr& in, uint64_t mask);
+  void store(const Instr& in, uint64_t mask);
+  void vector_op(const Instr& in, uint64_t mask);
+  void cross_lane(const Instr& in, uint64_t mask);
+  void mma(const Instr& in, uint64_t mask);
+  [[noreturn]] void fail(const Instr& in, int lane, const std::string& message) const;
+
+  const Program& program;
+  Memory& memory;
+  RunStats& stats;
+  Place place;
+  std::function<void()> barrier_hook;
+  int width;  // lanes per wave
+  std::vector<uint64_t>& regs;
+};
+
+}  // namespace kemit::interp
