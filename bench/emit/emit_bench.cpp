@@ -6,8 +6,9 @@
 // Output, one JSON object per line (bench/emit/run.py reads it):
 //   {"engine":"cpp","families":[...],"flavors":[...]}                      first line
 //   {"family":F,"id":N,"status":"ok"|"rejected"|"error","reps":R,
-//    "median_s":..,"min_s":..,"encode_s":..}                                one per config
-// median_s / min_s: one kemit::emit call (parse, validate, build, print, lower every flavor);
+//    "median_s":..,"min_s":..,"cpu_s":..,"encode_s":..}                      one per config
+// median_s / min_s: wall time of one kemit::emit call (parse, validate, build, print, lower every
+// flavor); cpu_s: its median thread CPU time (what it costs on a machine that others load too);
 // encode_s: median time to turn the result into the protocol's answer line (as `--serve` does),
 // reported apart so that JSON cost can be told from engine work. Each config is called once to
 // warm up, then at least N times and at least S seconds in total.
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -33,6 +35,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 double median(std::vector<double> values) {
@@ -106,12 +114,14 @@ int main(int argc, char** argv) {
       json row{{"family", family}, {"id", config.at("id")}};
       try {
         kemit::EmitResult result = kemit::emit(family, arch, spec, flavors);  // warm-up
-        std::vector<double> times, encode_times;
+        std::vector<double> times, cpu_times, encode_times;
         auto begin = Clock::now();
         while (static_cast<int>(times.size()) < min_reps || seconds_since(begin) < min_seconds) {
+          double cpu_start = thread_cpu_seconds();
           auto start = Clock::now();
           result = kemit::emit(family, arch, spec, flavors);
           times.push_back(seconds_since(start));
+          cpu_times.push_back(thread_cpu_seconds() - cpu_start);
           start = Clock::now();
           std::string line = answer_line(result);
           encode_times.push_back(seconds_since(start));
@@ -121,6 +131,7 @@ int main(int argc, char** argv) {
         row["reps"] = times.size();
         row["median_s"] = median(times);
         row["min_s"] = *std::min_element(times.begin(), times.end());
+        row["cpu_s"] = median(cpu_times);
         row["encode_s"] = median(encode_times);
       } catch (const std::exception& error) {
         row["status"] = "error";

@@ -46,6 +46,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -85,23 +86,26 @@ def load_configs(only):
 # -- Python engine, in-process ------------------------------------------------------------------
 
 def time_python(families, flavors, min_reps, min_seconds):
-    """{family: {id: {"median_s", "serve_s", "status"}}}: emit and the serving overhead, in-process."""
+    """{family: {id: {"median_s", "cpu_s", "serve_s", "status"}}}: emit (wall and thread CPU time) and
+    the serving overhead beyond emit, in-process."""
     from kemit.engine import emit
     from kemit.serve import decode_line, respond
 
     rows = {}
-    clock = time.perf_counter
+    clock, cpu_clock = time.perf_counter, time.thread_time
     for family, (_, configs) in families.items():
         rows[family] = {}
         for config in configs:
             args = (family, config["arch"], config["spec"], flavors)
             result = emit(*args)  # warm-up
-            times = []
+            times, cpu_times = [], []
             begin = clock()
             while len(times) < min_reps or clock() - begin < min_seconds:
+                cpu_start = cpu_clock()
                 start = clock()
                 result = emit(*args)
                 times.append(clock() - start)
+                cpu_times.append(cpu_clock() - cpu_start)
             # What the worker does around emit: decode the line, respond (emit + answer dict), dumps.
             request = {"id": 1, "op": "emit", "family": family, "config": config["id"], "arch": config["arch"],
                        "spec": config["spec"], "flavors": flavors}
@@ -116,6 +120,7 @@ def time_python(families, flavors, min_reps, min_seconds):
             rows[family][config["id"]] = {
                 "status": "rejected" if result.rejected else "ok",
                 "median_s": median,
+                "cpu_s": statistics.median(cpu_times),
                 "serve_s": max(0.0, statistics.median(serve_times) - median),
             }
     return rows
@@ -144,8 +149,10 @@ def time_cpp(build, families, flavors, min_reps, min_seconds):
 # -- start-up of a worker: spawn to hello answer ----------------------------------------------------
 
 def time_startup(command, env, runs):
-    times = []
+    """Median wall and CPU time (user + sys) from spawn to the hello answer."""
+    times, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=ROOT)
         worker.stdin.write(b'{"id": 0, "op": "hello"}\n')
@@ -154,9 +161,11 @@ def time_startup(command, env, runs):
         times.append(time.perf_counter() - start)
         worker.stdin.close()
         worker.wait()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if not answer.startswith(b"{"):
             sys.exit(f"run.py: {command} did not answer hello: {answer!r}")
-    return statistics.median(times), json.loads(answer)
+    return statistics.median(times), statistics.median(cpus)
 
 
 # -- the gate --------------------------------------------------------------------------------------
@@ -254,9 +263,17 @@ def main(argv=None):
     py_rows = time_python(families, flavors, args.py_min_reps, args.py_min_seconds)
 
     env = dict(os.environ, PYTHONPATH=str(ROOT / "py_engine"))
-    py_startup, _ = time_startup([PYTHON, "-m", "kemit.emit", "--serve"], env, args.startup_runs)
-    cpp_startup, _ = time_startup([str(Path(build) / "cpp_engine" / "kemit_emit"), "--serve"], env,
-                                  args.startup_runs)
+    py_command = [PYTHON, "-m", "kemit.emit", "--serve"]
+    py_startup, py_startup_cpu = time_startup(py_command, env, args.startup_runs)
+    # The same with byte-code caching on (in a private folder: the source tree stays untouched),
+    # to show what PYTHONDONTWRITEBYTECODE=1 (when set, the gate's workers inherit it) costs.
+    with tempfile.TemporaryDirectory(prefix="kemit-pyc-") as pyc:
+        cached_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        cached_env["PYTHONPYCACHEPREFIX"] = pyc
+        time_startup(py_command, cached_env, 1)  # writes the cache
+        py_startup_cached, py_startup_cached_cpu = time_startup(py_command, cached_env, args.startup_runs)
+    cpp_startup, cpp_startup_cpu = time_startup([str(Path(build) / "cpp_engine" / "kemit_emit"), "--serve"], env,
+                                                args.startup_runs)
     binding = time_binding(build, families, flavors, cpp_rows)
 
     names = list(families)
@@ -267,25 +284,29 @@ def main(argv=None):
     load_after = os.getloadavg()
 
     # -- figures ---------------------------------------------------------------------------------
+    def column(rows, family, key):
+        return [rows[family][config["id"]].get(key, 0.0) for config in families[family][1]]
+
     per_family = []
     for family in names:
         ids = [config["id"] for config in families[family][1]]
-        py = [py_rows[family][i]["median_s"] for i in ids]
-        cpp = [cpp_rows[family][i]["median_s"] for i in ids]
-        errors = [i for i in ids if cpp_rows[family][i]["status"] == "error"]
+        py, cpp = column(py_rows, family, "median_s"), column(cpp_rows, family, "median_s")
+        py_cpu, cpp_cpu = column(py_rows, family, "cpu_s"), column(cpp_rows, family, "cpu_s")
         per_family.append({
             "family": family, "configs": len(ids),
             "emitting": sum(py_rows[family][i]["status"] == "ok" for i in ids),
             "py_median_s": statistics.median(py), "cpp_median_s": statistics.median(cpp),
             "ratio": statistics.median(py) / statistics.median(cpp),
-            "py_sum_s": sum(py), "cpp_sum_s": sum(cpp),
-            "py_serve_median_s": statistics.median(py_rows[family][i]["serve_s"] for i in ids),
-            "cpp_encode_median_s": statistics.median(cpp_rows[family][i].get("encode_s", 0) for i in ids),
-            "cpp_errors": errors,
+            "py_cpu_median_s": statistics.median(py_cpu), "cpp_cpu_median_s": statistics.median(cpp_cpu),
+            "cpu_ratio": statistics.median(py_cpu) / statistics.median(cpp_cpu),
+            "py_sum_s": sum(py), "cpp_sum_s": sum(cpp), "py_cpu_sum_s": sum(py_cpu), "cpp_cpu_sum_s": sum(cpp_cpu),
+            "py_serve_sum_s": sum(column(py_rows, family, "serve_s")),
+            "cpp_encode_sum_s": sum(column(cpp_rows, family, "encode_s")),
+            "cpp_errors": [i for i in ids if cpp_rows[family][i]["status"] == "error"],
         })
-    work_py = sum(row["py_sum_s"] for row in per_family)
-    work_cpp = sum(row["cpp_sum_s"] for row in per_family)
-    serve_py = sum(py_rows[f][c["id"]]["serve_s"] for f in names for c in families[f][1])
+    total = {key: sum(row[key] for row in per_family) for key in
+             ("py_sum_s", "cpp_sum_s", "py_cpu_sum_s", "cpp_cpu_sum_s", "py_serve_sum_s", "cpp_encode_sum_s")}
+    work_py, work_cpp = total["py_sum_s"], total["cpp_sum_s"]
 
     def bound(jobs):
         return max((work_py + work_cpp) / min(cores, 2 * jobs), work_py / min(cores, jobs),
@@ -298,56 +319,75 @@ def main(argv=None):
     if skipped:
         out.append(f"not registered in both engines, skipped: {', '.join(skipped)}")
     out.append("")
-    out.append("Per-config emission time (one emit call with every flavor; median over the family's configs)")
-    header = f"  {'family':<28} {'configs':>7} {'emit':>5} {'python':>10} {'c++':>10} {'py/c++':>8}"
-    out.append(header)
+    out.append("Per-config emission time: one emit call with every flavor, median over the family's configs")
+    out.append("(wall time in-process; cpu = the call's thread CPU time, which neighbours on the machine do not inflate)")
+    out.append(f"  {'family':<28} {'configs':>7} {'emit':>4} {'python':>9} {'c++':>9} {'py/c++':>7} "
+               f"{'py cpu':>9} {'c++ cpu':>9} {'py/c++':>7}")
     for row in per_family:
         flag = f"  (C++ error on {row['cpp_errors']})" if row["cpp_errors"] else ""
-        out.append(f"  {row['family']:<28} {row['configs']:>7} {row['emitting']:>5} {ms(row['py_median_s']):>10} "
-                   f"{ms(row['cpp_median_s']):>10} {row['ratio']:>7.1f}x{flag}")
-    all_py = [py_rows[f][c["id"]]["median_s"] for f in names for c in families[f][1]]
-    all_cpp = [cpp_rows[f][c["id"]]["median_s"] for f in names for c in families[f][1]]
-    overall = statistics.median(all_py) / statistics.median(all_cpp)
-    out.append(f"  {'all selected':<28} {len(all_py):>7} {'':>5} {ms(statistics.median(all_py)):>10} "
-               f"{ms(statistics.median(all_cpp)):>10} {overall:>7.1f}x   (target: c++ >= 20x faster)")
+        out.append(f"  {row['family']:<28} {row['configs']:>7} {row['emitting']:>4} {ms(row['py_median_s']):>9} "
+                   f"{ms(row['cpp_median_s']):>9} {row['ratio']:>6.1f}x {ms(row['py_cpu_median_s']):>9} "
+                   f"{ms(row['cpp_cpu_median_s']):>9} {row['cpu_ratio']:>6.1f}x{flag}")
+    everything = {key: [v for f in names for v in column(rows, f, field)] for key, rows, field in
+                  (("py", py_rows, "median_s"), ("cpp", cpp_rows, "median_s"),
+                   ("py_cpu", py_rows, "cpu_s"), ("cpp_cpu", cpp_rows, "cpu_s"))}
+    med = {key: statistics.median(values) for key, values in everything.items()}
+    out.append(f"  {'all selected':<28} {len(everything['py']):>7} {'':>4} {ms(med['py']):>9} {ms(med['cpp']):>9} "
+               f"{med['py'] / med['cpp']:>6.1f}x {ms(med['py_cpu']):>9} {ms(med['cpp_cpu']):>9} "
+               f"{med['py_cpu'] / med['cpp_cpu']:>6.1f}x")
+    out.append("  (target: c++ at least 20x faster)")
     out.append("")
-    out.append("Engine work (sum over configs) and worker start-up (spawn to hello answer, median)")
-    out.append(f"  python work {sec(work_py)}   c++ work {sec(work_cpp)}   "
-               f"python start-up {ms(py_startup)}   c++ start-up {ms(cpp_startup)}")
-    out.append(f"  serving overhead beyond emit, sum over configs: python {sec(serve_py)} "
-               f"(decode + answer dict + json.dumps), c++ JSON encoding "
-               f"{sec(sum(cpp_rows[f][c['id']].get('encode_s', 0) for f in names for c in families[f][1]))}")
-    if not args.no_gate:
+    out.append("Engine work, sum over the selected configs (wall; cpu)")
+    out.append(f"  python {sec(work_py)} ({sec(total['py_cpu_sum_s'])} cpu)   c++ {sec(work_cpp)} "
+               f"({sec(total['cpp_cpu_sum_s'])} cpu)")
+    out.append(f"  serving beyond emit: python {sec(total['py_serve_sum_s'])} (decode + answer + json.dumps), "
+               f"c++ {sec(total['cpp_encode_sum_s'])} (answer JSON)")
+    out.append("Worker start-up, spawn to hello answer (median wall; cpu)")
+    out.append(f"  python {ms(py_startup)} ({ms(py_startup_cpu)} cpu) as the gate starts it"
+               f"{' (PYTHONDONTWRITEBYTECODE=1 inherited: no byte-code cache)' if os.environ.get('PYTHONDONTWRITEBYTECODE') else ''}; "
+               f"with a byte-code cache {ms(py_startup_cached)} ({ms(py_startup_cached_cpu)} cpu)")
+    out.append(f"  c++ {ms(cpp_startup)} ({ms(cpp_startup_cpu)} cpu)")
+    if gates:
         out.append("")
         out.append("Gate wall time vs the engines' lower bound")
         out.append("  bound = max((work_py + work_cpp) / min(cores, 2*jobs), work_py / min(cores, jobs), "
                    "work_cpp / min(cores, jobs))")
-        out.append(f"  {'check_byte_identity':<22} {'result':<14} {'wall':>8} {'cpu':>8} {'bound':>8} "
-                   f"{'gate/bound':>10} {'+start-up':>10} {'gate/(b+s)':>10}")
+        out.append("  b+s   = bound + one python start-up (workers start in parallel, before any work)")
+        out.append(f"  {'check_byte_identity':<20} {'result':<13} {'wall':>7} {'cpu':>7} {'bound':>7} "
+                   f"{'gate/bound':>10} {'b+s':>7} {'gate/(b+s)':>10}")
         for key, gate in gates.items():
             jobs = cores if key == "default" else int(key)
             b = bound(jobs)
-            label = f"--jobs {key}" if key != "default" else f"default (jobs {cores})"
+            label = f"default (--jobs {cores})" if key == "default" else f"--jobs {key}"
             gate.update({"jobs": jobs, "bound_s": b, "ratio": gate["wall_s"] / b,
-                         "ratio_with_startup": gate["wall_s"] / (b + py_startup)})
-            out.append(f"  {label:<22} {gate['result'][:14]:<14} {sec(gate['wall_s']):>8} {sec(gate['cpu_s']):>8} "
-                       f"{sec(b):>8} {gate['ratio']:>9.2f}x {sec(b + py_startup):>10} "
-                       f"{gate['ratio_with_startup']:>9.2f}x")
+                         "bound_with_startup_s": b + py_startup, "ratio_with_startup": gate["wall_s"] / (b + py_startup)})
+            out.append(f"  {label:<20} {gate['result'][:13]:<13} {sec(gate['wall_s']):>7} {sec(gate['cpu_s']):>7} "
+                       f"{sec(b):>7} {gate['ratio']:>9.2f}x {sec(b + py_startup):>7} {gate['ratio_with_startup']:>9.2f}x")
         out.append("  (target: gate/bound <= 1.3x; cpu = driver + workers, user + sys)")
+        default = gates["default"]
+        engines_cpu = total["py_cpu_sum_s"] + total["cpp_cpu_sum_s"]
+        starts_cpu = default["jobs"] * (py_startup_cpu + cpp_startup_cpu)
+        out.append(f"  default run's cpu {sec(default['cpu_s'])} = engine work {sec(engines_cpu)} + "
+                   f"{default['jobs']} python and {default['jobs']} c++ start-ups {sec(starts_cpu)} + "
+                   f"the rest (serving, JSON, driver) {sec(default['cpu_s'] - engines_cpu - starts_cpu)}; "
+                   f"cpu / (wall * cores) = {default['cpu_s'] / (default['wall_s'] * cores):.0%}")
     out.append("")
     if "error" in binding:
         out.append(f"kemit_cpp binding: {binding['error']}")
     else:
-        out.append(f"kemit_cpp binding per-call overhead: trivial call (family_names) {us(binding['trivial_call_s'])}, "
+        out.append(f"kemit_cpp binding per-call overhead: trivial call (family_names) {us(binding['trivial_call_s'])}; "
                    f"emit through the binding minus kemit::emit {us(binding['emit_overhead_s'])} (median over configs)")
     print("\n".join(out))
 
     if args.json:
         Path(args.json).write_text(json.dumps({
             "cores": cores, "flavors": flavors, "load_average": [load_before, load_after], "skipped": skipped,
-            "families": per_family, "work_py_s": work_py, "work_cpp_s": work_cpp, "serve_py_s": serve_py,
-            "py_startup_s": py_startup, "cpp_startup_s": cpp_startup, "gates": gates, "binding": binding,
-            "per_config": {"py": py_rows, "cpp": cpp_rows}}, indent=1) + "\n", encoding="utf-8")
+            "families": per_family, "totals": total,
+            "py_startup_s": py_startup, "py_startup_cpu_s": py_startup_cpu,
+            "py_startup_cached_s": py_startup_cached, "py_startup_cached_cpu_s": py_startup_cached_cpu,
+            "cpp_startup_s": cpp_startup, "cpp_startup_cpu_s": cpp_startup_cpu,
+            "gates": gates, "binding": binding, "per_config": {"py": py_rows, "cpp": cpp_rows}}, indent=1) + "\n",
+            encoding="utf-8")
     return 0
 
 
