@@ -420,8 +420,8 @@ void Wave::vector_op(const Instr& in, uint64_t mask) {
   }
 }
 
-// readfirstlane: the lowest active lane's value. bpermute: lane (i mod wave size)'s value, 0 from
-// an inactive lane (as ds_bpermute reads). update_dpp: the value of the lane the control selects
+// readfirstlane: the lowest active lane's value. bpermute: lane (i mod wave size)'s value; reading
+// an inactive lane is an error (docs/ir.md leaves it undefined; the hardware would return 0). update_dpp: the value of the lane the control selects
 // in the lane's row of 16, `old` when that lane is inactive (row and bank masks all on, bound_ctrl off).
 void Wave::cross_lane(const Instr& in, uint64_t mask) {
   std::vector<uint64_t> source(width);
@@ -436,7 +436,9 @@ void Wave::cross_lane(const Instr& in, uint64_t mask) {
     int lane = LANE;
     if (in.code == Code::bpermute) {
       int from = static_cast<int>(static_cast<uint32_t>(reg(in.in[1].slot, lane)) % width);
-      out[lane] = (mask >> from) & 1 ? source[from] : 0;
+      if (!((mask >> from) & 1))
+        fail(in, lane, "reads lane " + std::to_string(from) + ", which is inactive (docs/ir.md leaves that undefined)");
+      out[lane] = source[from];
       continue;
     }
     int ctrl = static_cast<int>(in.imm), from;
