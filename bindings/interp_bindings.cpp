@@ -2,6 +2,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 #include "bindings.h"
 #include "kemit/interp/interp.h"
 #include "kemit/ir/parser.h"
@@ -52,14 +54,28 @@ void populate_interp(py::module_& m) {
   py::register_exception<ir::ParseError>(m, "ParseError", PyExc_ValueError);
   py::register_exception<interp::InterpError>(m, "InterpError", PyExc_RuntimeError);
   m.def(
-      "reprint", [](const std::string& text) { return ir::print_kernel(ir::parse_kernel(text)); }, py::arg("text"),
-      "Parse canonical IR text with the C++ parser and print it again (equal to the text when it is canonical).\n"
+      "reprint",
+      [](const std::string& text) {
+        std::string out = ir::HEADER;
+        for (const auto& kernel : ir::parse_module(text)) out += ir::print_kernel(kernel).substr(std::strlen(ir::HEADER));
+        return out;
+      },
+      py::arg("text"),
+      "Parse canonical IR text (one kernel or a module of several) with the C++ parser and print it again\n"
+      "(equal to the text when it is canonical).\n"
       "Raises kemit_cpp.ParseError ('line N: ...').");
   m.def(
       "run",
       [](const std::string& canonical, const py::object& grid, const py::object& block, const py::dict& buffers,
-         const py::dict& scalars) {
-        ir::Kernel kernel = ir::parse_kernel(canonical);
+         const py::dict& scalars, const std::string& kernel_name) {
+        std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
+        const ir::Kernel* chosen = kernels.size() == 1 && kernel_name.empty() ? &kernels[0] : nullptr;
+        for (const auto& kernel : kernels)
+          if (!kernel_name.empty() && kernel.name == kernel_name) chosen = &kernel;
+        if (!chosen)
+          throw py::value_error("the module has " + std::to_string(kernels.size()) + " kernel(s): pass kernel=<name> (got '" +
+                                kernel_name + "')");
+        const ir::Kernel& kernel = *chosen;
         interp::Launch launch{dims(grid, "grid"), dims(block, "block")};
         std::map<std::string, interp::Buffer> memory;
         for (const auto& [key, value] : buffers) {
@@ -75,10 +91,11 @@ void populate_interp(py::module_& m) {
         }
         return stats_dict(stats);
       },
-      py::arg("canonical"), py::arg("grid"), py::arg("block"), py::arg("buffers"), py::arg("scalars") = py::dict(),
+      py::arg("canonical"), py::arg("grid"), py::arg("block"), py::arg("buffers"), py::arg("scalars") = py::dict(), py::arg("kernel") = "",
       "Run a kernel (canonical IR text) in the reference interpreter over `grid` workgroups of `block`\n"
       "workitems (an int or up to 3 sizes). buffers: param name -> C-contiguous numpy array, read and\n"
-      "written in place (bf16 as uint16 bit patterns); scalars: param name -> int. Returns the run's\n"
+      "written in place (bf16 as uint16 bit patterns); scalars: param name -> int; kernel: which kernel of a\n"
+      "module (needed when the text has several). Returns the run's\n"
       "counters (lane_instructions, wave_instructions, workgroups, seconds). Raises kemit_cpp.ParseError\n"
       "for text that is not canonical IR and kemit_cpp.InterpError for anything the kernel does that the\n"
       "IR does not define (out-of-bounds index, broken promise, unknown op), naming the op.");

@@ -104,13 +104,10 @@ class Parser {
     std::string arch = take();
     if (!std::regex_match(arch, ARCH_LINE)) fail("expected '  arch <processor>' (got '" + arch + "')");
     b = std::make_unique<Builder>(match[1].str(), arch.substr(7));
+    scopes = {{}};
     interface();
     std::string end = region(1);
     if (end != "}") fail("expected '}' to close the kernel (got '" + end + "')");
-    if (peek() != nullptr) {
-      take();
-      fail("text after the kernel's closing '}'");
-    }
     return b->finish();
   }
 
@@ -545,6 +542,14 @@ std::optional<Value> build_other_op(Parser& parser, const std::string& name, con
 }  // namespace
 
 Kernel parse_kernel(const std::string& text) {
+  std::vector<Kernel> kernels = parse_module(text);
+  if (kernels.size() != 1)
+    throw ParseError("line " + std::to_string(std::count(text.begin(), text.end(), '\n')) +
+                     ": expected one kernel, the text has " + std::to_string(kernels.size()));
+  return kernels[0];
+}
+
+std::vector<Kernel> parse_module(const std::string& text) {
   std::vector<std::string> lines = split(text, "\n");
   if (lines[0] + "\n" != HEADER)
     throw ParseError("line 1: expected the header '" + std::string(HEADER).substr(0, std::strlen(HEADER) - 1) + "'");
@@ -552,9 +557,9 @@ Kernel parse_kernel(const std::string& text) {
     throw ParseError("line " + std::to_string(lines.size()) + ": the text must end with a newline");
   lines.pop_back();
   Parser parser(lines);
-  Kernel kernel;
+  std::vector<Kernel> kernels;
   try {
-    kernel = parser.kernel();
+    while (parser.peek() != nullptr || kernels.empty()) kernels.push_back(parser.kernel());
   } catch (const ParseError&) {
     throw;
   } catch (const BuildError& error) {
@@ -562,12 +567,13 @@ Kernel parse_kernel(const std::string& text) {
   } catch (const TypeError& error) {
     throw ParseError("line " + std::to_string(parser.line_number) + ": " + error.what());
   }
-  check_canonical(kernel, text);
-  return kernel;
+  check_canonical(kernels, text);
+  return kernels;
 }
 
-void check_canonical(const Kernel& kernel, const std::string& text) {
-  std::string printed = print_kernel(kernel);
+void check_canonical(const std::vector<Kernel>& kernels, const std::string& text) {
+  std::string printed = HEADER;
+  for (const auto& kernel : kernels) printed += print_kernel(kernel).substr(std::strlen(HEADER));
   if (printed == text) return;
   std::vector<std::string> mine = split(printed, "\n"), theirs = split(text, "\n");
   for (size_t i = 0; i < std::min(mine.size(), theirs.size()); ++i)

@@ -3,7 +3,7 @@
 The parser drives the builder, so a parsed kernel passes every operand check a built one does and
 its value ids are the builder's own (an id out of creation order is an error). The text must then
 be exactly what the printer writes for the kernel, so print_kernel(parse_kernel(text)) == text
-byte for byte; anything else is an error naming the line (`line 7: ...`, the header is line 1).
+byte for byte (and print_module(parse_module(text)) == text for a module of several kernels); anything else is an error naming the line (`line 7: ...`, the header is line 1).
 The C++ parser (cpp_engine/src/ir/parser.cpp) mirrors this file function for function, with the
 same error texts.
 """
@@ -42,23 +42,34 @@ class ParseError(ValueError):
 
 def parse_kernel(text):
     """The kernel whose canonical text is `text`; ParseError (`line N: ...`) otherwise."""
+    kernels = parse_module(text)
+    if len(kernels) != 1:
+        raise ParseError(f"line {text.count(chr(10))}: expected one kernel, the text has {len(kernels)}")
+    return kernels[0]
+
+
+def parse_module(text):
+    """The kernels of a module's canonical text (printer.print_module: the header once, then each
+    kernel's block); ParseError (`line N: ...`) otherwise."""
     lines = text.split("\n")
     if lines[0] + "\n" != HEADER:
         raise ParseError(f"line 1: expected the header '{HEADER.strip()}'")
     if lines[-1] != "":
         raise ParseError(f"line {len(lines)}: the text must end with a newline")
     parser = Parser(lines[:-1])
+    kernels = []
     try:
-        kernel = parser.kernel()
+        while parser.peek() is not None or not kernels:
+            kernels.append(parser.kernel())
     except (BuildError, TypeError_) as error:
         raise ParseError(f"line {parser.line_number}: {error}") from None
-    check_canonical(kernel, text)
-    return kernel
+    check_canonical(kernels, text)
+    return kernels
 
 
-def check_canonical(kernel, text):
+def check_canonical(kernels, text):
     """The text must be the printer's own: the first line that differs is an error."""
-    printed = print_kernel(kernel)
+    printed = HEADER + "".join(print_kernel(kernel)[len(HEADER):] for kernel in kernels)
     if printed == text:
         return
     mine, theirs = printed.split("\n"), text.split("\n")
@@ -101,13 +112,11 @@ class Parser:
         if not re.match(r"  arch [a-z0-9]+\Z", arch):
             self.fail(f"expected '  arch <processor>' (got '{arch}')")
         self.b = Builder(match.group(1), arch[7:])
+        self.scopes = [{}]
         self.interface()
         end = self.region(1)
         if end != "}":
             self.fail(f"expected '}}' to close the kernel (got '{end}')")
-        if self.peek() is not None:
-            self.take()
-            self.fail("text after the kernel's closing '}'")
         return self.b.finish()
 
     def interface(self):

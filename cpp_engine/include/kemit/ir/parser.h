@@ -9,6 +9,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kemit/ir/builder.h"
 
@@ -21,7 +22,9 @@ struct ParseError : std::invalid_argument {
 
 // The kernel whose canonical text is `text`; ParseError (`line N: ...`) otherwise.
 Kernel parse_kernel(const std::string& text);
+// The kernels of a module's canonical text (the header once, then each kernel's block).
+std::vector<Kernel> parse_module(const std::string& text);
 // The text must be the printer's own: the first line that differs is an error.
-void check_canonical(const Kernel& kernel, const std::string& text);
+void check_canonical(const std::vector<Kernel>& kernels, const std::string& text);
 
 }  // namespace kemit::ir
