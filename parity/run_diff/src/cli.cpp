@@ -1,0 +1,123 @@
+// The command line of run_diff (flags in docs/run_diff.md).
+#include <signal.h>
+
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "kemit/driver/config.h"
+#include "kemit/golden/error.h"
+#include "kemit/run_diff/run_diff.h"
+#include "process.h"
+
+namespace kemit::run_diff {
+namespace {
+
+std::string relative_to_root(const std::string& path, const std::string& root) {
+  std::string relative = std::filesystem::path(path).lexically_normal().lexically_relative(
+                                                                            std::filesystem::path(root).lexically_normal())
+                             .string();
+  return relative.empty() || relative.rfind("..", 0) == 0 ? path : relative;
+}
+
+void check_flag_combinations(const Options& o, bool python_only, bool cpp_only) {
+  if (python_only && cpp_only) throw driver::UsageError("--python-only and --cpp-only exclude each other");
+  bool record_flags = o.allow_changes || o.renumber || o.prune || o.force || o.dry_run;
+  if (o.mode != Mode::record && record_flags)
+    throw driver::UsageError("--allow-changes, --renumber, --prune, --force and --dry-run go with --record-golden");
+  if (o.mode != Mode::check && (!o.json_path.empty() || !o.junit_path.empty()))
+    throw driver::UsageError("--json and --junit go with --check-golden");
+  if (o.mode == Mode::explain && (!o.check.only.empty() || !o.check.flavors.empty()))
+    throw driver::UsageError("--explain takes one FAMILY:ID; --only and --flavor do not apply");
+}
+
+}  // namespace
+
+std::string shard_dir(const Options& options) {
+  return options.golden_dir.empty() ? options.check.locations.root + "/golden/shards" : options.golden_dir;
+}
+
+std::string self_command(const Options& options) {
+  const auto defaults = driver::default_locations();
+  const auto& where = options.check.locations;
+  std::vector<std::string> argv = {relative_to_root(where.build + "/parity/run_diff", where.root)};
+  if (where.root != defaults.root) argv.insert(argv.end(), {"--root", where.root});
+  if (where.build != defaults.build) argv.insert(argv.end(), {"--build", where.build});
+  if (!options.golden_dir.empty()) argv.insert(argv.end(), {"--golden-dir", options.golden_dir});
+  if (!options.check.configs_dir.empty()) argv.insert(argv.end(), {"--configs", options.check.configs_dir});
+  if (options.check.py_cmd) argv.insert(argv.end(), {"--py-cmd", *options.check.py_cmd});
+  if (options.check.cpp_cmd) argv.insert(argv.end(), {"--cpp-cmd", *options.check.cpp_cmd});
+  return shell_quoted(argv);
+}
+
+int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err, bool err_is_terminal) {
+  CLI::App app{"run_diff: the differential driver with golden modes (docs/run_diff.md)"};
+  Options options;
+  options.resources = lane_built();
+  bool check = false, record = false, python_only = false, cpp_only = false, no_resources = false;
+  auto* modes = app.add_option_group("mode", "exactly one of");
+  modes->add_flag("--check-golden", check, "run the engines (parity first) and compare with the golden shards");
+  modes->add_flag("--record-golden", record, "bless a clean run into the golden shards");
+  modes->add_option("--explain", options.explain, "FAMILY:ID: why did this entry change (git history + old engine)");
+  modes->require_option(1);
+  auto& c = options.check;
+  app.add_option("--only", c.only, "only families whose name contains one of these (comma-separated)")->delimiter(',');
+  app.add_option("--flavor", c.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")->take_all();
+  app.add_flag("--python-only", python_only, "run only the Python engine (no parity check; not for --record-golden)");
+  app.add_flag("--cpp-only", cpp_only, "run only the C++ engine (no parity check; not for --record-golden)");
+  app.add_option("--json", options.json_path, "write the JSON report to FILE (--check-golden)");
+  app.add_option("--junit", options.junit_path, "write the JUnit XML report to FILE (--check-golden)");
+  app.add_flag("--allow-changes", options.allow_changes, "bless changed texts, refusal reasons and resources");
+  app.add_flag("--renumber", options.renumber, "bless MOVED configs under their new id");
+  app.add_flag("--prune", options.prune, "drop MISSING configs and retired flavors (complete run, no filters)");
+  app.add_flag("--force", options.force, "bless even though CI is set");
+  app.add_flag("--dry-run", options.dry_run, "plan and report the bless, write nothing");
+  app.add_flag("--no-resources", no_resources, "do not run the LLVM lane (no resources measured or compared)");
+  app.add_option("--golden-dir", options.golden_dir, "the shard folder (default: <root>/golden/shards)");
+  app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(CLI::PositiveNumber);
+  app.add_option("--timeout", c.timeout_seconds, "seconds an engine may take on one config (default 60)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--root", c.locations.root, "the source root (holds py_engine/, parity/, golden/)");
+  app.add_option("--build", c.locations.build, "the build dir (holds cpp_engine/kemit_emit)");
+  app.add_option("--configs", c.configs_dir, "the config folder (default: <root>/parity/configs)");
+  app.add_option("--py-cmd", c.py_cmd, "the command that starts a Python worker (shell-split)");
+  app.add_option("--cpp-cmd", c.cpp_cmd, "the command that starts a C++ worker (shell-split)");
+  app.add_option("--diff-lines", options.diff_lines, "lines of each unified diff of --explain (default 60)");
+  try {
+    app.parse(argc, argv);
+    options.mode = check ? Mode::check : record ? Mode::record : Mode::explain;
+    options.engines = python_only ? EngineChoice::python_only : cpp_only ? EngineChoice::cpp_only : EngineChoice::both;
+    if (no_resources) options.resources = false;
+    check_flag_combinations(options, python_only, cpp_only);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help, out, err);
+  } catch (const CLI::ParseError& error) {
+    err << "run_diff: " << error.what() << " (see --help)\n";
+    return 2;
+  } catch (const driver::UsageError& error) {
+    err << "run_diff: " << error.what() << "\n";
+    return 2;
+  }
+  options.check.progress = err_is_terminal;
+  signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the driver
+  try {
+    switch (options.mode) {
+      case Mode::check: return check_golden(options, out, err);
+      case Mode::record: return record_golden(options, out, err);
+      case Mode::explain: return explain(options, out, err);
+    }
+  } catch (const driver::ConfigError& error) {
+    err << "run_diff: config error: " << error.what() << "\n";
+  } catch (const driver::UsageError& error) {
+    err << "run_diff: " << error.what() << "\n";
+  } catch (const driver::InfrastructureError& error) {
+    err << "run_diff: " << error.what() << "\n";
+  } catch (const golden::GoldenError& error) {
+    err << "run_diff: golden store: " << error.what() << "\n";
+  } catch (const std::exception& error) {
+    err << "run_diff: internal error: " << error.what() << "\n";
+  }
+  return 2;
+}
+
+}  // namespace kemit::run_diff

@@ -1,0 +1,104 @@
+// run_diff --record-golden: blesses a clean run into the shards through the golden store's
+// bless() (add-new-only unless --allow-changes / --renumber / --prune; all or nothing; atomic).
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "golden_check.h"
+#include "kemit/driver/reports.h"
+#include "kemit/golden/bless.h"
+#include "kemit/golden/shard_io.h"
+#include "kemit/llvm/flavors.h"
+
+namespace kemit::run_diff {
+
+namespace {
+
+bool selected(const std::vector<std::string>& only, const std::string& family) {
+  if (only.empty()) return true;
+  for (const auto& s : only)
+    if (family.find(s) != std::string::npos) return true;
+  return false;
+}
+
+int refuse(std::ostream& out, const std::string& why) {
+  out << "REFUSED " << why << "\nnothing was written\n";
+  return 1;
+}
+
+}  // namespace
+
+int record_golden(const Options& options, std::ostream& out, std::ostream& err) {
+  if (options.engines != EngineChoice::both)
+    throw driver::UsageError(
+        "--record-golden blesses only what both engines agree on; drop --python-only / --cpp-only");
+  // Refusals that need no run come first, so a refused bless costs nothing.
+  if (golden::ci_environment() && !options.force && !options.dry_run)
+    return refuse(out, "CI is set: golden shards are only checked in CI, never written; bless locally (or pass --force)");
+  if (options.prune && (!options.check.only.empty() || !options.check.flavors.empty()))
+    return refuse(out, "--prune needs a complete run: no --only, no --flavor");
+
+  FreshRun run = run_engines(options, err);
+  measure_resources(options, run, err);
+  out << "== engines: " << engines_label(options) << "\n";
+  driver::write_text_report(run.outcome, out);
+  if (!run.parity_green()) {
+    std::vector<std::string> red;
+    for (const auto& f : run.families)
+      if (!f.parity_green) red.push_back(f.family + " (" + f.parity_note + ")");
+    return refuse(out, "parity is not GREEN for " + join_strings(red, "; ") +
+                           ": a golden is never blessed from engines that disagree; fix parity, or bless the green "
+                           "families with --only");
+  }
+  if (!run.lane_problems.empty()) {
+    std::string list;
+    for (const auto& p : run.lane_problems)
+      list += fmt::format("\n  {} {} #{} [{}] {}: {}", p.spill() ? "SPILL" : "LANE", p.family, p.config, p.arch,
+                          p.flavor, p.verdict + " " + p.detail);
+    return refuse(out, "the LLVM lane refuses modules of this run (resources cannot be blessed from them); fix them, "
+                       "or pass --no-resources:" + list);
+  }
+  for (const auto& note : run.resource_notes) out << note << "\n";
+
+  std::vector<golden::FreshResults> runs;
+  std::set<std::string> with_configs;
+  for (const auto& family : run.families) {
+    runs.push_back(fresh_results(run, family));
+    with_configs.insert(family.family);
+  }
+  // A shard whose family lost its config file: an empty complete run, so its configs are MISSING
+  // (refused without --prune, removed with it).
+  std::filesystem::path dir = shard_dir(options);
+  for (const auto& path : golden::list_shard_files(dir)) {
+    std::string family = path.stem().string();
+    if (with_configs.count(family) || !selected(options.check.only, family)) continue;
+    golden::FreshResults empty;
+    empty.family = family;
+    empty.flavors = run.flavors;
+    empty.all_flavors = kemit::llvm::flavor_names();
+    empty.complete = true;
+    runs.push_back(empty);
+  }
+  golden::BlessOptions bless_options;
+  bless_options.allow_changes = options.allow_changes;
+  bless_options.renumber = options.renumber;
+  bless_options.prune = options.prune;
+  bless_options.force = options.force;
+  bless_options.dry_run = options.dry_run;
+  if (!options.dry_run) std::filesystem::create_directories(dir);
+  golden::BlessReport report = golden::bless(dir, runs, bless_options);
+  out << "== golden: " << dir.string() << (options.dry_run ? " (dry run: nothing is written)" : "") << "\n";
+  out << golden::describe_bless(report);
+  if (report.refused()) {
+    out << "BLESS REFUSED\n";
+    return 1;
+  }
+  size_t written = 0;
+  for (const auto& f : report.families) written += f.written;
+  out << fmt::format("BLESSED: {} shard(s) written, {} unchanged{}\n", written, report.families.size() - written,
+                     options.dry_run ? " (dry run)" : "");
+  return 0;
+}
+
+}  // namespace kemit::run_diff

@@ -1,0 +1,104 @@
+// Resources in the golden: every emitted module goes through the LLVM lane (docs/llvm_lane.md),
+// and the per-kernel figures of llc's metadata are stored per flavor section.
+#include <algorithm>
+
+#include "kemit/llvm/flavors.h"
+#include "kemit/run_diff/run_diff.h"
+
+#ifdef KEMIT_RUN_DIFF_HAVE_LANE
+#include "kemit/lane/lane.h"
+#endif
+
+namespace kemit::run_diff {
+
+#ifndef KEMIT_RUN_DIFF_HAVE_LANE
+
+bool lane_built() { return false; }
+
+void measure_resources(const Options& options, FreshRun& run, std::ostream& notes) {
+  if (options.resources)
+    run.resource_notes.push_back("resources not measured: this build has no LLVM lane (llvm_lane/)");
+}
+
+#else
+
+namespace {
+
+using golden::ResourceKind;
+
+golden::Resources figures_of(const lane::KernelResources& k) {
+  golden::Resources r;
+  auto set = [&](ResourceKind kind, int64_t value) {
+    if (value >= 0) r[kind] = static_cast<std::uint64_t>(value);
+  };
+  set(ResourceKind::vgpr, k.vgpr_count);
+  set(ResourceKind::agpr, k.agpr_count);
+  set(ResourceKind::sgpr, k.sgpr_count);
+  set(ResourceKind::vgpr_spill, k.vgpr_spill_count);
+  set(ResourceKind::sgpr_spill, k.sgpr_spill_count);
+  set(ResourceKind::scratch, k.private_segment_fixed_size);
+  set(ResourceKind::lds, k.group_segment_fixed_size);
+  return r;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+bool lane_built() { return true; }
+
+void measure_resources(const Options& options, FreshRun& run, std::ostream& notes) {
+  if (!options.resources || run.modules.empty()) return;
+  const auto toolchains = lane::default_toolchains();
+  std::vector<std::string> usable;
+  for (const auto& flavor : run.flavors) {
+    std::string problem = lane::toolchain_problem(toolchains, kemit::llvm::find_flavor(flavor).major);
+    if (problem.empty())
+      usable.push_back(flavor);
+    else
+      run.resource_notes.push_back("resources not measured at " + flavor + ": " + problem);
+  }
+  std::vector<lane::LaneModule> modules;
+  std::vector<size_t> module_of;
+  for (size_t m = 0; m < run.modules.size(); ++m) {
+    const EmittedModule& em = run.modules[m];
+    if (std::find(usable.begin(), usable.end(), em.flavor) == usable.end()) continue;
+    const FreshFamily& family = run.families[em.family];
+    const golden::Entry& entry = family.entries[em.entry];
+    modules.push_back({family.family, static_cast<int>(entry.id), em.flavor, entry.arch, em.text,
+                       static_cast<bool>(family.expect_no_spill[em.entry])});
+    module_of.push_back(m);
+  }
+  if (modules.empty()) return;
+  lane::LaneOptions lane_options;
+  lane_options.jobs = options.check.jobs;
+  std::vector<lane::LaneResult> results = lane::check_modules(modules, lane_options);
+  run.resources_measured = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const EmittedModule& em = run.modules[module_of[i]];
+    FreshFamily& family = run.families[em.family];
+    golden::Entry& entry = family.entries[em.entry];
+    const lane::LaneResult& result = results[i];
+    auto problem = [&](const std::string& verdict, const std::string& detail) {
+      run.lane_problems.push_back({family.family, static_cast<int>(entry.id), em.flavor, entry.arch, verdict, detail});
+    };
+    if (result.verdict != lane::Verdict::LLVM_OK && result.verdict != lane::Verdict::SPILL) {
+      problem(lane::verdict_name(result.verdict), first_line(result.detail));
+      continue;
+    }
+    const lane::KernelResources* kernel = nullptr;
+    for (const auto& k : result.kernels)
+      if (k.name == entry.kernel_name) kernel = &k;
+    if (!kernel && result.kernels.size() == 1) kernel = &result.kernels.front();
+    if (!kernel) {
+      problem("NO_KERNEL_METADATA", "llc's metadata has no entry for kernel " + entry.kernel_name);
+      continue;
+    }
+    entry.flavors[em.flavor].resources = figures_of(*kernel);
+    if (result.verdict == lane::Verdict::SPILL) problem("SPILL", first_line(result.detail));
+  }
+}
+
+#endif
+
+}  // namespace kemit::run_diff
