@@ -102,13 +102,6 @@ std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& 
   return {stride, positive, paddings, fits, waves, sizes};
 }
 
-std::string first_reason(const std::vector<Check>& checks) {
-  for (const auto& check : checks) {
-    std::string reason = check();
-    if (!reason.empty()) return reason;
-  }
-  return "";
-}
 
 // ---- lanes and indices ------------------------------------------------------------------------
 Values tensor_params(ir::Builder& b, const std::vector<std::string>& names) {

@@ -92,7 +92,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
     if (s("block_w") % s("stride") == 0) return "";
     return "block_w must be a multiple of the stride " + text(s("stride")) + " (got " + text(s("block_w")) + ")";
   });
-  return common::first_reason(checks);
+  return first_reason(checks);
 }
 
 std::vector<ColumnTap> column_taps(const nlohmann::json& spec) {

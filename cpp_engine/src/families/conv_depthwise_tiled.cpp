@@ -98,7 +98,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   };
   for (auto& check : common::shape_checks(spec, arch, {"n", "h", "w", "c", "kh", "kw", "block_w", "block_h"}))
     checks.push_back(check);
-  return common::first_reason(checks);
+  return first_reason(checks);
 }
 
 Geometry geometry(const nlohmann::json& spec) {

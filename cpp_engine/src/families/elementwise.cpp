@@ -60,7 +60,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   for (const auto& entry : ARITY) ops.push_back(entry.first);
   for (const auto& dtype : DTYPES) dtypes.push_back(dtype);
   for (int vec : VECS) vecs.push_back(vec);
-  const std::function<std::string()> checks[] = {
+  const std::vector<std::function<std::string()>> checks = {
       [&] { return one_of("op", spec["op"], ops); },
       [&] { return one_of("dtype", spec["dtype"], dtypes); },
       [&] { return one_of("vec", spec["vec"], vecs); },
@@ -82,11 +82,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                          std::to_string(waves) + ")";
       },
   };
-  for (const auto& check : checks) {
-    std::string reason = check();
-    if (!reason.empty()) return reason;
-  }
-  return "";
+  return first_reason(checks);
 }
 
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {

@@ -118,7 +118,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), waves(WAVES.begin(), WAVES.end()), shapes;
   for (const auto& shape : SHAPES) shapes.push_back(shape.name);
   auto per_wave = [&] { return fragments(spec) / field(spec, "waves"); };
-  const std::function<std::string()> checks[] = {
+  const std::vector<std::function<std::string()>> checks = {
       [&] { return one_of("dtype", spec["dtype"], dtypes); },
       [&] { return one_of("mma", spec["mma"], shapes); },
       [&] {
@@ -154,11 +154,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                                                        number(arch.lds_bytes) + " bytes of " + arch.name;
       },
   };
-  for (const auto& check : checks) {
-    std::string reason = check();
-    if (!reason.empty()) return reason;
-  }
-  return "";
+  return first_reason(checks);
 }
 
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {

@@ -60,7 +60,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   int64_t block = field(spec, "block"), cols = field(spec, "cols"), vec = field(spec, "vec");
   int64_t per_block = field(spec, "rows_per_block");
   std::vector<nlohmann::json> vecs(VECS.begin(), VECS.end());
-  const std::function<std::string()> checks[] = {
+  const std::vector<std::function<std::string()>> checks = {
       [&] { return one_of("op", spec["op"], as_json(OPS)); },
       [&] { return one_of("dtype", spec["dtype"], as_json(DTYPES)); },
       [&] { return one_of("cross", spec["cross"], as_json(CROSS)); },
@@ -92,11 +92,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                          std::to_string(arch.lds_bytes) + " bytes of " + arch.name;
       },
   };
-  for (const auto& check : checks) {
-    std::string reason = check();
-    if (!reason.empty()) return reason;
-  }
-  return "";
+  return first_reason(checks);
 }
 
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {

@@ -71,4 +71,12 @@ std::string one_of(const std::string& name, const nlohmann::json& value, const s
   return name + " must be one of " + names + " (got " + shown + ")";
 }
 
+std::string first_reason(const std::vector<std::function<std::string()>>& checks) {
+  for (const auto& check : checks) {
+    std::string reason = check();
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
 }  // namespace kemit::families

@@ -54,7 +54,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   int64_t block = field(spec, "block");
   std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), vecs(VECS.begin(), VECS.end()),
       pads(PADS.begin(), PADS.end());
-  const std::function<std::string()> checks[] = {
+  const std::vector<std::function<std::string()>> checks = {
       [&] { return one_of("dtype", spec["dtype"], dtypes); },
       [&] { return one_of("vec", spec["vec"], vecs); },
       [&] { return one_of("pad", spec["pad"], pads); },
@@ -86,11 +86,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                                                        number(arch.lds_bytes) + " bytes of " + arch.name;
       },
   };
-  for (const auto& check : checks) {
-    std::string reason = check();
-    if (!reason.empty()) return reason;
-  }
-  return "";
+  return first_reason(checks);
 }
 
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {

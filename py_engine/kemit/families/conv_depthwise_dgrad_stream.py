@@ -15,7 +15,7 @@ dY column is known when the kernel is built. The next dY row is loaded one row a
 from ..ir.builder import Builder
 from ..ir.types import scalar
 from . import conv_depthwise_common as common
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "conv_depthwise_dgrad_stream"
 FIELDS = common.SHAPE_FIELDS + (("dtype", "str", "f16"), ("block_w", "int", 4),
@@ -58,7 +58,7 @@ def validate(spec, arch):
         lambda: "" if s["block_w"] % s["stride"] == 0 else
         f"block_w must be a multiple of the stride {s['stride']} (got {s['block_w']})",
     )
-    return common.first_reason(checks)
+    return first_reason(checks)
 
 
 def column_taps(spec):

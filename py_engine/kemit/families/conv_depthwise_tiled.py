@@ -12,7 +12,7 @@ KH-1-r, reversed. The input is dY (Ho x Wo), the output dX (H x W), and the grid
 from ..ir.builder import Builder
 from ..ir.types import scalar
 from . import conv_depthwise_common as common
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "conv_depthwise_tiled"
 FIELDS = common.SHAPE_FIELDS + (("dtype", "str", "f16"), ("block_w", "int", 4), ("block_h", "int", 2),
@@ -59,7 +59,7 @@ def validate(spec, arch):
         f"cpl * block_w * block_h must be at most {MAX_ACCUMULATORS} accumulators "
         f"(got {s['cpl']} * {s['block_w']} * {s['block_h']})",
     ) + common.shape_checks(s, arch, ("n", "h", "w", "c", "kh", "kw", "block_w", "block_h"))
-    return common.first_reason(checks)
+    return first_reason(checks)
 
 
 def geometry(spec):

@@ -5,7 +5,7 @@ first lanes of the grid. f16 and bf16 are computed in f32 and rounded back once.
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "elementwise"
 FIELDS = (("op", "str", "add"), ("dtype", "str", "f32"), ("vec", "int", 1),
@@ -40,11 +40,7 @@ def validate(spec, arch):
         lambda: "" if 0 <= spec["waves_per_eu"] <= MAX_WAVES_PER_EU else
         f"waves_per_eu must be between 0 and {MAX_WAVES_PER_EU} (got {spec['waves_per_eu']})",
     )
-    for check in checks:
-        reason = check()
-        if reason:
-            return reason
-    return ""
+    return first_reason(checks)
 
 
 def build(spec, arch):

@@ -12,7 +12,7 @@ tile_m, tile_n, tile_k; the grid is (n / tile_n, m / tile_m) workgroups.
 from ..ir.builder import MMA_INSTRUCTIONS, Builder
 from ..ir.types import byte_size, parse_type, pointer, scalar, vector
 from ..llvm.lower_mma import mma_gate
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "gemm_mma"
 FIELDS = (("dtype", "str", "f16"), ("mma", "str", "mfma_32x32x8"), ("tile_m", "int", 64),
@@ -112,11 +112,7 @@ def validate(spec, arch):
         lambda: "" if lds_bytes(spec) <= arch.lds_bytes else
         f"LDS use {lds_bytes(spec)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
     )
-    for check in checks:
-        reason = check()
-        if reason:
-            return reason
-    return ""
+    return first_reason(checks)
 
 
 def flavor_gate(spec, arch, flavor):

@@ -8,7 +8,7 @@ each wave writes the wave's partial to LDS. After a barrier, wave w finishes row
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "reduce_rows"
 FIELDS = (("op", "str", "sum"), ("dtype", "str", "f32"), ("out_f32", "bool", False),
@@ -59,11 +59,7 @@ def validate(spec, arch):
         lambda: "" if lds_bytes(spec, arch) <= arch.lds_bytes else
         f"LDS use {lds_bytes(spec, arch)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
     )
-    for check in checks:
-        reason = check()
-        if reason:
-            return reason
-    return ""
+    return first_reason(checks)
 
 
 def build(spec, arch):

@@ -58,3 +58,12 @@ def one_of(name, value, allowed):
         return ""
     shown = f"'{value}'" if isinstance(value, str) else str(value)
     return f"{name} must be one of {', '.join(str(a) for a in allowed)} (got {shown})"
+
+
+def first_reason(checks):
+    """The first non-empty reason of the ordered checks (each a function returning "" or a reason)."""
+    for check in checks:
+        reason = check()
+        if reason:
+            return reason
+    return ""

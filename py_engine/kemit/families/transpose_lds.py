@@ -9,7 +9,7 @@ Launch contract: cols is a multiple of vec (vector loads stay aligned); the grid
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "transpose_lds"
 FIELDS = (("dtype", "str", "f32"), ("tile", "int", 32), ("tiles", "int", 1), ("pad", "int", 1),
@@ -56,11 +56,7 @@ def validate(spec, arch):
         lambda: "" if lds_bytes(spec) <= arch.lds_bytes else
         f"LDS use {lds_bytes(spec)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
     )
-    for check in checks:
-        reason = check()
-        if reason:
-            return reason
-    return ""
+    return first_reason(checks)
 
 
 def build(spec, arch):

@@ -46,7 +46,7 @@ int64_t element_count(const std::vector<int64_t>& dims);
 // The checks both families run after their own: each returns "" or the refusal text.
 std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
                                 const std::vector<std::string>& positives);
-std::string first_reason(const std::vector<Check>& checks);
+using families::first_reason;  // the conv families call common::first_reason
 
 // ---- lanes and indices ----
 // Two read-only tensors, then the written one.

@@ -2,6 +2,7 @@
 // Mirrors py_engine/kemit/families/spec.py. A parsed spec is a JSON object holding every
 // field of the family (defaults filled in), as the Python side holds a dict.
 #pragma once
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,5 +31,8 @@ nlohmann::json parse_fields(const std::string& family, const nlohmann::json& raw
 nlohmann::json check_kind(const std::string& name, const std::string& kind, const nlohmann::json& value);
 // "" when value is allowed, else the refusal text.
 std::string one_of(const std::string& name, const nlohmann::json& value, const std::vector<nlohmann::json>& allowed);
+
+// The first non-empty reason of the ordered checks (each returns "" or a reason).
+std::string first_reason(const std::vector<std::function<std::string()>>& checks);
 
 }  // namespace kemit::families
