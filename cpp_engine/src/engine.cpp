@@ -33,16 +33,25 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
   }
   std::string reason = module.validate(parsed, *target);
   if (!reason.empty()) return EmitResult{true, reason, "", "", {}};
-  ir::Kernel kernel = module.build(parsed, *target);
-  EmitResult result{false, "", kernel.name, ir::print_kernel(kernel), {}};
+  std::vector<ir::Kernel> kernels = build_kernels(module, parsed, *target);
+  std::vector<std::reference_wrapper<const ir::Kernel>> refs(kernels.begin(), kernels.end());
+  EmitResult result{false, "", kernels[0].name, ir::print_module(kernels), {}};
   for (const llvm::Flavor* flavor : chosen) {
     std::string gate = flavor_gate(module, parsed, *target, *flavor);
     if (!gate.empty())
       result.ll.push_back(FlavorSection{flavor->name, true, "", gate});
     else
-      result.ll.push_back(FlavorSection{flavor->name, false, llvm::lower_kernel(kernel, *flavor), ""});
+      result.ll.push_back(FlavorSection{flavor->name, false, llvm::lower_module(refs, *flavor), ""});
   }
   return result;
+}
+
+std::vector<ir::Kernel> build_kernels(const families::Family& module, const nlohmann::json& spec,
+                                      const target::Arch& target) {
+  if (module.build_module) return module.build_module(spec, target);
+  std::vector<ir::Kernel> kernels;
+  kernels.push_back(module.build(spec, target));
+  return kernels;
 }
 
 std::string flavor_gate(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,

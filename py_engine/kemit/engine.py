@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from .families.registry import find_family, family_names  # noqa: F401 (re-exported)
 from .families.spec import SpecError
-from .ir.printer import print_kernel
+from .ir.printer import print_module
 from .llvm.flavors import find_flavor
-from .llvm.lower import lower_kernel, processor_gate
+from .llvm.lower import lower_module, processor_gate
 from .target.arch import UnknownArch, find_arch
 
 
@@ -42,15 +42,22 @@ def emit(family, arch, spec, flavors):
     reason = module.validate(parsed, target)
     if reason:
         return EmitResult(rejected=True, reason=reason)
-    kernel = module.build(parsed, target)
-    result = EmitResult(kernel_name=kernel.name, canonical=print_kernel(kernel))
+    kernels = build_kernels(module, parsed, target)
+    result = EmitResult(kernel_name=kernels[0].name, canonical=print_module(kernels))
     for flavor in chosen:
         gate = flavor_gate(module, parsed, target, flavor)
         if gate:
             result.ll.append(FlavorSection(flavor.name, rejected=True, reason=gate))
         else:
-            result.ll.append(FlavorSection(flavor.name, text=lower_kernel(kernel, flavor)))
+            result.ll.append(FlavorSection(flavor.name, text=lower_module(kernels, flavor)))
     return result
+
+
+def build_kernels(module, spec, target):
+    """The kernels of one module, in order: a family that builds more than one kernel (a second
+    pass, say) has a `build_module(spec, arch) -> [kernel, ...]` hook; the others build one."""
+    hook = getattr(module, "build_module", None)
+    return hook(spec, target) if hook else [module.build(spec, target)]
 
 
 def flavor_gate(module, spec, target, flavor):

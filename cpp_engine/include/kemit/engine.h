@@ -34,6 +34,9 @@ struct Family;
 namespace llvm {
 struct Flavor;
 }
+namespace ir {
+struct Kernel;
+}
 namespace target {
 struct Arch;
 }
@@ -42,6 +45,11 @@ struct Arch;
 // `flavors` are canonical names. Throws std::invalid_argument for an unknown family or flavor.
 EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
                 const std::vector<std::string>& flavors);
+
+// The kernels of one module, in order: a family that builds more than one kernel (a second pass,
+// say) has a Family::build_module hook; the others build one.
+std::vector<ir::Kernel> build_kernels(const families::Family& module, const nlohmann::json& spec,
+                                      const target::Arch& target);
 
 // "" when the flavor can lower the config, else its refusal for that flavor only. A family may
 // gate on its own (an instruction the flavor's LLVM lacks) through Family::flavor_gate, checked

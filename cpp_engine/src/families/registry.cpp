@@ -6,6 +6,7 @@
 
 #include "kemit/families/conv_depthwise_dgrad_stream.h"
 #include "kemit/families/conv_depthwise_tiled.h"
+#include "kemit/families/conv_fwd_lds_halo.h"
 #include "kemit/families/elementwise.h"
 #include "kemit/families/gemm_mma.h"
 #include "kemit/families/reduce_rows.h"
@@ -20,6 +21,9 @@ const std::vector<Family>& FAMILIES() {
        conv_depthwise_dgrad_stream::build},
       {conv_depthwise_tiled::FAMILY, conv_depthwise_tiled::parse_spec, conv_depthwise_tiled::kernel_name,
        conv_depthwise_tiled::validate, conv_depthwise_tiled::build},
+      {conv_fwd_lds_halo::FAMILY, conv_fwd_lds_halo::parse_spec, conv_fwd_lds_halo::kernel_name,
+       conv_fwd_lds_halo::validate, conv_fwd_lds_halo::build, conv_fwd_lds_halo::flavor_gate,
+       conv_fwd_lds_halo::build_module},
       {elementwise::FAMILY, elementwise::parse_spec, elementwise::kernel_name, elementwise::validate,
        elementwise::build},
       {gemm_mma::FAMILY, gemm_mma::parse_spec, gemm_mma::kernel_name, gemm_mma::validate, gemm_mma::build,

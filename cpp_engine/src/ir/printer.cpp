@@ -17,6 +17,19 @@ std::string pad_text(int depth) { return std::string(2 * depth, ' '); }
 }  // namespace
 
 std::string print_kernel(const Kernel& kernel) {
+  std::string out = HEADER;
+  for (const auto& line : kernel_lines(kernel)) out += line + "\n";
+  return out;
+}
+
+std::string print_module(const std::vector<Kernel>& kernels) {
+  std::string out = HEADER;
+  for (const auto& kernel : kernels)
+    for (const auto& line : kernel_lines(kernel)) out += line + "\n";
+  return out;
+}
+
+std::vector<std::string> kernel_lines(const Kernel& kernel) {
   std::vector<std::string> lines = {"kernel @" + kernel.name + " {", "  arch " + kernel.arch};
   auto attrs = kernel.attrs;
   std::sort(attrs.begin(), attrs.end());
@@ -29,9 +42,7 @@ std::string print_kernel(const Kernel& kernel) {
                     std::to_string(buffer.count) + "]" + attrs_text({{"align", Attr::of(int64_t{buffer.align})}}));
   print_region(kernel.body, 1, lines);
   lines.push_back("}");
-  std::string out = HEADER;
-  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];
-  return out + "\n";
+  return lines;
 }
 
 std::string attrs_text(const Attrs& attrs) {

@@ -2,6 +2,8 @@
 #include "kemit/llvm/lower.h"
 
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <tuple>
 
 #include "kemit/ir/types.h"
@@ -56,37 +58,77 @@ std::string processor_gate(const std::string& arch_name, const Flavor& flavor) {
 }
 
 std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor) {
-  Lowering lowering(kernel, flavor);
-  return lowering.module_text();
+  return lower_module({std::cref(kernel)}, flavor);
 }
 
-Lowering::Lowering(const ir::Kernel& kernel, const Flavor& flavor) : kernel(kernel), flavor(flavor) {}
+std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kernel>>& kernels, const Flavor& flavor) {
+  std::vector<std::string> names, buffers;
+  std::set<std::string> arches;
+  for (const ir::Kernel& kernel : kernels) {
+    names.push_back(kernel.name);
+    for (const auto& buffer : kernel.lds) buffers.push_back(buffer.name);
+    arches.insert(kernel.arch);
+  }
+  std::vector<std::string> all = names;
+  all.insert(all.end(), buffers.begin(), buffers.end());
+  if (std::set<std::string>(all.begin(), all.end()).size() != all.size())
+    throw LowerError("kernel and LDS names must be unique in a module (got " + join(all, ", ") + ")");
+  if (arches.size() != 1) throw LowerError("the kernels of a module must share one arch");
+  std::vector<Lowering> lowerings;
+  lowerings.reserve(kernels.size());
+  for (size_t index = 0; index < kernels.size(); ++index)
+    lowerings.emplace_back(kernels[index].get(), flavor, static_cast<int>(index));
+  std::vector<std::vector<std::string>> functions;
+  for (auto& lowering : lowerings) functions.push_back(lowering.function_lines());
+  const ir::Kernel& first = kernels[0].get();
+  std::string what = names.size() == 1 ? "kernel " + names[0] : "kernels " + join(names, ", ");
+  std::vector<std::string> out = {"; kemit " + what + " for " + first.arch + " at " + flavor.name,
+                                  "target datalayout = \"" + flavor.datalayout + "\"",
+                                  "target triple = \"amdgcn-amd-amdhsa\"", ""};
+  for (const auto& lowering : lowerings)
+    for (const auto& line : lowering.lds_lines()) out.push_back(line);
+  if (!buffers.empty()) out.push_back("");
+  for (const auto& lines : functions) {
+    out.insert(out.end(), lines.begin(), lines.end());
+    out.push_back("");
+  }
+  std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
+  for (const auto& lowering : lowerings)
+    for (const auto& [name, text] : lowering.declared())
+      if (declarations.emplace(name, text).first->second != text)
+        throw LowerError("kernels of one module declare " + name + " differently");
+  for (const auto& entry : declarations) out.push_back(entry.second);
+  if (!declarations.empty()) out.push_back("");
+  for (const auto& lowering : lowerings)
+    out.push_back("attributes #" + std::to_string(lowering.index()) + " = { " + lowering.kernel_attributes() + " }");
+  return join(out, "\n") + "\n";
+}
+
+Lowering::Lowering(const ir::Kernel& kernel, const Flavor& flavor, int index)
+    : kernel(kernel), flavor(flavor), index_(index) {}
 
 // ---- module ---------------------------------------------------------------------------------
-std::string Lowering::module_text() {
+std::vector<std::string> Lowering::lds_lines() const {
+  std::vector<std::string> out;
+  for (const auto& buffer : kernel.lds)
+    out.push_back("@" + buffer.name + " = internal unnamed_addr addrspace(3) global [" +
+                  std::to_string(buffer.count) + " x " + llvm_type(buffer.element) + "] poison, align " +
+                  std::to_string(buffer.align));
+  return out;
+}
+
+std::vector<std::string> Lowering::function_lines() {
   std::vector<std::string> param_texts;
   for (const auto& param : kernel.params) param_texts.push_back(param_text(param));
   std::string params = join(param_texts, ", ");
   for (const auto& buffer : kernel.lds) names[buffer.value.id] = "@" + buffer.name;
   lower_region(kernel.body);
-  std::vector<std::string> out = {"; kemit kernel " + kernel.name + " for " + kernel.arch + " at " + flavor.name,
-                                  "target datalayout = \"" + flavor.datalayout + "\"",
-                                  "target triple = \"amdgcn-amd-amdhsa\"", ""};
-  for (const auto& buffer : kernel.lds)
-    out.push_back("@" + buffer.name + " = internal unnamed_addr addrspace(3) global [" +
-                  std::to_string(buffer.count) + " x " + llvm_type(buffer.element) + "] poison, align " +
-                  std::to_string(buffer.align));
-  if (!kernel.lds.empty()) out.push_back("");
-  out.push_back("define amdgpu_kernel void @" + kernel.name + "(" + params + ") #0 {");
-  out.push_back("entry:");
+  std::vector<std::string> out = {
+      "define amdgpu_kernel void @" + kernel.name + "(" + params + ") #" + std::to_string(index_) + " {", "entry:"};
   out.insert(out.end(), lines.begin(), lines.end());
   out.push_back("  ret void");
   out.push_back("}");
-  out.push_back("");
-  for (const auto& entry : declarations) out.push_back(entry.second);
-  if (!declarations.empty()) out.push_back("");
-  out.push_back("attributes #0 = { " + kernel_attributes() + " }");
-  return join(out, "\n") + "\n";
+  return out;
 }
 
 std::string Lowering::kernel_attributes() const {

@@ -9,6 +9,16 @@ HEADER = "; kemit canonical IR 1\n"
 
 
 def print_kernel(kernel):
+    return print_module([kernel])
+
+
+def print_module(kernels):
+    """A module of kernels (a family may build more than one): the header once, then each
+    kernel's block in order. print_module([k]) == print_kernel(k)."""
+    return HEADER + "".join("\n".join(kernel_lines(kernel)) + "\n" for kernel in kernels)
+
+
+def kernel_lines(kernel):
     lines = [f"kernel @{kernel.name} {{", f"  arch {kernel.arch}"]
     for key in sorted(kernel.attrs):
         lines.append(f"  attr {key} {kernel.attrs[key]}")
@@ -20,7 +30,7 @@ def print_kernel(kernel):
                      f"[{buffer.count}]{attrs_text({'align': buffer.align})}")
     print_region(kernel.body, 1, lines)
     lines.append("}")
-    return HEADER + "\n".join(lines) + "\n"
+    return lines
 
 
 def attrs_text(attrs):

@@ -34,14 +34,48 @@ def processor_gate(arch_name, flavor):
 
 
 def lower_kernel(kernel, flavor):
-    lowering = Lowering(kernel, flavor)
-    return lowering.module_text()
+    return lower_module([kernel], flavor)
+
+
+def lower_module(kernels, flavor):
+    """One LLVM module holding every kernel in order: LDS globals, then one `define` per kernel,
+    the declarations they share, and one attribute group per kernel (#0 for the first).
+    lower_module([k], f) == lower_kernel(k, f)."""
+    names = [kernel.name for kernel in kernels]
+    buffers = [buffer.name for kernel in kernels for buffer in kernel.lds]
+    if len(set(names)) != len(names) or len(set(buffers)) != len(buffers) or set(names) & set(buffers):
+        raise LowerError(f"kernel and LDS names must be unique in a module (got {', '.join(names + buffers)})")
+    if len({kernel.arch for kernel in kernels}) != 1:
+        raise LowerError("the kernels of a module must share one arch")
+    lowerings = [Lowering(kernel, flavor, index) for index, kernel in enumerate(kernels)]
+    functions = [lowering.function_lines() for lowering in lowerings]
+    what = f"kernel {names[0]}" if len(names) == 1 else f"kernels {', '.join(names)}"
+    out = [f"; kemit {what} for {kernels[0].arch} at {flavor.name}",
+           f'target datalayout = "{flavor.datalayout}"',
+           'target triple = "amdgcn-amd-amdhsa"', ""]
+    for lowering in lowerings:
+        out.extend(lowering.lds_lines())
+    if buffers:
+        out.append("")
+    for lines in functions:
+        out.extend(lines + [""])
+    declarations = {}
+    for lowering in lowerings:
+        for name, text in lowering.declarations.items():
+            if declarations.setdefault(name, text) != text:
+                raise LowerError(f"kernels of one module declare {name} differently")
+    out.extend(declarations[name] for name in sorted(declarations))
+    if declarations:
+        out.append("")
+    out.extend(f"attributes #{lowering.index} = {{ {lowering.kernel_attributes()} }}" for lowering in lowerings)
+    return "\n".join(out) + "\n"
 
 
 class Lowering(VectorLowering, LaneLowering, MmaLowering):
-    def __init__(self, kernel, flavor):
+    def __init__(self, kernel, flavor, index=0):
         self.kernel = kernel
         self.flavor = flavor
+        self.index = index  # the kernel's place in its module: its attribute group is #index
         self.names = {}
         self.declarations = {}
         self.lines = []
@@ -49,31 +83,20 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
         self.blocks_made = 0
 
     # ---- module -------------------------------------------------------------------------
-    def module_text(self):
+    def lds_lines(self):
+        return [f"@{buffer.name} = internal unnamed_addr addrspace(3) global "
+                f"[{buffer.count} x {llvm_type(buffer.element)}] poison, align {buffer.align}"
+                for buffer in self.kernel.lds]
+
+    def function_lines(self):
+        """The kernel's `define`, from its signature to its closing brace."""
         kernel = self.kernel
         params = ", ".join(self.param_text(p) for p in kernel.params)
         for buffer in kernel.lds:
             self.names[buffer.value.id] = f"@{buffer.name}"
         self.lower_region(kernel.body)
-        out = [f"; kemit kernel {kernel.name} for {kernel.arch} at {self.flavor.name}",
-               f'target datalayout = "{self.flavor.datalayout}"',
-               'target triple = "amdgcn-amd-amdhsa"', ""]
-        for buffer in kernel.lds:
-            out.append(f"@{buffer.name} = internal unnamed_addr addrspace(3) global "
-                       f"[{buffer.count} x {llvm_type(buffer.element)}] poison, align {buffer.align}")
-        if kernel.lds:
-            out.append("")
-        out.append(f"define amdgpu_kernel void @{kernel.name}({params}) #0 {{")
-        out.append("entry:")
-        out.extend(self.lines)
-        out.append("  ret void")
-        out.append("}")
-        out.append("")
-        out.extend(self.declarations[name] for name in sorted(self.declarations))
-        if self.declarations:
-            out.append("")
-        out.append(f"attributes #0 = {{ {self.kernel_attributes()} }}")
-        return "\n".join(out) + "\n"
+        return ([f"define amdgpu_kernel void @{kernel.name}({params}) #{self.index} {{", "entry:"]
+                + self.lines + ["  ret void", "}"])
 
     def kernel_attributes(self):
         pairs = {"target-cpu": self.kernel.arch, "uniform-work-group-size": "true"}

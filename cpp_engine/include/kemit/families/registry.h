@@ -22,6 +22,8 @@ struct Family {
   // Optional (nullptr: none): the family's own flavor gate, "" or the refusal for that flavor only.
   std::string (*flavor_gate)(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) =
       nullptr;
+  // Optional (nullptr: the module is build's one kernel): every kernel of the module, in order.
+  std::vector<ir::Kernel> (*build_module)(const nlohmann::json& spec, const target::Arch& arch) = nullptr;
 };
 
 const std::vector<Family>& FAMILIES();

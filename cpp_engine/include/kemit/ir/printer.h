@@ -12,6 +12,10 @@ namespace kemit::ir {
 extern const char* const HEADER;
 
 std::string print_kernel(const Kernel& kernel);
+// A module of kernels (a family may build more than one): the header once, then each kernel's
+// block in order. print_module({k}) == print_kernel(k).
+std::string print_module(const std::vector<Kernel>& kernels);
+std::vector<std::string> kernel_lines(const Kernel& kernel);
 std::string attrs_text(const Attrs& attrs);
 std::string values_text(const std::vector<Value>& values);
 void print_region(const Region& region, int depth, std::vector<std::string>& lines);

@@ -5,6 +5,7 @@
 // `%v<id>.<role>` for the helper values an op needs, `<kind><n>.<role>` for blocks in order
 // of appearance.
 #pragma once
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -31,13 +32,22 @@ struct LowerError : std::invalid_argument {
 // The flavor gate: "" when the flavor's LLVM knows the processor, else the refusal.
 std::string processor_gate(const std::string& arch_name, const Flavor& flavor);
 std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor);
+// One LLVM module holding every kernel in order: LDS globals, then one `define` per kernel, the
+// declarations they share, and one attribute group per kernel (#0 for the first).
+// lower_module({k}, f) == lower_kernel(k, f).
+std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kernel>>& kernels, const Flavor& flavor);
 
 class Lowering {
  public:
-  Lowering(const ir::Kernel& kernel, const Flavor& flavor);
+  // index: the kernel's place in its module; its attribute group is #index.
+  Lowering(const ir::Kernel& kernel, const Flavor& flavor, int index = 0);
 
   // ---- module ----
-  std::string module_text();
+  std::vector<std::string> lds_lines() const;
+  // The kernel's `define`, from its signature to its closing brace.
+  std::vector<std::string> function_lines();
+  int index() const { return index_; }
+  const std::map<std::string, std::string>& declared() const { return declarations; }
   std::string kernel_attributes() const;
   std::string param_text(const ir::Param& param);
 
@@ -102,6 +112,7 @@ class Lowering {
   std::vector<std::string> lines;
   std::string block = "entry";
   int blocks_made = 0;
+  int index_ = 0;
 };
 
 }  // namespace kemit::llvm

@@ -1,0 +1,114 @@
+// Family `conv_fwd_lds_halo`: forward direct convolution through LDS halos on the MFMA cores.
+// Mirrors py_engine/kemit/families/conv_fwd_lds_halo.py (the docstring there is the full story).
+//
+// y[n, ho, wo, k] = sum over c, r, q of x[n, ho * stride - pad + r, wo * stride - pad + q, c] * wt[k, r, q, c]
+// (NHWC, f16 or bf16, f32 accumulation). One workgroup owns tile_w output columns of one output row
+// and tile_n output channels; per MFMA-K chunk of channels it stages the kh input rows under its
+// tile, halo columns included, in LDS and runs one mma per fragment and tap. `split_c: S` writes f32
+// partials to a workspace and adds a second kernel, `conv_split_reduce`, to the module;
+// `grouped` with `group_merge: M` merges M small groups into one problem (block-diagonal B).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/families/spec.h"
+#include "kemit/ir/builder.h"
+#include "kemit/llvm/flavors.h"
+#include "kemit/target/arch.h"
+
+namespace kemit::families::conv_fwd_lds_halo {
+
+extern const char* const FAMILY;
+extern const char* const REDUCE_KERNEL;
+extern const std::vector<Field> FIELDS;
+extern const std::vector<std::string> MMAS;
+extern const std::vector<int> SPLITS;
+extern const std::vector<int> WAVES;
+constexpr int MAX_TILE = 256;
+constexpr int MAX_FILTER = 11;        // the taps of a filter row are unrolled
+constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
+constexpr int STAGE_VEC = 8;           // channels per vector load into the halo
+constexpr int REDUCE_VEC = 4;          // elements per lane of conv_split_reduce
+constexpr int REDUCE_BLOCK = 256;
+constexpr int64_t BUFFER_BYTES = int64_t{1} << 31;  // the 32-bit buffer range: every tensor must be smaller
+
+// The values every part of the forward kernel needs (Python: the `ctx` dict).
+struct Context {
+  ir::Builder& b;
+  const nlohmann::json& spec;
+  const target::Arch& arch;
+  ir::Value x, wt, halo;
+  int block;
+  ir::Value lane, wave, tid, image, row, wo0, ih0, iw0, c_first, n_first, k_first;
+  std::optional<ir::Value> split, split_first;
+};
+// One fragment's place (Python: the dict fragment_place returns).
+struct Place {
+  ir::Value row, group, output, a_offset, k_offset, w_row, b_col;
+};
+// Where a lane's B fragment starts (Python: the dict weight_selector returns): `channel` when
+// unmerged, else per element (channel in its group, whether the group is the output's).
+struct Selector {
+  std::optional<ir::Value> channel;
+  std::vector<std::pair<ir::Value, ir::Value>> elements;
+};
+// One tensor the module touches: bytes of one image (0: the weights, not batched) and in all.
+struct Tensor {
+  std::string name;
+  unsigned __int128 per_image;
+  unsigned __int128 size;
+};
+
+nlohmann::json parse_spec(const nlohmann::json& raw);
+std::string kernel_name(const nlohmann::json& spec);
+// The module's kernels, in order.
+std::vector<std::string> kernel_names(const nlohmann::json& spec);
+
+// ---- derived sizes ----
+int mma_k(const nlohmann::json& spec);
+// (Ho, Wo); valid once the shape checks passed.
+std::pair<int64_t, int64_t> output_extent(const nlohmann::json& spec);
+// (input channels, output channels) of one problem: a group, M merged groups, or all.
+std::pair<int64_t, int64_t> problem_channels(const nlohmann::json& spec);
+int64_t halo_width(const nlohmann::json& spec);
+int64_t lds_bytes(const nlohmann::json& spec);
+int64_t fragments(const nlohmann::json& spec);
+std::vector<Tensor> tensors(const nlohmann::json& spec);
+
+// ---- validation ----
+// "" when the spec can be built for the arch, else the first failing rule's reason.
+std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string positive(const nlohmann::json& spec, const std::vector<std::string>& names);
+// Every tensor within the 32-bit buffer range; a batch-sized one names the batch chunk that fits.
+std::string size_check(const nlohmann::json& spec);
+// The instruction must be known to the flavor's LLVM (mfma_16x16x32 bf16 from llvm22 only).
+std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+
+// ---- the module ----
+// The forward kernel, then (split_c > 1) conv_split_reduce.
+std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch);
+// The forward kernel: partial sums to ws with split_c > 1, else y.
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+// The workgroup's output row, first column and channels, and the lane's place in its wave.
+void origin(Context& ctx);
+// v * stride - pad (may be negative).
+ir::Value input_origin(ir::Builder& b, const ir::Value& v, const nlohmann::json& spec);
+Place fragment_place(Context& ctx, int index);
+// halo[(r * halo_w + col) * K + ch] = x[image, ih0 + r, iw0 + col, c_first + c0 + ch], zero outside x.
+void stage_halo(Context& ctx, const ir::Value& c0);
+Selector weight_selector(Context& ctx, const Place& place, const ir::Value& c0);
+// One filter row r: for every tap q and fragment, acc += halo A x weight B.
+std::vector<ir::Value> filter_row(Context& ctx, const std::vector<Place>& places, const std::vector<Selector>& selectors,
+                                  const ir::Value& r, std::vector<ir::Value> accs);
+// The B fragment at weight element tap + channel: one vector load, or block-diagonal lanes.
+ir::Value load_weights(Context& ctx, const ir::Value& tap, const Selector& selector, const ir::Type& operand);
+// Every accumulator element to y (cast) or, with split_c > 1, to this split's f32 workspace slice.
+void store_fragment(Context& ctx, const ir::Value& out, const Place& place, const ir::Value& acc);
+// conv_split_reduce: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4]).
+ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch);
+
+}  // namespace kemit::families::conv_fwd_lds_halo

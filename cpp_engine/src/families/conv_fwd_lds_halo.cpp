@@ -1,0 +1,601 @@
+// Family `conv_fwd_lds_halo`. Mirrors py_engine/kemit/families/conv_fwd_lds_halo.py (docs in the header).
+//
+// Every nested builder call of the Python source is one statement here, in Python's order. Sizes
+// Python holds as unbounded integers are unsigned __int128 here (products of four 32-bit fields).
+#include "kemit/families/conv_fwd_lds_halo.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "kemit/families/conv_depthwise_common.h"
+#include "kemit/families/gemm_mma.h"
+#include "kemit/ir/types.h"
+#include "kemit/llvm/lower_mma.h"
+
+namespace kemit::families::conv_fwd_lds_halo {
+
+namespace common = conv_depthwise_common;
+using common::field;
+using ir::Value;
+
+const char* const FAMILY = "conv_fwd_lds_halo";
+const char* const REDUCE_KERNEL = "conv_split_reduce";
+const std::vector<Field> FIELDS = {
+    {"dtype", "str", "f16"}, {"mma", "str", "mfma_16x16x16"}, {"n", "int", 1},       {"h", "int", 14},
+    {"w", "int", 14},        {"c", "int", 64},                {"k", "int", 64},      {"kh", "int", 3},
+    {"kw", "int", 3},        {"stride", "int", 1},            {"pad", "int", 1},     {"tile_w", "int", 16},
+    {"tile_n", "int", 32},   {"waves", "int", 2},             {"split_c", "int", 1}, {"grouped", "bool", false},
+    {"groups", "int", 1},    {"group_merge", "int", 1}};
+const std::vector<std::string> MMAS = {"mfma_32x32x8", "mfma_16x16x16", "mfma_16x16x32"};
+const std::vector<int> SPLITS = {1, 2, 4, 8};
+const std::vector<int> WAVES = {1, 2, 4, 8};
+
+namespace {
+
+const ir::Type I32 = ir::scalar("i32");
+const ir::Type F32 = ir::scalar("f32");
+const ir::Flags NUW_NSW = {"nuw", "nsw"};
+
+std::string text(int64_t v) { return std::to_string(v); }
+
+std::string text(unsigned __int128 v) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v);
+  return digits;
+}
+
+std::string str(const nlohmann::json& spec, const char* name) { return spec.at(name).get<std::string>(); }
+
+const gemm_mma::Shape& shape_of(const nlohmann::json& spec) {
+  std::string name = str(spec, "mma");
+  for (const auto& shape : gemm_mma::SHAPES)
+    if (shape.name == name) return shape;
+  throw std::invalid_argument("unknown mma shape '" + name + "'");
+}
+
+const gemm_mma::Fragment& fragment_of(const nlohmann::json& spec) { return gemm_mma::FRAGMENTS.at(str(spec, "mma")); }
+
+int bit_length(int value) {
+  int bits = 0;
+  for (; value > 0; value >>= 1) ++bits;
+  return bits;
+}
+
+std::vector<nlohmann::json> allowed(const std::vector<int>& values) { return {values.begin(), values.end()}; }
+
+}  // namespace
+
+nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
+
+std::string kernel_name(const nlohmann::json& spec) {
+  auto s = [&spec](const char* name) { return text(field(spec, name)); };
+  std::string name = "convfwd_" + str(spec, "dtype") + "_n" + s("n") + "h" + s("h") + "w" + s("w") + "c" + s("c") +
+                     "k" + s("k") + "_f" + s("kh") + "x" + s("kw") + "_s" + s("stride") + "_p" + s("pad") + "_" +
+                     str(spec, "mma").substr(5) + "_t" + s("tile_w") + "x" + s("tile_n") + "_w" + s("waves");
+  if (spec.at("grouped").get<bool>()) name += "_grp" + s("groups");
+  if (field(spec, "group_merge") > 1) name += "_gm" + s("group_merge");
+  return name + (field(spec, "split_c") > 1 ? "_splitc" + s("split_c") : "");
+}
+
+std::vector<std::string> kernel_names(const nlohmann::json& spec) {
+  std::vector<std::string> names = {kernel_name(spec)};
+  if (field(spec, "split_c") > 1) names.push_back(REDUCE_KERNEL);
+  return names;
+}
+
+// ---- derived sizes ------------------------------------------------------------------------------
+int mma_k(const nlohmann::json& spec) { return shape_of(spec).k; }
+
+std::pair<int64_t, int64_t> output_extent(const nlohmann::json& spec) {
+  int64_t stride = field(spec, "stride"), pad = field(spec, "pad");
+  return {(field(spec, "h") + 2 * pad - field(spec, "kh")) / stride + 1,
+          (field(spec, "w") + 2 * pad - field(spec, "kw")) / stride + 1};
+}
+
+std::pair<int64_t, int64_t> problem_channels(const nlohmann::json& spec) {
+  int64_t groups = field(spec, "groups"), merge = field(spec, "group_merge");
+  return {merge * (field(spec, "c") / groups), merge * (field(spec, "k") / groups)};
+}
+
+int64_t halo_width(const nlohmann::json& spec) {
+  return (field(spec, "tile_w") - 1) * field(spec, "stride") + field(spec, "kw");
+}
+
+int64_t lds_bytes(const nlohmann::json& spec) {
+  return field(spec, "kh") * halo_width(spec) * mma_k(spec) * ir::byte_size(ir::scalar(str(spec, "dtype")));
+}
+
+int64_t fragments(const nlohmann::json& spec) {
+  const gemm_mma::Shape& shape = shape_of(spec);
+  return (field(spec, "tile_w") / shape.m) * (field(spec, "tile_n") / shape.n);
+}
+
+std::vector<Tensor> tensors(const nlohmann::json& spec) {
+  using U = unsigned __int128;
+  auto [ho, wo] = output_extent(spec);
+  U half = ir::byte_size(ir::scalar(str(spec, "dtype")));
+  U n = field(spec, "n");
+  std::vector<std::pair<std::string, U>> per_image = {
+      {"input", U(field(spec, "h")) * U(field(spec, "w")) * U(field(spec, "c")) * half},
+      {"output", U(ho) * U(wo) * U(field(spec, "k")) * half}};
+  if (field(spec, "split_c") > 1)
+    per_image.emplace_back("workspace", U(field(spec, "split_c")) * U(ho) * U(wo) * U(field(spec, "k")) * 4);
+  U weights = U(field(spec, "k")) * U(field(spec, "kh")) * U(field(spec, "kw")) *
+              U(field(spec, "c") / field(spec, "groups")) * half;
+  std::vector<Tensor> out;
+  for (const auto& [name, size] : per_image) out.push_back(Tensor{name, size, n * size});
+  out.push_back(Tensor{"weight", 0, weights});
+  return out;
+}
+
+// ---- validation ---------------------------------------------------------------------------------
+std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+  auto s = [&spec](const char* name) { return field(spec, name); };
+  auto channels = [&] { return problem_channels(spec).first; };
+  auto outputs = [&] { return problem_channels(spec).second; };
+  auto per_wave = [&] { return fragments(spec) / s("waves"); };
+  auto accumulators = [&] { return per_wave() * (str(spec, "mma") == "mfma_32x32x8" ? 16 : 4); };
+  bool grouped = spec.at("grouped").get<bool>();
+  std::vector<common::Check> checks = {
+      [&] {
+        std::vector<nlohmann::json> dtypes(common::DTYPES.begin(), common::DTYPES.end());
+        return one_of("dtype", spec.at("dtype"), dtypes);
+      },
+      [&] {
+        if (arch.mma == "mfma") return std::string();
+        std::string names;
+        for (const auto& a : target::archs())
+          if (a.mma == "mfma") names += (names.empty() ? "" : ", ") + a.name;
+        return std::string(FAMILY) + " runs on MFMA matrix cores (" + names + "); " + arch.name + " has " + arch.mma;
+      },
+      [&] {
+        std::vector<nlohmann::json> mmas(MMAS.begin(), MMAS.end());
+        return one_of("mma", spec.at("mma"), mmas);
+      },
+      [&] {
+        auto pairs = gemm_mma::available(arch);
+        std::pair<std::string, std::string> wanted{str(spec, "mma"), str(spec, "dtype")};
+        if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
+        return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name;
+      },
+      [&] { return positive(spec, {"n", "h", "w", "c", "k", "kh", "kw"}); },
+      [&] {
+        return std::max(s("kh"), s("kw")) <= MAX_FILTER ? ""
+                                                        : "filter sides must be at most " + text(int64_t{MAX_FILTER}) +
+                                                              " (got " + text(s("kh")) + "x" + text(s("kw")) + ")";
+      },
+      [&] { return one_of("stride", spec.at("stride"), allowed(common::STRIDES)); },
+      [&] {
+        int64_t most = std::min(s("kh"), s("kw")) - 1;
+        return 0 <= s("pad") && s("pad") <= most
+                   ? ""
+                   : "pad must be between 0 and " + text(most) + " (got " + text(s("pad")) + ")";
+      },
+      [&] {
+        int64_t padded_h = s("h") + 2 * s("pad"), padded_w = s("w") + 2 * s("pad");
+        return padded_h >= s("kh") && padded_w >= s("kw")
+                   ? ""
+                   : "the padded input " + text(padded_h) + "x" + text(padded_w) +
+                         " must be at least as large as the filter " + text(s("kh")) + "x" + text(s("kw"));
+      },
+      // groups >= 1 (in every mode), divisibility, then group_merge
+      [&] { return s("groups") >= 1 ? "" : "groups must be at least 1 (got " + text(s("groups")) + ")"; },
+      [&] { return grouped || s("groups") == 1 ? "" : "groups " + text(s("groups")) + " needs grouped: true"; },
+      [&] {
+        return s("c") % s("groups") == 0
+                   ? ""
+                   : "channels c = " + text(s("c")) + " must be divisible by groups " + text(s("groups"));
+      },
+      [&] {
+        return s("k") % s("groups") == 0
+                   ? ""
+                   : "output channels k = " + text(s("k")) + " must be divisible by groups " + text(s("groups"));
+      },
+      [&] {
+        return s("group_merge") >= 1 ? "" : "group_merge must be at least 1 (got " + text(s("group_merge")) + ")";
+      },
+      [&] {
+        return grouped || s("group_merge") == 1 ? ""
+                                                : "group_merge " + text(s("group_merge")) + " needs grouped: true";
+      },
+      [&] {
+        return s("groups") % s("group_merge") == 0
+                   ? ""
+                   : "groups " + text(s("groups")) + " must be a multiple of group_merge " + text(s("group_merge"));
+      },
+      [&] {
+        return s("group_merge") == 1 || channels() <= mma_k(spec)
+                   ? ""
+                   : "group_merge " + text(s("group_merge")) + " puts " + text(s("group_merge")) + " * " +
+                         text(s("c") / s("groups")) + " = " + text(channels()) +
+                         " channels in one problem, more than one MFMA tile of " + str(spec, "mma") + " (K " +
+                         text(int64_t{mma_k(spec)}) + ")";
+      },
+      // split_c
+      [&] { return one_of("split_c", spec.at("split_c"), allowed(SPLITS)); },
+      [&] {
+        return channels() % (s("split_c") * mma_k(spec)) == 0
+                   ? ""
+                   : "channels per split (" + text(channels()) + " / " + text(s("split_c")) +
+                         ") must be a multiple of the MFMA K " + text(int64_t{mma_k(spec)}) + " of " +
+                         str(spec, "mma");
+      },
+      // tile
+      [&] { return gemm_mma::tile_check(spec, "tile_w", shape_of(spec).m, MAX_TILE); },
+      [&] { return gemm_mma::tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE); },
+      [&] {
+        return outputs() % s("tile_n") == 0 ? ""
+                                            : "tile_n " + text(s("tile_n")) + " must divide the " + text(outputs()) +
+                                                  " output channels of one problem";
+      },
+      [&] { return one_of("waves", spec.at("waves"), allowed(WAVES)); },
+      [&] {
+        return fragments(spec) % s("waves") == 0
+                   ? ""
+                   : "the " + text(fragments(spec)) + " fragments of a " + text(s("tile_w")) + "x" +
+                         text(s("tile_n")) + " tile do not split evenly over " + text(s("waves")) + " waves";
+      },
+      [&] {
+        return accumulators() <= MAX_ACCUMULATORS
+                   ? ""
+                   : text(per_wave()) + " fragments per wave need " + text(accumulators()) +
+                         " accumulator registers per lane, more than " + text(int64_t{MAX_ACCUMULATORS});
+      },
+      [&] {
+        return lds_bytes(spec) <= arch.lds_bytes
+                   ? ""
+                   : "LDS use " + text(lds_bytes(spec)) + " bytes (a " + text(s("kh")) + "-row halo of " +
+                         text(halo_width(spec)) + " columns x " + text(int64_t{mma_k(spec)}) +
+                         " channels) exceeds the " + text(int64_t{arch.lds_bytes}) + " bytes of " + arch.name;
+      },
+      [&] { return size_check(spec); },
+  };
+  return common::first_reason(checks);
+}
+
+std::string positive(const nlohmann::json& spec, const std::vector<std::string>& names) {
+  for (const auto& name : names)
+    if (field(spec, name) < 1) return name + " must be positive (got " + text(field(spec, name)) + ")";
+  return "";
+}
+
+std::string size_check(const nlohmann::json& spec) {
+  for (const auto& tensor : tensors(spec)) {
+    if (tensor.size < static_cast<unsigned __int128>(BUFFER_BYTES)) continue;
+    std::string reason =
+        "the " + tensor.name + " tensor is " + text(tensor.size) + " bytes, over the 2^31-byte range of 32-bit buffer offsets";
+    if (tensor.per_image == 0) return reason;
+    unsigned __int128 fits = (BUFFER_BYTES - 1) / tensor.per_image;
+    if (fits == 0) return reason + "; not even one image (" + text(tensor.per_image) + " bytes) fits";
+    return reason + "; the largest batch chunk that fits is n = " + text(fits);
+  }
+  return "";
+}
+
+std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+  return llvm::mma_gate(gemm_mma::instruction(spec, arch), flavor);
+}
+
+// ---- the module -----------------------------------------------------------------------------------
+std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch) {
+  std::vector<ir::Kernel> kernels;
+  kernels.push_back(build(spec, arch));
+  if (field(spec, "split_c") > 1) kernels.push_back(build_reduce(spec, arch));
+  return kernels;
+}
+
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+  ir::Builder b(kernel_name(spec), arch.name);
+  int block = static_cast<int>(field(spec, "waves")) * arch.wave_size;
+  b.attr("flat_work_group_size", "1," + text(int64_t{block}));
+  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  bool split = field(spec, "split_c") > 1;
+  Value x = b.param("x", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  Value wt = b.param("wt", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  Value out = b.param(split ? "ws" : "y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
+                      /*readonly=*/false, /*writeonly=*/true);
+  Value halo = b.lds("halo", dtype, static_cast<int>(field(spec, "kh") * halo_width(spec) * mma_k(spec)), 16);
+  Context ctx{b, spec, arch, x, wt, halo, block, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, std::nullopt, std::nullopt};
+  origin(ctx);
+  std::vector<Place> places;
+  for (int index = 0; index < fragments(spec) / field(spec, "waves"); ++index)
+    places.push_back(fragment_place(ctx, index));
+  int length = str(spec, "mma") == "mfma_32x32x8" ? 16 : 4;
+  Value zero = b.const_float(ir::vector(F32, length), 0.0);
+  int64_t per_split = problem_channels(spec).first / field(spec, "split_c");
+
+  auto chunk = [&](const Value& c0, const std::vector<Value>& accs) -> std::vector<Value> {
+    stage_halo(ctx, c0);
+    b.barrier();
+    std::vector<Selector> selectors;
+    for (const auto& place : places) selectors.push_back(weight_selector(ctx, place, c0));
+    Value lo = b.const_int(I32, 0);
+    Value hi = b.const_int(I32, field(spec, "kh"));
+    Value one = b.const_int(I32, 1);
+    std::vector<Value> next = b.for_loop(lo, hi, one, accs, [&](const Value& r, const std::vector<Value>& iters) {
+      return filter_row(ctx, places, selectors, r, iters);
+    });
+    b.barrier();
+    return next;
+  };
+
+  Value lo = b.const_int(I32, 0);
+  Value hi = b.const_int(I32, per_split);
+  Value step = b.const_int(I32, mma_k(spec));
+  std::vector<Value> results = b.for_loop(lo, hi, step, std::vector<Value>(places.size(), zero), chunk);
+  for (size_t index = 0; index < places.size(); ++index) store_fragment(ctx, out, places[index], results[index]);
+  return b.finish();
+}
+
+void origin(Context& ctx) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  auto [ho, wo] = output_extent(spec);
+  auto [channels, outputs] = problem_channels(spec);
+  int64_t split = field(spec, "split_c");
+  Value tid = b.workitem_id("x");
+  Value lane_mask = b.const_int(I32, ctx.arch.wave_size - 1);
+  ctx.lane = b.bit_and(tid, lane_mask);
+  Value wave_shift = b.const_int(I32, bit_length(ctx.arch.wave_size) - 1);
+  ctx.wave = b.lshr(tid, wave_shift);
+  ctx.tid = tid;
+  Value group_x = b.workgroup_id("x");
+  common::Values where = common::decompose(b, group_x, {common::ceil_div(wo, field(spec, "tile_w")), ho, field(spec, "n")});
+  Value tile_col = where[0], row = where[1], image = where[2];
+  Value n_tile = b.workgroup_id("y");
+  Value z = b.workgroup_id("z");
+  Value problem = z;
+  if (split > 1) {
+    Value split_value = b.const_int(I32, split);
+    problem = b.udiv(z, split_value);
+  }
+  if (split > 1) {
+    Value split_value = b.const_int(I32, split);
+    ctx.split = b.urem(z, split_value);
+  }
+  ctx.image = image;
+  ctx.row = row;
+  ctx.wo0 = common::mul_const(b, tile_col, field(spec, "tile_w"));
+  ctx.ih0 = input_origin(b, row, spec);
+  ctx.iw0 = input_origin(b, ctx.wo0, spec);
+  Value first = common::mul_const(b, problem, channels);
+  if (split > 1) ctx.split_first = common::mul_const(b, *ctx.split, channels / split);
+  ctx.c_first = split > 1 ? b.add(first, *ctx.split_first, NUW_NSW) : first;
+  ctx.n_first = common::mul_const(b, n_tile, field(spec, "tile_n"));
+  Value problem_first = common::mul_const(b, problem, outputs);
+  ctx.k_first = b.add(problem_first, ctx.n_first, NUW_NSW);
+}
+
+Value input_origin(ir::Builder& b, const Value& v, const nlohmann::json& spec) {
+  Value scaled = field(spec, "stride") > 1 ? common::mul_const(b, v, field(spec, "stride")) : v;
+  return field(spec, "pad") ? common::add_const(b, scaled, -field(spec, "pad"), {"nsw"}) : scaled;
+}
+
+Place fragment_place(Context& ctx, int index) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  const gemm_mma::Shape& shape = shape_of(spec);
+  int stride = fragment_of(spec).stride;
+  Value offset = b.const_int(I32, index * field(spec, "waves"));
+  Value fragment = b.add(ctx.wave, offset, NUW_NSW);
+  Value per_row = b.const_int(I32, field(spec, "tile_n") / shape.n);
+  Value fragment_row = b.udiv(fragment, per_row);
+  Value row = common::mul_const(b, fragment_row, shape.m);
+  Value fragment_col = b.urem(fragment, per_row);
+  Value col = common::mul_const(b, fragment_col, shape.n);
+  Value group_shift = b.const_int(I32, bit_length(shape.m) - 1);
+  Value group = b.lshr(ctx.lane, group_shift);
+  Value m_mask = b.const_int(I32, shape.m - 1);
+  Value in_m = b.bit_and(ctx.lane, m_mask);
+  Value a_col = b.add(row, in_m, NUW_NSW);
+  Value n_mask = b.const_int(I32, shape.n - 1);
+  Value in_n = b.bit_and(ctx.lane, n_mask);
+  Value b_col = b.add(col, in_n, NUW_NSW);
+  int64_t taps = field(spec, "kh") * field(spec, "kw") * (field(spec, "c") / field(spec, "groups"));
+  Value output = b.add(ctx.k_first, b_col, NUW_NSW);
+  Value a_scaled = common::mul_const(b, a_col, field(spec, "stride") * mma_k(spec));
+  Value group_scaled = common::mul_const(b, group, stride);
+  Value a_offset = b.add(a_scaled, group_scaled, NUW_NSW);
+  Value k_offset = common::mul_const(b, group, stride);
+  Value w_row = common::mul_const(b, output, taps);
+  return Place{row, group, output, a_offset, k_offset, w_row, b_col};
+}
+
+void stage_halo(Context& ctx, const Value& c0) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  int64_t pieces = mma_k(spec) / STAGE_VEC;
+  int64_t width = halo_width(spec);
+  Value channel0 = b.add(ctx.c_first, c0, NUW_NSW);
+  Value zero = b.const_float(ir::vector(dtype, STAGE_VEC), 0.0);
+
+  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
+    Value col, r, channel;
+    if (pieces > 1) {
+      common::Values where = common::decompose(b, i, {pieces, width, field(spec, "kh")});
+      col = where[1];
+      r = where[2];
+      Value piece_offset = common::mul_const(b, where[0], STAGE_VEC);
+      channel = b.add(channel0, piece_offset, NUW_NSW);
+    } else {
+      common::Values where = common::decompose(b, i, {width, field(spec, "kh")});
+      col = where[0];
+      r = where[1];
+      channel = channel0;
+    }
+    Value ih = b.add(ctx.ih0, r, {"nsw"});
+    auto [row_inside, row] = common::clamp_index(b, ih, field(spec, "h"));
+    Value iw = b.add(ctx.iw0, col, {"nsw"});
+    auto [col_inside, column] = common::clamp_index(b, iw, field(spec, "w"));
+    Value inside = b.bit_and(row_inside, col_inside);
+    Value index = common::nhwc_index(b, ctx.image, row, column, channel,
+                                     {field(spec, "h"), field(spec, "w"), field(spec, "c")});
+    Value address = b.ptr_add(ctx.x, index, dtype);
+    Value value = b.load(ir::vector(dtype, STAGE_VEC), address, 16);
+    Value slot = common::mul_const(b, i, STAGE_VEC);
+    Value kept = b.select(inside, value, zero);
+    Value target = b.ptr_add(ctx.halo, slot, dtype);
+    b.store(kept, target, 16);
+    return {};
+  };
+
+  Value count = b.const_int(I32, field(spec, "kh") * width * pieces);
+  Value step = b.const_int(I32, ctx.block);
+  b.for_loop(ctx.tid, count, step, {}, body);
+}
+
+Selector weight_selector(Context& ctx, const Place& place, const Value& c0) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  Value within = b.add(c0, place.k_offset, NUW_NSW);
+  if (ctx.split_first) within = b.add(within, *ctx.split_first, NUW_NSW);
+  if (field(spec, "group_merge") == 1) return Selector{within, {}};
+  int64_t per_group = field(spec, "c") / field(spec, "groups");
+  Value output_in_problem = b.add(ctx.n_first, place.b_col, NUW_NSW);
+  Value outputs_per_group = b.const_int(I32, field(spec, "k") / field(spec, "groups"));
+  Value out_group = b.udiv(output_in_problem, outputs_per_group);
+  Selector selector{std::nullopt, {}};
+  for (int e = 0; e < fragment_of(spec).length; ++e) {
+    Value reduction = e ? common::add_const(b, within, e) : within;
+    Value per_group_value = b.const_int(I32, per_group);
+    Value channel = b.urem(reduction, per_group_value);
+    Value per_group_again = b.const_int(I32, per_group);
+    Value group = b.udiv(reduction, per_group_again);
+    Value same = b.icmp("eq", group, out_group);
+    selector.elements.emplace_back(channel, same);
+  }
+  return selector;
+}
+
+std::vector<Value> filter_row(Context& ctx, const std::vector<Place>& places, const std::vector<Selector>& selectors,
+                              const Value& r, std::vector<Value> accs) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  int length = fragment_of(spec).length;
+  ir::Type operand = ir::vector(dtype, length);
+  int align = std::min(ir::byte_size(operand), 16);
+  int64_t per_group = field(spec, "c") / field(spec, "groups");
+  Value a_row = common::mul_const(b, r, halo_width(spec) * mma_k(spec));
+  Value w_row = common::mul_const(b, r, field(spec, "kw") * per_group);
+  std::string instr = gemm_mma::instruction(spec, ctx.arch);
+  for (int64_t q = 0; q < field(spec, "kw"); ++q) {
+    for (size_t index = 0; index < places.size(); ++index) {
+      const Place& place = places[index];
+      Value slot = b.add(a_row, place.a_offset, NUW_NSW);
+      if (q) slot = common::add_const(b, slot, q * mma_k(spec));
+      Value a_address = b.ptr_add(ctx.halo, slot, dtype);
+      Value a_frag = b.load(operand, a_address, align);
+      Value tap = b.add(place.w_row, w_row, NUW_NSW);
+      if (q) tap = common::add_const(b, tap, q * per_group);
+      Value b_frag = load_weights(ctx, tap, selectors[index], operand);
+      accs[index] = b.mma(instr, a_frag, b_frag, accs[index]);
+    }
+  }
+  return accs;
+}
+
+Value load_weights(Context& ctx, const Value& tap, const Selector& selector, const ir::Type& operand) {
+  ir::Builder& b = ctx.b;
+  ir::Type dtype = ir::scalar(str(ctx.spec, "dtype"));
+  if (selector.channel) {
+    Value index = b.add(tap, *selector.channel, NUW_NSW);
+    Value address = b.ptr_add(ctx.wt, index, dtype);
+    return b.load(operand, address, std::min(ir::byte_size(operand), 16));
+  }
+  Value value = b.const_float(operand, 0.0);
+  Value zero = b.const_float(dtype, 0.0);
+  for (size_t e = 0; e < selector.elements.size(); ++e) {
+    const auto& [channel, same] = selector.elements[e];
+    Value index = b.add(tap, channel, NUW_NSW);
+    Value address = b.ptr_add(ctx.wt, index, dtype);
+    Value loaded = b.load(dtype, address, ir::byte_size(dtype));
+    Value kept = b.select(same, loaded, zero);
+    value = b.insert_element(value, kept, static_cast<int>(e));
+  }
+  return value;
+}
+
+void store_fragment(Context& ctx, const Value& out, const Place& place, const Value& acc) {
+  ir::Builder& b = ctx.b;
+  const nlohmann::json& spec = ctx.spec;
+  auto [ho, wo] = output_extent(spec);
+  std::string kind = str(spec, "mma");
+  int64_t total = field(spec, "n") * ho * wo * field(spec, "k");
+  Value image_rows = common::mul_const(b, ctx.image, ho);
+  Value out_row = b.add(image_rows, ctx.row, NUW_NSW);
+  Value pixel_row = common::mul_const(b, out_row, wo);
+  Value tile_column = b.add(ctx.wo0, place.row, NUW_NSW);
+  Value group_rows = common::mul_const(b, place.group, gemm_mma::ROW_FACTORS.at(kind));
+  Value column0 = b.add(tile_column, group_rows, NUW_NSW);
+  std::optional<Value> base;
+  if (ctx.split) base = common::mul_const(b, *ctx.split, total);
+  for (int element = 0; element < acc.type.count; ++element) {
+    int offset = gemm_mma::static_row(kind, element);
+    Value column = offset ? common::add_const(b, column0, offset) : column0;
+    Value value = b.extract_element(acc, element);
+
+    auto store = [&, column, value]() {
+      Value pixel = b.add(pixel_row, column, NUW_NSW);
+      Value scaled = common::mul_const(b, pixel, field(spec, "k"));
+      Value index = b.add(scaled, place.output, NUW_NSW);
+      if (!base) {
+        ir::Type dtype = ir::scalar(str(spec, "dtype"));
+        Value narrow = b.fptrunc(value, dtype);
+        Value address = b.ptr_add(out, index, dtype);
+        b.store(narrow, address, ir::byte_size(dtype));
+      } else {
+        Value slot = b.add(*base, index, NUW_NSW);
+        Value address = b.ptr_add(out, slot, F32);
+        b.store(value, address, 4);
+      }
+    };
+
+    if (wo % field(spec, "tile_w")) {
+      Value limit = b.const_int(I32, wo);
+      Value inside = b.icmp("ult", column, limit);
+      b.if_then(inside, store);
+    } else {
+      store();
+    }
+  }
+}
+
+ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch) {
+  ir::Builder b(REDUCE_KERNEL, arch.name);
+  b.attr("flat_work_group_size", "1," + text(int64_t{REDUCE_BLOCK}));
+  auto [ho, wo] = output_extent(spec);
+  int64_t total = field(spec, "n") * ho * wo * field(spec, "k");
+  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  ir::Type wide = ir::vector(F32, REDUCE_VEC);
+  Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  Value y = b.param("y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
+                    /*writeonly=*/true);
+  Value lane = common::global_lane(b, REDUCE_BLOCK);
+  Value lanes = b.const_int(I32, total / REDUCE_VEC);
+  Value active = b.icmp("ult", lane, lanes);
+
+  auto body = [&]() {
+    Value first = common::mul_const(b, lane, REDUCE_VEC);
+    Value address = b.ptr_add(ws, first, F32);
+    Value sum = b.load(wide, address, 16);
+    for (int64_t split = 1; split < field(spec, "split_c"); ++split) {
+      Value index = common::add_const(b, first, split * total);
+      Value part_address = b.ptr_add(ws, index, F32);
+      Value part = b.load(wide, part_address, 16);
+      sum = b.fadd(sum, part);
+    }
+    Value narrow = b.fptrunc(sum, ir::vector(dtype, REDUCE_VEC));
+    Value target = b.ptr_add(y, first, dtype);
+    b.store(narrow, target, 2 * REDUCE_VEC);
+  };
+
+  b.if_then(active, body);
+  return b.finish();
+}
+
+}  // namespace kemit::families::conv_fwd_lds_halo

@@ -1,0 +1,460 @@
+"""Family `conv_fwd_lds_halo`: forward direct convolution through LDS halos on the MFMA cores.
+
+y[n, ho, wo, k] = sum over c, r, q of x[n, ho * stride - pad + r, wo * stride - pad + q, c] * wt[k, r, q, c]
+(NHWC, f16 or bf16 in memory, f32 accumulation; zero outside x). The output channels form
+`groups` groups of k / groups, each reading its c / groups input channels (wt is
+[k, kh, kw, c / groups]). The problem shape is part of the spec and of the kernel.
+
+One workgroup owns tile_w adjacent output columns of one output row and tile_n output channels:
+an implicit GEMM whose M is the columns, N the channels and K the input channels times the taps.
+For each MFMA-K chunk of channels it stages the kh input rows under its tile, halo columns
+included ((tile_w - 1) * stride + kw of them), in LDS (8-channel vector loads, zero outside x),
+then runs one mma per fragment and tap: A from the halo at column m * stride + q, B straight from
+wt. Fragment layouts and accumulator rows are gemm_mma's (the instructions' own, docs/ir.md).
+
+Modes:
+- `split_c: S`: the channels are split over S workgroups; each writes f32 partial sums to a
+  workspace ws[S, n, Ho, Wo, k], and the module's second kernel, `conv_split_reduce`, folds the S
+  partials into y with the output cast.
+- `grouped: true`: one problem per group (workgroup id z); `group_merge: M` merges M small groups
+  into one problem whose B is block-diagonal (zero where a channel's group is not the output's).
+
+Launch contract: grid (n * Ho * ceil(Wo / tile_w), problem channels / tile_n, groups / M * S),
+waves * 64 lanes; conv_split_reduce: ceil(n * Ho * Wo * k / 4 / 256) workgroups of 256 lanes.
+"""
+from ..ir.builder import Builder
+from ..ir.types import byte_size, pointer, scalar, vector
+from ..llvm.lower_mma import mma_gate
+from ..target.arch import ARCHS
+from . import conv_depthwise_common as common
+from . import gemm_mma
+from .spec import one_of, parse_fields
+
+FAMILY = "conv_fwd_lds_halo"
+REDUCE_KERNEL = "conv_split_reduce"
+FIELDS = (("dtype", "str", "f16"), ("mma", "str", "mfma_16x16x16"), ("n", "int", 1), ("h", "int", 14),
+          ("w", "int", 14), ("c", "int", 64), ("k", "int", 64), ("kh", "int", 3), ("kw", "int", 3),
+          ("stride", "int", 1), ("pad", "int", 1), ("tile_w", "int", 16), ("tile_n", "int", 32),
+          ("waves", "int", 2), ("split_c", "int", 1), ("grouped", "bool", False), ("groups", "int", 1),
+          ("group_merge", "int", 1))
+MMAS = ("mfma_32x32x8", "mfma_16x16x16", "mfma_16x16x32")
+SPLITS = (1, 2, 4, 8)
+WAVES = (1, 2, 4, 8)
+MAX_TILE = 256
+MAX_FILTER = 11       # the taps of a filter row are unrolled
+MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
+STAGE_VEC = 8            # channels per vector load into the halo
+REDUCE_VEC = 4           # elements per lane of conv_split_reduce
+REDUCE_BLOCK = 256
+BUFFER_BYTES = 1 << 31   # the 32-bit buffer range: every tensor must be smaller
+I32, F32 = scalar("i32"), scalar("f32")
+
+
+def parse_spec(raw):
+    return parse_fields(FAMILY, raw, FIELDS)
+
+
+def kernel_name(spec):
+    s = spec
+    name = (f"convfwd_{s['dtype']}_n{s['n']}h{s['h']}w{s['w']}c{s['c']}k{s['k']}_f{s['kh']}x{s['kw']}"
+            f"_s{s['stride']}_p{s['pad']}_{s['mma'][5:]}_t{s['tile_w']}x{s['tile_n']}_w{s['waves']}")
+    if s["grouped"]:
+        name += f"_grp{s['groups']}"
+    if s["group_merge"] > 1:
+        name += f"_gm{s['group_merge']}"
+    return name + (f"_splitc{s['split_c']}" if s["split_c"] > 1 else "")
+
+
+def kernel_names(spec):
+    """The module's kernels, in order."""
+    return [kernel_name(spec)] + ([REDUCE_KERNEL] if spec["split_c"] > 1 else [])
+
+
+# ---- derived sizes ---------------------------------------------------------------------------
+def mma_k(spec):
+    return gemm_mma.SHAPES[spec["mma"]][2]
+
+
+def output_extent(spec):
+    """(Ho, Wo); valid once the shape checks passed."""
+    return ((spec["h"] + 2 * spec["pad"] - spec["kh"]) // spec["stride"] + 1,
+            (spec["w"] + 2 * spec["pad"] - spec["kw"]) // spec["stride"] + 1)
+
+
+def problem_channels(spec):
+    """(input channels, output channels) of one problem: a group, M merged groups, or all."""
+    groups, merge = spec["groups"], spec["group_merge"]
+    return merge * (spec["c"] // groups), merge * (spec["k"] // groups)
+
+
+def halo_width(spec):
+    return (spec["tile_w"] - 1) * spec["stride"] + spec["kw"]
+
+
+def lds_bytes(spec):
+    return spec["kh"] * halo_width(spec) * mma_k(spec) * byte_size(scalar(spec["dtype"]))
+
+
+def fragments(spec):
+    m, n, _ = gemm_mma.SHAPES[spec["mma"]]
+    return (spec["tile_w"] // m) * (spec["tile_n"] // n)
+
+
+def tensors(spec):
+    """(name, bytes of one image or None for the weights, bytes) of every tensor the module touches."""
+    ho, wo = output_extent(spec)
+    half = byte_size(scalar(spec["dtype"]))
+    per_image = [("input", spec["h"] * spec["w"] * spec["c"] * half),
+                 ("output", ho * wo * spec["k"] * half)]
+    if spec["split_c"] > 1:
+        per_image.append(("workspace", spec["split_c"] * ho * wo * spec["k"] * 4))
+    weights = spec["k"] * spec["kh"] * spec["kw"] * (spec["c"] // spec["groups"]) * half
+    return [(name, size, spec["n"] * size) for name, size in per_image] + [("weight", None, weights)]
+
+
+# ---- validation --------------------------------------------------------------------------------
+def validate(spec, arch):
+    """"" when the spec can be built for the arch, else the first failing rule's reason.
+
+    Order: dtype, processor and instruction; shape; groups; group_merge; split_c; tile; LDS; sizes
+    (the tensors in the order input, output, workspace, weights).
+    """
+    s = spec
+    checks = (
+        lambda: one_of("dtype", s["dtype"], common.DTYPES),
+        lambda: "" if arch.mma == "mfma" else
+        f"{FAMILY} runs on MFMA matrix cores ({', '.join(a.name for a in ARCHS if a.mma == 'mfma')}); "
+        f"{arch.name} has {arch.mma}",
+        lambda: one_of("mma", s["mma"], MMAS),
+        lambda: "" if (s["mma"], s["dtype"]) in gemm_mma.available(arch) else
+        f"{s['mma']} {s['dtype']} is not an instruction of {arch.name}",
+        lambda: positive(s, ("n", "h", "w", "c", "k", "kh", "kw")),
+        lambda: "" if max(s["kh"], s["kw"]) <= MAX_FILTER else
+        f"filter sides must be at most {MAX_FILTER} (got {s['kh']}x{s['kw']})",
+        lambda: one_of("stride", s["stride"], common.STRIDES),
+        lambda: "" if 0 <= s["pad"] <= min(s["kh"], s["kw"]) - 1 else
+        f"pad must be between 0 and {min(s['kh'], s['kw']) - 1} (got {s['pad']})",
+        lambda: "" if s["h"] + 2 * s["pad"] >= s["kh"] and s["w"] + 2 * s["pad"] >= s["kw"] else
+        f"the padded input {s['h'] + 2 * s['pad']}x{s['w'] + 2 * s['pad']} must be at least as large as the "
+        f"filter {s['kh']}x{s['kw']}",
+    ) + group_checks(s) + split_checks(s) + tile_checks(s) + (
+        lambda: "" if lds_bytes(s) <= arch.lds_bytes else
+        f"LDS use {lds_bytes(s)} bytes (a {s['kh']}-row halo of {halo_width(s)} columns x {mma_k(s)} channels) "
+        f"exceeds the {arch.lds_bytes} bytes of {arch.name}",
+        lambda: size_check(s),
+    )
+    return common.first_reason(checks)
+
+
+def positive(spec, names):
+    for name in names:
+        if spec[name] < 1:
+            return f"{name} must be positive (got {spec[name]})"
+    return ""
+
+
+def group_checks(s):
+    """groups >= 1 (in every mode), divisibility, then group_merge."""
+    return (
+        lambda: "" if s["groups"] >= 1 else f"groups must be at least 1 (got {s['groups']})",
+        lambda: "" if s["grouped"] or s["groups"] == 1 else f"groups {s['groups']} needs grouped: true",
+        lambda: "" if s["c"] % s["groups"] == 0 else
+        f"channels c = {s['c']} must be divisible by groups {s['groups']}",
+        lambda: "" if s["k"] % s["groups"] == 0 else
+        f"output channels k = {s['k']} must be divisible by groups {s['groups']}",
+        lambda: "" if s["group_merge"] >= 1 else f"group_merge must be at least 1 (got {s['group_merge']})",
+        lambda: "" if s["grouped"] or s["group_merge"] == 1 else f"group_merge {s['group_merge']} needs grouped: true",
+        lambda: "" if s["groups"] % s["group_merge"] == 0 else
+        f"groups {s['groups']} must be a multiple of group_merge {s['group_merge']}",
+        lambda: "" if s["group_merge"] == 1 or problem_channels(s)[0] <= mma_k(s) else
+        f"group_merge {s['group_merge']} puts {s['group_merge']} * {s['c'] // s['groups']} = "
+        f"{problem_channels(s)[0]} channels in one problem, more than one MFMA tile of {s['mma']} (K {mma_k(s)})",
+    )
+
+
+def split_checks(s):
+    return (
+        lambda: one_of("split_c", s["split_c"], SPLITS),
+        lambda: "" if problem_channels(s)[0] % (s["split_c"] * mma_k(s)) == 0 else
+        f"channels per split ({problem_channels(s)[0]} / {s['split_c']}) must be a multiple of the MFMA K "
+        f"{mma_k(s)} of {s['mma']}",
+    )
+
+
+def tile_checks(s):
+    per_wave = lambda: fragments(s) // s["waves"]
+    accumulators = lambda: per_wave() * (16 if s["mma"] == "mfma_32x32x8" else 4)
+    return (
+        lambda: gemm_mma.tile_check(s, "tile_w", gemm_mma.SHAPES[s["mma"]][0], MAX_TILE),
+        lambda: gemm_mma.tile_check(s, "tile_n", gemm_mma.SHAPES[s["mma"]][1], MAX_TILE),
+        lambda: "" if problem_channels(s)[1] % s["tile_n"] == 0 else
+        f"tile_n {s['tile_n']} must divide the {problem_channels(s)[1]} output channels of one problem",
+        lambda: one_of("waves", s["waves"], WAVES),
+        lambda: "" if fragments(s) % s["waves"] == 0 else
+        f"the {fragments(s)} fragments of a {s['tile_w']}x{s['tile_n']} tile do not split evenly over "
+        f"{s['waves']} waves",
+        lambda: "" if accumulators() <= MAX_ACCUMULATORS else
+        f"{per_wave()} fragments per wave need {accumulators()} accumulator registers per lane, "
+        f"more than {MAX_ACCUMULATORS}",
+    )
+
+
+def size_check(spec):
+    """Every tensor within the 32-bit buffer range; a batch-sized one names the batch chunk that fits."""
+    for name, per_image, size in tensors(spec):
+        if size < BUFFER_BYTES:
+            continue
+        reason = f"the {name} tensor is {size} bytes, over the 2^31-byte range of 32-bit buffer offsets"
+        if per_image is None:
+            return reason
+        fits = (BUFFER_BYTES - 1) // per_image
+        if fits == 0:
+            return reason + f"; not even one image ({per_image} bytes) fits"
+        return reason + f"; the largest batch chunk that fits is n = {fits}"
+    return ""
+
+
+def flavor_gate(spec, arch, flavor):
+    """The instruction must be known to the flavor's LLVM (mfma_16x16x32 bf16 from llvm22 only)."""
+    return mma_gate(gemm_mma.instruction(spec, arch), flavor)
+
+
+# ---- the module ----------------------------------------------------------------------------------
+def build_module(spec, arch):
+    """The forward kernel, then (split_c > 1) conv_split_reduce."""
+    kernels = [build(spec, arch)]
+    if spec["split_c"] > 1:
+        kernels.append(build_reduce(spec, arch))
+    return kernels
+
+
+def build(spec, arch):
+    """The forward kernel: partial sums to ws with split_c > 1, else y."""
+    b = Builder(kernel_name(spec), arch.name)
+    block = spec["waves"] * arch.wave_size
+    b.attr("flat_work_group_size", f"1,{block}")
+    dtype = scalar(spec["dtype"])
+    read = {"align": 16, "noalias": True, "nocapture": True, "readonly": True}
+    x = b.param("x", pointer("global"), **read)
+    wt = b.param("wt", pointer("global"), **read)
+    out = b.param("ws" if spec["split_c"] > 1 else "y", pointer("global"), align=16, noalias=True,
+                  nocapture=True, writeonly=True)
+    halo = b.lds("halo", dtype, spec["kh"] * halo_width(spec) * mma_k(spec), 16)
+    ctx = {"b": b, "spec": spec, "arch": arch, "x": x, "wt": wt, "halo": halo, "block": block}
+    origin(ctx)
+    places = [fragment_place(ctx, index) for index in range(fragments(spec) // spec["waves"])]
+    length = 16 if spec["mma"] == "mfma_32x32x8" else 4
+    zero = b.const_float(vector(F32, length), 0.0)
+    per_split = problem_channels(spec)[0] // spec["split_c"]
+
+    def chunk(c0, accs):
+        stage_halo(ctx, c0)
+        b.barrier()
+        selectors = [weight_selector(ctx, place, c0) for place in places]
+        accs = b.for_loop(b.const_int(I32, 0), b.const_int(I32, spec["kh"]), b.const_int(I32, 1), list(accs),
+                          lambda r, iters: filter_row(ctx, places, selectors, r, list(iters)))
+        b.barrier()
+        return accs
+
+    results = b.for_loop(b.const_int(I32, 0), b.const_int(I32, per_split), b.const_int(I32, mma_k(spec)),
+                         [zero] * len(places), chunk)
+    for place, acc in zip(places, results):
+        store_fragment(ctx, out, place, acc)
+    return b.finish()
+
+
+def origin(ctx):
+    """The workgroup's output row, first column and channels, and the lane's place in its wave."""
+    b, spec = ctx["b"], ctx["spec"]
+    ho, wo = output_extent(spec)
+    channels, outputs = problem_channels(spec)
+    split = spec["split_c"]
+    tid = b.workitem_id("x")
+    ctx["lane"] = b.bit_and(tid, b.const_int(I32, ctx["arch"].wave_size - 1))
+    ctx["wave"] = b.lshr(tid, b.const_int(I32, ctx["arch"].wave_size.bit_length() - 1))
+    ctx["tid"] = tid
+    tile_col, row, image = common.decompose(b, b.workgroup_id("x"), (common.ceil_div(wo, spec["tile_w"]), ho,
+                                                                      spec["n"]))
+    n_tile = b.workgroup_id("y")
+    z = b.workgroup_id("z")
+    problem = b.udiv(z, b.const_int(I32, split)) if split > 1 else z
+    ctx["split"] = b.urem(z, b.const_int(I32, split)) if split > 1 else None
+    ctx["image"], ctx["row"] = image, row
+    ctx["wo0"] = common.mul_const(b, tile_col, spec["tile_w"])
+    ctx["ih0"] = input_origin(b, row, spec)
+    ctx["iw0"] = input_origin(b, ctx["wo0"], spec)
+    first = common.mul_const(b, problem, channels)
+    ctx["split_first"] = common.mul_const(b, ctx["split"], channels // split) if split > 1 else None
+    ctx["c_first"] = b.add(first, ctx["split_first"], ("nuw", "nsw")) if split > 1 else first
+    ctx["n_first"] = common.mul_const(b, n_tile, spec["tile_n"])  # the tile's first output in its problem
+    ctx["k_first"] = b.add(common.mul_const(b, problem, outputs), ctx["n_first"], ("nuw", "nsw"))
+
+
+def input_origin(b, v, spec):
+    """v * stride - pad (may be negative)."""
+    scaled = common.mul_const(b, v, spec["stride"]) if spec["stride"] > 1 else v
+    return common.add_const(b, scaled, -spec["pad"], ("nsw",)) if spec["pad"] else scaled
+
+
+def fragment_place(ctx, index):
+    """Fragment wave + index * waves: its tile row and column, this lane's group, A column and output channel."""
+    b, spec = ctx["b"], ctx["spec"]
+    m, n, _ = gemm_mma.SHAPES[spec["mma"]]
+    stride, _, _ = gemm_mma.FRAGMENTS[spec["mma"]]
+    fragment = b.add(ctx["wave"], b.const_int(I32, index * spec["waves"]), ("nuw", "nsw"))
+    per_row = b.const_int(I32, spec["tile_n"] // n)
+    row = common.mul_const(b, b.udiv(fragment, per_row), m)
+    col = common.mul_const(b, b.urem(fragment, per_row), n)
+    group = b.lshr(ctx["lane"], b.const_int(I32, m.bit_length() - 1))
+    a_col = b.add(row, b.bit_and(ctx["lane"], b.const_int(I32, m - 1)), ("nuw", "nsw"))
+    b_col = b.add(col, b.bit_and(ctx["lane"], b.const_int(I32, n - 1)), ("nuw", "nsw"))
+    taps = spec["kh"] * spec["kw"] * (spec["c"] // spec["groups"])
+    output = b.add(ctx["k_first"], b_col, ("nuw", "nsw"))
+    return {"row": row, "group": group, "output": output,
+            "a_offset": b.add(common.mul_const(b, a_col, spec["stride"] * mma_k(spec)),
+                              common.mul_const(b, group, stride), ("nuw", "nsw")),
+            "k_offset": common.mul_const(b, group, stride),
+            "w_row": common.mul_const(b, output, taps),
+            "b_col": b_col}
+
+
+def stage_halo(ctx, c0):
+    """halo[(r * halo_w + col) * K + ch] = x[image, ih0 + r, iw0 + col, c_first + c0 + ch], zero outside x."""
+    b, spec = ctx["b"], ctx["spec"]
+    dtype = scalar(spec["dtype"])
+    pieces = mma_k(spec) // STAGE_VEC
+    width = halo_width(spec)
+    channel0 = b.add(ctx["c_first"], c0, ("nuw", "nsw"))
+    zero = b.const_float(vector(dtype, STAGE_VEC), 0.0)
+
+    def body(i, iters):
+        if pieces > 1:
+            piece, col, r = common.decompose(b, i, (pieces, width, spec["kh"]))
+            channel = b.add(channel0, common.mul_const(b, piece, STAGE_VEC), ("nuw", "nsw"))
+        else:
+            col, r = common.decompose(b, i, (width, spec["kh"]))
+            channel = channel0
+        row_inside, row = common.clamp_index(b, b.add(ctx["ih0"], r, ("nsw",)), spec["h"])
+        col_inside, column = common.clamp_index(b, b.add(ctx["iw0"], col, ("nsw",)), spec["w"])
+        inside = b.bit_and(row_inside, col_inside)
+        index = common.nhwc_index(b, ctx["image"], row, column, channel, (spec["h"], spec["w"], spec["c"]))
+        value = b.load(vector(dtype, STAGE_VEC), b.ptr_add(ctx["x"], index, dtype), 16)
+        slot = common.mul_const(b, i, STAGE_VEC)
+        b.store(b.select(inside, value, zero), b.ptr_add(ctx["halo"], slot, dtype), 16)
+        return []
+
+    count = b.const_int(I32, spec["kh"] * width * pieces)
+    b.for_loop(ctx["tid"], count, b.const_int(I32, ctx["block"]), [], body)
+
+
+def weight_selector(ctx, place, c0):
+    """Where this lane's B fragment of the chunk starts in its output channel's weights.
+
+    Unmerged: the channel of the group (one vector load per tap). Merged: per fragment element,
+    the channel within its group and whether that group is the output's (block-diagonal B).
+    """
+    b, spec = ctx["b"], ctx["spec"]
+    within = b.add(c0, place["k_offset"], ("nuw", "nsw"))
+    if ctx["split_first"] is not None:
+        within = b.add(within, ctx["split_first"], ("nuw", "nsw"))
+    if spec["group_merge"] == 1:
+        return {"channel": within}
+    per_group = spec["c"] // spec["groups"]
+    out_group = b.udiv(b.add(ctx["n_first"], place["b_col"], ("nuw", "nsw")),
+                       b.const_int(I32, spec["k"] // spec["groups"]))
+    elements = []
+    for e in range(gemm_mma.FRAGMENTS[spec["mma"]][2]):
+        reduction = common.add_const(b, within, e) if e else within
+        channel = b.urem(reduction, b.const_int(I32, per_group))
+        same = b.icmp("eq", b.udiv(reduction, b.const_int(I32, per_group)), out_group)
+        elements.append((channel, same))
+    return {"elements": elements}
+
+
+def filter_row(ctx, places, selectors, r, accs):
+    """One filter row r: for every tap q and fragment, acc += halo A x weight B."""
+    b, spec = ctx["b"], ctx["spec"]
+    dtype = scalar(spec["dtype"])
+    length = gemm_mma.FRAGMENTS[spec["mma"]][2]
+    operand = vector(dtype, length)
+    a_row = common.mul_const(b, r, halo_width(spec) * mma_k(spec))
+    w_row = common.mul_const(b, r, spec["kw"] * (spec["c"] // spec["groups"]))
+    instr = gemm_mma.instruction(spec, ctx["arch"])
+    for q in range(spec["kw"]):
+        for index, place in enumerate(places):
+            slot = b.add(a_row, place["a_offset"], ("nuw", "nsw"))
+            slot = common.add_const(b, slot, q * mma_k(spec)) if q else slot
+            a_frag = b.load(operand, b.ptr_add(ctx["halo"], slot, dtype), min(byte_size(operand), 16))
+            tap = b.add(place["w_row"], w_row, ("nuw", "nsw"))
+            tap = common.add_const(b, tap, q * (spec["c"] // spec["groups"])) if q else tap
+            b_frag = load_weights(ctx, tap, selectors[index], operand)
+            accs[index] = b.mma(instr, a_frag, b_frag, accs[index])
+    return accs
+
+
+def load_weights(ctx, tap, selector, operand):
+    """The B fragment at weight element tap + channel: one vector load, or block-diagonal lanes."""
+    b, dtype = ctx["b"], scalar(ctx["spec"]["dtype"])
+    if "channel" in selector:
+        index = b.add(tap, selector["channel"], ("nuw", "nsw"))
+        return b.load(operand, b.ptr_add(ctx["wt"], index, dtype), min(byte_size(operand), 16))
+    value = b.const_float(operand, 0.0)
+    zero = b.const_float(dtype, 0.0)
+    for e, (channel, same) in enumerate(selector["elements"]):
+        loaded = b.load(dtype, b.ptr_add(ctx["wt"], b.add(tap, channel, ("nuw", "nsw")), dtype), byte_size(dtype))
+        value = b.insert_element(value, b.select(same, loaded, zero), e)
+    return value
+
+
+def store_fragment(ctx, out, place, acc):
+    """Every accumulator element to y (cast) or, with split_c > 1, to this split's f32 workspace slice."""
+    b, spec = ctx["b"], ctx["spec"]
+    ho, wo = output_extent(spec)
+    kind = spec["mma"]
+    total = spec["n"] * ho * wo * spec["k"]
+    pixel_row = common.mul_const(b, b.add(common.mul_const(b, ctx["image"], ho), ctx["row"], ("nuw", "nsw")), wo)
+    column0 = b.add(b.add(ctx["wo0"], place["row"], ("nuw", "nsw")),
+                    common.mul_const(b, place["group"], gemm_mma.ROW_FACTORS[kind]), ("nuw", "nsw"))
+    base = common.mul_const(b, ctx["split"], total) if ctx["split"] is not None else None
+    for element in range(acc.type.count):
+        offset = gemm_mma.static_row(kind, element)
+        column = common.add_const(b, column0, offset) if offset else column0
+        value = b.extract_element(acc, element)
+
+        def store(column=column, value=value):
+            pixel = b.add(pixel_row, column, ("nuw", "nsw"))
+            index = b.add(common.mul_const(b, pixel, spec["k"]), place["output"], ("nuw", "nsw"))
+            if base is None:
+                dtype = scalar(spec["dtype"])
+                b.store(b.fptrunc(value, dtype), b.ptr_add(out, index, dtype), byte_size(dtype))
+            else:
+                b.store(value, b.ptr_add(out, b.add(base, index, ("nuw", "nsw")), F32), 4)
+
+        if wo % spec["tile_w"]:
+            b.if_then(b.icmp("ult", column, b.const_int(I32, wo)), store)
+        else:
+            store()
+
+
+def build_reduce(spec, arch):
+    """conv_split_reduce: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4])."""
+    b = Builder(REDUCE_KERNEL, arch.name)
+    b.attr("flat_work_group_size", f"1,{REDUCE_BLOCK}")
+    ho, wo = output_extent(spec)
+    total = spec["n"] * ho * wo * spec["k"]
+    dtype = scalar(spec["dtype"])
+    ws = b.param("ws", pointer("global"), align=16, noalias=True, nocapture=True, readonly=True)
+    y = b.param("y", pointer("global"), align=16, noalias=True, nocapture=True, writeonly=True)
+    lane = common.global_lane(b, REDUCE_BLOCK)
+    active = b.icmp("ult", lane, b.const_int(I32, total // REDUCE_VEC))
+
+    def body():
+        first = common.mul_const(b, lane, REDUCE_VEC)
+        sum_ = b.load(vector(F32, REDUCE_VEC), b.ptr_add(ws, first, F32), 16)
+        for split in range(1, spec["split_c"]):
+            index = common.add_const(b, first, split * total)
+            sum_ = b.fadd(sum_, b.load(vector(F32, REDUCE_VEC), b.ptr_add(ws, index, F32), 16))
+        b.store(b.fptrunc(sum_, vector(dtype, REDUCE_VEC)), b.ptr_add(y, first, dtype), 2 * REDUCE_VEC)
+
+    b.if_then(active, body)
+    return b.finish()
