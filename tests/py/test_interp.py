@@ -1,0 +1,173 @@
+"""The reference interpreter (interp/, through kemit_cpp.run): lane semantics of docs/ir.md on small
+hand-built kernels, and its refusals: every error names the op (its canonical text) and the index."""
+import numpy as np
+import pytest
+
+from kemit.ir.builder import Builder
+from kemit.ir.printer import print_kernel
+from kemit.ir.types import parse_type, pointer, scalar
+
+from references import gemm_mma as gemm_reference
+from references import reduce_rows as reduce_reference
+
+I32, F32, F16, BF16 = scalar("i32"), scalar("f32"), scalar("f16"), scalar("bf16")
+GLOBAL = pointer("global")
+
+
+def lane_kernel(arch, body, params=("out",)):
+    """out[tid] = body(b, tid, pointers...) for every lane."""
+    b = Builder("t", arch)
+    pointers = [b.param(name, GLOBAL) for name in params]
+    tid = b.workitem_id("x")
+    value = body(b, tid, *pointers[1:])
+    b.store(value, b.ptr_add(pointers[0], tid, value.type), 4)
+    return print_kernel(b.finish())
+
+
+def test_lanes_and_grid_stride(kemit_cpp):
+    text = lane_kernel("gfx90a", lambda b, tid: b.add(b.mul(b.workgroup_id("x"), b.const_int(I32, 1000)), tid))
+    out = np.zeros(96, dtype=np.int32)
+    stats = kemit_cpp.run(text, 1, 96, {"out": out})
+    assert list(out) == list(range(96))
+    assert stats["workgroups"] == 1 and stats["lane_instructions"] > 0
+
+
+def test_f16_and_bf16_round_to_nearest_even(kemit_cpp):
+    b = Builder("t", "gfx90a")
+    src, dst16, dstb = b.param("src", GLOBAL), b.param("h", GLOBAL), b.param("bf", GLOBAL)
+    tid = b.workitem_id("x")
+    x = b.load(F32, b.ptr_add(src, tid, F32), 4)
+    b.store(b.fptrunc(x, F16), b.ptr_add(dst16, tid, F16), 2)
+    b.store(b.fptrunc(x, BF16), b.ptr_add(dstb, tid, BF16), 2)
+    values = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65520.0, 1e-8, -0.0, np.inf, 1 + 2 ** -8, 1 + 3 * 2 ** -8,
+                       3.4e38, 6e-5] + [0.0] * 54, dtype=np.float32)
+    h, bf = np.zeros(64, dtype=np.float16), np.zeros(64, dtype=np.uint16)
+    kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"src": values, "h": h, "bf": bf})
+    assert np.array_equal(h.view(np.uint16), values.astype(np.float16).view(np.uint16))
+    assert list(bf[:10]) == list(reduce_reference.round_to(values, "bf16").view(np.uint32)[:10] >> 16)
+
+
+def test_divergent_loop_runs_while_any_lane_is_active(kemit_cpp):
+    """Lane i sums 0 .. i - 1: lanes leave the loop one by one."""
+    def body(b, tid):
+        zero, one = b.const_int(I32, 0), b.const_int(I32, 1)
+        (total,) = b.for_loop(zero, tid, one, [zero], lambda i, it: [b.add(it[0], i)])
+        return total
+
+    out = np.zeros(64, dtype=np.int32)
+    kemit_cpp.run(lane_kernel("gfx942", body), 1, 64, {"out": out})
+    assert list(out) == [i * (i - 1) // 2 for i in range(64)]
+
+
+def test_barrier_orders_lds_between_waves(kemit_cpp):
+    """Wave 1 reads what wave 0 wrote to LDS before the barrier."""
+    b = Builder("t", "gfx1100")
+    out = b.param("out", GLOBAL)
+    tile = b.lds("tile", I32, 64, 16)
+    tid = b.workitem_id("x")
+    b.store(b.mul(tid, tid), b.ptr_add(tile, tid, I32), 4)
+    b.barrier()
+    other = b.bit_and(b.add(tid, b.const_int(I32, 32)), b.const_int(I32, 63))
+    b.store(b.load(I32, b.ptr_add(tile, other, I32), 4), b.ptr_add(out, tid, I32), 4)
+    result = np.zeros(64, dtype=np.int32)
+    kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"out": result})
+    assert list(result) == [((i + 32) % 64) ** 2 for i in range(64)]
+
+
+def test_update_dpp_and_bpermute_match_the_reference(kemit_cpp):
+    for ctrl in (0xB1, 0x4E, 0x1B, 0x124, 0x128, 0x12F):
+        b = Builder("t", "gfx90a")
+        out, src = b.param("out", GLOBAL), b.param("src", GLOBAL)
+        tid = b.workitem_id("x")
+        v = b.load(F32, b.ptr_add(src, tid, F32), 4)
+        moved = b.update_dpp(b.const_float(F32, -1.0), v, ctrl)
+        back = b.bpermute(moved, b.add(tid, b.const_int(I32, 5)))
+        b.store(back, b.ptr_add(out, tid, F32), 4)
+        values = np.arange(64, dtype=np.float32)
+        result = np.zeros(64, dtype=np.float32)
+        kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"out": result, "src": values})
+        want = reduce_reference.bpermute(reduce_reference.update_dpp(values, values, ctrl), np.arange(64) + 5)
+        assert np.array_equal(result, want), hex(ctrl)
+
+
+@pytest.mark.parametrize("instr,kind,arch", [("mfma_f32_32x32x8_f16", "mfma_32x32x8", "gfx90a"),
+                                             ("mfma_f32_16x16x16_bf16", "mfma_16x16x16", "gfx942"),
+                                             ("mfma_f32_16x16x32_bf16", "mfma_16x16x32", "gfx950"),
+                                             ("wmma_gfx11_f32_16x16x16_f16", "wmma_gfx11", "gfx1100"),
+                                             ("wmma_gfx12_f32_16x16x16_bf16", "wmma_gfx12", "gfx1201"),
+                                             ("wmma_gfx1250_f32_16x16x32_f16", "wmma_gfx1250", "gfx1250")])
+def test_mma_follows_the_documented_fragment_layouts(kemit_cpp, instr, kind, arch):
+    m, n, k, wave, length, acc, _, _ = gemm_reference.LAYOUTS[kind]
+    dtype = "bf16" if instr.endswith("bf16") else "f16"
+    rng = np.random.default_rng(7)
+    a = reduce_reference.round_to(rng.uniform(-2, 2, (m, k)), dtype)
+    bm = reduce_reference.round_to(rng.uniform(-2, 2, (k, n)), dtype)
+    c = rng.uniform(-2, 2, (m, n)).astype(np.float32)
+    fa, fb, fc = gemm_reference.fragments(kind, a, bm, c)
+    want = gemm_reference.mma_by_fragments(kind, fa, fb, fc)
+    b = Builder("t", arch)
+    pa, pb, pc, pd = (b.param(name, GLOBAL) for name in ("fa", "fb", "fc", "fd"))
+    tid = b.workitem_id("x")
+    operand, accumulator = parse_type(f"<{length} x {dtype}>"), parse_type(f"<{acc} x f32>")
+    load = lambda p, t, count: b.load(t, b.ptr_add(p, b.mul(tid, b.const_int(I32, count)), scalar(t.name)), 2)
+    d = b.mma(instr, load(pa, operand, length), load(pb, operand, length), load(pc, accumulator, acc))
+    b.store(d, b.ptr_add(pd, b.mul(tid, b.const_int(I32, acc)), F32), 4)
+    memory = lambda x: (x.astype(np.float16) if dtype == "f16" else
+                        (np.asarray(x, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16))
+    out = np.zeros((wave, acc), dtype=np.float32)
+    kemit_cpp.run(print_kernel(b.finish()), 1, wave,
+                  {"fa": memory(fa), "fb": memory(fb), "fc": fc.astype(np.float32), "fd": out})
+    assert np.allclose(out, want, rtol=1e-6, atol=1e-5)
+
+
+# ---- refusals: the op and the index in the text -----------------------------------------
+def run_error(kemit_cpp, text, buffers, block=64, scalars=None):
+    with pytest.raises(kemit_cpp.InterpError) as error:
+        kemit_cpp.run(text, 1, block, buffers, scalars or {})
+    return str(error.value)
+
+
+def test_out_of_bounds_names_the_op_and_the_index(kemit_cpp):
+    text = lane_kernel("gfx90a", lambda b, tid: tid)
+    message = run_error(kemit_cpp, text, {"out": np.zeros(10, dtype=np.int32)})
+    assert message.startswith("store %1, %2 {align=4}: index 10 (bytes 40 to 44) is out of bounds of buffer 'out' "
+                              "(10 elements, 40 bytes) (lane 10 of wave 0, workgroup (0,0,0), kernel @t)")
+
+
+def test_broken_nsw_promise_is_an_error(kemit_cpp):
+    text = lane_kernel("gfx90a", lambda b, tid: b.add(tid, b.const_int(I32, (1 << 31) - 1), ("nsw",)))
+    assert "nsw promise broken" in run_error(kemit_cpp, text, {"out": np.zeros(64, dtype=np.int32)})
+
+
+def test_reading_unwritten_lds_is_an_error(kemit_cpp):
+    b = Builder("t", "gfx90a")
+    out = b.param("out", GLOBAL)
+    tile = b.lds("tile", I32, 64, 16)
+    tid = b.workitem_id("x")
+    b.store(b.load(I32, b.ptr_add(tile, tid, I32), 4), b.ptr_add(out, tid, I32), 4)
+    message = run_error(kemit_cpp, print_kernel(b.finish()), {"out": np.zeros(64, dtype=np.int32)})
+    assert "reads LDS 'tile' byte 0 that no lane of this workgroup wrote" in message
+
+
+def test_a_barrier_some_waves_never_reach_is_an_error(kemit_cpp):
+    b = Builder("t", "gfx1100")
+    b.param("out", GLOBAL)
+    tid = b.workitem_id("x")
+    b.if_then(b.icmp("ult", tid, b.const_int(I32, 32)), b.barrier)
+    message = run_error(kemit_cpp, print_kernel(b.finish()), {"out": np.zeros(1, dtype=np.int32)})
+    assert "wait at a barrier that 1 finished wave(s) never reached" in message
+
+
+def test_bpermute_from_an_inactive_lane_is_an_error(kemit_cpp):
+    def body(b, tid):
+        return b.bpermute(tid, b.const_int(I32, 63))
+
+    text = lane_kernel("gfx90a", body)
+    assert "reads lane 63, which is inactive" in run_error(kemit_cpp, text, {"out": np.zeros(64, dtype=np.int32)}, block=40)
+
+
+def test_params_must_match_the_kernel(kemit_cpp):
+    text = lane_kernel("gfx90a", lambda b, tid: tid)
+    assert "no buffer for pointer param 'out'" in run_error(kemit_cpp, text, {})
+    assert "buffer 'extra' is no pointer param" in run_error(
+        kemit_cpp, text, {"out": np.zeros(64, dtype=np.int32), "extra": np.zeros(1)})

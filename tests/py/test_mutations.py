@@ -1,0 +1,95 @@
+"""Mutation tests of the numerics lane: an off-by-one applied to BOTH engines (so they still agree)
+is caught by the numerics lane and by nothing else.
+
+The mutation is made in the Python builder (monkeypatching the family while it builds), never in
+the engines' files: the mutated canonical text stands for what both engines would emit. For each
+mutation the test proves that
+- the unmutated config is NUMERIC_OK (so the verdict below is the mutation's doing);
+- the mutated text is valid canonical IR that the C++ parser reads back byte for byte (the
+  canonical section of the parity lane would compare it IDENTICAL) and that lowers at every flavor
+  of the config (the LLVM lanes have a module to accept);
+- the numerics lane reports NUMERIC_MISMATCH with a first bad index.
+"""
+import json
+import os
+import sys
+
+import pytest
+
+from kemit.engine import emit
+from kemit.families import conv_depthwise_tiled
+from kemit.ir import builder as builder_module
+from kemit.llvm.flavors import flavor_names
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
+import check_numerics  # noqa: E402
+
+
+def config(family, config_id):
+    with open(os.path.join(REPO, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
+        return next(c for c in json.load(handle)["configs"] if c["id"] == config_id)
+
+
+def missed_tail_element(monkeypatch):
+    """elementwise: the tail guard `gid < tail` becomes `gid < tail - 1` (the last tail element is lost)."""
+    original = builder_module.Builder.icmp
+
+    def icmp(self, pred, a, b):
+        if pred == "slt":
+            b = self.sub(b, self.const_int(builder_module.scalar("i32"), 1))
+        return original(self, pred, a, b)
+
+    monkeypatch.setattr(builder_module.Builder, "icmp", icmp)
+
+
+def wrong_reduction_lane(monkeypatch):
+    """reduce_rows: the cross-lane tree's first bpermute reads lane + 2 instead of lane + 1."""
+    original = builder_module.Builder.bpermute
+
+    def bpermute(self, v, lane):
+        if not getattr(self, "mutated", False):  # the first bpermute of each kernel built
+            self.mutated = True
+            lane = self.add(lane, self.const_int(builder_module.scalar("i32"), 1), ("nuw", "nsw"))
+            lane = self.bit_and(lane, self.const_int(builder_module.scalar("i32"), 63))
+        return original(self, v, lane)
+
+    monkeypatch.setattr(builder_module.Builder, "bpermute", bpermute)
+
+
+def wrong_rotated_filter_row(monkeypatch):
+    """conv_depthwise_tiled dgrad: filter row r reads the unrotated filter (row r, columns in order)
+    instead of row KH-1-r reversed."""
+    original = conv_depthwise_tiled.load_filter_row
+
+    def load_filter_row(b, spec, wt, weight_base, r):
+        return original(b, dict(spec, dgrad=False), wt, weight_base, r) if spec["dgrad"] else original(
+            b, spec, wt, weight_base, r)
+
+    monkeypatch.setattr(conv_depthwise_tiled, "load_filter_row", load_filter_row)
+
+
+MUTATIONS = [
+    ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
+    ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
+    ("conv_depthwise_tiled", 25, wrong_rotated_filter_row),  # dgrad f16 13x13
+]
+
+
+@pytest.mark.parametrize("family,config_id,mutate", MUTATIONS, ids=[m[2].__name__ for m in MUTATIONS])
+def test_numerics_lane_catches_a_mutation_both_engines_share(kemit_cpp, monkeypatch, family, config_id, mutate):
+    entry = config(family, config_id)
+    clean = check_numerics.check_config(kemit_cpp, family, entry)
+    assert clean.verdict == "NUMERIC_OK", clean.detail
+    clean_text = emit(family, entry["arch"], clean.spec, []).canonical
+
+    mutate(monkeypatch)
+    result = emit(family, entry["arch"], clean.spec, flavor_names())
+    assert not result.rejected
+    assert result.canonical != clean_text, "the mutation must change the kernel"
+    assert kemit_cpp.reprint(result.canonical) == result.canonical  # the canonical section would agree
+    assert any(not section.rejected for section in result.ll)       # a module for the LLVM lanes
+
+    mutated = check_numerics.check_config(kemit_cpp, family, entry)
+    assert mutated.verdict == "NUMERIC_MISMATCH", mutated.detail
+    assert mutated.mismatch["first_bad_index"] >= 0 and mutated.mismatch["max_abs_error"] > 0
