@@ -14,6 +14,8 @@ step() {
   "$@" || failed+=("$name")
 }
 step parity "$build/parity/check_byte_identity" "$@"
+# The golden check never writes (CI set): GOLDEN OK, or what changed and the command that blesses it.
+step golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
 step llvm "$build/llvm_lane/check_llvm" "$@"
 
 if ((${#failed[@]})); then
