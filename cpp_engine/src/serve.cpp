@@ -12,6 +12,7 @@
 #include "kemit/engine.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
+#include "kemit/ir/parser.h"
 #include "kemit/ir/types.h"
 #include "kemit/llvm/flavors.h"
 #include "kemit/llvm/lower.h"
@@ -191,6 +192,25 @@ json parse_line(const std::string& line) {
   return result;
 }
 
+// The lower op: parse a canonical text (one kernel or a module) and lower it at each flavor, with
+// no gate (the driver's cross-lowering triage asks only for flavors both engines emitted).
+json lower_response(const json& request_id, const json& request) {
+  try {
+    if (!request.contains("canonical")) return {{"id", request_id}, {"status", "error"}, {"error", "request lacks field 'canonical'"}};
+    if (!request.contains("flavors")) return {{"id", request_id}, {"status", "error"}, {"error", "request lacks field 'flavors'"}};
+    std::vector<ir::Kernel> kernels = ir::parse_module(request["canonical"].get<std::string>());
+    std::vector<std::reference_wrapper<const ir::Kernel>> refs(kernels.begin(), kernels.end());
+    json ll = json::object();
+    for (const auto& name : request["flavors"]) {
+      const llvm::Flavor& flavor = llvm::find_flavor(name.get<std::string>());
+      ll[flavor.name] = {{"text", llvm::lower_module(refs, flavor)}};
+    }
+    return {{"id", request_id}, {"status", "ok"}, {"ll", ll}};
+  } catch (const std::exception& error) {
+    return {{"id", request_id}, {"status", "error"}, {"error", error.what()}};
+  }
+}
+
 json respond(const json& request) {
   if (!request.is_object()) return {{"id", nullptr}, {"status", "error"}, {"error", "request must be a JSON object"}};
   json request_id = request.value("id", json());
@@ -198,6 +218,7 @@ json respond(const json& request) {
   if (op == "hello")
     return {{"id", request_id},     {"status", "ok"},           {"engine", "cpp"},
             {"protocol", PROTOCOL}, {"families", family_names()}, {"flavors", llvm::flavor_names()}};
+  if (op == "lower") return lower_response(request_id, request);
   if (op != "emit") return {{"id", request_id}, {"status", "error"}, {"error", "unknown op '" + python_str(op) + "'"}};
   return emit_response(request_id, request);
 }

@@ -3,7 +3,9 @@ import json
 import sys
 
 from .engine import emit, family_names
-from .llvm.flavors import flavor_names
+from .ir.parser import parse_module
+from .llvm.flavors import find_flavor, flavor_names
+from .llvm.lower import lower_module
 
 PROTOCOL = 1
 
@@ -17,6 +19,8 @@ def respond(request):
     if op == "hello":
         return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
                 "families": family_names(), "flavors": flavor_names()}
+    if op == "lower":
+        return lower_response(request_id, request)
     if op != "emit":
         return {"id": request_id, "status": "error", "error": f"unknown op '{op}'"}
     try:
@@ -30,6 +34,22 @@ def respond(request):
     ll = {s.flavor: ({"rejected": s.reason} if s.rejected else {"text": s.text}) for s in result.ll}
     return {"id": request_id, "status": "ok", "kernel_name": result.kernel_name,
             "canonical": result.canonical, "ll": ll}
+
+
+def lower_response(request_id, request):
+    """The lower op: parse a canonical text (one kernel or a module) and lower it at each flavor,
+    with no gate (the driver's cross-lowering triage asks only for flavors both engines emitted)."""
+    try:
+        kernels = parse_module(request["canonical"])
+        ll = {}
+        for name in request["flavors"]:
+            flavor = find_flavor(name)
+            ll[flavor.name] = {"text": lower_module(kernels, flavor)}
+    except KeyError as missing:
+        return {"id": request_id, "status": "error", "error": f"request lacks field {missing}"}
+    except Exception as error:  # a ParseError names the line
+        return {"id": request_id, "status": "error", "error": f"{type(error).__name__}: {error}"}
+    return {"id": request_id, "status": "ok", "ll": ll}
 
 
 def _refuse_constant(token):

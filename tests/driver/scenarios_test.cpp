@@ -240,5 +240,32 @@ TEST(Scenario, JunitReportIsWritten) {
             std::string::npos);
 }
 
+// Cross-lowering triage (docs/driver.md, "Triage"): the fakes emit real canonical IR and the Python
+// engine's real lowering of it; one side alters its LLVM text, the other lowerer shows who drifted.
+TEST(Scenario, TriageBlamesTheCppLoweringWhenTheCanonicalTextsAgree) {
+  DriverRun run = run_fake("--canonical-ir", "--canonical-ir --alter 2", "basic", {"--only", "alpha"});
+  expect_red(run);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 2, "canonical"), "IDENTICAL");
+  EXPECT_EQ(verdict_of(run.report, "alpha", 2, "llvm19"), "MISMATCH");
+  EXPECT_NE(run.out.find("triage: LOWERING_DRIFT(cpp)"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("LOWERING_DRIFT(py)"), std::string::npos) << run.out;
+}
+
+TEST(Scenario, TriageBlamesThePythonLoweringWhenTheCanonicalTextsAgree) {
+  DriverRun run = run_fake("--canonical-ir --alter 2", "--canonical-ir", "basic", {"--only", "alpha"});
+  expect_red(run);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 2, "llvm22"), "MISMATCH");
+  EXPECT_NE(run.out.find("triage: LOWERING_DRIFT(py)"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("LOWERING_DRIFT(cpp)"), std::string::npos) << run.out;
+}
+
+TEST(Scenario, TriageSaysTheBuildersDivergedWhenTheCanonicalTextsDiffer) {
+  DriverRun run = run_fake("--canonical-ir", "--canonical-ir --alter-kernel-name 2", "basic", {"--only", "alpha"});
+  expect_red(run);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 2, "canonical"), "MISMATCH");
+  EXPECT_EQ(verdict_of(run.report, "alpha", 2, "llvm19"), "MISMATCH");
+  EXPECT_NE(run.out.find("triage: the builders diverged"), std::string::npos) << run.out;
+}
+
 }  // namespace
 }  // namespace kemit::driver

@@ -6,6 +6,7 @@
 
 #include "kemit/driver/check.h"
 #include "kemit/driver/config.h"
+#include "kemit/driver/triage.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/llvm/flavors.h"
 
@@ -132,6 +133,15 @@ RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
     CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
     outcome.families[f].configs.push_back(compare_config(families[f].configs[c], {answers[0][r], answers[1][r]}, context));
   }
+  // Explain each flavor MISMATCH by cross-lowering (the configs vectors no longer grow).
+  std::vector<TriageItem> triage;
+  std::vector<size_t> seen(outcome.families.size(), 0);
+  for (size_t r = 0; r < plan.requests.size(); ++r) {
+    size_t f = plan.owner[r].first;
+    auto items = triage_items(outcome.families[f].configs[seen[f]++], answers[0][r], answers[1][r]);
+    triage.insert(triage.end(), items.begin(), items.end());
+  }
+  triage_lowering(pool, outcome.engines, triage);
   for (auto& family : outcome.families) summarize_family(family, outcome.flavors, engine_families);
   return outcome;
 }
