@@ -98,13 +98,17 @@ def check_config(kemit_cpp, family, config):
     case, canonical, reason = build_case(family, config)
     if case is None:
         return Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)
+    runs = case.runs or [("", case.grid, case.block, tuple(case.buffers))]
+    lanes, seconds = 0, 0.0
     try:
-        stats = kemit_cpp.run(canonical, case.grid, case.block, case.buffers, case.scalars)
+        for kernel, grid, block, names in runs:  # a module's kernels, in launch order
+            buffers = {name: case.buffers[name] for name in names}
+            stats = kemit_cpp.run(canonical, grid, block, buffers, case.scalars, kernel=kernel)
+            lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
     except Exception as error:  # ParseError, InterpError: the op and the index are in the text
         return Result(family, config["id"], "NOT_EXECUTABLE", f"{type(error).__name__}: {error}",
                       seconds=time.perf_counter() - start, spec=case.spec)
-    result = Result(family, config["id"], "NUMERIC_OK", lane_instructions=stats["lane_instructions"],
-                    interp_seconds=stats["seconds"], spec=case.spec)
+    result = Result(family, config["id"], "NUMERIC_OK", lane_instructions=lanes, interp_seconds=seconds, spec=case.spec)
     for output in case.outputs:
         mismatch = plans.compare(output, case.buffers[output.name])
         if mismatch:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import conv_depthwise, elementwise, gemm_mma, reduce_rows, transpose_lds
+from references import conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, transpose_lds
 from references.reduce_rows import round_to
 
 SEED = 20261202
@@ -42,6 +42,8 @@ class Case:
     scalars: dict
     outputs: list = field(default_factory=list)
     note: str = ""
+    # a module of several kernels: (kernel name, grid, block, buffer names) run in order
+    runs: list = None
 
 
 # ---- values and memory ------------------------------------------------------------------
@@ -180,7 +182,40 @@ def plan_conv_depthwise_dgrad_stream(spec, arch, rng):
                      want_of, lanes)
 
 
+# ---- conv_fwd_lds_halo ------------------------------------------------------------------
+def plan_conv_fwd_lds_halo(spec, arch, rng):
+    """The spec's own (already small) shape; split_c runs the module's two kernels in order."""
+    s, dtype = spec, spec["dtype"]
+    groups = s["groups"] if s["grouped"] else 1
+    per_group = s["c"] // groups
+    x = random_values(rng, (s["n"], s["h"], s["w"], s["c"]), dtype)
+    wt = random_values(rng, (s["k"], s["kh"], s["kw"], per_group), dtype)
+    ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    want = conv_fwd_lds_halo.conv_forward(x, wt, s["stride"], s["pad"], groups)
+    scale = conv_fwd_lds_halo.conv_forward(np.abs(x), np.abs(wt), s["stride"], s["pad"], groups)
+    problem_channels = s["group_merge"] * (s["k"] // groups)
+    block = s["waves"] * arch.wave_size
+    grid = (s["n"] * ho * ceil_div(wo, s["tile_w"]), problem_channels // s["tile_n"],
+            groups // s["group_merge"] * s["split_c"])
+    y = nan_memory((s["n"], ho, wo, s["k"]), dtype)
+    buffers = {"x": to_memory(x, dtype), "wt": to_memory(wt, dtype), "y": y}
+    output = Output("y", dtype, round_to(want, dtype).reshape(-1), scale.reshape(-1), RTOL[dtype])
+    if s["split_c"] == 1:
+        return Case(spec, grid, block, buffers, {}, [output])
+    buffers["ws"] = np.full((s["split_c"], s["n"], ho, wo, s["k"]), np.nan, dtype=np.float32)
+    total = s["n"] * ho * wo * s["k"]
+    runs = [(conv_fwd_lds_halo_kernel_name(spec), grid, block, ("x", "wt", "ws")),
+            ("conv_split_reduce", (ceil_div(total, 4 * 256),), 256, ("ws", "y"))]
+    return Case(spec, grid, block, buffers, {}, [output], runs=runs)
+
+
+def conv_fwd_lds_halo_kernel_name(spec):
+    from kemit.families import conv_fwd_lds_halo as family
+    return family.kernel_name(spec)
+
+
 PLANS = {
+    "conv_fwd_lds_halo": plan_conv_fwd_lds_halo,
     "elementwise": plan_elementwise,
     "reduce_rows": plan_reduce_rows,
     "transpose_lds": plan_transpose_lds,
