@@ -234,8 +234,9 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
     }
   }
   if (changed.empty()) {
-    out << fmt::format("{} #{}: today's Python engine emits exactly the blessed sections ({}): nothing changed\n",
-                       family, id, join_strings(sections, ", "));
+    out << fmt::format("{} #{}: today's Python engine emits exactly the blessed sections ({}): nothing changed "
+                       "(resource figures are not re-measured here: `run_diff --check-golden --only {}` compares them)\n",
+                       family, id, join_strings(sections, ", "), family);
     return 0;
   }
 
