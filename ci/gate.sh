@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The full gate over every family and flavor: engine parity, the golden shards, the real-LLVM lane.
+# The full gate over every family and flavor: engine parity, the golden shards, the real-LLVM lane,
+# and the numerics lane (the reference interpreter against numpy).
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,6 +18,9 @@ step parity "$build/parity/check_byte_identity" "$@"
 # The golden check never writes (CI set): GOLDEN OK, or what changed and the command that blesses it.
 step golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
 step llvm "$build/llvm_lane/check_llvm" "$@"
+# The numerics lane is flavor-free: it takes the family filter only.
+only=(); while (($#)); do [[ $1 == --only ]] && only=(--only "$2"); shift; done
+step numerics /usr/bin/python3 "$top/parity/numerics/check_numerics.py" --build "$build" "${only[@]}"
 
 if ((${#failed[@]})); then
   echo "GATE: RED (${failed[*]})"
