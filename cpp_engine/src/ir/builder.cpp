@@ -183,9 +183,10 @@ Value Builder::lds(const std::string& name, const Type& element, int count, int 
   return value;
 }
 
-Kernel Builder::finish() const {
+Kernel Builder::finish() {
   if (_regions.size() != 1) throw BuildError("finish() inside an open region");
-  return _kernel;
+  // C++ moves the kernel out instead of copying every op: the builder is spent afterwards.
+  return std::move(_kernel);
 }
 
 // ---- constants and special registers ------------------------------------------------------
@@ -357,13 +358,15 @@ Region& Builder::_current() { return *_regions.back(); }
 
 Value Builder::_new_value(const Type& t) { return Value{_next_id++, t}; }
 
-std::optional<Value> Builder::_emit(const std::string& name, const std::vector<Value>& operands,
+std::optional<Value> Builder::_emit(const std::string& name, std::vector<Value> operands,
                                     const std::optional<Type>& result_type, Attrs attrs) {
-  std::vector<Value> results;
-  if (result_type) results.push_back(_new_value(*result_type));
-  _current().ops.push_back(Op{name, results, operands, std::move(attrs), {}});
-  if (results.empty()) return std::nullopt;
-  return results[0];
+  Op& op = _current().ops.emplace_back();  // built in place: nothing copied into the region
+  op.name = name;
+  op.operands = std::move(operands);
+  op.attrs = std::move(attrs);
+  if (!result_type) return std::nullopt;
+  op.results.push_back(_new_value(*result_type));
+  return op.results[0];
 }
 
 void Builder::_check_new_name(const std::string& name) const {
@@ -398,7 +401,7 @@ Value Builder::_int_binary(const std::string& name, const Value& a, const Value&
     if (!contains(INT_FLAGS.at(name), flag)) throw BuildError(name + " does not take flag '" + flag + "'");
     attrs[flag] = Attr::flag();
   }
-  return *_emit(name, {a, b}, a.type, attrs);
+  return *_emit(name, {a, b}, a.type, std::move(attrs));
 }
 
 Value Builder::_float_op(const std::string& name, const std::vector<Value>& operands) {

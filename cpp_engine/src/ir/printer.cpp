@@ -14,34 +14,42 @@ std::string id_text(const Value& v) { return "%" + std::to_string(v.id); }
 
 std::string pad_text(int depth) { return std::string(2 * depth, ' '); }
 
+// Python's lines.append(text): C++ appends the line and its "\n" to the one output text.
+void add_line(std::string& lines, const std::string& text) {
+  lines += text;
+  lines += '\n';
+}
+
 }  // namespace
 
 std::string print_kernel(const Kernel& kernel) {
   std::string out = HEADER;
-  for (const auto& line : kernel_lines(kernel)) out += line + "\n";
+  out += kernel_lines(kernel);
   return out;
 }
 
 std::string print_module(const std::vector<Kernel>& kernels) {
   std::string out = HEADER;
-  for (const auto& kernel : kernels)
-    for (const auto& line : kernel_lines(kernel)) out += line + "\n";
+  for (const auto& kernel : kernels) out += kernel_lines(kernel);
   return out;
 }
 
-std::vector<std::string> kernel_lines(const Kernel& kernel) {
-  std::vector<std::string> lines = {"kernel @" + kernel.name + " {", "  arch " + kernel.arch};
+std::string kernel_lines(const Kernel& kernel) {
+  std::string lines;
+  lines.reserve(4096);
+  add_line(lines, "kernel @" + kernel.name + " {");
+  add_line(lines, "  arch " + kernel.arch);
   auto attrs = kernel.attrs;
   std::sort(attrs.begin(), attrs.end());
-  for (const auto& [key, value] : attrs) lines.push_back("  attr " + key + " " + value);
+  for (const auto& [key, value] : attrs) add_line(lines, "  attr " + key + " " + value);
   for (const auto& param : kernel.params)
-    lines.push_back("  param " + id_text(param.value) + " " + param.name + " : " + type_text(param.value.type) +
-                    attrs_text(param.attrs));
+    add_line(lines, "  param " + id_text(param.value) + " " + param.name + " : " + type_text(param.value.type) +
+                        attrs_text(param.attrs));
   for (const auto& buffer : kernel.lds)
-    lines.push_back("  lds " + id_text(buffer.value) + " " + buffer.name + " : " + type_text(buffer.element) + "[" +
-                    std::to_string(buffer.count) + "]" + attrs_text({{"align", Attr::of(int64_t{buffer.align})}}));
+    add_line(lines, "  lds " + id_text(buffer.value) + " " + buffer.name + " : " + type_text(buffer.element) + "[" +
+                        std::to_string(buffer.count) + "]" + attrs_text({{"align", Attr::of(int64_t{buffer.align})}}));
   print_region(kernel.body, 1, lines);
-  lines.push_back("}");
+  add_line(lines, "}");
   return lines;
 }
 
@@ -63,14 +71,16 @@ std::string values_text(const std::vector<Value>& values) {
   return out;
 }
 
-void print_region(const Region& region, int depth, std::vector<std::string>& lines) {
+void print_region(const Region& region, int depth, std::string& lines) {
   for (const auto& op : region.ops) {
     if (op.name == "for")
       print_for(op, depth, lines);
     else if (op.name == "if")
       print_if(op, depth, lines);
-    else
-      lines.push_back(pad_text(depth) + op_text(op));
+    else {
+      lines.append(2 * static_cast<size_t>(depth), ' ');
+      add_line(lines, op_text(op));
+    }
   }
 }
 
@@ -83,7 +93,7 @@ std::string op_text(const Op& op) {
   return text;
 }
 
-void print_for(const Op& op, int depth, std::vector<std::string>& lines) {
+void print_for(const Op& op, int depth, std::string& lines) {
   std::string pad = pad_text(depth);
   const auto& operands = op.operands;
   const auto& args = op.regions[0].args;
@@ -98,20 +108,20 @@ void print_for(const Op& op, int depth, std::vector<std::string>& lines) {
                type_text(operands[i + 2].type);
     head += " iter(" + pairs + ")";
   }
-  lines.push_back(pad + head + " {");
+  add_line(lines, pad + head + " {");
   print_region(op.regions[0], depth + 1, lines);
-  lines.push_back(pad + "}");
+  add_line(lines, pad + "}");
 }
 
-void print_if(const Op& op, int depth, std::vector<std::string>& lines) {
+void print_if(const Op& op, int depth, std::string& lines) {
   std::string pad = pad_text(depth);
-  lines.push_back(pad + "if " + id_text(op.operands[0]) + " {");
+  add_line(lines, pad + "if " + id_text(op.operands[0]) + " {");
   print_region(op.regions[0], depth + 1, lines);
   if (op.regions.size() == 2) {
-    lines.push_back(pad + "} else {");
+    add_line(lines, pad + "} else {");
     print_region(op.regions[1], depth + 1, lines);
   }
-  lines.push_back(pad + "}");
+  add_line(lines, pad + "}");
 }
 
 }  // namespace kemit::ir

@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "kemit/ir/types.h"
 #include "kemit/llvm/spelling.h"
@@ -78,30 +79,42 @@ std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kern
   lowerings.reserve(kernels.size());
   for (size_t index = 0; index < kernels.size(); ++index)
     lowerings.emplace_back(kernels[index].get(), flavor, static_cast<int>(index));
-  std::vector<std::vector<std::string>> functions;
-  for (auto& lowering : lowerings) functions.push_back(lowering.function_lines());
+  std::vector<std::string> functions;
+  size_t size = 0;
+  for (auto& lowering : lowerings) {
+    functions.push_back(lowering.function_lines());
+    size += functions.back().size() + 1;
+  }
   const ir::Kernel& first = kernels[0].get();
   std::string what = names.size() == 1 ? "kernel " + names[0] : "kernels " + join(names, ", ");
-  std::vector<std::string> out = {"; kemit " + what + " for " + first.arch + " at " + flavor.name,
-                                  "target datalayout = \"" + flavor.datalayout + "\"",
-                                  "target triple = \"amdgcn-amd-amdhsa\"", ""};
+  // Python joins a list of lines; C++ appends each line and its "\n" to one reserved text.
+  std::string out;
+  out.reserve(size + 1024);
+  auto line = [&out](const std::string& text) {
+    out += text;
+    out += '\n';
+  };
+  line("; kemit " + what + " for " + first.arch + " at " + flavor.name);
+  line("target datalayout = \"" + flavor.datalayout + "\"");
+  line("target triple = \"amdgcn-amd-amdhsa\"");
+  line("");
   for (const auto& lowering : lowerings)
-    for (const auto& line : lowering.lds_lines()) out.push_back(line);
-  if (!buffers.empty()) out.push_back("");
-  for (const auto& lines : functions) {
-    out.insert(out.end(), lines.begin(), lines.end());
-    out.push_back("");
+    for (const auto& text : lowering.lds_lines()) line(text);
+  if (!buffers.empty()) line("");
+  for (const auto& text : functions) {
+    out += text;  // already one "\n"-terminated line after another
+    line("");
   }
   std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
   for (const auto& lowering : lowerings)
     for (const auto& [name, text] : lowering.declared())
       if (declarations.emplace(name, text).first->second != text)
         throw LowerError("kernels of one module declare " + name + " differently");
-  for (const auto& entry : declarations) out.push_back(entry.second);
-  if (!declarations.empty()) out.push_back("");
+  for (const auto& entry : declarations) line(entry.second);
+  if (!declarations.empty()) line("");
   for (const auto& lowering : lowerings)
-    out.push_back("attributes #" + std::to_string(lowering.index()) + " = { " + lowering.kernel_attributes() + " }");
-  return join(out, "\n") + "\n";
+    line("attributes #" + std::to_string(lowering.index()) + " = { " + lowering.kernel_attributes() + " }");
+  return out;
 }
 
 Lowering::Lowering(const ir::Kernel& kernel, const Flavor& flavor, int index)
@@ -117,17 +130,17 @@ std::vector<std::string> Lowering::lds_lines() const {
   return out;
 }
 
-std::vector<std::string> Lowering::function_lines() {
+std::string Lowering::function_lines() {
   std::vector<std::string> param_texts;
   for (const auto& param : kernel.params) param_texts.push_back(param_text(param));
   std::string params = join(param_texts, ", ");
-  for (const auto& buffer : kernel.lds) names[buffer.value.id] = "@" + buffer.name;
+  for (const auto& buffer : kernel.lds) name_slot(buffer.value.id) = "@" + buffer.name;
   lower_region(kernel.body);
-  std::vector<std::string> out = {
-      "define amdgpu_kernel void @" + kernel.name + "(" + params + ") #" + std::to_string(index_) + " {", "entry:"};
-  out.insert(out.end(), lines.begin(), lines.end());
-  out.push_back("  ret void");
-  out.push_back("}");
+  std::string out =
+      "define amdgpu_kernel void @" + kernel.name + "(" + params + ") #" + std::to_string(index_) + " {\nentry:\n";
+  out.reserve(out.size() + lines.size() + 16);
+  out += lines;
+  out += "  ret void\n}\n";
   return out;
 }
 
@@ -144,7 +157,7 @@ std::string Lowering::kernel_attributes() const {
 }
 
 std::string Lowering::param_text(const ir::Param& param) {
-  names[param.value.id] = "%" + param.name;
+  name_slot(param.value.id) = "%" + param.name;
   std::vector<std::string> words = {llvm_type(param.value.type)};
   const auto& attrs = param.attrs;
   if (has_flag(attrs, "noalias")) words.push_back("noalias");
@@ -156,10 +169,15 @@ std::string Lowering::param_text(const ir::Param& param) {
 }
 
 // ---- helpers --------------------------------------------------------------------------------
-void Lowering::emit(const std::string& text) { lines.push_back("  " + text); }
+void Lowering::emit(const std::string& text) {
+  lines += "  ";
+  lines += text;
+  lines += '\n';
+}
 
 void Lowering::start_block(const std::string& label) {
-  lines.push_back(label + ":");
+  lines += label;
+  lines += ":\n";
   block = label;
 }
 
@@ -175,23 +193,46 @@ void Lowering::declare(const std::string& name, const std::string& result, const
 
 std::string Lowering::call(const std::string& name, const std::string& result_type,
                            const std::vector<std::pair<std::string, std::string>>& args) {
-  std::vector<std::string> types, operands;
-  for (const auto& [t, v] : args) {
-    types.push_back(t);
-    operands.push_back(t + " " + v);
+  std::vector<std::string> types;
+  types.reserve(args.size());
+  std::string text = "call " + result_type + " @" + name + "(";
+  for (size_t i = 0; i < args.size(); ++i) {
+    types.push_back(args[i].first);
+    if (i) text += ", ";
+    text += args[i].first;
+    text += ' ';
+    text += args[i].second;
   }
   declare(name, result_type, types);
-  return "call " + result_type + " @" + name + "(" + join(operands, ", ") + ")";
+  text += ')';
+  return text;
 }
 
-std::string Lowering::value(const Value& v) const { return names.at(v.id); }
+const std::string& Lowering::value(const Value& v) const {
+  // Python: self.names[v.id] (a KeyError for a value never defined).
+  if (v.id < 0 || static_cast<size_t>(v.id) >= names.size() || names[static_cast<size_t>(v.id)].empty())
+    throw std::out_of_range("no LLVM name for value %" + std::to_string(v.id));
+  return names[static_cast<size_t>(v.id)];
+}
 
-std::string Lowering::typed(const Value& v) const { return llvm_type(v.type) + " " + value(v); }
+std::string Lowering::typed(const Value& v) const {
+  std::string out;
+  append_llvm_type(out, v.type);
+  out += ' ';
+  out += value(v);
+  return out;
+}
 
 std::string Lowering::define(const Value& v, const std::string& suffix) {
   std::string name = "%v" + std::to_string(v.id) + suffix;
-  if (suffix.empty()) names[v.id] = name;
+  if (suffix.empty()) name_slot(v.id) = name;
   return name;
+}
+
+std::string& Lowering::name_slot(int id) {
+  size_t at = static_cast<size_t>(id);
+  if (at >= names.size()) names.resize(std::max(at + 1, 2 * names.size()));
+  return names[at];
 }
 
 // ---- ops --------------------------------------------------------------------------------------
@@ -203,11 +244,10 @@ void Lowering::lower_region(const ir::Region& region) {
 }
 
 Lowering::Handler Lowering::handler(const std::string& name) const {
-  if (INT_OPCODES.count(name)) return &Lowering::lower_int_binary;
-  if (FLOAT_OPCODES.count(name) || FLOAT_INTRINSICS.count(name) || name == "fneg") return &Lowering::lower_float_op;
-  if (std::find(CASTS.begin(), CASTS.end(), name) != CASTS.end()) return &Lowering::lower_cast;
-  // Python looks up `lower_<name>`; this table is that lookup.
-  static const std::map<std::string, Handler> by_name = {
+  // Python looks up `lower_<name>` after the three op groups; this one table, built once, is
+  // that whole lookup (a single hash lookup per op; the groups' names are disjoint).
+  static const std::unordered_map<std::string, Handler> by_name = [] {
+    std::unordered_map<std::string, Handler> table = {
       {"const", &Lowering::lower_const},       {"workitem_id", &Lowering::lower_workitem_id},
       {"workgroup_id", &Lowering::lower_workgroup_id}, {"num_workgroups", &Lowering::lower_num_workgroups},
       {"icmp", &Lowering::lower_icmp},         {"fcmp", &Lowering::lower_fcmp},
@@ -220,6 +260,13 @@ Lowering::Handler Lowering::handler(const std::string& name) const {
       {"shuffle", &Lowering::lower_shuffle},
       {"bpermute", &Lowering::lower_bpermute}, {"update_dpp", &Lowering::lower_update_dpp},
       {"mma", &Lowering::lower_mma}};
+    for (const auto& entry : INT_OPCODES) table[entry.first] = &Lowering::lower_int_binary;
+    for (const auto& entry : FLOAT_OPCODES) table[entry.first] = &Lowering::lower_float_op;
+    for (const auto& entry : FLOAT_INTRINSICS) table[entry.first] = &Lowering::lower_float_op;
+    table["fneg"] = &Lowering::lower_float_op;
+    for (const auto& cast : CASTS) table[cast] = &Lowering::lower_cast;
+    return table;
+  }();
   auto found = by_name.find(name);
   if (found == by_name.end()) throw LowerError("no lowering for op '" + name + "'");
   return found->second;
@@ -227,7 +274,7 @@ Lowering::Handler Lowering::handler(const std::string& name) const {
 
 void Lowering::lower_const(const Op& op) {
   const Value& result = op.results[0];
-  names[result.id] = constant_literal(result.type, op.attrs.at("value"), flavor);
+  name_slot(result.id) = constant_literal(result.type, op.attrs.at("value"), flavor);
 }
 
 void Lowering::lower_workitem_id(const Op& op) {
@@ -396,11 +443,11 @@ void Lowering::lower_for(const Op& op) {
   std::string latch = block;
   for (size_t i = 0; i < iters.size() && i < inits.size() && i < yields.size(); ++i)
     carried.emplace_back(iters[i], inits[i], value(yields[i]));
-  std::vector<std::string> phis;
+  std::string phis;
   for (const auto& [arg, init, back] : carried)
-    phis.push_back("  " + value(arg) + " = phi " + llvm_type(arg.type) + " [ " + value(init) + ", %" + preheader +
-                   " ], [ " + back + ", %" + latch + " ]");
-  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(phi_at), phis.begin(), phis.end());
+    phis += "  " + value(arg) + " = phi " + llvm_type(arg.type) + " [ " + value(init) + ", %" + preheader +
+            " ], [ " + back + ", %" + latch + " ]\n";
+  lines.insert(phi_at, phis);
   emit(next_iv + " = add nsw i32 " + value(iv) + ", " + value(step));
   std::string again = define(iv, ".again");
   emit(again + " = icmp slt i32 " + next_iv + ", " + value(hi));

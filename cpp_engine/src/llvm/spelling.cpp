@@ -24,9 +24,33 @@ std::string hex(uint64_t bits, int digits) {
 }  // namespace
 
 std::string llvm_type(const ir::Type& t) {
-  if (t.kind == "pointer") return "ptr addrspace(" + std::to_string(ADDRESS_SPACE_NUMBERS.at(t.space)) + ")";
-  if (t.kind == "vector") return "<" + std::to_string(t.count) + " x " + SCALAR_NAMES.at(t.name) + ">";
-  return SCALAR_NAMES.at(t.name);
+  std::string out;
+  append_llvm_type(out, t);
+  return out;
+}
+
+// llvm_type appended to `out`: the lowering spells a type for almost every operand, so this
+// writes in place instead of building a string per call (same rows as the two tables).
+void append_llvm_type(std::string& out, const ir::Type& t) {
+  if (t.kind == "pointer") {
+    out += "ptr addrspace(";
+    out += static_cast<char>('0' + ADDRESS_SPACE_NUMBERS.at(t.space));  // 1, 3, 4 or 5
+    out += ')';
+    return;
+  }
+  const std::string* name = nullptr;
+  for (const auto& [ir_name, spelled] : SCALAR_NAMES)
+    if (ir_name == t.name) name = &spelled;
+  if (!name) SCALAR_NAMES.at(t.name);  // throws, as the lookup did
+  if (t.kind == "vector") {
+    out += '<';
+    out += std::to_string(t.count);
+    out += " x ";
+    out += *name;
+    out += '>';
+    return;
+  }
+  out += *name;
 }
 
 std::string mangle(const ir::Type& t) {

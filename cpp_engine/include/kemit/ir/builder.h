@@ -125,7 +125,8 @@ class Builder {
   Value param(const std::string& name, const Type& t, int64_t align = 0, bool noalias = false,
               bool nocapture = false, bool readonly = false, bool writeonly = false);
   Value lds(const std::string& name, const Type& element, int count, int align);
-  Kernel finish() const;
+  // Moves the kernel out (C++ only: no copy of every op); the builder is spent afterwards.
+  Kernel finish();
 
   // ---- constants and special registers ----
   Value const_int(const Type& t, int64_t value);
@@ -208,7 +209,7 @@ class Builder {
   void _if(const Value& cond, const std::vector<IfBody>& bodies);
   Region& _current();
   Value _new_value(const Type& t);
-  std::optional<Value> _emit(const std::string& name, const std::vector<Value>& operands,
+  std::optional<Value> _emit(const std::string& name, std::vector<Value> operands,
                              const std::optional<Type>& result_type, Attrs attrs);
   void _check_new_name(const std::string& name) const;
   static std::string _dim(const std::string& dim);

@@ -15,12 +15,13 @@ std::string print_kernel(const Kernel& kernel);
 // A module of kernels (a family may build more than one): the header once, then each kernel's
 // block in order. print_module({k}) == print_kernel(k).
 std::string print_module(const std::vector<Kernel>& kernels);
-std::vector<std::string> kernel_lines(const Kernel& kernel);
+// C++ keeps "lines" as one text, each line ending in "\n" (appended once, never joined).
+std::string kernel_lines(const Kernel& kernel);
 std::string attrs_text(const Attrs& attrs);
 std::string values_text(const std::vector<Value>& values);
-void print_region(const Region& region, int depth, std::vector<std::string>& lines);
+void print_region(const Region& region, int depth, std::string& lines);
 std::string op_text(const Op& op);
-void print_for(const Op& op, int depth, std::vector<std::string>& lines);
-void print_if(const Op& op, int depth, std::vector<std::string>& lines);
+void print_for(const Op& op, int depth, std::string& lines);
+void print_if(const Op& op, int depth, std::string& lines);
 
 }  // namespace kemit::ir

@@ -44,8 +44,9 @@ class Lowering {
 
   // ---- module ----
   std::vector<std::string> lds_lines() const;
-  // The kernel's `define`, from its signature to its closing brace.
-  std::vector<std::string> function_lines();
+  // The kernel's `define`, from its signature to its closing brace. C++ returns the lines as
+  // one text, each line ending in "\n" (lower_module appends it to its output as is).
+  std::string function_lines();
   int index() const { return index_; }
   const std::map<std::string, std::string>& declared() const { return declarations; }
   std::string kernel_attributes() const;
@@ -59,9 +60,11 @@ class Lowering {
   // Declare and call an intrinsic; args are (type text, operand text) pairs.
   std::string call(const std::string& name, const std::string& result_type,
                    const std::vector<std::pair<std::string, std::string>>& args);
-  std::string value(const ir::Value& v) const;
+  const std::string& value(const ir::Value& v) const;
   std::string typed(const ir::Value& v) const;
   std::string define(const ir::Value& v, const std::string& suffix = "");
+  // names[id], growing the table when id is new (C++ only: names is a vector, not a dict).
+  std::string& name_slot(int id);
 
   // ---- ops ----
   using Handler = void (Lowering::*)(const ir::Op&);
@@ -107,9 +110,11 @@ class Lowering {
  private:
   const ir::Kernel& kernel;
   const Flavor& flavor;
-  std::map<int, std::string> names;
+  std::vector<std::string> names;  // by value id ("" = not named yet); ids are dense from 0
   std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
-  std::vector<std::string> lines;
+  // Python's `lines`: the body after "entry:", one text with each line ending in "\n", so a
+  // line is appended once instead of being kept and joined later.
+  std::string lines;
   std::string block = "entry";
   int blocks_made = 0;
   int index_ = 0;

@@ -14,6 +14,8 @@ extern const std::map<std::string, int> ADDRESS_SPACE_NUMBERS;
 extern const std::map<std::string, std::string> SCALAR_NAMES;
 
 std::string llvm_type(const ir::Type& t);
+// llvm_type(t) appended to out (C++ only: spares a string per operand in the lowering).
+void append_llvm_type(std::string& out, const ir::Type& t);
 // The overload suffix of an intrinsic name: f32, v4f32, i32.
 std::string mangle(const ir::Type& t);
 // A scalar constant: decimal integers, LLVM's hex forms for floats (exact, never rounded).
