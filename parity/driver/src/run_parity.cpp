@@ -24,6 +24,12 @@ std::string display_dir(const std::string& dir, const std::string& root) {
   return relative.empty() || relative.rfind("..", 0) == 0 ? dir : relative;
 }
 
+void show_progress(std::ostream& notes, size_t done, size_t total) {
+  notes << "\r[" << done << "/" << total << "] answers" << std::flush;
+}
+
+}  // namespace
+
 void require_flavors_served(const std::vector<Hello>& hellos, const std::vector<EngineCommand>& commands,
                             const std::vector<std::string>& flavors) {
   for (size_t engine = 0; engine < hellos.size(); ++engine)
@@ -34,14 +40,6 @@ void require_flavors_served(const std::vector<Hello>& hellos, const std::vector<
                                   "); update its flavor table or pass --flavor");
 }
 
-void show_progress(std::ostream& notes, size_t done, size_t total) {
-  notes << "\r[" << done << "/" << total << "] answers" << std::flush;
-}
-
-struct Plan {
-  std::vector<nlohmann::json> requests;
-  std::vector<std::pair<size_t, size_t>> owner;  // request -> (family, config)
-};
 
 // One FamilyOutcome per family (in outcome.families) and the emit requests of the families
 // both engines serve. A family an engine lacks is not emitted at all: it is RED whatever the
@@ -79,8 +77,6 @@ PoolOptions pool_options_for(const CheckOptions& options) {
   pool.hello_timeout_seconds = std::max(30.0, options.timeout_seconds);
   return pool;
 }
-
-}  // namespace
 
 std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes) {
   if (requested.empty()) return kemit::llvm::flavor_names();

@@ -1,10 +1,9 @@
 // The fresh run of run_diff: the same pool and verdicts as check_byte_identity, but the answers
 // are kept, so the emitted texts can be hashed into golden entries and handed to the LLVM lane.
 #include <algorithm>
-#include <filesystem>
 #include <map>
-#include <thread>
 
+#include "kemit/driver/check.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/golden/digest.h"
@@ -25,11 +24,6 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string display_dir(const std::string& dir, const std::string& root) {
-  std::string relative = std::filesystem::path(dir).lexically_relative(root).string();
-  return relative.empty() || relative.rfind("..", 0) == 0 ? dir : relative;
-}
-
 std::vector<EngineCommand> chosen_commands(const Options& options) {
   const auto& where = options.check.locations;
   std::vector<EngineCommand> commands;
@@ -44,25 +38,6 @@ std::vector<EngineCommand> chosen_commands(const Options& options) {
     driver::check_engine_available(commands.back(), where, !options.check.cpp_cmd);
   }
   return commands;
-}
-
-std::vector<FamilyConfigs> load_families(const Options& options) {
-  const auto& check = options.check;
-  std::string dir = check.configs_dir.empty() ? check.locations.root + "/parity/configs" : check.configs_dir;
-  auto families = driver::load_config_dir(dir, display_dir(dir, check.locations.root), check.only);
-  if (families.empty())  // an empty selection must never pass as an empty GOLDEN OK
-    throw driver::UsageError(check.only.empty() ? "no <family>.json config file in " + dir
-                                                : "--only " + join(check.only) + " matches no config file in " + dir);
-  return families;
-}
-
-void require_flavors_served(const std::vector<driver::Hello>& hellos, const std::vector<EngineCommand>& commands,
-                            const std::vector<std::string>& flavors) {
-  for (size_t e = 0; e < hellos.size(); ++e)
-    for (const auto& flavor : flavors)
-      if (std::find(hellos[e].flavors.begin(), hellos[e].flavors.end(), flavor) == hellos[e].flavors.end())
-        throw driver::InfrastructureError("the " + commands[e].name + " engine does not serve flavor " + flavor +
-                                          " (its hello lists: " + join(hellos[e].flavors) + ")");
 }
 
 golden::Section text_section(const std::string& text) {
@@ -117,34 +92,19 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
   FreshRun run;
   run.flavors = driver::resolve_flavor_names(options.check.flavors, notes);
   run.outcome.flavors = run.flavors;
-  std::vector<FamilyConfigs> families = load_families(options);
+  std::vector<FamilyConfigs> families = driver::load_selected_families(options.check);
   std::vector<EngineCommand> commands = chosen_commands(options);
   for (const auto& command : commands) run.outcome.engines.push_back(command.name);
 
-  driver::PoolOptions pool_options;
-  pool_options.workers_per_engine =
-      options.check.jobs > 0 ? options.check.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  pool_options.timeout_seconds = options.check.timeout_seconds;
-  pool_options.hello_timeout_seconds = std::max(30.0, options.check.timeout_seconds);
-  driver::WorkerPool pool(commands, pool_options);
+  driver::WorkerPool pool(commands, driver::pool_options_for(options.check));
   std::vector<driver::Hello> hellos = pool.start();
-  require_flavors_served(hellos, commands, run.flavors);
+  driver::require_flavors_served(hellos, commands, run.flavors);
   std::map<std::string, std::vector<std::string>> engine_families;
   for (size_t e = 0; e < hellos.size(); ++e) engine_families[commands[e].name] = hellos[e].families;
 
-  std::vector<json> requests;
-  std::vector<std::pair<size_t, size_t>> owner;
-  for (size_t f = 0; f < families.size(); ++f) {
-    driver::FamilyOutcome family{families[f].family, families[f].display_path, {}, {}, {}};
-    for (const auto& [engine, served] : engine_families)
-      if (std::find(served.begin(), served.end(), family.family) == served.end()) family.lacking_engines.push_back(engine);
-    if (family.lacking_engines.empty())
-      for (size_t c = 0; c < families[f].configs.size(); ++c) {
-        requests.push_back(driver::emit_request(family.family, families[f].configs[c], run.flavors));
-        owner.push_back({f, c});
-      }
-    run.outcome.families.push_back(family);
-  }
+  driver::Plan plan = driver::plan_requests(families, engine_families, run.outcome);
+  const auto& requests = plan.requests;
+  const auto& owner = plan.owner;
   driver::ProgressFn progress;
   if (options.check.progress)
     progress = [&](size_t done, size_t total) { notes << "\r[" << done << "/" << total << "] answers" << std::flush; };

@@ -6,8 +6,15 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/outcome.h"
+#include "kemit/driver/worker_pool.h"
 
 namespace kemit::driver {
 
@@ -29,6 +36,30 @@ std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& re
 
 // The worker commands the options ask for, checked to exist (InfrastructureError otherwise).
 std::vector<EngineCommand> engine_commands(const CheckOptions& options);
+
+// The pieces of a run, shared with run_diff.
+
+// The config folder's families that --only selects; a selection matching nothing is a UsageError
+// (an empty selection must never pass as an empty GREEN).
+std::vector<FamilyConfigs> load_selected_families(const CheckOptions& options);
+
+// Workers per engine (one per core by default) and the timeouts.
+PoolOptions pool_options_for(const CheckOptions& options);
+
+// Every engine serves every requested flavor, else InfrastructureError.
+void require_flavors_served(const std::vector<Hello>& hellos, const std::vector<EngineCommand>& commands,
+                            const std::vector<std::string>& flavors);
+
+// The emit requests of one run, and which (family, config) each belongs to.
+struct Plan {
+  std::vector<nlohmann::json> requests;
+  std::vector<std::pair<size_t, size_t>> owner;  // request -> (family, config)
+};
+
+// One FamilyOutcome per family (appended to outcome.families) and the emit requests of the
+// families every engine serves; a family an engine lacks is RED whatever the others say.
+Plan plan_requests(const std::vector<FamilyConfigs>& families,
+                   const std::map<std::string, std::vector<std::string>>& engine_families, RunOutcome& outcome);
 
 // Loads the configs, drives both engines and judges every config. Throws ConfigError,
 // UsageError or InfrastructureError (all exit 2); `notes` gets alias notes and progress.
