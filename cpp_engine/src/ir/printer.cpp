@@ -85,7 +85,9 @@ void print_region(const Region& region, int depth, std::string& lines) {
 }
 
 std::string op_text(const Op& op) {
-  std::string text = op.results.empty() ? "" : values_text(op.results) + " = ";
+  std::string text;
+  text.reserve(96);  // room for the whole line: no reallocation per `+=` below
+  if (!op.results.empty()) text += values_text(op.results) + " = ";
   text += op.name;
   if (!op.operands.empty()) text += " " + values_text(op.operands);
   text += attrs_text(op.attrs);

@@ -2,6 +2,7 @@
 #include "kemit/llvm/lower.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <set>
 #include <tuple>
@@ -217,6 +218,7 @@ const std::string& Lowering::value(const Value& v) const {
 
 std::string Lowering::typed(const Value& v) const {
   std::string out;
+  out.reserve(64);  // most lines append more to it: one allocation instead of several
   append_llvm_type(out, v.type);
   out += ' ';
   out += value(v);
@@ -224,7 +226,13 @@ std::string Lowering::typed(const Value& v) const {
 }
 
 std::string Lowering::define(const Value& v, const std::string& suffix) {
-  std::string name = "%v" + std::to_string(v.id) + suffix;
+  // The name usually heads the line being built (`define(r) + " = " + ...`): room for the
+  // whole line up front spares the reallocations of each `+` after it.
+  std::string name;
+  name.reserve(128);
+  name += "%v";
+  name += std::to_string(v.id);
+  name += suffix;
   if (suffix.empty()) name_slot(v.id) = name;
   return name;
 }
@@ -309,10 +317,18 @@ void Lowering::lower_num_workgroups(const Op& op) {
 void Lowering::lower_int_binary(const Op& op) {
   const Value& a = op.operands[0];
   const Value& b = op.operands[1];
-  std::vector<std::string> words = {INT_OPCODES.at(op.name)};
+  // Python joins a list of words; C++ appends them to the line (no list, no join).
+  std::string line = define(op.results[0]) + " = " + INT_OPCODES.at(op.name);
   for (const char* flag : {"nuw", "nsw", "disjoint"})
-    if (has_flag(op.attrs, flag) && (std::string(flag) != "disjoint" || flavor.or_disjoint)) words.push_back(flag);
-  emit(define(op.results[0]) + " = " + join(words, " ") + " " + typed(a) + ", " + value(b));
+    if (has_flag(op.attrs, flag) && (std::strcmp(flag, "disjoint") != 0 || flavor.or_disjoint)) {
+      line += ' ';
+      line += flag;
+    }
+  line += ' ';
+  line += typed(a);
+  line += ", ";
+  line += value(b);
+  emit(line);
 }
 
 void Lowering::lower_float_op(const Op& op) {
