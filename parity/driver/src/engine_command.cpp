@@ -74,8 +74,18 @@ std::vector<std::string> shell_split(const std::string& command) {
   return words;
 }
 
+// A Python worker keeps its byte code under the build dir (never beside the sources): each of
+// the gate's workers would otherwise compile the engine again on start-up when the caller's
+// environment sets PYTHONDONTWRITEBYTECODE (an empty value turns that off for the worker only).
+// Python checks each cached file against its source, so an edited module is compiled again.
+std::vector<std::pair<std::string, std::string>> py_environment(const EngineLocations& where) {
+  return {{"PYTHONPATH", where.root + "/py_engine"},
+          {"PYTHONPYCACHEPREFIX", where.build + "/pycache"},
+          {"PYTHONDONTWRITEBYTECODE", ""}};
+}
+
 EngineCommand default_py_command(const EngineLocations& where) {
-  return {"py", {kPython, "-m", "kemit.emit", "--serve"}, {{"PYTHONPATH", where.root + "/py_engine"}}};
+  return {"py", {kPython, "-m", "kemit.emit", "--serve"}, py_environment(where)};
 }
 
 EngineCommand default_cpp_command(const EngineLocations& where) {
@@ -85,7 +95,7 @@ EngineCommand default_cpp_command(const EngineLocations& where) {
 EngineCommand custom_command(const std::string& name, const std::string& command_line, const EngineLocations& where) {
   EngineCommand command{name, shell_split(command_line), {}};
   if (command.argv.empty()) throw UsageError("--" + name + "-cmd is empty; give the command that starts a worker");
-  if (name == "py") command.env.push_back({"PYTHONPATH", where.root + "/py_engine"});
+  if (name == "py") command.env = py_environment(where);
   return command;
 }
 
