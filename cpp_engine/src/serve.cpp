@@ -4,6 +4,7 @@
 #include "serve.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <istream>
 #include <limits>
 #include <ostream>
@@ -170,6 +171,68 @@ json emit_response(const json& request_id, const json& request) {
           {"ll", ll}};
 }
 
+// The answer line, byte for byte what response.dump(-1, ' ', false, replace) writes, without
+// nlohmann's per-character UTF-8 state machine for the long ASCII texts (the IR): an ASCII string
+// is escaped here in runs; any other string, and every non-string scalar, is still nlohmann's.
+void write_string(std::string& out, const std::string& text) {
+  size_t start = out.size(), done = 0;
+  out += '"';
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {  // non-ASCII: nlohmann's own escaping (and its replacement of bad UTF-8)
+      out.resize(start);
+      out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text, done, i - done);
+    done = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
+      default: {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+        out += escaped;
+      }
+    }
+  }
+  out.append(text, done, text.size() - done);
+  out += '"';
+}
+
+void write_json(std::string& out, const json& value) {
+  if (value.is_string()) return write_string(out, value.get_ref<const std::string&>());
+  if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto item = value.begin(); item != value.end(); ++item) {  // sorted by key, as dump() writes
+      if (!first) out += ',';
+      first = false;
+      write_string(out, item.key());
+      out += ':';
+      write_json(out, item.value());
+    }
+    out += '}';
+    return;
+  }
+  if (value.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (i) out += ',';
+      write_json(out, value[i]);
+    }
+    out += ']';
+    return;
+  }
+  out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 bool is_blank(const std::string& line) {
   return line.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
 }
@@ -233,7 +296,10 @@ int serve(std::istream& in, std::ostream& out) {
     } catch (const json::exception& error) {
       response = {{"id", nullptr}, {"status", "error"}, {"error", std::string("malformed request line: ") + error.what()}};
     }
-    out << response.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    std::string text;
+    write_json(text, response);
+    text += '\n';
+    out << text;
     out.flush();
   }
   return 0;
