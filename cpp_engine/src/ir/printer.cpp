@@ -14,6 +14,65 @@ std::string id_text(const Value& v) { return "%" + std::to_string(v.id); }
 
 std::string pad_text(int depth) { return std::string(2 * depth, ' '); }
 
+// C++ only: attrs_text, values_text and op_text append to the line being printed through
+// these, instead of building a string for each piece (same text, fewer allocations).
+void append_id(std::string& out, const Value& v) {
+  out += '%';
+  out += std::to_string(v.id);
+}
+
+void append_values(std::string& out, const std::vector<Value>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ", ";
+    append_id(out, values[i]);
+  }
+}
+
+void append_attrs(std::string& out, const Attrs& attrs) {
+  if (attrs.empty()) return;
+  out += " {";
+  bool first = true;
+  for (const auto& [key, value] : attrs) {  // a std::map iterates in sorted key order
+    if (!first) out += ", ";
+    first = false;
+    out += key;
+    if (value.kind == Attr::Kind::integer) {
+      out += '=';
+      out += std::to_string(value.integer);
+    }
+    if (value.kind == Attr::Kind::text) {
+      out += '=';
+      out += value.text;
+    }
+  }
+  out += '}';
+}
+
+void append_type(std::string& out, const Type& t) {
+  if (t.kind == "scalar") {
+    out += t.name;
+  } else {
+    out += type_text(t);
+  }
+}
+
+void append_op_text(std::string& out, const Op& op) {
+  if (!op.results.empty()) {
+    append_values(out, op.results);
+    out += " = ";
+  }
+  out += op.name;
+  if (!op.operands.empty()) {
+    out += ' ';
+    append_values(out, op.operands);
+  }
+  append_attrs(out, op.attrs);
+  if (!op.results.empty()) {
+    out += " : ";
+    append_type(out, op.results[0].type);
+  }
+}
+
 // Python's lines.append(text): C++ appends the line and its "\n" to the one output text.
 void add_line(std::string& lines, const std::string& text) {
   lines += text;
@@ -54,20 +113,14 @@ std::string kernel_lines(const Kernel& kernel) {
 }
 
 std::string attrs_text(const Attrs& attrs) {
-  if (attrs.empty()) return "";
-  std::string items;
-  for (const auto& [key, value] : attrs) {  // a std::map iterates in sorted key order
-    std::string item = key;
-    if (value.kind == Attr::Kind::integer) item += "=" + std::to_string(value.integer);
-    if (value.kind == Attr::Kind::text) item += "=" + value.text;
-    items += (items.empty() ? "" : ", ") + item;
-  }
-  return " {" + items + "}";
+  std::string out;
+  append_attrs(out, attrs);
+  return out;
 }
 
 std::string values_text(const std::vector<Value>& values) {
   std::string out;
-  for (const auto& v : values) out += (out.empty() ? "" : ", ") + id_text(v);
+  append_values(out, values);
   return out;
 }
 
@@ -79,19 +132,15 @@ void print_region(const Region& region, int depth, std::string& lines) {
       print_if(op, depth, lines);
     else {
       lines.append(2 * static_cast<size_t>(depth), ' ');
-      add_line(lines, op_text(op));
+      append_op_text(lines, op);  // op_text(op), written in place
+      lines += '\n';
     }
   }
 }
 
 std::string op_text(const Op& op) {
   std::string text;
-  text.reserve(96);  // room for the whole line: no reallocation per `+=` below
-  if (!op.results.empty()) text += values_text(op.results) + " = ";
-  text += op.name;
-  if (!op.operands.empty()) text += " " + values_text(op.operands);
-  text += attrs_text(op.attrs);
-  if (!op.results.empty()) text += " : " + type_text(op.results[0].type);
+  append_op_text(text, op);
   return text;
 }
 

@@ -31,7 +31,7 @@ const std::map<std::string, std::pair<int, int>> DISPATCH_OFFSETS = {{"x", {4, 1
 
 namespace {
 
-bool has_flag(const ir::Attrs& attrs, const std::string& key) {
+bool has_flag(const ir::Attrs& attrs, std::string_view key) {
   // Python's attrs.get(key): a present flag or a non-zero/non-empty value is truthy.
   auto found = attrs.find(key);
   if (found == attrs.end()) return false;

@@ -43,8 +43,9 @@ struct Attr {
   static Attr of(int64_t value) { return Attr{Kind::integer, value, ""}; }
   static Attr of(std::string value) { return Attr{Kind::text, 0, std::move(value)}; }
 };
-// Sorted by key, as every reader of an op's attributes sorts them.
-using Attrs = std::map<std::string, Attr>;
+// Sorted by key, as every reader of an op's attributes sorts them. std::less<> lets a lookup
+// by a literal key (attrs.find("nsw")) compare in place instead of building a std::string.
+using Attrs = std::map<std::string, Attr, std::less<>>;
 
 struct Op;
 struct Region {
