@@ -145,10 +145,11 @@ void Compiler::immediates(const ir::Op& op, Instr& in) {
 
 std::string op_label(const ir::Op& op) {
   if (op.name == "for" || op.name == "if") {
-    std::vector<std::string> lines;
-    if (op.name == "for") ir::print_for(op, 0, lines);
-    else ir::print_if(op, 0, lines);
-    return lines.empty() ? op.name : lines[0].substr(0, lines[0].size() - 2);
+    std::string text;  // the op with its regions; its label is the head line without " {"
+    if (op.name == "for") ir::print_for(op, 0, text);
+    else ir::print_if(op, 0, text);
+    std::string head = text.substr(0, text.find('\n'));
+    return head.size() < 2 ? op.name : head.substr(0, head.size() - 2);
   }
   return ir::op_text(op);
 }
