@@ -105,6 +105,10 @@ class PlainJson {
   // At the opening quote; appends the decoded text to out.
   bool string(std::string& out) {
     ++p_;
+    // Room for the whole text first (it is no longer than its JSON): one allocation, no regrowth.
+    const char* close = p_;
+    while (close < end_ && *close != '"') close += *close == '\\' ? 2 : 1;
+    out.reserve(out.size() + static_cast<size_t>(std::min(close, end_) - p_));
     while (true) {
       const char* run = p_;
       while (p_ < end_) {
