@@ -175,28 +175,4 @@ void print_if(const Op& op, int depth, std::string& lines) {
   add_line(lines, pad + "}");
 }
 
-// The line-list forms (the interpreter labels an op by its first line): the text forms, split
-// at their newlines.
-namespace {
-void split_lines(const std::string& text, std::vector<std::string>& lines) {
-  for (size_t start = 0, end; start < text.size(); start = end + 1) {
-    end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-  }
-}
-}  // namespace
-
-void print_for(const Op& op, int depth, std::vector<std::string>& lines) {
-  std::string text;
-  print_for(op, depth, text);
-  split_lines(text, lines);
-}
-
-void print_if(const Op& op, int depth, std::vector<std::string>& lines) {
-  std::string text;
-  print_if(op, depth, text);
-  split_lines(text, lines);
-}
-
 }  // namespace kemit::ir

@@ -23,8 +23,5 @@ void print_region(const Region& region, int depth, std::string& lines);
 std::string op_text(const Op& op);
 void print_for(const Op& op, int depth, std::string& lines);
 void print_if(const Op& op, int depth, std::string& lines);
-// The same as a list of lines (no "\n"), as Python keeps them: the interpreter's op labels.
-void print_for(const Op& op, int depth, std::vector<std::string>& lines);
-void print_if(const Op& op, int depth, std::vector<std::string>& lines);
 
 }  // namespace kemit::ir
