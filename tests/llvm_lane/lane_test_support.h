@@ -42,12 +42,12 @@ inline bool toolchain_installed(const std::string& flavor) {
 
 }  // namespace kemit::lane::testing
 
-// A missing LLVM is TOOLCHAIN_MISSING in the lane (never a pass); here it skips
-// the test that needs it, saying which package to install.
+// A missing LLVM is TOOLCHAIN_MISSING in the lane (never a pass); the set-up installs all three,
+// so here it fails the test that needs it, saying which package to install.
 #define REQUIRE_FLAVOR(flavor)                                                                           \
   do {                                                                                                   \
     if (!::kemit::lane::testing::toolchain_installed(flavor))                                            \
-      GTEST_SKIP() << flavor << " toolchain not installed: "                                             \
+      GTEST_FAIL() << flavor << " toolchain not installed: "                                             \
                    << ::kemit::lane::toolchain_problem(::kemit::lane::default_toolchains(),              \
                                                         ::kemit::llvm::find_flavor(flavor).major);       \
   } while (0)
