@@ -253,7 +253,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
       },
       [&] { return size_check(spec); },
   };
-  return common::first_reason(checks);
+  return first_reason(checks);
 }
 
 std::string positive(const nlohmann::json& spec, const std::vector<std::string>& names) {

@@ -6,7 +6,7 @@ cpl-wide vector, and with cpl > 1 the arithmetic runs on channel pairs (`<2 x f3
 tap is one llvm.fma.v2f32). The problem shape is part of the spec and of the kernel.
 """
 from ..ir.types import pointer, scalar, vector, with_lanes
-from .spec import first_reason, one_of  # noqa: F401 (first_reason: the conv families call common.first_reason)
+from .spec import one_of
 
 SHAPE_FIELDS = (("n", "int", 1), ("h", "int", 56), ("w", "int", 56), ("c", "int", 64),
                 ("kh", "int", 3), ("kw", "int", 3), ("stride", "int", 1), ("pad", "int", 1),

@@ -28,7 +28,7 @@ from ..llvm.lower_mma import mma_gate
 from ..target.arch import ARCHS
 from . import conv_depthwise_common as common
 from . import gemm_mma
-from .spec import one_of, parse_fields
+from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "conv_fwd_lds_halo"
 REDUCE_KERNEL = "conv_split_reduce"
@@ -143,7 +143,7 @@ def validate(spec, arch):
         f"exceeds the {arch.lds_bytes} bytes of {arch.name}",
         lambda: size_check(s),
     )
-    return common.first_reason(checks)
+    return first_reason(checks)
 
 
 def positive(spec, names):

@@ -46,7 +46,6 @@ int64_t element_count(const std::vector<int64_t>& dims);
 // The checks both families run after their own: each returns "" or the refusal text.
 std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
                                 const std::vector<std::string>& positives);
-using families::first_reason;  // the conv families call common::first_reason
 
 // ---- lanes and indices ----
 // Two read-only tensors, then the written one.
