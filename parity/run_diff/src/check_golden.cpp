@@ -120,12 +120,7 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run) {
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
     if (with_configs.count(family) || !selected(options.check.only, family)) continue;
-    golden::FreshResults empty;
-    empty.family = family;
-    empty.flavors = run.flavors;
-    empty.all_flavors = kemit::llvm::flavor_names();
-    empty.complete = true;
-    FamilyCheck f = compare_family(dir, empty);
+    FamilyCheck f = compare_family(dir, vanished_family_results(run, family));
     f.has_configs = false;
     check.families.push_back(std::move(f));
   }

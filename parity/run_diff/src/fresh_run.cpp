@@ -158,4 +158,13 @@ golden::FreshResults fresh_results(const FreshRun& run, const FreshFamily& famil
   return fresh;
 }
 
+golden::FreshResults vanished_family_results(const FreshRun& run, const std::string& family) {
+  golden::FreshResults empty;
+  empty.family = family;
+  empty.flavors = run.flavors;
+  empty.all_flavors = kemit::llvm::flavor_names();
+  empty.complete = true;
+  return empty;
+}
+
 }  // namespace kemit::run_diff

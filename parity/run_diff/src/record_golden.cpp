@@ -73,12 +73,7 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
     if (with_configs.count(family) || !selected(options.check.only, family)) continue;
-    golden::FreshResults empty;
-    empty.family = family;
-    empty.flavors = run.flavors;
-    empty.all_flavors = kemit::llvm::flavor_names();
-    empty.complete = true;
-    runs.push_back(empty);
+    runs.push_back(vanished_family_results(run, family));
   }
   golden::BlessOptions bless_options;
   bless_options.allow_changes = options.allow_changes;

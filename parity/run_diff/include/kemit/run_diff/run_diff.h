@@ -81,6 +81,8 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
 
 // The FreshResults the golden store takes, one per parity-green family.
 golden::FreshResults fresh_results(const FreshRun& run, const FreshFamily& family);
+// A complete run with no entries, for a shard whose config file is gone: its configs are MISSING.
+golden::FreshResults vanished_family_results(const FreshRun& run, const std::string& family);
 
 // --- modes -----------------------------------------------------------------------------------
 
