@@ -8,7 +8,6 @@
 #include "golden_check.h"
 #include "kemit/driver/reports.h"
 #include "kemit/golden/shard_io.h"
-#include "kemit/llvm/flavors.h"
 
 namespace kemit::run_diff {
 

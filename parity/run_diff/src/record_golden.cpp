@@ -9,7 +9,6 @@
 #include "kemit/driver/reports.h"
 #include "kemit/golden/bless.h"
 #include "kemit/golden/shard_io.h"
-#include "kemit/llvm/flavors.h"
 
 namespace kemit::run_diff {
 
