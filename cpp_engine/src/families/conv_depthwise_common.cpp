@@ -57,6 +57,24 @@ int64_t element_count(const std::vector<int64_t>& dims) {
   return total;
 }
 
+std::vector<Check> channel_checks(const nlohmann::json& spec, const std::vector<int>& cpls) {
+  return {
+      [&spec] {
+        std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end());
+        return one_of("dtype", spec.at("dtype"), dtypes);
+      },
+      [&spec, cpls] {
+        std::vector<nlohmann::json> allowed(cpls.begin(), cpls.end());
+        return one_of("cpl", spec.at("cpl"), allowed);
+      },
+      [&spec]() -> std::string {
+        int64_t c = field(spec, "c"), cpl = field(spec, "cpl");
+        if (c % cpl == 0) return "";
+        return "groups (c = " + std::to_string(c) + ") must be a multiple of cpl " + std::to_string(cpl);
+      },
+  };
+}
+
 std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
                                 const std::vector<std::string>& positives) {
   auto s = [&spec](const char* name) { return field(spec, name); };

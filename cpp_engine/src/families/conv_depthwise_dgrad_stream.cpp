@@ -48,19 +48,8 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   auto s = [&spec](const char* name) { return field(spec, name); };
   // Products of three 32-bit fields can pass 64 bits before the positivity checks run.
   auto product = [](int64_t a, int64_t b, int64_t c) { return static_cast<__int128>(a) * b * c; };
-  std::vector<common::Check> checks = {
-      [&] {
-        std::vector<nlohmann::json> dtypes(common::DTYPES.begin(), common::DTYPES.end());
-        return one_of("dtype", spec.at("dtype"), dtypes);
-      },
-      [&] {
-        std::vector<nlohmann::json> cpls(CPLS.begin(), CPLS.end());
-        return one_of("cpl", spec.at("cpl"), cpls);
-      },
-      [&]() -> std::string {
-        if (s("c") % s("cpl") == 0) return "";
-        return "groups (c = " + text(s("c")) + ") must be a multiple of cpl " + text(s("cpl"));
-      },
+  std::vector<common::Check> checks = common::channel_checks(spec, CPLS);
+  std::vector<common::Check> own = {
       [&]() -> std::string {
         if (product(s("cpl"), s("kh"), s("kw")) <= MAX_PACKED_WEIGHTS) return "";
         return "cpl * kh * kw must be at most " + text(MAX_PACKED_WEIGHTS) +
@@ -82,6 +71,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                " (got " + text(s("pad_w")) + ")";
       },
   };
+  checks.insert(checks.end(), own.begin(), own.end());
   for (auto& check : common::shape_checks(spec, arch, {"n", "h", "w", "c", "kh", "kw", "block_w"}))
     checks.push_back(check);
   checks.push_back([&]() -> std::string {

@@ -55,19 +55,8 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   int64_t side = dgrad ? MAX_SIDE_DGRAD : MAX_SIDE_FORWARD;
   // Products of three 32-bit fields can pass 64 bits before the positivity checks run.
   auto product = [](int64_t a, int64_t b, int64_t c) { return static_cast<__int128>(a) * b * c; };
-  std::vector<common::Check> checks = {
-      [&] {
-        std::vector<nlohmann::json> dtypes(common::DTYPES.begin(), common::DTYPES.end());
-        return one_of("dtype", spec.at("dtype"), dtypes);
-      },
-      [&] {
-        std::vector<nlohmann::json> cpls(CPLS.begin(), CPLS.end());
-        return one_of("cpl", spec.at("cpl"), cpls);
-      },
-      [&]() -> std::string {
-        if (s("c") % s("cpl") == 0) return "";
-        return "groups (c = " + text(s("c")) + ") must be a multiple of cpl " + text(s("cpl"));
-      },
+  std::vector<common::Check> checks = common::channel_checks(spec, CPLS);
+  std::vector<common::Check> own = {
       [&]() -> std::string {
         if (s("pad_w") >= -1) return "";
         return "pad_w must be -1 (same as pad) or at least 0 (got " + text(s("pad_w")) + ")";
@@ -96,6 +85,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                text(s("cpl")) + " * " + text(s("block_w")) + " * " + text(s("block_h")) + ")";
       },
   };
+  checks.insert(checks.end(), own.begin(), own.end());
   for (auto& check : common::shape_checks(spec, arch, {"n", "h", "w", "c", "kh", "kw", "block_w", "block_h"}))
     checks.push_back(check);
   return first_reason(checks);

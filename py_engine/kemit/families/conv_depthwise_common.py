@@ -45,6 +45,14 @@ def element_count(dims):
     return total
 
 
+def channel_checks(spec, cpls):
+    """The checks both families run first: the dtype, cpl, and channels a multiple of cpl."""
+    return (lambda: one_of("dtype", spec["dtype"], DTYPES),
+            lambda: one_of("cpl", spec["cpl"], cpls),
+            lambda: "" if spec["c"] % spec["cpl"] == 0 else
+            f"groups (c = {spec['c']}) must be a multiple of cpl {spec['cpl']}")
+
+
 def shape_checks(spec, arch, positives):
     """The checks both families run after their own: each returns "" or the refusal text."""
     def positive():

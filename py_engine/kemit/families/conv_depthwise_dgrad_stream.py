@@ -40,10 +40,7 @@ def kernel_name(spec):
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
     s = spec
-    checks = (
-        lambda: one_of("dtype", s["dtype"], common.DTYPES),
-        lambda: one_of("cpl", s["cpl"], CPLS),
-        lambda: "" if s["c"] % s["cpl"] == 0 else f"groups (c = {s['c']}) must be a multiple of cpl {s['cpl']}",
+    checks = common.channel_checks(s, CPLS) + (
         lambda: "" if s["cpl"] * s["kh"] * s["kw"] <= MAX_PACKED_WEIGHTS else
         f"cpl * kh * kw must be at most {MAX_PACKED_WEIGHTS} so the packed weights stay in registers "
         f"(got {s['cpl']} * {s['kh']} * {s['kw']})",

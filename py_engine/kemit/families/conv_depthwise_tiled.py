@@ -44,10 +44,7 @@ def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
     s = spec
     side = MAX_SIDE[s["dgrad"]]
-    checks = (
-        lambda: one_of("dtype", s["dtype"], common.DTYPES),
-        lambda: one_of("cpl", s["cpl"], CPLS),
-        lambda: "" if s["c"] % s["cpl"] == 0 else f"groups (c = {s['c']}) must be a multiple of cpl {s['cpl']}",
+    checks = common.channel_checks(s, CPLS) + (
         lambda: "" if s["pad_w"] >= -1 else f"pad_w must be -1 (same as pad) or at least 0 (got {s['pad_w']})",
         lambda: "" if not s["dgrad"] or s["stride"] == 1 else f"the dgrad mode needs stride 1 (got {s['stride']})",
         lambda: "" if max(s["kh"], s["kw"]) <= side else

@@ -43,6 +43,8 @@ std::pair<int64_t, int64_t> forward_extent(const nlohmann::json& spec);
 int64_t ceil_div(int64_t a, int64_t b);
 // The product of dims, or MAX_ELEMENTS once it reaches it (never overflows 64 bits).
 int64_t element_count(const std::vector<int64_t>& dims);
+// The checks both families run first: the dtype, cpl, and channels a multiple of cpl.
+std::vector<Check> channel_checks(const nlohmann::json& spec, const std::vector<int>& cpls);
 // The checks both families run after their own: each returns "" or the refusal text.
 std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
                                 const std::vector<std::string>& positives);
