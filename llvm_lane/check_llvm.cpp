@@ -1,22 +1,26 @@
-// check_llvm: every parity config, emitted by the C++ engine in-process at every
-// flavor, parsed + verified by that flavor's real LLVM and compiled by its llc.
-//   check_llvm [--only conv,gemm] [--flavor llvm19 ...] [--jobs N] [--json F] [--junit F]
+// check_llvm: every parity config, emitted by an engine's worker (`--serve`, docs/protocol.md;
+// the C++ engine by default, --engine py or any --engine-cmd that speaks the protocol) at every
+// flavor, parsed + verified by that flavor's real LLVM and compiled by its llc. The flavors, their
+// LLVM majors, datalayouts and processors come from the worker's hello: the lane links no engine.
+//   check_llvm [--engine cpp|py] [--only conv,gemm] [--flavor llvm19 ...] [--jobs N] [--json F] [--junit F]
 //   check_llvm --module FILE.ll --flavor llvm19 --arch gfx942     (one file by hand)
 // Last line: RESULT: GREEN / RESULT: RED. Exit 0 green, 1 red, 2 usage or input error.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "kemit/driver/engine_command.h"
+#include "kemit/driver/served_tables.h"
+#include "kemit/driver/worker_pool.h"
 #include "kemit/lane/configs.h"
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
-#include "kemit/llvm/flavors.h"
-#ifdef KEMIT_LANE_HAVE_EMIT
-#include "kemit/engine.h"
-#endif
 
 namespace {
 
@@ -31,9 +35,11 @@ struct Arguments {
   std::string json_path, junit_path, failures_dir;
   bool resources = false, no_codegen = false, expect_no_spill = false;
   std::string module_path, arch;
+  std::string engine = "cpp", engine_cmd;
+  double timeout = 60;
 };
 
-[[maybe_unused]] std::vector<std::string> split_commas(const std::string& text) {
+std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream stream(text);
   for (std::string part; std::getline(stream, part, ',');)
@@ -46,20 +52,48 @@ std::string default_configs_dir() {
   return std::string(KEMIT_SOURCE_DIR) + "/parity/configs";
 }
 
-// Canonical flavor names, aliases resolved (a newer llvmN maps to the newest flavor, with a note).
-std::vector<std::string> resolve_flavors(const std::vector<std::string>& requested) {
-  if (requested.empty()) return kemit::llvm::flavor_names();
-  std::vector<std::string> names;
-  for (const auto& name : requested) {
-    auto [flavor, note] = kemit::llvm::resolve_flavor(name);
-    if (!note.empty()) std::cerr << note << "\n";
-    if (std::find(names.begin(), names.end(), flavor->name) == names.end()) names.push_back(flavor->name);
-  }
-  return names;
+// The engine's worker: one pool (the parity driver's), its hello and the run's flavors, which the
+// worker resolves as every CLI does (aliases such as llvm23 with a note on stderr).
+struct Engine {
+  kemit::driver::WorkerPool pool;
+  kemit::driver::Hello hello;
+  std::vector<std::string> flavors;
+};
+
+kemit::driver::EngineCommand engine_command(const Arguments& args) {
+  namespace driver = kemit::driver;
+  if (args.engine != "cpp" && args.engine != "py")
+    throw driver::UsageError("--engine must be cpp or py (got '" + args.engine + "'); any other worker: --engine-cmd");
+  driver::EngineLocations where = driver::default_locations();
+  driver::EngineCommand command = !args.engine_cmd.empty() ? driver::custom_command(args.engine, args.engine_cmd, where)
+                                  : args.engine == "py"    ? driver::default_py_command(where)
+                                                           : driver::default_cpp_command(where);
+  driver::check_engine_available(command, where, args.engine_cmd.empty());
+  return command;
 }
 
-LaneOptions lane_options(const Arguments& args) {
+std::unique_ptr<Engine> start_engine(const Arguments& args) {
+  kemit::driver::PoolOptions pool;
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // --module needs the worker's hello only; the configs keep one worker per job busy.
+  pool.workers_per_engine = !args.module_path.empty() ? 1 : args.jobs > 0 ? args.jobs : cores;
+  pool.timeout_seconds = args.timeout;
+  pool.hello_timeout_seconds = std::max(30.0, args.timeout);
+  kemit::driver::EngineCommand command = engine_command(args);
+  auto engine = std::unique_ptr<Engine>(new Engine{kemit::driver::WorkerPool({command}, pool), {}, {}});
+  std::vector<kemit::driver::Hello> hellos = engine->pool.start();
+  engine->hello = hellos.at(0);
+  if (engine->hello.flavor_facts.empty())
+    throw kemit::driver::InfrastructureError("the " + command.name + " engine's hello lists no flavor_facts "
+                                             "(docs/protocol.md, hello): the lane needs each flavor's LLVM major, "
+                                             "datalayout and processors; update the engine");
+  engine->flavors = kemit::driver::resolve_flavor_names(engine->pool, hellos, {command}, args.flavors, std::cerr);
+  return engine;
+}
+
+LaneOptions lane_options(const Arguments& args, const Engine& engine) {
   LaneOptions options;
+  options.flavors = engine.hello.flavor_facts;
   options.jobs = args.jobs;
   options.checkers_per_flavor = args.checkers;
   options.run_codegen = !args.no_codegen;
@@ -71,7 +105,7 @@ std::vector<std::string> unchecked_versions(const std::vector<std::string>& flav
   auto toolchains = options.toolchains.empty() ? default_toolchains() : options.toolchains;
   std::vector<std::string> lines;
   for (const auto& name : flavors) {
-    std::string problem = toolchain_problem(toolchains, kemit::llvm::find_flavor(name).major);
+    std::string problem = toolchain_problem(toolchains, flavor_facts(options.flavors, name).major);
     if (!problem.empty()) lines.push_back(name + ": " + problem);
   }
   return lines;
@@ -104,7 +138,6 @@ LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<st
   return report;
 }
 
-#ifdef KEMIT_LANE_HAVE_EMIT
 ReportEntry prefilled(const ParityConfig& config, const std::string& flavor, const std::string& outcome,
                       const std::string& detail, bool failed) {
   ReportEntry entry;
@@ -118,35 +151,41 @@ ReportEntry prefilled(const ParityConfig& config, const std::string& flavor, con
   return entry;
 }
 
-// One config at every flavor: modules for emitted sections, entries for refusals.
-void plan_config(const ParityConfig& config, const std::vector<std::string>& flavors, Plan& plan) {
-  kemit::EmitResult emitted;
-  try {
-    emitted = kemit::emit(config.family, config.arch, config.spec, flavors);
-  } catch (const std::exception& error) {
-    for (const auto& flavor : flavors)
-      plan.add_entry(prefilled(config, flavor, "EMIT_ERROR", std::string("kemit::emit threw: ") + error.what(), true));
+// One config at every flavor, from the worker's answer: modules for emitted sections, entries
+// for refusals and for anything that is not an answer (a crash, a timeout, an `error`).
+void plan_config(const ParityConfig& config, const std::vector<std::string>& flavors,
+                 const kemit::driver::Answer& answer, Plan& plan) {
+  const nlohmann::json& r = answer.response;
+  std::string status = answer.kind == kemit::driver::AnswerKind::response ? r.value("status", "") : "";
+  if (status != "ok" && status != "rejected") {
+    std::string what = answer.kind != kemit::driver::AnswerKind::response ? answer.detail
+                                                                           : "the worker answered " + r.dump();
+    for (const auto& flavor : flavors) plan.add_entry(prefilled(config, flavor, "EMIT_ERROR", what, true));
     return;
   }
-  if (emitted.rejected) {
+  if (status == "rejected") {
     // The parity driver judges expectations; the lane only notes what it could not check.
     if (config.expect == "emit")
       for (const auto& flavor : flavors)
         plan.add_entry(prefilled(config, flavor, "EMIT_REFUSED",
-                                 "expect is emit but the engine refused: " + emitted.reason, true));
+                                 "expect is emit but the engine refused: " + r.value("reason", ""), true));
     return;
   }
-  for (const auto& section : emitted.ll) {
-    if (section.rejected) {
-      plan.add_entry(prefilled(config, section.flavor, "NOT_APPLICABLE", section.reason, false));
-      continue;
+  for (const auto& flavor : flavors) {
+    const nlohmann::json section = r.value("ll", nlohmann::json::object()).value(flavor, nlohmann::json::object());
+    if (section.contains("text") && section["text"].is_string()) {
+      plan.add_module(LaneModule{config.family, config.id, flavor, config.arch, section["text"].get<std::string>(),
+                                 config.expect_no_spill});
+    } else if (section.contains("rejected")) {
+      plan.add_entry(prefilled(config, flavor, "NOT_APPLICABLE", section.value("rejected", ""), false));
+    } else {
+      plan.add_entry(prefilled(config, flavor, "EMIT_ERROR", "the answer has no " + flavor + " section", true));
     }
-    plan.add_module(LaneModule{config.family, config.id, section.flavor, config.arch, section.text,
-                               config.expect_no_spill});
   }
 }
 
-int run_configs(const Arguments& args, const std::vector<std::string>& flavors) {
+int run_configs(const Arguments& args, Engine& engine) {
+  const std::vector<std::string>& flavors = engine.flavors;
   std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
   if (configs.empty()) {
     std::cerr << "check_llvm: no configs under " << args.configs_dir
@@ -154,24 +193,22 @@ int run_configs(const Arguments& args, const std::vector<std::string>& flavors) 
     std::cout << "RESULT: RED\n";
     return 1;
   }
+  std::vector<nlohmann::json> requests;
+  for (const auto& config : configs)
+    requests.push_back({{"op", "emit"},        {"family", config.family}, {"config", config.id},
+                        {"arch", config.arch}, {"spec", config.spec},     {"flavors", flavors}});
+  std::vector<kemit::driver::Answer> answers = engine.pool.run(requests, nullptr).at(0);
   Plan plan;
-  for (const auto& config : configs) plan_config(config, flavors, plan);
-  LaneOptions options = lane_options(args);
+  for (size_t c = 0; c < configs.size(); ++c) plan_config(configs[c], flavors, answers[c], plan);
+  LaneOptions options = lane_options(args, engine);
   LaneReport report = run_plan(plan, options, flavors);
   print_text_report(std::cout, report, args.resources);
   if (!args.json_path.empty()) write_json_report(args.json_path, report);
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report);
   return report.green() ? 0 : 1;
 }
-#else
-int run_configs(const Arguments&, const std::vector<std::string>&) {
-  std::cerr << "check_llvm: this build has no kemit::emit (the C++ engine did not define it when cmake ran);\n"
-               "  re-run cmake once cpp_engine defines kemit::emit, or check a file with --module FILE --arch A\n";
-  return 2;
-}
-#endif
-
-int run_one_module(const Arguments& args, const std::vector<std::string>& flavors) {
+int run_one_module(const Arguments& args, const Engine& engine) {
+  const std::vector<std::string>& flavors = engine.flavors;
   std::ifstream in(args.module_path, std::ios::binary);
   if (!in) {
     std::cerr << "check_llvm: cannot read " << args.module_path << "\n";
@@ -181,7 +218,7 @@ int run_one_module(const Arguments& args, const std::vector<std::string>& flavor
   std::string family = std::filesystem::path(args.module_path).stem().string();
   Plan plan;
   for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
-  LaneOptions options = lane_options(args);
+  LaneOptions options = lane_options(args, engine);
   LaneReport report = run_plan(plan, options, flavors);
   for (const auto& entry : report.entries)
     std::cout << entry.flavor << " " << entry.arch << ": " << entry.outcome
@@ -206,6 +243,10 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--module", args.module_path, "check one .ll file instead of the configs (needs --arch)");
   app.add_option("--arch", args.arch, "processor for --module");
   app.add_flag("--expect-no-spill", args.expect_no_spill, "with --module: a spill fails (SPILL)");
+  app.add_option("--engine", args.engine, "whose modules: cpp (kemit_emit --serve) or py (python3 -m kemit.emit "
+                                          "--serve); with --module, whose flavor table")->default_val("cpp");
+  app.add_option("--engine-cmd", args.engine_cmd, "any command that starts a protocol worker (docs/protocol.md)");
+  app.add_option("--timeout", args.timeout, "seconds per config for the engine's answer")->default_val(60);
 }
 
 }  // namespace
@@ -216,12 +257,10 @@ int main(int argc, char** argv) {
   declare_flags(app, args);
   CLI11_PARSE(app, argc, argv);
   try {
-    std::vector<std::string> flavors = resolve_flavors(args.flavors);
-    if (!args.module_path.empty()) {
-      if (args.arch.empty()) throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
-      return run_one_module(args, flavors);
-    }
-    return run_configs(args, flavors);
+    if (!args.module_path.empty() && args.arch.empty())
+      throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
+    std::unique_ptr<Engine> engine = start_engine(args);
+    return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
   } catch (const std::exception& error) {
     std::cerr << "check_llvm: " << error.what() << "\n";
     return 2;

@@ -17,6 +17,7 @@
 #include "kemit/ir/types.h"
 #include "kemit/llvm/flavors.h"
 #include "kemit/llvm/lower.h"
+#include "kemit/target/arch.h"
 
 namespace kemit::serve {
 
@@ -255,6 +256,34 @@ json parse_line(const std::string& line) {
   return result;
 }
 
+// What the engine serves: families, flavors (with the facts the LLVM lane checks a module
+// against) and processors, so that no harness tool needs the engine's tables.
+json hello_response(const json& request_id) {
+  json facts = json::array();
+  for (const auto& flavor : llvm::flavors())
+    facts.push_back({{"name", flavor.name},
+                     {"major", flavor.major},
+                     {"datalayout", flavor.datalayout},
+                     {"processors", flavor.processors}});
+  return {{"id", request_id},         {"status", "ok"},
+          {"engine", "cpp"},          {"protocol", PROTOCOL},
+          {"families", family_names()}, {"flavors", llvm::flavor_names()},
+          {"arches", target::arch_names()}, {"flavor_facts", facts}};
+}
+
+// The resolve_flavor op: a flavor name as a user typed it (an alias such as llvm23 included)
+// -> the canonical name and the note the CLIs print, or the error they print.
+json resolve_flavor_response(const json& request_id, const json& request) {
+  if (!request.contains("name") || !request["name"].is_string())
+    return {{"id", request_id}, {"status", "error"}, {"error", "request field 'name' must be a string"}};
+  try {
+    auto [flavor, note] = llvm::resolve_flavor(request["name"].get<std::string>());
+    return {{"id", request_id}, {"status", "ok"}, {"flavor", flavor->name}, {"note", note}};
+  } catch (const llvm::UnknownFlavor& error) {
+    return {{"id", request_id}, {"status", "error"}, {"error", error.what()}};
+  }
+}
+
 // The lower op: parse a canonical text (one kernel or a module) and lower it at each flavor, with
 // no gate (the driver's cross-lowering triage asks only for flavors both engines emitted).
 json lower_response(const json& request_id, const json& request) {
@@ -278,10 +307,9 @@ json respond(const json& request) {
   if (!request.is_object()) return {{"id", nullptr}, {"status", "error"}, {"error", "request must be a JSON object"}};
   json request_id = request.value("id", json());
   json op = request.value("op", json("emit"));
-  if (op == "hello")
-    return {{"id", request_id},     {"status", "ok"},           {"engine", "cpp"},
-            {"protocol", PROTOCOL}, {"families", family_names()}, {"flavors", llvm::flavor_names()}};
+  if (op == "hello") return hello_response(request_id);
   if (op == "lower") return lower_response(request_id, request);
+  if (op == "resolve_flavor") return resolve_flavor_response(request_id, request);
   if (op != "emit") return {{"id", request_id}, {"status", "error"}, {"error", "unknown op '" + python_str(op) + "'"}};
   return emit_response(request_id, request);
 }

@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "checker_session.h"
-#include "kemit/llvm/flavors.h"
 #include "parallel.h"
 
 namespace kemit::lane {
@@ -48,11 +47,12 @@ struct FlavorQueue {
 
 std::vector<std::unique_ptr<FlavorQueue>> flavor_queues(const std::vector<LaneModule>& modules,
                                                         const std::map<int, Toolchain>& toolchains,
+                                                        const std::vector<driver::FlavorFacts>& flavors,
                                                         const std::vector<LaneResult>& results) {
   std::map<int, std::unique_ptr<FlavorQueue>> by_major;
   for (size_t i = 0; i < modules.size(); ++i) {
     if (results[i].verdict != Verdict::LLVM_OK) continue;
-    int major = kemit::llvm::find_flavor(modules[i].flavor).major;
+    int major = flavor_facts(flavors, modules[i].flavor).major;
     auto& queue = by_major[major];
     if (!queue) {
       queue = std::make_unique<FlavorQueue>();
@@ -77,7 +77,7 @@ std::string module_file_name(const LaneModule& module) {
 
 void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
                        const LaneOptions& options, std::vector<LaneResult>& results) {
-  auto queues = flavor_queues(modules, toolchains, results);
+  auto queues = flavor_queues(modules, toolchains, options.flavors, results);
   // One worker = one persistent checker process draining its flavor's queue.
   std::vector<FlavorQueue*> workers;
   for (auto& queue : queues) {

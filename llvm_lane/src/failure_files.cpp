@@ -5,7 +5,6 @@
 
 #include "checker_phase.h"
 #include "codegen.h"
-#include "kemit/llvm/flavors.h"
 
 namespace kemit::lane {
 namespace {
@@ -18,8 +17,7 @@ std::string shell_words(const std::vector<std::string>& words) {
 
 // The stock tool that shows this verdict (the checker is llvm-as's parse + verify;
 // an unknown intrinsic shows in llvm-dis as a declaration without attributes).
-std::string reproduce_command(const LaneModule& module, const LaneResult& result, const std::string& path) {
-  int major = kemit::llvm::find_flavor(module.flavor).major;
+std::string reproduce_command(const LaneModule& module, int major, const LaneResult& result, const std::string& path) {
   std::string bin = "/usr/lib/llvm-" + std::to_string(major) + "/bin/";
   switch (result.verdict) {
     case Verdict::PARSE_ERROR:
@@ -35,7 +33,7 @@ std::string reproduce_command(const LaneModule& module, const LaneResult& result
 
 }  // namespace
 
-void write_failure_files(const std::vector<LaneModule>& modules,
+void write_failure_files(const std::vector<LaneModule>& modules, const std::vector<driver::FlavorFacts>& flavors,
                          const std::string& folder, std::vector<LaneResult>& results) {
   std::error_code error;
   for (size_t i = 0; i < modules.size(); ++i) {
@@ -49,7 +47,7 @@ void write_failure_files(const std::vector<LaneModule>& modules,
       result.detail += "\n(could not write " + path + " to reproduce)";
       continue;
     }
-    result.detail += "\nreproduce: " + reproduce_command(modules[i], result, path);
+    result.detail += "\nreproduce: " + reproduce_command(modules[i], flavor_facts(flavors, modules[i].flavor).major, result, path);
   }
 }
 

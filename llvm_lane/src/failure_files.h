@@ -9,7 +9,7 @@
 
 namespace kemit::lane {
 
-void write_failure_files(const std::vector<LaneModule>& modules,
+void write_failure_files(const std::vector<LaneModule>& modules, const std::vector<driver::FlavorFacts>& flavors,
                          const std::string& folder, std::vector<LaneResult>& results);
 
 }  // namespace kemit::lane

@@ -9,7 +9,6 @@
 #include "checker_phase.h"
 #include "codegen.h"
 #include "failure_files.h"
-#include "kemit/llvm/flavors.h"
 #include "parallel.h"
 
 namespace kemit::lane {
@@ -25,7 +24,7 @@ bool is_executable(const std::string& path) { return !path.empty() && access(pat
 
 // §3: llc silently replaces a wrong datalayout while opt uses it, so a flavor
 // prints exactly its own string or none. §2: "target-cpu" silently overrides -mcpu.
-std::string lane_text_rule_problem(const LaneModule& module, const kemit::llvm::Flavor& flavor) {
+std::string lane_text_rule_problem(const LaneModule& module, const driver::FlavorFacts& flavor) {
   const std::string dl_key = "target datalayout = \"";
   size_t dl = module.text.find(dl_key);
   if (dl != std::string::npos) {
@@ -46,7 +45,7 @@ std::string lane_text_rule_problem(const LaneModule& module, const kemit::llvm::
   return "";
 }
 
-std::string allow_list_problem(const LaneModule& module, const kemit::llvm::Flavor& flavor) {
+std::string allow_list_problem(const LaneModule& module, const driver::FlavorFacts& flavor) {
   for (const auto& processor : flavor.processors)
     if (processor == module.arch) return "";
   return "processor " + module.arch + " is not on flavor " + flavor.name + "'s allow-list (" +
@@ -61,9 +60,9 @@ void set_failure(LaneResult& result, Verdict verdict, const std::string& detail)
 
 // Lane text rules and the allow-list need no LLVM; a missing toolchain fails here too.
 void screen_modules(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                    std::vector<LaneResult>& results) {
+                    const LaneOptions& options, std::vector<LaneResult>& results) {
   for (size_t i = 0; i < modules.size(); ++i) {
-    const auto& flavor = kemit::llvm::find_flavor(modules[i].flavor);
+    const auto& flavor = flavor_facts(options.flavors, modules[i].flavor);
     std::string problem = toolchain_problem(toolchains, flavor.major);
     if (!problem.empty()) {
       set_failure(results[i], Verdict::TOOLCHAIN_MISSING, problem);
@@ -75,10 +74,11 @@ void screen_modules(const std::vector<LaneModule>& modules, const std::map<int, 
 
 // §2: llc-N warns about an unknown -mcpu and compiles for the generic processor
 // (an empty kernel even succeeds), so the allow-list is checked before llc runs.
-void screen_processors(const std::vector<LaneModule>& modules, std::vector<LaneResult>& results) {
+void screen_processors(const std::vector<LaneModule>& modules, const LaneOptions& options,
+                       std::vector<LaneResult>& results) {
   for (size_t i = 0; i < modules.size(); ++i) {
     if (results[i].verdict != Verdict::LLVM_OK) continue;
-    std::string problem = allow_list_problem(modules[i], kemit::llvm::find_flavor(modules[i].flavor));
+    std::string problem = allow_list_problem(modules[i], flavor_facts(options.flavors, modules[i].flavor));
     if (!problem.empty()) set_failure(results[i], Verdict::CODEGEN_ERROR, problem);
   }
 }
@@ -91,7 +91,7 @@ void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<in
   int jobs = options.jobs > 0 ? options.jobs : default_jobs();
   parallel_for(pending.size(), jobs, [&](size_t k) {
     size_t i = pending[k];
-    int major = kemit::llvm::find_flavor(modules[i].flavor).major;
+    int major = flavor_facts(options.flavors, modules[i].flavor).major;
     run_codegen(modules[i], toolchains.at(major).llc, options.llc_timeout, results[i]);
   });
 }
@@ -112,10 +112,18 @@ const char* verdict_name(Verdict verdict) {
   return "UNKNOWN_VERDICT";
 }
 
+const driver::FlavorFacts& flavor_facts(const std::vector<driver::FlavorFacts>& flavors, const std::string& name) {
+  for (const auto& flavor : flavors)
+    if (flavor.name == name) return flavor;
+  std::vector<std::string> names;
+  for (const auto& flavor : flavors) names.push_back(flavor.name);
+  throw std::invalid_argument("unknown flavor '" + name + "' (the engine's hello lists: " + join(names, ", ") + ")");
+}
+
 std::map<int, Toolchain> default_toolchains() {
   std::map<int, Toolchain> toolchains;
-  for (const auto& flavor : kemit::llvm::flavors())
-    toolchains[flavor.major].llc = "/usr/lib/llvm-" + std::to_string(flavor.major) + "/bin/llc";
+  for (int major : {KEMIT_LANE_LLVM_MAJORS})
+    toolchains[major].llc = "/usr/lib/llvm-" + std::to_string(major) + "/bin/llc";
   // Paths of the checkers this build produced (llvm_lane/CMakeLists.txt); a version
   // whose -dev package was missing at configure time has none.
 #ifdef KEMIT_LLCHECK16_PATH
@@ -149,14 +157,14 @@ std::string module_label(const LaneModule& module) {
 }
 
 std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options) {
-  for (const auto& module : modules) kemit::llvm::find_flavor(module.flavor);  // throws on an unknown name
+  for (const auto& module : modules) flavor_facts(options.flavors, module.flavor);  // throws on an unknown name
   const std::map<int, Toolchain> toolchains = options.toolchains.empty() ? default_toolchains() : options.toolchains;
   std::vector<LaneResult> results(modules.size());
-  screen_modules(modules, toolchains, results);
+  screen_modules(modules, toolchains, options, results);
   run_checker_phase(modules, toolchains, options, results);
-  screen_processors(modules, results);
+  screen_processors(modules, options, results);
   if (options.run_codegen) run_codegen_phase(modules, toolchains, options, results);
-  if (!options.failure_dir.empty()) write_failure_files(modules, options.failure_dir, results);
+  if (!options.failure_dir.empty()) write_failure_files(modules, options.flavors, options.failure_dir, results);
   return results;
 }
 

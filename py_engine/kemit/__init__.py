@@ -1,58 +1,54 @@
 """kemit: the Python reference engine.
 
-`kemit.emit(family, arch, spec, flavors, engine="py")` emits one config with this engine, with the
-C++ engine through the `kemit_cpp` binding (engine="cpp"), or with both, raising EngineMismatch
-on any difference (engine="both"). The command line is `python3 -m kemit.emit` (kemit/emit.py).
+    import kemit
+    result = kemit.emit("elementwise", "gfx942", {"op": "add"}, ["llvm19", "llvm22"])
+    result.rejected, result.reason        # a validation refusal: nothing emitted
+    result.canonical                      # the canonical IR (docs/ir.md)
+    [s.text for s in result.ll]           # one FlavorSection per flavor, in the order asked
+
+The engine stands alone: it imports nothing of the C++ engine or of the harness. Comparing it with
+the C++ engine is the harness's work (`kemit_harness`, parity/pyharness/, through both engines'
+protocol workers). The command line is `python3 -m kemit.emit` (kemit/emit.py); the protocol
+worker is `python3 -m kemit.emit --serve` (kemit/serve.py, docs/protocol.md).
 """
+import warnings
+
 from .engine import EmitResult, FlavorSection
-from .engine import emit as _emit_py
+from .engine import emit as _emit
+from .llvm.flavors import UnknownFlavor, resolve_flavor
 
-__all__ = ["emit", "EmitResult", "FlavorSection", "EngineMismatch"]
-
-
-class EngineMismatch(AssertionError):
-    """The two engines disagreed; the message names the first differing field."""
+__all__ = ["emit", "EmitResult", "FlavorSection", "UnknownFlavor"]
 
 
-def _cpp_module():
-    try:
-        import kemit_cpp
-    except ImportError as error:
-        raise ImportError("the C++ engine binding kemit_cpp is not importable: build it with "
-                          "`cmake --build build --target kemit_cpp` and put build/bindings on "
-                          f"PYTHONPATH ({error})") from error
-    return kemit_cpp
+def _flavor_names(flavors):
+    """The canonical names of `flavors` (a list or tuple of names), aliases resolved as the CLIs
+    resolve them: a newer `llvmN` is the newest flavor, with the CLIs' note as a warning."""
+    if isinstance(flavors, str) or not isinstance(flavors, (list, tuple)):
+        raise TypeError(f"flavors must be a list of flavor names such as ['llvm19', 'llvm22'], "
+                        f"not {type(flavors).__name__} {flavors!r}")
+    names = []
+    for name in flavors:
+        if not isinstance(name, str):
+            raise TypeError(f"each flavor must be a str such as 'llvm19', not {type(name).__name__} {name!r}")
+        flavor, note = resolve_flavor(name)
+        if note:
+            warnings.warn(note, stacklevel=3)
+        names.append(flavor.name)
+    return names
 
 
-def _emit_cpp(family, arch, spec, flavors):
-    raw = _cpp_module().emit(family, arch, spec, list(flavors))
-    return EmitResult(rejected=raw["rejected"], reason=raw["reason"], kernel_name=raw["kernel_name"],
-                      canonical=raw["canonical"],
-                      ll=[FlavorSection(s["flavor"], s["rejected"], s["text"], s["reason"]) for s in raw["ll"]])
+def emit(family, arch, spec, flavors):
+    """Emit one config with the Python reference engine.
 
+    family: a family name (`kemit.engine.family_names()`); arch: a processor such as "gfx942";
+    spec: the family's spec (a dict; see parity/configs/<family>.json); flavors: a list of flavor
+    names ("llvm16", "llvm19", "llvm22"; a newer "llvmN" resolves to the newest with a warning).
 
-def first_difference(py, cpp):
-    """"" when the results are identical, else a description of the first differing field."""
-    for field in ("rejected", "reason", "kernel_name", "canonical"):
-        if getattr(py, field) != getattr(cpp, field):
-            return f"{field} differs: py {getattr(py, field)!r:.200} vs cpp {getattr(cpp, field)!r:.200}"
-    if [s.flavor for s in py.ll] != [s.flavor for s in cpp.ll]:
-        return "flavor sections differ"
-    for a, b in zip(py.ll, cpp.ll):
-        if a != b:
-            return f"{a.flavor} section differs"
-    return ""
+    Returns an EmitResult: `rejected` and `reason` for a validation refusal (an unknown processor
+    or a bad spec field included); otherwise `kernel_name`, `canonical` and one FlavorSection per
+    flavor, each with its `text` or, refused by that flavor's gate, `rejected` and `reason`.
 
-
-def emit(family, arch, spec, flavors, engine="py"):
-    if engine == "py":
-        return _emit_py(family, arch, spec, flavors)
-    if engine == "cpp":
-        return _emit_cpp(family, arch, spec, flavors)
-    if engine != "both":
-        raise ValueError(f"engine must be one of py, cpp, both (got {engine!r})")
-    py, cpp = _emit_py(family, arch, spec, flavors), _emit_cpp(family, arch, spec, flavors)
-    difference = first_difference(py, cpp)
-    if difference:
-        raise EngineMismatch(f"{family} on {arch}: {difference}")
-    return py
+    Raises TypeError for flavors that are not a list of str, UnknownFlavor (a ValueError) for a
+    flavor name that is not in the table, ValueError for an unknown family.
+    """
+    return _emit(family, arch, spec, _flavor_names(flavors))

@@ -4,8 +4,9 @@ import sys
 
 from .engine import emit, family_names
 from .ir.parser import parse_module
-from .llvm.flavors import find_flavor, flavor_names
+from .llvm.flavors import FLAVORS, find_flavor, flavor_names, resolve_flavor
 from .llvm.lower import lower_module
+from .target.arch import arch_names
 
 PROTOCOL = 1
 
@@ -17,10 +18,11 @@ def respond(request):
         return {"id": None, "status": "error", "error": "request must be a JSON object"}
     op = request.get("op", "emit")
     if op == "hello":
-        return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
-                "families": family_names(), "flavors": flavor_names()}
+        return hello_response(request_id)
     if op == "lower":
         return lower_response(request_id, request)
+    if op == "resolve_flavor":
+        return resolve_flavor_response(request_id, request)
     if op != "emit":
         return {"id": request_id, "status": "error", "error": f"unknown op '{op}'"}
     try:
@@ -34,6 +36,28 @@ def respond(request):
     ll = {s.flavor: ({"rejected": s.reason} if s.rejected else {"text": s.text}) for s in result.ll}
     return {"id": request_id, "status": "ok", "kernel_name": result.kernel_name,
             "canonical": result.canonical, "ll": ll}
+
+
+def hello_response(request_id):
+    """What the engine serves: families, flavors (with the facts the LLVM lane checks a module
+    against) and processors, so that no harness tool needs the engine's tables."""
+    facts = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "processors": list(f.processors)}
+             for f in FLAVORS]
+    return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
+            "families": family_names(), "flavors": flavor_names(), "arches": arch_names(), "flavor_facts": facts}
+
+
+def resolve_flavor_response(request_id, request):
+    """The resolve_flavor op: a flavor name as a user typed it (an alias such as llvm23 included)
+    -> the canonical name and the note the CLIs print, or the error they print."""
+    name = request.get("name")
+    if not isinstance(name, str):
+        return {"id": request_id, "status": "error", "error": "request field 'name' must be a string"}
+    try:
+        flavor, note = resolve_flavor(name)
+    except ValueError as error:
+        return {"id": request_id, "status": "error", "error": str(error)}
+    return {"id": request_id, "status": "ok", "flavor": flavor.name, "note": note}
 
 
 def lower_response(request_id, request):

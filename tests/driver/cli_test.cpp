@@ -95,6 +95,36 @@ TEST(Cli, BrokenConfigFileIsExit2WithItsMessage) {
   EXPECT_NE(run.err.find("/alpha.json: config id 2: duplicate key 'id'"), std::string::npos) << run.err;
 }
 
+// The arch table is the engines': a config that expects "emit" on a processor an engine's hello
+// does not list is a config error naming the file, the config and the engine.
+TEST(Cli, EmitConfigOnAProcessorNoEngineServesIsAConfigError) {
+  std::string dir = ::testing::TempDir() + "/kemit_cli_unknown_arch";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/alpha.json") << R"({"family": "alpha", "configs": [)"
+                                        R"({"id": 1, "arch": "gfx1100", "expect": "emit", "why": "w", "spec": {}}]})";
+  DriverRun run = run_driver({"--configs", dir, "--py-cmd", fake_command("py", ""), "--cpp-cmd", fake_command("cpp", "")});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("/alpha.json: config id 1: field 'arch': unknown processor 'gfx1100' (the py engine serves: "
+                         "gfx90a, gfx942, gfx950); a config that expects \"emit\" needs a processor of the arch table"),
+            std::string::npos) << run.err;
+}
+
+TEST(Cli, HelloWithoutArchesIsAnInfrastructureError) {
+  DriverRun run = run_fake("", "--no-tables", "basic", {"--only", "alpha"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("the cpp engine's hello lists no arches"), std::string::npos) << run.err;
+}
+
+// Flavor names are resolved by the workers (op resolve_flavor); engines that resolve one name
+// differently cannot be compared.
+TEST(Cli, EnginesThatResolveAFlavorDifferentlyAreAnInfrastructureError) {
+  DriverRun run = run_fake("", "--resolve-to llvm19", "basic", {"--flavor", "llvm22", "--only", "alpha"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("the engines resolve --flavor llvm22 differently: py -> llvm22, cpp -> llvm19"),
+            std::string::npos) << run.err;
+}
+
 TEST(Cli, BadFlagValuesAreUsageErrors) {
   EXPECT_EQ(run_driver({"--jobs", "0"}).exit_code, 2);
   EXPECT_EQ(run_driver({"--timeout", "-1"}).exit_code, 2);

@@ -120,14 +120,12 @@ TEST(ConfigLoading, BadExpectWhySpecAndSpill) {
             "parity/configs/alpha.json: config id 1: field 'spec' must be an object (found array [1])");
   EXPECT_EQ(with("expect_no_spill", "1"),
             "parity/configs/alpha.json: config id 1: field 'expect_no_spill' must be a boolean (found number 1)");
-  EXPECT_EQ(with("arch", "\"gfx999\""),
-            "parity/configs/alpha.json: config id 1: field 'arch': unknown processor 'gfx999' (known: gfx90a, gfx942, "
-            "gfx950, gfx1100, gfx1151, gfx1201, gfx1250); a config that expects \"emit\" needs a processor of the arch "
-            "table");
   EXPECT_EQ(with("arch", "\"\""),
             "parity/configs/alpha.json: config id 1: field 'arch' must be a non-empty string (found string \"\")");
 }
 
+// Whether a processor is known is the engines' to say (hello's arches): the loader takes any name,
+// and the driver checks it once the workers have answered hello (cli_test.cpp).
 TEST(ConfigLoading, UnknownProcessorIsAllowedWhenTheRefusalIsExpected) {
   std::string config = R"({"id": 1, "arch": "gfx000", "expect": "reject", "why": "unknown processor", "spec": {}})";
   EXPECT_EQ(parse_family_configs(wrap(config), kFile).configs.at(0).arch, "gfx000");

@@ -21,6 +21,27 @@ TEST(Serve, Hello) {
             response["families"].end());
 }
 
+TEST(Serve, HelloListsTheTablesTheHarnessNeeds) {
+  json hello = respond({{"id", 0}, {"op", "hello"}});
+  EXPECT_NE(std::find(hello["arches"].begin(), hello["arches"].end(), "gfx942"), hello["arches"].end());
+  ASSERT_EQ(hello["flavor_facts"].size(), hello["flavors"].size());
+  for (size_t i = 0; i < hello["flavors"].size(); ++i)
+    EXPECT_EQ(hello["flavor_facts"][i]["name"], hello["flavors"][i]);
+  EXPECT_EQ(hello["flavor_facts"][0]["major"], 16);
+  EXPECT_TRUE(hello["flavor_facts"][2]["datalayout"].is_string());
+}
+
+TEST(Serve, ResolveFlavorAsTheClisDo) {
+  EXPECT_EQ(respond({{"id", 1}, {"op", "resolve_flavor"}, {"name", "llvm19"}}),
+            json({{"id", 1}, {"status", "ok"}, {"flavor", "llvm19"}, {"note", ""}}));
+  EXPECT_EQ(respond({{"id", 2}, {"op", "resolve_flavor"}, {"name", "llvm23"}})["note"],
+            "note: flavor llvm23 is not in the table; using llvm22, the newest (add a row when LLVM 23 is measured)");
+  EXPECT_EQ(respond({{"id", 3}, {"op", "resolve_flavor"}, {"name", "llvm17"}})["error"],
+            "unknown flavor 'llvm17' (known: llvm16, llvm19, llvm22; a newer llvmN resolves to llvm22)");
+  EXPECT_EQ(respond({{"id", 4}, {"op", "resolve_flavor"}, {"name", 19}})["error"],
+            "request field 'name' must be a string");
+}
+
 TEST(Serve, EmitRefusalAndErrors) {
   json ok = respond({{"id", 7}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
                      {"flavors", {"llvm16", "llvm22"}}});

@@ -78,7 +78,7 @@ TEST(LaneRobustness, ManyModulesThroughSeveralCheckersKeepTheirOrder) {
 TEST(LaneRobustness, WrongDatalayoutIsVerifyError) {
   REQUIRE_FLAVOR("llvm22");
   LaneModule module = module_from("lds_reverse.ll", "llvm22", "gfx942");
-  module.text = "target datalayout = \"" + kemit::llvm::find_flavor("llvm19").datalayout + "\"\n" + module.text;
+  module.text = "target datalayout = \"" + served_flavor("llvm19").datalayout + "\"\n" + module.text;
   LaneResult result = check_one(module);
   EXPECT_EQ(result.verdict, Verdict::VERIFY_ERROR) << result.detail;
   EXPECT_EQ(result.detail.rfind("lane rule: target datalayout", 0), 0u) << result.detail;
@@ -87,7 +87,7 @@ TEST(LaneRobustness, WrongDatalayoutIsVerifyError) {
 TEST(LaneRobustness, OwnDatalayoutIsOk) {
   REQUIRE_FLAVOR("llvm22");
   LaneModule module = module_from("lds_reverse.ll", "llvm22", "gfx942");
-  module.text = "target datalayout = \"" + kemit::llvm::find_flavor("llvm22").datalayout + "\"\n" + module.text;
+  module.text = "target datalayout = \"" + served_flavor("llvm22").datalayout + "\"\n" + module.text;
   EXPECT_EQ(check_one(module).verdict, Verdict::LLVM_OK);
 }
 

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "kemit/driver/worker_pool.h"
 #include "kemit/lane/lane.h"
-#include "kemit/llvm/flavors.h"
 
 namespace kemit::lane::testing {
 
@@ -25,9 +25,21 @@ inline LaneModule module_from(const std::string& file, const std::string& flavor
   return LaneModule{file.substr(0, file.find('.')), 1, flavor, arch, read_module(file), expect_no_spill};
 }
 
+// The flavors as the C++ engine's worker says them in its hello: the lane gets them only so.
+inline const std::vector<driver::FlavorFacts>& served_flavors() {
+  static const std::vector<driver::FlavorFacts> facts = [] {
+    driver::WorkerPool pool({driver::default_cpp_command(driver::default_locations())}, driver::PoolOptions{});
+    return pool.start().at(0).flavor_facts;
+  }();
+  return facts;
+}
+
+inline const driver::FlavorFacts& served_flavor(const std::string& name) { return flavor_facts(served_flavors(), name); }
+
 inline LaneOptions test_options() {
   LaneOptions options;
   options.jobs = 2;
+  options.flavors = served_flavors();
   return options;
 }
 
@@ -37,7 +49,7 @@ inline LaneResult check_one(const LaneModule& module, const LaneOptions& options
 }
 
 inline bool toolchain_installed(const std::string& flavor) {
-  return toolchain_problem(default_toolchains(), kemit::llvm::find_flavor(flavor).major).empty();
+  return toolchain_problem(default_toolchains(), served_flavor(flavor).major).empty();
 }
 
 }  // namespace kemit::lane::testing
@@ -49,5 +61,5 @@ inline bool toolchain_installed(const std::string& flavor) {
     if (!::kemit::lane::testing::toolchain_installed(flavor))                                            \
       GTEST_FAIL() << flavor << " toolchain not installed: "                                             \
                    << ::kemit::lane::toolchain_problem(::kemit::lane::default_toolchains(),              \
-                                                        ::kemit::llvm::find_flavor(flavor).major);       \
+                                                        ::kemit::lane::testing::served_flavor(flavor).major); \
   } while (0)

@@ -12,7 +12,8 @@ from hypothesis import settings
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTS_DIR))
 PY_ENGINE = os.path.join(REPO, "py_engine")
-for path in (PY_ENGINE, TESTS_DIR):
+PY_HARNESS = os.path.join(REPO, "parity", "pyharness")  # kemit_harness: both engines through their workers
+for path in (PY_ENGINE, PY_HARNESS, TESTS_DIR):
     if path not in sys.path:
         sys.path.insert(0, path)
 
@@ -26,6 +27,20 @@ ELEMENTWISE_CONFIGS = os.path.join(REPO, "parity", "configs", "elementwise.json"
 @pytest.fixture(scope="session")
 def repo():
     return REPO
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    """The CMake build directory ($KEMIT_BUILD_DIR, which ctest sets), for the C++ engine's worker."""
+    build = os.environ.get("KEMIT_BUILD_DIR")
+    if not build:
+        pytest.skip("KEMIT_BUILD_DIR is not set: set it to the CMake build directory (ctest sets it) to run "
+                    "the C++ engine's worker")
+    worker = os.path.join(os.path.abspath(build), "cpp_engine", "kemit_emit")
+    if not os.access(worker, os.X_OK):
+        pytest.fail(f"KEMIT_BUILD_DIR={build} is set, but {worker} is missing: build the target kemit_emit",
+                    pytrace=False)
+    return os.path.abspath(build)
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,8 @@ import pytest
 
 from conftest import PY_ENGINE, REPO
 from kemit.engine import emit, family_names
+from kemit.llvm.flavors import FLAVORS as FLAVOR_TABLE
+from kemit.target.arch import arch_names
 
 PYTHON = "/usr/bin/python3"
 FLAVORS = ["llvm16", "llvm19", "llvm22"]
@@ -37,8 +39,10 @@ def request(**fields):
 # The family list grows with the engine: it is the registry's, sorted, and includes elementwise.
 FAMILIES = family_names()
 KNOWN_FAMILIES = ", ".join(FAMILIES)
+FLAVOR_FACTS = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "processors": list(f.processors)}
+                for f in FLAVOR_TABLE]
 HELLO = {"id": 0, "status": "ok", "engine": "py", "protocol": 1, "families": FAMILIES,
-         "flavors": ["llvm16", "llvm19", "llvm22"]}
+         "flavors": ["llvm16", "llvm19", "llvm22"], "arches": arch_names(), "flavor_facts": FLAVOR_FACTS}
 
 
 def test_family_list():
@@ -47,6 +51,26 @@ def test_family_list():
 
 def test_hello():
     assert serve(request(id=0, op="hello")) == [HELLO]
+
+
+def test_hello_lists_the_tables_the_harness_needs():
+    (hello,) = serve(request(id=0, op="hello"))
+    assert "gfx942" in hello["arches"]
+    assert [f["name"] for f in hello["flavor_facts"]] == hello["flavors"]
+    assert hello["flavor_facts"][0]["major"] == 16 and "gfx942" not in hello["flavor_facts"][0]["processors"]
+
+
+def test_resolve_flavor_as_the_clis_do():
+    responses = serve(request(id=1, op="resolve_flavor", name="llvm19"),
+                      request(id=2, op="resolve_flavor", name="llvm23"),
+                      request(id=3, op="resolve_flavor", name="llvm17"),
+                      request(id=4, op="resolve_flavor", name=["llvm19"]))
+    assert responses[0] == {"id": 1, "status": "ok", "flavor": "llvm19", "note": ""}
+    assert responses[1] == {"id": 2, "status": "ok", "flavor": "llvm22", "note": (
+        "note: flavor llvm23 is not in the table; using llvm22, the newest (add a row when LLVM 23 is measured)")}
+    assert responses[2] == {"id": 3, "status": "error", "error": (
+        "unknown flavor 'llvm17' (known: llvm16, llvm19, llvm22; a newer llvmN resolves to llvm22)")}
+    assert responses[3] == {"id": 4, "status": "error", "error": "request field 'name' must be a string"}
 
 
 def test_emit_ok_matches_the_engine():

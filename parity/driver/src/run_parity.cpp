@@ -8,7 +8,6 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/triage.h"
 #include "kemit/driver/worker_pool.h"
-#include "kemit/llvm/flavors.h"
 
 namespace kemit::driver {
 namespace {
@@ -78,22 +77,14 @@ PoolOptions pool_options_for(const CheckOptions& options) {
   return pool;
 }
 
-std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes) {
-  if (requested.empty()) return kemit::llvm::flavor_names();
-  std::vector<std::string> chosen;
-  for (const auto& name : requested) {
-    try {
-      auto [flavor, note] = kemit::llvm::resolve_flavor(name);
-      if (!note.empty()) notes << note << "\n";
-      if (std::find(chosen.begin(), chosen.end(), flavor->name) == chosen.end()) chosen.push_back(flavor->name);
-    } catch (const kemit::llvm::UnknownFlavor& error) {
-      throw UsageError(std::string("--flavor: ") + error.what());
-    }
-  }
-  std::vector<std::string> ordered;  // table order, so reports read the same whatever the flag order
-  for (const auto& name : kemit::llvm::flavor_names())
-    if (std::find(chosen.begin(), chosen.end(), name) != chosen.end()) ordered.push_back(name);
-  return ordered;
+std::vector<Hello> start_and_check(WorkerPool& pool, const std::vector<EngineCommand>& commands,
+                                   const std::vector<FamilyConfigs>& families, const std::vector<std::string>& requested,
+                                   std::vector<std::string>& flavors, std::ostream& notes) {
+  std::vector<Hello> hellos = pool.start();
+  flavors = resolve_flavor_names(pool, hellos, commands, requested, notes);
+  require_flavors_served(hellos, commands, flavors);
+  check_config_arches(families, hellos, commands);
+  return hellos;
 }
 
 std::vector<EngineCommand> engine_commands(const CheckOptions& options) {
@@ -108,13 +99,11 @@ std::vector<EngineCommand> engine_commands(const CheckOptions& options) {
 
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
   RunOutcome outcome;
-  outcome.flavors = resolve_flavor_names(options.flavors, notes);
   std::vector<FamilyConfigs> families = load_selected_families(options);
   std::vector<EngineCommand> commands = engine_commands(options);
   for (const auto& command : commands) outcome.engines.push_back(command.name);
   WorkerPool pool(commands, pool_options_for(options));
-  std::vector<Hello> hellos = pool.start();
-  require_flavors_served(hellos, commands, outcome.flavors);
+  std::vector<Hello> hellos = start_and_check(pool, commands, families, options.flavors, outcome.flavors, notes);
   std::map<std::string, std::vector<std::string>> engine_families;
   for (size_t engine = 0; engine < hellos.size(); ++engine) engine_families[commands[engine].name] = hellos[engine].families;
 

@@ -1,10 +1,6 @@
 // Cross-lowering triage of MISMATCH flavor sections (see triage.h and docs/driver.md).
 #include "kemit/driver/triage.h"
 
-#include "kemit/ir/parser.h"
-#include "kemit/llvm/flavors.h"
-#include "kemit/llvm/lower.h"
-
 namespace kemit::driver {
 namespace {
 
@@ -18,6 +14,19 @@ std::string flavor_text(const nlohmann::json& response, const std::string& flavo
   const auto& ll = response["ll"];
   if (!ll.contains(flavor) || !ll[flavor].is_object() || !ll[flavor].contains("text")) return "";
   return ll[flavor]["text"].is_string() ? ll[flavor]["text"].get<std::string>() : "";
+}
+
+// How the prose names an engine: the two real engines by their language, any other by its label.
+std::string prose_name(const std::string& engine) {
+  if (engine == "py") return "Python";
+  if (engine == "cpp") return "C++";
+  return engine;
+}
+
+CrossLowering cross_lowering(const Answer& answer, const std::string& flavor) {
+  if (answer.kind != AnswerKind::response) return {"", answer.detail};
+  if (answer.response.value("status", "") != "ok") return {"", answer.response.value("error", answer.response.dump())};
+  return {flavor_text(answer.response, flavor), ""};
 }
 
 }  // namespace
@@ -38,63 +47,61 @@ std::vector<TriageItem> triage_items(ConfigResult& config, const Answer& first, 
   return items;
 }
 
-std::string lower_in_process(const std::string& canonical, const std::string& flavor) {
-  std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
-  std::vector<std::reference_wrapper<const ir::Kernel>> refs(kernels.begin(), kernels.end());
-  return llvm::lower_module(refs, llvm::find_flavor(flavor));
-}
-
-std::string explain_drift(const TriageItem& item, const std::string& cpp_lowers_py, const std::string& py_lowers_cpp,
-                          const std::string& py_problem) {
-  const nlohmann::json &py = *item.answers[0], &cpp = *item.answers[1];
-  std::string py_text = flavor_text(py, item.flavor), cpp_text = flavor_text(cpp, item.flavor);
+std::string explain_drift(const TriageItem& item, const std::vector<std::string>& engines,
+                          const CrossLowering& first_lowers_second, const CrossLowering& second_lowers_first) {
+  const nlohmann::json &ref = *item.answers[0], &port = *item.answers[1];
+  const std::string &ref_name = engines[0], &port_name = engines[1];
+  std::string ref_prose = prose_name(ref_name), port_prose = prose_name(port_name);
+  std::string ref_text = flavor_text(ref, item.flavor), port_text = flavor_text(port, item.flavor);
   std::string head = "triage: ";
-  if (py["canonical"] != cpp["canonical"])
+  if (ref["canonical"] != port["canonical"])
     return head + "the builders diverged: the canonical texts differ (see the canonical section), so the LLVM "
                   "texts differ whatever the lowerers do";
-  if (!py_problem.empty()) return head + "the Python worker could not lower the C++ canonical text: " + py_problem;
-  bool cpp_self = cpp_lowers_py == cpp_text;  // the C++ lowerer is a function of the canonical text
-  bool py_self = py_lowers_cpp == py_text;
-  if (!cpp_self && cpp_lowers_py == py_text)
-    return head + "LOWERING_DRIFT(cpp): the C++ lowerer turns the same canonical text into the Python text, "
-                  "so the C++ engine's emission depends on more than the canonical IR";
-  if (!py_self && py_lowers_cpp == cpp_text)
-    return head + "LOWERING_DRIFT(py): the Python lowerer turns the same canonical text into the C++ text, "
-                  "so the Python engine's emission depends on more than the canonical IR";
-  if (!py_self) return head + "LOWERING_DRIFT(py): the Python lowerer's text for the parsed canonical IR differs from "
-                              "the Python engine's own";
-  if (!cpp_self) return head + "LOWERING_DRIFT(cpp): the C++ lowerer's text for the parsed canonical IR differs from "
-                               "the C++ engine's own";
-  return head + "LOWERING_DRIFT(cpp): both lowerers are functions of the canonical IR and disagree on it; the C++ "
-                "lowerer lowered the Python canonical text to the C++ text and the Python lowerer the C++ text to "
-                "the Python text, so the port differs from the Python reference lowerer (llvm/lower*.py <-> "
-                "llvm/lower*.cpp)";
+  if (!first_lowers_second.problem.empty())
+    return head + "the " + ref_prose + " worker could not lower the " + port_prose +
+           " canonical text: " + first_lowers_second.problem;
+  if (!second_lowers_first.problem.empty())
+    return head + "the " + port_prose + " worker could not lower the " + ref_prose +
+           " canonical text: " + second_lowers_first.problem;
+  // The canonical texts are equal, so each lowerer's answer is a function of the canonical IR
+  // exactly when it equals its engine's own emitted text.
+  bool port_self = second_lowers_first.text == port_text;
+  bool ref_self = first_lowers_second.text == ref_text;
+  if (!port_self && second_lowers_first.text == ref_text)
+    return head + "LOWERING_DRIFT(" + port_name + "): the " + port_prose + " lowerer turns the same canonical text "
+           "into the " + ref_prose + " text, so the " + port_prose + " engine's emission depends on more than the "
+           "canonical IR";
+  if (!ref_self && first_lowers_second.text == port_text)
+    return head + "LOWERING_DRIFT(" + ref_name + "): the " + ref_prose + " lowerer turns the same canonical text "
+           "into the " + port_prose + " text, so the " + ref_prose + " engine's emission depends on more than the "
+           "canonical IR";
+  if (!ref_self)
+    return head + "LOWERING_DRIFT(" + ref_name + "): the " + ref_prose + " lowerer's text for the parsed canonical "
+           "IR differs from the " + ref_prose + " engine's own";
+  if (!port_self)
+    return head + "LOWERING_DRIFT(" + port_name + "): the " + port_prose + " lowerer's text for the parsed "
+           "canonical IR differs from the " + port_prose + " engine's own";
+  return head + "LOWERING_DRIFT(" + port_name + "): both lowerers are functions of the canonical IR and disagree "
+         "on it; the " + port_prose + " lowerer lowered the " + ref_prose + " canonical text to the " + port_prose +
+         " text and the " + ref_prose + " lowerer the " + port_prose + " text to the " + ref_prose + " text, so the "
+         "port differs from the " + ref_prose + " reference lowerer (llvm/lower*.py <-> llvm/lower*.cpp)";
 }
 
 void triage_lowering(WorkerPool& pool, const std::vector<std::string>& engines, std::vector<TriageItem>& items) {
-  if (items.empty()) return;
+  if (items.empty() || engines.size() < 2) return;
+  // The pool sends every request to every engine: request 2i carries the first engine's canonical
+  // text, 2i+1 the second's, and each engine's answer to the other's text is the one read.
   std::vector<nlohmann::json> requests;
   for (const auto& item : items)
-    requests.push_back({{"op", "lower"}, {"canonical", (*item.answers[1])["canonical"]}, {"flavors", {item.flavor}}});
+    for (const nlohmann::json* answer : item.answers)
+      requests.push_back({{"op", "lower"}, {"canonical", (*answer)["canonical"]}, {"flavors", {item.flavor}}});
   std::vector<std::vector<Answer>> answers = pool.run(requests, nullptr);
-  size_t py = engines.size() > 0 && engines[0] == "py" ? 0 : 1;
   for (size_t i = 0; i < items.size(); ++i) {
-    const Answer& answer = answers[py][i];
-    std::string problem, py_lowers_cpp;
-    if (answer.kind != AnswerKind::response)
-      problem = answer.detail;
-    else if (answer.response.value("status", "") != "ok")
-      problem = answer.response.value("error", answer.response.dump());
-    else
-      py_lowers_cpp = flavor_text(answer.response, items[i].flavor);
-    std::string cpp_lowers_py;
-    try {
-      cpp_lowers_py = lower_in_process((*items[i].answers[0])["canonical"].get<std::string>(), items[i].flavor);
-    } catch (const std::exception& error) {
-      cpp_lowers_py = std::string("<the C++ parser refuses the Python canonical text: ") + error.what() + ">";
-    }
+    CrossLowering first_lowers_second = cross_lowering(answers[0][2 * i + 1], items[i].flavor);
+    CrossLowering second_lowers_first = cross_lowering(answers[1][2 * i], items[i].flavor);
     SectionResult& section = items[i].config->sections[items[i].section];
-    section.detail += (section.detail.empty() ? "" : "\n") + explain_drift(items[i], cpp_lowers_py, py_lowers_cpp, problem);
+    section.detail += (section.detail.empty() ? "" : "\n") +
+                      explain_drift(items[i], engines, first_lowers_second, second_lowers_first);
   }
 }
 

@@ -156,6 +156,23 @@ bool is_string_array(const json& value) {
   return value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
 }
 
+// hello's `flavor_facts`: one object per flavor with name, major, datalayout and processors.
+template <class Bad>
+std::vector<FlavorFacts> parse_flavor_facts(const json& facts, const Bad& bad) {
+  if (!facts.is_array()) throw bad("'flavor_facts' must be an array");
+  std::vector<FlavorFacts> parsed;
+  for (const auto& fact : facts) {
+    if (!fact.is_object() || !fact.contains("name") || !fact["name"].is_string() || !fact.contains("major") ||
+        !fact["major"].is_number_integer() || !fact.contains("datalayout") || !fact["datalayout"].is_string() ||
+        !fact.contains("processors") || !is_string_array(fact["processors"]))
+      throw bad("each 'flavor_facts' entry needs name (string), major (integer), datalayout (string) and "
+                "processors (array of strings)");
+    parsed.push_back({fact["name"].get<std::string>(), fact["major"].get<int>(), fact["datalayout"].get<std::string>(),
+                      fact["processors"].get<std::vector<std::string>>()});
+  }
+  return parsed;
+}
+
 // Throws InfrastructureError unless `response` is a well-formed protocol-1 hello answer.
 Hello parse_hello(const json& response, const std::string& who) {
   auto bad = [&](const std::string& what) {
@@ -173,6 +190,11 @@ Hello parse_hello(const json& response, const std::string& who) {
   hello.protocol = 1;
   hello.families = response["families"].get<std::vector<std::string>>();
   hello.flavors = response["flavors"].get<std::vector<std::string>>();
+  if (response.contains("arches")) {
+    if (!is_string_array(response["arches"])) throw bad("'arches' must be an array of strings");
+    hello.arches = response["arches"].get<std::vector<std::string>>();
+  }
+  if (response.contains("flavor_facts")) hello.flavor_facts = parse_flavor_facts(response["flavor_facts"], bad);
   return hello;
 }
 
@@ -300,7 +322,8 @@ void WorkerPool::accept_hello(Slot& slot, const json& response) {
   Hello hello = parse_hello(response, worker_label(slot));
   EngineState& engine = engines_[slot.engine];
   if (!engine.hello) engine.hello = hello;
-  else if (engine.hello->families != hello.families || engine.hello->flavors != hello.flavors)
+  else if (engine.hello->families != hello.families || engine.hello->flavors != hello.flavors ||
+           engine.hello->arches != hello.arches)
     throw InfrastructureError(worker_label(slot) + " answered hello differently from its sibling workers: " +
                               excerpt(response.dump()));
 }

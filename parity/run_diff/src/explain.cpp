@@ -3,14 +3,19 @@
 // 1. The blessing commit: `git log -S'<entry line>' -n 1 -- golden/shards/FAMILY.json`. The entry's
 //    line holds every hash of the config, so the newest commit that changed how often that exact
 //    line occurs in the shard is the commit that wrote it (the bless that is in force today).
-// 2. Today's texts: the Python engine of the working tree, on today's config (spec and arch).
-// 3. Every section whose hash differs from the entry is re-emitted by the Python engine of the
-//    blessing commit (a temporary `git worktree add --detach`; the Python engine needs no build),
-//    on today's config, and shown as a unified diff (dtl, capped) against today's text.
+// 2. Today's texts: the Python engine's worker (`--serve`, or --py-cmd), on today's config.
+// 3. Every section whose hash differs from the entry is re-emitted by the worker of the blessing
+//    commit's Python engine (`python3 -m kemit.emit --serve` with PYTHONPATH=<its tree>/py_engine,
+//    in a temporary `git worktree add --detach`), on today's config, and shown as a unified diff
+//    (dtl, capped) against today's text. Both engines are reached through the protocol only
+//    (docs/protocol.md). The old tree's Python engine is authoritative: run_diff blesses only a
+//    family whose two engines agreed byte for byte, so the old C++ engine emitted the same texts,
+//    and the Python engine needs no build (an old C++ tree would need a full build of its own).
 // 4. The commits between the blessing commit and HEAD that touched py_engine/ or cpp_engine/,
 //    and uncommitted engine changes. The worktree is removed on every path out.
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -19,9 +24,9 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/text_diff.h"
+#include "kemit/driver/worker_pool.h"
 #include "kemit/golden/digest.h"
 #include "kemit/golden/shard_io.h"
-#include "kemit/llvm/flavors.h"
 #include "kemit/run_diff/run_diff.h"
 #include "golden_check.h"
 #include "process.h"
@@ -32,8 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using driver::InfrastructureError;
 using driver::UsageError;
-
-constexpr const char* kPython = "/usr/bin/python3";
 
 std::string trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
@@ -91,30 +94,61 @@ class Scratch {
 
 struct Emitted {
   bool ok = false;
-  std::string text;     // stdout when ok
-  std::string refusal;  // stderr otherwise (a refusal, or an error of an old engine)
-  int exit_code = 0;
+  std::string text;     // the section's text when ok
+  std::string refusal;  // otherwise: the refusal, or what went wrong with the worker or the request
   std::string sha() const { return ok ? golden::sha256_hex(text) : ""; }
 };
 
-Emitted emit_section(const fs::path& py_engine, const fs::path& config_file, int id, const std::string& section,
-                     const fs::path& cwd) {
-  std::vector<std::string> argv = {kPython, "-m", "kemit.emit", "--config",
-                                   config_file.string() + ":" + std::to_string(id)};
-  if (section == "canonical")
-    argv.push_back("--canonical");
-  else
-    argv.insert(argv.end(), {"--flavor", section});
-  CommandResult r = run_command(argv, {{"PYTHONPATH", py_engine.string()}}, cwd.string());
-  Emitted e;
-  e.exit_code = r.exit_code;
-  e.ok = r.exit_code == 0;
-  if (e.ok)
-    e.text = r.out;
-  else
-    e.refusal = trimmed(r.err);
-  return e;
-}
+// One engine's worker, asked for every section of one config in one emit request.
+class SectionEmitter {
+ public:
+  SectionEmitter(driver::EngineCommand command, double timeout_seconds)
+      : pool_({std::move(command)}, pool_options(timeout_seconds)), hello_(pool_.start().at(0)) {}
+
+  // canonical, then each flavor of `sections` this engine serves; a flavor it does not serve
+  // is a refusal that says so.
+  std::map<std::string, Emitted> emit(const std::string& family, const driver::ParityConfig& config,
+                                      const std::vector<std::string>& sections) {
+    std::vector<std::string> flavors;
+    for (const auto& section : sections)
+      if (section != "canonical" && served(section)) flavors.push_back(section);
+    nlohmann::json request = {{"op", "emit"},           {"family", family},     {"config", config.id},
+                              {"arch", config.arch},     {"spec", config.spec}, {"flavors", flavors}};
+    driver::Answer answer = pool_.run({request}, nullptr).at(0).at(0);
+    std::map<std::string, Emitted> emitted;
+    for (const auto& section : sections)
+      emitted[section] = section == "canonical" || served(section) ? from_answer(answer, section)
+                                                                    : Emitted{false, "", "this engine does not serve " +
+                                                                                             section};
+    return emitted;
+  }
+
+ private:
+  static driver::PoolOptions pool_options(double timeout_seconds) {
+    driver::PoolOptions options;
+    options.timeout_seconds = timeout_seconds;
+    options.hello_timeout_seconds = std::max(30.0, timeout_seconds);
+    return options;
+  }
+  bool served(const std::string& flavor) const {
+    return std::find(hello_.flavors.begin(), hello_.flavors.end(), flavor) != hello_.flavors.end();
+  }
+  static Emitted from_answer(const driver::Answer& answer, const std::string& section) {
+    if (answer.kind != driver::AnswerKind::response) return {false, "", answer.detail};
+    const nlohmann::json& r = answer.response;
+    std::string status = r.value("status", "");
+    if (status == "rejected") return {false, "", r.value("reason", "")};
+    if (status != "ok") return {false, "", "error: " + r.value("error", r.dump())};
+    if (section == "canonical") return {true, r.value("canonical", ""), ""};
+    const nlohmann::json& ll = r.value("ll", nlohmann::json::object());
+    if (!ll.contains(section)) return {false, "", "the answer has no " + section + " section"};
+    if (ll[section].contains("text")) return {true, ll[section]["text"].get<std::string>(), ""};
+    return {false, "", ll[section].value("rejected", "")};
+  }
+
+  driver::WorkerPool pool_;
+  driver::Hello hello_;
+};
 
 std::string state(const golden::Section& s) {
   if (s.is_rejected()) return fmt::format("refused \"{}\"", s.rejected);
@@ -122,7 +156,7 @@ std::string state(const golden::Section& s) {
 }
 
 std::string state(const Emitted& e) {
-  if (!e.ok) return fmt::format("refused/failed (exit {}): {}", e.exit_code, e.refusal);
+  if (!e.ok) return fmt::format("refused/failed: {}", e.refusal);
   return fmt::format("{} ({} bytes)", e.sha().substr(0, 12), e.text.size());
 }
 
@@ -143,13 +177,6 @@ std::string entry_line(const std::string& shard_text, std::uint64_t id, const fs
     return line;
   }
   throw UsageError(fmt::format("{} has no line for config {}", path.string(), id));
-}
-
-nlohmann::json config_json(const driver::ParityConfig& c) {
-  nlohmann::json j = {{"id", c.id}, {"arch", c.arch}, {"expect", c.expect == driver::Expect::emit ? "emit" : "reject"},
-                      {"why", c.why}, {"spec", c.spec}};
-  if (c.expect_no_spill) j["expect_no_spill"] = *c.expect_no_spill;
-  return j;
 }
 
 }  // namespace
@@ -201,25 +228,21 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
 
   // 2. Today's texts, from today's config.
   Scratch scratch(top);
-  fs::path config_file = scratch.dir() / "configs" / (family + ".json");
-  fs::create_directories(config_file.parent_path());
-  {
-    std::ofstream file(config_file);
-    file << nlohmann::json{{"family", family}, {"configs", {config_json(*config)}}}.dump() << "\n";
-    if (!file) throw InfrastructureError("cannot write " + config_file.string());
-  }
   std::string digest = golden::spec_digest(config->arch, config->spec);
   if (digest != blessed->spec_digest)
     out << "  note: the config's arch or spec changed since the bless (spec_digest " << blessed->spec_digest.substr(0, 12)
         << " -> " << digest.substr(0, 12) << "); both engines below get today's config\n";
 
+  const driver::EngineLocations& where = options.check.locations;
+  driver::EngineCommand today_command = options.check.py_cmd ? driver::custom_command("py", *options.check.py_cmd, where)
+                                                             : driver::default_py_command(where);
+  driver::check_engine_available(today_command, where, !options.check.py_cmd);
+  SectionEmitter today_engine(today_command, options.check.timeout_seconds);
   std::vector<std::string> sections = {"canonical"};
-  for (const auto& f : shard.flavors)
-    for (const auto& known : kemit::llvm::flavor_names())
-      if (f == known) sections.push_back(f);
-  const fs::path today_engine = root / "py_engine";
+  for (const auto& f : shard.flavors) sections.push_back(f);
+  std::map<std::string, Emitted> today_texts = today_engine.emit(family, *config, sections);
   std::vector<std::pair<std::string, Emitted>> changed;
-  Emitted today_canonical = emit_section(today_engine, config_file, config->id, "canonical", scratch.dir());
+  const Emitted& today_canonical = today_texts.at("canonical");
   bool today_refused = !today_canonical.ok;
   if (blessed->is_rejected() || today_refused) {
     golden::Section before =
@@ -227,8 +250,7 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
     if (!same(before, today_canonical)) changed.push_back({"canonical", today_canonical});
   } else {
     for (const auto& section : sections) {
-      Emitted today =
-          section == "canonical" ? today_canonical : emit_section(today_engine, config_file, config->id, section, scratch.dir());
+      const Emitted& today = today_texts.at(section);
       const golden::Section& before = section == "canonical" ? blessed->canonical : blessed->flavors.at(section);
       if (!same(before, today)) changed.push_back({section, today});
     }
@@ -240,14 +262,20 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
-  // 3. The blessing commit's Python engine, on today's config.
+  // 3. The blessing commit's Python engine, on today's config, through its own worker.
   fs::path worktree = scratch.add_worktree(commit);
   std::string short_commit = commit.substr(0, 12);
+  driver::EngineCommand old_command = driver::default_py_command({worktree.string(), where.build});
+  old_command.name = "py@" + short_commit;
+  SectionEmitter old_engine(old_command, options.check.timeout_seconds);
+  std::vector<std::string> changed_sections;
+  for (const auto& entry : changed) changed_sections.push_back(entry.first);
+  std::map<std::string, Emitted> old_texts = old_engine.emit(family, *config, changed_sections);
   for (const auto& [section, today] : changed) {
     golden::Section before = section == "canonical"
                                  ? (blessed->is_rejected() ? golden::Section::refused(blessed->rejected) : blessed->canonical)
                                  : blessed->flavors.at(section);
-    Emitted old = emit_section(worktree / "py_engine", config_file, config->id, section, scratch.dir());
+    const Emitted& old = old_texts.at(section);
     out << fmt::format("== {}: blessed {} -> today {}\n", section, state(before), state(today));
     out << fmt::format("   the Python engine of {} re-emits {}{}\n", short_commit, state(old),
                        same(before, old) ? " (matches the blessed entry)"

@@ -7,7 +7,6 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/golden/digest.h"
-#include "kemit/llvm/flavors.h"
 #include "kemit/run_diff/run_diff.h"
 
 namespace kemit::run_diff {
@@ -90,15 +89,16 @@ bool FreshRun::parity_green() const {
 
 FreshRun run_engines(const Options& options, std::ostream& notes) {
   FreshRun run;
-  run.flavors = driver::resolve_flavor_names(options.check.flavors, notes);
-  run.outcome.flavors = run.flavors;
   std::vector<FamilyConfigs> families = driver::load_selected_families(options.check);
   std::vector<EngineCommand> commands = chosen_commands(options);
   for (const auto& command : commands) run.outcome.engines.push_back(command.name);
 
   driver::WorkerPool pool(commands, driver::pool_options_for(options.check));
-  std::vector<driver::Hello> hellos = pool.start();
-  driver::require_flavors_served(hellos, commands, run.flavors);
+  std::vector<driver::Hello> hellos =
+      driver::start_and_check(pool, commands, families, options.check.flavors, run.flavors, notes);
+  run.outcome.flavors = run.flavors;
+  run.all_flavors = hellos[0].flavors;
+  run.flavor_facts = hellos[0].flavor_facts;
   std::map<std::string, std::vector<std::string>> engine_families;
   for (size_t e = 0; e < hellos.size(); ++e) engine_families[commands[e].name] = hellos[e].families;
 
@@ -152,7 +152,7 @@ golden::FreshResults fresh_results(const FreshRun& run, const FreshFamily& famil
   golden::FreshResults fresh;
   fresh.family = family.family;
   fresh.flavors = run.flavors;
-  fresh.all_flavors = kemit::llvm::flavor_names();
+  fresh.all_flavors = run.all_flavors;
   fresh.complete = true;  // --only selects families; each selected family runs every config
   fresh.entries = family.entries;
   return fresh;
@@ -162,7 +162,7 @@ golden::FreshResults vanished_family_results(const FreshRun& run, const std::str
   golden::FreshResults empty;
   empty.family = family;
   empty.flavors = run.flavors;
-  empty.all_flavors = kemit::llvm::flavor_names();
+  empty.all_flavors = run.all_flavors;
   empty.complete = true;
   return empty;
 }

@@ -2,7 +2,6 @@
 // and the per-kernel figures of llc's metadata are stored per flavor section.
 #include <algorithm>
 
-#include "kemit/llvm/flavors.h"
 #include "kemit/run_diff/run_diff.h"
 
 #ifdef KEMIT_RUN_DIFF_HAVE_LANE
@@ -52,7 +51,7 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
   const auto toolchains = lane::default_toolchains();
   std::vector<std::string> usable;
   for (const auto& flavor : run.flavors) {
-    std::string problem = lane::toolchain_problem(toolchains, kemit::llvm::find_flavor(flavor).major);
+    std::string problem = lane::toolchain_problem(toolchains, lane::flavor_facts(run.flavor_facts, flavor).major);
     if (problem.empty())
       usable.push_back(flavor);
     else
@@ -72,6 +71,7 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
   if (modules.empty()) return;
   lane::LaneOptions lane_options;
   lane_options.jobs = options.check.jobs;
+  lane_options.flavors = run.flavor_facts;
   std::vector<lane::LaneResult> results = lane::check_modules(modules, lane_options);
   run.resources_measured = true;
   for (size_t i = 0; i < results.size(); ++i) {

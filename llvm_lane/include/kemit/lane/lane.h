@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kemit/driver/flavor_facts.h"
+
 namespace kemit::lane {
 
 // One module to check: who emitted it (for messages), the flavor it claims, the
@@ -71,9 +73,14 @@ struct LaneOptions {
   std::chrono::milliseconds llc_timeout{120'000};     // per module
   std::map<int, Toolchain> toolchains;  // by LLVM major; empty = default_toolchains()
   std::string failure_dir;  // when set, each failing module is written here to reproduce by hand
+  std::vector<driver::FlavorFacts> flavors;  // every flavor a module may claim: the engine's hello
 };
 
-// The checkers this build produced and the llc of each installed LLVM.
+// The facts of one flavor of `flavors`; throws std::invalid_argument for a name not among them.
+const driver::FlavorFacts& flavor_facts(const std::vector<driver::FlavorFacts>& flavors, const std::string& name);
+
+// The checkers this build produced and the llc of each LLVM major the lane is built for
+// (KEMIT_LANE_LLVM_MAJORS in llvm_lane/CMakeLists.txt).
 std::map<int, Toolchain> default_toolchains();
 
 // Why a major's toolchain cannot be used, or "" when it can (files exist and are executable).
@@ -83,7 +90,7 @@ std::string toolchain_problem(const std::map<int, Toolchain>& toolchains, int ma
 std::string module_label(const LaneModule& module);
 
 // Checks every module; results are in input order. Throws std::invalid_argument
-// for a module whose flavor is not a canonical flavor name.
+// for a module whose flavor is not in options.flavors.
 std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options);
 
 }  // namespace kemit::lane

@@ -14,6 +14,7 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/outcome.h"
+#include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
 
 namespace kemit::driver {
@@ -29,10 +30,6 @@ struct CheckOptions {
   double timeout_seconds = 60;         // per config
   bool progress = false;               // a progress line on stderr (only on a terminal)
 };
-
-// Canonical flavor names for `requested` (all flavors when empty), in table order, without
-// duplicates. Alias notes go to `notes`. Throws UsageError on an unknown flavor.
-std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes);
 
 // The worker commands the options ask for, checked to exist (InfrastructureError otherwise).
 std::vector<EngineCommand> engine_commands(const CheckOptions& options);
@@ -60,6 +57,12 @@ struct Plan {
 // families every engine serves; a family an engine lacks is RED whatever the others say.
 Plan plan_requests(const std::vector<FamilyConfigs>& families,
                    const std::map<std::string, std::vector<std::string>>& engine_families, RunOutcome& outcome);
+
+// Starts the pool and returns each engine's hello; the run's flavors (resolved by the workers)
+// go to `flavors`, and every config's processor is checked against the engines' arches.
+std::vector<Hello> start_and_check(WorkerPool& pool, const std::vector<EngineCommand>& commands,
+                                   const std::vector<FamilyConfigs>& families, const std::vector<std::string>& requested,
+                                   std::vector<std::string>& flavors, std::ostream& notes);
 
 // Loads the configs, drives both engines and judges every config. Throws ConfigError,
 // UsageError or InfrastructureError (all exit 2); `notes` gets alias notes and progress.

@@ -1,10 +1,10 @@
 // Cross-lowering triage of MISMATCH flavor sections (docs/driver.md, "Triage").
 //
 // When the canonical texts agree but a flavor's LLVM text differs, each engine's canonical text
-// is lowered by the other engine's lowerer: the C++ one in process (parse, then lower), the
-// Python one through its worker (`{"op": "lower"}`, docs/protocol.md). The detail of the
-// section then names the side that drifted, LOWERING_DRIFT(py) or LOWERING_DRIFT(cpp); when the
-// canonical texts differ it says the builders diverged. The verdict stays MISMATCH.
+// is lowered by the other engine's lowerer, through that engine's worker (`{"op": "lower"}`,
+// docs/protocol.md): the driver never parses or lowers IR itself. The detail of the section then
+// names the side that drifted, LOWERING_DRIFT(<engine>); when the canonical texts differ it says
+// the builders diverged. The verdict stays MISMATCH.
 #pragma once
 #include <string>
 #include <vector>
@@ -27,16 +27,21 @@ struct TriageItem {
 // MISMATCH flavor sections of a config whose two answers both emitted.
 std::vector<TriageItem> triage_items(ConfigResult& config, const Answer& first, const Answer& second);
 
-// The explanation of one item, given the other lowerers' texts: `cpp_lowers_py` is the C++ lowerer
-// on the Python canonical text, `py_lowers_cpp` the Python lowerer on the C++ one (or the error
-// that kept it from answering). Engine 0 is py, engine 1 cpp.
-std::string explain_drift(const TriageItem& item, const std::string& cpp_lowers_py, const std::string& py_lowers_cpp,
-                          const std::string& py_problem);
+// What one engine's lowerer made of the other engine's canonical text: its text, or the problem
+// that kept it from answering (a crash, an `error` answer such as a parse error).
+struct CrossLowering {
+  std::string text;
+  std::string problem;
+};
 
-// The C++ lowerer on a canonical text (parse, then lower at `flavor`); throws on a parse error.
-std::string lower_in_process(const std::string& canonical, const std::string& flavor);
+// The explanation of one item. `engines` are the two engines' names in run order (the first is
+// the reference, the second the port); `first_lowers_second` is the first engine's lowerer on
+// the second engine's canonical text, and the other way round.
+std::string explain_drift(const TriageItem& item, const std::vector<std::string>& engines,
+                          const CrossLowering& first_lowers_second, const CrossLowering& second_lowers_first);
 
-// Appends the triage to the detail of every item (asks the pool's Python workers to lower).
+// Appends the triage to the detail of every item: asks each engine's workers to lower the other
+// engine's canonical text.
 void triage_lowering(WorkerPool& pool, const std::vector<std::string>& engines, std::vector<TriageItem>& items);
 
 }  // namespace kemit::driver

@@ -15,16 +15,21 @@
 #include <nlohmann/json.hpp>
 
 #include "kemit/driver/engine_command.h"
+#include "kemit/driver/flavor_facts.h"
 #include "kemit/driver/worker_process.h"
 
 namespace kemit::driver {
 
-// What a worker says about itself in answer to `{"op": "hello"}`.
+// What a worker says about itself in answer to `{"op": "hello"}` (docs/protocol.md). `arches`
+// and `flavor_facts` are optional on the wire (an older engine, e.g. an old tree's worker for
+// run_diff --explain, lacks them): empty here, and a tool that needs them says so.
 struct Hello {
   std::string engine;
   int protocol = 0;
   std::vector<std::string> families;
   std::vector<std::string> flavors;
+  std::vector<std::string> arches;
+  std::vector<FlavorFacts> flavor_facts;
 };
 
 enum class AnswerKind { response, crash, timeout };

@@ -66,6 +66,8 @@ struct FreshFamily {
 struct FreshRun {
   driver::RunOutcome outcome;  // the parity verdicts (one engine against itself in single-engine modes)
   std::vector<std::string> flavors;  // canonical names the run emitted
+  std::vector<std::string> all_flavors;  // every flavor the (first) engine serves, from its hello
+  std::vector<driver::FlavorFacts> flavor_facts;  // from the same hello, for the LLVM lane
   std::vector<FreshFamily> families;
   std::vector<EmittedModule> modules;  // every emitted flavor text of the green families
   bool resources_measured = false;
