@@ -103,3 +103,10 @@ def test_both_engines_say_the_same_hello(engines):
     py.pop("id"), cpp.pop("id")
     assert py == cpp
     assert set(py) == {"status", "protocol", "families", "flavors", "arches", "flavor_facts"}
+
+
+def test_a_hung_worker_is_stopped_with_an_engine_error():
+    with Engines(commands={"py": fake("py", "--hang", "0"), "cpp": fake("cpp")}, timeout=2) as harness:
+        with pytest.raises(EngineError, match="the py engine's worker gave no answer within 2 s \\(its stderr ends: "
+                                              ".*request 3 config 0"):
+            harness.emit("alpha", "gfx942", {}, ["llvm19"], engine="py")

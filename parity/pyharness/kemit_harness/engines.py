@@ -37,10 +37,12 @@ class Engines:
     """The engines' workers, started on first use and kept until close() (or the with-block ends).
 
     root, build: the checkout and the CMake build (default: this checkout and <root>/build);
-    commands: {engine: (argv, env)} to run other workers (any program that speaks the protocol).
+    commands: {engine: (argv, env)} to run other workers (any program that speaks the protocol);
+    timeout: seconds a worker may take for one answer before it is stopped (EngineError).
     """
 
-    def __init__(self, root=None, build=None, commands=None):
+    def __init__(self, root=None, build=None, commands=None, timeout=60):
+        self._timeout = timeout
         root = root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
         self._commands = commands or default_commands(root, build or os.path.join(root, "build"))
         self._workers = {}
@@ -60,7 +62,7 @@ class Engines:
         """The started worker of one engine (its `hello` is the engine's answer to hello)."""
         if engine not in self._workers:
             argv, env = self._commands[engine]
-            self._workers[engine] = Worker(engine, argv, env, EngineError)
+            self._workers[engine] = Worker(engine, argv, env, EngineError, self._timeout)
         return self._workers[engine]
 
     def resolve_flavors(self, engine, flavors):

@@ -1,15 +1,17 @@
 """One protocol worker (docs/protocol.md): a subprocess that answers one JSON line per request."""
 import json
 import os
+import select
 import subprocess
 
 
 class Worker:
     """A started `--serve` worker. `ask(request)` sends one request and returns its answer; a
-    worker that dies or answers off-protocol raises `error_type` with its stderr's tail."""
+    worker that dies, hangs past `timeout` seconds or answers off-protocol raises `error_type`
+    with its stderr's tail (and is stopped)."""
 
-    def __init__(self, name, argv, env, error_type):
-        self.name, self._error_type, self._next_id = name, error_type, 0
+    def __init__(self, name, argv, env, error_type, timeout=60):
+        self.name, self._error_type, self._next_id, self._timeout = name, error_type, 0, timeout
         try:
             self._process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=subprocess.PIPE, env=dict(os.environ, **env), text=True,
@@ -26,6 +28,11 @@ class Worker:
         try:
             self._process.stdin.write(line)
             self._process.stdin.flush()
+            # One answer line per request and nothing else, so nothing waits in the read buffer.
+            ready, _, _ = select.select([self._process.stdout], [], [], self._timeout)
+            if not ready:
+                raise self._error_type(f"the {self.name} engine's worker gave no answer within {self._timeout} s "
+                                       f"({self._stderr_tail()})")
             answer_line = self._process.stdout.readline()
         except (BrokenPipeError, OSError):
             answer_line = ""
