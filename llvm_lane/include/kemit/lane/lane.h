@@ -63,14 +63,31 @@ struct Toolchain {
   std::string llc;      // /usr/lib/llvm-N/bin/llc
 };
 
+// Where step 5 compiles: inside the flavor's persistent checker (its own
+// TargetMachine, no process per module), or one llc process per module (the cross-check).
+enum class Codegen { INPROCESS, LLC };
+
 struct LaneOptions {
-  int jobs = 0;                 // parallel llc processes; 0 = number of CPUs
+  int jobs = 0;                 // parallel llc processes (and checkers in-process); 0 = number of CPUs
   int checkers_per_flavor = 1;  // persistent parse+verify workers per flavor
   bool run_codegen = true;      // false: parse + verify + intrinsics only
   std::chrono::milliseconds checker_timeout{30'000};  // per module
   std::chrono::milliseconds llc_timeout{120'000};     // per module
   std::map<int, Toolchain> toolchains;  // by LLVM major; empty = default_toolchains()
   std::string failure_dir;  // when set, each failing module is written here to reproduce by hand
+  Codegen codegen = Codegen::INPROCESS;
+  std::string cache_dir;       // result cache (kemit/lane_support/result_cache.h); "" = no cache
+  std::string progress_label;  // progress line on a terminal ("" = none)
+};
+
+// What a run cost and how much the cache answered.
+struct LaneRunStats {
+  double seconds = 0;
+  size_t cache_hits = 0;
+  size_t cache_misses = 0;
+  size_t cache_corrupt = 0;
+  std::vector<std::string> cache_problems;  // each corrupt entry (recomputed) or failed write
+  std::string cache_summary;                // "cache: 452 hits, 0 misses" or "cache: off"
 };
 
 // The checkers this build produced and the llc of each installed LLVM.
@@ -84,6 +101,15 @@ std::string module_label(const LaneModule& module);
 
 // Checks every module; results are in input order. Throws std::invalid_argument
 // for a module whose flavor is not a canonical flavor name.
-std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options);
+std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options,
+                                      LaneRunStats* stats = nullptr);
+
+// "inprocess" / "llc"; parse_codegen throws std::invalid_argument on anything else.
+const char* codegen_name(Codegen codegen);
+Codegen parse_codegen(const std::string& name);
+
+// Where in-process and llc codegen disagree, module by module (verdict or any
+// resource figure); empty when they agree on every module. Runs both, uncached.
+std::vector<std::string> codegen_differences(const std::vector<LaneModule>& modules, const LaneOptions& options);
 
 }  // namespace kemit::lane
