@@ -101,11 +101,19 @@ struct Plan {
   }
 };
 
-// "<N> modules in 12.3 s, cache: 452 hits, 0 misses" and each cache problem.
-std::vector<std::string> run_notes(size_t modules, const LaneRunStats& stats) {
+// "12 compiled (llc), median 85.1 ms each": what codegen cost per module.
+std::string compile_note(const LaneRunStats& stats, Codegen codegen) {
+  char median[32];
+  std::snprintf(median, sizeof median, "%.1f", stats.median_compile_ms);
+  return std::to_string(stats.compiled) + " compiled (" + codegen_name(codegen) + "), median " + median + " ms each";
+}
+
+// "<N> modules in 12.3 s (<compile note>), cache: 452 hits, 0 misses" and each cache problem.
+std::vector<std::string> run_notes(size_t modules, const LaneRunStats& stats, Codegen codegen) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", stats.seconds);
-  std::vector<std::string> notes{std::to_string(modules) + " modules in " + seconds + " s, " + stats.cache_summary};
+  std::vector<std::string> notes{std::to_string(modules) + " modules in " + seconds + " s (" +
+                                 compile_note(stats, codegen) + "), " + stats.cache_summary};
   for (const auto& problem : stats.cache_problems) notes.push_back("cache: " + problem);
   return notes;
 }
@@ -114,7 +122,7 @@ LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<st
   LaneRunStats stats;
   std::vector<LaneResult> results = check_modules(plan.modules, options, &stats);
   LaneReport report;
-  report.notes = run_notes(plan.modules.size(), stats);
+  report.notes = run_notes(plan.modules.size(), stats, options.codegen);
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     int m = plan.module_of_entry[e];
     report.entries.push_back(m < 0 ? plan.entries[e] : entry_for(plan.modules[m], results[m]));
@@ -125,13 +133,19 @@ LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<st
 
 // --codegen both: in-process and llc over the same modules; RED on any difference.
 int crosscheck_codegen(const std::vector<LaneModule>& modules, const LaneOptions& options) {
-  std::vector<std::string> differences = codegen_differences(modules, options);
-  for (const auto& line : differences) std::cout << "DIFFERENT " << line << "\n";
+  CodegenComparison comparison = compare_codegens(modules, options);
+  for (const auto& line : comparison.differences) std::cout << "DIFFERENT " << line << "\n";
+  char seconds[64];
+  std::snprintf(seconds, sizeof seconds, "wall %.1f s against %.1f s", comparison.inprocess.seconds,
+                comparison.llc.seconds);
+  std::cout << "in-process: " << compile_note(comparison.inprocess, Codegen::INPROCESS) << "; llc: "
+            << compile_note(comparison.llc, Codegen::LLC) << "; " << seconds << "\n";
+  bool same = comparison.differences.empty() && !modules.empty();
   std::cout << modules.size() << " modules through in-process codegen and llc: "
-            << (differences.empty() ? "verdicts and resources identical"
-                                    : std::to_string(differences.size()) + " differ")
-            << "\nRESULT: " << (differences.empty() && !modules.empty() ? "GREEN" : "RED") << "\n";
-  return differences.empty() && !modules.empty() ? 0 : 1;
+            << (comparison.differences.empty() ? "verdicts and resources identical"
+                                               : std::to_string(comparison.differences.size()) + " differ")
+            << "\nRESULT: " << (same ? "GREEN" : "RED") << "\n";
+  return same ? 0 : 1;
 }
 
 #ifdef KEMIT_LANE_HAVE_EMIT

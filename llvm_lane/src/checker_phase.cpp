@@ -54,6 +54,10 @@ void apply_answer(const CheckerAnswer& answer, int major, const LaneModule& modu
   }
 }
 
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 // One flavor's queue: which modules, and the next one to hand out.
 struct FlavorQueue {
   int major = 0;
@@ -112,9 +116,11 @@ void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<in
     for (size_t k = queue.next++; k < queue.modules.size(); k = queue.next++) {
       size_t i = queue.modules[k];
       const std::string name = module_file_name(modules[i]);
+      const auto start = std::chrono::steady_clock::now();
       CheckerAnswer answer = compile[i] ? session.compile(name, modules[i].text, modules[i].arch, options.llc_timeout)
                                         : session.check(name, modules[i].text);
       apply_answer(answer, queue.major, modules[i], results[i]);
+      if (compile[i]) results[i].compile_ms = milliseconds_since(start);
       if (progress) progress->advance();
     }
   });

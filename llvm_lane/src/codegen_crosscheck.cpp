@@ -24,7 +24,7 @@ std::string all_figures(const LaneResult& result) {
 
 }  // namespace
 
-std::vector<std::string> codegen_differences(const std::vector<LaneModule>& modules, const LaneOptions& options) {
+CodegenComparison compare_codegens(const std::vector<LaneModule>& modules, const LaneOptions& options) {
   LaneOptions inprocess = options, llc = options;
   inprocess.codegen = Codegen::INPROCESS;
   llc.codegen = Codegen::LLC;
@@ -32,14 +32,14 @@ std::vector<std::string> codegen_differences(const std::vector<LaneModule>& modu
   inprocess.run_codegen = llc.run_codegen = true;
   inprocess.progress_label = options.progress_label.empty() ? "" : options.progress_label + " (in-process)";
   llc.progress_label = options.progress_label.empty() ? "" : options.progress_label + " (llc)";
-  std::vector<LaneResult> ours = check_modules(modules, inprocess);
-  std::vector<LaneResult> theirs = check_modules(modules, llc);
-  std::vector<std::string> differences;
+  CodegenComparison comparison;
+  std::vector<LaneResult> ours = check_modules(modules, inprocess, &comparison.inprocess);
+  std::vector<LaneResult> theirs = check_modules(modules, llc, &comparison.llc);
   for (size_t i = 0; i < modules.size(); ++i) {
     std::string a = all_figures(ours[i]), b = all_figures(theirs[i]);
-    if (a != b) differences.push_back(module_label(modules[i]) + ": in-process " + a + " | llc " + b);
+    if (a != b) comparison.differences.push_back(module_label(modules[i]) + ": in-process " + a + " | llc " + b);
   }
-  return differences;
+  return comparison;
 }
 
 }  // namespace kemit::lane

@@ -98,7 +98,10 @@ void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<in
   parallel_for(pending.size(), jobs, [&](size_t k) {
     size_t i = pending[k];
     int major = kemit::llvm::find_flavor(modules[i].flavor).major;
+    const auto start = std::chrono::steady_clock::now();
     run_codegen(modules[i], toolchains.at(major).llc, options.llc_timeout, results[i]);
+    results[i].compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (progress) progress->advance();
   });
 }
@@ -171,6 +174,16 @@ std::vector<LaneResult> cached_results(const std::vector<LaneModule>& modules,
   return results;
 }
 
+void record_compile_times(const std::vector<LaneResult>& results, LaneRunStats& stats) {
+  std::vector<double> times;
+  for (const auto& result : results)
+    if (result.compile_ms > 0) times.push_back(result.compile_ms);
+  stats.compiled = times.size();
+  if (times.empty()) return;
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  stats.median_compile_ms = times[times.size() / 2];
+}
+
 }  // namespace
 
 const char* verdict_name(Verdict verdict) {
@@ -240,6 +253,7 @@ std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, co
     stats->cache_corrupt = cache_stats.corrupt;
     stats->cache_problems = cache_stats.problems;
     stats->cache_summary = cache.summary();
+    record_compile_times(results, *stats);
   }
   return results;
 }

@@ -45,6 +45,7 @@ TEST(LaneRobustness, HangingCheckerIsCrashAfterTimeout) {
   options.toolchains = default_toolchains();
   options.toolchains[19] = Toolchain{script, "/bin/true"};
   options.checker_timeout = std::chrono::milliseconds(300);
+  options.llc_timeout = std::chrono::milliseconds(0);  // a COMPILE may take checker + codegen timeouts
   LaneResult result = check_one(module_from("lds_reverse.ll", "llvm19", "gfx942"), options);
   EXPECT_EQ(result.verdict, Verdict::CRASH) << result.detail;
   EXPECT_NE(result.detail.find("did not answer within 300 ms"), std::string::npos) << result.detail;

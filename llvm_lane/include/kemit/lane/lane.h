@@ -55,6 +55,7 @@ struct LaneResult {
   Verdict verdict = Verdict::LLVM_OK;
   std::string detail;  // first line: the first diagnostic; further lines: context, how to reproduce
   std::vector<KernelResources> kernels;  // filled when llc ran and its metadata was read
+  double compile_ms = 0;  // wall time of this module's codegen request (in-process: check included); 0 if none
 };
 
 // Where one LLVM version's tools are. Empty or absent paths mean "not installed".
@@ -88,6 +89,8 @@ struct LaneRunStats {
   size_t cache_corrupt = 0;
   std::vector<std::string> cache_problems;  // each corrupt entry (recomputed) or failed write
   std::string cache_summary;                // "cache: 452 hits, 0 misses" or "cache: off"
+  size_t compiled = 0;                      // modules compiled in this run (cache hits are not)
+  double median_compile_ms = 0;             // median of their compile_ms
 };
 
 // The checkers this build produced and the llc of each installed LLVM.
@@ -108,8 +111,12 @@ std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, co
 const char* codegen_name(Codegen codegen);
 Codegen parse_codegen(const std::string& name);
 
-// Where in-process and llc codegen disagree, module by module (verdict or any
-// resource figure); empty when they agree on every module. Runs both, uncached.
-std::vector<std::string> codegen_differences(const std::vector<LaneModule>& modules, const LaneOptions& options);
+// Both codegens over the same modules, uncached: where they disagree, module by
+// module (verdict or any resource figure; empty when they agree), and what each cost.
+struct CodegenComparison {
+  std::vector<std::string> differences;
+  LaneRunStats inprocess, llc;
+};
+CodegenComparison compare_codegens(const std::vector<LaneModule>& modules, const LaneOptions& options);
 
 }  // namespace kemit::lane
