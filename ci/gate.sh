@@ -2,6 +2,9 @@
 # The full gate over every family and flavor: engine parity, the golden shards, the real-LLVM lane,
 # and the numerics lane (the reference interpreter against numpy).
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
+# The LLVM and numerics answers come from the result cache where they can ($KEMIT_CACHE, else
+# BUILD/result-cache; docs/run_diff.md): run_diff fills it and check_llvm reads it, and a gate over
+# an unchanged tree compiles and interprets nothing.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEMIT_BUILD:-$top/build}
@@ -12,7 +15,9 @@ failed=()
 step() {
   local name=$1; shift
   echo "== $name: $*"
+  local start=$EPOCHREALTIME
   "$@" || failed+=("$name")
+  awk -v name="$name" -v start="$start" -v end="$EPOCHREALTIME" 'BEGIN { printf "-- %s: %.1f s\n", name, end - start }'
 }
 step parity "$build/parity/check_byte_identity" "$@"
 # The golden check never writes (CI set): GOLDEN OK, or what changed and the command that blesses it.
@@ -22,6 +27,8 @@ step llvm "$build/llvm_lane/check_llvm" "$@"
 only=(); while (($#)); do [[ $1 == --only ]] && only=(--only "$2"); shift; done
 step numerics /usr/bin/python3 "$top/parity/numerics/check_numerics.py" --build "$build" "${only[@]}"
 
+gate_times=$(times | tail -1)  # the children's user and system CPU: the gate's work whatever the load
+echo "gate CPU (user, system): $gate_times"
 if ((${#failed[@]})); then
   echo "GATE: RED (${failed[*]})"
   exit 1

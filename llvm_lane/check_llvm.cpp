@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/served_tables.h"
@@ -21,6 +22,7 @@
 #include "kemit/lane/configs.h"
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
+#include "kemit/lane_support/result_cache.h"
 
 namespace {
 
@@ -37,6 +39,9 @@ struct Arguments {
   std::string module_path, arch;
   std::string engine = "cpp", engine_cmd;
   double timeout = 60;
+  std::string codegen = "inprocess";  // inprocess, llc, or both (the cross-check)
+  std::string cache_dir;
+  bool no_cache = false;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -98,6 +103,9 @@ LaneOptions lane_options(const Arguments& args, const Engine& engine) {
   options.checkers_per_flavor = args.checkers;
   options.run_codegen = !args.no_codegen;
   options.failure_dir = args.failures_dir;
+  if (args.codegen != "both") options.codegen = parse_codegen(args.codegen);
+  options.cache_dir = kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, KEMIT_BUILD_DIR);
+  options.progress_label = "check_llvm";
   return options;
 }
 
@@ -127,15 +135,51 @@ struct Plan {
   }
 };
 
+// "12 compiled (llc), median 85.1 ms each": what codegen cost per module.
+std::string compile_note(const LaneRunStats& stats, Codegen codegen) {
+  char median[32];
+  std::snprintf(median, sizeof median, "%.1f", stats.median_compile_ms);
+  return std::to_string(stats.compiled) + " compiled (" + codegen_name(codegen) + "), median " + median + " ms each";
+}
+
+// "<N> modules in 12.3 s (<compile note>), cache: 452 hits, 0 misses" and each cache problem.
+std::vector<std::string> run_notes(size_t modules, const LaneRunStats& stats, Codegen codegen) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", stats.seconds);
+  std::vector<std::string> notes{std::to_string(modules) + " modules in " + seconds + " s (" +
+                                 compile_note(stats, codegen) + "), " + stats.cache_summary};
+  for (const auto& problem : stats.cache_problems) notes.push_back("cache: " + problem);
+  return notes;
+}
+
 LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<std::string>& flavors) {
-  std::vector<LaneResult> results = check_modules(plan.modules, options);
+  LaneRunStats stats;
+  std::vector<LaneResult> results = check_modules(plan.modules, options, &stats);
   LaneReport report;
+  report.notes = run_notes(plan.modules.size(), stats, options.codegen);
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     int m = plan.module_of_entry[e];
     report.entries.push_back(m < 0 ? plan.entries[e] : entry_for(plan.modules[m], results[m]));
   }
   report.unchecked = unchecked_versions(flavors, options);
   return report;
+}
+
+// --codegen both: in-process and llc over the same modules; RED on any difference.
+int crosscheck_codegen(const std::vector<LaneModule>& modules, const LaneOptions& options) {
+  CodegenComparison comparison = compare_codegens(modules, options);
+  for (const auto& line : comparison.differences) std::cout << "DIFFERENT " << line << "\n";
+  char seconds[64];
+  std::snprintf(seconds, sizeof seconds, "wall %.1f s against %.1f s", comparison.inprocess.seconds,
+                comparison.llc.seconds);
+  std::cout << "in-process: " << compile_note(comparison.inprocess, Codegen::INPROCESS) << "; llc: "
+            << compile_note(comparison.llc, Codegen::LLC) << "; " << seconds << "\n";
+  bool same = comparison.differences.empty() && !modules.empty();
+  std::cout << modules.size() << " modules through in-process codegen and llc: "
+            << (comparison.differences.empty() ? "verdicts and resources identical"
+                                               : std::to_string(comparison.differences.size()) + " differ")
+            << "\nRESULT: " << (same ? "GREEN" : "RED") << "\n";
+  return same ? 0 : 1;
 }
 
 ReportEntry prefilled(const ParityConfig& config, const std::string& flavor, const std::string& outcome,
@@ -201,6 +245,7 @@ int run_configs(const Arguments& args, Engine& engine) {
   Plan plan;
   for (size_t c = 0; c < configs.size(); ++c) plan_config(configs[c], flavors, answers[c], plan);
   LaneOptions options = lane_options(args, engine);
+  if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
   LaneReport report = run_plan(plan, options, flavors);
   print_text_report(std::cout, report, args.resources);
   if (!args.json_path.empty()) write_json_report(args.json_path, report);
@@ -219,6 +264,7 @@ int run_one_module(const Arguments& args, const Engine& engine) {
   Plan plan;
   for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
   LaneOptions options = lane_options(args, engine);
+  if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
   LaneReport report = run_plan(plan, options, flavors);
   for (const auto& entry : report.entries)
     std::cout << entry.flavor << " " << entry.arch << ": " << entry.outcome
@@ -233,13 +279,20 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--configs", args.configs_dir, "folder of parity configs")->default_val(default_configs_dir());
   app.add_option("--only", args.only, "comma-separated substrings of family names");
   app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)");
-  app.add_option("--jobs,-j", args.jobs, "parallel llc processes (default: number of CPUs)");
+  app.add_option("--jobs,-j", args.jobs, "parallel codegen workers: checkers in-process, llc processes with --codegen llc (default: number of CPUs)");
   app.add_option("--checkers", args.checkers, "persistent parse+verify workers per flavor")->default_val(1);
   app.add_option("--json", args.json_path, "write a JSON report");
   app.add_option("--junit", args.junit_path, "write a JUnit XML report");
   app.add_option("--failures-dir", args.failures_dir, "write each failing module here, with a command to reproduce");
   app.add_flag("--resources", args.resources, "print the per-kernel resource table");
-  app.add_flag("--no-codegen", args.no_codegen, "parse + verify only, skip llc");
+  app.add_flag("--no-codegen", args.no_codegen, "parse + verify only, skip codegen");
+  app.add_option("--codegen", args.codegen,
+                 "inprocess (the checker's own TargetMachine), llc (one process per module), or both "
+                 "(compare their verdicts and resources)")
+      ->check(CLI::IsMember({"inprocess", "llc", "both"}))
+      ->default_val("inprocess");
+  app.add_option("--cache", args.cache_dir, "result cache directory (default $KEMIT_CACHE, else <build>/result-cache)");
+  app.add_flag("--no-cache", args.no_cache, "neither read nor fill the result cache");
   app.add_option("--module", args.module_path, "check one .ll file instead of the configs (needs --arch)");
   app.add_option("--arch", args.arch, "processor for --module");
   app.add_flag("--expect-no-spill", args.expect_no_spill, "with --module: a spill fails (SPILL)");

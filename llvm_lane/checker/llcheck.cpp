@@ -1,4 +1,4 @@
-// kemit_llcheckN: a persistent parse + verify worker linked against one LLVM version.
+// kemit_llcheckN: a persistent parse + verify + codegen worker linked against one LLVM version.
 //
 // Built once per installed LLVM (16, 19, 22) with exactly that version's
 // `llvm-config --cxxflags` (-fno-exceptions, -std=c++17), apart from the rest of
@@ -11,7 +11,10 @@
 //   in:  CHECK\t<byte count>\t<module name>           then exactly <byte count> bytes of IR
 //   out: RESULT\t<name>\t<parsed 0|1>\t<verified 0|1>\t<unknown intrinsics, ','-joined>\t<diagnostic>
 //   in:  QUIT (or end of input)                       -> exit 0
-//   out: FATAL\t<name>\t<reason>                      from report_fatal_error, then exit 1
+//   in:  COMPILE\t<byte count>\t<arch>\t<name>       check, then (when it passes) codegen in-process:
+//   out: COMPILED\t<name>\t<ok 0|1>\t<first error>\t<names llvm.amdgcn.* 0|1>\t<.amdgpu_metadata block>
+//        (or the RESULT line when the check fails)
+//   out: FATAL\t<name>\t<reason>\t<stage check|codegen>  from report_fatal_error, then exit 1
 // Fields are escaped (\\, \t, \n) so that one answer is always one line.
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +33,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llcodegen.h"
 
 namespace {
 
@@ -38,8 +42,10 @@ namespace {
 constexpr int kMaxDiagnosticLines = 6;
 constexpr size_t kMaxModuleBytes = size_t(1) << 30;
 
-// Name of the module being checked, for the fatal-error handler.
+// Name of the module being checked and the stage it is in ("check" or
+// "codegen"), for the fatal-error handler.
 std::string current_module_name = "-";
+const char* current_stage = "check";
 
 std::string escape_field(const std::string& text) {
   std::string out;
@@ -69,7 +75,7 @@ std::string first_lines(const std::string& text, int max_lines) {
 // module) ends the process after this returns; say which module did it first.
 void report_fatal_to_controller(void*, const char* reason, bool) {
   std::string line = "FATAL\t" + escape_field(current_module_name) + "\t" +
-                     escape_field(std::string("LLVM ERROR: ") + reason) + "\n";
+                     escape_field(std::string("LLVM ERROR: ") + reason) + "\t" + current_stage + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }
@@ -119,17 +125,47 @@ std::string answer_line(const std::string& name, const CheckOutcome& outcome) {
          escape_field(outcome.diagnostic) + "\n";
 }
 
-// Parses "CHECK\t<bytes>\t<name>"; false on anything else.
-bool parse_check_header(const std::string& line, size_t& byte_count, std::string& name) {
-  if (line.rfind("CHECK\t", 0) != 0) return false;
-  size_t tab = line.find('\t', 6);
-  if (tab == std::string::npos || tab == 6) return false;
+// Parses "<verb>\t<bytes>\t<rest>"; false on anything else.
+bool parse_sized_header(const std::string& line, const std::string& verb, size_t& byte_count, std::string& rest) {
+  const size_t at = verb.size() + 1;
+  if (line.rfind(verb + "\t", 0) != 0) return false;
+  size_t tab = line.find('\t', at);
+  if (tab == std::string::npos || tab == at) return false;
   char* end = nullptr;
-  unsigned long long count = std::strtoull(line.c_str() + 6, &end, 10);
+  unsigned long long count = std::strtoull(line.c_str() + at, &end, 10);
   if (end != line.c_str() + tab || count > kMaxModuleBytes) return false;
   byte_count = static_cast<size_t>(count);
-  name = line.substr(tab + 1);
+  rest = line.substr(tab + 1);
   return true;
+}
+
+// Parses "CHECK\t<bytes>\t<name>"; false on anything else.
+bool parse_check_header(const std::string& line, size_t& byte_count, std::string& name) {
+  return parse_sized_header(line, "CHECK", byte_count, name);
+}
+
+// Parses "COMPILE\t<bytes>\t<arch>\t<name>"; false on anything else.
+bool parse_compile_header(const std::string& line, size_t& byte_count, std::string& arch, std::string& name) {
+  std::string rest;
+  if (!parse_sized_header(line, "COMPILE", byte_count, rest)) return false;
+  size_t tab = rest.find('\t');
+  if (tab == std::string::npos || tab == 0) return false;
+  arch = rest.substr(0, tab);
+  name = rest.substr(tab + 1);
+  return true;
+}
+
+// COMPILE: the check's RESULT when the module fails it (codegen would not run),
+// else the in-process codegen's answer.
+std::string compile_answer(const std::string& text, const std::string& name, const std::string& arch) {
+  CheckOutcome checked = check_module(text, name);
+  if (!checked.parsed || !checked.verified || !checked.unknown_intrinsics.empty()) return answer_line(name, checked);
+  current_stage = "codegen";
+  kemit_llcheck::CodegenOutcome compiled = kemit_llcheck::compile_for_amdgpu(text, name, arch);
+  current_stage = "check";
+  return "COMPILED\t" + escape_field(name) + "\t" + (compiled.ok ? "1" : "0") + "\t" +
+         escape_field(compiled.diagnostic) + "\t" + (compiled.references_amdgcn ? "1" : "0") + "\t" +
+         escape_field(compiled.metadata) + "\n";
 }
 
 void write_line(const std::string& line) {
@@ -142,13 +178,15 @@ void write_line(const std::string& line) {
 int main() {
   std::ios::sync_with_stdio(false);
   llvm::install_fatal_error_handler(report_fatal_to_controller, nullptr);
+  kemit_llcheck::initialise_amdgpu_codegen();
   write_line(std::string("READY\t") + LLVM_VERSION_STRING + "\n");
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line == "QUIT") return 0;
     size_t byte_count = 0;
-    std::string name;
-    if (!parse_check_header(line, byte_count, name)) {
+    std::string name, arch;
+    bool compile = parse_compile_header(line, byte_count, arch, name);
+    if (!compile && !parse_check_header(line, byte_count, name)) {
       write_line("PROTOCOL\t" + escape_field(line.substr(0, 80)) + "\n");
       return 2;  // out of sync: the controller respawns rather than guess
     }
@@ -158,7 +196,7 @@ int main() {
       return 2;
     }
     current_module_name = name;
-    write_line(answer_line(name, check_module(text, name)));
+    write_line(compile ? compile_answer(text, name, arch) : answer_line(name, check_module(text, name)));
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "checker_session.h"
+#include "codegen.h"
 #include "parallel.h"
 
 namespace kemit::lane {
@@ -16,9 +17,24 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-void apply_answer(const CheckerAnswer& answer, int major, LaneResult& result) {
+// In-process codegen's answer, judged by the same step-5 rules as llc's output.
+void apply_codegen_answer(const CheckerAnswer& answer, const LaneModule& module, LaneResult& result) {
+  if (!answer.codegen_ok) {
+    result.verdict = Verdict::CODEGEN_ERROR;
+    result.detail = answer.diagnostic + " (in-process codegen)";
+    return;
+  }
+  judge_codegen_output(module, answer.metadata, answer.references_amdgcn, result);
+}
+
+void apply_answer(const CheckerAnswer& answer, int major, const LaneModule& module, LaneResult& result) {
   using Kind = CheckerAnswer::Kind;
-  if (answer.kind == Kind::UNAVAILABLE) {
+  if (answer.kind == Kind::CRASHED && answer.crashed_in_codegen) {
+    result.verdict = Verdict::CODEGEN_ERROR;  // as llc's rc != 0: "LLVM ERROR: Cannot select ..."
+    result.detail = answer.diagnostic;
+  } else if (answer.compiled) {
+    apply_codegen_answer(answer, module, result);
+  } else if (answer.kind == Kind::UNAVAILABLE) {
     result.verdict = Verdict::TOOLCHAIN_MISSING;
     result.detail = "LLVM " + std::to_string(major) + " unchecked: " + answer.diagnostic;
   } else if (answer.kind == Kind::CRASHED) {
@@ -35,6 +51,10 @@ void apply_answer(const CheckerAnswer& answer, int major, LaneResult& result) {
     result.detail = "declares " + join(answer.unknown_intrinsics) + ", unknown to LLVM " + std::to_string(major) +
                     " (llvm-as and llc accept it silently and emit an external call)";
   }
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 // One flavor's queue: which modules, and the next one to hand out.
@@ -76,22 +96,49 @@ std::string module_file_name(const LaneModule& module) {
 }
 
 void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                       const LaneOptions& options, std::vector<LaneResult>& results) {
+                       const LaneOptions& options, const std::vector<char>& compile,
+                       kemit::lane_support::ProgressLine* progress, std::vector<LaneResult>& results) {
   auto queues = flavor_queues(modules, toolchains, options.flavors, results);
+  // Compiling in the checkers makes them the lane's CPU work: spread them over the jobs.
+  bool compiling = std::find(compile.begin(), compile.end(), 1) != compile.end();
+  int per_flavor = std::max(1, options.checkers_per_flavor);
+  if (compiling) per_flavor = std::max(per_flavor, options.jobs > 0 ? options.jobs : default_jobs());
   // One worker = one persistent checker process draining its flavor's queue.
   std::vector<FlavorQueue*> workers;
   for (auto& queue : queues) {
-    size_t count = std::min<size_t>(queue->modules.size(), std::max(1, options.checkers_per_flavor));
+    size_t count = std::min<size_t>(queue->modules.size(), per_flavor);
     workers.insert(workers.end(), count, queue.get());
   }
-  parallel_for(workers.size(), static_cast<int>(workers.size()), [&](size_t w) {
+  int threads = static_cast<int>(compiling ? std::min<size_t>(workers.size(), per_flavor) : workers.size());
+  parallel_for(workers.size(), std::max(1, threads), [&](size_t w) {
     FlavorQueue& queue = *workers[w];
     CheckerSession session(queue.checker, queue.major, options.checker_timeout);
     for (size_t k = queue.next++; k < queue.modules.size(); k = queue.next++) {
       size_t i = queue.modules[k];
-      apply_answer(session.check(module_file_name(modules[i]), modules[i].text), queue.major, results[i]);
+      const std::string name = module_file_name(modules[i]);
+      const auto start = std::chrono::steady_clock::now();
+      CheckerAnswer answer = compile[i] ? session.compile(name, modules[i].text, modules[i].arch, options.llc_timeout)
+                                        : session.check(name, modules[i].text);
+      apply_answer(answer, queue.major, modules[i], results[i]);
+      if (compile[i]) results[i].compile_ms = milliseconds_since(start);
+      if (progress) progress->advance();
     }
   });
+}
+
+std::map<int, std::string> checker_versions(const std::map<int, Toolchain>& toolchains, const std::vector<int>& majors,
+                                            std::chrono::milliseconds timeout) {
+  std::vector<std::string> versions(majors.size());
+  parallel_for(majors.size(), static_cast<int>(majors.size()), [&](size_t k) {
+    auto found = toolchains.find(majors[k]);
+    if (found == toolchains.end() || found->second.checker.empty()) return;
+    CheckerSession session(found->second.checker, majors[k], timeout);
+    versions[k] = session.llvm_version();
+  });
+  std::map<int, std::string> by_major;
+  for (size_t k = 0; k < majors.size(); ++k)
+    if (!versions[k].empty()) by_major[majors[k]] = versions[k];
+  return by_major;
 }
 
 }  // namespace kemit::lane

@@ -5,13 +5,22 @@
 #include <vector>
 
 #include "kemit/lane/lane.h"
+#include "kemit/lane_support/progress_line.h"
 
 namespace kemit::lane {
 
 // Checks every module whose result is still LLVM_OK; sets PARSE_ERROR,
-// VERIFY_ERROR, UNKNOWN_INTRINSIC, CRASH or TOOLCHAIN_MISSING on failure.
+// VERIFY_ERROR, UNKNOWN_INTRINSIC, CRASH or TOOLCHAIN_MISSING on failure. A module
+// whose `compile[i]` is set is also compiled in the checker (in-process codegen,
+// step 5: CODEGEN_ERROR, SPILL, resources). `progress` (may be null) advances per module.
 void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                       const LaneOptions& options, std::vector<LaneResult>& results);
+                       const LaneOptions& options, const std::vector<char>& compile,
+                       kemit::lane_support::ProgressLine* progress, std::vector<LaneResult>& results);
+
+// The LLVM version each checker reports (its READY line, "19.1.7"), by major;
+// a major whose checker does not start is absent.
+std::map<int, std::string> checker_versions(const std::map<int, Toolchain>& toolchains, const std::vector<int>& majors,
+                                            std::chrono::milliseconds timeout);
 
 // The name a module carries inside the checker (and in parse diagnostics, and
 // as the file written for a failure): "<family>.<config>.<flavor>.<arch>.ll".

@@ -76,9 +76,9 @@ ExitStatus CheckerSession::stop() {
 }
 
 // Reads one '\n'-terminated line within the timeout; false on EOF or timeout.
-bool CheckerSession::read_line(std::string& line) {
+bool CheckerSession::read_line(std::string& line, std::chrono::milliseconds timeout) {
   timed_out_ = false;
-  const auto deadline = Clock::now() + timeout_;
+  const auto deadline = Clock::now() + timeout;
   for (;;) {
     size_t newline = pending_.find('\n');
     if (newline != std::string::npos) {
@@ -112,12 +112,20 @@ bool CheckerSession::ensure_started(std::string& problem) {
   }
   std::string ready;
   std::string expected = "READY\t" + std::to_string(llvm_major_) + ".";
-  if (read_line(ready) && ready.rfind(expected, 0) == 0) return true;
+  if (read_line(ready, timeout_) && ready.rfind(expected, 0) == 0) {
+    version_ = ready.substr(6);
+    return true;
+  }
   problem = checker_path_ + " did not start as an LLVM " + std::to_string(llvm_major_) +
             " checker (first line: '" + one_line(ready) + "'); rebuild it: cmake --build <build> --target kemit_llcheck" +
             std::to_string(llvm_major_);
   stop();
   return false;
+}
+
+std::string CheckerSession::llvm_version() {
+  std::string problem;
+  return ensure_started(problem) ? version_ : "";
 }
 
 CheckerAnswer CheckerSession::crashed(const std::string& why) {
@@ -131,6 +139,25 @@ CheckerAnswer CheckerSession::crashed(const std::string& why) {
 std::string CheckerSession::checker_name() const { return "kemit_llcheck" + std::to_string(llvm_major_); }
 
 CheckerAnswer CheckerSession::check(const std::string& name, const std::string& text) {
+  return exchange("CHECK\t" + std::to_string(text.size()) + "\t" + one_line(name) + "\n", name, text, timeout_,
+                  "checking");
+}
+
+CheckerAnswer CheckerSession::compile(const std::string& name, const std::string& text, const std::string& arch,
+                                      std::chrono::milliseconds codegen_timeout) {
+  std::string header = "COMPILE\t" + std::to_string(text.size()) + "\t" + one_line(arch) + "\t" + one_line(name) + "\n";
+  CheckerAnswer answer = exchange(header, name, text, timeout_ + codegen_timeout, "compiling");
+  // A module that passes the check must come back COMPILED: a bare RESULT would be a pass without resources.
+  bool passed_check = answer.parsed && answer.verified && answer.unknown_intrinsics.empty();
+  if (answer.kind == CheckerAnswer::Kind::ANSWERED && !answer.compiled && passed_check)
+    return crashed(checker_name() + " answered COMPILE with a bare RESULT (rebuild it: it predates in-process codegen)");
+  return answer;
+}
+
+// One request and its one-line answer: RESULT (the check), COMPILED (the codegen),
+// FATAL (report_fatal_error, then the process ends), or anything else: a crash.
+CheckerAnswer CheckerSession::exchange(const std::string& header, const std::string& name, const std::string& text,
+                                       std::chrono::milliseconds timeout, const char* doing) {
   std::string problem;
   if (!ensure_started(problem)) {
     CheckerAnswer answer;
@@ -138,22 +165,34 @@ CheckerAnswer CheckerSession::check(const std::string& name, const std::string& 
     answer.diagnostic = problem;
     return answer;
   }
-  std::string header = "CHECK\t" + std::to_string(text.size()) + "\t" + one_line(name) + "\n";
   bool sent = send_all(child_.stdin_fd, header.data(), header.size()) &&
               send_all(child_.stdin_fd, text.data(), text.size());
   std::string line;
-  bool answered = sent && read_line(line);
+  bool answered = sent && read_line(line, timeout);
   if (!answered) {
     bool hung = sent && timed_out_;
     ExitStatus status = stop();
-    std::string how = hung ? "did not answer within " + std::to_string(timeout_.count()) + " ms"
+    std::string how = hung ? "did not answer within " + std::to_string(timeout.count()) + " ms"
                            : "died (" + describe_exit(status) + ")";
-    return crashed(checker_name() + " " + how + " while checking this module");
+    return crashed(checker_name() + " " + how + " while " + doing + " this module");
   }
   std::vector<std::string> fields = split_tabs(line);
-  if (fields[0] == "FATAL" && fields.size() >= 3)
-    return crashed(unescape_field(fields[2]) + " (" + checker_name() + " aborted on this module)");
-  if (fields[0] != "RESULT" || fields.size() != 6 || unescape_field(fields[1]) != one_line(name))
+  if (fields[0] == "FATAL" && fields.size() >= 3) {
+    CheckerAnswer answer = crashed(unescape_field(fields[2]) + " (" + checker_name() + " aborted on this module)");
+    answer.crashed_in_codegen = fields.size() >= 4 && fields[3] == "codegen";
+    return answer;
+  }
+  bool ours = fields.size() >= 2 && unescape_field(fields[1]) == one_line(name);
+  if (fields[0] == "COMPILED" && fields.size() == 6 && ours) {
+    CheckerAnswer answer;
+    answer.parsed = answer.verified = answer.compiled = true;
+    answer.codegen_ok = fields[2] == "1";
+    answer.diagnostic = unescape_field(fields[3]);
+    answer.references_amdgcn = fields[4] == "1";
+    answer.metadata = unescape_field(fields[5]);
+    return answer;
+  }
+  if (fields[0] != "RESULT" || fields.size() != 6 || !ours)
     return crashed(checker_name() + " answered out of protocol: '" + one_line(line.substr(0, 120)) + "'");
   CheckerAnswer answer;
   answer.parsed = fields[2] == "1";

@@ -17,6 +17,12 @@ struct CheckerAnswer {
   bool verified = false;
   std::vector<std::string> unknown_intrinsics;
   std::string diagnostic;  // parse/verify diagnostic, or why the checker crashed / is unavailable
+  // COMPILE only: the in-process codegen ran (the check passed); how it went.
+  bool compiled = false;
+  bool codegen_ok = false;
+  bool crashed_in_codegen = false;  // CRASHED while compiling (a FATAL "Cannot select", a signal)
+  bool references_amdgcn = false;
+  std::string metadata;  // the `.amdgpu_metadata` block
 };
 
 class CheckerSession {
@@ -27,12 +33,20 @@ class CheckerSession {
   CheckerSession& operator=(const CheckerSession&) = delete;
 
   CheckerAnswer check(const std::string& name, const std::string& text);
+  // Check, then codegen for `arch` in the checker's own LLVM; `codegen_timeout` is
+  // added to the check's timeout for this module.
+  CheckerAnswer compile(const std::string& name, const std::string& text, const std::string& arch,
+                        std::chrono::milliseconds codegen_timeout);
+  // The LLVM version the checker reports at start-up ("19.1.7"); "" when it does not start.
+  std::string llvm_version();
   // The checker process currently serving (for tests that kill it); -1 when none.
   pid_t pid() const { return child_.pid; }
 
  private:
   bool ensure_started(std::string& problem);
-  bool read_line(std::string& line);
+  bool read_line(std::string& line, std::chrono::milliseconds timeout);
+  CheckerAnswer exchange(const std::string& header, const std::string& name, const std::string& text,
+                         std::chrono::milliseconds timeout, const char* doing);
   CheckerAnswer crashed(const std::string& why);
   ExitStatus stop();
   std::string checker_name() const;
@@ -42,6 +56,7 @@ class CheckerSession {
   std::chrono::milliseconds timeout_;
   ChildProcess child_;
   std::string pending_;  // bytes read past the last line
+  std::string version_;  // from the READY line
   bool timed_out_ = false;  // why the last read_line failed: timeout, not EOF
 };
 

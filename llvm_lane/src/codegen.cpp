@@ -67,8 +67,13 @@ void run_codegen(const LaneModule& module, const std::string& llc_path, std::chr
                  LaneResult& result) {
   RunResult run = run_process(llc_command(llc_path, module.arch, "-"), module.text, timeout);
   if (!llc_run_succeeded(run, timeout, result)) return;
+  judge_codegen_output(module, run.out, calls_llvm_symbol(run.out), result);
+}
+
+void judge_codegen_output(const LaneModule& module, const std::string& assembly, bool references_amdgcn,
+                          LaneResult& result) {
   std::string problem;
-  std::optional<AmdgpuMetadata> metadata = read_amdgpu_metadata(run.out, problem);
+  std::optional<AmdgpuMetadata> metadata = read_amdgpu_metadata(assembly, problem);
   if (!metadata) return fail(result, Verdict::CODEGEN_ERROR, problem);
   result.kernels = metadata->kernels;
   if (!target_names_processor(metadata->target, module.arch))
@@ -78,7 +83,7 @@ void run_codegen(const LaneModule& module, const std::string& llc_path, std::chr
   if (metadata->kernels.empty())
     return fail(result, Verdict::CODEGEN_ERROR,
                 "llc emitted no kernel (amdhsa.kernels is empty): is the wave size valid for " + module.arch + "?");
-  if (calls_llvm_symbol(run.out))
+  if (references_amdgcn)
     return fail(result, Verdict::UNKNOWN_INTRINSIC,
                 "llc output calls an llvm.amdgcn.* symbol: an intrinsic this LLVM does not know");
   std::string spills;

@@ -4,11 +4,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "checker_phase.h"
 #include "codegen.h"
 #include "failure_files.h"
+#include "kemit/lane_support/progress_line.h"
+#include "kemit/lane_support/result_cache.h"
+#include "lane_cache.h"
 #include "parallel.h"
 
 namespace kemit::lane {
@@ -84,7 +89,8 @@ void screen_processors(const std::vector<LaneModule>& modules, const LaneOptions
 }
 
 void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                       const LaneOptions& options, std::vector<LaneResult>& results) {
+                       const LaneOptions& options, kemit::lane_support::ProgressLine* progress,
+                       std::vector<LaneResult>& results) {
   std::vector<size_t> pending;
   for (size_t i = 0; i < modules.size(); ++i)
     if (results[i].verdict == Verdict::LLVM_OK) pending.push_back(i);
@@ -92,8 +98,90 @@ void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<in
   parallel_for(pending.size(), jobs, [&](size_t k) {
     size_t i = pending[k];
     int major = flavor_facts(options.flavors, modules[i].flavor).major;
+    const auto start = std::chrono::steady_clock::now();
     run_codegen(modules[i], toolchains.at(major).llc, options.llc_timeout, results[i]);
+    results[i].compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (progress) progress->advance();
   });
+}
+
+// Step 5 inside the checker for each module on its flavor's allow-list (the
+// others get CODEGEN_ERROR from screen_processors without being compiled).
+std::vector<char> compile_in_checker(const std::vector<LaneModule>& modules, const LaneOptions& options) {
+  std::vector<char> compile(modules.size(), 0);
+  if (!options.run_codegen || options.codegen != Codegen::INPROCESS) return compile;
+  for (size_t i = 0; i < modules.size(); ++i)
+    compile[i] = allow_list_problem(modules[i], flavor_facts(options.flavors, modules[i].flavor)).empty();
+  return compile;
+}
+
+// Steps 1-6 for every module, no cache.
+std::vector<LaneResult> compute_results(const std::vector<LaneModule>& modules,
+                                        const std::map<int, Toolchain>& toolchains, const LaneOptions& options) {
+  std::vector<LaneResult> results(modules.size());
+  if (modules.empty()) return results;
+  bool llc = options.run_codegen && options.codegen == Codegen::LLC;
+  kemit::lane_support::ProgressLine progress(options.progress_label, modules.size() * (llc ? 2 : 1));
+  auto* shown = options.progress_label.empty() ? nullptr : &progress;
+  screen_modules(modules, toolchains, options, results);
+  run_checker_phase(modules, toolchains, options, compile_in_checker(modules, options), shown, results);
+  screen_processors(modules, options, results);
+  if (llc) run_codegen_phase(modules, toolchains, options, shown, results);
+  return results;
+}
+
+std::vector<int> majors_of(const std::vector<LaneModule>& modules, const LaneOptions& options) {
+  std::vector<int> majors;
+  for (const auto& module : modules) {
+    int major = flavor_facts(options.flavors, module.flavor).major;
+    if (std::find(majors.begin(), majors.end(), major) == majors.end()) majors.push_back(major);
+  }
+  return majors;
+}
+
+// Answers from the cache where it has them, the rest computed and stored.
+std::vector<LaneResult> cached_results(const std::vector<LaneModule>& modules,
+                                       const std::map<int, Toolchain>& toolchains, const LaneOptions& options,
+                                       kemit::lane_support::ResultCache& cache) {
+  auto versions = checker_versions(toolchains, majors_of(modules, options), options.checker_timeout);
+  std::vector<LaneResult> results(modules.size());
+  std::vector<std::string> keys(modules.size());
+  std::vector<LaneModule> missed;
+  std::vector<size_t> missed_at;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    auto version = versions.find(flavor_facts(options.flavors, modules[i].flavor).major);
+    if (version != versions.end()) {  // no version, no key: a missing checker is never cached
+      keys[i] = lane_cache_key(modules[i], options, version->second);
+      if (auto value = cache.get(keys[i])) {
+        if (auto result = decode_lane_result(*value)) {
+          results[i] = *result;
+          continue;
+        }
+        cache.reject(keys[i], "its value is not a lane result");
+      }
+    }
+    missed.push_back(modules[i]);
+    missed_at.push_back(i);
+  }
+  std::vector<LaneResult> computed = compute_results(missed, toolchains, options);
+  for (size_t k = 0; k < computed.size(); ++k) {
+    size_t i = missed_at[k];
+    results[i] = computed[k];
+    if (!keys[i].empty() && worth_caching(results[i])) cache.put(keys[i], encode_lane_result(results[i]));
+  }
+  cache.prune();
+  return results;
+}
+
+void record_compile_times(const std::vector<LaneResult>& results, LaneRunStats& stats) {
+  std::vector<double> times;
+  for (const auto& result : results)
+    if (result.compile_ms > 0) times.push_back(result.compile_ms);
+  stats.compiled = times.size();
+  if (times.empty()) return;
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  stats.median_compile_ms = times[times.size() / 2];
 }
 
 }  // namespace
@@ -156,16 +244,34 @@ std::string module_label(const LaneModule& module) {
   return module.family + " config " + std::to_string(module.config) + " @ " + module.flavor + "/" + module.arch;
 }
 
-std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options) {
+std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options,
+                                      LaneRunStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
   for (const auto& module : modules) flavor_facts(options.flavors, module.flavor);  // throws on an unknown name
   const std::map<int, Toolchain> toolchains = options.toolchains.empty() ? default_toolchains() : options.toolchains;
-  std::vector<LaneResult> results(modules.size());
-  screen_modules(modules, toolchains, options, results);
-  run_checker_phase(modules, toolchains, options, results);
-  screen_processors(modules, options, results);
-  if (options.run_codegen) run_codegen_phase(modules, toolchains, options, results);
+  kemit::lane_support::ResultCache cache(options.cache_dir);
+  std::vector<LaneResult> results = cache.enabled() ? cached_results(modules, toolchains, options, cache)
+                                                    : compute_results(modules, toolchains, options);
   if (!options.failure_dir.empty()) write_failure_files(modules, options.flavors, options.failure_dir, results);
+  if (stats) {
+    auto cache_stats = cache.stats();
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats->cache_hits = cache_stats.hits;
+    stats->cache_misses = cache_stats.misses;
+    stats->cache_corrupt = cache_stats.corrupt;
+    stats->cache_problems = cache_stats.problems;
+    stats->cache_summary = cache.summary();
+    record_compile_times(results, *stats);
+  }
   return results;
+}
+
+const char* codegen_name(Codegen codegen) { return codegen == Codegen::LLC ? "llc" : "inprocess"; }
+
+Codegen parse_codegen(const std::string& name) {
+  if (name == "inprocess") return Codegen::INPROCESS;
+  if (name == "llc") return Codegen::LLC;
+  throw std::invalid_argument("unknown codegen '" + name + "': use inprocess or llc");
 }
 
 }  // namespace kemit::lane

@@ -130,6 +130,7 @@ void print_text_report(std::ostream& out, const LaneReport& report, bool with_re
   for (const auto& line : report.unchecked) out << "UNCHECKED: " << line << "\n";
   print_failures(out, report);
   if (with_resources) print_resources(out, report);
+  for (const auto& note : report.notes) out << note << "\n";
   out << "RESULT: " << (report.green() ? "GREEN" : "RED") << "\n";
 }
 

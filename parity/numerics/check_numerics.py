@@ -6,7 +6,9 @@ to a small problem, the Python engine builds its canonical IR, the C++ reference
 and the outputs are compared with the family's numpy reference under the dtype's tolerance.
 
     /usr/bin/python3 parity/numerics/check_numerics.py --build build [--only conv,gemm]
-        [--json report.json] [--junit report.xml] [--jobs 2]
+        [--json report.json] [--junit report.xml] [--jobs 2] [--cache DIR | --no-cache]
+
+Answers are kept in the shared result cache (numerics_cache.py; default <build>/result-cache).
 
 Verdicts per config: NUMERIC_OK; NUMERIC_MISMATCH (max abs and rel error, first bad index);
 NOT_EXECUTABLE (the spec is refused, the family has no plan, or the interpreter stops: an
@@ -18,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,11 +28,14 @@ from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "tests", "py"), HERE):
+for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "tests", "py"), HERE,
+             os.path.join(ROOT, "parity", "lane_support")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import numerics_cache  # noqa: E402
 import plans  # noqa: E402
+import result_cache  # noqa: E402
 from kemit.engine import emit  # noqa: E402
 from kemit.families.registry import find_family  # noqa: E402
 from kemit.target.arch import find_arch  # noqa: E402
@@ -92,12 +98,37 @@ def build_case(family, config):
     return case, result.canonical, ""
 
 
-def check_config(kemit_cpp, family, config):
-    """One config's Result (the mutation tests call it with a family's builder monkeypatched)."""
+def check_config(kemit_cpp, family, config, cache=None, context=None):
+    """One config's Result (the mutation tests call it with a family's builder monkeypatched).
+    With a cache, a run whose text, inputs and reference are unchanged is not run again."""
     start = time.perf_counter()
     case, canonical, reason = build_case(family, config)
     if case is None:
         return Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)
+    key = numerics_cache.run_key(context, canonical, case) if cache and cache.enabled else None
+    result = cached(cache, key, family, config["id"])
+    if result is None:
+        result = run_case(kemit_cpp, family, config, case, canonical)
+        if key:
+            cache.put(key, numerics_cache.encode(result))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def cached(cache, key, family, config_id):
+    """The Result stored under key, or None (a value that is not a Result is rejected)."""
+    value = cache.get(key) if key else None
+    if value is None:
+        return None
+    result = numerics_cache.decode(value, Result, family, config_id)
+    if result is None:
+        cache.reject(key, "its value is not a numerics result")
+    return result
+
+
+def run_case(kemit_cpp, family, config, case, canonical):
+    """Interprets the case's runs and compares every output with the reference."""
+    start = time.perf_counter()
     runs = case.runs or [("", case.grid, case.block, tuple(case.buffers))]
     lanes, seconds = 0, 0.0
     try:
@@ -122,11 +153,57 @@ def check_config(kemit_cpp, family, config):
     return result
 
 
-def run_lane(kemit_cpp, families, jobs):
+def run_lane(kemit_cpp, families, jobs, cache=None):
     work = [(family, config) for family, configs in families for config in configs]
+    context = None
+    if cache and cache.enabled:
+        context = {"interpreter": numerics_cache.interpreter_digest(kemit_cpp), "sources": numerics_cache.sources_digest(ROOT),
+                   "plans": numerics_cache.lane_digest(HERE)}
+    progress = Progress("check_numerics", len(work))
+
+    def one(item):
+        family, config = item
+        key = numerics_cache.config_key(context, family, config) if context else None
+        result = cached(cache, key, family, config["id"])
+        if result is None:
+            result = check_config(kemit_cpp, family, config, cache, context)
+            if key:
+                cache.put(key, numerics_cache.encode(result))
+        progress.advance()
+        return result
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # kemit_cpp.run releases the GIL
-        results = list(pool.map(lambda item: check_config(kemit_cpp, item[0], item[1]), work))
+        results = list(pool.map(one, work))
+    progress.close()
+    if cache:
+        cache.prune()
     return results
+
+
+class Progress:
+    """'check_numerics: 120/223, 8.4 s' on stderr, only on a terminal, at most ten times a second."""
+
+    def __init__(self, label, total):
+        self.label, self.total, self.done = label, total, 0
+        self.start = self.last = time.perf_counter()
+        self.shown = sys.stderr.isatty()
+        self.drawn = False
+        self.lock = threading.Lock()
+
+    def advance(self):
+        with self.lock:
+            self.done += 1
+            now = time.perf_counter()
+            if not self.shown or (now - self.last < 0.1 and self.done < self.total):
+                return
+            self.last, self.drawn = now, True
+            sys.stderr.write(f"\r\033[K{self.label}: {self.done}/{self.total}, {now - self.start:.1f} s")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def family_status(configs, results):
@@ -135,7 +212,7 @@ def family_status(configs, results):
     return ("GREEN" if green else "RED"), counts
 
 
-def report_text(families, results, wall):
+def report_text(families, results, wall, cache=None):
     lines = []
     for family, configs in families:
         mine = [r for r in results if r.family == family]
@@ -151,7 +228,9 @@ def report_text(families, results, wall):
     lanes = sum(r.lane_instructions for r in results)
     interp = sum(r.interp_seconds for r in results)
     lines.append(f"{len(results)} config(s), {lanes} interpreted lane instructions in {interp:.1f} s "
-                 f"({lanes / interp / 1e6 if interp else 0:.1f} M/s), wall {wall:.1f} s")
+                 f"({lanes / interp / 1e6 if interp else 0:.1f} M/s), wall {wall:.1f} s, "
+                 f"{cache.summary() if cache else 'cache: off'}")
+    lines += [f"cache: {problem}" for problem in (cache.problems if cache else [])]
     green = families and all(family_status(c, [r for r in results if r.family == f])[0] == "GREEN" for f, c in families)
     lines.append("RESULT: GREEN" if green else "RESULT: RED")
     return "\n".join(lines), bool(green)
@@ -202,6 +281,8 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json")
     parser.add_argument("--junit")
+    parser.add_argument("--cache", help="result cache directory (default $KEMIT_CACHE, else BUILD/result-cache)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor fill the result cache")
     args = parser.parse_args(argv)
     only = [part for item in args.only for part in item.split(",") if part]
     kemit_cpp = load_kemit_cpp(args.build)
@@ -211,10 +292,11 @@ def main(argv=None):
         return 2
     if args.config:
         families = [(f, [c for c in configs if c["id"] in args.config]) for f, configs in families]
+    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(args.cache, args.no_cache, args.build))
     start = time.perf_counter()
-    results = run_lane(kemit_cpp, families, max(1, args.jobs))
+    results = run_lane(kemit_cpp, families, max(1, args.jobs), cache)
     wall = time.perf_counter() - start
-    text, green = report_text(families, results, wall)
+    text, green = report_text(families, results, wall, cache)
     print(text)
     if args.json:
         write_json(args.json, families, results, wall)

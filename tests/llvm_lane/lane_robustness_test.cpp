@@ -45,6 +45,7 @@ TEST(LaneRobustness, HangingCheckerIsCrashAfterTimeout) {
   options.toolchains = default_toolchains();
   options.toolchains[19] = Toolchain{script, "/bin/true"};
   options.checker_timeout = std::chrono::milliseconds(300);
+  options.llc_timeout = std::chrono::milliseconds(0);  // a COMPILE may take checker + codegen timeouts
   LaneResult result = check_one(module_from("lds_reverse.ll", "llvm19", "gfx942"), options);
   EXPECT_EQ(result.verdict, Verdict::CRASH) << result.detail;
   EXPECT_NE(result.detail.find("did not answer within 300 ms"), std::string::npos) << result.detail;
@@ -73,6 +74,58 @@ TEST(LaneRobustness, ManyModulesThroughSeveralCheckersKeepTheirOrder) {
   auto results = check_modules(modules, options);
   for (int i = 0; i < 40; ++i)
     EXPECT_EQ(results[i].verdict, i % 2 ? Verdict::PARSE_ERROR : Verdict::LLVM_OK) << "module " << i;
+}
+
+// A stand-in checker in Python that reads each request whole and hands the module's
+// name to `answer` (Python lines that may use `name`, `out` and `os`, `signal`).
+std::string python_fake_checker(const std::string& name, const std::string& answer) {
+  return fake_checker(name, R"(exec /usr/bin/python3 -c '
+import os, signal, sys
+out = sys.stdout.buffer
+out.write(b"READY\t19.1.7\n"); out.flush()
+for line in iter(sys.stdin.buffer.readline, b""):
+    verb, size, rest = line.rstrip(b"\n").split(b"\t", 2)
+    sys.stdin.buffer.read(int(size))
+    name = rest.split(b"\t")[-1]
+)" + answer + "\n'");
+}
+
+// A checker that dies by a signal while compiling one module (as a segfault in a
+// backend would): that module is CRASH, the checker is respawned, the rest get verdicts.
+TEST(LaneRobustness, CheckerKilledBySignalOnOneModuleFailsOnlyThatModule) {
+  std::string script = python_fake_checker("kemit_segv_checker", R"(
+    if b"segv" in name:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    out.write(b"RESULT\t" + name + b"\t0\t0\t\tfake parse error\n"); out.flush())");
+  LaneOptions options = test_options();
+  options.jobs = 1;  // one process: the module after the crash needs a respawn
+  options.toolchains = default_toolchains();
+  options.toolchains[19] = Toolchain{script, "/bin/true"};
+  std::string text = read_module("lds_reverse.ll");
+  auto results = check_modules({LaneModule{"before", 1, "llvm19", "gfx942", text, false},
+                                LaneModule{"segv", 2, "llvm19", "gfx942", text, false},
+                                LaneModule{"after", 3, "llvm19", "gfx942", text, false}},
+                               options);
+  EXPECT_EQ(results[0].verdict, Verdict::PARSE_ERROR) << results[0].detail;
+  EXPECT_EQ(results[1].verdict, Verdict::CRASH) << results[1].detail;
+  EXPECT_NE(results[1].detail.find("died (signal 11"), std::string::npos) << results[1].detail;
+  EXPECT_NE(results[1].detail.find("while compiling this module"), std::string::npos) << results[1].detail;
+  EXPECT_EQ(results[2].verdict, Verdict::PARSE_ERROR) << results[2].detail;
+  std::filesystem::remove(script);
+}
+
+// A checker that answers COMPILE with a passing RESULT and no codegen would be a
+// pass without resources: out of protocol, CRASH.
+TEST(LaneRobustness, CompileAnsweredWithoutCodegenIsCrash) {
+  std::string script = python_fake_checker("kemit_stale_checker", R"(
+    out.write(b"RESULT\t" + name + b"\t1\t1\t\t\n"); out.flush())");
+  LaneOptions options = test_options();
+  options.toolchains = default_toolchains();
+  options.toolchains[19] = Toolchain{script, "/bin/true"};
+  LaneResult result = check_one(module_from("lds_reverse.ll", "llvm19", "gfx942"), options);
+  EXPECT_EQ(result.verdict, Verdict::CRASH) << result.detail;
+  EXPECT_NE(result.detail.find("bare RESULT"), std::string::npos) << result.detail;
+  std::filesystem::remove(script);
 }
 
 TEST(LaneRobustness, WrongDatalayoutIsVerifyError) {

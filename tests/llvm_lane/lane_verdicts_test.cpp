@@ -119,6 +119,7 @@ TEST(LaneVerdicts, CheckerCrashIsCrashAndTheLaneGoesOn) {
   REQUIRE_FLAVOR("llvm19");
   LaneOptions options = test_options();
   options.checkers_per_flavor = 1;  // one process: the module after the crash needs a respawn
+  options.jobs = 1;
   auto results = check_modules({module_from("lds_reverse.ll", "llvm19", "gfx942"),
                                 module_from("broken_with_debug_info.ll", "llvm19", "gfx942"),
                                 module_from("two_kernels.ll", "llvm19", "gfx942"),
@@ -129,6 +130,26 @@ TEST(LaneVerdicts, CheckerCrashIsCrashAndTheLaneGoesOn) {
   EXPECT_NE(results[1].detail.find("Broken module found"), std::string::npos) << results[1].detail;
   EXPECT_EQ(results[2].verdict, Verdict::LLVM_OK) << results[2].detail;
   EXPECT_EQ(results[3].verdict, Verdict::PARSE_ERROR) << results[3].detail;
+}
+
+// "Cannot select" ends the checker inside codegen: CODEGEN_ERROR for that module
+// (as llc's abort is), a fresh checker for the next, with both codegens.
+TEST(LaneVerdicts, CodegenAbortFailsOnlyItsModuleAndTheLaneGoesOn) {
+  REQUIRE_FLAVOR("llvm19");
+  for (Codegen codegen : {Codegen::INPROCESS, Codegen::LLC}) {
+    LaneOptions options = test_options();
+    options.jobs = 1;
+    options.codegen = codegen;
+    auto results = check_modules({module_from("lds_reverse.ll", "llvm19", "gfx1100"),
+                                  module_from("mfma_f16.ll", "llvm19", "gfx1100"),
+                                  module_from("two_kernels.ll", "llvm19", "gfx1100")},
+                                 options);
+    EXPECT_EQ(results[0].verdict, Verdict::LLVM_OK) << codegen_name(codegen) << ": " << results[0].detail;
+    EXPECT_EQ(results[1].verdict, Verdict::CODEGEN_ERROR) << codegen_name(codegen) << ": " << results[1].detail;
+    EXPECT_EQ(results[1].detail.rfind("LLVM ERROR: Cannot select", 0), 0u) << results[1].detail;
+    EXPECT_EQ(results[2].verdict, Verdict::LLVM_OK) << codegen_name(codegen) << ": " << results[2].detail;
+    EXPECT_EQ(results[2].kernels.size(), 2u);
+  }
 }
 
 TEST(LaneVerdicts, MissingToolchainIsNeverAPass) {

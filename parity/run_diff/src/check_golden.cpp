@@ -155,7 +155,8 @@ void write_check_text(const Options& options, const FreshRun& run, const GoldenC
     for (const auto& f : run.families)
       for (const auto& e : f.entries)
         for (const auto& [flavor, section] : e.flavors) measured += !section.resources.empty();
-    out << "== resources: " << (run.resources_measured ? fmt::format("{} modules measured by the LLVM lane", measured)
+    out << "== resources: " << (run.resources_measured ? fmt::format("{} modules measured by the LLVM lane ({})", measured,
+                                                                     run.resource_cost)
                                                         : std::string("not measured"))
         << "\n";
     for (const auto& note : run.resource_notes) out << note << "\n";

@@ -73,6 +73,8 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_flag("--force", options.force, "bless even though CI is set");
   app.add_flag("--dry-run", options.dry_run, "plan and report the bless, write nothing");
   app.add_flag("--no-resources", no_resources, "do not run the LLVM lane (no resources measured or compared)");
+  app.add_option("--cache", options.cache_dir, "result cache of the LLVM lane (default $KEMIT_CACHE, else <build>/result-cache)");
+  app.add_flag("--no-cache", options.no_cache, "the LLVM lane neither reads nor fills the result cache");
   app.add_option("--golden-dir", options.golden_dir, "the shard folder (default: <root>/golden/shards)");
   app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(CLI::PositiveNumber);
   app.add_option("--timeout", c.timeout_seconds, "seconds an engine may take on one config (default 60)")

@@ -1,11 +1,13 @@
 // Resources in the golden: every emitted module goes through the LLVM lane (docs/llvm_lane.md),
 // and the per-kernel figures of llc's metadata are stored per flavor section.
 #include <algorithm>
+#include <cstdio>
 
 #include "kemit/run_diff/run_diff.h"
 
 #ifdef KEMIT_RUN_DIFF_HAVE_LANE
 #include "kemit/lane/lane.h"
+#include "kemit/lane_support/result_cache.h"
 #endif
 
 namespace kemit::run_diff {
@@ -72,8 +74,16 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
   lane::LaneOptions lane_options;
   lane_options.jobs = options.check.jobs;
   lane_options.flavors = run.flavor_facts;
-  std::vector<lane::LaneResult> results = lane::check_modules(modules, lane_options);
+  lane_options.cache_dir =
+      lane_support::resolve_cache_dir(options.cache_dir, options.no_cache, options.check.locations.build);
+  lane_options.progress_label = "run_diff resources";
+  lane::LaneRunStats stats;
+  std::vector<lane::LaneResult> results = lane::check_modules(modules, lane_options, &stats);
   run.resources_measured = true;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", stats.seconds);
+  run.resource_cost = std::string(seconds) + ", " + stats.cache_summary;
+  for (const auto& problem : stats.cache_problems) run.resource_notes.push_back("cache: " + problem);
   for (size_t i = 0; i < results.size(); ++i) {
     const EmittedModule& em = run.modules[module_of[i]];
     FreshFamily& family = run.families[em.family];

@@ -57,6 +57,7 @@ struct LaneResult {
   Verdict verdict = Verdict::LLVM_OK;
   std::string detail;  // first line: the first diagnostic; further lines: context, how to reproduce
   std::vector<KernelResources> kernels;  // filled when llc ran and its metadata was read
+  double compile_ms = 0;  // wall time of this module's codegen request (in-process: check included); 0 if none
 };
 
 // Where one LLVM version's tools are. Empty or absent paths mean "not installed".
@@ -65,8 +66,12 @@ struct Toolchain {
   std::string llc;      // /usr/lib/llvm-N/bin/llc
 };
 
+// Where step 5 compiles: inside the flavor's persistent checker (its own
+// TargetMachine, no process per module), or one llc process per module (the cross-check).
+enum class Codegen { INPROCESS, LLC };
+
 struct LaneOptions {
-  int jobs = 0;                 // parallel llc processes; 0 = number of CPUs
+  int jobs = 0;                 // parallel llc processes (and checkers in-process); 0 = number of CPUs
   int checkers_per_flavor = 1;  // persistent parse+verify workers per flavor
   bool run_codegen = true;      // false: parse + verify + intrinsics only
   std::chrono::milliseconds checker_timeout{30'000};  // per module
@@ -74,6 +79,21 @@ struct LaneOptions {
   std::map<int, Toolchain> toolchains;  // by LLVM major; empty = default_toolchains()
   std::string failure_dir;  // when set, each failing module is written here to reproduce by hand
   std::vector<driver::FlavorFacts> flavors;  // every flavor a module may claim: the engine's hello
+  Codegen codegen = Codegen::INPROCESS;
+  std::string cache_dir;       // result cache (kemit/lane_support/result_cache.h); "" = no cache
+  std::string progress_label;  // progress line on a terminal ("" = none)
+};
+
+// What a run cost and how much the cache answered.
+struct LaneRunStats {
+  double seconds = 0;
+  size_t cache_hits = 0;
+  size_t cache_misses = 0;
+  size_t cache_corrupt = 0;
+  std::vector<std::string> cache_problems;  // each corrupt entry (recomputed) or failed write
+  std::string cache_summary;                // "cache: 452 hits, 0 misses" or "cache: off"
+  size_t compiled = 0;                      // modules compiled in this run (cache hits are not)
+  double median_compile_ms = 0;             // median of their compile_ms
 };
 
 // The facts of one flavor of `flavors`; throws std::invalid_argument for a name not among them.
@@ -91,6 +111,19 @@ std::string module_label(const LaneModule& module);
 
 // Checks every module; results are in input order. Throws std::invalid_argument
 // for a module whose flavor is not in options.flavors.
-std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options);
+std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, const LaneOptions& options,
+                                      LaneRunStats* stats = nullptr);
+
+// "inprocess" / "llc"; parse_codegen throws std::invalid_argument on anything else.
+const char* codegen_name(Codegen codegen);
+Codegen parse_codegen(const std::string& name);
+
+// Both codegens over the same modules, uncached: where they disagree, module by
+// module (verdict or any resource figure; empty when they agree), and what each cost.
+struct CodegenComparison {
+  std::vector<std::string> differences;
+  LaneRunStats inprocess, llc;
+};
+CodegenComparison compare_codegens(const std::vector<LaneModule>& modules, const LaneOptions& options);
 
 }  // namespace kemit::lane

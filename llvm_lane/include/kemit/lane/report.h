@@ -39,6 +39,7 @@ struct SummaryRow {
 struct LaneReport {
   std::vector<ReportEntry> entries;
   std::vector<std::string> unchecked;  // "LLVM 16 unchecked: ..." per missing toolchain used
+  std::vector<std::string> notes;      // printed just before RESULT: time, cache hits, cache problems
   std::vector<SummaryRow> summary() const;
   bool green() const;
 };

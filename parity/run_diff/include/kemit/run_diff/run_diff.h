@@ -26,6 +26,8 @@ struct Options {
   std::string golden_dir;  // "" = <root>/golden/shards
   std::string json_path, junit_path;
   bool resources = true;   // measure resources through the LLVM lane (when this build has it)
+  std::string cache_dir;   // --cache; "" = $KEMIT_CACHE, else <build>/result-cache
+  bool no_cache = false;   // --no-cache: the lane neither reads nor fills the result cache
   bool allow_changes = false, renumber = false, prune = false, force = false, dry_run = false;
   std::string explain;     // FAMILY:ID
   size_t diff_lines = 60;  // cap of each unified diff of --explain
@@ -71,6 +73,7 @@ struct FreshRun {
   std::vector<FreshFamily> families;
   std::vector<EmittedModule> modules;  // every emitted flavor text of the green families
   bool resources_measured = false;
+  std::string resource_cost;  // "12.3 s, cache: 452 hits, 0 misses"
   std::vector<std::string> resource_notes;  // flavors the lane could not measure, and why
   std::vector<LaneProblem> lane_problems;
   bool parity_green() const;
