@@ -1,6 +1,6 @@
 """Per-family plans of the numerics lane: for a parity config, the small spec the interpreter runs,
 the launch, the inputs (from a fixed seed), and the expected outputs from the family's numpy
-reference (tests/py/references/<family>.py).
+reference (parity/numerics/references/<family>.py).
 
 A plan keeps the config's code path and shrinks only what costs interpreter time: run-time sizes
 (n, rows, cols, m/n/k) are chosen to cover partial tiles, tails and more than one grid-stride trip;

@@ -12,7 +12,8 @@ from hypothesis import settings
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTS_DIR))
 PY_ENGINE = os.path.join(REPO, "py_engine")
-for path in (PY_ENGINE, TESTS_DIR):
+NUMERICS_DIR = os.path.join(REPO, "parity", "numerics")  # the numpy references live with the numerics lane
+for path in (PY_ENGINE, TESTS_DIR, NUMERICS_DIR):
     if path not in sys.path:
         sys.path.insert(0, path)
 
