@@ -159,12 +159,13 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
   if (c_modifier & ~1) return fail(wave, op, 0, "c_mod " + std::to_string(c_modifier) + " is not modelled");
   const int dims[3][2] = {{mma.m, mma.k}, {mma.k, mma.n}, {mma.m, mma.n}};
   const int at[3] = {a_at, b_at, c_at};
-  std::vector<double> matrices[3];
+  std::vector<double>* matrices = matrix_scratch_;  // reused: a GEMM runs this op thousands of times
   for (int which = 0; which < 3; ++which) {
     View in = view(wave, op.operands[size_t(at[which])]);
     Scalar scalar = which == 2 ? Scalar::Float : mma.operand;
     std::vector<double>& matrix = matrices[which];
-    std::vector<char> seen(size_t(dims[which][0] * dims[which][1]), 0);
+    std::vector<char>& seen = seen_scratch_;
+    seen.assign(size_t(dims[which][0] * dims[which][1]), 0);
     matrix.assign(seen.size(), 0.0);
     for (int l = 0; l < wave_size_; ++l)
       for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
@@ -181,9 +182,11 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
   for (int l = 0; l < wave_size_; ++l)
     for (size_t e = 0; e < table.cells[3][size_t(l)].size(); ++e) {
       auto [row, column] = table.cells[3][size_t(l)][e];
-      double sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1);
-      for (int k = 0; k < mma.k; ++k)
-        sum += sign_a * matrices[0][size_t(row * mma.k + k)] * sign_b * matrices[1][size_t(k * mma.n + column)];
+      double sum = 0;
+      const double* a_row = &matrices[0][size_t(row * mma.k)];
+      const double* b_column = &matrices[1][size_t(column)];
+      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k * mma.n];  // exact: 16-bit products
+      sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
       out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
     }
   return true;

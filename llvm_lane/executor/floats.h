@@ -59,26 +59,18 @@ inline uint64_t encode_float(double x, FloatFormat f) {
   return sign | (biased << f.mantissa_bits) | (quanta - hidden);
 }
 
-inline float f32_of(uint64_t bits) {
-  uint32_t word = static_cast<uint32_t>(bits);
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
+// The bits of one type read as another of the same size (std::bit_cast is C++20; the checkers
+// build with LLVM's -std=c++17).
+template <typename To, typename From>
+inline To bit_copy(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
 }
-inline uint64_t bits_of(float value) {
-  uint32_t word;
-  std::memcpy(&word, &value, 4);
-  return word;
-}
-inline double f64_of(uint64_t bits) {
-  double value;
-  std::memcpy(&value, &bits, 8);
-  return value;
-}
-inline uint64_t bits_of(double value) {
-  uint64_t word;
-  std::memcpy(&word, &value, 8);
-  return word;
-}
+inline float f32_of(uint64_t bits) { return bit_copy<float>(static_cast<uint32_t>(bits)); }
+inline double f64_of(uint64_t bits) { return bit_copy<double>(bits); }
+inline uint64_t bits_of(float value) { return bit_copy<uint32_t>(value); }
+inline uint64_t bits_of(double value) { return bit_copy<uint64_t>(value); }
 
 }  // namespace kemit::exec

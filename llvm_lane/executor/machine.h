@@ -89,6 +89,8 @@ class Machine {
   std::vector<uint8_t> lds_, lds_written_, dispatch_;
   std::vector<uint64_t> param_cells_;
   std::vector<uint64_t> phi_scratch_;
+  std::vector<double> matrix_scratch_[3];
+  std::vector<char> seen_scratch_;
 };
 
 // Element helpers shared by machine.cpp and cross_lane.cpp.

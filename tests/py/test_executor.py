@@ -20,21 +20,22 @@ HEAD = 'target triple = "amdgcn-amd-amdhsa"\n'
 TAIL = '\nattributes #0 = {{ "target-cpu"="{arch}" }}\n'
 
 
-@pytest.fixture(scope="module", params=FLAVORS)
-def checker(request):
+def started(flavor):
     build = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
-    c = Checker(checker_path(build, request.param))
+    c = Checker(checker_path(build, flavor))
     yield c
     c.close()
+
+
+@pytest.fixture(scope="module", params=FLAVORS)
+def checker(request):
+    yield from started(request.param)
 
 
 @pytest.fixture(scope="module")
 def checker22():
     """gfx1250 is an llvm22 processor: the older LLVMs do not know its intrinsics."""
-    build = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
-    c = Checker(checker_path(build, "llvm22"))
-    yield c
-    c.close()
+    yield from started("llvm22")
 
 
 def run(checker, body, buffers, scalars=None, grid=(1,), block=64, arch="gfx90a"):
