@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full gate over every family and flavor: engine parity, the golden shards, the real-LLVM lane,
-# and the numerics lane (the reference interpreter against numpy).
+# and the numerics lane (the reference interpreter and each flavor's LLVM-IR executor against numpy).
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
 # The LLVM and numerics answers come from the result cache where they can ($KEMIT_CACHE, else
 # BUILD/result-cache; docs/run_diff.md): run_diff fills it and check_llvm reads it, and a gate over
@@ -23,8 +23,13 @@ step parity "$build/parity/check_byte_identity" "$@"
 # The golden check never writes (CI set): GOLDEN OK, or what changed and the command that blesses it.
 step golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
 step llvm "$build/llvm_lane/check_llvm" "$@"
-# The numerics lane is flavor-free: it takes the family filter only.
-only=(); while (($#)); do [[ $1 == --only ]] && only=(--only "$2"); shift; done
+# The numerics lane takes the family filter, and --flavor as its section (the canonical section
+# always runs).
+only=(); while (($#)); do
+  [[ $1 == --only ]] && only+=(--only "$2")
+  [[ $1 == --flavor ]] && only+=(--section "canonical,$2")
+  shift
+done
 step numerics /usr/bin/python3 "$top/parity/numerics/check_numerics.py" --build "$build" "${only[@]}"
 
 gate_times=$(times | tail -1)  # the children's user and system CPU: the gate's work whatever the load

@@ -21,7 +21,7 @@ struct Kind {
 const std::map<std::string, Kind> KINDS = {
     {"mfma_32x32x8", {32, 32, 8, 4, {0}, 4, 4}},    {"mfma_16x16x16", {16, 16, 16, 4, {0}, 4, 4}},
     {"mfma_16x16x32", {16, 16, 32, 8, {0}, 8, 4}},  {"wmma_gfx11", {16, 16, 16, 0, {0}, 16, 1}},
-    {"wmma_gfx12", {16, 16, 16, 8, {0}, 8, 8}},     {"wmma_gfx1250", {16, 16, 32, 8, {0, 16}, 8, 8}},
+    {"wmma_gfx12", {16, 16, 16, 4, {0, 8}, 4, 8}},     {"wmma_gfx1250", {16, 16, 32, 8, {0, 16}, 8, 8}},
 };
 
 // The lane-independent part of accumulator element e's row.

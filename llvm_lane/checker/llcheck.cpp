@@ -10,6 +10,8 @@
 //   out: READY\t<llvm version>                        once, at start-up
 //   in:  CHECK\t<byte count>\t<module name>           then exactly <byte count> bytes of IR
 //   out: RESULT\t<name>\t<parsed 0|1>\t<verified 0|1>\t<unknown intrinsics, ','-joined>\t<diagnostic>
+//   in:  EXEC\t<byte count>\t<module name>            IR, a launch and its buffers: run in the
+//                                                     executor (llvm_lane/executor/exec_verb.cpp)
 //   in:  QUIT (or end of input)                       -> exit 0
 //   in:  COMPILE\t<byte count>\t<arch>\t<name>       check, then (when it passes) codegen in-process:
 //   out: COMPILED\t<name>\t<ok 0|1>\t<first error>\t<names llvm.amdgcn.* 0|1>\t<.amdgpu_metadata block>
@@ -22,6 +24,7 @@
 #include <memory>
 #include <string>
 
+#include "../executor/exec_verb.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Function.h"
@@ -183,6 +186,14 @@ int main() {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line == "QUIT") return 0;
+    if (line.rfind("EXEC\t", 0) == 0) {
+      current_module_name = line.substr(line.rfind('\t') + 1);
+      if (!kemit::exec::serve_exec_request(line, std::cin)) {
+        write_line("PROTOCOL\t" + escape_field(current_module_name) + "\tmalformed EXEC request\n");
+        return 2;
+      }
+      continue;
+    }
     size_t byte_count = 0;
     std::string name, arch;
     bool compile = parse_compile_header(line, byte_count, arch, name);

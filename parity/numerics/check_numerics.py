@@ -1,20 +1,22 @@
-"""check_numerics: every emitting parity config computes the right numbers (docs/numerics.md).
+"""check_numerics: every emitting parity config computes the right numbers, in every section
+(docs/numerics.md).
 
 For each config with expect "emit" of each family: the family's plan (plans.py) shrinks the spec
-to a small problem, the Python engine builds its canonical IR, the C++ reference interpreter
-(kemit_cpp.run, which parses the text with the C++ parser) runs it on inputs from a fixed seed,
-and the outputs are compared with the family's numpy reference under the dtype's tolerance.
+to a small problem; an engine's protocol worker (`--engine cpp|py`, default cpp) emits it: the
+canonical text and each flavor's LLVM module. Two independent opinions then run it on the same
+inputs from a fixed seed: the canonical text in the C++ reference interpreter (kemit_cpp.run),
+and each flavor's module in the LLVM-IR executor of that flavor's LLVM (the EXEC verb of
+kemit_llcheckN). Every section's outputs are compared with the family's numpy reference.
 
     /usr/bin/python3 parity/numerics/check_numerics.py --build build [--only conv,gemm]
-        [--json report.json] [--junit report.xml] [--jobs 2] [--cache DIR | --no-cache]
+        [--section canonical,llvm19] [--engine cpp|py] [--json report.json] [--junit report.xml] [--jobs 2]
 
-Answers are kept in the shared result cache (numerics_cache.py; default <build>/result-cache).
-
-Verdicts per config: NUMERIC_OK; NUMERIC_MISMATCH (max abs and rel error, first bad index);
-NOT_EXECUTABLE (the spec is refused, the family has no plan, or the interpreter stops: an
-unknown op, an out-of-bounds index, a broken promise; a failure). A family is GREEN when it has
-configs and every one is NUMERIC_OK. The last line is `RESULT: GREEN` or `RESULT: RED`;
-exit 0 / 1, and 2 for a usage or infrastructure error.
+Verdicts per config and section (canonical, llvm16, llvm19, llvm22): NUMERIC_OK; NUMERIC_MISMATCH
+(max abs and rel error, first bad index); NOT_EXECUTABLE (the spec is refused, the family has no
+plan, or the interpreter / executor stops: an unknown op or intrinsic, an out-of-bounds index, a
+broken promise; a failure). A flavor the engine refuses for the config's arch is n/a. A family is
+GREEN when it has configs and every section run is NUMERIC_OK. The last line is `RESULT: GREEN` or
+`RESULT: RED`; exit 0 / 1, and 2 for a usage or infrastructure error.
 """
 import argparse
 import json
@@ -28,19 +30,20 @@ from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "tests", "py"), HERE,
-             os.path.join(ROOT, "parity", "lane_support")):
+for path in (os.path.join(ROOT, "py_engine"), HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-import numerics_cache  # noqa: E402
 import plans  # noqa: E402
-import result_cache  # noqa: E402
-from kemit.engine import emit  # noqa: E402
+from executor_client import Checker, CheckerError, checker_path  # noqa: E402
+from module_source import FLAVORS, EngineSource  # noqa: E402
+# Still read from the Python engine (issue 13, not yet through the protocol): a spec's defaults and
+# the arch's wave size, which the plans need to size the launch.
 from kemit.families.registry import find_family  # noqa: E402
 from kemit.target.arch import find_arch  # noqa: E402
 
 VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
+SECTIONS = ("canonical",) + FLAVORS
 
 
 @dataclass
@@ -51,9 +54,10 @@ class Result:
     detail: str = ""
     mismatch: dict = None
     lane_instructions: int = 0
-    interp_seconds: float = 0.0
+    interp_seconds: float = 0.0   # the interpreter's or the executor's own time
     seconds: float = 0.0
     spec: dict = field(default_factory=dict)
+    section: str = "canonical"
 
 
 def load_kemit_cpp(build):
@@ -81,129 +85,112 @@ def load_configs(only):
     return families
 
 
-def build_case(family, config):
-    """(case, canonical text) of a config, or a NOT_EXECUTABLE reason."""
+class Checkers:
+    """One executor (kemit_llcheckN) per flavor and thread, started on first use."""
+
+    def __init__(self, build, env=None):
+        self.build, self.env = build, env
+        self._local = threading.local()
+        self._all, self._lock = [], threading.Lock()
+
+    def get(self, flavor):
+        mine = getattr(self._local, "checkers", None)
+        if mine is None:
+            mine = self._local.checkers = {}
+        if flavor not in mine or not mine[flavor].alive():  # a checker that died is replaced
+            mine[flavor] = Checker(checker_path(self.build, flavor), self.env)
+            with self._lock:
+                self._all.append(mine[flavor])
+        return mine[flavor]
+
+    def close(self):
+        for checker in self._all:
+            checker.close()
+
+
+def make_case(family, config):
+    """The config's case, or a NOT_EXECUTABLE reason."""
     try:
-        module = find_family(family)
+        spec = find_family(family).parse_spec(config["spec"])
         arch = find_arch(config["arch"])
-        spec = module.parse_spec(config["spec"])
     except Exception as error:  # an unknown family or arch, a spec the engine refuses
-        return None, None, f"the Python engine refuses the config: {error}"
+        return None, f"the Python engine refuses the config: {error}"
     if family not in plans.PLANS:
-        return None, None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
-    case = plans.make_case(family, spec, arch, config["id"])
-    result = emit(family, config["arch"], case.spec, [])
-    if result.rejected:
-        return None, None, f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {result.reason}"
-    return case, result.canonical, ""
+        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    return plans.make_case(family, spec, arch, config["id"]), ""
 
 
-def check_config(kemit_cpp, family, config, cache=None, context=None):
-    """One config's Result (the mutation tests call it with a family's builder monkeypatched).
-    With a cache, a run whose text, inputs and reference are unchanged is not run again."""
-    start = time.perf_counter()
-    case, canonical, reason = build_case(family, config)
-    if case is None:
-        return Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)
-    key = numerics_cache.run_key(context, canonical, case) if cache and cache.enabled else None
-    result = cached(cache, key, family, config["id"])
-    if result is None:
-        result = run_case(kemit_cpp, family, config, case, canonical)
-        if key:
-            cache.put(key, numerics_cache.encode(result))
-    result.seconds = time.perf_counter() - start
-    return result
-
-
-def cached(cache, key, family, config_id):
-    """The Result stored under key, or None (a value that is not a Result is rejected)."""
-    value = cache.get(key) if key else None
-    if value is None:
-        return None
-    result = numerics_cache.decode(value, Result, family, config_id)
-    if result is None:
-        cache.reject(key, "its value is not a numerics result")
-    return result
-
-
-def run_case(kemit_cpp, family, config, case, canonical):
-    """Interprets the case's runs and compares every output with the reference."""
-    start = time.perf_counter()
-    runs = case.runs or [("", case.grid, case.block, tuple(case.buffers))]
-    lanes, seconds = 0, 0.0
-    try:
-        for kernel, grid, block, names in runs:  # a module's kernels, in launch order
-            buffers = {name: case.buffers[name] for name in names}
-            stats = kemit_cpp.run(canonical, grid, block, buffers, case.scalars, kernel=kernel)
-            lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
-    except Exception as error:  # ParseError, InterpError: the op and the index are in the text
-        return Result(family, config["id"], "NOT_EXECUTABLE", f"{type(error).__name__}: {error}",
-                      seconds=time.perf_counter() - start, spec=case.spec)
-    result = Result(family, config["id"], "NUMERIC_OK", lane_instructions=lanes, interp_seconds=seconds, spec=case.spec)
+def compare_outputs(result, case, buffers):
     for output in case.outputs:
-        mismatch = plans.compare(output, case.buffers[output.name])
+        mismatch = plans.compare(output, buffers[output.name])
         if mismatch:
             result.verdict, result.mismatch = "NUMERIC_MISMATCH", mismatch
             result.detail = (f"{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
                              f"max abs error {mismatch['max_abs_error']:.6g}, max rel error {mismatch['max_rel_error']:.6g}; "
                              f"first bad index {mismatch['first_bad_index']}: got {mismatch['got']!r}, "
                              f"want {mismatch['want']!r} (tolerance {mismatch['tolerance']:.3g})")
-            break
+            return
+
+
+def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
+    """One section's Result: the canonical text in the interpreter or a flavor's module in its executor."""
+    start = time.perf_counter()
+    buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
+    runs = case.runs or [("", case.grid, case.block, tuple(case.buffers))]
+    lanes, seconds = 0, 0.0
+    result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
+    try:
+        for kernel, grid, block, names in runs:  # a module's kernels, in launch order
+            kernel = kernel or ""
+            mine = {name: buffers[name] for name in names}
+            if section == "canonical":
+                stats = kemit_cpp.run(text, grid, block, mine, case.scalars, kernel=kernel)
+                lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
+                continue
+            name = f"{family}.{config_id}.{section}.ll"
+            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, mine, case.scalars, kernel)
+            lanes, seconds = lanes + count, seconds + took
+            if not ok:
+                raise RuntimeError(f"ExecError: {error}")
+    except CheckerError as error:
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"CheckerError: {error}"
+    except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
+    if result.verdict == "NUMERIC_OK":
+        compare_outputs(result, case, buffers)
+    result.lane_instructions, result.interp_seconds = lanes, seconds
     result.seconds = time.perf_counter() - start
     return result
 
 
-def run_lane(kemit_cpp, families, jobs, cache=None):
-    work = [(family, config) for family, configs in families for config in configs]
-    context = None
-    if cache and cache.enabled:
-        context = {"interpreter": numerics_cache.interpreter_digest(kemit_cpp), "sources": numerics_cache.sources_digest(ROOT),
-                   "plans": numerics_cache.lane_digest(HERE)}
-    progress = Progress("check_numerics", len(work))
-
-    def one(item):
-        family, config = item
-        key = numerics_cache.config_key(context, family, config) if context else None
-        result = cached(cache, key, family, config["id"])
-        if result is None:
-            result = check_config(kemit_cpp, family, config, cache, context)
-            if key:
-                cache.put(key, numerics_cache.encode(result))
-        progress.advance()
-        return result
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:  # kemit_cpp.run releases the GIL
-        results = list(pool.map(one, work))
-    progress.close()
-    if cache:
-        cache.prune()
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS):
+    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out)."""
+    start = time.perf_counter()
+    case, reason = make_case(family, config)
+    if case is None:
+        return [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+    built = source.build(family, config["id"], config["arch"], case.spec)
+    if built.canonical is None:
+        return [Result(family, config["id"], "NOT_EXECUTABLE",
+                       f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
+                       seconds=time.perf_counter() - start, spec=case.spec)]
+    if case.runs:  # the engine names a module's first kernel
+        case.runs = [(built.kernel_name if i == 0 else kernel, *rest) for i, (kernel, *rest) in enumerate(case.runs)]
+    results = []
+    for section in sections:
+        text = built.canonical if section == "canonical" else built.flavors.get(section)
+        if text is None:
+            continue  # the engine refuses this flavor for the arch: n/a
+        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
     return results
 
 
-class Progress:
-    """'check_numerics: 120/223, 8.4 s' on stderr, only on a terminal, at most ten times a second."""
-
-    def __init__(self, label, total):
-        self.label, self.total, self.done = label, total, 0
-        self.start = self.last = time.perf_counter()
-        self.shown = sys.stderr.isatty()
-        self.drawn = False
-        self.lock = threading.Lock()
-
-    def advance(self):
-        with self.lock:
-            self.done += 1
-            now = time.perf_counter()
-            if not self.shown or (now - self.last < 0.1 and self.done < self.total):
-                return
-            self.last, self.drawn = now, True
-            sys.stderr.write(f"\r\033[K{self.label}: {self.done}/{self.total}, {now - self.start:.1f} s")
-            sys.stderr.flush()
-
-    def close(self):
-        if self.drawn:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+def run_lane(kemit_cpp, families, jobs, source, checkers, sections=SECTIONS):
+    work = [(family, config) for family, configs in families for config in configs]
+    # the longest configs first, so that two threads finish together
+    with ThreadPoolExecutor(max_workers=jobs) as pool:  # the interpreter and the checkers run without the GIL
+        nested = list(pool.map(lambda item: check_config(kemit_cpp, item[0], item[1], source, checkers, sections), work))
+    return [result for results in nested for result in results]
 
 
 def family_status(configs, results):
@@ -212,39 +199,51 @@ def family_status(configs, results):
     return ("GREEN" if green else "RED"), counts
 
 
-def report_text(families, results, wall, cache=None):
+def section_counts(results, sections):
+    """Per section: (ok, run) over a family's results."""
+    return {s: (sum(r.verdict == "NUMERIC_OK" for r in results if r.section == s), sum(r.section == s for r in results))
+            for s in sections}
+
+
+def report_text(families, results, wall, sections=SECTIONS):
     lines = []
     for family, configs in families:
         mine = [r for r in results if r.family == family]
         status, counts = family_status(configs, mine)
-        shown = ", ".join(f"{v} {n}" for v, n in counts.items() if n) or "no emitting configs"
-        lines.append(f"{family:<30} {status:<5}  {shown}")
+        per_section = "  ".join(f"{s} {ok}/{run}" for s, (ok, run) in section_counts(mine, sections).items())
+        lines.append(f"{family:<30} {status:<5}  {per_section or 'no emitting configs'}")
     failures = [r for r in results if r.verdict != "NUMERIC_OK"]
     for r in failures:
-        lines.append(f"FAIL {r.family} config {r.config}: {r.verdict}")
+        lines.append(f"FAIL {r.family} config {r.config} [{r.section}]: {r.verdict}")
         lines.append(f"    {r.detail}")
         lines.append(f"    spec run: {json.dumps(r.spec, sort_keys=True)}")
-        lines.append(f"    reproduce: /usr/bin/python3 parity/numerics/check_numerics.py --only {r.family} --config {r.config}")
-    lanes = sum(r.lane_instructions for r in results)
-    interp = sum(r.interp_seconds for r in results)
-    lines.append(f"{len(results)} config(s), {lanes} interpreted lane instructions in {interp:.1f} s "
-                 f"({lanes / interp / 1e6 if interp else 0:.1f} M/s), wall {wall:.1f} s, "
-                 f"{cache.summary() if cache else 'cache: off'}")
-    lines += [f"cache: {problem}" for problem in (cache.problems if cache else [])]
+        lines.append(f"    reproduce: /usr/bin/python3 parity/numerics/check_numerics.py --only {r.family} "
+                     f"--config {r.config} --section {r.section}")
+    for opinion, chosen in (("interpreted (canonical)", ["canonical"]), ("executed (flavors)", list(FLAVORS))):
+        picked = [r for r in results if r.section in chosen]
+        lanes, seconds = sum(r.lane_instructions for r in picked), sum(r.interp_seconds for r in picked)
+        if picked:
+            lines.append(f"{len(picked)} section run(s) {opinion}: {lanes} lane instructions in {seconds:.1f} s "
+                         f"({lanes / seconds / 1e6 if seconds else 0:.1f} M/s)")
+    lines.append(f"wall {wall:.1f} s")
     green = families and all(family_status(c, [r for r in results if r.family == f])[0] == "GREEN" for f, c in families)
     lines.append("RESULT: GREEN" if green else "RESULT: RED")
     return "\n".join(lines), bool(green)
 
 
-def write_json(path, families, results, wall):
-    data = {"lane": "numerics", "seed": plans.SEED, "wall_seconds": wall, "families": {}}
+def write_json(path, families, results, wall, sections=SECTIONS):
+    data = {"lane": "numerics", "seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
     for family, configs in families:
         mine = [r for r in results if r.family == family]
         status, counts = family_status(configs, mine)
-        data["families"][family] = {"status": status, "counts": counts, "configs": [
-            {"id": r.config, "verdict": r.verdict, "detail": r.detail, "mismatch": r.mismatch, "spec_run": r.spec,
-             "lane_instructions": r.lane_instructions, "interp_seconds": r.interp_seconds, "seconds": r.seconds}
-            for r in mine]}
+        data["families"][family] = {
+            "status": status, "counts": counts,
+            "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
+            "configs": [
+                {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail, "mismatch": r.mismatch,
+                 "spec_run": r.spec, "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
+                 "seconds": r.seconds}
+                for r in mine]}
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1, sort_keys=True)
         handle.write("\n")
@@ -257,7 +256,7 @@ def write_junit(path, families, results):
         failures = [r for r in mine if r.verdict != "NUMERIC_OK"]
         out.append(f'  <testsuite name={quoteattr("numerics." + family)} tests="{len(mine) + 1}" failures="{len(failures) + (not configs)}">')
         for r in mine:
-            out.append(f'    <testcase name={quoteattr(f"config {r.config}")} time="{r.seconds:.3f}">')
+            out.append(f'    <testcase classname={quoteattr(r.section)} name={quoteattr(f"config {r.config} [{r.section}]")} time="{r.seconds:.3f}">')
             if r.verdict != "NUMERIC_OK":
                 out.append(f"      <failure message={quoteattr(r.verdict)}>{escape(r.detail)}</failure>")
             out.append("    </testcase>")
@@ -272,34 +271,58 @@ def escape(text):
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def main(argv=None):
+def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.environ.get("KEMIT_BUILD_DIR", os.path.join(ROOT, "build")),
-                        help="CMake build dir holding bindings/kemit_cpp (default $KEMIT_BUILD_DIR or build)")
+                        help="CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN "
+                             "(default $KEMIT_BUILD_DIR or build)")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
     parser.add_argument("--config", type=int, action="append", default=[], help="only these config ids")
+    parser.add_argument("--section", action="append", default=[],
+                        help=f"only these sections (comma-separated; default all: {','.join(SECTIONS)})")
+    parser.add_argument("--engine", default="cpp", choices=("cpp", "py"), help="the engine whose worker emits the modules")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json")
     parser.add_argument("--junit")
-    parser.add_argument("--cache", help="result cache directory (default $KEMIT_CACHE, else BUILD/result-cache)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor fill the result cache")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
     only = [part for item in args.only for part in item.split(",") if part]
-    kemit_cpp = load_kemit_cpp(args.build)
+    sections = [part for item in args.section for part in item.split(",") if part] or list(SECTIONS)
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        print(f"check_numerics: unknown section(s) {', '.join(unknown)}: choose from {', '.join(SECTIONS)}", file=sys.stderr)
+        return 2
+    kemit_cpp = load_kemit_cpp(args.build) if "canonical" in sections else None
     families = load_configs(only)
     if not families:
         print(f"check_numerics: --only {','.join(only)} matches no family", file=sys.stderr)
         return 2
     if args.config:
         families = [(f, [c for c in configs if c["id"] in args.config]) for f, configs in families]
-    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(args.cache, args.no_cache, args.build))
+    for flavor in (s for s in sections if s != "canonical"):
+        if not os.access(checker_path(args.build, flavor), os.X_OK):
+            print(f"check_numerics: {checker_path(args.build, flavor)} is missing: the {flavor} section needs it "
+                  f"(cmake --build {args.build} --target kemit_llcheck{flavor[4:]}; or --section to leave {flavor} out)",
+                  file=sys.stderr)
+            return 2
+    source, checkers = EngineSource(args.engine, args.build), Checkers(args.build)
     start = time.perf_counter()
-    results = run_lane(kemit_cpp, families, max(1, args.jobs), cache)
+    try:
+        results = run_lane(kemit_cpp, families, max(1, args.jobs), source, checkers, sections)
+    except RuntimeError as error:  # an engine worker that cannot start or dies
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
+    finally:
+        source.close()
+        checkers.close()
     wall = time.perf_counter() - start
-    text, green = report_text(families, results, wall, cache)
+    text, green = report_text(families, results, wall, sections)
     print(text)
     if args.json:
-        write_json(args.json, families, results, wall)
+        write_json(args.json, families, results, wall, sections)
     if args.junit:
         write_junit(args.junit, families, results)
     return 0 if green else 1

@@ -13,7 +13,8 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTS_DIR))
 PY_ENGINE = os.path.join(REPO, "py_engine")
 PY_HARNESS = os.path.join(REPO, "parity", "pyharness")  # kemit_harness: both engines through their workers
-for path in (PY_ENGINE, PY_HARNESS, TESTS_DIR):
+NUMERICS_DIR = os.path.join(REPO, "parity", "numerics")  # the numpy references live with the numerics lane
+for path in (PY_ENGINE, PY_HARNESS, TESTS_DIR, NUMERICS_DIR):
     if path not in sys.path:
         sys.path.insert(0, path)
 

@@ -35,7 +35,7 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EX
 const std::vector<int> WAVES = {1, 2, 4, 8};
 const std::map<std::string, Fragment> FRAGMENTS = {
     {"mfma_32x32x8", {4, {0}, 4}}, {"mfma_16x16x16", {4, {0}, 4}}, {"mfma_16x16x32", {8, {0}, 8}},
-    {"wmma_gfx11", {0, {0}, 16}},  {"wmma_gfx12", {8, {0}, 8}},    {"wmma_gfx1250", {8, {0, 16}, 8}}};
+    {"wmma_gfx11", {0, {0}, 16}},  {"wmma_gfx12", {4, {0, 8}, 4}},    {"wmma_gfx1250", {8, {0, 16}, 8}}};
 const std::map<std::string, int> ROW_FACTORS = {{"mfma_32x32x8", 4}, {"mfma_16x16x16", 4}, {"mfma_16x16x32", 4},
                                                 {"wmma_gfx11", 1},   {"wmma_gfx12", 8},    {"wmma_gfx1250", 8}};
 

@@ -35,7 +35,7 @@ STAGE_VEC = 8            # elements per vector load of a's tile
 # fragment k layout per layout kind: (k stride per lane group, piece offsets, piece length), where a
 # lane's group is lane / M; its fragment is the pieces at k = group * stride + offset, concatenated.
 FRAGMENTS = {"mfma_32x32x8": (4, (0,), 4), "mfma_16x16x16": (4, (0,), 4), "mfma_16x16x32": (8, (0,), 8),
-             "wmma_gfx11": (0, (0,), 16), "wmma_gfx12": (8, (0,), 8), "wmma_gfx1250": (8, (0, 16), 8)}
+             "wmma_gfx11": (0, (0,), 16), "wmma_gfx12": (4, (0, 8), 4), "wmma_gfx1250": (8, (0, 16), 8)}
 # accumulator row of element e: static part per layout kind, plus factor * (lane / M)
 ROW_FACTORS = {"mfma_32x32x8": 4, "mfma_16x16x16": 4, "mfma_16x16x32": 4, "wmma_gfx11": 1,
                "wmma_gfx12": 8, "wmma_gfx1250": 8}

@@ -27,7 +27,7 @@ LAYOUTS = {
     "mfma_16x16x16": (16, 16, 16, 64, 4, 4, lambda L, e: 4 * (L // 16) + e, lambda L, e: 4 * (L // 16) + e),
     "mfma_16x16x32": (16, 16, 32, 64, 8, 4, lambda L, e: 8 * (L // 16) + e, lambda L, e: 4 * (L // 16) + e),
     "wmma_gfx11": (16, 16, 16, 32, 16, 8, lambda L, e: e, lambda L, e: 2 * e + L // 16),
-    "wmma_gfx12": (16, 16, 16, 32, 8, 8, lambda L, e: 8 * (L // 16) + e, lambda L, e: e + 8 * (L // 16)),
+    "wmma_gfx12": (16, 16, 16, 32, 8, 8, lambda L, e: 8 * (e // 4) + 4 * (L // 16) + e % 4, lambda L, e: e + 8 * (L // 16)),
     "wmma_gfx1250": (16, 16, 32, 32, 16, 8,
                      lambda L, e: 8 * (L // 16) + e if e < 8 else 16 + 8 * (L // 16) + e - 8,
                      lambda L, e: e + 8 * (L // 16)),

@@ -1,0 +1,195 @@
+// Intrinsics: work-item ids, the dispatch packet, math, cross-lane moves and matrix
+// instructions (machine.h).
+#include <cmath>
+
+#include "floats.h"
+#include "machine.h"
+
+namespace kemit::exec {
+
+bool Machine::intrinsic(Wave& wave, const Op& op, uint64_t mask) {
+  uint64_t* out = cells(wave, op.result);  // a void call's slot 0 is never written
+  switch (op.intrinsic) {
+    case Intrinsic::WorkitemId: {
+      const int64_t* block = launch_.block;
+      for (uint64_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctzll(m);
+        int64_t item = wave.first_item + l;
+        int64_t ids[3] = {item % block[0], item / block[0] % block[1], item / (block[0] * block[1])};
+        out[l] = uint64_t(ids[op.immediate]);
+      }
+      return true;
+    }
+    case Intrinsic::WorkgroupId:
+      for (int l = 0; l < wave_size_; ++l) out[l] = uint64_t(group_[op.immediate]);
+      return true;
+    case Intrinsic::DispatchPtr:
+      for (int l = 0; l < wave_size_; ++l) out[l] = make_pointer(kRegionDispatch, 0);
+      return true;
+    case Intrinsic::ReadFirstLane: {
+      View in = view(wave, op.operands[0]);
+      uint64_t first = in.at(0, __builtin_ctzll(mask));
+      for (int l = 0; l < wave_size_; ++l) out[l] = first;
+      return true;
+    }
+    case Intrinsic::DsBpermute: return bpermute(wave, op, mask);
+    case Intrinsic::UpdateDpp: return dpp(wave, op, mask);
+    case Intrinsic::Mfma:
+    case Intrinsic::Wmma: return matrix(wave, op, mask);
+    case Intrinsic::Barrier: return true;
+    default: return math(wave, op, mask);
+  }
+}
+
+bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
+  uint64_t* out = cells(wave, op.result);
+  View a = view(wave, op.operands[0]);
+  for (int e = 0; e < op.width; ++e)
+    for (uint64_t m = mask; m; m &= m - 1) {
+      int l = __builtin_ctzll(m);
+      double x = to_double(a.at(e, l), op.type.scalar), r = 0;
+      if (op.intrinsic == Intrinsic::Exp) {
+        r = std::exp(x);
+      } else {
+        double y = to_double(view(wave, op.operands[1]).at(e, l), op.type.scalar);
+        if (op.intrinsic == Intrinsic::Fma) {
+          double z = to_double(view(wave, op.operands[2]).at(e, l), op.type.scalar);
+          if (op.type.scalar == Scalar::Float) {  // one rounding of the exact x*y+z
+            out[e * wave_size_ + l] = bits_of(std::fmaf(float(x), float(y), float(z)));
+            continue;
+          }
+          r = std::fma(x, y, z);
+        } else if (std::isnan(x) || std::isnan(y)) {
+          r = std::isnan(x) ? y : x;  // maxnum / minnum return the other operand of a NaN
+        } else {
+          r = op.intrinsic == Intrinsic::MaxNum ? std::fmax(x, y) : std::fmin(x, y);
+        }
+      }
+      out[e * wave_size_ + l] = from_double(r, op.type.scalar);
+    }
+  return true;
+}
+
+// ds_bpermute: lane l reads `data` of lane (addr[l] / 4) mod wave size.
+bool Machine::bpermute(Wave& wave, const Op& op, uint64_t mask) {
+  View address = view(wave, op.operands[0]), data = view(wave, op.operands[1]);
+  uint64_t* out = cells(wave, op.result);
+  uint64_t staged[64];
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    int source = int((address.at(0, l) >> 2) & uint64_t(wave_size_ - 1));
+    if (!(mask >> source & 1)) return fail(wave, op, l, "reads lane " + std::to_string(source) + ", which is inactive");
+    staged[l] = data.at(0, source);
+  }
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    out[l] = staged[l];
+  }
+  return true;
+}
+
+namespace {
+
+// The source lane of DPP control `control` for lane `lane` (-1: none, the bound_ctrl case), in
+// rows of 16 lanes; quad_perm, row_shl/shr/ror, row_mirror, row_half_mirror.
+int dpp_source(int control, int lane) {
+  int row = lane & ~15, in_row = lane & 15;
+  if (control <= 0xff) return (lane & ~3) | ((control >> (2 * (lane & 3))) & 3);
+  if (control >= 0x101 && control <= 0x10f) {
+    int source = in_row + (control & 15);
+    return source < 16 ? row + source : -1;
+  }
+  if (control >= 0x111 && control <= 0x11f) {
+    int source = in_row - (control & 15);
+    return source >= 0 ? row + source : -1;
+  }
+  if (control >= 0x121 && control <= 0x12f) return row + ((in_row + (control & 15)) & 15);
+  if (control == 0x140) return row + (15 - in_row);
+  if (control == 0x141) return row + (in_row & 8) + (7 - (in_row & 7));
+  return -2;  // not modelled
+}
+
+}  // namespace
+
+// update_dpp(old, src, dpp_ctrl, row_mask, bank_mask, bound_ctrl): a lane in a row or bank that
+// the masks leave out keeps `old`; a lane whose source is out of the row or inactive gets 0
+// with bound_ctrl, else keeps `old`.
+bool Machine::dpp(Wave& wave, const Op& op, uint64_t mask) {
+  View old = view(wave, op.operands[0]), source = view(wave, op.operands[1]);
+  for (int i = 2; i < 6; ++i)
+    if (!op.operands[i].constant) return fail(wave, op, 0, "DPP controls must be constants");
+  int control = int(view(wave, op.operands[2]).at(0, 0)), row_mask = int(view(wave, op.operands[3]).at(0, 0));
+  int bank_mask = int(view(wave, op.operands[4]).at(0, 0));
+  bool bound_ctrl = view(wave, op.operands[5]).at(0, 0) & 1;
+  uint64_t* out = cells(wave, op.result);
+  uint64_t staged[64];
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    int from = dpp_source(control, l);
+    if (from == -2) return fail(wave, op, l, "DPP control " + std::to_string(control) + " is not modelled");
+    bool enabled = (row_mask >> ((l >> 4) & 3) & 1) && (bank_mask >> ((l >> 2) & 3) & 1);
+    bool valid = from >= 0 && from < wave_size_ && (mask >> from & 1);
+    staged[l] = !enabled ? old.at(0, l) : valid ? source.at(0, from) : bound_ctrl ? 0 : old.at(0, l);
+  }
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    out[l] = staged[l];
+  }
+  return true;
+}
+
+// D = C + A x B by the instruction's AMD layout table: every lane active, an element the table
+// places in several lanes must hold one value, sums in double rounded once to f32 per element.
+bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
+  const MmaOp& mma = program_.mma_ops[size_t(op.mma)];
+  const MmaTable& table = *tables_[size_t(op.mma)];
+  if (mask != wave.live || table.lanes != wave_size_) return fail(wave, op, 0, "a matrix instruction needs every lane of the wave");
+  // operands: MFMA (A, B, C, cbsz, abid, blgp), gfx11/gfx12 WMMA (A, B, C), gfx1250's (neg_a, A, neg_b, B, c_mod, C, reuse_a, reuse_b)
+  int a_at = mma.gfx1250_modifiers ? 1 : 0, b_at = mma.gfx1250_modifiers ? 3 : 1, c_at = mma.gfx1250_modifiers ? 5 : 2;
+  double sign_a = 1, sign_b = 1;
+  int c_modifier = 0;
+  if (mma.gfx1250_modifiers) {
+    sign_a = view(wave, op.operands[0]).at(0, 0) & 1 ? -1 : 1;
+    sign_b = view(wave, op.operands[2]).at(0, 0) & 1 ? -1 : 1;
+    c_modifier = int(view(wave, op.operands[4]).at(0, 0));
+  } else if (op.intrinsic == Intrinsic::Mfma) {
+    for (size_t i = 3; i < op.operands.size(); ++i)
+      if (view(wave, op.operands[i]).at(0, 0) != 0) return fail(wave, op, 0, "cbsz / abid / blgp other than 0 are not modelled");
+  }
+  if (c_modifier & ~1) return fail(wave, op, 0, "c_mod " + std::to_string(c_modifier) + " is not modelled");
+  const int dims[3][2] = {{mma.m, mma.k}, {mma.k, mma.n}, {mma.m, mma.n}};
+  const int at[3] = {a_at, b_at, c_at};
+  std::vector<double>* matrices = matrix_scratch_;  // reused: a GEMM runs this op thousands of times
+  for (int which = 0; which < 3; ++which) {
+    View in = view(wave, op.operands[size_t(at[which])]);
+    Scalar scalar = which == 2 ? Scalar::Float : mma.operand;
+    std::vector<double>& matrix = matrices[which];
+    std::vector<char>& seen = seen_scratch_;
+    seen.assign(size_t(dims[which][0] * dims[which][1]), 0);
+    matrix.assign(seen.size(), 0.0);
+    for (int l = 0; l < wave_size_; ++l)
+      for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
+        auto [row, column] = table.cells[which][size_t(l)][e];
+        size_t index = size_t(row * dims[which][1] + column);
+        double value = to_double(in.at(int(e), l), scalar);
+        if (seen[index] && !(matrix[index] == value || (std::isnan(value) && std::isnan(matrix[index]))))
+          return fail(wave, op, l, std::string("lanes disagree on replicated ") + "ABC"[which] + "[" + std::to_string(row) +
+                                       "][" + std::to_string(column) + "]");
+        matrix[index] = value, seen[index] = 1;
+      }
+  }
+  uint64_t* out = cells(wave, op.result);
+  for (int l = 0; l < wave_size_; ++l)
+    for (size_t e = 0; e < table.cells[3][size_t(l)].size(); ++e) {
+      auto [row, column] = table.cells[3][size_t(l)][e];
+      double sum = 0;
+      const double* a_row = &matrices[0][size_t(row * mma.k)];
+      const double* b_column = &matrices[1][size_t(column)];
+      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k * mma.n];  // exact: 16-bit products
+      sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
+      out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
+    }
+  return true;
+}
+
+}  // namespace kemit::exec

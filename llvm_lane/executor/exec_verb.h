@@ -1,0 +1,14 @@
+// The checker's EXEC verb (docs/llvm_lane.md#checker-protocol): one module, one launch, its
+// buffers in and out, answered on stdout.
+#pragma once
+
+#include <istream>
+#include <string>
+
+namespace kemit::exec {
+
+// Serves one request whose first line (`EXEC\t<bytes>\t<name>`) is `header`; false when the
+// stream is out of protocol (the checker then exits 2 and the controller respawns it).
+bool serve_exec_request(const std::string& header, std::istream& in);
+
+}  // namespace kemit::exec

@@ -1,0 +1,76 @@
+// Exact conversions between double and the GPU's narrow float formats (round to nearest even,
+// overflow to infinity, quiet NaN), written for the executor alone (no code shared with interp/).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace kemit::exec {
+
+// A binary float format: exponent and stored-mantissa bit counts.
+struct FloatFormat {
+  int exponent_bits;
+  int mantissa_bits;
+};
+constexpr FloatFormat kHalf{5, 10};
+constexpr FloatFormat kBFloat{8, 7};
+
+inline double decode_float(uint64_t bits, FloatFormat f) {
+  const uint64_t mantissa_mask = (uint64_t(1) << f.mantissa_bits) - 1;
+  const int max_exponent = (1 << f.exponent_bits) - 1;
+  const int bias = (1 << (f.exponent_bits - 1)) - 1;
+  bool negative = (bits >> (f.exponent_bits + f.mantissa_bits)) & 1;
+  int exponent = static_cast<int>((bits >> f.mantissa_bits) & uint64_t(max_exponent));
+  uint64_t mantissa = bits & mantissa_mask;
+  double value;
+  if (exponent == max_exponent) value = mantissa ? std::nan("") : INFINITY;
+  else if (exponent == 0) value = std::ldexp(double(mantissa), 1 - bias - f.mantissa_bits);
+  else value = std::ldexp(double(mantissa | (mantissa_mask + 1)), exponent - bias - f.mantissa_bits);
+  return negative ? -value : value;
+}
+
+// One rounding from double (exact input) to the format, ties to even.
+inline uint64_t encode_float(double x, FloatFormat f) {
+  const int width = f.exponent_bits + f.mantissa_bits;
+  const uint64_t sign = std::signbit(x) ? uint64_t(1) << width : 0;
+  const uint64_t max_exponent = (uint64_t(1) << f.exponent_bits) - 1;
+  const uint64_t infinity = max_exponent << f.mantissa_bits;
+  if (std::isnan(x)) return sign | infinity | (uint64_t(1) << (f.mantissa_bits - 1));
+  double magnitude = std::fabs(x);
+  if (std::isinf(magnitude)) return sign | infinity;
+  if (magnitude == 0.0) return sign;
+  const int bias = (1 << (f.exponent_bits - 1)) - 1;
+  int frexp_exponent = 0;
+  std::frexp(magnitude, &frexp_exponent);
+  int exponent = frexp_exponent - 1;
+  if (exponent < 1 - bias) exponent = 1 - bias;  // subnormal: the quantum stays at the minimum
+  double scaled = std::ldexp(magnitude, f.mantissa_bits - exponent);
+  double rounded = std::nearbyint(scaled);  // the default rounding mode: to nearest, ties to even
+  if (rounded >= std::ldexp(1.0, f.mantissa_bits + 1)) {
+    rounded /= 2;
+    exponent += 1;
+  }
+  uint64_t quanta = static_cast<uint64_t>(rounded);
+  const uint64_t hidden = uint64_t(1) << f.mantissa_bits;
+  if (quanta < hidden) return sign | quanta;  // subnormal or zero
+  uint64_t biased = static_cast<uint64_t>(exponent + bias);
+  if (biased >= max_exponent) return sign | infinity;
+  return sign | (biased << f.mantissa_bits) | (quanta - hidden);
+}
+
+// The bits of one type read as another of the same size (std::bit_cast is C++20; the checkers
+// build with LLVM's -std=c++17).
+template <typename To, typename From>
+inline To bit_copy(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+inline float f32_of(uint64_t bits) { return bit_copy<float>(static_cast<uint32_t>(bits)); }
+inline double f64_of(uint64_t bits) { return bit_copy<double>(bits); }
+inline uint64_t bits_of(float value) { return bit_copy<uint32_t>(value); }
+inline uint64_t bits_of(double value) { return bit_copy<uint64_t>(value); }
+
+}  // namespace kemit::exec

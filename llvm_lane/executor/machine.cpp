@@ -1,0 +1,280 @@
+// The executor's run loop, control flow and memory (machine.h).
+//
+// Reconvergence rule: a wave keeps a stack of (block, mask, reconvergence block). At a branch
+// whose active lanes disagree, the current entry moves to the branch block's immediate
+// post-dominator with all its lanes, and one entry per side is pushed with that post-dominator
+// as its reconvergence point; an entry that reaches its reconvergence point is popped, so the
+// lanes wait there for the others. The engines emit structured control flow (if / for with a
+// guard), for which the immediate post-dominator is exactly where the region closes. Phi values
+// are written when lanes take an edge, for those lanes only.
+#include "machine.h"
+
+#include <cstring>
+
+namespace kemit::exec {
+
+Machine::Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables,
+                 Outcome& outcome)
+    : program_(program), launch_(launch), tables_(tables), outcome_(outcome), wave_size_(program.wave_size) {
+  items_per_group_ = launch.block[0] * launch.block[1] * launch.block[2];
+  regions_.resize(kFirstBufferRegion - 1);  // regions are 1-based in pointer cells
+  regions_[kRegionLds - 1] = {"LDS", nullptr, program.lds_bytes, true};
+  // The HSA kernel dispatch packet (only the sizes are read by kemit's kernels).
+  dispatch_.assign(64, 0);
+  for (int d = 0; d < 3; ++d) {
+    uint16_t size = static_cast<uint16_t>(launch.block[d]);
+    uint32_t grid = static_cast<uint32_t>(launch.block[d] * launch.grid[d]);
+    std::memcpy(&dispatch_[4 + 2 * d], &size, 2);
+    std::memcpy(&dispatch_[12 + 4 * d], &grid, 4);
+  }
+  regions_[kRegionDispatch - 1] = {"the dispatch packet", dispatch_.data(), dispatch_.size(), false};
+  for (Buffer& buffer : launch.buffers) regions_.push_back({buffer.name, buffer.bytes.data(), buffer.bytes.size(), true});
+}
+
+bool Machine::bind_params(Wave& wave) {
+  if (param_cells_.empty()) {
+    for (const Param& param : program_.params) {
+      uint64_t cell = 0;
+      bool bound = false;
+      if (param.type.scalar == Scalar::Pointer) {
+        for (size_t i = 0; i < launch_.buffers.size(); ++i)
+          if (launch_.buffers[i].name == param.name) cell = make_pointer(kFirstBufferRegion + i, 0), bound = true;
+      } else {
+        for (const auto& [name, value] : launch_.scalars)
+          if (name == param.name) cell = low_bits(uint64_t(value), param.type.bits), bound = true;
+      }
+      if (!bound) {
+        outcome_.error = std::string("no ") + (param.type.scalar == Scalar::Pointer ? "buffer" : "scalar") +
+                         " given for parameter %" + param.name + " of kernel @" + program_.kernel;
+        return false;
+      }
+      param_cells_.push_back(cell);
+    }
+  }
+  for (size_t i = 0; i < program_.params.size(); ++i) {
+    uint64_t* out = cells(wave, program_.params[i].slot);
+    for (int l = 0; l < wave_size_; ++l) out[l] = param_cells_[i];
+  }
+  return true;
+}
+
+View Machine::view(const Wave& wave, Ref ref) const {
+  if (ref.constant) return {&program_.constants[ref.index], 1, 0};
+  return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
+}
+
+uint64_t* Machine::cells(Wave& wave, uint32_t slot) const {
+  return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_];
+}
+
+bool Machine::fail(const Wave& wave, const Op& op, int lane, const std::string& why) {
+  if (!outcome_.error.empty()) return false;
+  outcome_.error = op.text + ": " + why + " (lane " + std::to_string(lane) + " of wave " + std::to_string(wave.index) +
+                   ", workgroup (" + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," +
+                   std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
+  return false;
+}
+
+void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
+  for (const PhiEdge& edge : program_.blocks[to].phis) {
+    if (edge.from != from) continue;
+    // A parallel copy: read every incoming value before writing any phi.
+    std::vector<uint64_t>& staged = phi_scratch_;
+    staged.clear();
+    for (size_t i = 0; i < edge.copies.size(); ++i) {
+      View in = view(wave, edge.copies[i].second);
+      for (int e = 0; e < edge.widths[i]; ++e)
+        for (int l = 0; l < wave_size_; ++l) staged.push_back(in.at(e, l));
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < edge.copies.size(); ++i) {
+      uint64_t* out = cells(wave, edge.copies[i].first);
+      for (int e = 0; e < edge.widths[i]; ++e)
+        for (int l = 0; l < wave_size_; ++l, ++at)
+          if (mask >> l & 1) out[e * wave_size_ + l] = staged[at];
+    }
+  }
+}
+
+bool Machine::branch(Wave& wave, const Op& op, uint64_t mask) {
+  StackEntry& top = wave.stack.back();
+  int from = top.block;
+  if (op.kind == Kind::Return) {
+    wave.finished |= mask;
+    wave.stack.pop_back();
+    return true;
+  }
+  uint64_t taken = mask, not_taken = 0;
+  if (op.kind == Kind::CondBranch) {
+    View condition = view(wave, op.operands[0]);
+    taken = 0;
+    for (uint64_t m = mask; m; m &= m - 1) {
+      int l = __builtin_ctzll(m);
+      if (condition.at(0, l) & 1) taken |= uint64_t(1) << l;
+    }
+    not_taken = mask & ~taken;
+  }
+  int on_true = op.targets[0], on_false = op.targets[1];
+  if (!not_taken || !taken) {  // uniform: the whole entry goes one way
+    int to = not_taken ? on_false : on_true;
+    take_edge(wave, from, to, mask);
+    top.block = to;
+    return true;
+  }
+  take_edge(wave, from, on_true, taken);
+  take_edge(wave, from, on_false, not_taken);
+  int meet = program_.blocks[from].post_dominator;
+  if (meet == top.reconverge) wave.stack.pop_back();  // the entry would only wait at `meet`
+  else top.block = meet;
+  wave.stack.push_back({on_false, not_taken, meet});
+  wave.stack.push_back({on_true, taken, meet});
+  return true;
+}
+
+bool Machine::step_wave(Wave& wave) {
+  wave.at_barrier = false;
+  while (!wave.stack.empty()) {
+    StackEntry& top = wave.stack.back();
+    uint64_t mask = top.mask & ~wave.finished;
+    if (top.block == top.reconverge || top.block < 0 || !mask) {
+      wave.stack.pop_back();
+      wave.ip = 0;
+      continue;
+    }
+    const std::vector<Op>& ops = program_.blocks[top.block].ops;
+    while (wave.ip < ops.size()) {
+      const Op& op = ops[wave.ip++];
+      ++outcome_.wave_instructions;
+      outcome_.lane_instructions += static_cast<uint64_t>(__builtin_popcountll(mask));
+      if (op.kind >= Kind::Branch) {
+        wave.ip = 0;
+        if (!branch(wave, op, mask)) return false;
+        break;
+      }
+      if (op.kind == Kind::Intrinsic && op.intrinsic == Intrinsic::Barrier) {
+        wave.at_barrier = true;
+        return true;
+      }
+      if (!execute(wave, op, mask)) return false;
+    }
+  }
+  wave.done = true;
+  return true;
+}
+
+bool Machine::run_workgroup() {
+  std::fill(lds_.begin(), lds_.end(), 0);
+  std::fill(lds_written_.begin(), lds_written_.end(), 0);
+  int wave_count = static_cast<int>((items_per_group_ + wave_size_ - 1) / wave_size_);
+  std::vector<Wave> waves(wave_count);
+  for (int w = 0; w < wave_count; ++w) {
+    Wave& wave = waves[w];
+    wave.index = w;
+    wave.first_item = int64_t(w) * wave_size_;
+    int64_t lanes = std::min<int64_t>(wave_size_, items_per_group_ - wave.first_item);
+    wave.live = lanes >= 64 ? ~uint64_t(0) : (uint64_t(1) << lanes) - 1;
+    wave.regs.assign(size_t(program_.cells_per_lane) * wave_size_, 0);
+    wave.stack.push_back({0, wave.live, -1});
+    if (!bind_params(wave)) return false;
+  }
+  // Waves run one at a time up to the next barrier; when every unfinished wave waits, all go on.
+  for (;;) {
+    bool progressed = false, any_waiting = false;
+    for (Wave& wave : waves) {
+      if (wave.done) continue;
+      if (!step_wave(wave)) return false;
+      progressed = true;
+      any_waiting |= wave.at_barrier;
+    }
+    if (!progressed || !any_waiting) return true;
+  }
+}
+
+bool Machine::run() {
+  lds_.assign(program_.lds_bytes, 0);
+  lds_written_.assign(program_.lds_bytes, 0);
+  regions_[kRegionLds - 1].data = lds_.data();
+  for (int64_t z = 0; z < launch_.grid[2]; ++z)
+    for (int64_t y = 0; y < launch_.grid[1]; ++y)
+      for (int64_t x = 0; x < launch_.grid[0]; ++x) {
+        group_[0] = x, group_[1] = y, group_[2] = z;
+        if (!run_workgroup()) return false;
+        ++outcome_.workgroups;
+      }
+  return true;
+}
+
+// ---- memory -------------------------------------------------------------------------------
+
+bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where,
+                     bool store) {
+  uint64_t region = pointer >> kRegionShift;
+  int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
+  if (region == kRegionNull || region > regions_.size())
+    return fail(wave, op, lane, "address " + std::to_string(pointer) + " is in no buffer");
+  const Region& target = regions_[region - 1];
+  if (offset < 0 || uint64_t(offset) + bytes > target.size)
+    return fail(wave, op, lane, "bytes " + std::to_string(offset) + " to " + std::to_string(offset + int64_t(bytes)) +
+                                    " are out of bounds of " + target.name + " (" + std::to_string(target.size) + " bytes)");
+  if (op.immediate > 1 && offset % op.immediate != 0)
+    return fail(wave, op, lane, "byte offset " + std::to_string(offset) + " in " + target.name + " breaks align " +
+                                    std::to_string(op.immediate));
+  if (store && !target.writable) return fail(wave, op, lane, target.name + " is read-only");
+  if (region == kRegionLds) {
+    uint8_t* written = &lds_written_[size_t(offset)];
+    if (store) std::memset(written, 1, bytes);
+    else
+      for (uint64_t i = 0; i < bytes; ++i)
+        if (!written[i]) return fail(wave, op, lane, "reads LDS byte " + std::to_string(offset + int64_t(i)) + " that no lane wrote");
+  }
+  where = target.data + offset;
+  return true;
+}
+
+bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
+  const int element_bytes = op.type.bits / 8;
+  if (element_bytes * 8 != op.type.bits) return fail(wave, op, 0, "sub-byte memory elements are not supported");
+  const uint64_t bytes = uint64_t(element_bytes) * op.width;
+  bool store = op.kind == Kind::Store;
+  View pointer = view(wave, op.operands[store ? 1 : 0]);
+  View value = store ? view(wave, op.operands[0]) : View{nullptr, 0, 0};
+  uint64_t* out = store ? nullptr : cells(wave, op.result);
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    uint8_t* where = nullptr;
+    if (!locate(wave, op, l, pointer.at(0, l), bytes, where, store)) return false;
+    for (int e = 0; e < op.width; ++e, where += element_bytes) {
+      if (store) {
+        uint64_t cell = value.at(e, l);
+        std::memcpy(where, &cell, size_t(element_bytes));  // little-endian host, as the GPU
+      } else {
+        uint64_t cell = 0;
+        std::memcpy(&cell, where, size_t(element_bytes));
+        out[e * wave_size_ + l] = cell;
+      }
+    }
+  }
+  return true;
+}
+
+bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
+  View base = view(wave, op.operands[0]);
+  uint64_t* out = cells(wave, op.result);
+  View indices[4];
+  if (op.scales.size() > 4) return fail(wave, op, 0, "more than 4 variable indices");
+  for (size_t i = 0; i < op.scales.size(); ++i) indices[i] = view(wave, op.operands[i + 1]);
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    int64_t offset = op.offset;
+    for (size_t i = 0; i < op.scales.size(); ++i) {
+      int64_t index = signed_of(indices[i].at(0, l), op.source.bits);
+      if (op.nuw && index < 0) return fail(wave, op, l, "poison: negative index " + std::to_string(index) + " under nuw");
+      offset += index * op.scales[i];
+    }
+    uint64_t pointer = base.at(0, l);
+    out[l] = make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(offset));
+  }
+  return true;
+}
+
+}  // namespace kemit::exec

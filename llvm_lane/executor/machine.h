@@ -1,0 +1,104 @@
+// The executor's run state: memory regions, waves, and the per-op semantics (machine.cpp for
+// scalar/vector/memory ops, cross_lane.cpp for intrinsics and matrix instructions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor.h"
+#include "mma_tables.h"
+#include "program.h"
+
+namespace kemit::exec {
+
+struct Region {
+  std::string name;
+  uint8_t* data = nullptr;
+  uint64_t size = 0;
+  bool writable = true;
+};
+
+// One entry of a wave's reconvergence stack: run `block` with `mask` until control reaches
+// `reconverge` (the immediate post-dominator of the branch that diverged; -1: the exit).
+struct StackEntry {
+  int block;
+  uint64_t mask;
+  int reconverge;
+};
+
+struct Wave {
+  int index = 0;
+  int64_t first_item = 0;    // linear workitem id of lane 0
+  uint64_t live = 0;         // lanes that exist (a partial last wave has fewer)
+  std::vector<uint64_t> regs;
+  std::vector<StackEntry> stack;
+  size_t ip = 0;             // next op of the top entry's block
+  uint64_t finished = 0;     // lanes that returned
+  bool at_barrier = false;
+  bool done = false;
+};
+
+// A view of an operand's cells: element e of lane l at p[e * element_stride + l * lane_stride].
+struct View {
+  const uint64_t* p;
+  uint32_t element_stride, lane_stride;
+  uint64_t at(int e, int l) const { return p[e * element_stride + l * lane_stride]; }
+};
+
+class Machine {
+ public:
+  Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables, Outcome& outcome);
+  bool run();  // false: outcome.error says why
+
+ private:
+  bool bind_params(Wave& wave);
+  bool run_workgroup();
+  bool step_wave(Wave& wave);              // runs until a barrier, the end, or an error
+  bool execute(Wave& wave, const Op& op, uint64_t mask);
+  bool branch(Wave& wave, const Op& op, uint64_t mask);
+  void take_edge(Wave& wave, int from, int to, uint64_t mask);
+  bool fail(const Wave& wave, const Op& op, int lane, const std::string& why);
+
+  View view(const Wave& wave, Ref ref) const;
+  uint64_t* cells(Wave& wave, uint32_t slot) const;
+
+  bool integer_binary(Wave& wave, const Op& op, uint64_t mask);
+  bool float_binary(Wave& wave, const Op& op, uint64_t mask);
+  bool compare(Wave& wave, const Op& op, uint64_t mask);
+  bool cast(Wave& wave, const Op& op, uint64_t mask);
+  bool bitcast(Wave& wave, const Op& op, uint64_t mask);
+  bool vector_op(Wave& wave, const Op& op, uint64_t mask);
+  bool address(Wave& wave, const Op& op, uint64_t mask);
+  bool memory(Wave& wave, const Op& op, uint64_t mask);
+  bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
+  bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
+  bool math(Wave& wave, const Op& op, uint64_t mask);
+  bool dpp(Wave& wave, const Op& op, uint64_t mask);
+  bool bpermute(Wave& wave, const Op& op, uint64_t mask);
+  bool matrix(Wave& wave, const Op& op, uint64_t mask);
+
+  const Program& program_;
+  Launch& launch_;
+  const std::vector<const MmaTable*>& tables_;
+  Outcome& outcome_;
+  int wave_size_;
+  int64_t items_per_group_;
+  int64_t group_[3] = {0, 0, 0};
+  std::vector<Region> regions_;
+  std::vector<uint8_t> lds_, lds_written_, dispatch_;
+  std::vector<uint64_t> param_cells_;
+  std::vector<uint64_t> phi_scratch_;
+  std::vector<double> matrix_scratch_[3];
+  std::vector<char> seen_scratch_;
+};
+
+// Element helpers shared by machine.cpp and cross_lane.cpp.
+inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value : value & ((uint64_t(1) << bits) - 1); }
+inline int64_t signed_of(uint64_t value, int bits) {
+  return bits >= 64 ? int64_t(value) : int64_t(value << (64 - bits)) >> (64 - bits);
+}
+double to_double(uint64_t cell, Scalar scalar);
+uint64_t from_double(double value, Scalar scalar);  // one rounding to the format
+
+}  // namespace kemit::exec

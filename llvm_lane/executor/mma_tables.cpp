@@ -1,0 +1,67 @@
+// Reading the layout CSVs (mma_tables.h).
+#include "mma_tables.h"
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace kemit::exec {
+namespace {
+
+// "A[3][12]" -> (3, 12)
+bool parse_cell(const std::string& cell, char matrix, std::pair<int, int>& at) {
+  if (cell.size() < 7 || cell[0] != matrix || cell[1] != '[') return false;
+  size_t close = cell.find(']');
+  if (close == std::string::npos || close + 1 >= cell.size() || cell[close + 1] != '[') return false;
+  at.first = std::atoi(cell.c_str() + 2);
+  at.second = std::atoi(cell.c_str() + close + 2);
+  return cell.back() == ']';
+}
+
+bool read_matrix(const std::string& path, char matrix, std::vector<std::vector<std::pair<int, int>>>& rows,
+                 std::string& error) {
+  std::ifstream in(path);
+  if (!in) return error = "cannot read MMA layout table " + path, false;
+  std::string line;
+  int header_lines = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (header_lines < 3) {  // Architecture:, Instruction:, the column header
+      ++header_lines;
+      continue;
+    }
+    std::stringstream fields(line);
+    std::string field;
+    std::getline(fields, field, ',');
+    if (std::atoi(field.c_str()) != static_cast<int>(rows.size()))
+      return error = path + ": lane " + field + " out of order", false;
+    std::vector<std::pair<int, int>> lane;
+    while (std::getline(fields, field, ',')) {
+      std::pair<int, int> at;
+      if (!parse_cell(field, matrix, at)) return error = path + ": cannot read cell '" + field + "'", false;
+      lane.push_back(at);
+    }
+    rows.push_back(std::move(lane));
+  }
+  if (rows.empty()) return error = path + ": no lanes", false;
+  return true;
+}
+
+}  // namespace
+
+const MmaTable* load_mma_table(const std::string& dir, const std::string& name, std::string& error) {
+  static std::map<std::string, std::unique_ptr<MmaTable>> loaded;
+  auto found = loaded.find(name);
+  if (found != loaded.end()) return found->second.get();
+  auto table = std::make_unique<MmaTable>();
+  table->name = name;
+  const char matrices[4] = {'A', 'B', 'C', 'D'};
+  for (int i = 0; i < 4; ++i)
+    if (!read_matrix(dir + "/" + name + "_" + matrices[i] + ".csv", matrices[i], table->cells[i], error)) return nullptr;
+  table->lanes = static_cast<int>(table->cells[0].size());
+  return (loaded[name] = std::move(table)).get();
+}
+
+}  // namespace kemit::exec

@@ -1,0 +1,329 @@
+// Per-op semantics of scalar and vector instructions (machine.h): integers wrap in their width and
+// a broken nsw/nuw/exact/nneg/disjoint promise is poison, reported as an error like undefined
+// behaviour; floats are decoded exactly and rounded once to their format (floats.h).
+#include <cmath>
+#include <cstring>
+
+#include "floats.h"
+#include "llvm/IR/InstrTypes.h"
+#include "machine.h"
+
+namespace kemit::exec {
+
+double to_double(uint64_t cell, Scalar scalar) {
+  switch (scalar) {
+    case Scalar::Half: return decode_float(cell, kHalf);
+    case Scalar::BFloat: return f32_of(cell << 16);
+    case Scalar::Float: return f32_of(cell);
+    case Scalar::Double: return f64_of(cell);
+    default: return 0.0;
+  }
+}
+
+uint64_t from_double(double value, Scalar scalar) {
+  switch (scalar) {
+    case Scalar::Half: return encode_float(value, kHalf);
+    case Scalar::BFloat: return encode_float(value, kBFloat);
+    case Scalar::Float: return bits_of(static_cast<float>(value));
+    case Scalar::Double: return bits_of(value);
+    default: return 0;
+  }
+}
+
+namespace {
+
+template <typename Body>
+inline void for_lanes(uint64_t mask, Body body) {
+  for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
+}
+
+// The result of an integer op, or a reason it is poison / undefined ("" = fine).
+inline uint64_t integer_result(const Op& op, uint64_t a, uint64_t b, const char*& poison) {
+  const int bits = op.type.bits;
+  const int64_t sa = signed_of(a, bits), sb = signed_of(b, bits);
+  const uint64_t all = low_bits(~uint64_t(0), bits);
+  int64_t wide = 0;
+  uint64_t uwide = 0;
+  switch (op.kind) {
+    case Kind::Add:
+      if (op.nsw && (__builtin_add_overflow(sa, sb, &wide) || signed_of(uint64_t(wide), bits) != wide)) poison = "add nsw overflows";
+      if (op.nuw && (__builtin_add_overflow(a, b, &uwide) || uwide > all)) poison = "add nuw overflows";
+      return a + b;
+    case Kind::Sub:
+      if (op.nsw && (__builtin_sub_overflow(sa, sb, &wide) || signed_of(uint64_t(wide), bits) != wide)) poison = "sub nsw overflows";
+      if (op.nuw && a < b) poison = "sub nuw goes below zero";
+      return a - b;
+    case Kind::Mul:
+      if (op.nsw && (__builtin_mul_overflow(sa, sb, &wide) || signed_of(uint64_t(wide), bits) != wide)) poison = "mul nsw overflows";
+      if (op.nuw && (__builtin_mul_overflow(a, b, &uwide) || uwide > all)) poison = "mul nuw overflows";
+      return a * b;
+    case Kind::UDiv:
+    case Kind::URem:
+      if (b == 0) return poison = "division by zero", 0;
+      if (op.exact && a % b) poison = "udiv exact has a remainder";
+      return op.kind == Kind::UDiv ? a / b : a % b;
+    case Kind::SDiv:
+    case Kind::SRem:
+      if (b == 0 || (sb == -1 && sa == signed_of(uint64_t(1) << (bits - 1), bits))) return poison = "signed division overflows", 0;
+      if (op.exact && sa % sb) poison = "sdiv exact has a remainder";
+      return uint64_t(op.kind == Kind::SDiv ? sa / sb : sa % sb);
+    case Kind::Shl:
+      if (b >= uint64_t(bits)) return poison = "shift by the width or more", 0;
+      if (op.nuw && (low_bits(a << b, bits) >> b) != a) poison = "shl nuw shifts out a one";
+      if (op.nsw && signed_of(low_bits(a << b, bits), bits) >> b != sa) poison = "shl nsw changes the sign";
+      return a << b;
+    case Kind::LShr:
+    case Kind::AShr:
+      if (b >= uint64_t(bits)) return poison = "shift by the width or more", 0;
+      if (op.exact && low_bits(a, int(b))) poison = "exact shift drops a one";
+      return op.kind == Kind::LShr ? a >> b : uint64_t(sa >> b);
+    case Kind::And: return a & b;
+    case Kind::Or:
+      if (op.disjoint && (a & b)) poison = "or disjoint operands share a bit";
+      return a | b;
+    case Kind::Xor: return a ^ b;
+    default: return poison = "not an integer op", 0;
+  }
+}
+
+double float_result(Kind kind, double a, double b) {
+  switch (kind) {
+    case Kind::FAdd: return a + b;
+    case Kind::FSub: return a - b;
+    case Kind::FMul: return a * b;
+    case Kind::FDiv: return a / b;
+    default: return std::nan("");
+  }
+}
+
+bool integer_predicate(int predicate, uint64_t a, uint64_t b, int bits) {
+  int64_t sa = signed_of(a, bits), sb = signed_of(b, bits);
+  switch (predicate) {
+    case llvm::CmpInst::ICMP_EQ: return a == b;
+    case llvm::CmpInst::ICMP_NE: return a != b;
+    case llvm::CmpInst::ICMP_UGT: return a > b;
+    case llvm::CmpInst::ICMP_UGE: return a >= b;
+    case llvm::CmpInst::ICMP_ULT: return a < b;
+    case llvm::CmpInst::ICMP_ULE: return a <= b;
+    case llvm::CmpInst::ICMP_SGT: return sa > sb;
+    case llvm::CmpInst::ICMP_SGE: return sa >= sb;
+    case llvm::CmpInst::ICMP_SLT: return sa < sb;
+    default: return sa <= sb;  // ICMP_SLE
+  }
+}
+
+bool float_predicate(int predicate, double a, double b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  switch (predicate) {
+    case llvm::CmpInst::FCMP_FALSE: return false;
+    case llvm::CmpInst::FCMP_OEQ: return !unordered && a == b;
+    case llvm::CmpInst::FCMP_OGT: return !unordered && a > b;
+    case llvm::CmpInst::FCMP_OGE: return !unordered && a >= b;
+    case llvm::CmpInst::FCMP_OLT: return !unordered && a < b;
+    case llvm::CmpInst::FCMP_OLE: return !unordered && a <= b;
+    case llvm::CmpInst::FCMP_ONE: return !unordered && a != b;
+    case llvm::CmpInst::FCMP_ORD: return !unordered;
+    case llvm::CmpInst::FCMP_UNO: return unordered;
+    case llvm::CmpInst::FCMP_UEQ: return unordered || a == b;
+    case llvm::CmpInst::FCMP_UGT: return unordered || a > b;
+    case llvm::CmpInst::FCMP_UGE: return unordered || a >= b;
+    case llvm::CmpInst::FCMP_ULT: return unordered || a < b;
+    case llvm::CmpInst::FCMP_ULE: return unordered || a <= b;
+    case llvm::CmpInst::FCMP_UNE: return unordered || a != b;
+    default: return true;  // FCMP_TRUE
+  }
+}
+
+}  // namespace
+
+bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
+  View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  uint64_t* out = cells(wave, op.result);
+  const char* poison = nullptr;
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    if (op.type.bits == 32 && (op.kind == Kind::Add || op.kind == Kind::Mul)) {  // the hot cases, 32 bits
+      bool add = op.kind == Kind::Add;
+      for (uint64_t m = mask; m; m &= m - 1) {
+        int l = __builtin_ctzll(m);
+        uint64_t x = a.at(e, l), y = b.at(e, l);
+        uint64_t wide = add ? x + y : x * y;
+        int64_t swide = add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
+        if (op.nuw && wide > 0xffffffffu) return fail(wave, op, l, add ? "poison: add nuw overflows" : "poison: mul nuw overflows");
+        if (op.nsw && swide != int32_t(swide)) return fail(wave, op, l, add ? "poison: add nsw overflows" : "poison: mul nsw overflows");
+        row[l] = wide & 0xffffffffu;
+      }
+      continue;
+    }
+    for (uint64_t m = mask; m; m &= m - 1) {
+      int l = __builtin_ctzll(m);
+      uint64_t value = integer_result(op, a.at(e, l), b.at(e, l), poison);
+      if (poison) return fail(wave, op, l, std::string("poison: ") + poison);
+      row[l] = low_bits(value, op.type.bits);
+    }
+  }
+  return true;
+}
+
+bool Machine::float_binary(Wave& wave, const Op& op, uint64_t mask) {
+  View a = view(wave, op.operands[0]);
+  uint64_t* out = cells(wave, op.result);
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    if (op.kind == Kind::FNeg) {
+      uint64_t sign = uint64_t(1) << (op.type.bits - 1);
+      for_lanes(mask, [&](int l) { row[l] = a.at(e, l) ^ sign; });
+      continue;
+    }
+    View b = view(wave, op.operands[1]);
+    if (op.type.scalar == Scalar::Float) {  // float arithmetic is IEEE binary32, rounded once
+      for_lanes(mask, [&](int l) {
+        float x = f32_of(a.at(e, l)), y = f32_of(b.at(e, l));
+        float r = op.kind == Kind::FAdd ? x + y : op.kind == Kind::FSub ? x - y : op.kind == Kind::FMul ? x * y : x / y;
+        row[l] = bits_of(r);
+      });
+      continue;
+    }
+    // f16 / bf16: exact in double (53 >= 2p + 2), then one rounding
+    for_lanes(mask, [&](int l) {
+      row[l] = from_double(float_result(op.kind, to_double(a.at(e, l), op.type.scalar), to_double(b.at(e, l), op.type.scalar)),
+                           op.type.scalar);
+    });
+  }
+  return true;
+}
+
+bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
+  View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  uint64_t* out = cells(wave, op.result);
+  for (int e = 0; e < op.width; ++e)
+    for_lanes(mask, [&](int l) {
+      out[e * wave_size_ + l] =
+          op.kind == Kind::ICmp
+              ? integer_predicate(op.predicate, a.at(e, l), b.at(e, l), op.source.bits)
+              : float_predicate(op.predicate, to_double(a.at(e, l), op.source.scalar), to_double(b.at(e, l), op.source.scalar));
+    });
+  return true;
+}
+
+bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
+  if (op.kind == Kind::BitCast) return bitcast(wave, op, mask);
+  View a = view(wave, op.operands[0]);
+  uint64_t* out = cells(wave, op.result);
+  for (int e = 0; e < op.width; ++e)
+    for (uint64_t m = mask; m; m &= m - 1) {
+      int l = __builtin_ctzll(m);
+      uint64_t x = a.at(e, l), r = 0;
+      switch (op.kind) {
+        case Kind::ZExt:
+          if (op.nneg && signed_of(x, op.source.bits) < 0) return fail(wave, op, l, "poison: zext nneg of a negative value");
+          r = x;
+          break;
+        case Kind::SExt: r = low_bits(uint64_t(signed_of(x, op.source.bits)), op.type.bits); break;
+        case Kind::Trunc: r = low_bits(x, op.type.bits); break;
+        case Kind::FPExt:
+        case Kind::FPTrunc: r = from_double(to_double(x, op.source.scalar), op.type.scalar); break;
+        case Kind::FPToSI:
+        case Kind::FPToUI: {
+          double value = std::trunc(to_double(x, op.source.scalar));
+          double low = op.kind == Kind::FPToSI ? -std::ldexp(1.0, op.type.bits - 1) : 0.0;
+          double high = op.kind == Kind::FPToSI ? std::ldexp(1.0, op.type.bits - 1) : std::ldexp(1.0, op.type.bits);
+          if (!(value >= low && value < high)) return fail(wave, op, l, "poison: value out of the integer's range");
+          r = low_bits(value < 0 ? uint64_t(int64_t(value)) : uint64_t(value), op.type.bits);
+          break;
+        }
+        case Kind::SIToFP:
+        case Kind::UIToFP: {
+          if (op.source.bits > 53) return fail(wave, op, l, "integers wider than 53 bits are not supported");
+          double value = op.kind == Kind::SIToFP ? double(signed_of(x, op.source.bits)) : double(x);
+          r = from_double(value, op.type.scalar);
+          break;
+        }
+        case Kind::AddrSpaceCast: {
+          // flat (0) <-> LDS (3) / global (1): the cell keeps its region; flat -> LDS of a
+          // non-LDS address keeps the low 32 bits as the LDS offset (what the hardware does).
+          uint64_t region = x >> kRegionShift;
+          r = x;
+          if (op.type.address_space == 3 && region != kRegionLds) r = make_pointer(kRegionLds, x & 0xffffffffu);
+          else if (op.type.address_space == 1 && region == kRegionLds) r = make_pointer(kRegionNull, x & 0xffffffffu);
+          break;
+        }
+        case Kind::Freeze: r = x; break;
+        default: return fail(wave, op, l, "unsupported cast");
+      }
+      out[e * wave_size_ + l] = r;
+    }
+  return true;
+}
+
+bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
+  View a = view(wave, op.operands[0]);
+  uint64_t* out = cells(wave, op.result);
+  const int in_bits = op.source.bits, out_bits = op.type.bits;
+  if (in_bits * op.source_width != out_bits * op.width || in_bits % 8 || out_bits % 8)
+    return fail(wave, op, 0, "bitcast between sizes it cannot pair");
+  uint8_t bytes[256];
+  if (in_bits * op.source_width / 8 > int(sizeof(bytes))) return fail(wave, op, 0, "bitcast wider than 2048 bits");
+  for_lanes(mask, [&](int l) {
+    for (int e = 0; e < op.source_width; ++e) {
+      uint64_t cell = a.at(e, l);
+      std::memcpy(bytes + e * in_bits / 8, &cell, size_t(in_bits / 8));
+    }
+    for (int e = 0; e < op.width; ++e) {
+      uint64_t cell = 0;
+      std::memcpy(&cell, bytes + e * out_bits / 8, size_t(out_bits / 8));
+      out[e * wave_size_ + l] = cell;
+    }
+  });
+  return true;
+}
+
+bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
+  uint64_t* out = cells(wave, op.result);
+  View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int l = __builtin_ctzll(m);
+    if (op.kind == Kind::Select) {
+      View condition = view(wave, op.operands[0]), on_true = b, on_false = view(wave, op.operands[2]);
+      for (int e = 0; e < op.width; ++e)
+        out[e * wave_size_ + l] = (condition.at(op.source_width == 1 ? 0 : e, l) & 1) ? on_true.at(e, l) : on_false.at(e, l);
+    } else if (op.kind == Kind::ExtractElement) {
+      uint64_t index = b.at(0, l);
+      if (index >= uint64_t(op.source_width)) return fail(wave, op, l, "poison: index " + std::to_string(index) + " out of the vector");
+      out[l] = a.at(int(index), l);
+    } else if (op.kind == Kind::InsertElement) {
+      uint64_t index = view(wave, op.operands[2]).at(0, l);
+      if (index >= uint64_t(op.width)) return fail(wave, op, l, "poison: index " + std::to_string(index) + " out of the vector");
+      for (int e = 0; e < op.width; ++e) out[e * wave_size_ + l] = e == int(index) ? b.at(0, l) : a.at(e, l);
+    } else {  // ShuffleVector: out[e] = concat(a, b)[mask[e]] (-1: poison, 0 here)
+      uint64_t staged[64];
+      for (int e = 0; e < op.width && e < 64; ++e) {
+        int pick = op.mask[e];
+        staged[e] = pick < 0 ? 0 : pick < op.source_width ? a.at(pick, l) : b.at(pick - op.source_width, l);
+      }
+      for (int e = 0; e < op.width && e < 64; ++e) out[e * wave_size_ + l] = staged[e];
+    }
+  }
+  return true;
+}
+
+bool Machine::execute(Wave& wave, const Op& op, uint64_t mask) {
+  switch (op.kind) {
+    case Kind::Add: case Kind::Sub: case Kind::Mul: case Kind::UDiv: case Kind::SDiv: case Kind::URem:
+    case Kind::SRem: case Kind::Shl: case Kind::LShr: case Kind::AShr: case Kind::And: case Kind::Or: case Kind::Xor:
+      return integer_binary(wave, op, mask);
+    case Kind::FAdd: case Kind::FSub: case Kind::FMul: case Kind::FDiv: case Kind::FNeg:
+      return float_binary(wave, op, mask);
+    case Kind::ICmp: case Kind::FCmp:
+      return compare(wave, op, mask);
+    case Kind::Select: case Kind::ExtractElement: case Kind::InsertElement: case Kind::ShuffleVector:
+      return vector_op(wave, op, mask);
+    case Kind::GetElementPtr: return address(wave, op, mask);
+    case Kind::Load: case Kind::Store: return memory(wave, op, mask);
+    case Kind::Fence: return true;
+    case Kind::Intrinsic: return intrinsic(wave, op, mask);
+    default: return cast(wave, op, mask);
+  }
+}
+
+}  // namespace kemit::exec

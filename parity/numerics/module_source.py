@@ -1,0 +1,85 @@
+"""Where the numerics lane gets its modules: an engine's protocol worker (docs/protocol.md).
+
+`EngineSource(engine, build)` keeps one `--serve` worker per thread and asks it to emit a spec at
+every flavor: the canonical text and each flavor's LLVM text (or the flavor's refusal). The lane
+imports no engine code for this; a test may hand the lane any object with the same `build` method
+(a mutated text, a fake engine).
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FLAVORS = ("llvm16", "llvm19", "llvm22")
+
+
+class Built:
+    """One spec built by an engine: canonical text, {flavor: text or None (refused)}, kernel name."""
+
+    def __init__(self, canonical, flavors, kernel_name, refused=""):
+        self.canonical, self.flavors, self.kernel_name, self.refused = canonical, flavors, kernel_name, refused
+
+
+def engine_command(engine, build):
+    if engine == "cpp":
+        return [os.path.join(os.path.abspath(build), "cpp_engine", "kemit_emit"), "--serve"], None
+    if engine == "py":
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "py_engine"))
+        return [sys.executable, "-m", "kemit.emit", "--serve"], env
+    raise ValueError(f"unknown engine {engine!r} (cpp or py)")
+
+
+class EngineWorker:
+    def __init__(self, command, env):
+        if not os.access(command[0], os.X_OK):
+            raise RuntimeError(f"{command[0]} is missing: build it with `cmake --build BUILD --target kemit_emit`")
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        self.next_id = 0
+
+    def ask(self, request):
+        self.next_id += 1
+        request = dict(request, id=self.next_id)
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the engine worker {self.process.args[0]} died (exit {self.process.poll()})")
+        return json.loads(line)
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+
+
+class EngineSource:
+    def __init__(self, engine="cpp", build="build"):
+        self.command, self.env = engine_command(engine, build)
+        self.engine = engine
+        self._local = threading.local()
+        self._workers = []
+        self._lock = threading.Lock()
+
+    def _worker(self):
+        worker = getattr(self._local, "worker", None)
+        if worker is None:
+            worker = self._local.worker = EngineWorker(self.command, self.env)
+            with self._lock:
+                self._workers.append(worker)
+        return worker
+
+    def build(self, family, config_id, arch, spec):
+        answer = self._worker().ask({"op": "emit", "family": family, "config": config_id, "arch": arch, "spec": spec,
+                                     "flavors": list(FLAVORS)})
+        if answer["status"] == "rejected":
+            return Built(None, {}, "", refused=answer["reason"])
+        if answer["status"] != "ok":
+            return Built(None, {}, "", refused=f"engine error: {answer.get('error')}")
+        flavors = {name: section.get("text") for name, section in answer["ll"].items()}
+        return Built(answer["canonical"], flavors, answer.get("kernel_name", ""))
+
+    def close(self):
+        for worker in self._workers:
+            worker.close()

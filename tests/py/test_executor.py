@@ -1,0 +1,309 @@
+"""The LLVM-IR executor (llvm_lane/executor, the EXEC verb of kemit_llcheckN) on hand-written modules:
+divergence and reconvergence, loops with per-lane trip counts, exact f16/bf16 rounding, cross-lane
+moves, LDS with a barrier, a matrix instruction read through AMD's layout table, and the refusals
+(an unknown intrinsic, an out-of-bounds store, a broken nsw promise) that must never be skipped.
+"""
+import csv
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
+from executor_client import Checker, checker_path  # noqa: E402
+
+FLAVORS = ("llvm16", "llvm19", "llvm22")
+HEAD = 'target triple = "amdgcn-amd-amdhsa"\n'
+TAIL = '\nattributes #0 = {{ "target-cpu"="{arch}" }}\n'
+
+
+def started(flavor):
+    build = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
+    c = Checker(checker_path(build, flavor))
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module", params=FLAVORS)
+def checker(request):
+    yield from started(request.param)
+
+
+@pytest.fixture(scope="module")
+def checker22():
+    """gfx1250 is an llvm22 processor: the older LLVMs do not know its intrinsics."""
+    yield from started("llvm22")
+
+
+def run(checker, body, buffers, scalars=None, grid=(1,), block=64, arch="gfx90a"):
+    text = HEAD + body + TAIL.format(arch=arch)
+    return checker.execute(text, "t.ll", grid, block, buffers, scalars or {})
+
+
+DIVERGENT = """
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %r = urem i32 %t, 3
+  %c = icmp eq i32 %r, 0
+  br i1 %c, label %then, label %else
+then:
+  %a = mul i32 %t, 10
+  br label %join
+else:
+  %c2 = icmp eq i32 %r, 1
+  br i1 %c2, label %one, label %two
+one:
+  %b1 = add i32 %t, 1000
+  br label %inner
+two:
+  %b2 = sub i32 0, %t
+  br label %inner
+inner:
+  %b = phi i32 [ %b1, %one ], [ %b2, %two ]
+  br label %join
+join:
+  %v = phi i32 [ %a, %then ], [ %b, %inner ]
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %p, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+
+
+def test_divergent_if_else_reconverges_with_each_lanes_phi(checker):
+    out = np.zeros(64, dtype=np.int32)
+    ok, error, lanes, _ = run(checker, DIVERGENT, {"out": out})
+    assert ok, error
+    t = np.arange(64)
+    want = np.where(t % 3 == 0, t * 10, np.where(t % 3 == 1, t + 1000, -t))
+    assert np.array_equal(out, want)
+    assert 0 < lanes < 64 * 30  # the inactive lanes of each side were not counted
+
+
+LOOP = """
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = icmp slt i32 0, %t
+  br i1 %g, label %body, label %exit
+body:
+  %i = phi i32 [ 0, %entry ], [ %i.next, %body ]
+  %s = phi i32 [ 0, %entry ], [ %s.next, %body ]
+  %s.next = add nsw i32 %s, %i
+  %i.next = add nsw i32 %i, 1
+  %again = icmp slt i32 %i.next, %t
+  br i1 %again, label %body, label %exit
+exit:
+  %sum = phi i32 [ 0, %entry ], [ %s.next, %body ]
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %sum, ptr addrspace(1) %p, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+
+
+def test_loop_with_a_trip_count_per_lane(checker):
+    out = np.full(48, -1, dtype=np.int32)
+    ok, error, _, _ = run(checker, LOOP, {"out": out}, block=48, arch="gfx1100")  # wave32: 2 waves, the last partial
+    assert ok, error
+    t = np.arange(48)
+    assert np.array_equal(out, t * (t - 1) // 2)
+
+
+ROUNDING = """
+define amdgpu_kernel void @k(ptr addrspace(1) %x, ptr addrspace(1) %h, ptr addrspace(1) %b) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %px = getelementptr float, ptr addrspace(1) %x, i32 %t
+  %v = load float, ptr addrspace(1) %px, align 4
+  %vh = fptrunc float %v to half
+  %vb = fptrunc float %v to bfloat
+  %ph = getelementptr half, ptr addrspace(1) %h, i32 %t
+  store half %vh, ptr addrspace(1) %ph, align 2
+  %pb = getelementptr bfloat, ptr addrspace(1) %b, i32 %t
+  store bfloat %vb, ptr addrspace(1) %pb, align 2
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+
+
+def bf16_rne(values):
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return np.where(np.isnan(values), 0x7FC0 | ((bits >> 16) & 0x8000), rounded).astype(np.uint16)
+
+
+def test_fptrunc_rounds_to_nearest_even_in_f16_and_bf16(checker):
+    rng = np.random.default_rng(7)
+    special = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 65520.0, 1e-8, 6e-8, -0.0, np.inf,
+                        3.4e38, 2 ** -130], dtype=np.float32)
+    x = np.concatenate([special, rng.normal(size=64 - special.size).astype(np.float32) * 100])
+    with np.errstate(over="ignore"):
+        want_half = x.astype(np.float16)
+    h, b = np.zeros(64, dtype=np.float16), np.zeros(64, dtype=np.uint16)
+    ok, error, _, _ = run(checker, ROUNDING, {"x": x, "h": h, "b": b})
+    assert ok, error
+    assert np.array_equal(h.view(np.uint16), want_half.view(np.uint16))
+    assert np.array_equal(b, bf16_rne(x))
+
+
+CROSS_LANE = """
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %next = add i32 %t, 1
+  %addr = shl i32 %next, 2
+  %perm = call i32 @llvm.amdgcn.ds.bpermute(i32 %addr, i32 %t)
+  %quad = call i32 @llvm.amdgcn.update.dpp.i32(i32 -1, i32 %t, i32 177, i32 15, i32 15, i1 false)
+  %ror = call i32 @llvm.amdgcn.update.dpp.i32(i32 -1, i32 %t, i32 292, i32 5, i32 15, i1 false)
+  %base = mul i32 %t, 3
+  %p0 = getelementptr i32, ptr addrspace(1) %out, i32 %base
+  store i32 %perm, ptr addrspace(1) %p0, align 4
+  %p1 = getelementptr i32, ptr addrspace(1) %p0, i32 1
+  store i32 %quad, ptr addrspace(1) %p1, align 4
+  %p2 = getelementptr i32, ptr addrspace(1) %p0, i32 2
+  store i32 %ror, ptr addrspace(1) %p2, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.ds.bpermute(i32, i32)
+declare i32 @llvm.amdgcn.update.dpp.i32(i32, i32, i32, i32, i32, i1)
+"""
+
+
+def test_bpermute_and_dpp_quad_perm_row_ror_and_row_mask(checker):
+    out = np.zeros(64 * 3, dtype=np.int32)
+    ok, error, _, _ = run(checker, CROSS_LANE, {"out": out})
+    assert ok, error
+    t = np.arange(64)
+    out = out.reshape(64, 3)
+    assert np.array_equal(out[:, 0], (t + 1) % 64)
+    assert np.array_equal(out[:, 1], t ^ 1)                        # quad_perm [1,0,3,2]
+    rows_on = np.isin(t // 16, [0, 2])                             # row_mask 0b0101
+    assert np.array_equal(out[:, 2], np.where(rows_on, (t & ~15) | ((t + 4) & 15), -1))  # row_ror 4, else old
+
+
+LDS = """
+@tile = internal addrspace(3) global [128 x i32] poison, align 4
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr [128 x i32], ptr addrspace(3) @tile, i32 0, i32 %t
+  %v = mul i32 %t, 7
+  store i32 %v, ptr addrspace(3) %p, align 4
+  fence syncscope("workgroup") release
+  call void @llvm.amdgcn.s.barrier()
+  fence syncscope("workgroup") acquire
+  %r = sub i32 127, %t
+  %q = getelementptr [128 x i32], ptr addrspace(3) @tile, i32 0, i32 %r
+  %w = load i32, ptr addrspace(3) %q, align 4
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %gi = mul i32 %g, 128
+  %i = add i32 %gi, %t
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %i
+  store i32 %w, ptr addrspace(1) %o, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+declare void @llvm.amdgcn.s.barrier()
+"""
+
+
+def test_lds_shared_by_the_waves_of_a_workgroup_across_a_barrier(checker):
+    out = np.zeros(256, dtype=np.int32)
+    ok, error, _, _ = run(checker, LDS, {"out": out}, grid=(2,), block=128)  # two waves, two workgroups
+    assert ok, error
+    assert np.array_equal(out, np.tile((127 - np.arange(128)) * 7, 2))
+
+
+WMMA_1250 = """
+define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %d) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %i = mul i32 %t, 16
+  %pa = getelementptr half, ptr addrspace(1) %a, i32 %i
+  %va = load <16 x half>, ptr addrspace(1) %pa, align 32
+  %pb = getelementptr half, ptr addrspace(1) %b, i32 %i
+  %vb = load <16 x half>, ptr addrspace(1) %pb, align 32
+  %r = call <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 NEG, <16 x half> %va, i1 false, <16 x half> %vb, i16 0, <8 x float> zeroinitializer, i1 false, i1 false)
+  %j = mul i32 %t, 8
+  %pd = getelementptr float, ptr addrspace(1) %d, i32 %j
+  store <8 x float> %r, ptr addrspace(1) %pd, align 32
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1, <16 x half>, i1, <16 x half>, i16, <8 x float>, i1, i1)
+"""
+
+
+def layout(name, matrix):
+    path = os.path.join(REPO, "llvm_lane", "mma_layouts", f"{name}_{matrix}.csv")
+    with open(path, encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[3:]
+    return [[tuple(int(x) for x in re.findall(r"\d+", cell)) for cell in row[1:]] for row in rows]
+
+
+@pytest.mark.parametrize("neg_a", [False, True])
+def test_gfx1250_wmma_follows_the_layout_table_and_its_neg_a_flag(checker22, neg_a):
+    checker = checker22
+    rng = np.random.default_rng(3)
+    A, B = rng.integers(-4, 5, (16, 32)).astype(np.float16), rng.integers(-4, 5, (32, 16)).astype(np.float16)
+    table = "gfx1250_v_wmma_f32_16x16x32_f16"
+    a_regs = np.array([[A[m, k] for m, k in lane] for lane in layout(table, "A")], dtype=np.float16)
+    b_regs = np.array([[B[k, n] for k, n in lane] for lane in layout(table, "B")], dtype=np.float16)
+    d = np.zeros((32, 8), dtype=np.float32)
+    body = WMMA_1250.replace("NEG", "true" if neg_a else "false")
+    ok, error, _, _ = run(checker, body, {"a": a_regs, "b": b_regs, "d": d}, block=32, arch="gfx1250")
+    assert ok, error
+    want = (A.astype(np.float64) @ B.astype(np.float64)) * (-1 if neg_a else 1)
+    got = np.zeros((16, 16))
+    for lane, cells in enumerate(layout(table, "D")):
+        for e, (m, n) in enumerate(cells):
+            got[m, n] = d[lane, e]
+    assert np.array_equal(got, want)
+
+
+REFUSED = {
+    "an intrinsic it does not implement": ("""
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+  call void @llvm.amdgcn.s.sleep(i32 1)
+  ret void
+}
+declare void @llvm.amdgcn.s.sleep(i32)
+""", "unsupported intrinsic llvm.amdgcn.s.sleep"),
+    "an out-of-bounds store": ("""
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 1, ptr addrspace(1) %p, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+""", "bytes 160 to 164 are out of bounds of out (160 bytes) (lane 40 of wave 0"),
+    "a broken nsw promise": ("""
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %big = add nsw i32 %t, 2147483600
+  store i32 %big, ptr addrspace(1) %out, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+""", "poison: add nsw overflows (lane 48 of wave 0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_it_cannot_run_is_refused_with_the_instruction_named(checker, case):
+    body, message = REFUSED[case]
+    out = np.zeros(40, dtype=np.int32)
+    ok, error, _, _ = run(checker, body, {"out": out})
+    assert not ok
+    assert message in error, error
