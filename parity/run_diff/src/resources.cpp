@@ -80,9 +80,10 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
   lane::LaneRunStats stats;
   std::vector<lane::LaneResult> results = lane::check_modules(modules, lane_options, &stats);
   run.resources_measured = true;
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.1f s", stats.seconds);
-  run.resource_cost = std::string(seconds) + ", " + stats.cache_summary;
+  char cost[96];
+  std::snprintf(cost, sizeof cost, "%.1f s, %zu compiled, median %.1f ms each", stats.seconds, stats.compiled,
+                stats.median_compile_ms);
+  run.resource_cost = std::string(cost) + ", " + stats.cache_summary;
   for (const auto& problem : stats.cache_problems) run.resource_notes.push_back("cache: " + problem);
   for (size_t i = 0; i < results.size(); ++i) {
     const EmittedModule& em = run.modules[module_of[i]];
