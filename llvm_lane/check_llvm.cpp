@@ -3,6 +3,7 @@
 //   check_llvm [--only conv,gemm] [--flavor llvm19 ...] [--jobs N] [--json F] [--junit F]
 //   check_llvm --module FILE.ll --flavor llvm19 --arch gfx942     (one file by hand)
 // Last line: RESULT: GREEN / RESULT: RED. Exit 0 green, 1 red, 2 usage or input error.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,8 @@
 #include "kemit/lane/configs.h"
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
+#include "kemit/report/run_info.h"
+#include "kemit/report/shard.h"
 #include "kemit/llvm/flavors.h"
 #ifdef KEMIT_LANE_HAVE_EMIT
 #include "kemit/engine.h"
@@ -31,6 +34,9 @@ struct Arguments {
   std::string json_path, junit_path, failures_dir;
   bool resources = false, no_codegen = false, expect_no_spill = false;
   std::string module_path, arch;
+  std::string shard_text;
+  std::optional<kemit::report::Shard> shard;
+  std::vector<std::string> argv;
 };
 
 [[maybe_unused]] std::vector<std::string> split_commas(const std::string& text) {
@@ -147,6 +153,7 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
 }
 
 int run_configs(const Arguments& args, const std::vector<std::string>& flavors) {
+  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, args.shard);
   std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
   if (configs.empty()) {
     std::cerr << "check_llvm: no configs under " << args.configs_dir
@@ -154,13 +161,21 @@ int run_configs(const Arguments& args, const std::vector<std::string>& flavors) 
     std::cout << "RESULT: RED\n";
     return 1;
   }
+  // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
+  configs.erase(std::remove_if(configs.begin(), configs.end(),
+                               [&](const ParityConfig& c) { return !kemit::report::in_shard(args.shard, c.family, c.id); }),
+                configs.end());
   Plan plan;
   for (const auto& config : configs) plan_config(config, flavors, plan);
   LaneOptions options = lane_options(args);
   LaneReport report = run_plan(plan, options, flavors);
+  report.sharded = args.shard.has_value();
+  if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
+  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
+  if (args.shard)
+    std::cout << "shard " << args.shard->text() << ": rows no module of this shard decides are PARTIAL; "
+              << "merge the shards' --json reports with kemit_report merge\n";
   print_text_report(std::cout, report, args.resources);
-  if (!args.json_path.empty()) write_json_report(args.json_path, report);
-  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report);
   return report.green() ? 0 : 1;
 }
 #else
@@ -179,6 +194,7 @@ int run_one_module(const Arguments& args, const std::vector<std::string>& flavor
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string family = std::filesystem::path(args.module_path).stem().string();
+  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, std::nullopt);
   Plan plan;
   for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
   LaneOptions options = lane_options(args);
@@ -187,8 +203,8 @@ int run_one_module(const Arguments& args, const std::vector<std::string>& flavor
     std::cout << entry.flavor << " " << entry.arch << ": " << entry.outcome
               << (entry.detail.empty() ? "" : "\n  " + entry.detail) << "\n";
   print_text_report(std::cout, report, true);
-  if (!args.json_path.empty()) write_json_report(args.json_path, report);
-  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report);
+  if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
+  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
   return report.green() ? 0 : 1;
 }
 
@@ -206,6 +222,7 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--module", args.module_path, "check one .ll file instead of the configs (needs --arch)");
   app.add_option("--arch", args.arch, "processor for --module");
   app.add_flag("--expect-no-spill", args.expect_no_spill, "with --module: a spill fails (SPILL)");
+  app.add_option("--shard", args.shard_text, "K/N: check only shard K of N (by family:id; docs/reports.md)");
 }
 
 }  // namespace
@@ -215,6 +232,17 @@ int main(int argc, char** argv) {
   Arguments args;
   declare_flags(app, args);
   CLI11_PARSE(app, argc, argv);
+  args.argv.assign(argv, argv + argc);
+  try {
+    if (!args.shard_text.empty()) args.shard = kemit::report::parse_shard(args.shard_text);
+  } catch (const kemit::report::ShardError& error) {
+    std::cerr << "check_llvm: " << error.what() << "\n";
+    return 2;
+  }
+  if (args.shard && !args.module_path.empty()) {
+    std::cerr << "check_llvm: --shard goes with the configs, not with --module\n";
+    return 2;
+  }
   try {
     std::vector<std::string> flavors = resolve_flavors(args.flavors);
     if (!args.module_path.empty()) {

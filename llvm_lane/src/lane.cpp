@@ -92,7 +92,9 @@ void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<in
   parallel_for(pending.size(), jobs, [&](size_t k) {
     size_t i = pending[k];
     int major = kemit::llvm::find_flavor(modules[i].flavor).major;
+    auto start = std::chrono::steady_clock::now();
     run_codegen(modules[i], toolchains.at(major).llc, options.llc_timeout, results[i]);
+    results[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
 }
 

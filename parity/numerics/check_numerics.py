@@ -6,13 +6,15 @@ to a small problem, the Python engine builds its canonical IR, the C++ reference
 and the outputs are compared with the family's numpy reference under the dtype's tolerance.
 
     /usr/bin/python3 parity/numerics/check_numerics.py --build build [--only conv,gemm]
-        [--json report.json] [--junit report.xml] [--jobs 2]
+        [--json report.json] [--junit report.xml] [--jobs 2] [--shard K/N] [--configs DIR]
 
 Verdicts per config: NUMERIC_OK; NUMERIC_MISMATCH (max abs and rel error, first bad index);
 NOT_EXECUTABLE (the spec is refused, the family has no plan, or the interpreter stops: an
 unknown op, an out-of-bounds index, a broken promise; a failure). A family is GREEN when it has
-configs and every one is NUMERIC_OK. The last line is `RESULT: GREEN` or `RESULT: RED`;
-exit 0 / 1, and 2 for a usage or infrastructure error.
+configs and every one is NUMERIC_OK (kemit_reports.row_status, the rule of every lane); under
+--shard K/N (the configs whose `family:id` falls in shard K, docs/reports.md) a family without
+configs in the shard is PARTIAL. The last line is `RESULT: GREEN` or `RESULT: RED`; exit 0 / 1,
+and 2 for a usage or infrastructure error. Reports: docs/reports.md.
 """
 import argparse
 import json
@@ -21,14 +23,15 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "tests", "py"), HERE):
+for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "tests", "py"), os.path.join(ROOT, "parity", "report"),
+             HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import kemit_reports  # noqa: E402
 import plans  # noqa: E402
 from kemit.engine import emit  # noqa: E402
 from kemit.families.registry import find_family  # noqa: E402
@@ -55,13 +58,16 @@ def load_kemit_cpp(build):
     try:
         import kemit_cpp
     except ImportError as error:
-        sys.exit(f"check_numerics: cannot import kemit_cpp from {build}/bindings ({error}); build it with "
-                 f"`cmake --build {build} --target kemit_cpp`")
+        print(f"check_numerics: cannot import kemit_cpp from {build}/bindings ({error}); build it with "
+              f"`cmake --build {build} --target kemit_cpp`", file=sys.stderr)
+        sys.exit(2)  # an infrastructure error, not a RED run
     return kemit_cpp
 
 
-def load_configs(only):
-    folder = os.path.join(ROOT, "parity", "configs")
+def load_configs(only, folder=None, shard=None):
+    """[(family, emitting configs)] of the selected families; a shard keeps every family with the
+    configs it owns, so that `kemit_report merge` sees them all."""
+    folder = folder or os.path.join(ROOT, "parity", "configs")
     families = []
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".json"):
@@ -71,7 +77,8 @@ def load_configs(only):
             continue
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             data = json.load(handle)
-        families.append((family, [c for c in data["configs"] if c["expect"] == "emit"]))
+        families.append((family, [c for c in data["configs"] if c["expect"] == "emit"
+                                  and kemit_reports.in_shard(shard, family, c["id"])]))
     return families
 
 
@@ -129,17 +136,41 @@ def run_lane(kemit_cpp, families, jobs):
     return results
 
 
-def family_status(configs, results):
+def family_status(configs, results, sharded=False):
     counts = {verdict: sum(r.verdict == verdict for r in results) for verdict in VERDICTS}
-    green = bool(configs) and counts["NUMERIC_OK"] == len(results)
-    return ("GREEN" if green else "RED"), counts
+    evidence = kemit_reports.Evidence(passed=counts["NUMERIC_OK"], failed=len(results) - counts["NUMERIC_OK"])
+    return kemit_reports.row_status(evidence, sharded), counts
 
 
-def report_text(families, results, wall):
+def report_rows(families, results, sharded):
+    rows = []
+    for family, configs in families:
+        mine = [r for r in results if r.family == family]
+        ok = sum(r.verdict == "NUMERIC_OK" for r in mine)
+        note = "" if configs else f"no emitting configs: add one to parity/configs/{family}.json"
+        rows.append(kemit_reports.Row(family, "numerics", kemit_reports.Evidence(passed=ok, failed=len(mine) - ok), note))
+    kemit_reports.judge_rows(rows, sharded)
+    return rows
+
+
+def report_cases(results):
+    cases = []
+    for r in results:
+        case = kemit_reports.Case(r.family, r.config, "numerics", r.verdict, seconds=r.seconds)
+        if r.verdict != "NUMERIC_OK":
+            case.outcome = "failed"
+            case.message = kemit_reports.failure_message(r.verdict, r.detail)
+            case.detail = (f"{r.detail}\nspec run: {json.dumps(r.spec, sort_keys=True)}\nreproduce: /usr/bin/python3 "
+                           f"parity/numerics/check_numerics.py --only {r.family} --config {r.config}")
+        cases.append(case)
+    return cases
+
+
+def report_text(families, results, wall, sharded=False):
     lines = []
     for family, configs in families:
         mine = [r for r in results if r.family == family]
-        status, counts = family_status(configs, mine)
+        status, counts = family_status(configs, mine, sharded)
         shown = ", ".join(f"{v} {n}" for v, n in counts.items() if n) or "no emitting configs"
         lines.append(f"{family:<30} {status:<5}  {shown}")
     failures = [r for r in results if r.verdict != "NUMERIC_OK"]
@@ -152,45 +183,27 @@ def report_text(families, results, wall):
     interp = sum(r.interp_seconds for r in results)
     lines.append(f"{len(results)} config(s), {lanes} interpreted lane instructions in {interp:.1f} s "
                  f"({lanes / interp / 1e6 if interp else 0:.1f} M/s), wall {wall:.1f} s")
-    green = families and all(family_status(c, [r for r in results if r.family == f])[0] == "GREEN" for f, c in families)
+    green = kemit_reports.green(report_rows(families, results, sharded), [], sharded)
     lines.append("RESULT: GREEN" if green else "RESULT: RED")
     return "\n".join(lines), bool(green)
 
 
-def write_json(path, families, results, wall):
-    data = {"lane": "numerics", "seed": plans.SEED, "wall_seconds": wall, "families": {}}
-    for family, configs in families:
-        mine = [r for r in results if r.family == family]
-        status, counts = family_status(configs, mine)
-        data["families"][family] = {"status": status, "counts": counts, "configs": [
-            {"id": r.config, "verdict": r.verdict, "detail": r.detail, "mismatch": r.mismatch, "spec_run": r.spec,
-             "lane_instructions": r.lane_instructions, "interp_seconds": r.interp_seconds, "seconds": r.seconds}
-            for r in mine]}
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-
-
-def write_junit(path, families, results):
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
-    for family, configs in families:
-        mine = [r for r in results if r.family == family]
-        failures = [r for r in mine if r.verdict != "NUMERIC_OK"]
-        out.append(f'  <testsuite name={quoteattr("numerics." + family)} tests="{len(mine) + 1}" failures="{len(failures) + (not configs)}">')
-        for r in mine:
-            out.append(f'    <testcase name={quoteattr(f"config {r.config}")} time="{r.seconds:.3f}">')
-            if r.verdict != "NUMERIC_OK":
-                out.append(f"      <failure message={quoteattr(r.verdict)}>{escape(r.detail)}</failure>")
-            out.append("    </testcase>")
-        out.append(f'    <testcase name="status">' + ("" if configs else '<failure message="RED">no emitting configs</failure>') + "</testcase>")
-        out.append("  </testsuite>")
-    out.append("</testsuites>")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(out) + "\n")
-
-
-def escape(text):
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def write_reports(args, clock, families, results, wall):
+    """The JSON (the lane's own fields plus the envelope) and the JUnit file: docs/reports.md."""
+    sharded = clock.shard is not None
+    rows, cases, info = report_rows(families, results, sharded), report_cases(results), clock.info()
+    if args.json:
+        data = {"seed": plans.SEED, "wall_seconds": wall, "families": {}}
+        for family, configs in families:
+            mine = [r for r in results if r.family == family]
+            status, counts = family_status(configs, mine, sharded)
+            data["families"][family] = {"status": status, "counts": counts, "configs": [
+                {"id": r.config, "verdict": r.verdict, "detail": r.detail, "mismatch": r.mismatch, "spec_run": r.spec,
+                 "lane_instructions": r.lane_instructions, "interp_seconds": r.interp_seconds, "seconds": r.seconds}
+                for r in mine]}
+        kemit_reports.write_json_report(args.json, data, kemit_reports.envelope("numerics", info, rows, cases, []))
+    if args.junit:
+        kemit_reports.write_text_file(args.junit, kemit_reports.junit_xml("numerics", info, rows, cases, []))
 
 
 def main(argv=None):
@@ -200,12 +213,21 @@ def main(argv=None):
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
     parser.add_argument("--config", type=int, action="append", default=[], help="only these config ids")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--json")
-    parser.add_argument("--junit")
+    parser.add_argument("--json", help="write the JSON report (docs/reports.md) to FILE")
+    parser.add_argument("--junit", help="write the JUnit XML report to FILE")
+    parser.add_argument("--shard", help="K/N: check only shard K of N (by family:id; docs/reports.md)")
+    parser.add_argument("--configs", help="the config folder (default: parity/configs of this tree)")
     args = parser.parse_args(argv)
+    try:
+        shard = kemit_reports.parse_shard(args.shard) if args.shard else None
+    except kemit_reports.ShardError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
+    clock = kemit_reports.RunClock("check_numerics", ROOT, [sys.argv[0]] + list(sys.argv[1:] if argv is None else argv),
+                                   shard)
     only = [part for item in args.only for part in item.split(",") if part]
     kemit_cpp = load_kemit_cpp(args.build)
-    families = load_configs(only)
+    families = load_configs(only, args.configs, shard)
     if not families:
         print(f"check_numerics: --only {','.join(only)} matches no family", file=sys.stderr)
         return 2
@@ -214,12 +236,12 @@ def main(argv=None):
     start = time.perf_counter()
     results = run_lane(kemit_cpp, families, max(1, args.jobs))
     wall = time.perf_counter() - start
-    text, green = report_text(families, results, wall)
+    text, green = report_text(families, results, wall, shard is not None)
+    write_reports(args, clock, families, results, wall)
+    if shard:
+        print(f"shard {shard[0]}/{shard[1]}: families without configs in this shard are PARTIAL; merge the shards' "
+              "--json reports with kemit_report merge")
     print(text)
-    if args.json:
-        write_json(args.json, families, results, wall)
-    if args.junit:
-        write_junit(args.junit, families, results)
     return 0 if green else 1
 
 

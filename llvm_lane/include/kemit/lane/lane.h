@@ -55,6 +55,7 @@ struct LaneResult {
   Verdict verdict = Verdict::LLVM_OK;
   std::string detail;  // first line: the first diagnostic; further lines: context, how to reproduce
   std::vector<KernelResources> kernels;  // filled when llc ran and its metadata was read
+  double seconds = 0;  // codegen time (the lane's dominant cost), for the reports
 };
 
 // Where one LLVM version's tools are. Empty or absent paths mean "not installed".
