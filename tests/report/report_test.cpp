@@ -42,7 +42,8 @@ void expect_partition(const std::vector<std::pair<std::string, std::int64_t>>& k
   for (int k = 1; k <= count; ++k)
     for (const auto& [family, id] : keys)
       if (in_shard(Shard{k, count}, family, id)) ++hits[{family, id}];
-  ASSERT_EQ(hits.size(), std::set<std::pair<std::string, std::int64_t>>(keys.begin(), keys.end()).size());
+  std::set<std::pair<std::string, std::int64_t>> all(keys.begin(), keys.end());
+  ASSERT_EQ(hits.size(), all.size());
   for (const auto& [key, times] : hits) EXPECT_EQ(times, 1) << key.first << ":" << key.second << " of " << count;
 }
 
