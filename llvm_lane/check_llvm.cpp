@@ -23,6 +23,8 @@
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
 #include "kemit/lane_support/result_cache.h"
+#include "kemit/report/run_info.h"
+#include "kemit/report/shard.h"
 
 namespace {
 
@@ -42,6 +44,9 @@ struct Arguments {
   std::string codegen = "inprocess";  // inprocess, llc, or both (the cross-check)
   std::string cache_dir;
   bool no_cache = false;
+  std::string shard_text;
+  std::optional<kemit::report::Shard> shard;
+  std::vector<std::string> argv;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -230,6 +235,7 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
 
 int run_configs(const Arguments& args, Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
+  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, args.shard);
   std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
   if (configs.empty()) {
     std::cerr << "check_llvm: no configs under " << args.configs_dir
@@ -237,6 +243,10 @@ int run_configs(const Arguments& args, Engine& engine) {
     std::cout << "RESULT: RED\n";
     return 1;
   }
+  // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
+  configs.erase(std::remove_if(configs.begin(), configs.end(),
+                               [&](const ParityConfig& c) { return !kemit::report::in_shard(args.shard, c.family, c.id); }),
+                configs.end());
   std::vector<nlohmann::json> requests;
   for (const auto& config : configs)
     requests.push_back({{"op", "emit"},        {"family", config.family}, {"config", config.id},
@@ -247,9 +257,13 @@ int run_configs(const Arguments& args, Engine& engine) {
   LaneOptions options = lane_options(args, engine);
   if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
   LaneReport report = run_plan(plan, options, flavors);
+  report.sharded = args.shard.has_value();
+  if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
+  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
+  if (args.shard)
+    std::cout << "shard " << args.shard->text() << ": rows no module of this shard decides are PARTIAL; "
+              << "merge the shards' --json reports with kemit_report merge\n";
   print_text_report(std::cout, report, args.resources);
-  if (!args.json_path.empty()) write_json_report(args.json_path, report);
-  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report);
   return report.green() ? 0 : 1;
 }
 int run_one_module(const Arguments& args, const Engine& engine) {
@@ -261,6 +275,7 @@ int run_one_module(const Arguments& args, const Engine& engine) {
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string family = std::filesystem::path(args.module_path).stem().string();
+  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, std::nullopt);
   Plan plan;
   for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
   LaneOptions options = lane_options(args, engine);
@@ -270,8 +285,8 @@ int run_one_module(const Arguments& args, const Engine& engine) {
     std::cout << entry.flavor << " " << entry.arch << ": " << entry.outcome
               << (entry.detail.empty() ? "" : "\n  " + entry.detail) << "\n";
   print_text_report(std::cout, report, true);
-  if (!args.json_path.empty()) write_json_report(args.json_path, report);
-  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report);
+  if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
+  if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
   return report.green() ? 0 : 1;
 }
 
@@ -300,6 +315,7 @@ void declare_flags(CLI::App& app, Arguments& args) {
                                           "--serve); with --module, whose flavor table")->default_val("cpp");
   app.add_option("--engine-cmd", args.engine_cmd, "any command that starts a protocol worker (docs/protocol.md)");
   app.add_option("--timeout", args.timeout, "seconds per config for the engine's answer")->default_val(60);
+  app.add_option("--shard", args.shard_text, "K/N: check only shard K of N (by family:id; docs/reports.md)");
 }
 
 }  // namespace
@@ -309,6 +325,17 @@ int main(int argc, char** argv) {
   Arguments args;
   declare_flags(app, args);
   CLI11_PARSE(app, argc, argv);
+  args.argv.assign(argv, argv + argc);
+  try {
+    if (!args.shard_text.empty()) args.shard = kemit::report::parse_shard(args.shard_text);
+  } catch (const kemit::report::ShardError& error) {
+    std::cerr << "check_llvm: " << error.what() << "\n";
+    return 2;
+  }
+  if (args.shard && !args.module_path.empty()) {
+    std::cerr << "check_llvm: --shard goes with the configs, not with --module\n";
+    return 2;
+  }
   try {
     if (!args.module_path.empty() && args.arch.empty())
       throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");

@@ -1,4 +1,3 @@
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <stdexcept>
@@ -6,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kemit/lane/report.h"
+#include "kemit/report/render.h"
 
 namespace kemit::lane {
 namespace {
@@ -23,26 +23,6 @@ nlohmann::json kernel_json(const KernelResources& kernel) {
           {"group_segment_fixed_size", kernel.group_segment_fixed_size},
           {"wavefront_size", kernel.wavefront_size},
           {"kernarg_segment_size", kernel.kernarg_segment_size}};
-}
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::ofstream open_report(const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error("cannot write report " + path);
-  return out;
 }
 
 void print_failures(std::ostream& out, const LaneReport& report) {
@@ -82,15 +62,20 @@ ReportEntry entry_for(const LaneModule& module, const LaneResult& result) {
   entry.outcome = verdict_name(result.verdict);
   entry.detail = result.detail;
   entry.kernels = result.kernels;
+  entry.seconds = result.compile_ms / 1000.0;
   entry.failed = result.verdict != Verdict::LLVM_OK;
   return entry;
 }
 
-std::string SummaryRow::status() const {
-  if (failed == 0 && checked > 0) return "GREEN";
-  if (failed == 0 && checked == 0 && not_applicable > 0) return "N/A";
-  return "RED";
+report::Evidence SummaryRow::evidence() const {
+  report::Evidence e;
+  e.passed = ok;
+  e.failed = failed;
+  e.not_applicable = not_applicable;
+  return e;
 }
+
+std::string SummaryRow::status() const { return report::status_name(report::row_status(evidence(), sharded)); }
 
 std::vector<SummaryRow> LaneReport::summary() const {
   std::map<std::pair<std::string, std::string>, SummaryRow> rows;
@@ -98,6 +83,7 @@ std::vector<SummaryRow> LaneReport::summary() const {
     SummaryRow& row = rows[{entry.family, entry.flavor}];
     row.family = entry.family;
     row.flavor = entry.flavor;
+    row.sharded = sharded;
     if (entry.outcome == "NOT_APPLICABLE") {
       ++row.not_applicable;
       continue;
@@ -111,15 +97,30 @@ std::vector<SummaryRow> LaneReport::summary() const {
   return out;
 }
 
-bool LaneReport::green() const {
-  auto rows = summary();
-  if (rows.empty() || !unchecked.empty()) return false;
-  bool any_checked = false;
-  for (const auto& row : rows) {
-    if (row.status() == "RED") return false;
-    any_checked = any_checked || row.checked > 0;
+bool LaneReport::green() const { return lane_summary(*this, report::RunInfo{}).green(); }
+
+report::Report lane_summary(const LaneReport& lane, const report::RunInfo& info) {
+  report::Report out;
+  out.lane = "llvm";
+  out.run = info;
+  if (lane.sharded && !out.run.shard) out.run.shard = report::Shard{};  // judged as a shard's rows
+  for (const auto& row : lane.summary()) out.rows.push_back({row.family, row.flavor, row.evidence(), {}, ""});
+  for (const auto& entry : lane.entries) {
+    report::Case c{entry.family, entry.config, entry.flavor, entry.outcome, report::Outcome::passed, "", "",
+                   entry.seconds};
+    if (entry.outcome == "NOT_APPLICABLE") {
+      c.outcome = report::Outcome::skipped;
+      c.message = "NOT_APPLICABLE: " + first_line(entry.detail);
+    } else if (entry.failed) {
+      c.outcome = report::Outcome::failed;
+      c.message = report::failure_message(entry.outcome, entry.detail);
+      c.detail = entry.arch + ": " + entry.detail;
+    }
+    out.cases.push_back(std::move(c));
   }
-  return any_checked;
+  out.run_failures = lane.unchecked;
+  report::judge_rows(out);
+  return out;
 }
 
 void print_text_report(std::ostream& out, const LaneReport& report, bool with_resources) {
@@ -134,7 +135,7 @@ void print_text_report(std::ostream& out, const LaneReport& report, bool with_re
   out << "RESULT: " << (report.green() ? "GREEN" : "RED") << "\n";
 }
 
-void write_json_report(const std::string& path, const LaneReport& report) {
+void write_json_report(const std::string& path, const LaneReport& report, const report::RunInfo& info) {
   nlohmann::json summary = nlohmann::json::array(), modules = nlohmann::json::array();
   for (const auto& row : report.summary())
     summary.push_back({{"family", row.family}, {"flavor", row.flavor}, {"checked", row.checked}, {"ok", row.ok},
@@ -144,39 +145,17 @@ void write_json_report(const std::string& path, const LaneReport& report) {
     for (const auto& kernel : entry.kernels) kernels.push_back(kernel_json(kernel));
     modules.push_back({{"family", entry.family}, {"config", entry.config}, {"flavor", entry.flavor},
                        {"arch", entry.arch}, {"verdict", entry.outcome}, {"failed", entry.failed},
-                       {"detail", entry.detail}, {"kernels", kernels}});
+                       {"detail", entry.detail}, {"kernels", kernels}, {"seconds", entry.seconds}});
   }
   nlohmann::json document = {{"result", report.green() ? "GREEN" : "RED"},
                              {"unchecked", report.unchecked},
-                             {"summary", summary},
+                             {"summary_rows", summary},
                              {"modules", modules}};
-  open_report(path) << document.dump(1) << "\n";
+  report::write_json_report(path, document, lane_summary(report, info));
 }
 
-void write_junit_report(const std::string& path, const LaneReport& report) {
-  std::ofstream out = open_report(path);
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"check_llvm\">\n";
-  for (const auto& row : report.summary()) {
-    out << "  <testsuite name=\"" << xml_escape(row.family + "." + row.flavor) << "\" tests=\""
-        << row.checked + row.not_applicable << "\" failures=\"" << row.failed << "\" skipped=\"" << row.not_applicable
-        << "\">\n";
-    for (const auto& entry : report.entries) {
-      if (entry.family != row.family || entry.flavor != row.flavor) continue;
-      out << "    <testcase classname=\"" << xml_escape(row.family + "." + row.flavor) << "\" name=\"config "
-          << entry.config << " " << xml_escape(entry.arch) << "\">";
-      if (entry.outcome == "NOT_APPLICABLE") out << "<skipped message=\"" << xml_escape(entry.detail) << "\"/>";
-      else if (entry.failed)
-        out << "<failure type=\"" << entry.outcome << "\" message=\"" << xml_escape(first_line(entry.detail)) << "\">"
-            << xml_escape(entry.detail) << "</failure>";
-      out << "</testcase>\n";
-    }
-    out << "  </testsuite>\n";
-  }
-  for (const auto& line : report.unchecked)
-    out << "  <testsuite name=\"unchecked\" tests=\"1\" failures=\"1\"><testcase name=\"toolchain\"><failure "
-           "type=\"TOOLCHAIN_MISSING\" message=\""
-        << xml_escape(line) << "\"/></testcase></testsuite>\n";
-  out << "</testsuites>\n";
+void write_junit_report(const std::string& path, const LaneReport& report, const report::RunInfo& info) {
+  report::write_text_file(path, report::junit_xml(lane_summary(report, info)));
 }
 
 }  // namespace kemit::lane

@@ -10,13 +10,17 @@ kemit_llcheckN). Every section's outputs are compared with the family's numpy re
 
     /usr/bin/python3 parity/numerics/check_numerics.py --build build [--only conv,gemm]
         [--section canonical,llvm19] [--engine cpp|py] [--json report.json] [--junit report.xml] [--jobs 2]
+        [--shard K/N] [--configs DIR]
 
 Verdicts per config and section (canonical, llvm16, llvm19, llvm22): NUMERIC_OK; NUMERIC_MISMATCH
 (max abs and rel error, first bad index); NOT_EXECUTABLE (the spec is refused, the family has no
 plan, or the interpreter / executor stops: an unknown op or intrinsic, an out-of-bounds index, a
 broken promise; a failure). A flavor the engine refuses for the config's arch is n/a. A family is
-GREEN when it has configs and every section run is NUMERIC_OK. The last line is `RESULT: GREEN` or
-`RESULT: RED`; exit 0 / 1, and 2 for a usage or infrastructure error.
+GREEN when it has configs and every section run is NUMERIC_OK (kemit_reports.row_status, the rule
+of every lane); under --shard K/N (the configs whose `family:id` falls in shard K,
+docs/reports.md) a family without configs in the shard is PARTIAL. The last line is
+`RESULT: GREEN` or `RESULT: RED`; exit 0 / 1, and 2 for a usage or infrastructure error.
+Reports: docs/reports.md.
 """
 import argparse
 import json
@@ -26,14 +30,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), HERE):
+for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "parity", "report"), HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import kemit_reports  # noqa: E402
 import plans  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
@@ -65,13 +69,16 @@ def load_kemit_cpp(build):
     try:
         import kemit_cpp
     except ImportError as error:
-        sys.exit(f"check_numerics: cannot import kemit_cpp from {build}/bindings ({error}); build it with "
-                 f"`cmake --build {build} --target kemit_cpp`")
+        print(f"check_numerics: cannot import kemit_cpp from {build}/bindings ({error}); build it with "
+              f"`cmake --build {build} --target kemit_cpp`", file=sys.stderr)
+        sys.exit(2)  # an infrastructure error, not a RED run
     return kemit_cpp
 
 
-def load_configs(only):
-    folder = os.path.join(ROOT, "parity", "configs")
+def load_configs(only, folder=None, shard=None):
+    """[(family, emitting configs)] of the selected families; a shard keeps every family with the
+    configs it owns, so that `kemit_report merge` sees them all."""
+    folder = folder or os.path.join(ROOT, "parity", "configs")
     families = []
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".json"):
@@ -81,7 +88,8 @@ def load_configs(only):
             continue
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             data = json.load(handle)
-        families.append((family, [c for c in data["configs"] if c["expect"] == "emit"]))
+        families.append((family, [c for c in data["configs"] if c["expect"] == "emit"
+                                  and kemit_reports.in_shard(shard, family, c["id"])]))
     return families
 
 
@@ -193,10 +201,10 @@ def run_lane(kemit_cpp, families, jobs, source, checkers, sections=SECTIONS):
     return [result for results in nested for result in results]
 
 
-def family_status(configs, results):
+def family_status(configs, results, sharded=False):
     counts = {verdict: sum(r.verdict == verdict for r in results) for verdict in VERDICTS}
-    green = bool(configs) and counts["NUMERIC_OK"] == len(results)
-    return ("GREEN" if green else "RED"), counts
+    evidence = kemit_reports.Evidence(passed=counts["NUMERIC_OK"], failed=len(results) - counts["NUMERIC_OK"])
+    return kemit_reports.row_status(evidence, sharded), counts
 
 
 def section_counts(results, sections):
@@ -205,11 +213,39 @@ def section_counts(results, sections):
             for s in sections}
 
 
-def report_text(families, results, wall, sections=SECTIONS):
+def report_rows(families, results, sharded):
+    rows = []
+    for family, configs in families:
+        mine = [r for r in results if r.family == family]
+        ok = sum(r.verdict == "NUMERIC_OK" for r in mine)
+        note = "" if configs else f"no emitting configs: add one to parity/configs/{family}.json"
+        rows.append(kemit_reports.Row(family, "numerics", kemit_reports.Evidence(passed=ok, failed=len(mine) - ok), note))
+    kemit_reports.judge_rows(rows, sharded)
+    return rows
+
+
+def reproduce(r):
+    return (f"/usr/bin/python3 parity/numerics/check_numerics.py --only {r.family} --config {r.config} "
+            f"--section {r.section}")
+
+
+def report_cases(results):
+    cases = []
+    for r in results:
+        case = kemit_reports.Case(r.family, r.config, r.section, r.verdict, seconds=r.seconds)
+        if r.verdict != "NUMERIC_OK":
+            case.outcome = "failed"
+            case.message = kemit_reports.failure_message(r.verdict, r.detail)
+            case.detail = f"{r.detail}\nspec run: {json.dumps(r.spec, sort_keys=True)}\nreproduce: {reproduce(r)}"
+        cases.append(case)
+    return cases
+
+
+def report_text(families, results, wall, sections=SECTIONS, sharded=False):
     lines = []
     for family, configs in families:
         mine = [r for r in results if r.family == family]
-        status, counts = family_status(configs, mine)
+        status, counts = family_status(configs, mine, sharded)
         per_section = "  ".join(f"{s} {ok}/{run}" for s, (ok, run) in section_counts(mine, sections).items())
         lines.append(f"{family:<30} {status:<5}  {per_section or 'no emitting configs'}")
     failures = [r for r in results if r.verdict != "NUMERIC_OK"]
@@ -217,8 +253,7 @@ def report_text(families, results, wall, sections=SECTIONS):
         lines.append(f"FAIL {r.family} config {r.config} [{r.section}]: {r.verdict}")
         lines.append(f"    {r.detail}")
         lines.append(f"    spec run: {json.dumps(r.spec, sort_keys=True)}")
-        lines.append(f"    reproduce: /usr/bin/python3 parity/numerics/check_numerics.py --only {r.family} "
-                     f"--config {r.config} --section {r.section}")
+        lines.append(f"    reproduce: {reproduce(r)}")
     for opinion, chosen in (("interpreted (canonical)", ["canonical"]), ("executed (flavors)", list(FLAVORS))):
         picked = [r for r in results if r.section in chosen]
         lanes, seconds = sum(r.lane_instructions for r in picked), sum(r.interp_seconds for r in picked)
@@ -226,49 +261,31 @@ def report_text(families, results, wall, sections=SECTIONS):
             lines.append(f"{len(picked)} section run(s) {opinion}: {lanes} lane instructions in {seconds:.1f} s "
                          f"({lanes / seconds / 1e6 if seconds else 0:.1f} M/s)")
     lines.append(f"wall {wall:.1f} s")
-    green = families and all(family_status(c, [r for r in results if r.family == f])[0] == "GREEN" for f, c in families)
+    green = kemit_reports.green(report_rows(families, results, sharded), [], sharded)
     lines.append("RESULT: GREEN" if green else "RESULT: RED")
     return "\n".join(lines), bool(green)
 
 
-def write_json(path, families, results, wall, sections=SECTIONS):
-    data = {"lane": "numerics", "seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
-    for family, configs in families:
-        mine = [r for r in results if r.family == family]
-        status, counts = family_status(configs, mine)
-        data["families"][family] = {
-            "status": status, "counts": counts,
-            "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
-            "configs": [
-                {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail, "mismatch": r.mismatch,
-                 "spec_run": r.spec, "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
-                 "seconds": r.seconds}
-                for r in mine]}
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-
-
-def write_junit(path, families, results):
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
-    for family, configs in families:
-        mine = [r for r in results if r.family == family]
-        failures = [r for r in mine if r.verdict != "NUMERIC_OK"]
-        out.append(f'  <testsuite name={quoteattr("numerics." + family)} tests="{len(mine) + 1}" failures="{len(failures) + (not configs)}">')
-        for r in mine:
-            out.append(f'    <testcase classname={quoteattr(r.section)} name={quoteattr(f"config {r.config} [{r.section}]")} time="{r.seconds:.3f}">')
-            if r.verdict != "NUMERIC_OK":
-                out.append(f"      <failure message={quoteattr(r.verdict)}>{escape(r.detail)}</failure>")
-            out.append("    </testcase>")
-        out.append(f'    <testcase name="status">' + ("" if configs else '<failure message="RED">no emitting configs</failure>') + "</testcase>")
-        out.append("  </testsuite>")
-    out.append("</testsuites>")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(out) + "\n")
-
-
-def escape(text):
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def write_reports(args, clock, families, results, wall, sections=SECTIONS):
+    """The JSON (the lane's own fields plus the envelope) and the JUnit file: docs/reports.md."""
+    sharded = clock.shard is not None
+    rows, cases, info = report_rows(families, results, sharded), report_cases(results), clock.info()
+    if args.json:
+        data = {"seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
+        for family, configs in families:
+            mine = [r for r in results if r.family == family]
+            status, counts = family_status(configs, mine, sharded)
+            data["families"][family] = {
+                "status": status, "counts": counts,
+                "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
+                "configs": [
+                    {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail,
+                     "mismatch": r.mismatch, "spec_run": r.spec, "lane_instructions": r.lane_instructions,
+                     "run_seconds": r.interp_seconds, "seconds": r.seconds}
+                    for r in mine]}
+        kemit_reports.write_json_report(args.json, data, kemit_reports.envelope("numerics", info, rows, cases, []))
+    if args.junit:
+        kemit_reports.write_text_file(args.junit, kemit_reports.junit_xml("numerics", info, rows, cases, []))
 
 
 def parse_args(argv):
@@ -282,13 +299,22 @@ def parse_args(argv):
                         help=f"only these sections (comma-separated; default all: {','.join(SECTIONS)})")
     parser.add_argument("--engine", default="cpp", choices=("cpp", "py"), help="the engine whose worker emits the modules")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--json")
-    parser.add_argument("--junit")
+    parser.add_argument("--json", help="write the JSON report (docs/reports.md) to FILE")
+    parser.add_argument("--junit", help="write the JUnit XML report to FILE")
+    parser.add_argument("--shard", help="K/N: check only shard K of N (by family:id; docs/reports.md)")
+    parser.add_argument("--configs", help="the config folder (default: parity/configs of this tree)")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    try:
+        shard = kemit_reports.parse_shard(args.shard) if args.shard else None
+    except kemit_reports.ShardError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
+    clock = kemit_reports.RunClock("check_numerics", ROOT, [sys.argv[0]] + list(sys.argv[1:] if argv is None else argv),
+                                   shard)
     only = [part for item in args.only for part in item.split(",") if part]
     sections = [part for item in args.section for part in item.split(",") if part] or list(SECTIONS)
     unknown = [s for s in sections if s not in SECTIONS]
@@ -296,7 +322,7 @@ def main(argv=None):
         print(f"check_numerics: unknown section(s) {', '.join(unknown)}: choose from {', '.join(SECTIONS)}", file=sys.stderr)
         return 2
     kemit_cpp = load_kemit_cpp(args.build) if "canonical" in sections else None
-    families = load_configs(only)
+    families = load_configs(only, args.configs, shard)
     if not families:
         print(f"check_numerics: --only {','.join(only)} matches no family", file=sys.stderr)
         return 2
@@ -319,12 +345,12 @@ def main(argv=None):
         source.close()
         checkers.close()
     wall = time.perf_counter() - start
-    text, green = report_text(families, results, wall, sections)
+    text, green = report_text(families, results, wall, sections, shard is not None)
+    write_reports(args, clock, families, results, wall, sections)
+    if shard:
+        print(f"shard {shard[0]}/{shard[1]}: families without configs in this shard are PARTIAL; merge the shards' "
+              "--json reports with kemit_report merge")
     print(text)
-    if args.json:
-        write_json(args.json, families, results, wall, sections)
-    if args.junit:
-        write_junit(args.junit, families, results)
     return 0 if green else 1
 
 

@@ -189,6 +189,26 @@ TEST(Rows, EmptyAllRefusedAndLackingAreRed) {
   EXPECT_FALSE(RunOutcome{}.green());
 }
 
+// Under --shard a row the shard's configs cannot decide is PARTIAL (neither RED nor GREEN); a
+// failure and a lacking engine stay RED (docs/reports.md, "Shards").
+TEST(Rows, InAShardUndecidedRowsArePartialAndFailuresStayRed) {
+  FamilyOutcome empty{"alpha", "parity/configs/alpha.json", {}, {}, {}};
+  summarize_family(empty, kFlavors, {{"py", {"alpha"}}, {"cpp", {"alpha"}}}, true);
+  for (const auto& row : empty.rows) EXPECT_EQ(row.status, RowStatus::partial) << row.section;
+  FamilyOutcome refused{"alpha", "parity/configs/alpha.json", {}, {}, {}};
+  refused.configs = {compare_config(make_config(1, Expect::reject), {rejected("r"), rejected("r")}, context())};
+  summarize_family(refused, kFlavors, {{"py", {"alpha"}}, {"cpp", {"alpha"}}}, true);
+  EXPECT_EQ(refused.rows[0].status, RowStatus::partial);
+  EXPECT_EQ(refused.rows[0].note, "nothing was compared byte for byte: every config is refused; add a config that emits");
+  FamilyOutcome failing{"alpha", "parity/configs/alpha.json", {}, {}, {}};
+  failing.configs = {compare_config(make_config(2), {ok(), ok("c2\n")}, context())};
+  summarize_family(failing, kFlavors, {{"py", {"alpha"}}, {"cpp", {"alpha"}}}, true);
+  EXPECT_EQ(failing.rows[0].status, RowStatus::red);
+  FamilyOutcome lacking{"alpha", "parity/configs/alpha.json", {"cpp"}, {}, {}};
+  summarize_family(lacking, kFlavors, {{"py", {"alpha"}}, {"cpp", {"beta"}}}, true);
+  EXPECT_EQ(lacking.rows[0].status, RowStatus::red);
+}
+
 TEST(Rows, OneFailureMakesTheRowRed) {
   FamilyOutcome family = family_of({compare_config(make_config(1), {ok(), ok()}, context()),
                                     compare_config(make_config(2), {ok(), ok("c2\n")}, context())});

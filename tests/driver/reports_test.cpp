@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "kemit/driver/parity_report.h"
 #include "kemit/driver/reports.h"
+#include "kemit/report/render.h"
 #include "kemit/driver/sha256.h"
 
 namespace kemit::driver {
@@ -30,7 +32,7 @@ RunOutcome sample_run() {
   config.why = "w";
   config.spec = json::object();
   config.spec_digest = "d1";
-  RunOutcome run{{"py", "cpp"}, kFlavors, {}};
+  RunOutcome run{{"py", "cpp"}, kFlavors, {}, false};
   FamilyOutcome alpha{"alpha", "parity/configs/alpha.json", {}, {}, {}};
   config.id = 1;
   alpha.configs.push_back(compare_config(config, {ok("same\n"), ok("same\n")}, context));
@@ -69,18 +71,34 @@ TEST(Reports, JsonHasVerdictAndBothHashesPerFamilyFlavorAndConfig) {
   EXPECT_EQ(beta["rows"][0]["note"], "ENGINE_LACKS_FAMILY: the cpp engine does not serve 'beta' (its hello lists: alpha)");
 }
 
-TEST(Reports, JunitHasASuitePerFamilyACasePerConfigAndSection) {
-  std::string xml = junit_report(sample_run());
-  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"check_byte_identity\" tests=\"8\" failures=\"4\">", 0), 0u) << xml;
-  EXPECT_NE(xml.find("<testsuite name=\"alpha\" tests=\"6\" failures=\"2\" errors=\"0\">"), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"parity.alpha\" name=\"config 1 llvm22\"/>"), std::string::npos);
-  EXPECT_NE(xml.find("<testcase classname=\"parity.alpha\" name=\"config 2 llvm22\">\n      <failure message=\"MISMATCH\" type=\"MISMATCH\">"),
+TEST(Reports, JunitHasASuitePerFamilyACasePerConfigAndSectionAndNoStatusFailures) {
+  report::RunInfo info;
+  info.tool = "check_byte_identity";
+  info.started = "2026-12-02T15:00:00Z";
+  std::string xml = report::junit_xml(parity_report(sample_run(), info));
+  // alpha: 2 configs x 2 sections, one failure (config 2 at llvm22), its RED row is no extra
+  // failure; beta: its two RED rows (an engine lacks it) are one case each.
+  EXPECT_NE(xml.find("<testsuites name=\"check_byte_identity\" tests=\"6\" failures=\"3\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"parity.alpha\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"status.llvm22\" value=\"RED: 1 config(s) failed\" />"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase name=\"alpha:1@llvm22\" classname=\"parity.alpha\" time=\"0.000\" />"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase name=\"alpha:2@llvm22\" classname=\"parity.alpha\" time=\"0.000\">\n      "
+                     "<failure message=\"MISMATCH: first difference at line 1, column 3:"),
             std::string::npos) << xml;
   EXPECT_NE(xml.find("-a &lt; b\n+a &amp; b\n"), std::string::npos) << xml;  // escaped diff lines
-  EXPECT_NE(xml.find("<testsuite name=\"beta\" tests=\"2\" failures=\"2\" errors=\"0\">"), std::string::npos);
-  EXPECT_NE(xml.find("name=\"status canonical\">\n      <failure message=\"RED\" type=\"RED\">ENGINE_LACKS_FAMILY: the cpp"),
+  EXPECT_NE(xml.find("<testcase name=\"beta@canonical\" classname=\"parity.beta\" time=\"0.000\">\n      "
+                     "<failure message=\"RED: ENGINE_LACKS_FAMILY: the cpp"),
             std::string::npos) << xml;
+  EXPECT_EQ(xml.find("status canonical"), std::string::npos);
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
+}
+
+TEST(Reports, JsonRowsCarryTheirEvidence) {
+  json report = json_report(sample_run());
+  EXPECT_EQ(sample_run().families[0].rows[1].evidence.failed, 1);
+  EXPECT_EQ(sample_run().families[0].rows[1].evidence.passed, 1);
+  EXPECT_EQ(sample_run().families[1].rows[0].evidence.blocking, 1);
 }
 
 TEST(Reports, TextHasRowsFailuresAndTheResultLast) {

@@ -253,11 +253,10 @@ TEST_F(GoldenModes, JunitReportParsesWithJunitparser) {
   ASSERT_EQ(shell(std::string(KEMIT_TEST_PYTHON) + " " + (temp.path / "parse.py").string() + " " + junit.string(), &output),
             0)
       << output;
-  EXPECT_NE(output.find("golden.alpha golden.alpha config 2 CHANGED"), std::string::npos) << output;
-  EXPECT_NE(output.find("golden.alpha golden.alpha config 1 passed"), std::string::npos) << output;
-  EXPECT_NE(output.find("golden.alpha golden.alpha parity passed"), std::string::npos) << output;
-  EXPECT_NE(output.find("golden.beta golden.beta config 2 CHANGED"), std::string::npos) << output;
-  EXPECT_NE(output.find("golden.alpha golden.alpha counters passed"), std::string::npos) << output;
+  EXPECT_NE(output.find("golden.alpha golden.alpha alpha:2@golden CHANGED: "), std::string::npos) << output;
+  EXPECT_NE(output.find("golden.alpha golden.alpha alpha:1@golden passed"), std::string::npos) << output;
+  EXPECT_NE(output.find("golden.beta golden.beta beta:2@golden CHANGED: "), std::string::npos) << output;
+  EXPECT_NE(output.find("golden.alpha golden.alpha alpha@counters passed"), std::string::npos) << output;
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include "kemit/driver/check.h"
 #include "kemit/driver/config.h"
+#include "kemit/driver/parity_report.h"
 #include "kemit/driver/reports.h"
+#include "kemit/report/render.h"
+#include "kemit/report/run_info.h"
 
 namespace kemit::driver {
 namespace {
@@ -12,6 +15,7 @@ namespace {
 struct ReportPaths {
   std::string json;
   std::string junit;
+  std::string shard;  // --shard K/N as typed
 };
 
 void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
@@ -24,6 +28,7 @@ void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
       ->check(CLI::PositiveNumber);
   app.add_option("--json", reports.json, "write the JSON report to FILE");
   app.add_option("--junit", reports.junit, "write the JUnit XML report to FILE");
+  app.add_option("--shard", reports.shard, "K/N: check only shard K of N (by family:id; docs/reports.md)");
   app.add_option("--root", options.locations.root, "the source root (holds py_engine/ and parity/)");
   app.add_option("--build", options.locations.build, "the build dir (holds cpp_engine/kemit_emit)");
   app.add_option("--configs", options.configs_dir, "the config folder (default: <root>/parity/configs)");
@@ -31,12 +36,21 @@ void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
   app.add_option("--cpp-cmd", options.cpp_cmd, "the command that starts a C++ worker (shell-split)");
 }
 
-int run_and_report(const CheckOptions& options, const ReportPaths& reports, std::ostream& out, std::ostream& err) {
+int run_and_report(const CheckOptions& options, const ReportPaths& reports, const report::RunClock& clock,
+                   std::ostream& out, std::ostream& err) {
   RunOutcome outcome = run_parity(options, err);
   // Reports first: a failure to write one is an infrastructure error, and must not follow a
   // RESULT line that a reader might take as final.
-  if (!reports.json.empty()) write_file_atomically(reports.json, json_report(outcome).dump(2) + "\n");
-  if (!reports.junit.empty()) write_file_atomically(reports.junit, junit_report(outcome));
+  report::Report summary = parity_report(outcome, clock.finish());
+  try {
+    if (!reports.json.empty()) report::write_json_report(reports.json, json_report(outcome), summary);
+    if (!reports.junit.empty()) report::write_text_file(reports.junit, report::junit_xml(summary));
+  } catch (const std::runtime_error& error) {
+    throw InfrastructureError(error.what());
+  }
+  if (options.shard)
+    out << "shard " << options.shard->text() << ": rows no config of this shard decides are PARTIAL; "
+        << "merge the shards' --json reports with kemit_report merge\n";
   write_text_report(outcome, out);
   return outcome.green() ? 0 : 1;
 }
@@ -60,7 +74,15 @@ int check_byte_identity_main(int argc, const char* const* argv, std::ostream& ou
   options.progress = err_is_terminal;
   signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the driver
   try {
-    return run_and_report(options, reports, out, err);
+    if (!reports.shard.empty()) options.shard = report::parse_shard(reports.shard);
+  } catch (const report::ShardError& error) {
+    err << "check_byte_identity: " << error.what() << "\n";
+    return 2;
+  }
+  report::RunClock clock("check_byte_identity", options.locations.root,
+                         std::vector<std::string>(argv, argv + argc), options.shard);
+  try {
+    return run_and_report(options, reports, clock, out, err);
   } catch (const ConfigError& error) {
     err << "check_byte_identity: config error: " << error.what() << "\n";
   } catch (const UsageError& error) {

@@ -23,28 +23,41 @@ std::string lacking_note(const FamilyOutcome& family,
   return note;
 }
 
-// Status of one section row, from the counts and the configs (the order of checks matters).
-void judge_row(SectionRow& row, const FamilyOutcome& family, size_t section_index) {
-  int failed = 0;
-  for (const auto& [verdict, count] : row.counts)
-    if (verdict_fails(verdict)) failed += count;
-  int validated = 0, gate_refused = 0;
+// The evidence of one section row (report.h): summed over shards it is the unsharded row's.
+report::Evidence row_evidence(const FamilyOutcome& family, size_t section_index, bool is_flavor) {
+  report::Evidence evidence;
   for (const auto& config : family.configs) {
-    if (!config.validated) continue;
-    ++validated;
-    if (config.sections.at(section_index).gate_refused) ++gate_refused;
+    const SectionResult& section = config.sections.at(section_index);
+    if (verdict_fails(section.verdict)) ++evidence.failed;
+    else if (section.verdict == Verdict::identical) ++evidence.passed;
+    else if (!config.validated) continue;  // both refused the spec, as expected: says nothing here
+    else if (is_flavor && section.gate_refused) ++evidence.not_applicable;
+    else ++evidence.unexplained;
   }
-  bool is_flavor = row.section != "canonical";
+  return evidence;
+}
+
+RowStatus row_status_of(report::Status status) {
+  switch (status) {
+    case report::Status::green: return RowStatus::green;
+    case report::Status::not_applicable: return RowStatus::not_applicable;
+    case report::Status::partial: return RowStatus::partial;
+    case report::Status::red: break;
+  }
+  return RowStatus::red;
+}
+
+// Status of one section row from its evidence (one rule for every lane), and the note that says why.
+void judge_row(SectionRow& row, const FamilyOutcome& family, size_t section_index, bool sharded) {
+  row.evidence = row_evidence(family, section_index, row.section != "canonical");
+  row.status = row_status_of(report::row_status(row.evidence, sharded));
   if (family.configs.empty()) {
     row.note = "no configs: add at least one to " + family.display_path;
-  } else if (failed > 0) {
-    row.note = std::to_string(failed) + " config(s) failed";
-  } else if (row.counts[Verdict::identical] > 0) {
-    row.status = RowStatus::green;
-  } else if (is_flavor && validated > 0 && gate_refused == validated) {
-    row.status = RowStatus::not_applicable;
+  } else if (row.evidence.failed > 0) {
+    row.note = std::to_string(row.evidence.failed) + " config(s) failed";
+  } else if (row.status == RowStatus::not_applicable) {
     row.note = "every emitting config is refused by the " + row.section + " gate";
-  } else {
+  } else if (row.status != RowStatus::green) {
     row.note = "nothing was compared byte for byte: every config is refused; add a config that emits";
   }
 }
@@ -55,6 +68,7 @@ const char* row_status_name(RowStatus status) {
   switch (status) {
     case RowStatus::green: return "GREEN";
     case RowStatus::not_applicable: return "N/A";
+    case RowStatus::partial: return "PARTIAL";
     case RowStatus::red: return "RED";
   }
   return "RED";
@@ -71,7 +85,7 @@ bool RunOutcome::green() const {
 }
 
 void summarize_family(FamilyOutcome& family, const std::vector<std::string>& flavors,
-                      const std::map<std::string, std::vector<std::string>>& engine_families) {
+                      const std::map<std::string, std::vector<std::string>>& engine_families, bool sharded) {
   std::vector<std::string> sections = {"canonical"};
   sections.insert(sections.end(), flavors.begin(), flavors.end());
   family.rows.clear();
@@ -79,8 +93,12 @@ void summarize_family(FamilyOutcome& family, const std::vector<std::string>& fla
     SectionRow row;
     row.section = sections[index];
     for (const auto& config : family.configs) ++row.counts[config.sections.at(index).verdict];
-    if (!family.lacking_engines.empty()) row.note = lacking_note(family, engine_families);
-    else judge_row(row, family, index);
+    if (!family.lacking_engines.empty()) {
+      row.note = lacking_note(family, engine_families);
+      row.evidence.blocking = 1;  // RED in every shard: no shard can make up for a missing engine
+    } else {
+      judge_row(row, family, index, sharded);
+    }
     family.rows.push_back(row);
   }
 }

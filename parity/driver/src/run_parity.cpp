@@ -66,6 +66,13 @@ std::vector<FamilyConfigs> load_selected_families(const CheckOptions& options) {
   if (families.empty())  // an empty selection must never pass as an empty GREEN
     throw UsageError(options.only.empty() ? "no <family>.json config file in " + dir
                                           : "--only " + join(options.only) + " matches no config file in " + dir);
+  // A shard keeps every family (so that the merge sees them all) with the configs it owns.
+  for (auto& family : families)
+    family.configs.erase(std::remove_if(family.configs.begin(), family.configs.end(),
+                                        [&](const ParityConfig& config) {
+                                          return !report::in_shard(options.shard, family.family, config.id);
+                                        }),
+                         family.configs.end());
   return families;
 }
 
@@ -99,6 +106,7 @@ std::vector<EngineCommand> engine_commands(const CheckOptions& options) {
 
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
   RunOutcome outcome;
+  outcome.sharded = options.shard.has_value();
   std::vector<FamilyConfigs> families = load_selected_families(options);
   std::vector<EngineCommand> commands = engine_commands(options);
   for (const auto& command : commands) outcome.engines.push_back(command.name);
@@ -117,6 +125,7 @@ RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
     auto [f, c] = plan.owner[r];
     CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
     outcome.families[f].configs.push_back(compare_config(families[f].configs[c], {answers[0][r], answers[1][r]}, context));
+    outcome.families[f].configs.back().seconds = answers[0][r].seconds + answers[1][r].seconds;
   }
   // Explain each flavor MISMATCH by cross-lowering (the configs vectors no longer grow).
   std::vector<TriageItem> triage;
@@ -127,7 +136,7 @@ RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
     triage.insert(triage.end(), items.begin(), items.end());
   }
   triage_lowering(pool, outcome.engines, triage);
-  for (auto& family : outcome.families) summarize_family(family, outcome.flavors, engine_families);
+  for (auto& family : outcome.families) summarize_family(family, outcome.flavors, engine_families, outcome.sharded);
   return outcome;
 }
 

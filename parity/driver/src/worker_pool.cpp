@@ -309,12 +309,13 @@ void WorkerPool::handle_line(Slot& slot, const std::string& line) {
     return;
   }
   slot.in_flight.pop_front();
+  double seconds = std::chrono::duration<double>(Clock::now() - slot.head_since).count();
   slot.head_since = Clock::now();
   if (head.request == kHelloRequest) {
     accept_hello(slot, response);
     return;
   }
-  engines_[slot.engine].answers[static_cast<size_t>(head.request)] = {AnswerKind::response, std::move(response), ""};
+  engines_[slot.engine].answers[static_cast<size_t>(head.request)] = {AnswerKind::response, std::move(response), "", seconds};
   ++done_;
 }
 

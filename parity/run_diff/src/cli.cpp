@@ -7,6 +7,7 @@
 
 #include "kemit/driver/config.h"
 #include "kemit/golden/error.h"
+#include "kemit/report/shard.h"
 #include "kemit/run_diff/run_diff.h"
 #include "process.h"
 
@@ -27,6 +28,8 @@ void check_flag_combinations(const Options& o, bool python_only, bool cpp_only) 
     throw driver::UsageError("--allow-changes, --renumber, --prune, --force and --dry-run go with --record-golden");
   if (o.mode != Mode::check && (!o.json_path.empty() || !o.junit_path.empty()))
     throw driver::UsageError("--json and --junit go with --check-golden");
+  if (o.mode != Mode::check && o.check.shard)
+    throw driver::UsageError("--shard goes with --check-golden (a bless needs every config of a family)");
   if (o.mode == Mode::explain && (!o.check.only.empty() || !o.check.flavors.empty()))
     throw driver::UsageError("--explain takes one FAMILY:ID; --only and --flavor do not apply");
 }
@@ -84,12 +87,16 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_option("--configs", c.configs_dir, "the config folder (default: <root>/parity/configs)");
   app.add_option("--py-cmd", c.py_cmd, "the command that starts a Python worker (shell-split)");
   app.add_option("--cpp-cmd", c.cpp_cmd, "the command that starts a C++ worker (shell-split)");
+  std::string shard;
+  app.add_option("--shard", shard, "K/N: check only shard K of N (by family:id; docs/reports.md)");
   app.add_option("--diff-lines", options.diff_lines, "lines of each unified diff of --explain (default 60)");
   try {
     app.parse(argc, argv);
     options.mode = check ? Mode::check : record ? Mode::record : Mode::explain;
     options.engines = python_only ? EngineChoice::python_only : cpp_only ? EngineChoice::cpp_only : EngineChoice::both;
     if (no_resources) options.resources = false;
+    if (!shard.empty()) options.check.shard = report::parse_shard(shard);
+    options.argv.assign(argv, argv + argc);
     check_flag_combinations(options, python_only, cpp_only);
   } catch (const CLI::CallForHelp& help) {
     return app.exit(help, out, err);
@@ -97,6 +104,9 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
     err << "run_diff: " << error.what() << " (see --help)\n";
     return 2;
   } catch (const driver::UsageError& error) {
+    err << "run_diff: " << error.what() << "\n";
+    return 2;
+  } catch (const report::ShardError& error) {
     err << "run_diff: " << error.what() << "\n";
     return 2;
   }

@@ -89,6 +89,7 @@ bool FreshRun::parity_green() const {
 
 FreshRun run_engines(const Options& options, std::ostream& notes) {
   FreshRun run;
+  run.outcome.sharded = options.check.shard.has_value();
   std::vector<FamilyConfigs> families = driver::load_selected_families(options.check);
   std::vector<EngineCommand> commands = chosen_commands(options);
   for (const auto& command : commands) run.outcome.engines.push_back(command.name);
@@ -121,7 +122,7 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
     run.outcome.families[f].configs.push_back(
         driver::compare_config(families[f].configs[c], {answers[0][r], answers[second][r]}, context));
   }
-  for (auto& family : run.outcome.families) driver::summarize_family(family, run.flavors, engine_families);
+  for (auto& family : run.outcome.families) driver::summarize_family(family, run.flavors, engine_families, run.outcome.sharded);
 
   std::vector<std::vector<size_t>> requests_of(families.size());
   for (size_t r = 0; r < requests.size(); ++r) requests_of[owner[r].first].push_back(r);

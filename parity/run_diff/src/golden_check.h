@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/report/report.h"
 #include "kemit/run_diff/run_diff.h"
 
 namespace kemit::run_diff {
@@ -38,7 +39,10 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run);
 
 void write_check_text(const Options& options, const FreshRun& run, const GoldenCheck& check, std::ostream& out);
 nlohmann::json check_json(const Options& options, const FreshRun& run, const GoldenCheck& check);
-std::string check_junit(const FreshRun& run, const GoldenCheck& check);
+// The run as a kemit report (lane "golden"): parity's rows and failing cases, then a "golden" row
+// per family and a case per config ("<family>:<id>@golden") and per family finding
+// ("<family>@flavors", "<family>@counters"). The JSON envelope and the JUnit file render it.
+report::Report golden_report(const FreshRun& run, const GoldenCheck& check, const report::RunInfo& info);
 
 // Small helpers shared by the modes.
 std::string join_strings(const std::vector<std::string>& items, const std::string& separator);

@@ -1,4 +1,5 @@
-// run_diff --check-golden's machine-readable reports: --json and --junit.
+// run_diff --check-golden's lane JSON (--json); the rows and cases of both reports are in
+// golden_report.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,41 +64,6 @@ json lane_problem_json(const LaneProblem& p) {
           {"arch", p.arch}, {"verdict", p.verdict}, {"detail", p.detail}};
 }
 
-std::string xml_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else if (byte < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
-    else out += c;
-  }
-  return out;
-}
-
-struct Case {
-  std::string name;
-  std::vector<std::string> categories;  // empty: passed
-  std::string body;
-};
-
-std::string testcase(const std::string& family, const Case& c) {
-  std::string head =
-      fmt::format("    <testcase classname=\"golden.{}\" name=\"{}\"", xml_escaped(family), xml_escaped(c.name));
-  if (c.categories.empty()) return head + "/>\n";
-  std::string message = join_strings(c.categories, ",");
-  return head + fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                            xml_escaped(message), xml_escaped(message), xml_escaped(c.body));
-}
-
-void add_to(Case& c, const std::string& category, const std::string& line) {
-  if (std::find(c.categories.begin(), c.categories.end(), category) == c.categories.end())
-    c.categories.push_back(category);
-  c.body += line + "\n";
-}
-
 }  // namespace
 
 json check_json(const Options& options, const FreshRun& run, const GoldenCheck& check) {
@@ -131,58 +97,6 @@ json check_json(const Options& options, const FreshRun& run, const GoldenCheck& 
           {"families", families},
           {"resources", {{"measured", run.resources_measured}, {"notes", run.resource_notes}, {"problems", problems}}},
           {"parity", driver::json_report(run.outcome)}};
-}
-
-// A <testsuite> per family: "parity", "flavors" and "counters" testcases, then a "config <id>"
-// testcase per config (the run's and the MISSING ones), failing with its categories.
-std::string check_junit(const FreshRun& run, const GoldenCheck& check) {
-  std::string suites;
-  size_t all_tests = 0, all_failures = 0;
-  for (const auto& f : check.families) {
-    std::vector<Case> cases;
-    Case parity{"parity", {}, ""}, flavors{"flavors", {}, ""}, counters{"counters", {}, ""};
-    if (!f.parity_green && f.has_configs) add_to(parity, "PARITY", f.parity_note);
-    std::map<std::uint64_t, Case> configs;
-    for (auto id : f.config_ids) configs[id] = Case{fmt::format("config {}", id), {}, ""};
-    for (const auto& finding : f.comparison.findings) {
-      std::string category(golden::category_name(finding.category));
-      std::string line = golden::describe_finding(f.family, finding);
-      if (finding.category == golden::Category::stale_flavor) {
-        add_to(flavors, category, line);
-      } else if (finding.category == golden::Category::counters) {
-        add_to(counters, category, line);
-      } else {
-        Case& c = configs[finding.id];
-        c.name = fmt::format("config {}", finding.id);
-        add_to(c, category, line);
-      }
-    }
-    for (const auto& p : run.lane_problems) {
-      if (p.family != f.family) continue;
-      Case& c = configs[static_cast<std::uint64_t>(p.config)];
-      c.name = fmt::format("config {}", p.config);
-      add_to(c, p.spill() ? "SPILL" : "LANE", fmt::format("{} {}: {}", p.flavor, p.verdict, p.detail));
-    }
-    cases.push_back(parity);
-    if (f.compared) {
-      cases.push_back(flavors);
-      cases.push_back(counters);
-    }
-    for (auto& [id, c] : configs) cases.push_back(c);
-    std::string body;
-    size_t failures = 0;
-    for (const auto& c : cases) {
-      body += testcase(f.family, c);
-      failures += !c.categories.empty();
-    }
-    suites += fmt::format("  <testsuite name=\"golden.{}\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n{}  </testsuite>\n",
-                          xml_escaped(f.family), cases.size(), failures, body);
-    all_tests += cases.size();
-    all_failures += failures;
-  }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites name=\"run_diff --check-golden\" tests=\"{}\" failures=\"{}\">\n{}</testsuites>\n",
-                     all_tests, all_failures, suites);
 }
 
 }  // namespace kemit::run_diff

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kemit/lane/lane.h"
+#include "kemit/report/report.h"
 
 namespace kemit::lane {
 
@@ -20,6 +21,7 @@ struct ReportEntry {
   std::string detail;
   std::vector<KernelResources> kernels;
   bool failed = false;
+  double seconds = 0;
 };
 
 ReportEntry entry_for(const LaneModule& module, const LaneResult& result);
@@ -31,8 +33,10 @@ struct SummaryRow {
   int ok = 0;
   int failed = 0;
   int not_applicable = 0;
-  // GREEN: nothing failed and something was checked; N/A: only flavor-gate
-  // refusals; RED otherwise (an empty row is never green).
+  bool sharded = false;
+  // The one rule of every lane (report::row_status): GREEN when nothing failed and something was
+  // checked; N/A when only flavor-gate refusals; RED otherwise, or PARTIAL in a --shard run.
+  report::Evidence evidence() const;
   std::string status() const;
 };
 
@@ -40,12 +44,18 @@ struct LaneReport {
   std::vector<ReportEntry> entries;
   std::vector<std::string> unchecked;  // "LLVM 16 unchecked: ..." per missing toolchain used
   std::vector<std::string> notes;      // printed just before RESULT: time, cache hits, cache problems
+  bool sharded = false;                // a --shard run (docs/reports.md)
   std::vector<SummaryRow> summary() const;
   bool green() const;
 };
 
+// The run as a kemit report (lane "llvm"): a row per family and flavor, a case per module
+// ("<family>:<id>@<flavor>"), the unchecked toolchains as failures of the run.
+report::Report lane_summary(const LaneReport& lane, const report::RunInfo& info);
+
 void print_text_report(std::ostream& out, const LaneReport& report, bool with_resources);
-void write_json_report(const std::string& path, const LaneReport& report);   // throws on I/O error
-void write_junit_report(const std::string& path, const LaneReport& report);  // throws on I/O error
+// Both throw on an I/O error; the JSON carries the envelope of kemit/report/render.h.
+void write_json_report(const std::string& path, const LaneReport& report, const report::RunInfo& info);
+void write_junit_report(const std::string& path, const LaneReport& report, const report::RunInfo& info);
 
 }  // namespace kemit::lane

@@ -16,6 +16,7 @@
 #include "kemit/driver/outcome.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
+#include "kemit/report/shard.h"
 
 namespace kemit::driver {
 
@@ -29,6 +30,7 @@ struct CheckOptions {
   int jobs = 0;                        // workers per engine; 0 = one per core
   double timeout_seconds = 60;         // per config
   bool progress = false;               // a progress line on stderr (only on a terminal)
+  std::optional<report::Shard> shard;  // --shard K/N: only the configs of shard K (docs/reports.md)
 };
 
 // The worker commands the options ask for, checked to exist (InfrastructureError otherwise).

@@ -30,6 +30,7 @@ struct ConfigResult {
   std::string spec_digest;
   bool validated = false;  // both engines accepted the spec (top-level status "ok")
   std::vector<SectionResult> sections;  // canonical first, then the flavors in order
+  double seconds = 0;  // both engines' time on it (reports give each section an even share)
 };
 
 // What judging needs to know beyond the answers: who the engines are and how to reproduce.

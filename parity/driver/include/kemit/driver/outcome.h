@@ -7,19 +7,22 @@
 #include <vector>
 
 #include "kemit/driver/compare.h"
+#include "kemit/report/report.h"
 
 namespace kemit::driver {
 
-enum class RowStatus { green, not_applicable, red };
+// PARTIAL: only under --shard, a row this shard cannot decide (docs/reports.md, "Shards").
+enum class RowStatus { green, not_applicable, partial, red };
 
-// "GREEN", "N/A", "RED".
+// "GREEN", "N/A", "PARTIAL", "RED".
 const char* row_status_name(RowStatus status);
 
 struct SectionRow {
   std::string section;             // "canonical" or a flavor name
   std::map<Verdict, int> counts;   // configs per verdict at this section
+  report::Evidence evidence;       // what the status is judged from (report::row_status)
   RowStatus status = RowStatus::red;
-  std::string note;                // why RED or N/A; "" when GREEN
+  std::string note;                // why RED, N/A or PARTIAL; "" when GREEN
 };
 
 struct FamilyOutcome {
@@ -34,12 +37,14 @@ struct RunOutcome {
   std::vector<std::string> engines;  // e.g. {"py", "cpp"}
   std::vector<std::string> flavors;  // canonical names, in table order
   std::vector<FamilyOutcome> families;
+  bool sharded = false;              // a --shard run: rows no config of the shard decides are PARTIAL
   // GREEN only with at least one family and every row GREEN or N/A.
   bool green() const;
 };
 
-// Fills family.rows for the canonical section and each flavor.
+// Fills family.rows for the canonical section and each flavor (judged as a shard's rows when
+// `sharded`).
 void summarize_family(FamilyOutcome& family, const std::vector<std::string>& flavors,
-                      const std::map<std::string, std::vector<std::string>>& engine_families);
+                      const std::map<std::string, std::vector<std::string>>& engine_families, bool sharded = false);
 
 }  // namespace kemit::driver

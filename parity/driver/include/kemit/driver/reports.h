@@ -1,5 +1,6 @@
-// The three views of a RunOutcome: the terminal text, the JSON report (--json) and the JUnit
-// report (--junit). All are pure functions of the outcome, so run_diff can reuse them.
+// The views of a RunOutcome: the terminal text and the JSON report (--json). Both are pure
+// functions of the outcome, so run_diff can reuse them; the JUnit report and the JSON envelope
+// come from parity_report.h and the one writer of kemit/report/render.h.
 #pragma once
 #include <ostream>
 #include <string>
@@ -18,11 +19,6 @@ void write_text_report(const RunOutcome& outcome, std::ostream& out);
 //  "configs": [{"id", "expect", "spec_digest", "sections": {"canonical": {"verdict", "sha256":
 //  {"py": hex|null, "cpp": hex|null}, "refusal": {...}, "detail", "repro"}, ...}}]}]}
 nlohmann::json json_report(const RunOutcome& outcome);
-
-// <testsuites> with a <testsuite> per family, a <testcase> per config and section (classname
-// "parity.<family>", name "config <id> <section>") plus a "status <section>" testcase per row;
-// failures as <failure message="VERDICT">detail</failure>.
-std::string junit_report(const RunOutcome& outcome);
 
 // Writes through a temporary file and a rename, so a reader never sees half a report.
 // Throws InfrastructureError naming the file.

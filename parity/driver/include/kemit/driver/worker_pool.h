@@ -39,6 +39,7 @@ struct Answer {
   AnswerKind kind = AnswerKind::crash;
   nlohmann::json response;  // kind == response: the worker's line, parsed (its status is not judged here)
   std::string detail;       // crash / timeout: what happened and the worker's last stderr lines
+  double seconds = 0;       // how long the worker worked on it (from its previous answer or the send)
 };
 
 struct PoolOptions {

@@ -31,6 +31,7 @@ struct Options {
   bool allow_changes = false, renumber = false, prune = false, force = false, dry_run = false;
   std::string explain;     // FAMILY:ID
   size_t diff_lines = 60;  // cap of each unified diff of --explain
+  std::vector<std::string> argv;  // as typed, for the reports' repro
 };
 
 // True when this build links the LLVM lane (resources are measured by default).
