@@ -217,7 +217,7 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
         t = llvm_type(result.type)
         if op.name in FLOAT_OPCODES:  # fneg a, or fadd a, b
             first, *rest = op.operands
-            text = f"{FLOAT_OPCODES[op.name]} " + ", ".join([self.typed(first)] + [self.value(v) for v in rest])
+            text = f"{FLOAT_OPCODES[op.name]} {self.typed(first)}" + (f", {self.value(rest[0])}" if rest else "")
         else:
             name = f"{FLOAT_INTRINSICS[op.name]}.{mangle(result.type)}"
             text = self.call(name, t, [(t, self.value(v)) for v in op.operands])
