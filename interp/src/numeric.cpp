@@ -67,16 +67,17 @@ uint64_t encode(Format f, double value) {
 }  // namespace
 
 Scalar scalar_of(const ir::Type& t) {
-  if (t.kind == "pointer") return Scalar::ptr;
-  const std::string& n = t.name;
-  if (n == "i1") return Scalar::i1;
-  if (n == "i16") return Scalar::i16;
-  if (n == "i32") return Scalar::i32;
-  if (n == "i64") return Scalar::i64;
-  if (n == "f16") return Scalar::f16;
-  if (n == "bf16") return Scalar::bf16;
-  if (n == "f32") return Scalar::f32;
-  throw std::invalid_argument("interpreter: unknown element type '" + n + "'");
+  if (t.kind == ir::TypeKind::pointer) return Scalar::ptr;
+  switch (t.name) {  // the generated enum of tables/scalar_types.json
+    case ir::ScalarKind::i1: return Scalar::i1;
+    case ir::ScalarKind::i16: return Scalar::i16;
+    case ir::ScalarKind::i32: return Scalar::i32;
+    case ir::ScalarKind::i64: return Scalar::i64;
+    case ir::ScalarKind::f16: return Scalar::f16;
+    case ir::ScalarKind::bf16: return Scalar::bf16;
+    case ir::ScalarKind::f32: return Scalar::f32;
+  }
+  throw std::invalid_argument("interpreter: unknown element type '" + ir::type_text(t) + "'");
 }
 
 int bits_of(Scalar kind) {

@@ -11,25 +11,16 @@
 namespace kemit::interp {
 namespace {
 
-const std::map<std::string, Code> CODES = {
-    {"const", Code::constant}, {"workitem_id", Code::workitem_id}, {"workgroup_id", Code::workgroup_id},
-    {"num_workgroups", Code::num_workgroups}, {"add", Code::add}, {"sub", Code::sub}, {"mul", Code::mul},
-    {"udiv", Code::udiv}, {"urem", Code::urem}, {"shl", Code::shl}, {"lshr", Code::lshr},
-    {"bit_and", Code::bit_and}, {"bit_or", Code::bit_or}, {"fadd", Code::fadd}, {"fsub", Code::fsub},
-    {"fmul", Code::fmul}, {"fdiv", Code::fdiv}, {"fmax", Code::fmax}, {"fmin", Code::fmin}, {"fma", Code::fma},
-    {"fneg", Code::fneg}, {"exp", Code::exp}, {"icmp", Code::icmp}, {"fcmp", Code::fcmp},
-    {"select", Code::select}, {"zext", Code::zext}, {"sext", Code::sext}, {"trunc", Code::trunc},
-    {"fpext", Code::fpext}, {"fptrunc", Code::fptrunc}, {"sitofp", Code::sitofp}, {"fptosi", Code::fptosi},
-    {"ptr_add", Code::ptr_add}, {"load", Code::load}, {"store", Code::store}, {"barrier", Code::barrier},
-    {"readfirstlane", Code::readfirstlane}, {"extract_element", Code::extract_element},
-    {"insert_element", Code::insert_element}, {"shuffle", Code::shuffle}, {"bpermute", Code::bpermute},
-    {"update_dpp", Code::update_dpp}, {"mma", Code::mma}, {"for", Code::for_loop}, {"if", Code::if_then},
-};
-
-const std::map<std::string, int64_t> PREDICATES = {
-    {"eq", eq},   {"ne", ne},   {"slt", slt}, {"sle", sle}, {"sgt", sgt}, {"sge", sge},
-    {"ult", ult}, {"ule", ule}, {"ugt", ugt}, {"uge", uge}, {"oeq", oeq}, {"one", one},
-    {"olt", olt}, {"ole", ole}, {"ogt", ogt}, {"oge", oge}};
+// Pred of a predicate name: its place among the icmp predicates, then the fcmp ones (tables/ops.json).
+int64_t predicate_of(const std::string& name) {
+  int64_t index = 0;
+  for (auto kind : {tables::OpKind::icmp, tables::OpKind::fcmp})
+    for (auto pred : tables::op_row(kind).predicates) {
+      if (pred == name) return index;
+      ++index;
+    }
+  throw std::out_of_range("unknown predicate '" + name + "'");
+}
 
 struct Compiler {
   std::map<int, Operand> values;  // value id -> its slots
@@ -57,7 +48,7 @@ struct Compiler {
   Block block(const ir::Region& region) {
     Block out;
     for (const auto& op : region.ops)
-      if (op.name != "yield") out.push_back(instr(op));
+      if (op.name != Code::yield_values) out.push_back(instr(op));
     return out;
   }
 
@@ -66,17 +57,15 @@ struct Compiler {
 };
 
 Instr Compiler::instr(const ir::Op& op) {
-  auto code = CODES.find(op.name);
-  if (code == CODES.end()) throw InterpError(op_label(op) + ": the interpreter cannot run op '" + op.name + "'");
   Instr in;
-  in.code = code->second;
+  in.code = op.name;
   in.op = &op;
   for (const auto& operand : op.operands) in.in.push_back(find(op, operand));
   if (in.code == Code::for_loop) {
     const ir::Region& body = op.regions.at(0);
     for (const auto& arg : body.args) in.args.push_back(allocate(arg));
     in.bodies.push_back(block(body));
-    if (body.ops.empty() || body.ops.back().name != "yield")
+    if (body.ops.empty() || body.ops.back().name != Code::yield_values)
       throw InterpError(op_label(op) + ": a for body must end with a yield");
     for (const auto& v : body.ops.back().operands) in.yields.push_back(find(op, v));
     for (const auto& result : op.results) in.results.push_back(allocate(result));
@@ -107,7 +96,7 @@ void Compiler::immediates(const ir::Op& op, Instr& in) {
       in.imm = attr(op, "dim").text[0] - 'x';
       break;
     case Code::icmp: case Code::fcmp:
-      in.imm = PREDICATES.at(attr(op, "pred").text);
+      in.imm = predicate_of(attr(op, "pred").text);
       break;
     case Code::ptr_add:
       in.imm = ir::byte_size(ir::parse_type(attr(op, "element").text));
@@ -144,12 +133,12 @@ void Compiler::immediates(const ir::Op& op, Instr& in) {
 }  // namespace
 
 std::string op_label(const ir::Op& op) {
-  if (op.name == "for" || op.name == "if") {
+  if (op.name == Code::for_loop || op.name == Code::if_then) {
     std::string text;  // the op with its regions; its label is the head line without " {"
-    if (op.name == "for") ir::print_for(op, 0, text);
+    if (op.name == Code::for_loop) ir::print_for(op, 0, text);
     else ir::print_if(op, 0, text);
     std::string head = text.substr(0, text.find('\n'));
-    return head.size() < 2 ? op.name : head.substr(0, head.size() - 2);
+    return head.size() < 2 ? std::string(tables::op_name(op.name)) : head.substr(0, head.size() - 2);
   }
   return ir::op_text(op);
 }
@@ -165,7 +154,7 @@ Program compile(const ir::Kernel& kernel) {
   Compiler compiler;
   int region = 1;  // 0 is no region (a null pointer)
   for (const auto& param : kernel.params) {
-    ParamInfo info{param.name, compiler.allocate(param.value), param.value.type.kind == "pointer", 0};
+    ParamInfo info{param.name, compiler.allocate(param.value), param.value.type.kind == ir::TypeKind::pointer, 0};
     if (info.pointer) info.region = region++;
     program.params.push_back(info);
   }

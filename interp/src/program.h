@@ -12,17 +12,10 @@
 
 namespace kemit::interp {
 
-enum class Code : uint8_t {
-  constant, workitem_id, workgroup_id, num_workgroups,
-  add, sub, mul, udiv, urem, shl, lshr, bit_and, bit_or,
-  fadd, fsub, fmul, fdiv, fmax, fmin, fma, fneg, exp,
-  icmp, fcmp, select,
-  zext, sext, trunc, fpext, fptrunc, sitofp, fptosi,
-  ptr_add, load, store, barrier, readfirstlane,
-  extract_element, insert_element, shuffle,
-  bpermute, update_dpp, mma,
-  for_loop, if_then,
-};
+// The op kinds of tables/ops.json (the generated enum every engine layer uses).
+using Code = tables::OpKind;
+
+// In the order of the icmp then the fcmp predicates of tables/ops.json.
 
 enum Pred : uint8_t { eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge, oeq, one, olt, ole, ogt, oge };
 

@@ -97,6 +97,8 @@ void Wave::exec(const Instr& in, uint64_t mask) {
       return for_loop(in, mask);
     case Code::if_then:
       return if_then(in, mask);
+    case Code::yield_values:  // never compiled: a for's yields are its Instr's yields
+      break;
   }
   fail(in, 0, "the interpreter cannot run this op");
 }

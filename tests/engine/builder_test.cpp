@@ -156,9 +156,9 @@ TEST(BuilderIds, CreationOrderAndRegions) {
   Kernel kernel = b.finish();
   ASSERT_EQ(kernel.body.ops.size(), 3u);
   const Op& loop = kernel.body.ops[2];
-  EXPECT_EQ(loop.name, "for");
+  EXPECT_EQ(tables::op_name(loop.name), "for");
   ASSERT_EQ(loop.regions[0].ops.size(), 2u);
-  EXPECT_EQ(loop.regions[0].ops[1].name, "yield");
+  EXPECT_EQ(tables::op_name(loop.regions[0].ops[1].name), "yield");
   EXPECT_EQ(loop.regions[0].ops[1].operands.at(0).id, 6);
 }
 

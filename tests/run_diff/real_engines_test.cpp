@@ -41,6 +41,8 @@ TEST(Explain, ShowsTheDiffSinceTheBlessingCommitAndTheCommitsInBetween) {
   fs::path repo = temp.path / "repo";
   fs::create_directories(repo / "py_engine");
   fs::copy(fs::path(KEMIT_SOURCE_ROOT) / "py_engine/kemit", repo / "py_engine/kemit", fs::copy_options::recursive);
+  // The Python engine reads the IR tables beside py_engine/ at import.
+  fs::copy(fs::path(KEMIT_SOURCE_ROOT) / "tables", repo / "tables", fs::copy_options::recursive);
   for (auto it = fs::recursive_directory_iterator(repo); it != fs::recursive_directory_iterator(); ++it)
     if (it->path().filename() == "__pycache__") {
       fs::remove_all(it->path());

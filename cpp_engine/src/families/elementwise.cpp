@@ -133,7 +133,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
 
 void element_step(ir::Builder& b, const nlohmann::json& spec, const std::vector<Value>& inputs, const Value& y,
                   const Value& first, const ir::Type& t, int align) {
-  ir::Type f32 = ir::with_lanes(ir::scalar("f32"), t.kind == "scalar" ? 1 : t.count);
+  ir::Type f32 = ir::with_lanes(ir::scalar("f32"), t.kind == ir::TypeKind::scalar ? 1 : t.count);
   std::string dtype = spec["dtype"].get<std::string>();
   std::vector<Value> operands;
   for (const auto& pointer : inputs) {

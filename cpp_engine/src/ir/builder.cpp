@@ -9,28 +9,13 @@
 
 namespace kemit::ir {
 
-const std::map<std::string, std::vector<std::string>> INT_FLAGS = {
-    {"add", {"nsw", "nuw"}}, {"sub", {"nsw", "nuw"}}, {"mul", {"nsw", "nuw"}}, {"shl", {"nsw", "nuw"}},
-    {"udiv", {}},            {"urem", {}},            {"lshr", {}},           {"bit_and", {}},
-    {"bit_or", {"disjoint"}}};
-const std::vector<std::string> FLOAT_BINARY = {"fadd", "fsub", "fmul", "fdiv", "fmax", "fmin"};
-const std::vector<std::string> FLOAT_UNARY = {"fneg", "exp"};
-const std::vector<std::string> ICMP_PREDICATES = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
-const std::vector<std::string> FCMP_PREDICATES = {"oeq", "one", "olt", "ole", "ogt", "oge"};
 const std::vector<std::string> DIMS = {"x", "y", "z"};
-const std::vector<MmaInstruction> MMA_INSTRUCTIONS = {
-    {"mfma_f32_32x32x8_f16", "<4 x f16>", "<16 x f32>", 64},
-    {"mfma_f32_32x32x8_bf16", "<4 x bf16>", "<16 x f32>", 64},
-    {"mfma_f32_16x16x16_f16", "<4 x f16>", "<4 x f32>", 64},
-    {"mfma_f32_16x16x16_bf16", "<4 x bf16>", "<4 x f32>", 64},
-    {"mfma_f32_16x16x32_bf16", "<8 x bf16>", "<4 x f32>", 64},
-    {"wmma_gfx11_f32_16x16x16_f16", "<16 x f16>", "<8 x f32>", 32},
-    {"wmma_gfx11_f32_16x16x16_bf16", "<16 x bf16>", "<8 x f32>", 32},
-    {"wmma_gfx12_f32_16x16x16_f16", "<8 x f16>", "<8 x f32>", 32},
-    {"wmma_gfx12_f32_16x16x16_bf16", "<8 x bf16>", "<8 x f32>", 32},
-    {"wmma_gfx1250_f32_16x16x32_f16", "<16 x f16>", "<8 x f32>", 32},
-    {"wmma_gfx1250_f32_16x16x32_bf16", "<16 x bf16>", "<8 x f32>", 32},
-};
+const std::vector<MmaInstruction> MMA_INSTRUCTIONS = [] {
+  std::vector<MmaInstruction> out;
+  for (const auto& row : tables::MMA_INSTRUCTIONS)
+    out.push_back({std::string(row.name), std::string(row.operand), std::string(row.accumulator), row.wave_size});
+  return out;
+}();
 
 namespace {
 
@@ -43,6 +28,9 @@ std::string join(const std::vector<std::string>& items) {
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
   return out;
 }
+
+// An op's name as text, for error messages.
+std::string text_of(OpKind name) { return std::string(tables::op_name(name)); }
 
 // Python's _NAME: [a-z_][a-z0-9_]*\Z
 bool is_name(const std::string& text) {
@@ -113,12 +101,12 @@ std::string float_repr(double value) {
 uint32_t float_bits(const Type& t, double value) {
   float narrowed = static_cast<float>(value);
   if (std::isinf(narrowed) && std::isfinite(value))  // finite but beyond f32's range
-    throw BuildError("constant " + float_repr(value) + " is not exact in " + t.name);
+    throw BuildError("constant " + float_repr(value) + " is not exact in " + std::string(scalar_name(t.name)));
   uint32_t f32 = f32_bits_of(narrowed);
   if (static_cast<double>(narrowed) != value)
-    throw BuildError("constant " + float_repr(value) + " is not exact in " + t.name);
-  if (t.name == "f32") return f32;
-  if (t.name == "bf16") {
+    throw BuildError("constant " + float_repr(value) + " is not exact in " + std::string(scalar_name(t.name)));
+  if (t.name == ScalarKind::f32) return f32;
+  if (t.name == ScalarKind::bf16) {
     if (f32 & 0xFFFF) throw BuildError("constant " + float_repr(value) + " is not exact in bf16");
     return f32 >> 16;
   }
@@ -159,7 +147,7 @@ Value Builder::param(const std::string& name, const Type& t, int64_t align, bool
   const std::pair<const char*, bool> flags[] = {
       {"noalias", noalias}, {"nocapture", nocapture}, {"readonly", readonly}, {"writeonly", writeonly}};
   bool any_flag = noalias || nocapture || readonly || writeonly;
-  if (t.kind != "pointer" && (align || any_flag))
+  if (t.kind != TypeKind::pointer && (align || any_flag))
     throw BuildError("param '" + name + "': align and memory flags need a pointer (got " + type_text(t) + ")");
   if (align && !is_power_of_two(align))
     throw BuildError("param '" + name + "': align must be a power of two (got " + std::to_string(align) + ")");
@@ -174,11 +162,11 @@ Value Builder::param(const std::string& name, const Type& t, int64_t align, bool
 
 Value Builder::lds(const std::string& name, const Type& element, int count, int align) {
   _check_new_name(name);
-  if (element.kind == "pointer" || count < 1)
+  if (element.kind == TypeKind::pointer || count < 1)
     throw BuildError("LDS buffer '" + name + "' needs a scalar or vector element and a count >= 1");
   if (!is_power_of_two(align))
     throw BuildError("LDS buffer '" + name + "': align must be a power of two (got " + std::to_string(align) + ")");
-  Value value = _new_value(Type{"pointer", "", 0, "lds"});
+  Value value = _new_value(Type{TypeKind::pointer, ScalarKind{}, 0, AddressSpace::lds});
   _kernel.lds.push_back(LdsBuffer{value, name, element, count, align});
   return value;
 }
@@ -195,129 +183,123 @@ Value Builder::const_int(const Type& t, int64_t value) {
   int bits = scalar_bits(element_type(t));
   bool fits = bits == 64 || (-(int64_t{1} << (bits - 1)) <= value && value < (int64_t{1} << bits));
   if (!fits) throw BuildError("constant " + std::to_string(value) + " does not fit " + type_text(t));
-  return *_emit("const", {}, t, {{"value", Attr::of(value)}});
+  return *_emit(OpKind::constant, {}, t, {{"value", Attr::of(value)}});
 }
 
 Value Builder::const_float(const Type& t, double value) {
   if (!is_float(t)) throw BuildError("const_float needs a float type (got " + type_text(t) + ")");
   uint32_t bits = float_bits(element_type(t), value);
   int digits = scalar_bits(element_type(t)) / 4;
-  return *_emit("const", {}, t, {{"value", Attr::of(hex_digits(bits, digits))}});
+  return *_emit(OpKind::constant, {}, t, {{"value", Attr::of(hex_digits(bits, digits))}});
 }
 
 Value Builder::workitem_id(const std::string& dim) {
-  return *_emit("workitem_id", {}, scalar("i32"), {{"dim", Attr::of(_dim(dim))}});
+  return *_emit(OpKind::workitem_id, {}, scalar(ScalarKind::i32), {{"dim", Attr::of(_dim(dim))}});
 }
 
 Value Builder::workgroup_id(const std::string& dim) {
-  return *_emit("workgroup_id", {}, scalar("i32"), {{"dim", Attr::of(_dim(dim))}});
+  return *_emit(OpKind::workgroup_id, {}, scalar(ScalarKind::i32), {{"dim", Attr::of(_dim(dim))}});
 }
 
 Value Builder::num_workgroups(const std::string& dim) {
-  return *_emit("num_workgroups", {}, scalar("i32"), {{"dim", Attr::of(_dim(dim))}});
+  return *_emit(OpKind::num_workgroups, {}, scalar(ScalarKind::i32), {{"dim", Attr::of(_dim(dim))}});
 }
 
 // ---- integer and float arithmetic -----------------------------------------------------------
-Value Builder::add(const Value& a, const Value& b, const Flags& flags) { return _int_binary("add", a, b, flags); }
-Value Builder::sub(const Value& a, const Value& b, const Flags& flags) { return _int_binary("sub", a, b, flags); }
-Value Builder::mul(const Value& a, const Value& b, const Flags& flags) { return _int_binary("mul", a, b, flags); }
-Value Builder::udiv(const Value& a, const Value& b) { return _int_binary("udiv", a, b, {}); }
-Value Builder::urem(const Value& a, const Value& b) { return _int_binary("urem", a, b, {}); }
-Value Builder::shl(const Value& a, const Value& b, const Flags& flags) { return _int_binary("shl", a, b, flags); }
-Value Builder::lshr(const Value& a, const Value& b) { return _int_binary("lshr", a, b, {}); }
-Value Builder::bit_and(const Value& a, const Value& b) { return _int_binary("bit_and", a, b, {}); }
+Value Builder::add(const Value& a, const Value& b, const Flags& flags) { return _int_binary(OpKind::add, a, b, flags); }
+Value Builder::sub(const Value& a, const Value& b, const Flags& flags) { return _int_binary(OpKind::sub, a, b, flags); }
+Value Builder::mul(const Value& a, const Value& b, const Flags& flags) { return _int_binary(OpKind::mul, a, b, flags); }
+Value Builder::udiv(const Value& a, const Value& b) { return _int_binary(OpKind::udiv, a, b, {}); }
+Value Builder::urem(const Value& a, const Value& b) { return _int_binary(OpKind::urem, a, b, {}); }
+Value Builder::shl(const Value& a, const Value& b, const Flags& flags) { return _int_binary(OpKind::shl, a, b, flags); }
+Value Builder::lshr(const Value& a, const Value& b) { return _int_binary(OpKind::lshr, a, b, {}); }
+Value Builder::bit_and(const Value& a, const Value& b) { return _int_binary(OpKind::bit_and, a, b, {}); }
 Value Builder::bit_or(const Value& a, const Value& b, const Flags& flags) {
-  return _int_binary("bit_or", a, b, flags);
+  return _int_binary(OpKind::bit_or, a, b, flags);
 }
-Value Builder::fadd(const Value& a, const Value& b) { return _float_op("fadd", {a, b}); }
-Value Builder::fsub(const Value& a, const Value& b) { return _float_op("fsub", {a, b}); }
-Value Builder::fmul(const Value& a, const Value& b) { return _float_op("fmul", {a, b}); }
-Value Builder::fdiv(const Value& a, const Value& b) { return _float_op("fdiv", {a, b}); }
-Value Builder::fmax(const Value& a, const Value& b) { return _float_op("fmax", {a, b}); }
-Value Builder::fmin(const Value& a, const Value& b) { return _float_op("fmin", {a, b}); }
-Value Builder::fma(const Value& a, const Value& b, const Value& c) { return _float_op("fma", {a, b, c}); }
-Value Builder::fneg(const Value& a) { return _float_op("fneg", {a}); }
-Value Builder::exp(const Value& a) { return _float_op("exp", {a}); }
+Value Builder::fadd(const Value& a, const Value& b) { return _float_op(OpKind::fadd, {a, b}); }
+Value Builder::fsub(const Value& a, const Value& b) { return _float_op(OpKind::fsub, {a, b}); }
+Value Builder::fmul(const Value& a, const Value& b) { return _float_op(OpKind::fmul, {a, b}); }
+Value Builder::fdiv(const Value& a, const Value& b) { return _float_op(OpKind::fdiv, {a, b}); }
+Value Builder::fmax(const Value& a, const Value& b) { return _float_op(OpKind::fmax, {a, b}); }
+Value Builder::fmin(const Value& a, const Value& b) { return _float_op(OpKind::fmin, {a, b}); }
+Value Builder::fma(const Value& a, const Value& b, const Value& c) { return _float_op(OpKind::fma, {a, b, c}); }
+Value Builder::fneg(const Value& a) { return _float_op(OpKind::fneg, {a}); }
+Value Builder::exp(const Value& a) { return _float_op(OpKind::exp, {a}); }
 
 Value Builder::icmp(const std::string& pred, const Value& a, const Value& b) {
-  _same_types("icmp", {a, b}, is_int, "integer");
-  return _compare("icmp", pred, ICMP_PREDICATES, a, b);
+  _same_types(OpKind::icmp, {a, b}, is_int, "integer");
+  return _compare(OpKind::icmp, pred, tables::op_row(OpKind::icmp).predicates, a, b);
 }
 
 Value Builder::fcmp(const std::string& pred, const Value& a, const Value& b) {
-  _same_types("fcmp", {a, b}, is_float, "float");
-  return _compare("fcmp", pred, FCMP_PREDICATES, a, b);
+  _same_types(OpKind::fcmp, {a, b}, is_float, "float");
+  return _compare(OpKind::fcmp, pred, tables::op_row(OpKind::fcmp).predicates, a, b);
 }
 
 Value Builder::select(const Value& cond, const Value& a, const Value& b) {
-  if (a.type != b.type || element_type(cond.type) != scalar("i1") ||
-      (cond.type.kind == "vector" && lanes(cond.type) != lanes(a.type)))
+  if (a.type != b.type || element_type(cond.type) != scalar(ScalarKind::i1) ||
+      (cond.type.kind == TypeKind::vector && lanes(cond.type) != lanes(a.type)))
     throw BuildError("select needs an i1 condition per lane and equal arms (got " + type_text(cond.type) + ", " +
                      type_text(a.type) + ", " + type_text(b.type) + ")");
-  return *_emit("select", {cond, a, b}, a.type, {});
+  return *_emit(OpKind::select, {cond, a, b}, a.type, {});
 }
 
 // ---- casts ------------------------------------------------------------------------------------
-namespace {
-bool widens(int a, int b) { return a < b; }
-bool narrows(int a, int b) { return a > b; }
-bool any_width(int, int) { return true; }
-}  // namespace
-
 Value Builder::zext(const Value& v, const Type& t, bool nneg) {
-  return _cast("zext", v, t, is_int, is_int, widens, nneg ? Attrs{{"nneg", Attr::flag()}} : Attrs{});
+  return _cast(OpKind::zext, v, t, nneg ? Attrs{{"nneg", Attr::flag()}} : Attrs{});
 }
-Value Builder::sext(const Value& v, const Type& t) { return _cast("sext", v, t, is_int, is_int, widens, {}); }
-Value Builder::trunc(const Value& v, const Type& t) { return _cast("trunc", v, t, is_int, is_int, narrows, {}); }
+Value Builder::sext(const Value& v, const Type& t) { return _cast(OpKind::sext, v, t, {}); }
+Value Builder::trunc(const Value& v, const Type& t) { return _cast(OpKind::trunc, v, t, {}); }
 Value Builder::fpext(const Value& v, const Type& t) {
-  return _cast("fpext", v, t, is_float, is_float, widens, {});
+  return _cast(OpKind::fpext, v, t, {});
 }
 Value Builder::fptrunc(const Value& v, const Type& t) {
-  return _cast("fptrunc", v, t, is_float, is_float, narrows, {});
+  return _cast(OpKind::fptrunc, v, t, {});
 }
 Value Builder::sitofp(const Value& v, const Type& t) {
-  return _cast("sitofp", v, t, is_int, is_float, any_width, {});
+  return _cast(OpKind::sitofp, v, t, {});
 }
 Value Builder::fptosi(const Value& v, const Type& t) {
-  return _cast("fptosi", v, t, is_float, is_int, any_width, {});
+  return _cast(OpKind::fptosi, v, t, {});
 }
 
 // ---- memory -----------------------------------------------------------------------------------
 Value Builder::ptr_add(const Value& p, const Value& index, const Type& element) {
-  if (p.type.kind != "pointer" || index.type != scalar("i32") || element.kind == "pointer")
+  if (p.type.kind != TypeKind::pointer || index.type != scalar(ScalarKind::i32) || element.kind == TypeKind::pointer)
     throw BuildError("ptr_add needs a pointer, an i32 index and a non-pointer element (got " + type_text(p.type) +
                      ", " + type_text(index.type) + ", " + type_text(element) + ")");
-  return *_emit("ptr_add", {p, index}, p.type, {{"element", Attr::of(type_text(element))}});
+  return *_emit(OpKind::ptr_add, {p, index}, p.type, {{"element", Attr::of(type_text(element))}});
 }
 
 Value Builder::load(const Type& t, const Value& p, int align) {
-  _check_access("load", t, p, align);
-  return *_emit("load", {p}, t, {{"align", Attr::of(int64_t{align})}});
+  _check_access(OpKind::load, t, p, align);
+  return *_emit(OpKind::load, {p}, t, {{"align", Attr::of(int64_t{align})}});
 }
 
 void Builder::store(const Value& v, const Value& p, int align) {
-  _check_access("store", v.type, p, align);
-  _emit("store", {v, p}, std::nullopt, {{"align", Attr::of(int64_t{align})}});
+  _check_access(OpKind::store, v.type, p, align);
+  _emit(OpKind::store, {v, p}, std::nullopt, {{"align", Attr::of(int64_t{align})}});
 }
 
-void Builder::barrier() { _emit("barrier", {}, std::nullopt, {}); }
+void Builder::barrier() { _emit(OpKind::barrier, {}, std::nullopt, {}); }
 
 Value Builder::readfirstlane(const Value& v) {
-  if (v.type != scalar("i32")) throw BuildError("readfirstlane needs an i32 (got " + type_text(v.type) + ")");
-  return *_emit("readfirstlane", {v}, v.type, {});
+  if (v.type != scalar(ScalarKind::i32)) throw BuildError("readfirstlane needs an i32 (got " + type_text(v.type) + ")");
+  return *_emit(OpKind::readfirstlane, {v}, v.type, {});
 }
 
 // ---- structured control flow --------------------------------------------------------------------
 std::vector<Value> Builder::for_loop(const Value& lo, const Value& hi, const Value& step,
                                      const std::vector<Value>& inits, const LoopBody& body) {
-  Type i32 = scalar("i32");
+  Type i32 = scalar(ScalarKind::i32);
   if (!(lo.type == hi.type && hi.type == step.type && step.type == i32))
     throw BuildError("for_loop bounds and step must be i32");
   Value iv = _new_value(i32);
   Region region;
   region.args.push_back(iv);
   for (const auto& init : inits) region.args.push_back(_new_value(init.type));
-  Op op{"for", {}, {lo, hi, step}, {}, {}};
+  Op op{OpKind::for_loop, {}, {lo, hi, step}, {}, {}};
   op.operands.insert(op.operands.end(), inits.begin(), inits.end());
   op.regions.push_back(std::move(region));
   Region& parent = _current();
@@ -330,7 +312,7 @@ std::vector<Value> Builder::for_loop(const Value& lo, const Value& hi, const Val
   bool same = yields.size() == inits.size();
   for (size_t i = 0; same && i < yields.size(); ++i) same = yields[i].type == inits[i].type;
   if (!same) throw BuildError("for_loop body must yield " + std::to_string(inits.size()) + " values of the init types");
-  placed.regions[0].ops.push_back(Op{"yield", {}, yields, {}, {}});
+  placed.regions[0].ops.push_back(Op{OpKind::yield_values, {}, yields, {}, {}});
   for (const auto& init : inits) placed.results.push_back(_new_value(init.type));
   return placed.results;
 }
@@ -343,9 +325,9 @@ void Builder::if_then_else(const Value& cond, const IfBody& then_body, const IfB
 
 // ---- internals ------------------------------------------------------------------------------------
 void Builder::_if(const Value& cond, const std::vector<IfBody>& bodies) {
-  if (cond.type != scalar("i1")) throw BuildError("if needs an i1 condition (got " + type_text(cond.type) + ")");
+  if (cond.type != scalar(ScalarKind::i1)) throw BuildError("if needs an i1 condition (got " + type_text(cond.type) + ")");
   Region& parent = _current();
-  parent.ops.push_back(Op{"if", {}, {cond}, {}, std::vector<Region>(bodies.size())});
+  parent.ops.push_back(Op{OpKind::if_then, {}, {cond}, {}, std::vector<Region>(bodies.size())});
   Op& placed = parent.ops.back();
   for (size_t i = 0; i < bodies.size(); ++i) {
     _regions.push_back(&placed.regions[i]);
@@ -358,7 +340,7 @@ Region& Builder::_current() { return *_regions.back(); }
 
 Value Builder::_new_value(const Type& t) { return Value{_next_id++, t}; }
 
-std::optional<Value> Builder::_emit(const std::string& name, std::vector<Value> operands,
+std::optional<Value> Builder::_emit(OpKind name, std::vector<Value> operands,
                                     const std::optional<Type>& result_type, Attrs attrs) {
   Op& op = _current().ops.emplace_back();  // built in place: nothing copied into the region
   op.name = name;
@@ -384,70 +366,82 @@ std::string Builder::_dim(const std::string& dim) {
   return dim;
 }
 
-void Builder::_same_types(const std::string& name, const std::vector<Value>& values, TypeCheck predicate,
+void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate,
                           const std::string& what) {
   bool same = std::all_of(values.begin(), values.end(), [&](const Value& v) { return v.type == values[0].type; });
   if (!same || !predicate(values[0].type)) {
     std::vector<std::string> got;
     for (const auto& v : values) got.push_back(type_text(v.type));
-    throw BuildError(name + " operands must be " + what + " values of one type (got " + join(got) + ")");
+    throw BuildError(text_of(name) + " operands must be " + what + " values of one type (got " + join(got) + ")");
   }
 }
 
-Value Builder::_int_binary(const std::string& name, const Value& a, const Value& b, const Flags& flags) {
+Value Builder::_int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags) {
   _same_types(name, {a, b}, is_int, "integer");
   Attrs attrs;
   for (const auto& flag : flags) {
-    if (!contains(INT_FLAGS.at(name), flag)) throw BuildError(name + " does not take flag '" + flag + "'");
+    if (!tables::op_row(name).flags.contains(flag))
+      throw BuildError(text_of(name) + " does not take flag '" + flag + "'");
     attrs[flag] = Attr::flag();
   }
   return *_emit(name, {a, b}, a.type, std::move(attrs));
 }
 
-Value Builder::_float_op(const std::string& name, const std::vector<Value>& operands) {
+Value Builder::_float_op(OpKind name, const std::vector<Value>& operands) {
   _same_types(name, operands, is_float, "float");
   return *_emit(name, operands, operands[0].type, {});
 }
 
-Value Builder::_compare(const std::string& name, const std::string& pred, const std::vector<std::string>& predicates,
-                        const Value& a, const Value& b) {
-  if (!contains(predicates, pred))
-    throw BuildError(name + " predicate must be one of " + join(predicates) + " (got " + pred + ")");
-  return *_emit(name, {a, b}, with_lanes(scalar("i1"), lanes(a.type)), {{"pred", Attr::of(pred)}});
+Value Builder::_compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,
+                        const Value& b) {
+  if (!predicates.contains(pred)) {
+    std::string known;
+    for (auto item : predicates) (known += known.empty() ? "" : ", ") += item;
+    throw BuildError(text_of(name) + " predicate must be one of " + known + " (got " + pred + ")");
+  }
+  return *_emit(name, {a, b}, with_lanes(scalar(ScalarKind::i1), lanes(a.type)), {{"pred", Attr::of(pred)}});
 }
 
-Value Builder::_cast(const std::string& name, const Value& v, const Type& t, TypeCheck from_ok, TypeCheck to_ok,
-                     WidthCheck widths_ok, Attrs attrs) {
-  if (!from_ok(v.type) || !to_ok(t) || lanes(v.type) != lanes(t) ||
-      !widths_ok(scalar_bits(element_type(v.type)), scalar_bits(element_type(t))))
-    throw BuildError(name + " cannot convert " + type_text(v.type) + " to " + type_text(t));
+Value Builder::_cast(OpKind name, const Value& v, const Type& t, Attrs attrs) {
+  // Python's CAST_RULES: the cast columns of tables/ops.json.
+  const tables::OpRow& rule = tables::op_row(name);
+  auto class_ok = [](bool is_float_class, const Type& type) { return is_float_class ? is_float(type) : is_int(type); };
+  bool ok = class_ok(rule.cast_from_float, v.type) && class_ok(rule.cast_to_float, t) && lanes(v.type) == lanes(t);
+  if (ok) {  // only then: a pointer has no bits
+    int from = scalar_bits(element_type(v.type)), to = scalar_bits(element_type(t));
+    ok = rule.cast_widths == tables::CastWidths::widens    ? from < to
+         : rule.cast_widths == tables::CastWidths::narrows ? from > to
+                                                           : true;
+  }
+  if (!ok)
+    throw BuildError(text_of(name) + " cannot convert " + type_text(v.type) + " to " + type_text(t));
   return *_emit(name, {v}, t, std::move(attrs));
 }
 
-void Builder::_check_access(const std::string& name, const Type& t, const Value& p, int align) {
-  if (p.type.kind != "pointer" || t.kind == "pointer")
-    throw BuildError(name + " needs a pointer operand and a non-pointer value type");
+void Builder::_check_access(OpKind name, const Type& t, const Value& p, int align) {
+  if (p.type.kind != TypeKind::pointer || t.kind == TypeKind::pointer)
+    throw BuildError(text_of(name) + " needs a pointer operand and a non-pointer value type");
   if (!is_power_of_two(align) || align > byte_size(t))
-    throw BuildError(name + " align must be a power of two up to " + std::to_string(byte_size(t)) + " (got " +
+    throw BuildError(text_of(name) + " align must be a power of two up to " + std::to_string(byte_size(t)) + " (got " +
                      std::to_string(align) + ")");
 }
 
 // ---- vector element ops -------------------------------------------------------------------------
 Value Builder::extract_element(const Value& v, int index) {
-  _check_lane("extract_element", v.type, index);
-  return *_emit("extract_element", {v}, element_type(v.type), {{"index", Attr::of(int64_t{index})}});
+  _check_lane(OpKind::extract_element, v.type, index);
+  return *_emit(OpKind::extract_element, {v}, element_type(v.type), {{"index", Attr::of(int64_t{index})}});
 }
 
 Value Builder::insert_element(const Value& v, const Value& s, int index) {
-  _check_lane("insert_element", v.type, index);
+  _check_lane(OpKind::insert_element, v.type, index);
   if (s.type != element_type(v.type))
     throw BuildError("insert_element needs a " + type_text(element_type(v.type)) + " lane value (got " +
                      type_text(s.type) + ")");
-  return *_emit("insert_element", {v, s}, v.type, {{"index", Attr::of(int64_t{index})}});
+  return *_emit(OpKind::insert_element, {v, s}, v.type, {{"index", Attr::of(int64_t{index})}});
 }
 
 Value Builder::shuffle(const Value& a, const Value& b, const std::vector<int>& mask) {
-  if (a.type != b.type || a.type.kind != "vector")
+  if (a.type != b.type || a.type.kind != TypeKind::vector)
     throw BuildError("shuffle needs two vectors of one type (got " + type_text(a.type) + ", " + type_text(b.type) +
                      ")");
   std::string lanes_text;
@@ -460,32 +454,32 @@ Value Builder::shuffle(const Value& a, const Value& b, const std::vector<int>& m
   if (count < 2 || count > 16 || !in_range)
     throw BuildError("shuffle mask must have 2 to 16 lanes, each in [0, " + std::to_string(2 * a.type.count) +
                      ") (got [" + lanes_text + "])");
-  return *_emit("shuffle", {a, b}, with_lanes(element_type(a.type), count), {{"mask", Attr::of("[" + lanes_text + "]")}});
+  return *_emit(OpKind::shuffle, {a, b}, with_lanes(element_type(a.type), count), {{"mask", Attr::of("[" + lanes_text + "]")}});
 }
 
-void Builder::_check_lane(const std::string& name, const Type& t, int index) {
-  if (t.kind != "vector" || index < 0 || index >= t.count)
-    throw BuildError(name + " needs a vector and a lane index in range (got " + type_text(t) + ", " +
+void Builder::_check_lane(OpKind name, const Type& t, int index) {
+  if (t.kind != TypeKind::vector || index < 0 || index >= t.count)
+    throw BuildError(text_of(name) + " needs a vector and a lane index in range (got " + type_text(t) + ", " +
                      std::to_string(index) + ")");
 }
 
 // ---- cross-lane ops -----------------------------------------------------------------------------
 Value Builder::bpermute(const Value& v, const Value& lane) {
-  if ((v.type != scalar("i32") && v.type != scalar("f32")) || lane.type != scalar("i32"))
+  if ((v.type != scalar(ScalarKind::i32) && v.type != scalar(ScalarKind::f32)) || lane.type != scalar(ScalarKind::i32))
     throw BuildError("bpermute needs an i32 or f32 value and an i32 lane (got " + type_text(v.type) + ", " +
                      type_text(lane.type) + ")");
-  return *_emit("bpermute", {v, lane}, v.type, {});
+  return *_emit(OpKind::bpermute, {v, lane}, v.type, {});
 }
 
 Value Builder::update_dpp(const Value& old, const Value& v, int ctrl) {
-  if (old.type != v.type || (v.type != scalar("i32") && v.type != scalar("f32")))
+  if (old.type != v.type || (v.type != scalar(ScalarKind::i32) && v.type != scalar(ScalarKind::f32)))
     throw BuildError("update_dpp needs two i32 or two f32 values (got " + type_text(old.type) + ", " +
                      type_text(v.type) + ")");
   if (!((0 <= ctrl && ctrl <= 0xFF) || (DPP_ROW_ROR_FIRST <= ctrl && ctrl <= DPP_ROW_ROR_LAST)))
     throw BuildError("update_dpp control must be a quad_perm (0 to 255) or a row_ror (" +
                      std::to_string(DPP_ROW_ROR_FIRST) + " to " + std::to_string(DPP_ROW_ROR_LAST) + ") (got " +
                      std::to_string(ctrl) + ")");
-  return *_emit("update_dpp", {old, v}, v.type, {{"ctrl", Attr::of(int64_t{ctrl})}});
+  return *_emit(OpKind::update_dpp, {old, v}, v.type, {{"ctrl", Attr::of(int64_t{ctrl})}});
 }
 
 // ---- matrix ops ---------------------------------------------------------------------------------
@@ -501,7 +495,7 @@ Value Builder::mma(const std::string& instr, const Value& a, const Value& b, con
   if (got != std::vector<std::string>{found->operand, found->operand, found->accumulator})
     throw BuildError("mma " + instr + " needs " + found->operand + ", " + found->operand + ", " +
                      found->accumulator + " (got " + got[0] + ", " + got[1] + ", " + got[2] + ")");
-  return *_emit("mma", {a, b, c}, c.type, {{"instr", Attr::of(instr)}});
+  return *_emit(OpKind::mma, {a, b, c}, c.type, {{"instr", Attr::of(instr)}});
 }
 
 }  // namespace kemit::ir

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <regex>
+#include <set>
 
 #include "kemit/ir/printer.h"
 
@@ -27,13 +28,33 @@ const std::regex ATTR_KEY(R"([a-z_][a-z0-9_]*)");
 const std::regex DECIMAL(R"(-?[0-9]+)");
 const std::regex HEX_BITS(R"(0x[0-9A-F]+)");
 const std::regex SHUFFLE_MASK(R"(\[[0-9]+(?:,[0-9]+)*\])");
-const std::vector<std::string> INT_BINARY = {"add", "sub", "mul", "udiv", "urem", "shl", "lshr", "bit_and", "bit_or"};
-const std::vector<std::string> INT_BINARY_FLAGS = {"disjoint", "nsw", "nuw"};
-const std::vector<std::pair<std::string, size_t>> FLOAT_OPS = {{"fadd", 2}, {"fsub", 2}, {"fmul", 2},
-                                                               {"fdiv", 2}, {"fmax", 2}, {"fmin", 2},
-                                                               {"fma", 3},  {"fneg", 1}, {"exp", 1}};
-const std::vector<std::string> CASTS = {"zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "fptosi"};
-const std::vector<std::string> SPECIAL_REGISTERS = {"workitem_id", "workgroup_id", "num_workgroups"};
+// The op groups, from tables/ops.json.
+std::vector<std::string> names_of_group(tables::OpGroup group) {
+  std::vector<std::string> out;
+  for (const auto& row : tables::OPS)
+    if (row.group == group) out.emplace_back(row.name);
+  return out;
+}
+std::vector<std::string> names_of(const tables::Names& names) { return {names.begin(), names.end()}; }
+const std::vector<std::string> INT_BINARY = names_of_group(tables::OpGroup::int_binary);
+const std::vector<std::string> INT_BINARY_FLAGS = [] {
+  std::set<std::string> flags;  // sorted, each once
+  for (const auto& row : tables::OPS)
+    if (row.group == tables::OpGroup::int_binary) flags.insert(row.flags.begin(), row.flags.end());
+  return std::vector<std::string>(flags.begin(), flags.end());
+}();
+const std::vector<std::pair<std::string, size_t>> FLOAT_OPS = [] {
+  std::vector<std::pair<std::string, size_t>> out;
+  for (const auto& row : tables::OPS)
+    if (row.group == tables::OpGroup::float_math) out.emplace_back(row.name, static_cast<size_t>(row.operands));
+  return out;
+}();
+const std::vector<std::string> COMPARES = names_of_group(tables::OpGroup::compare);
+const std::vector<std::string> CASTS = names_of_group(tables::OpGroup::cast);
+const std::vector<std::string> SPECIAL_REGISTERS = names_of_group(tables::OpGroup::special_register);
+
+// name == the text of op `kind` (C++ only: Python compares with tables.OP).
+bool is_op(const std::string& name, tables::OpKind kind) { return name == tables::op_name(kind); }
 constexpr size_t MAX_DIGITS = 18;    // an integer attribute fits an int64
 constexpr size_t MAX_ID_DIGITS = 9;  // an id, count or alignment fits an int32
 
@@ -262,7 +283,7 @@ void Parser::for_op(const std::string& head, int depth) {
     std::string end = region(depth + 1);
     if (!std::regex_match(end, YIELD_LINE)) fail("a for body must end with 'yield[ %v, ...]'");
     std::vector<Value> yields;
-    if (end != "yield")
+    if (end != tables::op_name(tables::OpKind::yield_values))
       for (const auto& token : split(end.substr(6), ", ")) yields.push_back(use(token));
     close_scope();
     std::string closing = take();
@@ -382,8 +403,8 @@ Type need_type(const Parser& parser, const std::string& name, const std::optiona
 // The float whose bit pattern in scalar float type t is `bits`.
 double bits_to_float(const Type& t, uint64_t bits) {
   float f = 0;
-  if (t.name == "f32" || t.name == "bf16") {
-    uint32_t word = t.name == "f32" ? static_cast<uint32_t>(bits) : static_cast<uint32_t>((bits & 0xFFFF) << 16);
+  if (t.name == ScalarKind::f32 || t.name == ScalarKind::bf16) {
+    uint32_t word = t.name == ScalarKind::f32 ? static_cast<uint32_t>(bits) : static_cast<uint32_t>((bits & 0xFFFF) << 16);
     std::memcpy(&f, &word, 4);
     return f;
   }
@@ -405,7 +426,7 @@ std::optional<Value> build_other_op(Parser& parser, const std::string& name, con
 std::optional<Value> build_op(Parser& parser, const std::string& name, const std::vector<Value>& operands,
                               const AttrList& attrs, const std::optional<Type>& result_type) {
   Builder& b = *parser.b;
-  if (name == "const") {
+  if (is_op(name, tables::OpKind::constant)) {
     expect_shape(parser, name, operands, 0, attrs, {"value"});
     Type t = need_type(parser, name, result_type);
     const Attr& value = *find_attr(attrs, "value");
@@ -418,8 +439,8 @@ std::optional<Value> build_op(Parser& parser, const std::string& name, const std
   if (contains(SPECIAL_REGISTERS, name)) {
     expect_shape(parser, name, operands, 0, attrs, {"dim"});
     std::string dim = text_attr(attrs, "dim");
-    if (name == "workitem_id") return b.workitem_id(dim);
-    if (name == "workgroup_id") return b.workgroup_id(dim);
+    if (is_op(name, tables::OpKind::workitem_id)) return b.workitem_id(dim);
+    if (is_op(name, tables::OpKind::workgroup_id)) return b.workgroup_id(dim);
     return b.num_workgroups(dim);
   }
   if (contains(INT_BINARY, name)) {
@@ -428,51 +449,51 @@ std::optional<Value> build_op(Parser& parser, const std::string& name, const std
     for (const auto& item : attrs) flags.push_back(item.first);
     std::sort(flags.begin(), flags.end());
     const Value &x = operands[0], &y = operands[1];
-    if (name == "udiv" || name == "urem" || name == "lshr" || name == "bit_and") {
+    if (tables::find_op(name)->flags.size == 0) {
       if (!flags.empty()) parser.fail(name + " does not take attribute '" + flags[0] + "'");
-      if (name == "udiv") return b.udiv(x, y);
-      if (name == "urem") return b.urem(x, y);
-      if (name == "lshr") return b.lshr(x, y);
+      if (is_op(name, tables::OpKind::udiv)) return b.udiv(x, y);
+      if (is_op(name, tables::OpKind::urem)) return b.urem(x, y);
+      if (is_op(name, tables::OpKind::lshr)) return b.lshr(x, y);
       return b.bit_and(x, y);
     }
-    if (name == "add") return b.add(x, y, flags);
-    if (name == "sub") return b.sub(x, y, flags);
-    if (name == "mul") return b.mul(x, y, flags);
-    if (name == "shl") return b.shl(x, y, flags);
+    if (is_op(name, tables::OpKind::add)) return b.add(x, y, flags);
+    if (is_op(name, tables::OpKind::sub)) return b.sub(x, y, flags);
+    if (is_op(name, tables::OpKind::mul)) return b.mul(x, y, flags);
+    if (is_op(name, tables::OpKind::shl)) return b.shl(x, y, flags);
     return b.bit_or(x, y, flags);
   }
   for (const auto& [float_op, count] : FLOAT_OPS) {
     if (name != float_op) continue;
     expect_shape(parser, name, operands, count, attrs, {});
-    if (name == "fadd") return b.fadd(operands[0], operands[1]);
-    if (name == "fsub") return b.fsub(operands[0], operands[1]);
-    if (name == "fmul") return b.fmul(operands[0], operands[1]);
-    if (name == "fdiv") return b.fdiv(operands[0], operands[1]);
-    if (name == "fmax") return b.fmax(operands[0], operands[1]);
-    if (name == "fmin") return b.fmin(operands[0], operands[1]);
-    if (name == "fma") return b.fma(operands[0], operands[1], operands[2]);
-    if (name == "fneg") return b.fneg(operands[0]);
+    if (is_op(name, tables::OpKind::fadd)) return b.fadd(operands[0], operands[1]);
+    if (is_op(name, tables::OpKind::fsub)) return b.fsub(operands[0], operands[1]);
+    if (is_op(name, tables::OpKind::fmul)) return b.fmul(operands[0], operands[1]);
+    if (is_op(name, tables::OpKind::fdiv)) return b.fdiv(operands[0], operands[1]);
+    if (is_op(name, tables::OpKind::fmax)) return b.fmax(operands[0], operands[1]);
+    if (is_op(name, tables::OpKind::fmin)) return b.fmin(operands[0], operands[1]);
+    if (is_op(name, tables::OpKind::fma)) return b.fma(operands[0], operands[1], operands[2]);
+    if (is_op(name, tables::OpKind::fneg)) return b.fneg(operands[0]);
     return b.exp(operands[0]);
   }
-  if (name == "icmp" || name == "fcmp") {
+  if (contains(COMPARES, name)) {
     expect_shape(parser, name, operands, 2, attrs, {"pred"});
     std::string pred = text_attr(attrs, "pred");
-    return name == "icmp" ? b.icmp(pred, operands[0], operands[1]) : b.fcmp(pred, operands[0], operands[1]);
+    return is_op(name, tables::OpKind::icmp) ? b.icmp(pred, operands[0], operands[1]) : b.fcmp(pred, operands[0], operands[1]);
   }
-  if (name == "select") {
+  if (is_op(name, tables::OpKind::select)) {
     expect_shape(parser, name, operands, 3, attrs, {});
     return b.select(operands[0], operands[1], operands[2]);
   }
   if (contains(CASTS, name)) {
     expect_shape(parser, name, operands, 1, attrs, {},
-                 name == "zext" ? std::vector<std::string>{"nneg"} : std::vector<std::string>{});
+                 names_of(tables::find_op(name)->flags));
     Type t = need_type(parser, name, result_type);
-    if (name == "zext") return b.zext(operands[0], t, find_attr(attrs, "nneg") != nullptr);
-    if (name == "sext") return b.sext(operands[0], t);
-    if (name == "trunc") return b.trunc(operands[0], t);
-    if (name == "fpext") return b.fpext(operands[0], t);
-    if (name == "fptrunc") return b.fptrunc(operands[0], t);
-    if (name == "sitofp") return b.sitofp(operands[0], t);
+    if (is_op(name, tables::OpKind::zext)) return b.zext(operands[0], t, find_attr(attrs, "nneg") != nullptr);
+    if (is_op(name, tables::OpKind::sext)) return b.sext(operands[0], t);
+    if (is_op(name, tables::OpKind::trunc)) return b.trunc(operands[0], t);
+    if (is_op(name, tables::OpKind::fpext)) return b.fpext(operands[0], t);
+    if (is_op(name, tables::OpKind::fptrunc)) return b.fptrunc(operands[0], t);
+    if (is_op(name, tables::OpKind::sitofp)) return b.sitofp(operands[0], t);
     return b.fptosi(operands[0], t);
   }
   return build_other_op(parser, name, operands, attrs, result_type);
@@ -482,38 +503,38 @@ std::optional<Value> build_op(Parser& parser, const std::string& name, const std
 std::optional<Value> build_other_op(Parser& parser, const std::string& name, const std::vector<Value>& operands,
                                     const AttrList& attrs, const std::optional<Type>& result_type) {
   Builder& b = *parser.b;
-  if (name == "ptr_add") {
+  if (is_op(name, tables::OpKind::ptr_add)) {
     expect_shape(parser, name, operands, 2, attrs, {"element"});
     return b.ptr_add(operands[0], operands[1], parse_type(text_attr(attrs, "element")));
   }
-  if (name == "load") {
+  if (is_op(name, tables::OpKind::load)) {
     expect_shape(parser, name, operands, 1, attrs, {"align"});
     Type t = need_type(parser, name, result_type);
     return b.load(t, operands[0], int_attr(parser, name, attrs, "align"));
   }
-  if (name == "store") {
+  if (is_op(name, tables::OpKind::store)) {
     expect_shape(parser, name, operands, 2, attrs, {"align"});
     b.store(operands[0], operands[1], int_attr(parser, name, attrs, "align"));
     return std::nullopt;
   }
-  if (name == "barrier") {
+  if (is_op(name, tables::OpKind::barrier)) {
     expect_shape(parser, name, operands, 0, attrs, {});
     b.barrier();
     return std::nullopt;
   }
-  if (name == "readfirstlane") {
+  if (is_op(name, tables::OpKind::readfirstlane)) {
     expect_shape(parser, name, operands, 1, attrs, {});
     return b.readfirstlane(operands[0]);
   }
-  if (name == "extract_element") {
+  if (is_op(name, tables::OpKind::extract_element)) {
     expect_shape(parser, name, operands, 1, attrs, {"index"});
     return b.extract_element(operands[0], int_attr(parser, name, attrs, "index"));
   }
-  if (name == "insert_element") {
+  if (is_op(name, tables::OpKind::insert_element)) {
     expect_shape(parser, name, operands, 2, attrs, {"index"});
     return b.insert_element(operands[0], operands[1], int_attr(parser, name, attrs, "index"));
   }
-  if (name == "shuffle") {
+  if (is_op(name, tables::OpKind::shuffle)) {
     expect_shape(parser, name, operands, 2, attrs, {"mask"});
     std::string mask = text_attr(attrs, "mask");
     if (!std::regex_match(mask, SHUFFLE_MASK)) parser.fail("shuffle mask must be [m0,m1,...] (got " + mask + ")");
@@ -524,15 +545,15 @@ std::optional<Value> build_other_op(Parser& parser, const std::string& name, con
     }
     return b.shuffle(operands[0], operands[1], lanes_of_mask);
   }
-  if (name == "bpermute") {
+  if (is_op(name, tables::OpKind::bpermute)) {
     expect_shape(parser, name, operands, 2, attrs, {});
     return b.bpermute(operands[0], operands[1]);
   }
-  if (name == "update_dpp") {
+  if (is_op(name, tables::OpKind::update_dpp)) {
     expect_shape(parser, name, operands, 2, attrs, {"ctrl"});
     return b.update_dpp(operands[0], operands[1], int_attr(parser, name, attrs, "ctrl"));
   }
-  if (name == "mma") {
+  if (is_op(name, tables::OpKind::mma)) {
     expect_shape(parser, name, operands, 3, attrs, {"instr"});
     return b.mma(text_attr(attrs, "instr"), operands[0], operands[1], operands[2]);
   }

@@ -48,20 +48,14 @@ void append_attrs(std::string& out, const Attrs& attrs) {
   out += '}';
 }
 
-void append_type(std::string& out, const Type& t) {
-  if (t.kind == "scalar") {
-    out += t.name;
-  } else {
-    out += type_text(t);
-  }
-}
+void append_type(std::string& out, const Type& t) { append_type_text(out, t); }
 
 void append_op_text(std::string& out, const Op& op) {
   if (!op.results.empty()) {
     append_values(out, op.results);
     out += " = ";
   }
-  out += op.name;
+  out += tables::op_name(op.name);
   if (!op.operands.empty()) {
     out += ' ';
     append_values(out, op.operands);
@@ -126,9 +120,9 @@ std::string values_text(const std::vector<Value>& values) {
 
 void print_region(const Region& region, int depth, std::string& lines) {
   for (const auto& op : region.ops) {
-    if (op.name == "for")
+    if (op.name == OpKind::for_loop)
       print_for(op, depth, lines);
-    else if (op.name == "if")
+    else if (op.name == OpKind::if_then)
       print_if(op, depth, lines);
     else {
       lines.append(2 * static_cast<size_t>(depth), ' ');

@@ -4,11 +4,21 @@
 
 #include <algorithm>
 
+#include "kemit/tables.h"
+
 namespace kemit::ir {
 
-const std::vector<std::pair<std::string, int>> SCALAR_BITS = {
-    {"i1", 1}, {"i16", 16}, {"i32", 32}, {"i64", 64}, {"f16", 16}, {"bf16", 16}, {"f32", 32}};
-const std::vector<std::string> ADDRESS_SPACES = {"global", "lds", "constant", "private"};
+// From tables/scalar_types.json and tables/address_spaces.json.
+const std::vector<std::pair<std::string, int>> SCALAR_BITS = [] {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& row : tables::SCALAR_TYPES) out.emplace_back(row.name, row.bits);
+  return out;
+}();
+const std::vector<std::string> ADDRESS_SPACES = [] {
+  std::vector<std::string> out;
+  for (const auto& row : tables::ADDRESS_SPACES) out.emplace_back(row.name);
+  return out;
+}();
 
 namespace {
 
@@ -31,54 +41,66 @@ bool is_ascii_digits(std::string_view text) {
 }  // namespace
 
 Type scalar(std::string_view name) {
-  for (const auto& entry : SCALAR_BITS)
-    if (entry.first == name) return Type{"scalar", std::string(name), 0, ""};
+  for (const auto& row : tables::SCALAR_TYPES)
+    if (row.name == name) return scalar(static_cast<ScalarKind>(&row - tables::SCALAR_TYPES));
   throw TypeError("unknown scalar type '" + std::string(name) + "' (known: " + join_names(scalar_names()) + ")");
 }
 
 Type vector(const Type& element, int count) {
-  if (element.kind != "scalar")
+  if (element.kind != TypeKind::scalar)
     throw TypeError("vector elements must be scalars (got " + type_text(element) + ")");
   if (count < 2 || count > 16)
     throw TypeError("vector length must be between 2 and 16 (got " + std::to_string(count) + ")");
-  return Type{"vector", element.name, count, ""};
+  return Type{TypeKind::vector, element.name, count, AddressSpace{}};
 }
 
 Type pointer(std::string_view space) {
-  if (std::find(ADDRESS_SPACES.begin(), ADDRESS_SPACES.end(), space) == ADDRESS_SPACES.end())
-    throw TypeError("unknown address space '" + std::string(space) + "' (known: " + join_names(ADDRESS_SPACES) +
-                    ")");
-  return Type{"pointer", "", 0, std::string(space)};
+  for (const auto& row : tables::ADDRESS_SPACES)
+    if (row.name == space)
+      return Type{TypeKind::pointer, ScalarKind{}, 0, static_cast<AddressSpace>(&row - tables::ADDRESS_SPACES)};
+  throw TypeError("unknown address space '" + std::string(space) + "' (known: " + join_names(ADDRESS_SPACES) + ")");
 }
 
 Type with_lanes(const Type& element, int count) { return count == 1 ? element : vector(element, count); }
 
-Type element_type(const Type& t) { return t.kind == "vector" ? scalar(t.name) : t; }
+Type element_type(const Type& t) { return t.kind == TypeKind::vector ? scalar(t.name) : t; }
 
-int lanes(const Type& t) { return t.kind == "vector" ? t.count : 1; }
+int lanes(const Type& t) { return t.kind == TypeKind::vector ? t.count : 1; }
 
-bool is_float(const Type& t) {
-  return t.kind != "pointer" && (t.name == "f16" || t.name == "bf16" || t.name == "f32");
-}
+bool is_float(const Type& t) { return t.kind != TypeKind::pointer && scalar_row(t.name).is_float; }
 
-bool is_int(const Type& t) { return t.kind != "pointer" && !t.name.empty() && t.name[0] == 'i'; }
+bool is_int(const Type& t) { return t.kind != TypeKind::pointer && !scalar_row(t.name).is_float; }
 
 int scalar_bits(const Type& t) {
-  for (const auto& entry : SCALAR_BITS)
-    if (entry.first == t.name) return entry.second;
-  // Python raises KeyError here; only a pointer (which has no bits) can get this far.
-  throw TypeError("'" + t.name + "'");
+  // Python raises KeyError('') here; only a pointer (which has no bits) can get this far.
+  if (t.kind == TypeKind::pointer) throw TypeError("''");
+  return scalar_row(t.name).bits;
 }
 
 int byte_size(const Type& t) {
-  if (t.kind == "pointer") return (t.space == "lds" || t.space == "private") ? 4 : 8;
+  if (t.kind == TypeKind::pointer) return space_row(t.space).pointer_bytes;
   return std::max(1, scalar_bits(t) / 8) * lanes(t);
 }
 
 std::string type_text(const Type& t) {
-  if (t.kind == "scalar") return t.name;
-  if (t.kind == "vector") return "<" + std::to_string(t.count) + " x " + t.name + ">";
-  return "ptr." + t.space;
+  std::string out;
+  append_type_text(out, t);
+  return out;
+}
+
+void append_type_text(std::string& out, const Type& t) {
+  if (t.kind == TypeKind::scalar) {
+    out += scalar_name(t.name);
+  } else if (t.kind == TypeKind::vector) {
+    out += '<';
+    out += std::to_string(t.count);
+    out += " x ";
+    out += scalar_name(t.name);
+    out += '>';
+  } else {
+    out += "ptr.";
+    out += space_row(t.space).name;
+  }
 }
 
 Type parse_type(std::string_view text) {

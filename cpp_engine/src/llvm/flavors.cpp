@@ -4,29 +4,10 @@
 
 #include <cctype>
 
+#include "kemit/tables.h"
+
 namespace kemit::llvm {
 namespace {
-
-// Matrix instructions by the oldest flavor whose LLVM knows them (llvm_flavors.md §5, re-measured
-// with llvm-as: an unknown name is accepted silently, so "knows" means the declaration gets attributes).
-const std::vector<std::string> kMma16 = {"mfma_f32_32x32x8_f16",        "mfma_f32_32x32x8_bf16",
-                                         "mfma_f32_16x16x16_f16",       "mfma_f32_16x16x16_bf16",
-                                         "wmma_gfx11_f32_16x16x16_f16", "wmma_gfx11_f32_16x16x16_bf16"};
-
-std::vector<std::string> concat(std::vector<std::string> head, const std::vector<std::string>& tail) {
-  head.insert(head.end(), tail.begin(), tail.end());
-  return head;
-}
-
-const std::vector<std::string> kMma19 =
-    concat(kMma16, {"wmma_gfx12_f32_16x16x16_f16", "wmma_gfx12_f32_16x16x16_bf16"});
-const std::vector<std::string> kMma22 = concat(
-    kMma19, {"mfma_f32_16x16x32_bf16", "wmma_gfx1250_f32_16x16x32_f16", "wmma_gfx1250_f32_16x16x32_bf16"});
-
-const std::string kDlCommon = "p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32";
-const std::string kDlTail =
-    "i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024"
-    "-v2048:2048-n32:64-S32-A5-G1";
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -34,26 +15,35 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+int oldest_major(std::string_view oldest_flavor) {
+  for (const auto& row : tables::FLAVORS)
+    if (row.name == oldest_flavor) return row.major;
+  return 0;  // gen_tables.py refuses a table whose oldest_flavor names no flavor
+}
+
+// A flavor from its row of tables/flavors.json: its processors are the archs (tables/archs.json, in
+// table order) and its mma instructions the instructions (tables/mma_instructions.json, by oldest
+// flavor, then in table order) whose oldest flavor is not newer.
+Flavor flavor_of(const tables::FlavorRow& row) {
+  Flavor flavor{std::string(row.name), row.major, std::string(row.datalayout), row.or_disjoint, row.zext_nneg,
+                row.gep_nuw, row.splat_constants, row.captures_attr, row.readfirstlane_mangled,
+                row.vector_bf16_casts, {}, row.wmma_operand_mangled, {}};
+  for (const auto& arch : tables::ARCHS)
+    if (oldest_major(arch.oldest_flavor) <= row.major) flavor.processors.emplace_back(arch.name);
+  for (const auto& older : tables::FLAVORS)
+    for (const auto& instr : tables::MMA_INSTRUCTIONS)
+      if (older.major <= row.major && instr.oldest_flavor == older.name) flavor.mma_instructions.emplace_back(instr.name);
+  return flavor;
+}
+
 }  // namespace
 
 const std::vector<Flavor>& flavors() {
-  static const std::vector<Flavor> table = {
-      {"llvm16", 16, "e-" + kDlCommon + "-" + kDlTail + "-ni:7",
-       false, false, false, false, false, false, false,
-       {"gfx90a", "gfx1100"},
-       false, kMma16},
-      {"llvm19", 19,
-       "e-" + kDlCommon + "-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-" + kDlTail + "-ni:7:8:9",
-       true, true, true, true, false, true, true,
-       {"gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201"},
-       true, kMma19},
-      {"llvm22", 22,
-       "e-m:e-" + kDlCommon + "-p7:160:256:256:32-p8:128:128:128:48-p9:192:256:256:32-" + kDlTail +
-           "-ni:7:8:9",
-       true, true, true, true, true, true, true,
-       {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201", "gfx1250"},
-       true, kMma22},
-  };
+  static const std::vector<Flavor> table = [] {
+    std::vector<Flavor> out;
+    for (const auto& row : tables::FLAVORS) out.push_back(flavor_of(row));
+    return out;
+  }();
   return table;
 }
 

@@ -15,18 +15,11 @@
 namespace kemit::llvm {
 
 using ir::Op;
+using ir::OpKind;
 using ir::Value;
 
 const std::map<std::string, std::string> KERNEL_ATTRIBUTES = {
     {"flat_work_group_size", "amdgpu-flat-work-group-size"}, {"waves_per_eu", "amdgpu-waves-per-eu"}};
-const std::map<std::string, std::string> INT_OPCODES = {
-    {"add", "add"}, {"sub", "sub"}, {"mul", "mul"},        {"udiv", "udiv"},    {"urem", "urem"},
-    {"shl", "shl"}, {"lshr", "lshr"}, {"bit_and", "and"}, {"bit_or", "or"}};
-const std::map<std::string, std::string> FLOAT_OPCODES = {
-    {"fadd", "fadd"}, {"fsub", "fsub"}, {"fmul", "fmul"}, {"fdiv", "fdiv"}};
-const std::map<std::string, std::string> FLOAT_INTRINSICS = {
-    {"fmax", "llvm.maxnum"}, {"fmin", "llvm.minnum"}, {"fma", "llvm.fma"}, {"exp", "llvm.exp"}};
-const std::vector<std::string> CASTS = {"zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "fptosi"};
 const std::map<std::string, std::pair<int, int>> DISPATCH_OFFSETS = {{"x", {4, 12}}, {"y", {6, 16}}, {"z", {8, 20}}};
 
 namespace {
@@ -246,38 +239,43 @@ std::string& Lowering::name_slot(int id) {
 // ---- ops --------------------------------------------------------------------------------------
 void Lowering::lower_region(const ir::Region& region) {
   for (const auto& op : region.ops) {
-    if (op.name == "yield") continue;
+    if (op.name == OpKind::yield_values) continue;
     (this->*handler(op.name))(op);
   }
 }
 
-Lowering::Handler Lowering::handler(const std::string& name) const {
-  // Python looks up `lower_<name>` after the three op groups; this one table, built once, is
-  // that whole lookup (a single hash lookup per op; the groups' names are disjoint).
-  static const std::unordered_map<std::string, Handler> by_name = [] {
-    std::unordered_map<std::string, Handler> table = {
-      {"const", &Lowering::lower_const},       {"workitem_id", &Lowering::lower_workitem_id},
-      {"workgroup_id", &Lowering::lower_workgroup_id}, {"num_workgroups", &Lowering::lower_num_workgroups},
-      {"icmp", &Lowering::lower_icmp},         {"fcmp", &Lowering::lower_fcmp},
-      {"select", &Lowering::lower_select},     {"ptr_add", &Lowering::lower_ptr_add},
-      {"load", &Lowering::lower_load},         {"store", &Lowering::lower_store},
-      {"barrier", &Lowering::lower_barrier},   {"readfirstlane", &Lowering::lower_readfirstlane},
-      {"for", &Lowering::lower_for},           {"if", &Lowering::lower_if},
-      {"extract_element", &Lowering::lower_extract_element},
-      {"insert_element", &Lowering::lower_insert_element},
-      {"shuffle", &Lowering::lower_shuffle},
-      {"bpermute", &Lowering::lower_bpermute}, {"update_dpp", &Lowering::lower_update_dpp},
-      {"mma", &Lowering::lower_mma}};
-    for (const auto& entry : INT_OPCODES) table[entry.first] = &Lowering::lower_int_binary;
-    for (const auto& entry : FLOAT_OPCODES) table[entry.first] = &Lowering::lower_float_op;
-    for (const auto& entry : FLOAT_INTRINSICS) table[entry.first] = &Lowering::lower_float_op;
-    table["fneg"] = &Lowering::lower_float_op;
-    for (const auto& cast : CASTS) table[cast] = &Lowering::lower_cast;
-    return table;
-  }();
-  auto found = by_name.find(name);
-  if (found == by_name.end()) throw LowerError("no lowering for op '" + name + "'");
-  return found->second;
+Lowering::Handler Lowering::handler(OpKind name) const {
+  // Python looks up the three op groups, then `lower_<name>`: the same order, by the op's row.
+  switch (tables::op_row(name).group) {
+    case tables::OpGroup::int_binary: return &Lowering::lower_int_binary;
+    case tables::OpGroup::float_math: return &Lowering::lower_float_op;
+    case tables::OpGroup::cast: return &Lowering::lower_cast;
+    default: break;
+  }
+  switch (name) {
+    case OpKind::constant: return &Lowering::lower_const;
+    case OpKind::workitem_id: return &Lowering::lower_workitem_id;
+    case OpKind::workgroup_id: return &Lowering::lower_workgroup_id;
+    case OpKind::num_workgroups: return &Lowering::lower_num_workgroups;
+    case OpKind::icmp: return &Lowering::lower_icmp;
+    case OpKind::fcmp: return &Lowering::lower_fcmp;
+    case OpKind::select: return &Lowering::lower_select;
+    case OpKind::ptr_add: return &Lowering::lower_ptr_add;
+    case OpKind::load: return &Lowering::lower_load;
+    case OpKind::store: return &Lowering::lower_store;
+    case OpKind::barrier: return &Lowering::lower_barrier;
+    case OpKind::readfirstlane: return &Lowering::lower_readfirstlane;
+    case OpKind::extract_element: return &Lowering::lower_extract_element;
+    case OpKind::insert_element: return &Lowering::lower_insert_element;
+    case OpKind::shuffle: return &Lowering::lower_shuffle;
+    case OpKind::bpermute: return &Lowering::lower_bpermute;
+    case OpKind::update_dpp: return &Lowering::lower_update_dpp;
+    case OpKind::mma: return &Lowering::lower_mma;
+    case OpKind::for_loop: return &Lowering::lower_for;
+    case OpKind::if_then: return &Lowering::lower_if;
+    default: break;
+  }
+  throw LowerError("no lowering for op '" + std::string(tables::op_name(name)) + "'");
 }
 
 void Lowering::lower_const(const Op& op) {
@@ -318,7 +316,8 @@ void Lowering::lower_int_binary(const Op& op) {
   const Value& a = op.operands[0];
   const Value& b = op.operands[1];
   // Python joins a list of words; C++ appends them to the line (no list, no join).
-  std::string line = define(op.results[0]) + " = " + INT_OPCODES.at(op.name);
+  std::string line = define(op.results[0]) + " = ";
+  line += tables::op_row(op.name).llvm;
   for (const char* flag : {"nuw", "nsw", "disjoint"})
     if (has_flag(op.attrs, flag) && (std::strcmp(flag, "disjoint") != 0 || flavor.or_disjoint)) {
       line += ' ';
@@ -335,12 +334,12 @@ void Lowering::lower_float_op(const Op& op) {
   const Value& result = op.results[0];
   std::string t = llvm_type(result.type);
   std::string text;
-  if (FLOAT_OPCODES.count(op.name)) {
-    text = FLOAT_OPCODES.at(op.name) + " " + typed(op.operands[0]) + ", " + value(op.operands[1]);
-  } else if (op.name == "fneg") {
-    text = "fneg " + typed(op.operands[0]);
+  const tables::OpRow& row = tables::op_row(op.name);
+  if (!row.llvm_intrinsic) {  // fneg a, or fadd a, b
+    text = std::string(row.llvm) + " " + typed(op.operands[0]);
+    for (size_t i = 1; i < op.operands.size(); ++i) text += ", " + value(op.operands[i]);
   } else {
-    std::string name = FLOAT_INTRINSICS.at(op.name) + "." + mangle(result.type);
+    std::string name = std::string(row.llvm) + "." + mangle(result.type);
     std::vector<std::pair<std::string, std::string>> args;
     for (const auto& v : op.operands) args.emplace_back(t, value(v));
     text = call(name, t, args);
@@ -366,11 +365,12 @@ void Lowering::lower_select(const Op& op) {
 void Lowering::lower_cast(const Op& op) {
   const Value& source = op.operands[0];
   const Value& result = op.results[0];
-  bool bf16 = source.type.name == "bf16" || result.type.name == "bf16";
-  if (result.type.kind == "vector" && bf16 && (op.name == "fpext" || op.name == "fptrunc") &&
-      !flavor.vector_bf16_casts)
+  const tables::OpRow& row = tables::op_row(op.name);
+  bool bf16 = source.type.name == ir::ScalarKind::bf16 || result.type.name == ir::ScalarKind::bf16;
+  bool float_cast = row.cast_from_float && row.cast_to_float;  // Python's FLOAT_CASTS
+  if (result.type.kind == ir::TypeKind::vector && bf16 && float_cast && !flavor.vector_bf16_casts)
     return lower_cast_per_lane(op);
-  std::string opcode = op.name + (has_flag(op.attrs, "nneg") && flavor.zext_nneg ? " nneg" : "");
+  std::string opcode = std::string(row.llvm) + (has_flag(op.attrs, "nneg") && flavor.zext_nneg ? " nneg" : "");
   emit(define(result) + " = " + opcode + " " + typed(source) + " to " + llvm_type(result.type));
 }
 
@@ -384,7 +384,7 @@ void Lowering::lower_cast_per_lane(const Op& op) {
     std::string index = std::to_string(lane);
     std::string element = define(result, ".e" + index);
     emit(element + " = extractelement " + typed(source) + ", i64 " + index);
-    emit(define(result, ".c" + index) + " = " + op.name + " " + llvm_type(ir::element_type(source.type)) + " " +
+    emit(define(result, ".c" + index) + " = " + std::string(tables::op_row(op.name).llvm) + " " + llvm_type(ir::element_type(source.type)) + " " +
          element + " to " + lane_type);
     bool last = lane + 1 == result.type.count;
     std::string inserted = last ? define(result) : define(result, ".i" + index);
@@ -400,7 +400,7 @@ void Lowering::lower_ptr_add(const Op& op) {
   const Value& result = op.results[0];
   std::string element = llvm_type(ir::parse_type(op.attrs.at("element").text));
   std::string index_text = typed(index);
-  if (pointer.type.space == "global" || pointer.type.space == "constant") {
+  if (pointer.type.space == ir::AddressSpace::global || pointer.type.space == ir::AddressSpace::constant) {
     std::string wide = define(result, ".idx");
     std::string nneg = flavor.zext_nneg ? " nneg" : "";
     emit(wide + " = zext" + nneg + " " + index_text + " to i64");
@@ -435,7 +435,7 @@ void Lowering::lower_readfirstlane(const Op& op) {
 // ---- structured control flow ---------------------------------------------------------------------
 // Rotated loop: entry guard, body with phis, latch at the end of the body.
 void Lowering::lower_for(const Op& op) {
-  std::string prefix = new_block_prefix("for");
+  std::string prefix = new_block_prefix(std::string(tables::op_name(op.name)));
   const Value& lo = op.operands[0];
   const Value& hi = op.operands[1];
   const Value& step = op.operands[2];
@@ -475,7 +475,7 @@ void Lowering::lower_for(const Op& op) {
 }
 
 void Lowering::lower_if(const Op& op) {
-  std::string prefix = new_block_prefix("if");
+  std::string prefix = new_block_prefix(std::string(tables::op_name(op.name)));
   std::vector<std::string> labels = {prefix + ".then"};
   if (op.regions.size() == 2) labels.push_back(prefix + ".else");
   std::string end = prefix + ".end";

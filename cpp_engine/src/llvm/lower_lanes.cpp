@@ -41,14 +41,14 @@ void Lowering::lower_update_dpp(const ir::Op& op) {
 }
 
 std::string Lowering::word_of(const ir::Value& v, const ir::Value& result, const std::string& role) {
-  if (v.type.name == "i32") return value(v);
+  if (v.type.name == ir::ScalarKind::i32) return value(v);
   std::string word = define(result, role);
   emit(word + " = bitcast float " + value(v) + " to i32");
   return word;
 }
 
 void Lowering::finish_word(const ir::Value& result, const std::string& call_text) {
-  if (result.type.name == "i32") {
+  if (result.type.name == ir::ScalarKind::i32) {
     emit(define(result) + " = " + call_text);
     return;
   }

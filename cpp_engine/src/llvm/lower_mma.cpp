@@ -15,19 +15,14 @@
 
 namespace kemit::llvm {
 
-const std::vector<MmaIntrinsic> MMA_INTRINSICS = {
-    {"mfma_f32_32x32x8_f16", "llvm.amdgcn.mfma.f32.32x32x8f16", "native", "mfma"},
-    {"mfma_f32_32x32x8_bf16", "llvm.amdgcn.mfma.f32.32x32x8bf16.1k", "i16", "mfma"},
-    {"mfma_f32_16x16x16_f16", "llvm.amdgcn.mfma.f32.16x16x16f16", "native", "mfma"},
-    {"mfma_f32_16x16x16_bf16", "llvm.amdgcn.mfma.f32.16x16x16bf16.1k", "i16", "mfma"},
-    {"mfma_f32_16x16x32_bf16", "llvm.amdgcn.mfma.f32.16x16x32.bf16", "native", "mfma"},
-    {"wmma_gfx11_f32_16x16x16_f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", "native", "wmma"},
-    {"wmma_gfx11_f32_16x16x16_bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", "i16", "wmma"},
-    {"wmma_gfx12_f32_16x16x16_f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", "native", "wmma"},
-    {"wmma_gfx12_f32_16x16x16_bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", "i16", "wmma"},
-    {"wmma_gfx1250_f32_16x16x32_f16", "llvm.amdgcn.wmma.f32.16x16x32.f16", "native", "wmma_mods"},
-    {"wmma_gfx1250_f32_16x16x32_bf16", "llvm.amdgcn.wmma.f32.16x16x32.bf16", "native", "wmma_mods"},
-};
+// From tables/mma_instructions.json.
+const std::vector<MmaIntrinsic> MMA_INTRINSICS = [] {
+  std::vector<MmaIntrinsic> out;
+  for (const auto& row : tables::MMA_INSTRUCTIONS)
+    out.push_back({std::string(row.name), std::string(row.intrinsic), std::string(row.operand_form),
+                   std::string(row.call_form)});
+  return out;
+}();
 
 namespace {
 bool knows(const Flavor& flavor, const std::string& instr) {

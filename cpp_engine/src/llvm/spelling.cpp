@@ -6,12 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
-namespace kemit::llvm {
 
-const std::map<std::string, int> ADDRESS_SPACE_NUMBERS = {{"global", 1}, {"lds", 3}, {"constant", 4}, {"private", 5}};
-const std::map<std::string, std::string> SCALAR_NAMES = {{"i1", "i1"},     {"i16", "i16"},     {"i32", "i32"},
-                                                         {"i64", "i64"},   {"f16", "half"},    {"bf16", "bfloat"},
-                                                         {"f32", "float"}};
+namespace kemit::llvm {
 
 namespace {
 
@@ -32,37 +28,37 @@ std::string llvm_type(const ir::Type& t) {
 // llvm_type appended to `out`: the lowering spells a type for almost every operand, so this
 // writes in place instead of building a string per call (same rows as the two tables).
 void append_llvm_type(std::string& out, const ir::Type& t) {
-  if (t.kind == "pointer") {
+  using ir::TypeKind;
+  if (t.kind == TypeKind::pointer) {
     out += "ptr addrspace(";
-    out += static_cast<char>('0' + ADDRESS_SPACE_NUMBERS.at(t.space));  // 1, 3, 4 or 5
+    out += std::to_string(ir::space_row(t.space).llvm);
     out += ')';
     return;
   }
-  const std::string* name = nullptr;
-  for (const auto& [ir_name, spelled] : SCALAR_NAMES)
-    if (ir_name == t.name) name = &spelled;
-  if (!name) SCALAR_NAMES.at(t.name);  // throws, as the lookup did
-  if (t.kind == "vector") {
+  std::string_view name = ir::scalar_row(t.name).llvm;
+  if (t.kind == TypeKind::vector) {
     out += '<';
     out += std::to_string(t.count);
     out += " x ";
-    out += *name;
+    out += name;
     out += '>';
     return;
   }
-  out += *name;
+  out += name;
 }
 
 std::string mangle(const ir::Type& t) {
-  return t.kind == "vector" ? "v" + std::to_string(t.count) + t.name : t.name;
+  std::string name(ir::scalar_name(t.name));
+  return t.kind == ir::TypeKind::vector ? "v" + std::to_string(t.count) + name : name;
 }
 
 std::string scalar_literal(const ir::Type& t, const ir::Attr& value) {
-  if (t.name == "i1") return value.integer ? "true" : "false";
-  if (t.name[0] == 'i') return std::to_string(value.integer);
+  using ir::ScalarKind;
+  if (t.name == ScalarKind::i1) return value.integer ? "true" : "false";
+  if (!ir::scalar_row(t.name).is_float) return std::to_string(value.integer);
   uint64_t bits = std::stoull(value.text, nullptr, 16);
-  if (t.name == "f16") return "0xH" + hex(bits, 4);
-  if (t.name == "bf16") return "0xR" + hex(bits, 4);
+  if (t.name == ScalarKind::f16) return "0xH" + hex(bits, 4);
+  if (t.name == ScalarKind::bf16) return "0xR" + hex(bits, 4);
   // f32 constants print as the double of the same value (LLVM's rule); the float -> double
   // conversion is the one Python's struct round trip makes (a signaling NaN comes back quiet).
   uint32_t f32_bits = static_cast<uint32_t>(bits);
@@ -77,7 +73,7 @@ std::string scalar_literal(const ir::Type& t, const ir::Attr& value) {
 std::string constant_literal(const ir::Type& t, const ir::Attr& value, const Flavor& flavor) {
   ir::Type element = ir::element_type(t);
   std::string text = scalar_literal(element, value);
-  if (t.kind != "vector") return text;
+  if (t.kind != ir::TypeKind::vector) return text;
   if (flavor.splat_constants) return "splat (" + llvm_type(element) + " " + text + ")";
   std::string out;
   for (int lane = 0; lane < ir::lanes(t); ++lane) out += (lane ? ", " : "") + llvm_type(element) + " " + text;

@@ -1,19 +1,20 @@
 // The arch table: the processors kemit emits for, and the facts the families need.
-// Mirrors py_engine/kemit/target/arch.py (a test proves the two tables agree).
+// Mirrors py_engine/kemit/target/arch.py; both read tables/archs.json (a test proves they agree).
 #include "kemit/target/arch.h"
+
+#include "kemit/tables.h"
 
 namespace kemit::target {
 
 const std::vector<Arch>& archs() {
-  static const std::vector<Arch> table = {
-      {"gfx90a", 64, 65536, "llvm16", "mfma"},
-      {"gfx942", 64, 65536, "llvm19", "mfma"},
-      {"gfx950", 64, 163840, "llvm22", "mfma"},
-      {"gfx1100", 32, 65536, "llvm16", "wmma_gfx11"},
-      {"gfx1151", 32, 65536, "llvm19", "wmma_gfx11"},
-      {"gfx1201", 32, 65536, "llvm19", "wmma_gfx12"},
-      {"gfx1250", 32, 327680, "llvm22", "wmma_gfx1250"},
-  };
+  // tables/archs.json, through the generated kemit/tables.h.
+  static const std::vector<Arch> table = [] {
+    std::vector<Arch> out;
+    for (const auto& row : tables::ARCHS)
+      out.push_back({std::string(row.name), row.wave_size, row.lds_bytes, std::string(row.oldest_flavor),
+                     std::string(row.mma)});
+    return out;
+  }();
   return table;
 }
 

@@ -9,6 +9,8 @@ import re
 import struct
 from dataclasses import dataclass, field
 
+from .. import tables
+from ..tables import OP
 from .types import (Type, byte_size, is_float, is_int, lanes, scalar, type_text, with_lanes,
                     element_type, scalar_bits)
 
@@ -64,30 +66,21 @@ class Kernel:
     body: Region
 
 
-INT_FLAGS = {"add": ("nsw", "nuw"), "sub": ("nsw", "nuw"), "mul": ("nsw", "nuw"),
-             "shl": ("nsw", "nuw"), "udiv": (), "urem": (), "lshr": (), "bit_and": (),
-             "bit_or": ("disjoint",)}
-FLOAT_BINARY = ("fadd", "fsub", "fmul", "fdiv", "fmax", "fmin")
-FLOAT_UNARY = ("fneg", "exp")
-ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-FCMP_PREDICATES = ("oeq", "one", "olt", "ole", "ogt", "oge")
+INT_FLAGS = {row["name"]: tuple(row.get("flags", ())) for row in tables.ops_in("int_binary")}
+ICMP_PREDICATES = tuple(tables.OP_ROWS[OP.icmp]["predicates"])
+FCMP_PREDICATES = tuple(tables.OP_ROWS[OP.fcmp]["predicates"])
 DIMS = ("x", "y", "z")
 DPP_ROW_ROR = (0x121, 0x12F)  # row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls
-# canonical mma instruction -> (A and B fragment type, accumulator type, wave size); docs/ir.md
-# gives each one's lane layout, llvm/lower_mma.py its intrinsic at each flavor.
-MMA_INSTRUCTIONS = {
-    "mfma_f32_32x32x8_f16": ("<4 x f16>", "<16 x f32>", 64),
-    "mfma_f32_32x32x8_bf16": ("<4 x bf16>", "<16 x f32>", 64),
-    "mfma_f32_16x16x16_f16": ("<4 x f16>", "<4 x f32>", 64),
-    "mfma_f32_16x16x16_bf16": ("<4 x bf16>", "<4 x f32>", 64),
-    "mfma_f32_16x16x32_bf16": ("<8 x bf16>", "<4 x f32>", 64),
-    "wmma_gfx11_f32_16x16x16_f16": ("<16 x f16>", "<8 x f32>", 32),
-    "wmma_gfx11_f32_16x16x16_bf16": ("<16 x bf16>", "<8 x f32>", 32),
-    "wmma_gfx12_f32_16x16x16_f16": ("<8 x f16>", "<8 x f32>", 32),
-    "wmma_gfx12_f32_16x16x16_bf16": ("<8 x bf16>", "<8 x f32>", 32),
-    "wmma_gfx1250_f32_16x16x32_f16": ("<16 x f16>", "<8 x f32>", 32),
-    "wmma_gfx1250_f32_16x16x32_bf16": ("<16 x bf16>", "<8 x f32>", 32),
-}
+# canonical mma instruction -> (A and B fragment type, accumulator type, wave size), from
+# tables/mma_instructions.json; docs/ir.md gives each one's lane layout, llvm/lower_mma.py its
+# intrinsic at each flavor.
+MMA_INSTRUCTIONS = {row["name"]: (row["operand"], row["accumulator"], row["wave_size"])
+                    for row in tables.MMA_INSTRUCTIONS}
+# cast -> (source check, target check, widths check), from the cast columns of tables/ops.json.
+CLASS_CHECKS = {"int": is_int, "float": is_float}
+WIDTH_CHECKS = {"widens": lambda a, b: a < b, "narrows": lambda a, b: a > b, "any": lambda a, b: True}
+CAST_RULES = {row["name"]: (CLASS_CHECKS[row["cast"]["from"]], CLASS_CHECKS[row["cast"]["to"]],
+                            WIDTH_CHECKS[row["cast"]["widths"]]) for row in tables.ops_in("cast")}
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _RESERVED_NAME = re.compile(r"v[0-9]+\Z")
 
@@ -172,115 +165,115 @@ class Builder:
         bits = scalar_bits(element_type(t))
         if not -(1 << (bits - 1)) <= value < (1 << bits):
             raise BuildError(f"constant {value} does not fit {type_text(t)}")
-        return self._emit("const", [], t, {"value": value})
+        return self._emit(OP.constant, [], t, {"value": value})
 
     def const_float(self, t, value):
         if not is_float(t):
             raise BuildError(f"const_float needs a float type (got {type_text(t)})")
         bits = float_bits(element_type(t), value)
         digits = scalar_bits(element_type(t)) // 4
-        return self._emit("const", [], t, {"value": f"0x{bits:0{digits}X}"})
+        return self._emit(OP.constant, [], t, {"value": f"0x{bits:0{digits}X}"})
 
     def workitem_id(self, dim):
-        return self._emit("workitem_id", [], scalar("i32"), {"dim": self._dim(dim)})
+        return self._emit(OP.workitem_id, [], scalar("i32"), {"dim": self._dim(dim)})
 
     def workgroup_id(self, dim):
-        return self._emit("workgroup_id", [], scalar("i32"), {"dim": self._dim(dim)})
+        return self._emit(OP.workgroup_id, [], scalar("i32"), {"dim": self._dim(dim)})
 
     def num_workgroups(self, dim):
-        return self._emit("num_workgroups", [], scalar("i32"), {"dim": self._dim(dim)})
+        return self._emit(OP.num_workgroups, [], scalar("i32"), {"dim": self._dim(dim)})
 
     # ---- integer and float arithmetic -------------------------------------------------
     def add(self, a, b, flags=()):
-        return self._int_binary("add", a, b, flags)
+        return self._int_binary(OP.add, a, b, flags)
 
     def sub(self, a, b, flags=()):
-        return self._int_binary("sub", a, b, flags)
+        return self._int_binary(OP.sub, a, b, flags)
 
     def mul(self, a, b, flags=()):
-        return self._int_binary("mul", a, b, flags)
+        return self._int_binary(OP.mul, a, b, flags)
 
     def udiv(self, a, b):
-        return self._int_binary("udiv", a, b, ())
+        return self._int_binary(OP.udiv, a, b, ())
 
     def urem(self, a, b):
-        return self._int_binary("urem", a, b, ())
+        return self._int_binary(OP.urem, a, b, ())
 
     def shl(self, a, b, flags=()):
-        return self._int_binary("shl", a, b, flags)
+        return self._int_binary(OP.shl, a, b, flags)
 
     def lshr(self, a, b):
-        return self._int_binary("lshr", a, b, ())
+        return self._int_binary(OP.lshr, a, b, ())
 
     def bit_and(self, a, b):
-        return self._int_binary("bit_and", a, b, ())
+        return self._int_binary(OP.bit_and, a, b, ())
 
     def bit_or(self, a, b, flags=()):
-        return self._int_binary("bit_or", a, b, flags)
+        return self._int_binary(OP.bit_or, a, b, flags)
 
     def fadd(self, a, b):
-        return self._float_op("fadd", [a, b])
+        return self._float_op(OP.fadd, [a, b])
 
     def fsub(self, a, b):
-        return self._float_op("fsub", [a, b])
+        return self._float_op(OP.fsub, [a, b])
 
     def fmul(self, a, b):
-        return self._float_op("fmul", [a, b])
+        return self._float_op(OP.fmul, [a, b])
 
     def fdiv(self, a, b):
-        return self._float_op("fdiv", [a, b])
+        return self._float_op(OP.fdiv, [a, b])
 
     def fmax(self, a, b):
-        return self._float_op("fmax", [a, b])
+        return self._float_op(OP.fmax, [a, b])
 
     def fmin(self, a, b):
-        return self._float_op("fmin", [a, b])
+        return self._float_op(OP.fmin, [a, b])
 
     def fma(self, a, b, c):
-        return self._float_op("fma", [a, b, c])
+        return self._float_op(OP.fma, [a, b, c])
 
     def fneg(self, a):
-        return self._float_op("fneg", [a])
+        return self._float_op(OP.fneg, [a])
 
     def exp(self, a):
-        return self._float_op("exp", [a])
+        return self._float_op(OP.exp, [a])
 
     def icmp(self, pred, a, b):
-        self._same_types("icmp", [a, b], is_int, "integer")
-        return self._compare("icmp", pred, ICMP_PREDICATES, a, b)
+        self._same_types(OP.icmp, [a, b], is_int, "integer")
+        return self._compare(OP.icmp, pred, ICMP_PREDICATES, a, b)
 
     def fcmp(self, pred, a, b):
-        self._same_types("fcmp", [a, b], is_float, "float")
-        return self._compare("fcmp", pred, FCMP_PREDICATES, a, b)
+        self._same_types(OP.fcmp, [a, b], is_float, "float")
+        return self._compare(OP.fcmp, pred, FCMP_PREDICATES, a, b)
 
     def select(self, cond, a, b):
         if a.type != b.type or element_type(cond.type) != scalar("i1") or (
                 cond.type.kind == "vector" and lanes(cond.type) != lanes(a.type)):
             raise BuildError(f"select needs an i1 condition per lane and equal arms (got "
                              f"{type_text(cond.type)}, {type_text(a.type)}, {type_text(b.type)})")
-        return self._emit("select", [cond, a, b], a.type, {})
+        return self._emit(OP.select, [cond, a, b], a.type, {})
 
     # ---- casts --------------------------------------------------------------------------
     def zext(self, v, t, nneg=False):
-        return self._cast("zext", v, t, is_int, is_int, lambda a, b: a < b, {"nneg": True} if nneg else {})
+        return self._cast(OP.zext, v, t, {"nneg": True} if nneg else {})
 
     def sext(self, v, t):
-        return self._cast("sext", v, t, is_int, is_int, lambda a, b: a < b, {})
+        return self._cast(OP.sext, v, t, {})
 
     def trunc(self, v, t):
-        return self._cast("trunc", v, t, is_int, is_int, lambda a, b: a > b, {})
+        return self._cast(OP.trunc, v, t, {})
 
     def fpext(self, v, t):
-        return self._cast("fpext", v, t, is_float, is_float, lambda a, b: a < b, {})
+        return self._cast(OP.fpext, v, t, {})
 
     def fptrunc(self, v, t):
-        return self._cast("fptrunc", v, t, is_float, is_float, lambda a, b: a > b, {})
+        return self._cast(OP.fptrunc, v, t, {})
 
     def sitofp(self, v, t):
-        return self._cast("sitofp", v, t, is_int, is_float, lambda a, b: True, {})
+        return self._cast(OP.sitofp, v, t, {})
 
     def fptosi(self, v, t):
-        return self._cast("fptosi", v, t, is_float, is_int, lambda a, b: True, {})
+        return self._cast(OP.fptosi, v, t, {})
 
     # ---- memory -------------------------------------------------------------------------
     def ptr_add(self, p, index, element):
@@ -288,24 +281,24 @@ class Builder:
         if p.type.kind != "pointer" or index.type != scalar("i32") or element.kind == "pointer":
             raise BuildError(f"ptr_add needs a pointer, an i32 index and a non-pointer element (got "
                              f"{type_text(p.type)}, {type_text(index.type)}, {type_text(element)})")
-        return self._emit("ptr_add", [p, index], p.type, {"element": type_text(element)})
+        return self._emit(OP.ptr_add, [p, index], p.type, {"element": type_text(element)})
 
     def load(self, t, p, align):
-        self._check_access("load", t, p, align)
-        return self._emit("load", [p], t, {"align": align})
+        self._check_access(OP.load, t, p, align)
+        return self._emit(OP.load, [p], t, {"align": align})
 
     def store(self, v, p, align):
-        self._check_access("store", v.type, p, align)
-        self._emit("store", [v, p], None, {"align": align})
+        self._check_access(OP.store, v.type, p, align)
+        self._emit(OP.store, [v, p], None, {"align": align})
 
     def barrier(self):
         """Every wave of the workgroup arrives here; LDS writes before it are seen after it."""
-        self._emit("barrier", [], None, {})
+        self._emit(OP.barrier, [], None, {})
 
     def readfirstlane(self, v):
         if v.type != scalar("i32"):
             raise BuildError(f"readfirstlane needs an i32 (got {type_text(v.type)})")
-        return self._emit("readfirstlane", [v], v.type, {})
+        return self._emit(OP.readfirstlane, [v], v.type, {})
 
     # ---- structured control flow --------------------------------------------------------
     def for_loop(self, lo, hi, step, inits, body):
@@ -317,14 +310,14 @@ class Builder:
             raise BuildError("for_loop bounds and step must be i32")
         iv = self._new_value(scalar("i32"))
         region = Region([iv] + [self._new_value(v.type) for v in inits])
-        op = Op("for", [], [lo, hi, step] + list(inits), {}, [region])
+        op = Op(OP.for_loop, [], [lo, hi, step] + list(inits), {}, [region])
         self._current().ops.append(op)
         self._regions.append(region)
         yields = list(body(iv, region.args[1:]))
         self._regions.pop()
         if [v.type for v in yields] != [v.type for v in inits]:
             raise BuildError(f"for_loop body must yield {len(inits)} values of the init types")
-        region.ops.append(Op("yield", [], yields, {}))
+        region.ops.append(Op(OP.yield_values, [], yields, {}))
         op.results = [self._new_value(v.type) for v in inits]
         return op.results
 
@@ -338,7 +331,7 @@ class Builder:
     def _if(self, cond, bodies):
         if cond.type != scalar("i1"):
             raise BuildError(f"if needs an i1 condition (got {type_text(cond.type)})")
-        op = Op("if", [], [cond], {}, [Region() for _ in bodies])
+        op = Op(OP.if_then, [], [cond], {}, [Region() for _ in bodies])
         self._current().ops.append(op)
         for region, body in zip(op.regions, bodies):
             self._regions.append(region)
@@ -394,7 +387,8 @@ class Builder:
             raise BuildError(f"{name} predicate must be one of {', '.join(predicates)} (got {pred})")
         return self._emit(name, [a, b], with_lanes(scalar("i1"), lanes(a.type)), {"pred": pred})
 
-    def _cast(self, name, v, t, from_ok, to_ok, widths_ok, attrs):
+    def _cast(self, name, v, t, attrs):
+        from_ok, to_ok, widths_ok = CAST_RULES[name]
         if (not from_ok(v.type) or not to_ok(t) or lanes(v.type) != lanes(t)
                 or not widths_ok(scalar_bits(element_type(v.type)), scalar_bits(element_type(t)))):
             raise BuildError(f"{name} cannot convert {type_text(v.type)} to {type_text(t)}")
@@ -410,16 +404,16 @@ class Builder:
     # ---- vector element ops -----------------------------------------------------------
     def extract_element(self, v, index):
         """Lane `index` of vector v, as a scalar."""
-        self._check_lane("extract_element", v.type, index)
-        return self._emit("extract_element", [v], element_type(v.type), {"index": index})
+        self._check_lane(OP.extract_element, v.type, index)
+        return self._emit(OP.extract_element, [v], element_type(v.type), {"index": index})
 
     def insert_element(self, v, s, index):
         """v with lane `index` replaced by scalar s."""
-        self._check_lane("insert_element", v.type, index)
+        self._check_lane(OP.insert_element, v.type, index)
         if s.type != element_type(v.type):
             raise BuildError(f"insert_element needs a {type_text(element_type(v.type))} lane value "
                              f"(got {type_text(s.type)})")
-        return self._emit("insert_element", [v, s], v.type, {"index": index})
+        return self._emit(OP.insert_element, [v, s], v.type, {"index": index})
 
     def shuffle(self, a, b, mask):
         """Lane i of the result is lane mask[i] of a ++ b (lanes of a first, then lanes of b)."""
@@ -430,7 +424,7 @@ class Builder:
             raise BuildError(f"shuffle mask must have 2 to 16 lanes, each in [0, {2 * a.type.count}) "
                              f"(got [{','.join(str(m) for m in mask)}])")
         text = "[" + ",".join(str(m) for m in mask) + "]"
-        return self._emit("shuffle", [a, b], with_lanes(element_type(a.type), len(mask)), {"mask": text})
+        return self._emit(OP.shuffle, [a, b], with_lanes(element_type(a.type), len(mask)), {"mask": text})
 
     @staticmethod
     def _check_lane(name, t, index):
@@ -443,7 +437,7 @@ class Builder:
         if v.type not in (scalar("i32"), scalar("f32")) or lane.type != scalar("i32"):
             raise BuildError(f"bpermute needs an i32 or f32 value and an i32 lane (got "
                              f"{type_text(v.type)}, {type_text(lane.type)})")
-        return self._emit("bpermute", [v, lane], v.type, {})
+        return self._emit(OP.bpermute, [v, lane], v.type, {})
 
     def update_dpp(self, old, v, ctrl):
         """v from the lane a DPP control selects within the lane's row of 16 (old if that lane is off)."""
@@ -453,7 +447,7 @@ class Builder:
         if not (0 <= ctrl <= 0xFF or DPP_ROW_ROR[0] <= ctrl <= DPP_ROW_ROR[1]):
             raise BuildError(f"update_dpp control must be a quad_perm (0 to 255) or a row_ror "
                              f"({DPP_ROW_ROR[0]} to {DPP_ROW_ROR[1]}) (got {ctrl})")
-        return self._emit("update_dpp", [old, v], v.type, {"ctrl": ctrl})
+        return self._emit(OP.update_dpp, [old, v], v.type, {"ctrl": ctrl})
 
     # ---- matrix ops ---------------------------------------------------------------------
     def mma(self, instr, a, b, c):
@@ -464,4 +458,4 @@ class Builder:
         got = [type_text(v.type) for v in (a, b, c)]
         if got != [operand, operand, accumulator]:
             raise BuildError(f"mma {instr} needs {operand}, {operand}, {accumulator} (got {', '.join(got)})")
-        return self._emit("mma", [a, b, c], c.type, {"instr": instr})
+        return self._emit(OP.mma, [a, b, c], c.type, {"instr": instr})

@@ -10,6 +10,8 @@ same error texts.
 import re
 import struct
 
+from .. import tables
+from ..tables import OP
 from .builder import Builder, BuildError
 from .printer import HEADER, print_kernel
 from .types import TypeError_, element_type, is_int, parse_type, type_text
@@ -27,11 +29,13 @@ ATTR_KEY = re.compile(r"[a-z_][a-z0-9_]*\Z")
 DECIMAL = re.compile(r"-?[0-9]+\Z")
 HEX_BITS = re.compile(r"0x[0-9A-F]+\Z")
 SHUFFLE_MASK = re.compile(r"\[[0-9]+(?:,[0-9]+)*\]\Z")
-INT_BINARY = ("add", "sub", "mul", "udiv", "urem", "shl", "lshr", "bit_and", "bit_or")
-INT_BINARY_FLAGS = ("disjoint", "nsw", "nuw")
-FLOAT_OPS = {"fadd": 2, "fsub": 2, "fmul": 2, "fdiv": 2, "fmax": 2, "fmin": 2, "fma": 3, "fneg": 1, "exp": 1}
-CASTS = ("zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "fptosi")
-SPECIAL_REGISTERS = ("workitem_id", "workgroup_id", "num_workgroups")
+# The op groups, from tables/ops.json.
+INT_BINARY = tuple(row["name"] for row in tables.ops_in("int_binary"))
+INT_BINARY_FLAGS = tuple(sorted({flag for row in tables.ops_in("int_binary") for flag in row.get("flags", ())}))
+FLOAT_OPS = {row["name"]: row["operands"] for row in tables.ops_in("float_math")}
+COMPARES = tuple(row["name"] for row in tables.ops_in("compare"))
+CASTS = tuple(row["name"] for row in tables.ops_in("cast"))
+SPECIAL_REGISTERS = tuple(row["name"] for row in tables.ops_in("special_register"))
 MAX_DIGITS = 18     # an integer attribute fits an int64
 MAX_ID_DIGITS = 9   # an id, count or alignment fits an int32
 
@@ -205,7 +209,7 @@ class Parser:
             end = self.region(depth + 1)
             if not YIELD_LINE.match(end):
                 self.fail("a for body must end with 'yield[ %v, ...]'")
-            yields = [self.use(token) for token in end[6:].split(", ")] if end != "yield" else []
+            yields = [self.use(token) for token in end[6:].split(", ")] if end != OP.yield_values else []
             self.close_scope()
             closing = self.take()
             if closing != "  " * depth + "}":
@@ -339,7 +343,7 @@ def bits_to_float(t, bits):
 def build_op(parser, name, operands, attrs, result_type):
     """Call the builder method of op `name`; its result value, or None (store, barrier)."""
     b = parser.b
-    if name == "const":
+    if name == OP.constant:
         expect_shape(parser, name, operands, 0, attrs, ("value",))
         t, value = need_type(parser, name, result_type), attrs["value"]
         if is_int(t) and isinstance(value, int):
@@ -353,7 +357,7 @@ def build_op(parser, name, operands, attrs, result_type):
     if name in INT_BINARY:
         expect_shape(parser, name, operands, 2, attrs, (), INT_BINARY_FLAGS)
         flags = tuple(sorted(attrs))
-        if name in ("udiv", "urem", "lshr", "bit_and"):
+        if not tables.OP_ROWS[name].get("flags"):
             if flags:
                 parser.fail(f"{name} does not take attribute '{flags[0]}'")
             return getattr(b, name)(operands[0], operands[1])
@@ -361,16 +365,16 @@ def build_op(parser, name, operands, attrs, result_type):
     if name in FLOAT_OPS:
         expect_shape(parser, name, operands, FLOAT_OPS[name], attrs, ())
         return getattr(b, name)(*operands)
-    if name in ("icmp", "fcmp"):
+    if name in COMPARES:
         expect_shape(parser, name, operands, 2, attrs, ("pred",))
         return getattr(b, name)(str(attrs["pred"]), operands[0], operands[1])
-    if name == "select":
+    if name == OP.select:
         expect_shape(parser, name, operands, 3, attrs, ())
         return b.select(operands[0], operands[1], operands[2])
     if name in CASTS:
-        expect_shape(parser, name, operands, 1, attrs, (), ("nneg",) if name == "zext" else ())
+        expect_shape(parser, name, operands, 1, attrs, (), tuple(tables.OP_ROWS[name].get("flags", ())))
         t = need_type(parser, name, result_type)
-        if name == "zext":
+        if name == OP.zext:
             return b.zext(operands[0], t, "nneg" in attrs)
         return getattr(b, name)(operands[0], t)
     return build_other_op(parser, name, operands, attrs, result_type)
@@ -379,40 +383,40 @@ def build_op(parser, name, operands, attrs, result_type):
 def build_other_op(parser, name, operands, attrs, result_type):
     """Memory, vector element, cross-lane and matrix ops."""
     b = parser.b
-    if name == "ptr_add":
+    if name == OP.ptr_add:
         expect_shape(parser, name, operands, 2, attrs, ("element",))
         return b.ptr_add(operands[0], operands[1], parse_type(str(attrs["element"])))
-    if name == "load":
+    if name == OP.load:
         expect_shape(parser, name, operands, 1, attrs, ("align",))
         return b.load(need_type(parser, name, result_type), operands[0], int_attr(parser, name, attrs, "align"))
-    if name == "store":
+    if name == OP.store:
         expect_shape(parser, name, operands, 2, attrs, ("align",))
         return b.store(operands[0], operands[1], int_attr(parser, name, attrs, "align"))
-    if name == "barrier":
+    if name == OP.barrier:
         expect_shape(parser, name, operands, 0, attrs, ())
         return b.barrier()
-    if name == "readfirstlane":
+    if name == OP.readfirstlane:
         expect_shape(parser, name, operands, 1, attrs, ())
         return b.readfirstlane(operands[0])
-    if name == "extract_element":
+    if name == OP.extract_element:
         expect_shape(parser, name, operands, 1, attrs, ("index",))
         return b.extract_element(operands[0], int_attr(parser, name, attrs, "index"))
-    if name == "insert_element":
+    if name == OP.insert_element:
         expect_shape(parser, name, operands, 2, attrs, ("index",))
         return b.insert_element(operands[0], operands[1], int_attr(parser, name, attrs, "index"))
-    if name == "shuffle":
+    if name == OP.shuffle:
         expect_shape(parser, name, operands, 2, attrs, ("mask",))
         mask = str(attrs["mask"])
         if not SHUFFLE_MASK.match(mask):
             parser.fail(f"shuffle mask must be [m0,m1,...] (got {mask})")
         return b.shuffle(operands[0], operands[1], [int(m) for m in mask[1:-1].split(",")])
-    if name == "bpermute":
+    if name == OP.bpermute:
         expect_shape(parser, name, operands, 2, attrs, ())
         return b.bpermute(operands[0], operands[1])
-    if name == "update_dpp":
+    if name == OP.update_dpp:
         expect_shape(parser, name, operands, 2, attrs, ("ctrl",))
         return b.update_dpp(operands[0], operands[1], int_attr(parser, name, attrs, "ctrl"))
-    if name == "mma":
+    if name == OP.mma:
         expect_shape(parser, name, operands, 3, attrs, ("instr",))
         return b.mma(str(attrs["instr"]), operands[0], operands[1], operands[2])
     parser.fail(f"unknown op '{name}'")

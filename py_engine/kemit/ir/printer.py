@@ -3,6 +3,7 @@
 The text is the contract between the engines' builders: both must print the same bytes before
 any lowering happens. Grammar and meaning: docs/ir.md.
 """
+from ..tables import OP
 from .types import type_text
 
 HEADER = "; kemit canonical IR 1\n"
@@ -46,9 +47,9 @@ def values_text(values):
 
 def print_region(region, depth, lines):
     for op in region.ops:
-        if op.name == "for":
+        if op.name == OP.for_loop:
             print_for(op, depth, lines)
-        elif op.name == "if":
+        elif op.name == OP.if_then:
             print_if(op, depth, lines)
         else:
             lines.append("  " * depth + op_text(op))

@@ -5,8 +5,13 @@ Types are values: two types are equal when they print the same. The canonical sp
 """
 from dataclasses import dataclass
 
-SCALAR_BITS = {"i1": 1, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32}
-ADDRESS_SPACES = ("global", "lds", "constant", "private")
+from .. import tables
+
+SCALAR_BITS = {row["name"]: row["bits"] for row in tables.SCALAR_TYPES}
+FLOAT_SCALARS = frozenset(row["name"] for row in tables.SCALAR_TYPES if row["class"] == "float")
+INT_SCALARS = frozenset(row["name"] for row in tables.SCALAR_TYPES if row["class"] == "int")
+ADDRESS_SPACES = tuple(row["name"] for row in tables.ADDRESS_SPACES)
+POINTER_BYTES = {row["name"]: row["pointer_bytes"] for row in tables.ADDRESS_SPACES}
 
 
 class TypeError_(ValueError):
@@ -55,11 +60,11 @@ def lanes(t):
 
 
 def is_float(t):
-    return t.kind != "pointer" and t.name in ("f16", "bf16", "f32")
+    return t.kind != "pointer" and t.name in FLOAT_SCALARS
 
 
 def is_int(t):
-    return t.kind != "pointer" and t.name.startswith("i")
+    return t.kind != "pointer" and t.name in INT_SCALARS
 
 
 def scalar_bits(t):
@@ -68,7 +73,7 @@ def scalar_bits(t):
 
 def byte_size(t):
     if t.kind == "pointer":
-        return 4 if t.space in ("lds", "private") else 8
+        return POINTER_BYTES[t.space]
     return max(1, scalar_bits(t) // 8) * lanes(t)
 
 

@@ -5,6 +5,8 @@ A flavor is always an argument; nothing here reads the environment.
 """
 from dataclasses import dataclass
 
+from .. import tables
+
 
 @dataclass(frozen=True)
 class Flavor:
@@ -23,37 +25,21 @@ class Flavor:
     mma_instructions: tuple = ()        # the canonical mma instructions (ir/builder.py) this LLVM knows
 
 
-# Matrix instructions by the oldest flavor whose LLVM knows them (llvm_flavors.md §5, re-measured
-# with llvm-as: an unknown name is accepted silently, so "knows" means the declaration gets attributes).
-_MMA_16 = ("mfma_f32_32x32x8_f16", "mfma_f32_32x32x8_bf16", "mfma_f32_16x16x16_f16",
-           "mfma_f32_16x16x16_bf16", "wmma_gfx11_f32_16x16x16_f16", "wmma_gfx11_f32_16x16x16_bf16")
-_MMA_19 = _MMA_16 + ("wmma_gfx12_f32_16x16x16_f16", "wmma_gfx12_f32_16x16x16_bf16")
-_MMA_22 = _MMA_19 + ("mfma_f32_16x16x32_bf16", "wmma_gfx1250_f32_16x16x32_f16",
-                     "wmma_gfx1250_f32_16x16x32_bf16")
+def oldest_major(row):
+    return next(flavor["major"] for flavor in tables.FLAVORS if flavor["name"] == row["oldest_flavor"])
 
-_DL_COMMON = ("p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32")
-_DL_TAIL = ("i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024"
-            "-v2048:2048-n32:64-S32-A5-G1")
 
-FLAVORS = (
-    Flavor("llvm16", 16, "e-" + _DL_COMMON + "-" + _DL_TAIL + "-ni:7",
-           or_disjoint=False, zext_nneg=False, gep_nuw=False, splat_constants=False,
-           captures_attr=False, readfirstlane_mangled=False, vector_bf16_casts=False,
-           processors=("gfx90a", "gfx1100"),
-           wmma_operand_mangled=False, mma_instructions=_MMA_16),
-    Flavor("llvm19", 19, "e-" + _DL_COMMON + "-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-"
-           + _DL_TAIL + "-ni:7:8:9",
-           or_disjoint=True, zext_nneg=True, gep_nuw=True, splat_constants=True,
-           captures_attr=False, readfirstlane_mangled=True, vector_bf16_casts=True,
-           processors=("gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201"),
-           wmma_operand_mangled=True, mma_instructions=_MMA_19),
-    Flavor("llvm22", 22, "e-m:e-" + _DL_COMMON + "-p7:160:256:256:32-p8:128:128:128:48"
-           "-p9:192:256:256:32-" + _DL_TAIL + "-ni:7:8:9",
-           or_disjoint=True, zext_nneg=True, gep_nuw=True, splat_constants=True,
-           captures_attr=True, readfirstlane_mangled=True, vector_bf16_casts=True,
-           processors=("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201", "gfx1250"),
-           wmma_operand_mangled=True, mma_instructions=_MMA_22),
-)
+def flavor_of(row):
+    """A flavor from its row of tables/flavors.json: its processors are the archs (tables/archs.json,
+    in table order) and its mma instructions the instructions (tables/mma_instructions.json, by
+    oldest flavor, then in table order) whose oldest flavor is not newer."""
+    processors = tuple(arch["name"] for arch in tables.ARCHS if oldest_major(arch) <= row["major"])
+    known = sorted((instr for instr in tables.MMA_INSTRUCTIONS if oldest_major(instr) <= row["major"]),
+                   key=oldest_major)
+    return Flavor(**row, processors=processors, mma_instructions=tuple(instr["name"] for instr in known))
+
+
+FLAVORS = tuple(flavor_of(row) for row in tables.FLAVORS)
 
 
 class UnknownFlavor(ValueError):

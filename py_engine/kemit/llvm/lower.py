@@ -4,7 +4,9 @@ Structured control flow becomes basic blocks and phis (loops are rotated: a guar
 body that ends in the latch). Names are deterministic: `%v<id>` for IR values, `%v<id>.<role>`
 for the helper values an op needs, `<kind><n>.<role>` for blocks in order of appearance.
 """
+from .. import tables
 from ..ir.types import element_type, parse_type
+from ..tables import OP
 from ..target.arch import find_arch
 from .flavors import find_flavor
 from .lower_lanes import LaneLowering
@@ -14,11 +16,13 @@ from .spelling import constant_literal, llvm_type, mangle
 
 KERNEL_ATTRIBUTES = {"flat_work_group_size": "amdgpu-flat-work-group-size",
                      "waves_per_eu": "amdgpu-waves-per-eu"}
-INT_OPCODES = {"add": "add", "sub": "sub", "mul": "mul", "udiv": "udiv", "urem": "urem",
-               "shl": "shl", "lshr": "lshr", "bit_and": "and", "bit_or": "or"}
-FLOAT_OPCODES = {"fadd": "fadd", "fsub": "fsub", "fmul": "fmul", "fdiv": "fdiv"}
-FLOAT_INTRINSICS = {"fmax": "llvm.maxnum", "fmin": "llvm.minnum", "fma": "llvm.fma", "exp": "llvm.exp"}
-CASTS = ("zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "fptosi")
+# LLVM spellings from tables/ops.json: opcodes and intrinsics (without overload suffix).
+INT_OPCODES = {row["name"]: row["llvm"] for row in tables.ops_in("int_binary")}
+FLOAT_OPCODES = {row["name"]: row["llvm"] for row in tables.ops_in("float_math") if row["llvm_form"] == "opcode"}
+FLOAT_INTRINSICS = {row["name"]: row["llvm"] for row in tables.ops_in("float_math") if row["llvm_form"] == "intrinsic"}
+CASTS = {row["name"]: row["llvm"] for row in tables.ops_in("cast")}
+# Casts between float types: a vector one with bf16 goes lane by lane where llc cannot select it.
+FLOAT_CASTS = tuple(row["name"] for row in tables.ops_in("cast") if row["cast"]["from"] == row["cast"]["to"] == "float")
 DISPATCH_OFFSETS = {"x": (4, 12), "y": (6, 16), "z": (8, 20)}  # (workgroup size i16, grid size i32)
 
 
@@ -157,14 +161,14 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
     # ---- ops ----------------------------------------------------------------------------
     def lower_region(self, region):
         for op in region.ops:
-            if op.name == "yield":
+            if op.name == OP.yield_values:
                 continue
             self.handler(op.name)(op)
 
     def handler(self, name):
         if name in INT_OPCODES:
             return self.lower_int_binary
-        if name in FLOAT_OPCODES or name in FLOAT_INTRINSICS or name == "fneg":
+        if name in FLOAT_OPCODES or name in FLOAT_INTRINSICS:
             return self.lower_float_op
         if name in CASTS:
             return self.lower_cast
@@ -211,11 +215,9 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
     def lower_float_op(self, op):
         result = op.results[0]
         t = llvm_type(result.type)
-        if op.name in FLOAT_OPCODES:
-            a, b = op.operands
-            text = f"{FLOAT_OPCODES[op.name]} {self.typed(a)}, {self.value(b)}"
-        elif op.name == "fneg":
-            text = f"fneg {self.typed(op.operands[0])}"
+        if op.name in FLOAT_OPCODES:  # fneg a, or fadd a, b
+            first, *rest = op.operands
+            text = f"{FLOAT_OPCODES[op.name]} {self.typed(first)}" + (f", {self.value(rest[0])}" if rest else "")
         else:
             name = f"{FLOAT_INTRINSICS[op.name]}.{mangle(result.type)}"
             text = self.call(name, t, [(t, self.value(v)) for v in op.operands])
@@ -236,9 +238,9 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
     def lower_cast(self, op):
         source, result = op.operands[0], op.results[0]
         if (result.type.kind == "vector" and "bf16" in (source.type.name, result.type.name)
-                and op.name in ("fpext", "fptrunc") and not self.flavor.vector_bf16_casts):
+                and op.name in FLOAT_CASTS and not self.flavor.vector_bf16_casts):
             return self.lower_cast_per_lane(op)
-        opcode = op.name + (" nneg" if op.attrs.get("nneg") and self.flavor.zext_nneg else "")
+        opcode = CASTS[op.name] + (" nneg" if op.attrs.get("nneg") and self.flavor.zext_nneg else "")
         self.emit(f"{self.define(op.results[0])} = {opcode} {self.typed(source)} to {llvm_type(op.results[0].type)}")
 
     def lower_cast_per_lane(self, op):
@@ -249,7 +251,7 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
         for lane in range(result.type.count):
             element = self.define(result, f".e{lane}")
             self.emit(f"{element} = extractelement {self.typed(source)}, i64 {lane}")
-            self.emit(f"{self.define(result, f'.c{lane}')} = {op.name} {llvm_type(element_type(source.type))} "
+            self.emit(f"{self.define(result, f'.c{lane}')} = {CASTS[op.name]} {llvm_type(element_type(source.type))} "
                       f"{element} to {lane_type}")
             last = lane + 1 == result.type.count
             inserted = self.define(result) if last else self.define(result, f".i{lane}")
@@ -291,7 +293,7 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
     # ---- structured control flow ---------------------------------------------------------
     def lower_for(self, op):
         """Rotated loop: entry guard, body with phis, latch at the end of the body."""
-        prefix = self.new_block_prefix("for")
+        prefix = self.new_block_prefix(op.name)
         lo, hi, step, *inits = op.operands
         iv, *iters = op.regions[0].args
         body_label, exit_label = f"{prefix}.body", f"{prefix}.exit"
@@ -322,7 +324,7 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
                       f"[ {self.value(y)}, %{latch} ]")
 
     def lower_if(self, op):
-        prefix = self.new_block_prefix("if")
+        prefix = self.new_block_prefix(op.name)
         labels = [f"{prefix}.then"] + ([f"{prefix}.else"] if len(op.regions) == 2 else [])
         end = f"{prefix}.end"
         otherwise = labels[1] if len(labels) == 2 else end

@@ -6,27 +6,17 @@ A mixin of Lowering (llvm/lower.py). The flavor decides which instructions exist
 below was checked with llvm-as 16/19/22 (an unknown name is accepted silently there, so a known
 one is one whose declaration gets attributes back from llvm-dis).
 """
+from .. import tables
 from ..ir.types import lanes, scalar, vector
 from .flavors import FLAVORS
 from .spelling import llvm_type, mangle
 
-# canonical instruction -> (intrinsic name without overload suffix, operand form, call form)
-# operand form "i16": bf16 fragments are passed as <N x i16> (the `.1k` mfma and the gfx11/gfx12
-# wmma), "native": as the IR type. Call form: "mfma" (a, b, c, cbsz, abid, blgp), "wmma" (a, b, c),
-# "wmma_mods" (neg_a, a, neg_b, b, c_mod, c, reuse_a, reuse_b: the gfx1250 form).
-MMA_INTRINSICS = {
-    "mfma_f32_32x32x8_f16": ("llvm.amdgcn.mfma.f32.32x32x8f16", "native", "mfma"),
-    "mfma_f32_32x32x8_bf16": ("llvm.amdgcn.mfma.f32.32x32x8bf16.1k", "i16", "mfma"),
-    "mfma_f32_16x16x16_f16": ("llvm.amdgcn.mfma.f32.16x16x16f16", "native", "mfma"),
-    "mfma_f32_16x16x16_bf16": ("llvm.amdgcn.mfma.f32.16x16x16bf16.1k", "i16", "mfma"),
-    "mfma_f32_16x16x32_bf16": ("llvm.amdgcn.mfma.f32.16x16x32.bf16", "native", "mfma"),
-    "wmma_gfx11_f32_16x16x16_f16": ("llvm.amdgcn.wmma.f32.16x16x16.f16", "native", "wmma"),
-    "wmma_gfx11_f32_16x16x16_bf16": ("llvm.amdgcn.wmma.f32.16x16x16.bf16", "i16", "wmma"),
-    "wmma_gfx12_f32_16x16x16_f16": ("llvm.amdgcn.wmma.f32.16x16x16.f16", "native", "wmma"),
-    "wmma_gfx12_f32_16x16x16_bf16": ("llvm.amdgcn.wmma.f32.16x16x16.bf16", "i16", "wmma"),
-    "wmma_gfx1250_f32_16x16x32_f16": ("llvm.amdgcn.wmma.f32.16x16x32.f16", "native", "wmma_mods"),
-    "wmma_gfx1250_f32_16x16x32_bf16": ("llvm.amdgcn.wmma.f32.16x16x32.bf16", "native", "wmma_mods"),
-}
+# canonical instruction -> (intrinsic name without overload suffix, operand form, call form), from
+# tables/mma_instructions.json. Operand form "i16": bf16 fragments are passed as <N x i16> (the `.1k`
+# mfma and the gfx11/gfx12 wmma), "native": as the IR type. Call form: "mfma" (a, b, c, cbsz, abid,
+# blgp), "wmma" (a, b, c), "wmma_mods" (neg_a, a, neg_b, b, c_mod, c, reuse_a, reuse_b: the gfx1250 form).
+MMA_INTRINSICS = {row["name"]: (row["intrinsic"], row["operand_form"], row["call_form"])
+                  for row in tables.MMA_INSTRUCTIONS}
 
 
 def mma_gate(instr, flavor):

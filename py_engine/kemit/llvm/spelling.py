@@ -1,11 +1,11 @@
 """How IR types and constants are spelled in LLVM text at a flavor."""
 import struct
 
+from .. import tables
 from ..ir.types import element_type, lanes
 
-ADDRESS_SPACE_NUMBERS = {"global": 1, "lds": 3, "constant": 4, "private": 5}
-SCALAR_NAMES = {"i1": "i1", "i16": "i16", "i32": "i32", "i64": "i64",
-                "f16": "half", "bf16": "bfloat", "f32": "float"}
+ADDRESS_SPACE_NUMBERS = {row["name"]: row["llvm"] for row in tables.ADDRESS_SPACES}
+SCALAR_NAMES = {row["name"]: row["llvm"] for row in tables.SCALAR_TYPES}
 
 
 def llvm_type(t):

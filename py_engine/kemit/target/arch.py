@@ -1,6 +1,8 @@
 """The arch table: the processors kemit emits for, and the facts the families need."""
 from dataclasses import dataclass
 
+from .. import tables
+
 
 @dataclass(frozen=True)
 class Arch:
@@ -11,15 +13,7 @@ class Arch:
     mma: str             # matrix-core kind: mfma, wmma_gfx11, wmma_gfx12, wmma_gfx1250
 
 
-ARCHS = (
-    Arch("gfx90a", 64, 65536, "llvm16", "mfma"),
-    Arch("gfx942", 64, 65536, "llvm19", "mfma"),
-    Arch("gfx950", 64, 163840, "llvm22", "mfma"),
-    Arch("gfx1100", 32, 65536, "llvm16", "wmma_gfx11"),
-    Arch("gfx1151", 32, 65536, "llvm19", "wmma_gfx11"),
-    Arch("gfx1201", 32, 65536, "llvm19", "wmma_gfx12"),
-    Arch("gfx1250", 32, 327680, "llvm22", "wmma_gfx1250"),
-)
+ARCHS = tuple(Arch(**row) for row in tables.ARCHS)  # tables/archs.json
 
 
 class UnknownArch(ValueError):

@@ -53,8 +53,10 @@ struct Region {
   std::vector<Op> ops;
 };
 
+using tables::OpKind;
+
 struct Op {
-  std::string name;
+  OpKind name;  // Python's op.name; tables::op_name(name) is its text
   std::vector<Value> results;
   std::vector<Value> operands;
   Attrs attrs;
@@ -84,11 +86,8 @@ struct Kernel {
   Region body;
 };
 
-extern const std::map<std::string, std::vector<std::string>> INT_FLAGS;
-extern const std::vector<std::string> FLOAT_BINARY;
-extern const std::vector<std::string> FLOAT_UNARY;
-extern const std::vector<std::string> ICMP_PREDICATES;
-extern const std::vector<std::string> FCMP_PREDICATES;
+// Python's INT_FLAGS, ICMP_PREDICATES and FCMP_PREDICATES are the flags and predicates columns of
+// tables::OPS (tables/ops.json); its CAST_RULES are the cast columns.
 extern const std::vector<std::string> DIMS;
 // row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls.
 constexpr int DPP_ROW_ROR_FIRST = 0x121;
@@ -100,7 +99,7 @@ struct MmaInstruction {
   std::string accumulator;
   int wave_size;
 };
-// In the order Python's MMA_INSTRUCTIONS lists them; docs/ir.md gives each one's lane layout.
+// tables/mma_instructions.json, in its order; docs/ir.md gives each one's lane layout.
 extern const std::vector<MmaInstruction> MMA_INSTRUCTIONS;
 
 // Python's repr() of a float ("1.0", "0.1", "1e-05", "inf"): the builder's error texts use it.
@@ -205,25 +204,23 @@ class Builder {
 
  private:
   using TypeCheck = bool (*)(const Type&);
-  using WidthCheck = bool (*)(int, int);
 
   void _if(const Value& cond, const std::vector<IfBody>& bodies);
   Region& _current();
   Value _new_value(const Type& t);
-  std::optional<Value> _emit(const std::string& name, std::vector<Value> operands,
+  std::optional<Value> _emit(OpKind name, std::vector<Value> operands,
                              const std::optional<Type>& result_type, Attrs attrs);
   void _check_new_name(const std::string& name) const;
   static std::string _dim(const std::string& dim);
-  static void _same_types(const std::string& name, const std::vector<Value>& values, TypeCheck predicate,
+  static void _same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate,
                           const std::string& what);
-  Value _int_binary(const std::string& name, const Value& a, const Value& b, const Flags& flags);
-  Value _float_op(const std::string& name, const std::vector<Value>& operands);
-  Value _compare(const std::string& name, const std::string& pred, const std::vector<std::string>& predicates,
-                 const Value& a, const Value& b);
-  Value _cast(const std::string& name, const Value& v, const Type& t, TypeCheck from_ok, TypeCheck to_ok,
-              WidthCheck widths_ok, Attrs attrs);
-  static void _check_access(const std::string& name, const Type& t, const Value& p, int align);
-  static void _check_lane(const std::string& name, const Type& t, int index);
+  Value _int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags);
+  Value _float_op(OpKind name, const std::vector<Value>& operands);
+  Value _compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,
+                 const Value& b);
+  Value _cast(OpKind name, const Value& v, const Type& t, Attrs attrs);
+  static void _check_access(OpKind name, const Type& t, const Value& p, int align);
+  static void _check_lane(OpKind name, const Type& t, int index);
 
   Kernel _kernel;
   int _next_id = 0;

@@ -18,10 +18,8 @@
 namespace kemit::llvm {
 
 extern const std::map<std::string, std::string> KERNEL_ATTRIBUTES;
-extern const std::map<std::string, std::string> INT_OPCODES;
-extern const std::map<std::string, std::string> FLOAT_OPCODES;
-extern const std::map<std::string, std::string> FLOAT_INTRINSICS;
-extern const std::vector<std::string> CASTS;
+// Python's INT_OPCODES, FLOAT_OPCODES, FLOAT_INTRINSICS, CASTS and FLOAT_CASTS are the llvm and cast
+// columns of tables::OPS (tables/ops.json); C++ reads them from the op's row.
 // (workgroup size i16, grid size i32) offsets in the HSA dispatch packet.
 extern const std::map<std::string, std::pair<int, int>> DISPATCH_OFFSETS;
 
@@ -69,7 +67,7 @@ class Lowering {
   // ---- ops ----
   using Handler = void (Lowering::*)(const ir::Op&);
   void lower_region(const ir::Region& region);
-  Handler handler(const std::string& name) const;
+  Handler handler(ir::OpKind name) const;
   void lower_const(const ir::Op& op);
   void lower_workitem_id(const ir::Op& op);
   void lower_workgroup_id(const ir::Op& op);

@@ -10,8 +10,8 @@
 
 namespace kemit::llvm {
 
-extern const std::map<std::string, int> ADDRESS_SPACE_NUMBERS;
-extern const std::map<std::string, std::string> SCALAR_NAMES;
+// Python's ADDRESS_SPACE_NUMBERS and SCALAR_NAMES are the llvm columns of tables::ADDRESS_SPACES and
+// tables::SCALAR_TYPES; C++ reads them by the type's enums (ir::space_row, ir::scalar_row).
 
 std::string llvm_type(const ir::Type& t);
 // llvm_type(t) appended to out (C++ only: spares a string per operand in the lowering).
