@@ -10,6 +10,11 @@ kemit_llcheckN). Every section's outputs are compared with the family's numpy re
 
     /usr/bin/python3 parity/numerics/check_numerics.py --build build [--only conv,gemm]
         [--section canonical,llvm19] [--engine cpp|py] [--json report.json] [--junit report.xml] [--jobs 2]
+        [--cache DIR | --no-cache]
+
+Every section run's answer is kept in the shared result cache (numerics_cache.py; default
+<build>/result-cache, or $KEMIT_CACHE): a run whose text, inputs, reference and runner are
+unchanged is not run again.
 
 Verdicts per config and section (canonical, llvm16, llvm19, llvm22): NUMERIC_OK; NUMERIC_MISMATCH
 (max abs and rel error, first bad index); NOT_EXECUTABLE (the spec is refused, the family has no
@@ -30,11 +35,13 @@ from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), HERE):
+for path in (os.path.join(ROOT, "py_engine"), HERE, os.path.join(ROOT, "parity", "lane_support")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import numerics_cache  # noqa: E402
 import plans  # noqa: E402
+import result_cache  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
 # Still read from the Python engine (issue 13, not yet through the protocol): a spec's defaults and
@@ -58,6 +65,7 @@ class Result:
     seconds: float = 0.0
     spec: dict = field(default_factory=dict)
     section: str = "canonical"
+    cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
 
 
 def load_kemit_cpp(build):
@@ -92,6 +100,10 @@ class Checkers:
         self.build, self.env = build, env
         self._local = threading.local()
         self._all, self._lock = [], threading.Lock()
+
+    def version(self, flavor):
+        """The LLVM version string the flavor's executor announces (part of its cache keys)."""
+        return self.get(flavor).version
 
     def get(self, flavor):
         mine = getattr(self._local, "checkers", None)
@@ -163,34 +175,112 @@ def run_section(kemit_cpp, checkers, section, text, case, built, family, config_
     return result
 
 
-def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS):
-    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out)."""
+def build_case(family, config, source):
+    """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
     start = time.perf_counter()
     case, reason = make_case(family, config)
     if case is None:
-        return [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
     built = source.build(family, config["id"], config["arch"], case.spec)
     if built.canonical is None:
-        return [Result(family, config["id"], "NOT_EXECUTABLE",
-                       f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
-                       seconds=time.perf_counter() - start, spec=case.spec)]
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE",
+                             f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
+                             seconds=time.perf_counter() - start, spec=case.spec)]
     if case.runs:  # the engine names a module's first kernel
         case.runs = [(built.kernel_name if i == 0 else kernel, *rest) for i, (kernel, *rest) in enumerate(case.runs)]
+    return case, built
+
+
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS, cache=None, context=None):
+    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out).
+    With a cache (and its context, lane_context), a section whose key is stored is not run again."""
+    case, built = build_case(family, config, source)
+    if case is None:
+        return built
     results = []
     for section in sections:
         text = built.canonical if section == "canonical" else built.flavors.get(section)
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
-        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
+        start = time.perf_counter()
+        key = numerics_cache.run_key(context, section, text, case) if cache and cache.enabled else None
+        result = cached(cache, key, family, config["id"], section)
+        if result is None:
+            result = run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"])
+            if key and not result.detail.startswith("CheckerError"):  # a dead checker is not the module's answer
+                cache.put(key, numerics_cache.encode(result))
+        result.seconds = time.perf_counter() - start
+        results.append(result)
     return results
 
 
-def run_lane(kemit_cpp, families, jobs, source, checkers, sections=SECTIONS):
+def cached(cache, key, family, config_id, section):
+    """The Result stored under key, or None (a value that is not a Result of this section is rejected)."""
+    value = cache.get(key) if key else None
+    if value is None:
+        return None
+    result = numerics_cache.decode(value, Result, family, config_id, section)
+    if result is None:
+        cache.reject(key, f"its value is not a numerics result of section {section}")
+    else:
+        result.cached = True
+    return result
+
+
+def lane_context(kemit_cpp, checkers, sections):
+    """What every key holds besides the run itself: the lane's sources and each section's runner."""
+    runners = {}
+    for section in sections:
+        if section == "canonical":
+            runners[section] = "interpreter " + numerics_cache.digest_files([kemit_cpp.__file__])
+        else:
+            path = checker_path(checkers.build, section)
+            runners[section] = f"executor {numerics_cache.digest_files([path])} {checkers.version(section)}"
+    return {"plans": numerics_cache.lane_digest(HERE), "runners": runners}
+
+
+def run_lane(kemit_cpp, families, jobs, source, checkers, sections=SECTIONS, cache=None):
     work = [(family, config) for family, configs in families for config in configs]
-    # the longest configs first, so that two threads finish together
+    context = lane_context(kemit_cpp, checkers, sections) if cache and cache.enabled else None
+    progress = Progress("check_numerics", len(work))
+
+    def one(item):
+        results = check_config(kemit_cpp, item[0], item[1], source, checkers, sections, cache, context)
+        progress.advance()
+        return results
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # the interpreter and the checkers run without the GIL
-        nested = list(pool.map(lambda item: check_config(kemit_cpp, item[0], item[1], source, checkers, sections), work))
+        nested = list(pool.map(one, work))
+    progress.close()
+    if cache:
+        cache.prune()
     return [result for results in nested for result in results]
+
+
+class Progress:
+    """'check_numerics: 120/223, 8.4 s' on stderr, only on a terminal, at most ten times a second."""
+
+    def __init__(self, label, total):
+        self.label, self.total, self.done = label, total, 0
+        self.start = self.last = time.perf_counter()
+        self.shown = sys.stderr.isatty()
+        self.drawn = False
+        self.lock = threading.Lock()
+
+    def advance(self):
+        with self.lock:
+            self.done += 1
+            now = time.perf_counter()
+            if not self.shown or (now - self.last < 0.1 and self.done < self.total):
+                return
+            self.last, self.drawn = now, True
+            sys.stderr.write(f"\r\033[K{self.label}: {self.done}/{self.total} configs, {now - self.start:.1f} s")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def family_status(configs, results):
@@ -205,7 +295,7 @@ def section_counts(results, sections):
             for s in sections}
 
 
-def report_text(families, results, wall, sections=SECTIONS):
+def report_text(families, results, wall, sections=SECTIONS, cache=None):
     lines = []
     for family, configs in families:
         mine = [r for r in results if r.family == family]
@@ -221,11 +311,13 @@ def report_text(families, results, wall, sections=SECTIONS):
                      f"--config {r.config} --section {r.section}")
     for opinion, chosen in (("interpreted (canonical)", ["canonical"]), ("executed (flavors)", list(FLAVORS))):
         picked = [r for r in results if r.section in chosen]
-        lanes, seconds = sum(r.lane_instructions for r in picked), sum(r.interp_seconds for r in picked)
+        ran = [r for r in picked if not r.cached]  # a cached result's counters were measured by an earlier run
+        lanes, seconds = sum(r.lane_instructions for r in ran), sum(r.interp_seconds for r in ran)
         if picked:
-            lines.append(f"{len(picked)} section run(s) {opinion}: {lanes} lane instructions in {seconds:.1f} s "
-                         f"({lanes / seconds / 1e6 if seconds else 0:.1f} M/s)")
-    lines.append(f"wall {wall:.1f} s")
+            lines.append(f"{len(picked)} section run(s) {opinion}, {len(picked) - len(ran)} from the cache: "
+                         f"{lanes} lane instructions run in {seconds:.1f} s ({lanes / seconds / 1e6 if seconds else 0:.1f} M/s)")
+    lines.append(f"wall {wall:.1f} s, {cache.summary() if cache else 'cache: off'}")
+    lines += [f"cache: {problem}" for problem in (cache.problems if cache else [])]
     green = families and all(family_status(c, [r for r in results if r.family == f])[0] == "GREEN" for f, c in families)
     lines.append("RESULT: GREEN" if green else "RESULT: RED")
     return "\n".join(lines), bool(green)
@@ -284,6 +376,8 @@ def parse_args(argv):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json")
     parser.add_argument("--junit")
+    parser.add_argument("--cache", help="result cache directory (default $KEMIT_CACHE, else BUILD/result-cache)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor fill the result cache")
     return parser.parse_args(argv)
 
 
@@ -309,9 +403,10 @@ def main(argv=None):
                   file=sys.stderr)
             return 2
     source, checkers = EngineSource(args.engine, args.build), Checkers(args.build)
+    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(args.cache, args.no_cache, args.build))
     start = time.perf_counter()
     try:
-        results = run_lane(kemit_cpp, families, max(1, args.jobs), source, checkers, sections)
+        results = run_lane(kemit_cpp, families, max(1, args.jobs), source, checkers, sections, cache)
     except RuntimeError as error:  # an engine worker that cannot start or dies
         print(f"check_numerics: {error}", file=sys.stderr)
         return 2
@@ -319,7 +414,7 @@ def main(argv=None):
         source.close()
         checkers.close()
     wall = time.perf_counter() - start
-    text, green = report_text(families, results, wall, sections)
+    text, green = report_text(families, results, wall, sections, cache)
     print(text)
     if args.json:
         write_json(args.json, families, results, wall, sections)
