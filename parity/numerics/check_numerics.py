@@ -35,7 +35,7 @@ from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), HERE, os.path.join(ROOT, "parity", "lane_support")):
+for path in (HERE, os.path.join(ROOT, "parity", "lane_support")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
@@ -44,10 +44,6 @@ import plans  # noqa: E402
 import result_cache  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
-# Still read from the Python engine (issue 13, not yet through the protocol): a spec's defaults and
-# the arch's wave size, which the plans need to size the launch.
-from kemit.families.registry import find_family  # noqa: E402
-from kemit.target.arch import find_arch  # noqa: E402
 
 VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
 SECTIONS = ("canonical",) + FLAVORS
@@ -120,13 +116,13 @@ class Checkers:
             checker.close()
 
 
-def make_case(family, config):
-    """The config's case, or a NOT_EXECUTABLE reason."""
-    try:
-        spec = find_family(family).parse_spec(config["spec"])
-        arch = find_arch(config["arch"])
-    except Exception as error:  # an unknown family or arch, a spec the engine refuses
-        return None, f"the Python engine refuses the config: {error}"
+def make_case(family, config, source):
+    """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
+    come from the engine's worker (the lane imports no engine code)."""
+    arch, reason = source.arch(config["arch"])
+    spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
+    if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
+        return None, f"the engine refuses the config: {reason or refusal}"
     if family not in plans.PLANS:
         return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
     return plans.make_case(family, spec, arch, config["id"]), ""
@@ -178,7 +174,7 @@ def run_section(kemit_cpp, checkers, section, text, case, built, family, config_
 def build_case(family, config, source):
     """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
     start = time.perf_counter()
-    case, reason = make_case(family, config)
+    case, reason = make_case(family, config, source)
     if case is None:
         return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
     built = source.build(family, config["id"], config["arch"], case.spec)
