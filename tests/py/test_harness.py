@@ -97,12 +97,12 @@ def test_an_engine_error_or_crash_is_an_engine_error():
 
 
 def test_both_engines_say_the_same_hello(engines):
-    """The tables every harness tool takes from hello (families, flavors, arches, flavor facts)."""
+    """The tables every harness tool takes from hello (families, flavors, arches, flavor and arch facts)."""
     py, cpp = dict(engines.worker("py").hello), dict(engines.worker("cpp").hello)
     assert (py.pop("engine"), cpp.pop("engine")) == ("py", "cpp")
     py.pop("id"), cpp.pop("id")
     assert py == cpp
-    assert set(py) == {"status", "protocol", "families", "flavors", "arches", "flavor_facts"}
+    assert set(py) == {"status", "protocol", "families", "flavors", "arches", "flavor_facts", "arch_facts"}
 
 
 def test_a_hung_worker_is_stopped_with_an_engine_error():
