@@ -105,6 +105,19 @@ def test_both_engines_say_the_same_hello(engines):
     assert set(py) == {"status", "protocol", "families", "flavors", "arches", "flavor_facts", "arch_facts"}
 
 
+def test_both_engines_parse_every_parity_spec_the_same(engines):
+    """parse_spec (the numerics lane's spec defaults): the same spec, refusal or error from both."""
+    requests = [{"op": "parse_spec", "family": family, "spec": config["spec"]}
+                for family, config in (p.values for p in parity_configs())]
+    requests += [{"op": "parse_spec", "family": "nope", "spec": {}}, {"op": "parse_spec", "family": "elementwise"}]
+    answers = {engine: [engines.worker(engine).ask(r) for r in requests] for engine in ("py", "cpp")}
+    for request, py, cpp in zip(requests, answers["py"], answers["cpp"]):
+        py.pop("id"), cpp.pop("id")
+        assert py == cpp, request
+    statuses = [answer["status"] for answer in answers["py"]]
+    assert statuses.count("ok") > 300 and "rejected" in statuses and statuses[-2:] == ["error", "error"]
+
+
 def test_a_hung_worker_is_stopped_with_an_engine_error():
     with Engines(commands={"py": fake("py", "--hang", "0"), "cpp": fake("cpp")}, timeout=2) as harness:
         with pytest.raises(EngineError, match="the py engine's worker gave no answer within 2 s \\(its stderr ends: "
