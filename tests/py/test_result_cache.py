@@ -108,7 +108,7 @@ def test_second_run_is_all_hits_and_a_poisoned_entry_is_recomputed(kemit_cpp, el
     assert all(r.cached for r in second)
     assert [(r.section, r.verdict, r.lane_instructions) for r in second] == \
         [(r.section, r.verdict, r.lane_instructions) for r in first]
-    text, green = check_numerics.report_text(elementwise, second, 1.0, check_numerics.SECTIONS, warm)
+    text, green = check_numerics.report_text(elementwise, second, 1.0, check_numerics.SECTIONS, cache=warm)
     assert green and f"cache: {len(first)} hits, 0 misses" in text and "3 from the cache" in text
     # Poison every entry's value (checksums untouched): all detected, recomputed, reported.
     for folder, _, names in os.walk(tmp_path):
@@ -123,7 +123,7 @@ def test_second_run_is_all_hits_and_a_poisoned_entry_is_recomputed(kemit_cpp, el
     assert all(r.verdict == "NUMERIC_OK" and not r.cached for r in third), "a poisoned value was trusted"
     assert poisoned.corrupt == len(first) and poisoned.hits == 0
     assert all("deleted and recomputed" in p for p in poisoned.problems)
-    text, _ = check_numerics.report_text(elementwise, third, 1.0, check_numerics.SECTIONS, poisoned)
+    text, _ = check_numerics.report_text(elementwise, third, 1.0, check_numerics.SECTIONS, cache=poisoned)
     assert f"{len(first)} corrupt entries recomputed" in text and "cache: corrupt cache entry" in text
 
 
