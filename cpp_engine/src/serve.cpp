@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kemit/engine.h"
+#include "kemit/families/registry.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/ir/parser.h"
@@ -257,7 +258,8 @@ json parse_line(const std::string& line) {
 }
 
 // What the engine serves: families, flavors (with the facts the LLVM lane checks a module
-// against) and processors, so that no harness tool needs the engine's tables.
+// against) and processors (with the facts the numerics lane sizes a launch by), so that no
+// harness tool needs the engine's tables.
 json hello_response(const json& request_id) {
   json facts = json::array();
   for (const auto& flavor : llvm::flavors())
@@ -265,10 +267,32 @@ json hello_response(const json& request_id) {
                      {"major", flavor.major},
                      {"datalayout", flavor.datalayout},
                      {"processors", flavor.processors}});
+  json arch_facts = json::array();
+  for (const auto& arch : target::archs()) arch_facts.push_back({{"name", arch.name}, {"wave_size", arch.wave_size}});
   return {{"id", request_id},         {"status", "ok"},
           {"engine", "cpp"},          {"protocol", PROTOCOL},
           {"families", family_names()}, {"flavors", llvm::flavor_names()},
-          {"arches", target::arch_names()}, {"flavor_facts", facts}};
+          {"arches", target::arch_names()}, {"flavor_facts", facts},
+          {"arch_facts", arch_facts}};
+}
+
+// The parse_spec op: a family's spec with every default filled in (what the family builds from),
+// or the refusal emit gives for it; an unknown family is an error, as in emit.
+json parse_spec_response(const json& request_id, const json& request) {
+  for (const char* field : {"family", "spec"})
+    if (!request.contains(field))
+      return {{"id", request_id}, {"status", "error"}, {"error", std::string("request lacks field '") + field + "'"}};
+  try {
+    const json& family = request["family"];
+    if (family.is_array() || family.is_object())
+      throw std::runtime_error("TypeError: unhashable type: '" + python_type_name(family) + "'");
+    const families::Family& module = families::find_family(python_str(family));
+    return {{"id", request_id}, {"status", "ok"}, {"spec", module.parse_spec(request["spec"])}};
+  } catch (const families::SpecError& refusal) {
+    return {{"id", request_id}, {"status", "rejected"}, {"reason", refusal.what()}};
+  } catch (...) {  // a bug or a malformed request: reported, never fatal
+    return {{"id", request_id}, {"status", "error"}, {"error", error_text(std::current_exception())}};
+  }
 }
 
 // The resolve_flavor op: a flavor name as a user typed it (an alias such as llvm23 included)
@@ -310,6 +334,7 @@ json respond(const json& request) {
   if (op == "hello") return hello_response(request_id);
   if (op == "lower") return lower_response(request_id, request);
   if (op == "resolve_flavor") return resolve_flavor_response(request_id, request);
+  if (op == "parse_spec") return parse_spec_response(request_id, request);
   if (op != "emit") return {{"id", request_id}, {"status", "error"}, {"error", "unknown op '" + python_str(op) + "'"}};
   return emit_response(request_id, request);
 }

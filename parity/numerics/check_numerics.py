@@ -10,7 +10,12 @@ kemit_llcheckN). Every section's outputs are compared with the family's numpy re
 
     /usr/bin/python3 parity/numerics/check_numerics.py --build build [--only conv,gemm]
         [--section canonical,llvm19] [--engine cpp|py] [--json report.json] [--junit report.xml] [--jobs 2]
-        [--shard K/N] [--configs DIR]
+        [--shard K/N] [--configs DIR] [--cache DIR | --no-cache]
+
+
+Every section run's answer is kept in the shared result cache (numerics_cache.py; default
+<build>/result-cache, or $KEMIT_CACHE): a run whose text, inputs, reference and runner are
+unchanged is not run again.
 
 Verdicts per config and section (canonical, llvm16, llvm19, llvm22): NUMERIC_OK; NUMERIC_MISMATCH
 (max abs and rel error, first bad index); NOT_EXECUTABLE (the spec is refused, the family has no
@@ -33,18 +38,16 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "parity", "report"), HERE):
+for path in (HERE, os.path.join(ROOT, "parity", "report"), os.path.join(ROOT, "parity", "lane_support")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
 import kemit_reports  # noqa: E402
+import numerics_cache  # noqa: E402
 import plans  # noqa: E402
+import result_cache  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
-# Still read from the Python engine (issue 13, not yet through the protocol): a spec's defaults and
-# the arch's wave size, which the plans need to size the launch.
-from kemit.families.registry import find_family  # noqa: E402
-from kemit.target.arch import find_arch  # noqa: E402
 
 VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
 SECTIONS = ("canonical",) + FLAVORS
@@ -62,6 +65,7 @@ class Result:
     seconds: float = 0.0
     spec: dict = field(default_factory=dict)
     section: str = "canonical"
+    cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
 
 
 def load_kemit_cpp(build):
@@ -101,6 +105,10 @@ class Checkers:
         self._local = threading.local()
         self._all, self._lock = [], threading.Lock()
 
+    def version(self, flavor):
+        """The LLVM version string the flavor's executor announces (part of its cache keys)."""
+        return self.get(flavor).version
+
     def get(self, flavor):
         mine = getattr(self._local, "checkers", None)
         if mine is None:
@@ -116,13 +124,13 @@ class Checkers:
             checker.close()
 
 
-def make_case(family, config):
-    """The config's case, or a NOT_EXECUTABLE reason."""
-    try:
-        spec = find_family(family).parse_spec(config["spec"])
-        arch = find_arch(config["arch"])
-    except Exception as error:  # an unknown family or arch, a spec the engine refuses
-        return None, f"the Python engine refuses the config: {error}"
+def make_case(family, config, source):
+    """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
+    come from the engine's worker (the lane imports no engine code)."""
+    arch, reason = source.arch(config["arch"])
+    spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
+    if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
+        return None, f"the engine refuses the config: {reason or refusal}"
     if family not in plans.PLANS:
         return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
     return plans.make_case(family, spec, arch, config["id"]), ""
@@ -171,34 +179,112 @@ def run_section(kemit_cpp, checkers, section, text, case, built, family, config_
     return result
 
 
-def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS):
-    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out)."""
+def build_case(family, config, source):
+    """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
     start = time.perf_counter()
-    case, reason = make_case(family, config)
+    case, reason = make_case(family, config, source)
     if case is None:
-        return [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
     built = source.build(family, config["id"], config["arch"], case.spec)
     if built.canonical is None:
-        return [Result(family, config["id"], "NOT_EXECUTABLE",
-                       f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
-                       seconds=time.perf_counter() - start, spec=case.spec)]
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE",
+                             f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
+                             seconds=time.perf_counter() - start, spec=case.spec)]
     if case.runs:  # the engine names a module's first kernel
         case.runs = [(built.kernel_name if i == 0 else kernel, *rest) for i, (kernel, *rest) in enumerate(case.runs)]
+    return case, built
+
+
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS, cache=None, context=None):
+    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out).
+    With a cache (and its context, lane_context), a section whose key is stored is not run again."""
+    case, built = build_case(family, config, source)
+    if case is None:
+        return built
     results = []
     for section in sections:
         text = built.canonical if section == "canonical" else built.flavors.get(section)
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
-        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
+        start = time.perf_counter()
+        key = numerics_cache.run_key(context, section, text, case) if cache and cache.enabled else None
+        result = cached(cache, key, family, config["id"], section)
+        if result is None:
+            result = run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"])
+            if key and not result.detail.startswith("CheckerError"):  # a dead checker is not the module's answer
+                cache.put(key, numerics_cache.encode(result))
+        result.seconds = time.perf_counter() - start
+        results.append(result)
     return results
 
 
-def run_lane(kemit_cpp, families, jobs, source, checkers, sections=SECTIONS):
+def cached(cache, key, family, config_id, section):
+    """The Result stored under key, or None (a value that is not a Result of this section is rejected)."""
+    value = cache.get(key) if key else None
+    if value is None:
+        return None
+    result = numerics_cache.decode(value, Result, family, config_id, section)
+    if result is None:
+        cache.reject(key, f"its value is not a numerics result of section {section}")
+    else:
+        result.cached = True
+    return result
+
+
+def lane_context(kemit_cpp, checkers, sections):
+    """What every key holds besides the run itself: the lane's sources and each section's runner."""
+    runners = {}
+    for section in sections:
+        if section == "canonical":
+            runners[section] = "interpreter " + numerics_cache.digest_files([kemit_cpp.__file__])
+        else:
+            path = checker_path(checkers.build, section)
+            runners[section] = f"executor {numerics_cache.digest_files([path])} {checkers.version(section)}"
+    return {"plans": numerics_cache.lane_digest(HERE), "runners": runners}
+
+
+def run_lane(kemit_cpp, families, jobs, source, checkers, sections=SECTIONS, cache=None):
     work = [(family, config) for family, configs in families for config in configs]
-    # the longest configs first, so that two threads finish together
+    context = lane_context(kemit_cpp, checkers, sections) if cache and cache.enabled else None
+    progress = Progress("check_numerics", len(work))
+
+    def one(item):
+        results = check_config(kemit_cpp, item[0], item[1], source, checkers, sections, cache, context)
+        progress.advance()
+        return results
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # the interpreter and the checkers run without the GIL
-        nested = list(pool.map(lambda item: check_config(kemit_cpp, item[0], item[1], source, checkers, sections), work))
+        nested = list(pool.map(one, work))
+    progress.close()
+    if cache:
+        cache.prune()
     return [result for results in nested for result in results]
+
+
+class Progress:
+    """'check_numerics: 120/223, 8.4 s' on stderr, only on a terminal, at most ten times a second."""
+
+    def __init__(self, label, total):
+        self.label, self.total, self.done = label, total, 0
+        self.start = self.last = time.perf_counter()
+        self.shown = sys.stderr.isatty()
+        self.drawn = False
+        self.lock = threading.Lock()
+
+    def advance(self):
+        with self.lock:
+            self.done += 1
+            now = time.perf_counter()
+            if not self.shown or (now - self.last < 0.1 and self.done < self.total):
+                return
+            self.last, self.drawn = now, True
+            sys.stderr.write(f"\r\033[K{self.label}: {self.done}/{self.total} configs, {now - self.start:.1f} s")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def family_status(configs, results, sharded=False):
@@ -241,7 +327,7 @@ def report_cases(results):
     return cases
 
 
-def report_text(families, results, wall, sections=SECTIONS, sharded=False):
+def report_text(families, results, wall, sections=SECTIONS, sharded=False, cache=None):
     lines = []
     for family, configs in families:
         mine = [r for r in results if r.family == family]
@@ -256,11 +342,13 @@ def report_text(families, results, wall, sections=SECTIONS, sharded=False):
         lines.append(f"    reproduce: {reproduce(r)}")
     for opinion, chosen in (("interpreted (canonical)", ["canonical"]), ("executed (flavors)", list(FLAVORS))):
         picked = [r for r in results if r.section in chosen]
-        lanes, seconds = sum(r.lane_instructions for r in picked), sum(r.interp_seconds for r in picked)
+        ran = [r for r in picked if not r.cached]  # a cached result's counters were measured by an earlier run
+        lanes, seconds = sum(r.lane_instructions for r in ran), sum(r.interp_seconds for r in ran)
         if picked:
-            lines.append(f"{len(picked)} section run(s) {opinion}: {lanes} lane instructions in {seconds:.1f} s "
-                         f"({lanes / seconds / 1e6 if seconds else 0:.1f} M/s)")
-    lines.append(f"wall {wall:.1f} s")
+            lines.append(f"{len(picked)} section run(s) {opinion}, {len(picked) - len(ran)} from the cache: "
+                         f"{lanes} lane instructions run in {seconds:.1f} s ({lanes / seconds / 1e6 if seconds else 0:.1f} M/s)")
+    lines.append(f"wall {wall:.1f} s, {cache.summary() if cache else 'cache: off'}")
+    lines += [f"cache: {problem}" for problem in (cache.problems if cache else [])]
     green = kemit_reports.green(report_rows(families, results, sharded), [], sharded)
     lines.append("RESULT: GREEN" if green else "RESULT: RED")
     return "\n".join(lines), bool(green)
@@ -303,6 +391,8 @@ def parse_args(argv):
     parser.add_argument("--junit", help="write the JUnit XML report to FILE")
     parser.add_argument("--shard", help="K/N: check only shard K of N (by family:id; docs/reports.md)")
     parser.add_argument("--configs", help="the config folder (default: parity/configs of this tree)")
+    parser.add_argument("--cache", help="result cache directory (default $KEMIT_CACHE, else BUILD/result-cache)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor fill the result cache")
     return parser.parse_args(argv)
 
 
@@ -335,9 +425,10 @@ def main(argv=None):
                   file=sys.stderr)
             return 2
     source, checkers = EngineSource(args.engine, args.build), Checkers(args.build)
+    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(args.cache, args.no_cache, args.build))
     start = time.perf_counter()
     try:
-        results = run_lane(kemit_cpp, families, max(1, args.jobs), source, checkers, sections)
+        results = run_lane(kemit_cpp, families, max(1, args.jobs), source, checkers, sections, cache)
     except RuntimeError as error:  # an engine worker that cannot start or dies
         print(f"check_numerics: {error}", file=sys.stderr)
         return 2
@@ -345,7 +436,7 @@ def main(argv=None):
         source.close()
         checkers.close()
     wall = time.perf_counter() - start
-    text, green = report_text(families, results, wall, sections, shard is not None)
+    text, green = report_text(families, results, wall, sections, shard is not None, cache)
     write_reports(args, clock, families, results, wall, sections)
     if shard:
         print(f"shard {shard[0]}/{shard[1]}: families without configs in this shard are PARTIAL; merge the shards' "

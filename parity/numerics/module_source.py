@@ -1,15 +1,17 @@
 """Where the numerics lane gets its modules: an engine's protocol worker (docs/protocol.md).
 
-`EngineSource(engine, build)` keeps one `--serve` worker per thread and asks it to emit a spec at
-every flavor: the canonical text and each flavor's LLVM text (or the flavor's refusal). The lane
-imports no engine code for this; a test may hand the lane any object with the same `build` method
-(a mutated text, a fake engine).
+`EngineSource(engine, build)` keeps one `--serve` worker per thread and asks it for what a plan
+needs: a spec with its defaults (`parse_spec`), an arch's wave size (`hello`'s `arch_facts`), and
+the spec emitted at every flavor: the canonical text and each flavor's LLVM text (or the flavor's
+refusal). The lane imports no engine code; a test may hand the lane any object with the same
+`parse_spec`, `arch` and `build` methods (a mutated text, a fake engine).
 """
 import json
 import os
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLAVORS = ("llvm16", "llvm19", "llvm22")
@@ -20,6 +22,13 @@ class Built:
 
     def __init__(self, canonical, flavors, kernel_name, refused=""):
         self.canonical, self.flavors, self.kernel_name, self.refused = canonical, flavors, kernel_name, refused
+
+
+@dataclass(frozen=True)
+class ArchFacts:
+    """What a plan needs of a processor, from the engine's hello."""
+    name: str
+    wave_size: int
 
 
 def engine_command(engine, build):
@@ -69,6 +78,33 @@ class EngineSource:
             with self._lock:
                 self._workers.append(worker)
         return worker
+
+    def _hello(self):
+        """The engine's hello (asked once; every worker of one binary serves the same tables)."""
+        with self._lock:
+            hello = getattr(self, "_hello_answer", None)
+        if hello is None:
+            hello = self._worker().ask({"op": "hello"})
+            if "arch_facts" not in hello:
+                raise RuntimeError(f"the {self.engine} engine's hello has no arch_facts (an older engine? "
+                                   f"rebuild {self.command[0]}): the numerics lane needs each arch's wave size")
+            with self._lock:
+                self._hello_answer = hello
+        return hello
+
+    def arch(self, name):
+        """(ArchFacts, "") of a processor, or (None, reason) when the engine does not know it."""
+        facts = {a["name"]: a for a in self._hello()["arch_facts"]}
+        if name not in facts:
+            return None, f"unknown arch '{name}' (known: {', '.join(facts)})"
+        return ArchFacts(name, facts[name]["wave_size"]), ""
+
+    def parse_spec(self, family, spec):
+        """(the spec with its defaults, "") or (None, the engine's refusal or error)."""
+        answer = self._worker().ask({"op": "parse_spec", "family": family, "spec": spec})
+        if answer["status"] == "ok":
+            return answer["spec"], ""
+        return None, answer.get("reason") or f"engine error: {answer.get('error')}"
 
     def build(self, family, config_id, arch, spec):
         answer = self._worker().ask({"op": "emit", "family": family, "config": config_id, "arch": arch, "spec": spec,

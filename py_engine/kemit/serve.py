@@ -2,11 +2,12 @@
 import json
 import sys
 
-from .engine import emit, family_names
+from .engine import emit, family_names, find_family
+from .families.spec import SpecError
 from .ir.parser import parse_module
 from .llvm.flavors import FLAVORS, find_flavor, flavor_names, resolve_flavor
 from .llvm.lower import lower_module
-from .target.arch import arch_names
+from .target.arch import ARCHS, arch_names
 
 PROTOCOL = 1
 
@@ -23,6 +24,8 @@ def respond(request):
         return lower_response(request_id, request)
     if op == "resolve_flavor":
         return resolve_flavor_response(request_id, request)
+    if op == "parse_spec":
+        return parse_spec_response(request_id, request)
     if op != "emit":
         return {"id": request_id, "status": "error", "error": f"unknown op '{op}'"}
     try:
@@ -40,11 +43,29 @@ def respond(request):
 
 def hello_response(request_id):
     """What the engine serves: families, flavors (with the facts the LLVM lane checks a module
-    against) and processors, so that no harness tool needs the engine's tables."""
+    against) and processors (with the facts the numerics lane sizes a launch by), so that no
+    harness tool needs the engine's tables."""
     facts = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "processors": list(f.processors)}
              for f in FLAVORS]
+    arch_facts = [{"name": a.name, "wave_size": a.wave_size} for a in ARCHS]
     return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
-            "families": family_names(), "flavors": flavor_names(), "arches": arch_names(), "flavor_facts": facts}
+            "families": family_names(), "flavors": flavor_names(), "arches": arch_names(), "flavor_facts": facts,
+            "arch_facts": arch_facts}
+
+
+def parse_spec_response(request_id, request):
+    """The parse_spec op: a family's spec with every default filled in (what the family builds from),
+    or the refusal emit gives for it; an unknown family is an error, as in emit."""
+    for name in ("family", "spec"):
+        if name not in request:
+            return {"id": request_id, "status": "error", "error": f"request lacks field '{name}'"}
+    try:
+        module = find_family(request["family"])
+        return {"id": request_id, "status": "ok", "spec": module.parse_spec(request["spec"])}
+    except SpecError as refusal:
+        return {"id": request_id, "status": "rejected", "reason": str(refusal)}
+    except Exception as error:  # a bug or a malformed request: reported, never fatal
+        return {"id": request_id, "status": "error", "error": f"{type(error).__name__}: {error}"}
 
 
 def resolve_flavor_response(request_id, request):

@@ -29,6 +29,25 @@ TEST(Serve, HelloListsTheTablesTheHarnessNeeds) {
     EXPECT_EQ(hello["flavor_facts"][i]["name"], hello["flavors"][i]);
   EXPECT_EQ(hello["flavor_facts"][0]["major"], 16);
   EXPECT_TRUE(hello["flavor_facts"][2]["datalayout"].is_string());
+  ASSERT_EQ(hello["arch_facts"].size(), hello["arches"].size());
+  for (size_t i = 0; i < hello["arches"].size(); ++i) EXPECT_EQ(hello["arch_facts"][i]["name"], hello["arches"][i]);
+  EXPECT_EQ(hello["arch_facts"][1], json({{"name", "gfx942"}, {"wave_size", 64}}));
+  EXPECT_EQ(hello["arch_facts"][5], json({{"name", "gfx1201"}, {"wave_size", 32}}));
+}
+
+TEST(Serve, ParseSpecFillsTheDefaultsOrRefusesAsEmitDoes) {
+  json ok = respond({{"id", 1}, {"op", "parse_spec"}, {"family", "elementwise"}, {"spec", {{"op", "mul"}}}});
+  EXPECT_EQ(ok["status"], "ok");
+  EXPECT_EQ(ok["spec"]["op"], "mul");
+  EXPECT_EQ(ok["spec"]["dtype"], "f32");
+  EXPECT_EQ(ok["spec"]["vec"], 1);
+  EXPECT_EQ(respond({{"id", 2}, {"op", "parse_spec"}, {"family", "elementwise"}, {"spec", {{"vec", "x"}}}}),
+            json({{"id", 2}, {"status", "rejected"}, {"reason", "field 'vec' must be an integer (got string)"}}));
+  json unknown = respond({{"id", 3}, {"op", "parse_spec"}, {"family", "nope"}, {"spec", json::object()}});
+  EXPECT_EQ(unknown["status"], "error");
+  EXPECT_NE(unknown["error"].get<std::string>().find("unknown family 'nope'"), std::string::npos);
+  EXPECT_EQ(respond({{"id", 4}, {"op", "parse_spec"}, {"family", "elementwise"}}),
+            json({{"id", 4}, {"status", "error"}, {"error", "request lacks field 'spec'"}}));
 }
 
 TEST(Serve, ResolveFlavorAsTheClisDo) {

@@ -35,6 +35,12 @@ class MutatedSource:
         self.base, self.flavor, self.rewrite = base, flavor, rewrite
         self.original = self.mutated = None
 
+    def arch(self, name):
+        return self.base.arch(name)
+
+    def parse_spec(self, family, spec):
+        return self.base.parse_spec(family, spec)
+
     def build(self, family, config_id, arch, spec):
         built = self.base.build(family, config_id, arch, spec)
         self.original = built.flavors[self.flavor]

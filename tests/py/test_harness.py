@@ -97,12 +97,25 @@ def test_an_engine_error_or_crash_is_an_engine_error():
 
 
 def test_both_engines_say_the_same_hello(engines):
-    """The tables every harness tool takes from hello (families, flavors, arches, flavor facts)."""
+    """The tables every harness tool takes from hello (families, flavors, arches, flavor and arch facts)."""
     py, cpp = dict(engines.worker("py").hello), dict(engines.worker("cpp").hello)
     assert (py.pop("engine"), cpp.pop("engine")) == ("py", "cpp")
     py.pop("id"), cpp.pop("id")
     assert py == cpp
-    assert set(py) == {"status", "protocol", "families", "flavors", "arches", "flavor_facts"}
+    assert set(py) == {"status", "protocol", "families", "flavors", "arches", "flavor_facts", "arch_facts"}
+
+
+def test_both_engines_parse_every_parity_spec_the_same(engines):
+    """parse_spec (the numerics lane's spec defaults): the same spec, refusal or error from both."""
+    requests = [{"op": "parse_spec", "family": family, "spec": config["spec"]}
+                for family, config in (p.values for p in parity_configs())]
+    requests += [{"op": "parse_spec", "family": "nope", "spec": {}}, {"op": "parse_spec", "family": "elementwise"}]
+    answers = {engine: [engines.worker(engine).ask(r) for r in requests] for engine in ("py", "cpp")}
+    for request, py, cpp in zip(requests, answers["py"], answers["cpp"]):
+        py.pop("id"), cpp.pop("id")
+        assert py == cpp, request
+    statuses = [answer["status"] for answer in answers["py"]]
+    assert statuses.count("ok") > 300 and "rejected" in statuses and statuses[-2:] == ["error", "error"]
 
 
 def test_a_hung_worker_is_stopped_with_an_engine_error():

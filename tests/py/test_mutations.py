@@ -16,20 +16,27 @@ import sys
 
 import pytest
 
-from kemit.engine import emit
+from kemit.engine import emit, find_family
 from kemit.families import conv_depthwise_tiled
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
+from kemit.target.arch import find_arch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import check_numerics  # noqa: E402
-from module_source import Built  # noqa: E402
+from module_source import ArchFacts, Built  # noqa: E402
 
 
 class InProcessPythonSource:
     """The lane's module source, built in this process by the (monkeypatched) Python engine: the
     mutation stands for what both engines would emit (the lane itself asks a protocol worker)."""
+
+    def arch(self, name):
+        return ArchFacts(name, find_arch(name).wave_size), ""
+
+    def parse_spec(self, family, spec):
+        return find_family(family).parse_spec(spec), ""
 
     def build(self, family, config_id, arch, spec):
         result = emit(family, arch, spec, flavor_names())

@@ -8,7 +8,7 @@ import pytest
 from conftest import PY_ENGINE, REPO
 from kemit.engine import emit, family_names
 from kemit.llvm.flavors import FLAVORS as FLAVOR_TABLE
-from kemit.target.arch import arch_names
+from kemit.target.arch import ARCHS, arch_names
 
 PYTHON = "/usr/bin/python3"
 FLAVORS = ["llvm16", "llvm19", "llvm22"]
@@ -42,7 +42,8 @@ KNOWN_FAMILIES = ", ".join(FAMILIES)
 FLAVOR_FACTS = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "processors": list(f.processors)}
                 for f in FLAVOR_TABLE]
 HELLO = {"id": 0, "status": "ok", "engine": "py", "protocol": 1, "families": FAMILIES,
-         "flavors": ["llvm16", "llvm19", "llvm22"], "arches": arch_names(), "flavor_facts": FLAVOR_FACTS}
+         "flavors": ["llvm16", "llvm19", "llvm22"], "arches": arch_names(), "flavor_facts": FLAVOR_FACTS,
+         "arch_facts": [{"name": a.name, "wave_size": a.wave_size} for a in ARCHS]}
 
 
 def test_family_list():
@@ -58,6 +59,21 @@ def test_hello_lists_the_tables_the_harness_needs():
     assert "gfx942" in hello["arches"]
     assert [f["name"] for f in hello["flavor_facts"]] == hello["flavors"]
     assert hello["flavor_facts"][0]["major"] == 16 and "gfx942" not in hello["flavor_facts"][0]["processors"]
+    assert [a["name"] for a in hello["arch_facts"]] == hello["arches"]
+    waves = {a["name"]: a["wave_size"] for a in hello["arch_facts"]}
+    assert (waves["gfx942"], waves["gfx1201"]) == (64, 32)
+
+
+def test_parse_spec_fills_the_defaults_or_refuses_as_emit_does():
+    ok, refused, unknown, lacking = serve(
+        request(id=1, op="parse_spec", family="elementwise", spec={"op": "mul"}),
+        request(id=2, op="parse_spec", family="elementwise", spec={"vec": "x"}),
+        request(id=3, op="parse_spec", family="nope", spec={}),
+        request(id=4, op="parse_spec", family="elementwise"))
+    assert ok["status"] == "ok" and ok["spec"]["op"] == "mul" and ok["spec"]["dtype"] == "f32" and ok["spec"]["vec"] == 1
+    assert refused == {"id": 2, "status": "rejected", "reason": "field 'vec' must be an integer (got string)"}
+    assert unknown["status"] == "error" and "unknown family 'nope'" in unknown["error"]
+    assert lacking == {"id": 4, "status": "error", "error": "request lacks field 'spec'"}
 
 
 def test_resolve_flavor_as_the_clis_do():
