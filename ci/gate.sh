@@ -32,8 +32,10 @@ only=(); while (($#)); do
 done
 step numerics /usr/bin/python3 "$top/parity/numerics/check_numerics.py" --build "$build" "${only[@]}"
 
-gate_times=$(times | tail -1)  # the children's user and system CPU: the gate's work whatever the load
-echo "gate CPU (user, system): $gate_times"
+# The children's user and system CPU: the gate's work whatever the load. `times` must run in this
+# shell (in a pipeline or $(...) it would report a subshell's children: zeros).
+times_file=$(mktemp); times > "$times_file"
+echo "gate CPU (user, system): $(tail -1 "$times_file")"; rm -f "$times_file"
 if ((${#failed[@]})); then
   echo "GATE: RED (${failed[*]})"
   exit 1
