@@ -7,6 +7,7 @@
 
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/reports.h"
+#include "kemit/input_limits.h"
 
 namespace kemit::driver {
 namespace {
@@ -17,7 +18,7 @@ json section_json(const SectionResult& section, const std::vector<std::string>& 
   json sha = json::object(), refusal = json::object();
   for (size_t side = 0; side < engines.size() && side < section.sha256.size(); ++side) {
     sha[engines[side]] = section.sha256[side] ? json(*section.sha256[side]) : json(nullptr);
-    refusal[engines[side]] = section.refusal[side].empty() ? json(nullptr) : json(section.refusal[side]);
+    refusal[engines[side]] = section.refusal[side].empty() ? json(nullptr) : json(limits::cut_text(section.refusal[side]));
   }
   json entry = {{"verdict", verdict_name(section.verdict)}, {"sha256", sha}, {"refusal", refusal}};
   if (!section.detail.empty()) entry["detail"] = section.detail;
@@ -109,6 +110,8 @@ std::string junit_report(const RunOutcome& outcome) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
+  std::string unsafe = limits::unsafe_write_target(path);
+  if (!unsafe.empty()) throw InfrastructureError("cannot write the report " + path + ": it " + unsafe);
   std::string temporary = path + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kemit/driver/config.h"
+#include "kemit/input_limits_cli.h"
 #include "kemit/golden/error.h"
 #include "kemit/run_diff/run_diff.h"
 #include "process.h"
@@ -74,9 +75,9 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_flag("--dry-run", options.dry_run, "plan and report the bless, write nothing");
   app.add_flag("--no-resources", no_resources, "do not run the LLVM lane (no resources measured or compared)");
   app.add_option("--golden-dir", options.golden_dir, "the shard folder (default: <root>/golden/shards)");
-  app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(CLI::PositiveNumber);
+  app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(limits::jobs_check());
   app.add_option("--timeout", c.timeout_seconds, "seconds an engine may take on one config (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(limits::timeout_seconds_check());
   app.add_option("--root", c.locations.root, "the source root (holds py_engine/, parity/, golden/)");
   app.add_option("--build", c.locations.build, "the build dir (holds cpp_engine/kemit_emit)");
   app.add_option("--configs", c.configs_dir, "the config folder (default: <root>/parity/configs)");
