@@ -97,12 +97,14 @@ TEST_F(BlessUnderFailure, AShardThatIsASymlinkIsNotWrittenThrough) {
 
 // Item 10: MISSING's remedy suggested `--only F --prune`, which --prune refuses.
 TEST(Remedies, PruneIsSuggestedAsACompleteRun) {
-  Finding missing{Category::missing};
+  Finding missing;
+  missing.category = Category::missing;
   missing.id = missing.stored_id = 4;
   std::string text = describe_finding("conv", missing);
   EXPECT_NE(text.find("remove with `run_diff --record-golden --prune`"), std::string::npos) << text;
   EXPECT_EQ(text.find("--only"), std::string::npos) << text;
-  Finding stale{Category::stale_flavor};
+  Finding stale;
+  stale.category = Category::stale_flavor;
   stale.flavor = "llvm15";
   EXPECT_EQ(describe_finding("conv", stale).find("--only"), std::string::npos) << describe_finding("conv", stale);
 }
