@@ -7,7 +7,6 @@
 // Last line: RESULT: GREEN / RESULT: RED. Exit 0 green, 1 red, 2 usage or input error.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -19,6 +18,8 @@
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
+#include "kemit/input_limits.h"
+#include "kemit/input_limits_cli.h"
 #include "kemit/lane/configs.h"
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
@@ -239,9 +240,9 @@ int run_configs(const Arguments& args, Engine& engine) {
   std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
   if (configs.empty()) {
     std::cerr << "check_llvm: no configs under " << args.configs_dir
-              << (args.only.empty() ? "" : " matching --only " + args.only) << "\n";
-    std::cout << "RESULT: RED\n";
-    return 1;
+              << (args.only.empty() ? "" : " matching --only " + args.only)
+              << "; check the family filter or --configs (usage error, as in every kemit tool)\n";
+    return 2;
   }
   // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
   configs.erase(std::remove_if(configs.begin(), configs.end(),
@@ -268,12 +269,7 @@ int run_configs(const Arguments& args, Engine& engine) {
 }
 int run_one_module(const Arguments& args, const Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
-  std::ifstream in(args.module_path, std::ios::binary);
-  if (!in) {
-    std::cerr << "check_llvm: cannot read " << args.module_path << "\n";
-    return 2;
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = kemit::limits::read_regular_file(args.module_path, args.module_path);
   std::string family = std::filesystem::path(args.module_path).stem().string();
   kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, std::nullopt);
   Plan plan;
@@ -294,8 +290,11 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--configs", args.configs_dir, "folder of parity configs")->default_val(default_configs_dir());
   app.add_option("--only", args.only, "comma-separated substrings of family names");
   app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)");
-  app.add_option("--jobs,-j", args.jobs, "parallel codegen workers: checkers in-process, llc processes with --codegen llc (default: number of CPUs)");
-  app.add_option("--checkers", args.checkers, "persistent parse+verify workers per flavor")->default_val(1);
+  app.add_option("--jobs,-j", args.jobs, "parallel codegen workers: checkers in-process, llc processes with --codegen llc (default: number of CPUs)")
+      ->check(kemit::limits::jobs_check());
+  app.add_option("--checkers", args.checkers, "persistent parse+verify workers per flavor")
+      ->default_val(1)
+      ->check(kemit::limits::jobs_check());
   app.add_option("--json", args.json_path, "write a JSON report");
   app.add_option("--junit", args.junit_path, "write a JUnit XML report");
   app.add_option("--failures-dir", args.failures_dir, "write each failing module here, with a command to reproduce");
@@ -324,7 +323,11 @@ int main(int argc, char** argv) {
   CLI::App app{"check_llvm: the real-LLVM lane (parse, verify, intrinsics, llc, resources)"};
   Arguments args;
   declare_flags(app, args);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;  // usage errors exit 2, as in every kemit tool
+  }
   args.argv.assign(argv, argv + argc);
   try {
     if (!args.shard_text.empty()) args.shard = kemit::report::parse_shard(args.shard_text);

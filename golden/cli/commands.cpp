@@ -11,7 +11,21 @@
 
 namespace kemit::golden::cli {
 
+namespace {
+
+// A folder that does not exist is a usage error, never "0 shards, 0 bad": a typo must not pass.
+bool require_folder(const std::string& shard_dir, const char* command) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(shard_dir, ec)) return true;
+  std::cerr << fmt::format("golden {}: {}: no such folder of shards (pass --dir DIR; shards live in {})\n", command,
+                           shard_dir, kDefaultShardDir);
+  return false;
+}
+
+}  // namespace
+
 int summary(const std::string& shard_dir, bool as_json) {
+  if (!require_folder(shard_dir, "summary")) return 2;
   try {
     Summary s = summarize(shard_dir);
     if (as_json)
@@ -27,7 +41,14 @@ int summary(const std::string& shard_dir, bool as_json) {
 
 int check(const std::string& shard_dir, const std::vector<std::string>& files) {
   std::vector<std::filesystem::path> paths(files.begin(), files.end());
-  if (paths.empty()) paths = list_shard_files(shard_dir);
+  if (paths.empty()) {
+    if (!require_folder(shard_dir, "check")) return 2;
+    paths = list_shard_files(shard_dir);
+    if (paths.empty()) {
+      std::cerr << fmt::format("golden check: {} holds no shards (<family>.json): nothing was checked\n", shard_dir);
+      return 2;
+    }
+  }
   int failures = 0;
   for (const auto& path : paths) {
     try {

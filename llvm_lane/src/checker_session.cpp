@@ -1,5 +1,7 @@
 #include "checker_session.h"
 
+#include "kemit/input_limits.h"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -99,6 +101,12 @@ bool CheckerSession::read_line(std::string& line, std::chrono::milliseconds time
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return false;
     pending_.append(buffer, static_cast<size_t>(got));
+    if (pending_.size() > limits::kMaxLineBytes) {  // never buffered whole: the answer is out of protocol
+      line = pending_.substr(0, 120) + "... [a line over the input limit of " + std::to_string(limits::kMaxLineBytes) +
+             " bytes]";
+      pending_.clear();
+      return true;
+    }
   }
 }
 
@@ -176,29 +184,36 @@ CheckerAnswer CheckerSession::exchange(const std::string& header, const std::str
                            : "died (" + describe_exit(status) + ")";
     return crashed(checker_name() + " " + how + " while " + doing + " this module");
   }
+  std::string out_of_protocol;
+  CheckerAnswer answer = decode_checker_line(line, name, checker_name(), out_of_protocol);
+  if (out_of_protocol.empty()) return answer;
+  CheckerAnswer crash = crashed(out_of_protocol);
+  crash.crashed_in_codegen = answer.crashed_in_codegen;
+  return crash;
+}
+
+CheckerAnswer decode_checker_line(const std::string& line, const std::string& name, const std::string& checker,
+                                  std::string& problem) {
   std::vector<std::string> fields = split_tabs(line);
-  if (fields[0] == "FATAL" && fields.size() >= 3) {
-    CheckerAnswer answer = crashed(unescape_field(fields[2]) + " (" + checker_name() + " aborted on this module)");
-    answer.crashed_in_codegen = fields.size() >= 4 && fields[3] == "codegen";
-    return answer;
-  }
+  CheckerAnswer answer;
   bool ours = fields.size() >= 2 && unescape_field(fields[1]) == one_line(name);
-  if (fields[0] == "COMPILED" && fields.size() == 6 && ours) {
-    CheckerAnswer answer;
+  if (fields[0] == "FATAL" && fields.size() >= 3) {
+    problem = limits::cut_text(unescape_field(fields[2])) + " (" + checker + " aborted on this module)";
+    answer.crashed_in_codegen = fields.size() >= 4 && fields[3] == "codegen";
+  } else if (fields[0] == "COMPILED" && fields.size() == 6 && ours) {
     answer.parsed = answer.verified = answer.compiled = true;
     answer.codegen_ok = fields[2] == "1";
-    answer.diagnostic = unescape_field(fields[3]);
+    answer.diagnostic = limits::cut_text(unescape_field(fields[3]));
     answer.references_amdgcn = fields[4] == "1";
     answer.metadata = unescape_field(fields[5]);
-    return answer;
+  } else if (fields[0] != "RESULT" || fields.size() != 6 || !ours) {
+    problem = checker + " answered out of protocol: '" + one_line(line.substr(0, 120)) + "'";
+  } else {
+    answer.parsed = fields[2] == "1";
+    answer.verified = fields[3] == "1";
+    answer.unknown_intrinsics = split_commas(unescape_field(fields[4]));
+    answer.diagnostic = limits::cut_text(unescape_field(fields[5]));
   }
-  if (fields[0] != "RESULT" || fields.size() != 6 || !ours)
-    return crashed(checker_name() + " answered out of protocol: '" + one_line(line.substr(0, 120)) + "'");
-  CheckerAnswer answer;
-  answer.parsed = fields[2] == "1";
-  answer.verified = fields[3] == "1";
-  answer.unknown_intrinsics = split_commas(unescape_field(fields[4]));
-  answer.diagnostic = unescape_field(fields[5]);
   return answer;
 }
 

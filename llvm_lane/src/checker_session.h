@@ -60,6 +60,11 @@ class CheckerSession {
   bool timed_out_ = false;  // why the last read_line failed: timeout, not EOF
 };
 
+// One answer line of a checker for module `name`: a RESULT (its fields decoded, texts cut at the
+// echo limit), or `problem` set to why the line is not one (FATAL, out of protocol).
+CheckerAnswer decode_checker_line(const std::string& line, const std::string& name, const std::string& checker,
+                                  std::string& problem);
+
 // Protocol field escaping, shared with the checker: "\\", "\t", "\n", "\r".
 std::string unescape_field(const std::string& field);
 std::vector<std::string> split_tabs(const std::string& line);

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
+#include "kemit/input_limits.h"
 #include "kemit/lane/configs.h"
 
 namespace kemit::lane {
@@ -39,10 +39,13 @@ ParityConfig read_config(const nlohmann::json& item, const std::string& family, 
 }
 
 std::vector<ParityConfig> read_family_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(in);
+    std::string text = limits::read_regular_file(file, file.string());
+    limits::check_json_limits(text, file.string());
+    document = nlohmann::json::parse(text);
+  } catch (const limits::InputLimitError& error) {
+    throw std::runtime_error(std::string(error.what()) + "; see docs/limits.md");
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(file.string() + ": not valid JSON: " + error.what());
   }

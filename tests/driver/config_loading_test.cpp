@@ -95,10 +95,10 @@ TEST(ConfigLoading, WrongTypeNamesFieldAndFoundValue) {
 TEST(ConfigLoading, BadIdIsNamedByIndex) {
   std::string config = R"({"id": "3", "arch": "gfx942", "expect": "emit", "why": "w", "spec": {}})";
   EXPECT_EQ(load_error(wrap(kGood1 + "," + config)),
-            "parity/configs/alpha.json: configs[1]: field 'id' must be an integer >= 1 (found string \"3\")");
+            "parity/configs/alpha.json: configs[1]: field 'id' must be an integer from 1 to 1000000000 (found string \"3\")");
   std::string zero = R"({"id": 0, "arch": "gfx942", "expect": "emit", "why": "w", "spec": {}})";
   EXPECT_EQ(load_error(wrap(zero)),
-            "parity/configs/alpha.json: configs[0]: field 'id' must be an integer >= 1 (found number 0)");
+            "parity/configs/alpha.json: configs[0]: field 'id' must be an integer from 1 to 1000000000 (found number 0)");
 }
 
 TEST(ConfigLoading, BadExpectWhySpecAndSpill) {

@@ -22,7 +22,11 @@ class GoldenModes : public ::testing::Test {
   TempDir temp;
   CiVariable no_ci{nullptr};
   fs::path configs = copy_fixture_configs("basic", temp.path / "configs");
-  fs::path golden = temp.path / "shards";
+  // An explicit --golden-dir must exist (a typo must not start a fresh golden): make it.
+  fs::path golden = [this] {
+    fs::create_directories(temp.path / "shards");
+    return temp.path / "shards";
+  }();
 
   Result check(const std::string& py = "", const std::string& cpp = "", std::initializer_list<std::string> more = {}) {
     return run_diff(with(with(fake_args(configs, golden, py, cpp), {"--check-golden"}), more));

@@ -113,6 +113,7 @@ TEST(Resources, RecordedAndComparedWhenTheLaneIsBuilt) {
   CiVariable no_ci(nullptr);
   TempDir temp;
   write_elementwise_configs(temp.path / "configs/elementwise.json", 2);
+  fs::create_directories(temp.path / "shards");  // an explicit --golden-dir must exist
   std::vector<std::string> base = {"--configs", (temp.path / "configs").string(), "--golden-dir",
                                    (temp.path / "shards").string(), "--flavor", "llvm19", "--jobs", "1"};
   // A flavor subset cannot add new configs (they need every flavor), so bless all flavors.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kemit/golden/error.h"
+#include "kemit/input_limits.h"
 
 namespace kemit::golden {
 
@@ -17,6 +18,11 @@ namespace {
 
 std::function<void(const std::filesystem::path&)>& before_rename_hook() {
   static std::function<void(const std::filesystem::path&)> hook;
+  return hook;
+}
+
+std::function<int(const std::filesystem::path&)>& stage_failure_hook() {
+  static std::function<int(const std::filesystem::path&)> hook;
   return hook;
 }
 
@@ -48,11 +54,20 @@ void sync_folder(const std::filesystem::path& folder) {
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+StagedFile stage_file(const std::filesystem::path& path, std::string_view bytes) {
+  std::string unsafe = limits::unsafe_write_target(path);
+  if (!unsafe.empty())
+    throw GoldenError(path.string(), 0, unsafe, "replace it with the regular file from git (`git checkout -- <file>`)");
   std::filesystem::path temp = temp_path_for(path);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL | O_NOFOLLOW: never write through a link or into a file someone else placed there.
+  ::unlink(temp.c_str());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) io_failure(temp, "cannot create the temporary file");
   try {
+    if (int injected = stage_failure_hook() ? stage_failure_hook()(path) : 0) {
+      errno = injected;
+      io_failure(temp, "cannot write the temporary file");
+    }
     write_all(fd, bytes, temp);
     if (::fsync(fd) != 0) io_failure(temp, "cannot sync the temporary file");
   } catch (...) {
@@ -61,21 +76,33 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
     throw;
   }
   ::close(fd);
-  if (before_rename_hook()) before_rename_hook()(temp);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  return StagedFile{path, temp};
+}
+
+void commit_staged(const StagedFile& staged) {
+  if (before_rename_hook()) before_rename_hook()(staged.temp);
+  if (::rename(staged.temp.c_str(), staged.path.c_str()) != 0) {
     int saved = errno;
-    ::unlink(temp.c_str());
+    ::unlink(staged.temp.c_str());
     errno = saved;
-    io_failure(path, "cannot rename the temporary file over the shard");
+    io_failure(staged.path, "cannot rename the temporary file over the shard");
   }
-  sync_folder(path.parent_path());
+  sync_folder(staged.path.parent_path());
+}
+
+void discard_staged(const StagedFile& staged) { ::unlink(staged.temp.c_str()); }
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  commit_staged(stage_file(path, bytes));
 }
 
 StoreLock::StoreLock(const std::filesystem::path& shard_dir) {
   std::error_code ec;
   std::filesystem::create_directories(shard_dir, ec);
   std::filesystem::path lock = shard_dir / ".golden.lock";
-  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  std::string unsafe = limits::unsafe_write_target(lock);
+  if (!unsafe.empty()) throw GoldenError(lock.string(), 0, unsafe, "remove it; the store creates its own lock file");
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) io_failure(lock, "cannot open the lock file");
   while (::flock(fd_, LOCK_EX) != 0)
     if (errno != EINTR) io_failure(lock, "cannot lock the shard folder");
@@ -94,6 +121,9 @@ StoreLock::~StoreLock() {
 namespace test_hooks {
 void set_before_rename_hook(std::function<void(const std::filesystem::path&)> hook) {
   before_rename_hook() = std::move(hook);
+}
+void set_stage_failure_hook(std::function<int(const std::filesystem::path& path)> hook) {
+  stage_failure_hook() = std::move(hook);
 }
 }  // namespace test_hooks
 

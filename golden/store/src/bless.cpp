@@ -184,6 +184,39 @@ FamilyPlan plan_family(const std::filesystem::path& dir, const FreshResults& fre
   return plan;
 }
 
+// Every changed shard is staged (written and synced under a temporary name) before any is renamed:
+// a full disk or a read-only folder on the third shard leaves all of them as they were.
+void write_all_or_nothing(const std::vector<FamilyPlan>& plans, BlessReport& report) {
+  std::vector<StagedFile> staged;
+  std::vector<std::size_t> staged_plan;
+  try {
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      if (plans[i].existed && plans[i].bytes == plans[i].old_bytes) continue;
+      staged.push_back(stage_file(plans[i].report.path, plans[i].bytes));
+      staged_plan.push_back(i);
+    }
+  } catch (const GoldenError& e) {
+    for (const auto& file : staged) discard_staged(file);
+    throw GoldenError(e.file(), e.line(), e.problem(),
+                      fmt::format("nothing was renamed: every shard of this bless is unchanged ({} staged file(s) "
+                                  "discarded); check the folder's permissions and free space, then bless again",
+                                  staged.size()));
+  }
+  for (std::size_t k = 0; k < staged.size(); ++k) {
+    try {
+      commit_staged(staged[k]);
+    } catch (const GoldenError& e) {  // a rename failing after others succeeded: say which are new
+      for (std::size_t rest = k + 1; rest < staged.size(); ++rest) discard_staged(staged[rest]);
+      std::string renamed;
+      for (std::size_t done = 0; done < k; ++done) renamed += " " + staged[done].path.string();
+      throw GoldenError(e.file(), e.line(), e.problem(),
+                        k == 0 ? "nothing was renamed: every shard of this bless is unchanged"
+                               : "already renamed (new):" + renamed + "; the others are unchanged");
+    }
+    report.families[staged_plan[k]].written = true;
+  }
+}
+
 }  // namespace
 
 bool ci_environment() {
@@ -215,11 +248,7 @@ BlessReport bless(const std::filesystem::path& shard_dir, const std::vector<Fres
     report.families.push_back(plan.report);
   }
   if (report.refused() || options.dry_run) return report;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i].existed && plans[i].bytes == plans[i].old_bytes) continue;
-    write_file_atomically(plans[i].report.path, plans[i].bytes);
-    report.families[i].written = true;
-  }
+  write_all_or_nothing(plans, report);
   return report;
 }
 

@@ -57,6 +57,9 @@ std::string_view category_name(Category c) {
   return "UNKNOWN";
 }
 
+// --prune needs a complete run, so its remedy never carries --only (which it refuses).
+constexpr const char* kPruneCommand = "run_diff --record-golden --prune";
+
 std::string describe_finding(const std::string& family, const Finding& f) {
   std::string bless = record_command(family);
   std::string head = fmt::format("{} {}", category_name(f.category), config_label(family, f));
@@ -70,7 +73,7 @@ std::string describe_finding(const std::string& family, const Finding& f) {
                          }), bless);
     case Category::new_entry: return fmt::format("{}: not blessed yet; bless with `{}`", head, bless);
     case Category::missing:
-      return fmt::format("{}: blessed but no longer in the configs; remove with `{} --prune`", head, bless);
+      return fmt::format("{}: blessed but no longer in the configs; remove with `{}`", head, kPruneCommand);
     case Category::moved:
       return fmt::format("{}: same spec as blessed #{}; renumber with `{} --renumber`", head, f.stored_id, bless);
     case Category::stale_flavor:
@@ -79,8 +82,8 @@ std::string describe_finding(const std::string& family, const Finding& f) {
                            "(a complete run)",
                            family, f.flavor, bless);
       return fmt::format("STALE_FLAVOR {}: the shard holds flavor {}, which the flavor table no longer has; drop it "
-                         "with `{} --prune`",
-                         family, f.flavor, bless);
+                         "with `{}`",
+                         family, f.flavor, kPruneCommand);
     case Category::counters:
       return fmt::format("COUNTERS {}: {}", family, join(f.counters, [](const CounterChange& c) {
                            return fmt::format("{} {} -> {}", c.name, c.before, c.after);

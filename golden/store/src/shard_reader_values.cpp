@@ -1,13 +1,12 @@
 // Strict loading, values: every scalar is checked where it lands (type, range, format), and
 // parse_shard / load_shard drive the streaming reader.
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "conflict_markers.h"
 #include "kemit/golden/error.h"
 #include "kemit/golden/shard_io.h"
+#include "kemit/input_limits.h"
 #include "shard_reader.h"
 
 namespace kemit::golden::detail {
@@ -48,6 +47,9 @@ bool ShardSaxReader::parse_error(std::size_t position, const std::string&, const
 std::uint64_t ShardSaxReader::count_value(const Scalar& v, const std::string& key) const {
   if (v.kind != Scalar::unsigned_int)
     fail(current_line(), fmt::format("{} must be a non-negative integer (found {})", field(key), v.describe()));
+  if (v.number > limits::kMaxCount)
+    fail(current_line(), fmt::format("{} is {}, above the input limit of {} for counts and sizes (docs/limits.md)",
+                                     field(key), v.number, limits::kMaxCount));
   return v.number;
 }
 
@@ -211,6 +213,11 @@ Shard parse_shard(std::string_view text, const std::string& label, const LoadOpt
                       fmt::format("run `golden resolve {}`, and register the driver once with `git config "
                                   "merge.kemit-golden.driver \"build/golden/golden merge-driver %O %A %B %P\"`",
                                   label));
+  if (auto breach = limits::find_json_limit_breach(text))
+    throw GoldenError(label, lines.original_line(breach->line), breach->problem,
+                      fmt::format("shards are written only by `{}` (limits in docs/limits.md): restore the file with "
+                                  "`git checkout -- {}` or re-record with `{}`",
+                                  kWrittenBy, label, record_command(family)));
   const char* cursor = text.data();
   detail::ShardSaxReader reader(label, family, lines, text.data(), &cursor);
   detail::TrackingIterator first(text.data(), &cursor), last(text.data() + text.size(), &cursor);
@@ -219,13 +226,12 @@ Shard parse_shard(std::string_view text, const std::string& label, const LoadOpt
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw GoldenError(path.string(), 0, "cannot open the file for reading",
-                      "check the path (shards live in golden/shards/<family>.json)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  try {
+    return limits::read_regular_file(path, path.string());
+  } catch (const limits::InputLimitError& error) {
+    throw GoldenError(path.string(), 0, error.problem(),
+                      "check the path (shards live in golden/shards/<family>.json; limits in docs/limits.md)");
+  }
 }
 
 Shard load_shard(const std::filesystem::path& path, const LoadOptions& options) {

@@ -5,6 +5,7 @@
 #include "kemit/driver/check.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/parity_report.h"
+#include "kemit/input_limits_cli.h"
 #include "kemit/driver/reports.h"
 #include "kemit/report/render.h"
 #include "kemit/report/run_info.h"
@@ -23,9 +24,9 @@ void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
       ->delimiter(',');
   app.add_option("--flavor", options.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")
       ->take_all();
-  app.add_option("--jobs", options.jobs, "workers per engine (default: one per core)")->check(CLI::PositiveNumber);
+  app.add_option("--jobs", options.jobs, "workers per engine (default: one per core)")->check(limits::jobs_check());
   app.add_option("--timeout", options.timeout_seconds, "seconds an engine may take on one config (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(limits::timeout_seconds_check());
   app.add_option("--json", reports.json, "write the JSON report to FILE");
   app.add_option("--junit", reports.junit, "write the JUnit XML report to FILE");
   app.add_option("--shard", reports.shard, "K/N: check only shard K of N (by family:id; docs/reports.md)");

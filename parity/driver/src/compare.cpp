@@ -1,6 +1,8 @@
 // Verdicts per section, from two decoded answers (docs/protocol.md, "Verdicts").
 #include "kemit/driver/compare.h"
 
+#include "kemit/input_limits.h"
+
 #include "decode_answer.h"
 #include "kemit/driver/sha256.h"
 #include "kemit/driver/text_diff.h"
@@ -38,7 +40,10 @@ struct Judge {
   }
 };
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+// Engine text echoed into a verdict's detail is cut at the echo limit (the cut says how much).
+std::string quoted(const std::string& text) {
+  return nlohmann::json(limits::cut_text(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 // A side failed (crash, timeout, error, malformed answer): every section carries it.
 ConfigResult judge_failure(const Judge& judge, ConfigResult result) {

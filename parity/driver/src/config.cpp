@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kemit/driver/sha256.h"
+#include "kemit/input_limits.h"
 #include "kemit/driver/strict_json.h"
 
 namespace kemit::driver {
@@ -15,6 +16,8 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kConfigFields = {"id", "arch", "expect", "why", "spec", "expect_no_spill"};
+// Ids are ints in both engines' protocol; a billion leaves room for any family.
+constexpr long long kMaxConfigId = 1000000000;
 const std::vector<std::string> kTopFields = {"family", "configs", "comment"};
 
 std::string join(const std::vector<std::string>& items, const std::string& separator = ", ") {
@@ -76,8 +79,8 @@ ParityConfig parse_one_config(const json& config, size_t index, const std::strin
   if (!config.is_object()) fail(file, where, "a config must be an object (found " + describe(config) + ")");
   check_config_fields(config, file, where);
   const json& id = config["id"];
-  require_type(is_integer(id) && id.get<long long>() >= 1 && id.get<long long>() <= 1000000000, file, where, "id",
-               "an integer >= 1", id);
+  require_type(is_integer(id) && id.get<long long>() >= 1 && id.get<long long>() <= kMaxConfigId, file, where, "id",
+               "an integer from 1 to " + std::to_string(kMaxConfigId), id);
   const json& arch = config["arch"];
   require_type(arch.is_string() && !arch.get<std::string>().empty(), file, where, "arch", "a non-empty string", arch);
   const json& expect = config["expect"];
@@ -157,8 +160,11 @@ FamilyConfigs parse_family_configs(const std::string& text, const std::string& d
   std::string stem = std::filesystem::path(display_path).stem().string();
   StrictParse parsed;
   try {
+    limits::check_json_limits(text, display_path);
     parsed = parse_json_detecting_duplicates(text);
-  } catch (const json::parse_error& error) {
+  } catch (const limits::InputLimitError& error) {
+    throw ConfigError(std::string(error.what()) + "; see docs/limits.md");
+  } catch (const json::exception& error) {  // syntax errors, and numbers nlohmann cannot hold
     fail(display_path, "", std::string("not valid JSON: ") + error.what());
   }
   report_duplicate_keys(parsed, display_path);
@@ -174,11 +180,13 @@ FamilyConfigs parse_family_configs(const std::string& text, const std::string& d
 
 FamilyConfigs load_family_file(const std::filesystem::path& file, std::string display_path) {
   if (display_path.empty()) display_path = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(display_path + ": cannot read the file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  FamilyConfigs family = parse_family_configs(buffer.str(), display_path);
+  std::string text;
+  try {
+    text = limits::read_regular_file(file, display_path);
+  } catch (const limits::InputLimitError& error) {
+    throw ConfigError(error.what());
+  }
+  FamilyConfigs family = parse_family_configs(text, display_path);
   family.file = file;
   return family;
 }

@@ -3,6 +3,7 @@
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/reports.h"
 #include "kemit/report/render.h"
+#include "kemit/input_limits.h"
 
 namespace kemit::driver {
 namespace {
@@ -13,7 +14,7 @@ json section_json(const SectionResult& section, const std::vector<std::string>& 
   json sha = json::object(), refusal = json::object();
   for (size_t side = 0; side < engines.size() && side < section.sha256.size(); ++side) {
     sha[engines[side]] = section.sha256[side] ? json(*section.sha256[side]) : json(nullptr);
-    refusal[engines[side]] = section.refusal[side].empty() ? json(nullptr) : json(section.refusal[side]);
+    refusal[engines[side]] = section.refusal[side].empty() ? json(nullptr) : json(limits::cut_text(section.refusal[side]));
   }
   json entry = {{"verdict", verdict_name(section.verdict)}, {"sha256", sha}, {"refusal", refusal}};
   if (!section.detail.empty()) entry["detail"] = section.detail;
@@ -52,6 +53,8 @@ json json_report(const RunOutcome& outcome) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
+  std::string unsafe = limits::unsafe_write_target(path);
+  if (!unsafe.empty()) throw InfrastructureError("cannot write the report " + path + ": it " + unsafe);
   try {
     report::write_text_file(path, content);
   } catch (const std::runtime_error& error) {

@@ -1,22 +1,29 @@
 #include "kemit/driver/strict_json.h"
 
+#include <unordered_set>
+
 namespace kemit::driver {
 namespace {
 
-// One open object or array while parsing; it knows its own path for messages.
+// One open object or array while parsing. It keeps only its own key or index, never its full
+// path: a path string per container made loading quadratic in the nesting depth. The path is
+// built from the stack only when a duplicate is found.
 struct OpenContainer {
   bool is_object = false;
-  std::string path;
-  std::vector<std::string> keys;  // keys seen so far (objects in configs are small)
+  std::unordered_set<std::string> keys;  // keys seen so far (a set: objects may hold many keys)
   std::string last_key;
   size_t next_index = 0;  // arrays: index of the element being parsed
 };
 
-std::string child_path(const std::vector<OpenContainer>& stack) {
-  if (stack.empty()) return "";
-  const OpenContainer& parent = stack.back();
-  if (!parent.is_object) return parent.path + "[" + std::to_string(parent.next_index) + "]";
-  return parent.path.empty() ? parent.last_key : parent.path + "." + parent.last_key;
+// "configs[3].spec" for the container on top of the stack ("" for the top level).
+std::string path_of(const std::vector<OpenContainer>& stack) {
+  std::string path;
+  for (size_t i = 0; i + 1 < stack.size(); ++i) {
+    const OpenContainer& parent = stack[i];
+    if (!parent.is_object) path += "[" + std::to_string(parent.next_index) + "]";
+    else path += (path.empty() ? "" : ".") + parent.last_key;
+  }
+  return path;
 }
 
 void finish_element(std::vector<OpenContainer>& stack) {
@@ -33,18 +40,14 @@ StrictParse parse_json_detecting_duplicates(const std::string& text) {
     switch (event) {
       case Event::object_start:
       case Event::array_start: {
-        OpenContainer opened;
-        opened.is_object = event == Event::object_start;
-        opened.path = child_path(stack);
-        stack.push_back(std::move(opened));
+        stack.emplace_back();
+        stack.back().is_object = event == Event::object_start;
         break;
       }
       case Event::key: {
         OpenContainer& object = stack.back();
-        std::string key = parsed.get<std::string>();
-        for (const auto& seen : object.keys)
-          if (seen == key) result.duplicates.push_back({object.path, key});
-        object.keys.push_back(key);
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (!object.keys.insert(key).second) result.duplicates.push_back({path_of(stack), key});
         object.last_key = key;
         break;
       }

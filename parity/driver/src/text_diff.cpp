@@ -7,6 +7,8 @@
 #include <dtl/dtl.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kemit/input_limits.h"
+
 namespace kemit::driver {
 namespace {
 
@@ -20,9 +22,9 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-// A line quoted with escapes, so that a trailing space, a tab or a \r is visible.
+// A line quoted with escapes, so that a trailing space, a tab or a \r is visible; cut at the echo limit.
 std::string quoted(const std::string& line) {
-  return nlohmann::json(line).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json(limits::cut_text(line)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string first_difference(const std::vector<std::string>& left, const std::vector<std::string>& right,
@@ -56,7 +58,7 @@ std::string unified_diff(const std::vector<std::string>& left, const std::vector
   if (!lines.empty() && lines.back().empty()) lines.pop_back();
   std::ostringstream out;
   out << "--- " << left_name << "\n+++ " << right_name << "\n";
-  for (size_t i = 0; i < lines.size() && i < max_lines; ++i) out << lines[i] << "\n";
+  for (size_t i = 0; i < lines.size() && i < max_lines; ++i) out << limits::cut_text(lines[i]) << "\n";
   if (lines.size() > max_lines) out << "... " << lines.size() - max_lines << " more diff lines cut\n";
   return out.str();
 }

@@ -1,5 +1,7 @@
 #include "kemit/driver/worker_pool.h"
 
+#include "answer_line.h"
+
 #include <poll.h>
 
 #include <algorithm>
@@ -14,143 +16,6 @@ using nlohmann::json;
 std::string excerpt(const std::string& line) {
   return line.size() <= 200 ? line : line.substr(0, 200) + "... (" + std::to_string(line.size()) + " bytes)";
 }
-
-// A fast path for the answers' JSON: nlohmann's lexer copies every string char by char and then
-// again into the tree, about half of the driver's CPU over the ~28 MB of answers of a full gate.
-// This parser takes only a plain subset (objects without repeated keys, arrays, strings of
-// printable ASCII with the short escapes, integers, true, false, null) and builds the same tree
-// nlohmann would (non-negative integers unsigned, as nlohmann makes them). On anything else it
-// gives up and the line is parsed by nlohmann as before, so nlohmann still decides every
-// malformed or unusual line.
-class PlainJson {
- public:
-  explicit PlainJson(const std::string& text) : p_(text.data()), end_(text.data() + text.size()) {}
-
-  bool parse(json& out) {
-    skip_space();
-    if (!value(out, 0)) return false;
-    skip_space();
-    return p_ == end_;
-  }
-
- private:
-  static constexpr int kMaxDepth = 64;
-  const char* p_;
-  const char* end_;
-
-  void skip_space() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
-  }
-
-  bool literal(const char* word, size_t size) {
-    if (static_cast<size_t>(end_ - p_) < size || std::memcmp(p_, word, size) != 0) return false;
-    p_ += size;
-    return true;
-  }
-
-  bool value(json& out, int depth) {
-    if (depth > kMaxDepth || p_ >= end_) return false;
-    switch (*p_) {
-      case '{': return object(out, depth);
-      case '[': return array(out, depth);
-      case '"':
-        out = std::string();
-        return string(out.get_ref<std::string&>());
-      case 't': out = true; return literal("true", 4);
-      case 'f': out = false; return literal("false", 5);
-      case 'n': out = nullptr; return literal("null", 4);
-      default: return integer(out);
-    }
-  }
-
-  bool object(json& out, int depth) {
-    ++p_;
-    out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
-    skip_space();
-    if (p_ < end_ && *p_ == '}') return ++p_, true;
-    while (true) {
-      skip_space();
-      std::string key;
-      if (p_ >= end_ || *p_ != '"' || !string(key)) return false;
-      skip_space();
-      if (p_ >= end_ || *p_ != ':') return false;
-      ++p_;
-      skip_space();
-      auto [member, inserted] = members.try_emplace(std::move(key));
-      if (!inserted || !value(member->second, depth + 1)) return false;
-      skip_space();
-      if (p_ >= end_) return false;
-      if (*p_ == '}') return ++p_, true;
-      if (*p_++ != ',') return false;
-    }
-  }
-
-  bool array(json& out, int depth) {
-    ++p_;
-    out = json::array();
-    auto& items = out.get_ref<json::array_t&>();
-    skip_space();
-    if (p_ < end_ && *p_ == ']') return ++p_, true;
-    while (true) {
-      skip_space();
-      if (!value(items.emplace_back(), depth + 1)) return false;
-      skip_space();
-      if (p_ >= end_) return false;
-      if (*p_ == ']') return ++p_, true;
-      if (*p_++ != ',') return false;
-    }
-  }
-
-  // At the opening quote; appends the decoded text to out.
-  bool string(std::string& out) {
-    ++p_;
-    // Room for the whole text first (it is no longer than its JSON): one allocation, no regrowth.
-    const char* close = p_;
-    while (close < end_ && *close != '"') close += *close == '\\' ? 2 : 1;
-    out.reserve(out.size() + static_cast<size_t>(std::min(close, end_) - p_));
-    while (true) {
-      const char* run = p_;
-      while (p_ < end_) {
-        auto c = static_cast<unsigned char>(*p_);
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
-        ++p_;
-      }
-      out.append(run, static_cast<size_t>(p_ - run));
-      if (p_ >= end_) return false;
-      if (*p_ == '"') return ++p_, true;
-      if (*p_ != '\\' || ++p_ >= end_) return false;  // a control byte, non-ASCII: nlohmann's call
-      switch (*p_++) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        default: return false;  // \u escapes and bad escapes: nlohmann's call
-      }
-    }
-  }
-
-  // -?(0|[1-9][0-9]*) of at most 18 digits, not followed by a fraction or an exponent.
-  bool integer(json& out) {
-    bool negative = p_ < end_ && *p_ == '-';
-    if (negative) ++p_;
-    const char* digits = p_;
-    uint64_t number = 0;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') number = number * 10 + static_cast<uint64_t>(*p_++ - '0');
-    size_t count = static_cast<size_t>(p_ - digits);
-    if (count == 0 || count > 18 || (count > 1 && *digits == '0')) return false;
-    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
-    if (negative)
-      out = -static_cast<int64_t>(number);
-    else
-      out = number;
-    return true;
-  }
-};
 
 bool is_string_array(const json& value) {
   return value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
@@ -295,9 +160,9 @@ void WorkerPool::handle_line(Slot& slot, const std::string& line) {
     throw InfrastructureError(worker_label(slot) + " wrote a line while no request was in flight: " + excerpt(line) +
                               " (a worker writes only answers to stdout; diagnostics go to stderr)");
   json response;
-  if (!PlainJson(line).parse(response)) response = json::parse(line, nullptr, false);
-  if (response.is_discarded() || !response.is_object()) {
-    fail_head(slot, AnswerKind::crash, worker_label(slot) + " wrote a line that is not a JSON object: " + excerpt(line), 0);
+  std::string problem = parse_answer_line(line, response);
+  if (!problem.empty()) {
+    fail_head(slot, AnswerKind::crash, worker_label(slot) + " wrote a line that " + problem + ": " + excerpt(line), 0);
     return;
   }
   InFlight head = slot.in_flight.front();

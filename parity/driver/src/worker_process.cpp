@@ -1,5 +1,7 @@
 #include "kemit/driver/worker_process.h"
 
+#include "kemit/input_limits.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -132,6 +134,12 @@ bool WorkerProcess::read_lines(std::vector<std::string>& lines) {
   for (size_t newline; (newline = stdout_partial_.find('\n', start)) != std::string::npos; start = newline + 1)
     lines.push_back(stdout_partial_.substr(start, newline - start));
   stdout_partial_.erase(0, start);
+  // A line past the limit is never buffered whole: it is handed on as it is, and the answer
+  // parser refuses it by its length (a 100 MB line would otherwise be held, parsed and echoed).
+  if (stdout_partial_.size() > limits::kMaxLineBytes) {
+    lines.push_back(std::move(stdout_partial_));
+    stdout_partial_.clear();
+  }
   return stdout_fd_ >= 0;
 }
 
@@ -184,6 +192,7 @@ std::string WorkerProcess::stop(int grace_ms) {
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  kill(-pid_, SIGKILL);  // what the worker started in its group must not outlive it (ESRCH when none)
   pid_ = -1;
   drain_stderr();  // what the worker wrote just before it ended explains why it ended
   return describe_status(status, killed_by_driver_);

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kemit/driver/config.h"
+#include "kemit/input_limits_cli.h"
 #include "kemit/golden/error.h"
 #include "kemit/report/shard.h"
 #include "kemit/run_diff/run_diff.h"
@@ -79,9 +80,9 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_option("--cache", options.cache_dir, "result cache of the LLVM lane (default $KEMIT_CACHE, else <build>/result-cache)");
   app.add_flag("--no-cache", options.no_cache, "the LLVM lane neither reads nor fills the result cache");
   app.add_option("--golden-dir", options.golden_dir, "the shard folder (default: <root>/golden/shards)");
-  app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(CLI::PositiveNumber);
+  app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(limits::jobs_check());
   app.add_option("--timeout", c.timeout_seconds, "seconds an engine may take on one config (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(limits::timeout_seconds_check());
   app.add_option("--root", c.locations.root, "the source root (holds py_engine/, parity/, golden/)");
   app.add_option("--build", c.locations.build, "the build dir (holds cpp_engine/kemit_emit)");
   app.add_option("--configs", c.configs_dir, "the config folder (default: <root>/parity/configs)");

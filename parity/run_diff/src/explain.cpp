@@ -28,6 +28,7 @@
 #include "kemit/golden/digest.h"
 #include "kemit/golden/shard_io.h"
 #include "kemit/run_diff/run_diff.h"
+#include "cleanup_on_signal.h"
 #include "golden_check.h"
 #include "process.h"
 
@@ -84,12 +85,17 @@ class Scratch {
   fs::path add_worktree(const std::string& commit) {
     fs::path path = dir_ / "worktree";
     worktree_ = path;  // set first: a half-made worktree is removed too
+    // Killed by a signal, the destructor does not run: the same cleanup runs from the handler.
+    on_signal_.emplace(shell_quoted({"git", "-C", repo_.string(), "worktree", "remove", "--force", path.string()}) +
+                       "; " + shell_quoted({"rm", "-rf", dir_.string()}) + "; " +
+                       shell_quoted({"git", "-C", repo_.string(), "worktree", "prune"}));
     git_or_throw(repo_, {"worktree", "add", "--detach", path.string(), commit}, "cannot check out " + commit);
     return path;
   }
 
  private:
   fs::path repo_, dir_, worktree_;
+  std::optional<CleanupOnSignal> on_signal_;
 };
 
 struct Emitted {
@@ -179,6 +185,21 @@ std::string entry_line(const std::string& shard_text, std::uint64_t id, const fs
   throw UsageError(fmt::format("{} has no line for config {}", path.string(), id));
 }
 
+// In a shallow clone `git log -S` stops at the oldest commit it has: when that is the answer,
+// the real blessing commit may be older, and the reader must be told.
+std::string shallow_history_warning(const fs::path& top, const std::string& commit) {
+  if (trimmed(git(top, {"rev-parse", "--is-shallow-repository"}).out) != "true") return "";
+  std::string boundary_file = trimmed(git(top, {"rev-parse", "--git-path", "shallow"}).out);
+  fs::path boundary = fs::path(boundary_file).is_absolute() ? fs::path(boundary_file) : top / boundary_file;
+  std::ifstream in(boundary);
+  for (std::string line; std::getline(in, line);)
+    if (trimmed(line) == commit)
+      return fmt::format("  warning: this clone is shallow and {} is the oldest commit it holds: the entry may have "
+                         "been blessed earlier; run `git fetch --unshallow` and explain again\n",
+                         commit.substr(0, 12));
+  return "";
+}
+
 }  // namespace
 
 int explain(const Options& options, std::ostream& out, std::ostream& err) {
@@ -187,11 +208,15 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
   std::uint64_t id = 0;
   try {
     if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    size_t used = 0;
-    id = std::stoull(options.explain.substr(colon + 1), &used);
-    if (used != options.explain.size() - colon - 1 || id == 0) throw std::invalid_argument("not a number");
+    std::string digits = options.explain.substr(colon + 1);
+    // Digits only: stoull reads "-1" as 18446744073709551615 and skips leading spaces.
+    if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("not a config id");
+    id = std::stoull(digits);
+    if (id == 0 || id > 1000000000) throw std::invalid_argument("not a config id");
   } catch (const std::exception&) {
-    throw UsageError("--explain takes FAMILY:ID, e.g. elementwise:12 (got \"" + options.explain + "\")");
+    throw UsageError("--explain takes FAMILY:ID with ID a config id from 1 to 1000000000, e.g. elementwise:12 (got \"" +
+                     options.explain + "\")");
   }
   if (!driver::is_valid_family_name(family)) throw UsageError("--explain: \"" + family + "\" is not a family name");
 
@@ -225,6 +250,7 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
                                                "cannot describe " + commit));
   out << fmt::format("{} #{} {} [{}] was blessed by {}\n", family, id, blessed->kernel_name, blessed->arch, described);
   out << fmt::format("  (found with: git log -n 1 -S'<the entry line>' -- {})\n", relative);
+  out << shallow_history_warning(top, commit);
 
   // 2. Today's texts, from today's config.
   Scratch scratch(top);

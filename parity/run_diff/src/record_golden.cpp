@@ -38,6 +38,11 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   if (options.prune && (!options.check.only.empty() || !options.check.flavors.empty()))
     return refuse(out, "--prune needs a complete run: no --only, no --flavor");
 
+  // An explicit --golden-dir must exist: a typo would otherwise start a fresh golden there.
+  if (!options.golden_dir.empty() && !std::filesystem::is_directory(options.golden_dir))
+    throw driver::UsageError("--golden-dir " + options.golden_dir +
+                             ": no such folder; check the path, or create the folder first to start a new golden");
+
   FreshRun run = run_engines(options, err);
   measure_resources(options, run, err);
   out << "== engines: " << engines_label(options) << "\n";
@@ -69,6 +74,7 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   // A shard whose family lost its config file: an empty complete run, so its configs are MISSING
   // (refused without --prune, removed with it).
   std::filesystem::path dir = shard_dir(options);
+  if (!options.dry_run) std::filesystem::create_directories(dir);  // the default folder of a fresh checkout
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
     if (with_configs.count(family) || !selected(options.check.only, family)) continue;
@@ -80,7 +86,6 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   bless_options.prune = options.prune;
   bless_options.force = options.force;
   bless_options.dry_run = options.dry_run;
-  if (!options.dry_run) std::filesystem::create_directories(dir);
   golden::BlessReport report = golden::bless(dir, runs, bless_options);
   out << "== golden: " << dir.string() << (options.dry_run ? " (dry run: nothing is written)" : "") << "\n";
   out << golden::describe_bless(report);

@@ -1,0 +1,204 @@
+"""Hostile input to the tools themselves (issue 14): each test runs a built tool as a user or CI
+would and checks the exit code (0 ok, 1 red, 2 usage or input error; never a signal), the
+message, and that nothing was written where it must not be. Run by ctest (hostile.tools)."""
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("KEMIT_BUILD_DIR", ROOT / "build"))
+CBI = BUILD / "parity" / "check_byte_identity"
+RUN_DIFF = BUILD / "parity" / "run_diff"
+GOLDEN = BUILD / "golden" / "golden"
+CHECK_LLVM = BUILD / "llvm_lane" / "check_llvm"
+HOSTILE = Path(__file__).resolve().parent / "fixtures" / "hostile_engine.py"
+BASIC = ROOT / "tests" / "driver" / "fixtures" / "configs" / "basic"
+
+
+def run(argv, timeout=180, **kwargs):
+    """Runs a tool; a signal or a hang fails the test, whatever the test expects."""
+    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                            errors="replace", **kwargs)
+    assert result.returncode >= 0, f"{argv[0]} died by signal {-result.returncode}: {result.stderr[-2000:]}"
+    return result
+
+
+def engine(name, *flags):
+    return shlex.join(["/usr/bin/python3", str(HOSTILE), "--engine", name, *[str(f) for f in flags]])
+
+
+def fake_run(tool, configs, py_flags=(), cpp_flags=(), extra=()):
+    return run([tool, "--configs", configs, "--py-cmd", engine("py", *py_flags),
+                "--cpp-cmd", engine("cpp", *cpp_flags), "--jobs", "1", *extra])
+
+
+def alpha_configs(tmp_path, text=None):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    shutil.copy(BASIC / "alpha.json", folder / "alpha.json")
+    if text is not None:
+        (folder / "alpha.json").write_text(text)
+    return folder
+
+
+# Item 1: a number too large for a double aborted check_byte_identity (exit 134) and run_diff
+# said "internal error" without naming the file.
+@pytest.mark.parametrize("tool", [CBI, RUN_DIFF])
+def test_a_number_out_of_range_in_a_config_is_an_input_error(tmp_path, tool):
+    text = (BASIC / "alpha.json").read_text().replace('"vec": 4', '"vec": 1e400')
+    configs = alpha_configs(tmp_path, text)
+    extra = ["--check-golden", "--golden-dir", tmp_path] if tool == RUN_DIFF else []
+    r = fake_run(tool, configs, extra=extra)
+    assert r.returncode == 2, r.stderr
+    assert "alpha.json:6: the number 1e400 is out of range (not finite as a double)" in r.stderr
+    assert "internal error" not in r.stderr
+
+
+# Item 2: an answer nested ~70,000 deep segfaulted both drivers.
+@pytest.mark.parametrize("tool", [CBI, RUN_DIFF])
+def test_a_deeply_nested_answer_is_a_crash_verdict_not_a_crash(tmp_path, tool):
+    extra = ["--check-golden", "--golden-dir", tmp_path] if tool == RUN_DIFF else []
+    r = fake_run(tool, BASIC, cpp_flags=["--deep", "70000"], extra=extra)
+    assert r.returncode == 1, r.stderr
+    assert "nesting deeper than the input limit of 64 levels" in r.stdout
+
+
+# Item 3: a 200 KB spec nested 100,000 deep took minutes; now it is refused at once.
+def test_a_deep_config_is_refused_with_its_line(tmp_path):
+    deep = "[" * 100000 + "]" * 100000
+    text = (BASIC / "alpha.json").read_text().replace('{"op": "sub"}', '{"op": ' + deep + '}')
+    r = fake_run(CBI, alpha_configs(tmp_path, text))
+    assert r.returncode == 2
+    assert "alpha.json:8: nesting deeper than the input limit of 64 levels" in r.stderr
+
+
+# Item 6: a folder that does not exist was "0 shards, 0 bad", exit 0.
+@pytest.mark.parametrize("command", ["check", "summary"])
+def test_golden_on_a_missing_folder_is_a_usage_error(command):
+    r = run([GOLDEN, command, "--dir", "/nonexistent/shards"])
+    assert r.returncode == 2
+    assert "/nonexistent/shards: no such folder of shards" in r.stderr
+
+
+def test_golden_check_of_an_empty_folder_checks_nothing_and_says_so(tmp_path):
+    r = run([GOLDEN, "check", "--dir", tmp_path])
+    assert r.returncode == 2
+    assert "holds no shards" in r.stderr and "nothing was checked" in r.stderr
+
+
+# Item 7: --timeout nan made every config time out (RED); item 10: --jobs 0 said
+# "not in range 0.000000 to 1.79e308".
+@pytest.mark.parametrize("tool", [CBI, RUN_DIFF])
+@pytest.mark.parametrize("flag,value,message", [
+    ("--timeout", "nan", "must be a number of seconds above 0 and at most 86400 (got 'nan')"),
+    ("--timeout", "inf", "must be a number of seconds above 0 and at most 86400 (got 'inf')"),
+    ("--timeout", "0", "must be a number of seconds above 0"),
+    ("--jobs", "0", "must be a whole number of workers from 1 to 256 (got '0')"),
+])
+def test_numeric_flags_out_of_range_are_usage_errors(tool, flag, value, message):
+    mode = ["--check-golden"] if tool == RUN_DIFF else []
+    r = run([tool, *mode, flag, value])
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "1.79e308" not in r.stderr
+
+
+def test_check_llvm_numeric_flags_are_usage_errors():
+    r = run([CHECK_LLVM, "--jobs", "0"])
+    assert r.returncode == 2
+    assert "must be a whole number of workers from 1 to 256" in r.stderr
+
+
+# Item 8: a FIFO config or shard hung every tool; a symlink to /dev/zero read until bad_alloc.
+def test_a_fifo_config_is_refused_without_hanging(tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    os.mkfifo(folder / "alpha.json")
+    r = fake_run(CBI, folder)
+    assert r.returncode == 2
+    assert "alpha.json: is a FIFO; kemit reads only regular files" in r.stderr
+
+
+@pytest.mark.parametrize("make", ["fifo", "dev_zero", "directory"])
+def test_a_shard_that_is_not_a_regular_file_is_refused(tmp_path, make):
+    shard = tmp_path / "alpha.json"
+    {"fifo": lambda: os.mkfifo(shard), "dev_zero": lambda: shard.symlink_to("/dev/zero"),
+     "directory": lambda: shard.mkdir()}[make]()
+    r = run([GOLDEN, "check", shard])
+    assert r.returncode == 1
+    kind = {"fifo": "a FIFO", "dev_zero": "a character device", "directory": "a directory"}[make]
+    assert f"alpha.json: is {kind}; kemit reads only regular files" in r.stdout
+    r = fake_run(RUN_DIFF, BASIC, extra=["--check-golden", "--golden-dir", tmp_path, "--only", "alpha"])
+    assert r.returncode == 2
+    assert f"is {kind}" in r.stderr
+
+
+def test_a_typo_in_golden_dir_creates_nothing(tmp_path):
+    typo = tmp_path / "golden" / "shrads"
+    r = fake_run(RUN_DIFF, BASIC, extra=["--record-golden", "--golden-dir", typo])
+    assert r.returncode == 2
+    assert f"--golden-dir {typo}: no such folder" in r.stderr
+    assert not typo.exists() and not typo.parent.exists()
+
+
+# Item 9: a worker's child processes outlived the run.
+def test_a_workers_children_end_with_the_run(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    r = fake_run(CBI, BASIC, cpp_flags=["--spawn-child", pid_file], extra=["--only", "alpha"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    pid = int(pid_file.read_text())
+    for _ in range(100):  # the kill is sent before the driver exits; reaping is the init's job
+        try:
+            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+            if state == "Z":
+                break
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"the worker's child {pid} outlived the run")
+
+
+# Item 9: a 100 MB engine line became 200 MB of stdout and a 200 MB JSON report.
+def test_an_overlong_answer_line_is_cut_not_echoed(tmp_path):
+    report = tmp_path / "r.json"
+    r = fake_run(CBI, BASIC, cpp_flags=["--huge-line", "100"], extra=["--only", "alpha", "--json", report])
+    assert r.returncode == 1
+    assert "is longer than the input limit of 16777216 bytes" in r.stdout
+    assert len(r.stdout) < 100_000 and len(r.stderr) < 100_000
+    assert report.stat().st_size < 100_000
+
+
+def test_a_long_refusal_reason_is_cut_with_a_count(tmp_path):
+    reason = "why " * 5000
+    r = fake_run(CBI, BASIC, py_flags=["--refuse", "1", "--refuse-reason", reason], extra=["--only", "alpha"])
+    assert r.returncode == 1
+    assert "more bytes cut]" in r.stdout
+    assert reason not in r.stdout
+
+
+# Item 10: `--explain elementwise:-1` was read as id 18446744073709551615.
+@pytest.mark.parametrize("target", ["elementwise:-1", "elementwise: 1", "elementwise:1000000001", "elementwise:"])
+def test_explain_takes_only_a_config_id(target):
+    r = run([RUN_DIFF, "--explain", target])
+    assert r.returncode == 2
+    assert "--explain takes FAMILY:ID with ID a config id from 1 to 1000000000" in r.stderr
+    assert "18446744073709551615" not in r.stderr
+
+
+# Item 10: check_llvm --only nomatch exited 1 where the other tools exit 2.
+def test_check_llvm_with_no_matching_family_is_a_usage_error():
+    r = run([CHECK_LLVM, "--only", "nomatch_family_xyz"])
+    assert r.returncode == 2
+    assert "no configs under" in r.stderr and "nomatch_family_xyz" in r.stderr
+    assert "RESULT" not in r.stdout
