@@ -35,6 +35,7 @@ def repo(tmp_path_factory):
     repo = tmp_path_factory.mktemp("explain") / "repo"
     shutil.copytree(ROOT / "py_engine" / "kemit", repo / "py_engine" / "kemit",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tables", repo / "tables")  # the Python engine loads the IR tables beside py_engine/
     init = repo / "py_engine" / "kemit" / "__init__.py"
     init.write_text(init.read_text() + HANG_HOOK)
     configs = json.loads((ROOT / "parity" / "configs" / "elementwise.json").read_text())

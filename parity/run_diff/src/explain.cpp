@@ -15,6 +15,7 @@
 //    and uncommitted engine changes. The worktree is removed on every path out.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
