@@ -14,6 +14,7 @@
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
 #include "kemit/llvm/flavors.h"
+#include "kemit/tooling/cli.h"
 #ifdef KEMIT_LANE_HAVE_EMIT
 #include "kemit/engine.h"
 #endif
@@ -23,7 +24,8 @@ namespace {
 using namespace kemit::lane;
 
 struct Arguments {
-  std::string configs_dir;
+  kemit::tooling::LocationFlags location_flags;
+  std::string configs_dir;  // from the rule of kemit/tooling/locations.h
   std::string only;
   std::vector<std::string> flavors;
   int jobs = 0;
@@ -39,11 +41,6 @@ struct Arguments {
   for (std::string part; std::getline(stream, part, ',');)
     if (!part.empty()) parts.push_back(part);
   return parts;
-}
-
-std::string default_configs_dir() {
-  if (std::filesystem::is_directory("parity/configs")) return "parity/configs";
-  return std::string(KEMIT_SOURCE_DIR) + "/parity/configs";
 }
 
 // Canonical flavor names, aliases resolved (a newer llvmN maps to the newest flavor, with a note).
@@ -148,11 +145,10 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
 
 int run_configs(const Arguments& args, const std::vector<std::string>& flavors) {
   std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
-  if (configs.empty()) {
+  if (configs.empty()) {  // zero inputs is a usage error, never an empty GREEN or a RED run
     std::cerr << "check_llvm: no configs under " << args.configs_dir
               << (args.only.empty() ? "" : " matching --only " + args.only) << "\n";
-    std::cout << "RESULT: RED\n";
-    return 1;
+    return 2;
   }
   Plan plan;
   for (const auto& config : configs) plan_config(config, flavors, plan);
@@ -193,7 +189,8 @@ int run_one_module(const Arguments& args, const std::vector<std::string>& flavor
 }
 
 void declare_flags(CLI::App& app, Arguments& args) {
-  app.add_option("--configs", args.configs_dir, "folder of parity configs")->default_val(default_configs_dir());
+  kemit::tooling::add_location_flags(app, args.location_flags);
+  kemit::tooling::add_version_flag(app, "check_llvm");
   app.add_option("--only", args.only, "comma-separated substrings of family names");
   app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)");
   app.add_option("--jobs,-j", args.jobs, "parallel llc processes (default: number of CPUs)");
@@ -221,6 +218,9 @@ int main(int argc, char** argv) {
       if (args.arch.empty()) throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
       return run_one_module(args, flavors);
     }
+    kemit::tooling::Locations where = kemit::tooling::locate(args.location_flags);
+    args.configs_dir = where.configs;
+    std::cout << kemit::tooling::header_line("check_llvm", where) << std::endl;
     return run_configs(args, flavors);
   } catch (const std::exception& error) {
     std::cerr << "check_llvm: " << error.what() << "\n";

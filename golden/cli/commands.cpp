@@ -28,6 +28,10 @@ int summary(const std::string& shard_dir, bool as_json) {
 int check(const std::string& shard_dir, const std::vector<std::string>& files) {
   std::vector<std::filesystem::path> paths(files.begin(), files.end());
   if (paths.empty()) paths = list_shard_files(shard_dir);
+  if (paths.empty()) {  // nothing checked must not read as "all good"
+    std::cerr << "golden check: no <family>.json shard in " << shard_dir << " (pass --dir DIR or --root DIR)\n";
+    return 2;
+  }
   int failures = 0;
   for (const auto& path : paths) {
     try {

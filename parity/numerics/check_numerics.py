@@ -29,6 +29,7 @@ for path in (os.path.join(ROOT, "py_engine"), os.path.join(ROOT, "tests", "py"),
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import locations  # noqa: E402
 import plans  # noqa: E402
 from kemit.engine import emit  # noqa: E402
 from kemit.families.registry import find_family  # noqa: E402
@@ -195,16 +196,35 @@ def escape(text):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", default=os.environ.get("KEMIT_BUILD_DIR", os.path.join(ROOT, "build")),
-                        help="CMake build dir holding bindings/kemit_cpp (default $KEMIT_BUILD_DIR or build)")
+    parser.add_argument("--root", help="the source tree (default: the checkout at or above the current folder, "
+                                       "else this script's tree; docs/driver.md \"Where it looks\")")
+    parser.add_argument("--build", help="CMake build dir holding bindings/kemit_cpp (default $KEMIT_BUILD_DIR, "
+                                        "else <tree>/build)")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
     parser.add_argument("--config", type=int, action="append", default=[], help="only these config ids")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json")
     parser.add_argument("--junit")
     args = parser.parse_args(argv)
+    if args.version:
+        print(locations.version_line("check_numerics"))
+        return 0
+    try:
+        where = locations.locate(args.root, args.build)
+    except locations.LocationError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
+    if os.path.realpath(where.root) != os.path.realpath(ROOT):
+        # Another tree's numbers come from that tree's own engine and plans: run its copy of the lane.
+        script = os.path.join(where.root, "parity", "numerics", "check_numerics.py")
+        if not os.path.isfile(script):
+            print(f"check_numerics: {where.root} has no parity/numerics/check_numerics.py", file=sys.stderr)
+            return 2
+        os.execv(sys.executable, [sys.executable, script] + list(sys.argv[1:] if argv is None else argv))
+    print(locations.header_line("check_numerics", where), flush=True)
     only = [part for item in args.only for part in item.split(",") if part]
-    kemit_cpp = load_kemit_cpp(args.build)
+    kemit_cpp = load_kemit_cpp(where.build)
     families = load_configs(only)
     if not families:
         print(f"check_numerics: --only {','.join(only)} matches no family", file=sys.stderr)

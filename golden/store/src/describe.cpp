@@ -57,8 +57,8 @@ std::string_view category_name(Category c) {
   return "UNKNOWN";
 }
 
-std::string describe_finding(const std::string& family, const Finding& f) {
-  std::string bless = record_command(family);
+std::string describe_finding(const std::string& family, const Finding& f, const std::string& run_diff) {
+  std::string bless = fmt::format("{} --record-golden --only {}", run_diff, family);
   std::string head = fmt::format("{} {}", category_name(f.category), config_label(family, f));
   switch (f.category) {
     case Category::changed:
@@ -89,11 +89,13 @@ std::string describe_finding(const std::string& family, const Finding& f) {
   return head;
 }
 
-std::string describe_comparison(const Comparison& c) {
+std::string describe_comparison(const Comparison& c, const std::string& run_diff) {
   std::string sections = "canonical";
   for (const auto& f : c.flavors_compared) sections += "," + f;
-  std::string out = fmt::format("GOLDEN {}: {} configs compared ({})", c.family, c.configs_compared, sections);
+  std::string out = fmt::format("GOLDEN {}: {} configs ({})", c.family, c.configs_in_run, sections);
   if (!c.shard_exists) out += ", no shard yet";
+  else if (c.configs_compared != c.configs_in_run)
+    out += fmt::format(", {} of them in the shard", c.configs_compared);
   if (c.clean()) return out + ": OK\n";
   std::string counts;
   for (Category cat : {Category::changed, Category::new_entry, Category::missing, Category::moved,
@@ -101,7 +103,7 @@ std::string describe_comparison(const Comparison& c) {
                        Category::resources_changed})
     if (std::size_t n = c.count(cat)) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", category_name(cat), n);
   out += ": " + counts + "\n";
-  for (const Finding& f : c.findings) out += "  " + describe_finding(c.family, f) + "\n";
+  for (const Finding& f : c.findings) out += "  " + describe_finding(c.family, f, run_diff) + "\n";
   return out;
 }
 

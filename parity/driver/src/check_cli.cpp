@@ -2,9 +2,12 @@
 #include <CLI/CLI.hpp>
 #include <signal.h>
 
+#include <filesystem>
+
 #include "kemit/driver/check.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/reports.h"
+#include "kemit/tooling/cli.h"
 
 namespace kemit::driver {
 namespace {
@@ -14,7 +17,17 @@ struct ReportPaths {
   std::string junit;
 };
 
-void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
+struct ExtraFlags {
+  ReportPaths reports;
+  SelectionFlags selection;
+};
+
+void add_flags(CLI::App& app, CheckOptions& options, ExtraFlags& extra) {
+  ReportPaths& reports = extra.reports;
+  add_selection_flags(app, extra.selection);
+  app.add_option("--max-failures", options.max_failures,
+                 "stop sending configs once this many failed (the rest are not run; the run is RED)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--only", options.only, "only families whose name contains one of these (comma-separated)")
       ->delimiter(',');
   app.add_option("--flavor", options.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")
@@ -24,18 +37,33 @@ void add_flags(CLI::App& app, CheckOptions& options, ReportPaths& reports) {
       ->check(CLI::PositiveNumber);
   app.add_option("--json", reports.json, "write the JSON report to FILE");
   app.add_option("--junit", reports.junit, "write the JUnit XML report to FILE");
-  app.add_option("--root", options.locations.root, "the source root (holds py_engine/ and parity/)");
-  app.add_option("--build", options.locations.build, "the build dir (holds cpp_engine/kemit_emit)");
-  app.add_option("--configs", options.configs_dir, "the config folder (default: <root>/parity/configs)");
+  tooling::add_location_flags(app, options.location_flags);
   app.add_option("--py-cmd", options.py_cmd, "the command that starts a Python worker (shell-split)");
   app.add_option("--cpp-cmd", options.cpp_cmd, "the command that starts a C++ worker (shell-split)");
 }
 
+}  // namespace
+
+void keep_last_report(const CheckOptions& options, const std::string& tool, const std::string& json, std::ostream& err) {
+  std::string path = last_report_path(options.locations.build, tool);
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    write_file_atomically(path, json);
+  } catch (const std::exception& error) {  // --last-failed is a convenience: never fail a run for it
+    err << tool << ": note: cannot keep the last report for --last-failed at " << path << ": " << error.what() << "\n";
+  }
+}
+
+namespace {
+
 int run_and_report(const CheckOptions& options, const ReportPaths& reports, std::ostream& out, std::ostream& err) {
+  out << tooling::header_line("check_byte_identity", options.where) << "\n";
   RunOutcome outcome = run_parity(options, err);
   // Reports first: a failure to write one is an infrastructure error, and must not follow a
   // RESULT line that a reader might take as final.
-  if (!reports.json.empty()) write_file_atomically(reports.json, json_report(outcome).dump(2) + "\n");
+  std::string json = json_report(outcome).dump(2) + "\n";
+  if (!reports.json.empty()) write_file_atomically(reports.json, json);
+  keep_last_report(options, "check_byte_identity", json, err);
   if (!reports.junit.empty()) write_file_atomically(reports.junit, junit_report(outcome));
   write_text_report(outcome, out);
   return outcome.green() ? 0 : 1;
@@ -47,11 +75,13 @@ int check_byte_identity_main(int argc, const char* const* argv, std::ostream& ou
                              bool err_is_terminal) {
   CLI::App app{"check_byte_identity: prove the C++ and Python engines emit byte-identical IR for every parity config"};
   CheckOptions options;
-  ReportPaths reports;
-  add_flags(app, options, reports);
+  ExtraFlags extra;
+  const ReportPaths& reports = extra.reports;
+  add_flags(app, options, extra);
+  tooling::add_version_flag(app, "check_byte_identity");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
+  } catch (const CLI::Success& help) {
     return app.exit(help, out, err);
   } catch (const CLI::ParseError& error) {
     err << "check_byte_identity: " << error.what() << " (see --help)\n";
@@ -60,6 +90,8 @@ int check_byte_identity_main(int argc, const char* const* argv, std::ostream& ou
   options.progress = err_is_terminal;
   signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the driver
   try {
+    resolve_locations(options);
+    options.selection = resolve_selection(extra.selection, options.locations.build, "check_byte_identity", err);
     return run_and_report(options, reports, out, err);
   } catch (const ConfigError& error) {
     err << "check_byte_identity: config error: " << error.what() << "\n";

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "golden_check.h"
+#include "process.h"
 #include "kemit/driver/reports.h"
 #include "kemit/golden/shard_io.h"
 
@@ -91,6 +92,7 @@ std::string bless_command_for(const Options& options, const GoldenCheck& check) 
   if (moves) command += " --renumber";
   if (prune) command += " --prune";
   if (!options.resources) command += " --no-resources";
+  for (const auto& word : driver::selection_words(options.check.selection)) command += " " + shell_quoted({word});
   return command;
 }
 
@@ -118,7 +120,8 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run) {
   // A shard whose family lost its config file: every blessed config is MISSING.
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
-    if (with_configs.count(family) || !selected(options.check.only, family)) continue;
+    if (with_configs.count(family) || !selected(options.check.only, family) || !options.check.selection.empty())
+      continue;  // a selection of configs says nothing about families it left out
     FamilyCheck f = compare_family(dir, vanished_family_results(run, family));
     f.has_configs = false;
     check.families.push_back(std::move(f));
@@ -130,15 +133,30 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run) {
   for (const auto& p : run.lane_problems) ++check.counts[p.spill() ? "SPILL" : "LANE"];
   check.bless_command = bless_command_for(options, check);
   if (!red.empty()) {
-    std::string command = options.check.locations.build + "/parity/check_byte_identity";
-    std::string relative = std::filesystem::path(command).lexically_relative(options.check.locations.root).string();
-    if (!relative.empty() && relative.rfind("..", 0) != 0) command = relative;
-    check.parity_command = command + " --only " + join_strings(red, ",");
+    check.parity_command = sibling_command(options, "parity/check_byte_identity") + " --only " + join_strings(red, ",");
   }
   return check;
 }
 
+// What the OK line may claim about resources: compared only where the shard holds figures too (a
+// bless with --no-resources stores none, and a figure on one side only is not compared).
+std::string resources_claim(const Options& options, const FreshRun& run, const GoldenCheck& check) {
+  if (!run.resources_measured) return ", resources not compared (" + std::string(options.resources ? "lane unavailable" : "--no-resources") + ")";
+  size_t compared = 0, unstored = 0;
+  std::vector<std::string> families;
+  for (const auto& f : check.families) {
+    compared += f.comparison.resources_compared;
+    unstored += f.comparison.resources_unstored;
+    if (f.comparison.resources_unstored) families.push_back(f.family);
+  }
+  if (!unstored) return fmt::format(", resources compared ({} modules)", compared);
+  return fmt::format(", resources compared for {} of {} modules: {} blessed without resources (fill them in: {} "
+                     "--record-golden --only {})",
+                     compared, compared + unstored, unstored, self_command(options), join_strings(families, ","));
+}
+
 void write_check_text(const Options& options, const FreshRun& run, const GoldenCheck& check, std::ostream& out) {
+  size_t diffs = options.inline_diffs;
   out << "== engines: " << engines_label(options) << "\n";
   driver::write_text_report(run.outcome, out);
   out << "== golden: " << shard_dir(options) << "\n";
@@ -148,7 +166,7 @@ void write_check_text(const Options& options, const FreshRun& run, const GoldenC
       continue;
     }
     if (!f.has_configs) out << fmt::format("{}: no config file any more (every blessed config is MISSING)\n", f.family);
-    out << golden::describe_comparison(f.comparison);
+    out << describe_with_diffs(options, f, diffs);
   }
   if (options.resources || !run.resource_notes.empty()) {
     size_t measured = 0;
@@ -163,18 +181,19 @@ void write_check_text(const Options& options, const FreshRun& run, const GoldenC
       out << fmt::format("{} {} #{} [{}] {}: {}{}\n", p.spill() ? "SPILL" : "LANE", p.family, p.config, p.arch, p.flavor,
                          p.spill() ? "the config says expect_no_spill, but " : p.verdict + ": ", p.detail);
     if (!run.lane_problems.empty())
-      out << "  (each module again: " << options.check.locations.build << "/llvm_lane/check_llvm --only "
+      out << "  (each module again: " << sibling_command(options, "llvm_lane/check_llvm") << " --only "
           << run.lane_problems.front().family << " --flavor " << run.lane_problems.front().flavor << ")\n";
   }
   if (check.ok()) {
     size_t configs = 0;
     for (const auto& f : check.families) configs += f.comparison.configs_compared;
     out << fmt::format("GOLDEN OK: {} families, {} configs, sections canonical,{}{}\n", check.families.size(), configs,
-                       join_strings(run.flavors, ","), run.resources_measured ? ", resources compared" : "");
+                       join_strings(run.flavors, ","), resources_claim(options, run, check));
     return;
   }
-  std::vector<std::string> counts;
-  for (const auto& name : category_order()) counts.push_back(fmt::format("{} {}", name, check.counts.at(name)));
+  std::vector<std::string> counts;  // only the categories that occurred
+  for (const auto& name : category_order())
+    if (check.counts.at(name)) counts.push_back(fmt::format("{} {}", name, check.counts.at(name)));
   out << "GOLDEN MISMATCH: " << join_strings(counts, ", ") << "\n";
   if (!check.parity_command.empty())
     out << "parity first (nothing is compared or blessed from engines that disagree): " << check.parity_command << "\n";
@@ -188,8 +207,9 @@ int check_golden(const Options& options, std::ostream& out, std::ostream& err) {
   measure_resources(options, run, err);
   GoldenCheck check = compute_check(options, run);
   // Reports first: a failure to write one is an infrastructure error (exit 2).
-  if (!options.json_path.empty())
-    driver::write_file_atomically(options.json_path, check_json(options, run, check).dump(2) + "\n");
+  std::string json = check_json(options, run, check).dump(2) + "\n";
+  if (!options.json_path.empty()) driver::write_file_atomically(options.json_path, json);
+  driver::keep_last_report(options.check, "run_diff", json, err);
   if (!options.junit_path.empty()) driver::write_file_atomically(options.junit_path, check_junit(run, check));
   write_check_text(options, run, check, out);
   return check.ok() ? 0 : 1;

@@ -1,4 +1,4 @@
-// run_diff --explain FAMILY:ID: why did this golden entry change?
+// run_diff --explain FAMILY:ID (or FAMILY: every changed id of it): why did this golden entry change?
 //
 // 1. The blessing commit: `git log -S'<entry line>' -n 1 -- golden/shards/FAMILY.json`. The entry's
 //    line holds every hash of the config, so the newest commit that changed how often that exact
@@ -8,278 +8,154 @@
 //    blessing commit (a temporary `git worktree add --detach`; the Python engine needs no build),
 //    on today's config, and shown as a unified diff (dtl, capped) against today's text.
 // 4. The commits between the blessing commit and HEAD that touched py_engine/ or cpp_engine/,
-//    and uncommitted engine changes. The worktree is removed on every path out.
-#include <filesystem>
-#include <fstream>
-#include <optional>
+//    and uncommitted engine changes. The worktrees are removed on every path out (blessed_history.h).
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "blessed_history.h"
+#include "golden_check.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/text_diff.h"
 #include "kemit/golden/digest.h"
-#include "kemit/golden/shard_io.h"
-#include "kemit/llvm/flavors.h"
-#include "kemit/run_diff/run_diff.h"
-#include "golden_check.h"
-#include "process.h"
 
 namespace kemit::run_diff {
 namespace {
 
-namespace fs = std::filesystem;
-using driver::InfrastructureError;
 using driver::UsageError;
 
-constexpr const char* kPython = "/usr/bin/python3";
+struct Target {
+  std::string family;
+  std::uint64_t id = 0;  // 0: every changed id of the family
+};
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-CommandResult git(const fs::path& repo, std::vector<std::string> args) {
-  args.insert(args.begin(), {"git", "-C", repo.string()});
-  return run_command(args);
-}
-
-std::string git_or_throw(const fs::path& repo, const std::vector<std::string>& args, const std::string& what) {
-  CommandResult r = git(repo, args);
-  if (r.exit_code != 0)
-    throw InfrastructureError(fmt::format("{}: `git {}` failed (exit {}): {}", what, shell_quoted(args), r.exit_code,
-                                          trimmed(r.err)));
-  return r.out;
-}
-
-// A temporary folder (and the git worktree inside it), removed whatever happens.
-class Scratch {
- public:
-  explicit Scratch(fs::path repo) : repo_(std::move(repo)) {
-    char pattern[] = "/tmp/kemit_explain_XXXXXX";
-    if (!mkdtemp(pattern)) throw InfrastructureError("cannot create a temporary folder in /tmp");
-    dir_ = pattern;
-  }
-  ~Scratch() {
+Target parse_target(const std::string& text) {
+  auto colon = text.rfind(':');
+  Target t{text.substr(0, colon == std::string::npos ? text.size() : colon), 0};
+  if (colon != std::string::npos) {
     try {
-      if (!worktree_.empty()) {
-        git(repo_, {"worktree", "remove", "--force", worktree_.string()});
-        std::error_code ignored;
-        fs::remove_all(worktree_, ignored);
-        git(repo_, {"worktree", "prune"});
-      }
-    } catch (...) {  // a destructor must not throw; the folder is still removed below
+      size_t used = 0;
+      t.id = std::stoull(text.substr(colon + 1), &used);
+      if (used != text.size() - colon - 1 || t.id == 0) throw std::invalid_argument("not a number");
+    } catch (const std::exception&) {
+      throw UsageError("--explain takes FAMILY or FAMILY:ID, e.g. elementwise or elementwise:12 (got \"" + text + "\")");
     }
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
   }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
+  if (!driver::is_valid_family_name(t.family)) throw UsageError("--explain: \"" + t.family + "\" is not a family name");
+  return t;
+}
 
-  const fs::path& dir() const { return dir_; }
-  fs::path add_worktree(const std::string& commit) {
-    fs::path path = dir_ / "worktree";
-    worktree_ = path;  // set first: a half-made worktree is removed too
-    git_or_throw(repo_, {"worktree", "add", "--detach", path.string(), commit}, "cannot check out " + commit);
-    return path;
+// The sections of `id` whose text (or refusal) today differs from the entry, with today's text.
+std::vector<std::pair<std::string, Emitted>> changed_sections(BlessedHistory& history, const golden::Entry& blessed,
+                                                              std::uint64_t id) {
+  std::vector<std::pair<std::string, Emitted>> changed;
+  Emitted canonical = history.today(id, "canonical");
+  if (blessed.is_rejected() || !canonical.ok) {
+    golden::Section before = blessed.is_rejected() ? golden::Section::refused(blessed.rejected) : blessed.canonical;
+    if (!reproduces(before, canonical)) changed.push_back({"canonical", canonical});
+    return changed;
   }
-
- private:
-  fs::path repo_, dir_, worktree_;
-};
-
-struct Emitted {
-  bool ok = false;
-  std::string text;     // stdout when ok
-  std::string refusal;  // stderr otherwise (a refusal, or an error of an old engine)
-  int exit_code = 0;
-  std::string sha() const { return ok ? golden::sha256_hex(text) : ""; }
-};
-
-Emitted emit_section(const fs::path& py_engine, const fs::path& config_file, int id, const std::string& section,
-                     const fs::path& cwd) {
-  std::vector<std::string> argv = {kPython, "-m", "kemit.emit", "--config",
-                                   config_file.string() + ":" + std::to_string(id)};
-  if (section == "canonical")
-    argv.push_back("--canonical");
-  else
-    argv.insert(argv.end(), {"--flavor", section});
-  CommandResult r = run_command(argv, {{"PYTHONPATH", py_engine.string()}}, cwd.string());
-  Emitted e;
-  e.exit_code = r.exit_code;
-  e.ok = r.exit_code == 0;
-  if (e.ok)
-    e.text = r.out;
-  else
-    e.refusal = trimmed(r.err);
-  return e;
-}
-
-std::string state(const golden::Section& s) {
-  if (s.is_rejected()) return fmt::format("refused \"{}\"", s.rejected);
-  return fmt::format("{} ({} bytes)", s.sha256.substr(0, 12), s.bytes);
-}
-
-std::string state(const Emitted& e) {
-  if (!e.ok) return fmt::format("refused/failed (exit {}): {}", e.exit_code, e.refusal);
-  return fmt::format("{} ({} bytes)", e.sha().substr(0, 12), e.text.size());
-}
-
-bool same(const golden::Section& s, const Emitted& e) {
-  if (s.is_rejected()) return !e.ok && e.refusal.find(s.rejected) != std::string::npos;
-  return e.ok && e.sha() == s.sha256 && e.text.size() == s.bytes;
-}
-
-// The entry's line as the store wrote it: `{"id": N, ...}` without indentation or trailing comma.
-std::string entry_line(const std::string& shard_text, std::uint64_t id, const fs::path& path) {
-  std::string prefix = fmt::format("{{\"id\": {},", id);
-  std::istringstream lines(shard_text);
-  for (std::string line; std::getline(lines, line);) {
-    size_t start = line.find_first_not_of(' ');
-    if (start == std::string::npos || line.compare(start, prefix.size(), prefix) != 0) continue;
-    line = line.substr(start);
-    if (!line.empty() && line.back() == ',') line.pop_back();
-    return line;
+  for (const auto& section : explained_sections(history.shard())) {
+    Emitted today = section == "canonical" ? canonical : history.today(id, section);
+    const golden::Section& before = section == "canonical" ? blessed.canonical : blessed.flavors.at(section);
+    if (!reproduces(before, today)) changed.push_back({section, today});
   }
-  throw UsageError(fmt::format("{} has no line for config {}", path.string(), id));
+  return changed;
 }
 
-nlohmann::json config_json(const driver::ParityConfig& c) {
-  nlohmann::json j = {{"id", c.id}, {"arch", c.arch}, {"expect", c.expect == driver::Expect::emit ? "emit" : "reject"},
-                      {"why", c.why}, {"spec", c.spec}};
-  if (c.expect_no_spill) j["expect_no_spill"] = *c.expect_no_spill;
-  return j;
+void show_section(BlessedHistory& history, const golden::Entry& blessed, const std::string& commit,
+                  const std::string& section, const Emitted& today, size_t diff_lines, std::ostream& out) {
+  golden::Section before = section == "canonical"
+                               ? (blessed.is_rejected() ? golden::Section::refused(blessed.rejected) : blessed.canonical)
+                               : blessed.flavors.at(section);
+  Emitted old = history.at_commit(commit, blessed.id, section);
+  std::string short_commit = commit.substr(0, 12);
+  out << fmt::format("== {}: blessed {} -> today {}\n", section, stored_state(before), today.state());
+  out << fmt::format("   the Python engine of {} re-emits {}{}\n", short_commit, old.state(),
+                     reproduces(before, old) ? " (matches the blessed entry)"
+                                             : " (does NOT match the blessed entry: it was blessed from other sources, "
+                                               "e.g. an uncommitted tree; the diff below is still old engine vs new)");
+  if (old.ok && today.ok) {
+    std::istringstream lines(driver::describe_text_difference(old.text, today.text, "blessed@" + short_commit, "today",
+                                                              diff_lines));
+    for (std::string l; std::getline(lines, l);) out << "   " << l << "\n";
+  } else {
+    out << "   blessed@" << short_commit << ": " << (old.ok ? "emits" : old.refusal) << "\n";
+    out << "   today: " << (today.ok ? "emits" : today.refusal) << "\n";
+  }
+}
+
+// Explains one entry; returns false when nothing changed.
+bool explain_one(const Options& options, BlessedHistory& history, std::uint64_t id, std::ostream& out) {
+  const std::string& family = history.shard().family;
+  const driver::ParityConfig* config = history.config(id);
+  if (!config) throw UsageError(fmt::format("config {} is not in the configs any more; --explain re-emits today's config", id));
+  const golden::Entry* blessed = history.shard().find(id);
+  if (!blessed) throw UsageError(fmt::format("{} #{} is not blessed (NEW): nothing to explain", family, id));
+  std::string commit = history.blessing_commit(id);
+  out << fmt::format("{} #{} {} [{}] was blessed by {}\n", family, id, blessed->kernel_name, blessed->arch,
+                     history.describe_commit(commit));
+  out << fmt::format("  (found with: git log -n 1 -S'<the entry line>' -- {})\n", history.shard_in_repo());
+  std::string digest = golden::spec_digest(config->arch, config->spec);
+  if (digest != blessed->spec_digest)
+    out << "  note: the config's arch or spec changed since the bless (spec_digest " << blessed->spec_digest.substr(0, 12)
+        << " -> " << digest.substr(0, 12) << "); both engines below get today's config\n";
+  auto changed = changed_sections(history, *blessed, id);
+  if (changed.empty()) {
+    out << fmt::format("{} #{}: today's Python engine emits exactly the blessed sections ({}): nothing changed "
+                       "(resource figures are not re-measured here: `{} --check-golden --only {}` compares them)\n",
+                       family, id, join_strings(explained_sections(history.shard()), ", "), self_command(options), family);
+    return false;
+  }
+  for (const auto& [section, today] : changed)
+    show_section(history, *blessed, commit, section, today, options.diff_lines, out);
+  std::string log = history.engine_commits_since(commit);
+  out << "== commits since " << commit.substr(0, 12) << " that touched py_engine/ or cpp_engine/:\n"
+      << (log.empty() ? "  (none)\n" : log);
+  return true;
+}
+
+// The ids of `family` whose entry no longer matches today's Python engine (CHANGED,
+// REASON_CHANGED), found by one run of today's Python workers (as --check-golden --python-only).
+std::vector<std::uint64_t> changed_ids(const Options& options, const std::string& family, std::ostream& notes) {
+  Options run_options = options;
+  run_options.engines = EngineChoice::python_only;
+  run_options.resources = false;
+  run_options.check.only.clear();
+  run_options.check.selection = driver::Selection{};
+  run_options.check.selection.ids[family];
+  FreshRun run = run_engines(run_options, notes);
+  std::set<std::uint64_t> ids;
+  GoldenCheck check = compute_check(run_options, run);
+  for (const auto& f : check.families)
+    for (const auto& finding : f.comparison.findings)
+      if (finding.category == golden::Category::changed || finding.category == golden::Category::reason_changed)
+        ids.insert(finding.id);
+  return {ids.begin(), ids.end()};
 }
 
 }  // namespace
 
 int explain(const Options& options, std::ostream& out, std::ostream& err) {
-  auto colon = options.explain.rfind(':');
-  std::string family = options.explain.substr(0, colon == std::string::npos ? 0 : colon);
-  std::uint64_t id = 0;
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    size_t used = 0;
-    id = std::stoull(options.explain.substr(colon + 1), &used);
-    if (used != options.explain.size() - colon - 1 || id == 0) throw std::invalid_argument("not a number");
-  } catch (const std::exception&) {
-    throw UsageError("--explain takes FAMILY:ID, e.g. elementwise:12 (got \"" + options.explain + "\")");
-  }
-  if (!driver::is_valid_family_name(family)) throw UsageError("--explain: \"" + family + "\" is not a family name");
-
-  const fs::path root = fs::absolute(options.check.locations.root);
-  fs::path configs_dir = options.check.configs_dir.empty() ? root / "parity/configs" : fs::path(options.check.configs_dir);
-  driver::FamilyConfigs configs = driver::load_family_file(configs_dir / (family + ".json"));
-  const driver::ParityConfig* config = nullptr;
-  for (const auto& c : configs.configs)
-    if (static_cast<std::uint64_t>(c.id) == id) config = &c;
-  if (!config)
-    throw UsageError(fmt::format("config {} is not in {} any more; --explain re-emits today's config", id,
-                                 configs.display_path));
-
-  fs::path shard_file = fs::absolute(golden::shard_path(shard_dir(options), family));
-  if (!fs::exists(shard_file)) throw UsageError(shard_file.string() + " does not exist: nothing is blessed to explain");
-  std::string shard_text = golden::read_file(shard_file);
-  golden::Shard shard = golden::parse_shard(shard_text, shard_file.string());
-  const golden::Entry* blessed = shard.find(id);
-  if (!blessed) throw UsageError(fmt::format("{} #{} is not blessed (NEW): nothing to explain", family, id));
-
-  // 1. The blessing commit.
-  fs::path top = trimmed(git_or_throw(root, {"rev-parse", "--show-toplevel"}, "--explain needs a git checkout"));
-  std::string relative = fs::relative(fs::weakly_canonical(shard_file), fs::weakly_canonical(top)).string();
-  std::string line = entry_line(shard_text, id, shard_file);
-  std::string commit = trimmed(git_or_throw(top, {"log", "-n", "1", "--format=%H", "-S", line, "--", relative},
-                                            "cannot search the history of " + relative));
-  if (commit.empty())
-    throw UsageError(fmt::format("no commit wrote the current line of {} #{} in {}: commit the blessed shard first",
-                                 family, id, relative));
-  std::string described = trimmed(git_or_throw(top, {"show", "-s", "--date=short", "--format=%h %ad %an: %s", commit},
-                                               "cannot describe " + commit));
-  out << fmt::format("{} #{} {} [{}] was blessed by {}\n", family, id, blessed->kernel_name, blessed->arch, described);
-  out << fmt::format("  (found with: git log -n 1 -S'<the entry line>' -- {})\n", relative);
-
-  // 2. Today's texts, from today's config.
-  Scratch scratch(top);
-  fs::path config_file = scratch.dir() / "configs" / (family + ".json");
-  fs::create_directories(config_file.parent_path());
-  {
-    std::ofstream file(config_file);
-    file << nlohmann::json{{"family", family}, {"configs", {config_json(*config)}}}.dump() << "\n";
-    if (!file) throw InfrastructureError("cannot write " + config_file.string());
-  }
-  std::string digest = golden::spec_digest(config->arch, config->spec);
-  if (digest != blessed->spec_digest)
-    out << "  note: the config's arch or spec changed since the bless (spec_digest " << blessed->spec_digest.substr(0, 12)
-        << " -> " << digest.substr(0, 12) << "); both engines below get today's config\n";
-
-  std::vector<std::string> sections = {"canonical"};
-  for (const auto& f : shard.flavors)
-    for (const auto& known : kemit::llvm::flavor_names())
-      if (f == known) sections.push_back(f);
-  const fs::path today_engine = root / "py_engine";
-  std::vector<std::pair<std::string, Emitted>> changed;
-  Emitted today_canonical = emit_section(today_engine, config_file, config->id, "canonical", scratch.dir());
-  bool today_refused = !today_canonical.ok;
-  if (blessed->is_rejected() || today_refused) {
-    golden::Section before =
-        blessed->is_rejected() ? golden::Section::refused(blessed->rejected) : blessed->canonical;
-    if (!same(before, today_canonical)) changed.push_back({"canonical", today_canonical});
-  } else {
-    for (const auto& section : sections) {
-      Emitted today =
-          section == "canonical" ? today_canonical : emit_section(today_engine, config_file, config->id, section, scratch.dir());
-      const golden::Section& before = section == "canonical" ? blessed->canonical : blessed->flavors.at(section);
-      if (!same(before, today)) changed.push_back({section, today});
-    }
-  }
-  if (changed.empty()) {
-    out << fmt::format("{} #{}: today's Python engine emits exactly the blessed sections ({}): nothing changed "
-                       "(resource figures are not re-measured here: `run_diff --check-golden --only {}` compares them)\n",
-                       family, id, join_strings(sections, ", "), family);
-    return 0;
-  }
-
-  // 3. The blessing commit's Python engine, on today's config.
-  fs::path worktree = scratch.add_worktree(commit);
-  std::string short_commit = commit.substr(0, 12);
-  for (const auto& [section, today] : changed) {
-    golden::Section before = section == "canonical"
-                                 ? (blessed->is_rejected() ? golden::Section::refused(blessed->rejected) : blessed->canonical)
-                                 : blessed->flavors.at(section);
-    Emitted old = emit_section(worktree / "py_engine", config_file, config->id, section, scratch.dir());
-    out << fmt::format("== {}: blessed {} -> today {}\n", section, state(before), state(today));
-    out << fmt::format("   the Python engine of {} re-emits {}{}\n", short_commit, state(old),
-                       same(before, old) ? " (matches the blessed entry)"
-                                         : " (does NOT match the blessed entry: it was blessed from other sources, "
-                                           "e.g. an uncommitted tree; the diff below is still old engine vs new)");
-    if (old.ok && today.ok) {
-      std::string diff = driver::describe_text_difference(old.text, today.text, "blessed@" + short_commit, "today",
-                                                          options.diff_lines);
-      std::istringstream lines(diff);
-      for (std::string l; std::getline(lines, l);) out << "   " << l << "\n";
-    } else {
-      out << "   blessed@" << short_commit << ": " << (old.ok ? "emits" : old.refusal) << "\n";
-      out << "   today: " << (today.ok ? "emits" : today.refusal) << "\n";
-    }
-  }
-
-  // 4. What happened to the engines in between.
-  std::string log = git_or_throw(top, {"log", "--date=short", "--format=  %h %ad %an: %s", commit + "..HEAD", "--",
-                                       "py_engine", "cpp_engine"},
-                                 "cannot list the commits since " + short_commit);
-  out << "== commits since " << short_commit << " that touched py_engine/ or cpp_engine/:\n"
-      << (log.empty() ? "  (none)\n" : log);
-  std::string dirty = git_or_throw(top, {"status", "--porcelain", "--", "py_engine", "cpp_engine"},
-                                   "cannot read the working tree's status");
+  Target target = parse_target(options.explain);
+  BlessedHistory history(options, target.family);
+  std::vector<std::uint64_t> ids =
+      target.id ? std::vector<std::uint64_t>{target.id} : changed_ids(options, target.family, err);
+  if (ids.empty())
+    out << fmt::format("{}: today's Python engine emits exactly what every blessed entry holds: nothing to explain\n",
+                       target.family);
+  for (std::uint64_t id : ids) explain_one(options, history, id, out);
+  std::string dirty = history.uncommitted_engine_changes();
   if (!dirty.empty()) {
     out << "== uncommitted engine changes in the working tree:\n";
     std::istringstream lines(dirty);
     for (std::string l; std::getline(lines, l);) out << "  " << l << "\n";
   }
-  out << fmt::format("bless today's texts with: {} --record-golden --only {} --allow-changes\n", self_command(options),
-                     family);
-  (void)err;
+  if (!ids.empty() && (target.id == 0 || ids.size() == 1))
+    out << fmt::format("bless today's texts with: {} --record-golden --only {} --allow-changes\n", self_command(options),
+                       target.family);
   return 0;
 }
 

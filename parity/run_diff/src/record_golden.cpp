@@ -35,8 +35,9 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   // Refusals that need no run come first, so a refused bless costs nothing.
   if (golden::ci_environment() && !options.force && !options.dry_run)
     return refuse(out, "CI is set: golden shards are only checked in CI, never written; bless locally (or pass --force)");
-  if (options.prune && (!options.check.only.empty() || !options.check.flavors.empty()))
-    return refuse(out, "--prune needs a complete run: no --only, no --flavor");
+  if (options.prune &&
+      (!options.check.only.empty() || !options.check.flavors.empty() || !options.check.selection.empty()))
+    return refuse(out, "--prune needs a complete run: no --only, no --flavor, no FAMILY:ID, --filter or --last-failed");
 
   FreshRun run = run_engines(options, err);
   measure_resources(options, run, err);
@@ -71,7 +72,8 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   std::filesystem::path dir = shard_dir(options);
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
-    if (with_configs.count(family) || !selected(options.check.only, family)) continue;
+    if (with_configs.count(family) || !selected(options.check.only, family) || !options.check.selection.empty())
+      continue;  // a selection of configs says nothing about families it left out
     runs.push_back(vanished_family_results(run, family));
   }
   golden::BlessOptions bless_options;

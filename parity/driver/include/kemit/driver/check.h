@@ -14,11 +14,15 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/outcome.h"
+#include "kemit/driver/selection.h"
 #include "kemit/driver/worker_pool.h"
+#include "kemit/tooling/locations.h"
 
 namespace kemit::driver {
 
 struct CheckOptions {
+  tooling::LocationFlags location_flags;  // --root / --build / --configs as typed
+  tooling::Locations where;               // what the rule found (resolve_locations); printed on the header
   EngineLocations locations = default_locations();
   std::string configs_dir;             // "" = <root>/parity/configs
   std::optional<std::string> py_cmd;   // overrides the Python worker command (shell-split)
@@ -28,11 +32,17 @@ struct CheckOptions {
   int jobs = 0;                        // workers per engine; 0 = one per core
   double timeout_seconds = 60;         // per config
   bool progress = false;               // a progress line on stderr (only on a terminal)
+  Selection selection;                 // FAMILY:ID words, --filter, --last-failed (selection.h)
+  size_t max_failures = 0;             // stop sending configs after this many failed (0: never)
 };
 
 // Canonical flavor names for `requested` (all flavors when empty), in table order, without
 // duplicates. Alias notes go to `notes`. Throws UsageError on an unknown flavor.
 std::vector<std::string> resolve_flavor_names(const std::vector<std::string>& requested, std::ostream& notes);
+
+// Applies the rule of kemit/tooling/locations.h to options.location_flags and fills `where`,
+// `locations` and `configs_dir` from it. Throws UsageError (exit 2) when a folder is missing.
+void resolve_locations(CheckOptions& options);
 
 // The worker commands the options ask for, checked to exist (InfrastructureError otherwise).
 std::vector<EngineCommand> engine_commands(const CheckOptions& options);
@@ -64,6 +74,10 @@ Plan plan_requests(const std::vector<FamilyConfigs>& families,
 // Loads the configs, drives both engines and judges every config. Throws ConfigError,
 // UsageError or InfrastructureError (all exit 2); `notes` gets alias notes and progress.
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes);
+
+// Keeps a run's JSON report where --last-failed reads it (last_report_path); a note on `err` when
+// it cannot (the run goes on).
+void keep_last_report(const CheckOptions& options, const std::string& tool, const std::string& json, std::ostream& err);
 
 // The command line: parses argv, runs, prints the report to `out`, writes --json / --junit.
 // Returns 0 (GREEN), 1 (RED) or 2 (usage or infrastructure error, message on `err`).

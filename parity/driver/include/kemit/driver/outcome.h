@@ -34,7 +34,9 @@ struct RunOutcome {
   std::vector<std::string> engines;  // e.g. {"py", "cpp"}
   std::vector<std::string> flavors;  // canonical names, in table order
   std::vector<FamilyOutcome> families;
-  // GREEN only with at least one family and every row GREEN or N/A.
+  size_t max_failures = 0;  // --max-failures (0: run everything)
+  size_t not_run = 0;       // configs left out after max_failures failing configs
+  // GREEN only with at least one family, every row GREEN or N/A, and every config run.
   bool green() const;
 };
 
