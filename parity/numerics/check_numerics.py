@@ -56,8 +56,9 @@ def load_kemit_cpp(build):
     try:
         import kemit_cpp
     except ImportError as error:
-        sys.exit(f"check_numerics: cannot import kemit_cpp from {build}/bindings ({error}); build it with "
-                 f"`cmake --build {build} --target kemit_cpp`")
+        print(f"check_numerics: cannot import kemit_cpp from {build}/bindings ({error}); build it with "
+              f"`cmake --build {build} --target kemit_cpp`", file=sys.stderr)
+        sys.exit(2)  # an infrastructure error, as in every tool
     return kemit_cpp
 
 

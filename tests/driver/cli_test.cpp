@@ -45,12 +45,13 @@ TEST(Cli, OnlyFiltersFamiliesAndMustMatchSomething) {
 }
 
 TEST(Cli, MissingEngineBinarySaysWhichFileAndHowToBuildIt) {
-  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--py-cmd", fake_command("py", ""), "--build",
-                              "/nonexistent/build"});
+  std::string build = ::testing::TempDir() + "kemit_empty_build_" + std::to_string(getpid());  // no kemit_emit
+  std::filesystem::create_directories(build);
+  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--py-cmd", fake_command("py", ""), "--build", build});
+  std::filesystem::remove_all(build);
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err,
-            "check_byte_identity: cpp engine not found: /nonexistent/build/cpp_engine/kemit_emit does not exist or is "
-            "not executable; build it: cmake --build /nonexistent/build --target kemit_emit (or pass --cpp-cmd)\n");
+  EXPECT_EQ(run.err, "check_byte_identity: cpp engine not found: " + build + "/cpp_engine/kemit_emit does not exist or is "
+                     "not executable; build it: cmake --build " + build + " --target kemit_emit (or pass --cpp-cmd)\n");
   DriverRun custom = run_fake("", "", "basic", {"--cpp-cmd", "/nonexistent/engine --serve"});
   EXPECT_EQ(custom.exit_code, 2);
   EXPECT_EQ(custom.err, "check_byte_identity: cpp engine not found: /nonexistent/engine does not exist or is not "

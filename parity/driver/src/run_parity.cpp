@@ -145,7 +145,10 @@ std::vector<std::vector<Answer>> run_and_compare(const CheckOptions& options, co
     std::vector<nlohmann::json> requests(plan.requests.begin() + begin,
                                          plan.requests.begin() + std::min(total, begin + slice));
     ProgressFn progress;
-    if (options.progress) progress = [&](size_t done, size_t) { show_progress(notes, begin + done, total); };
+    // The pool counts answers (one per engine and request); so does the line, over the whole run.
+    const size_t engines = outcome.engines.size();
+    if (options.progress)
+      progress = [&](size_t done, size_t) { show_progress(notes, begin * engines + done, total * engines); };
     std::vector<std::vector<Answer>> part = pool.run(requests, progress);
     for (size_t r = 0; r < requests.size(); ++r) {
       auto [f, c] = plan.owner[begin + r];

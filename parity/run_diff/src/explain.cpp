@@ -146,14 +146,15 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
   if (ids.empty())
     out << fmt::format("{}: today's Python engine emits exactly what every blessed entry holds: nothing to explain\n",
                        target.family);
-  for (std::uint64_t id : ids) explain_one(options, history, id, out);
+  bool changed = false;
+  for (std::uint64_t id : ids) changed = explain_one(options, history, id, out) || changed;
   std::string dirty = history.uncommitted_engine_changes();
   if (!dirty.empty()) {
     out << "== uncommitted engine changes in the working tree:\n";
     std::istringstream lines(dirty);
     for (std::string l; std::getline(lines, l);) out << "  " << l << "\n";
   }
-  if (!ids.empty() && (target.id == 0 || ids.size() == 1))
+  if (changed)
     out << fmt::format("bless today's texts with: {} --record-golden --only {} --allow-changes\n", self_command(options),
                        target.family);
   return 0;
