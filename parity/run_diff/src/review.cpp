@@ -41,14 +41,17 @@ bool reviewable(Category c) {
          c == Category::new_entry;
 }
 
+// One Change per config, in report order; a config's findings of several categories (CHANGED and
+// RESOURCES_CHANGED, sorted apart in the comparison) are asked about together.
 std::vector<Change> changes_of(const GoldenCheck& check) {
   std::vector<Change> changes;
+  std::map<std::pair<std::string, std::uint64_t>, size_t> index;
   for (const auto& f : check.families)
     for (const auto& finding : f.comparison.findings) {
       if (!reviewable(finding.category)) continue;
-      if (changes.empty() || changes.back().family != f.family || changes.back().id != finding.id)
-        changes.push_back({f.family, finding.id, {}});
-      changes.back().findings.push_back(&finding);
+      auto [it, fresh] = index.try_emplace({f.family, finding.id}, changes.size());
+      if (fresh) changes.push_back({f.family, finding.id, {}});
+      changes[it->second].findings.push_back(&finding);
     }
   return changes;
 }
