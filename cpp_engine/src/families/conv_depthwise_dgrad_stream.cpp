@@ -7,6 +7,7 @@
 // rest. Every nested builder call of the Python source is one statement here, in Python's order.
 #include "kemit/families/conv_depthwise_dgrad_stream.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -161,8 +162,12 @@ void stream_body(ir::Builder& b, const nlohmann::json& spec, const Values& tenso
   Values inits(kept, zero);
   inits.insert(inits.end(), first_row.begin(), first_row.end());
   Values results = b.for_loop(lo, hi, one, inits, row_step);
-  if (kh > stride)
-    flush_tail(b, spec, dx, coordinates, slice(results, 0, static_cast<size_t>(kh - stride) * slot), ho, zero, one);
+  // The last (h + 2 pad - kh) % stride - pad dX rows, when that is positive, lie below every dY
+  // row's reach: their gradient is zero, and they are flushed (the zeros) like the open rows.
+  int64_t pad = field(spec, "pad");
+  int64_t open_rows = kh - stride + std::max<int64_t>(0, (field(spec, "h") + 2 * pad - kh) % stride - pad);
+  if (open_rows > 0)
+    flush_tail(b, spec, dx, coordinates, slice(results, 0, static_cast<size_t>(open_rows) * slot), ho, zero, one);
 }
 
 int pairs_of(int cpl) { return cpl / 2 > 1 ? cpl / 2 : 1; }
@@ -276,7 +281,7 @@ void store_column(ir::Builder& b, const nlohmann::json& spec, const Value& dx, c
 void flush_tail(ir::Builder& b, const nlohmann::json& spec, const Value& dx, const Values& coordinates,
                 const Values& rows, int64_t ho, const Value& zero, const Value& one) {
   size_t slot = static_cast<size_t>(field(spec, "block_w") * pairs_of(static_cast<int>(field(spec, "cpl"))));
-  int64_t open_rows = field(spec, "kh") - field(spec, "stride");
+  int64_t open_rows = static_cast<int64_t>(rows.size() / slot);
   auto tail_step = [&](const Value& t, const Values& iters) -> Values {
     Value h = offset_row(b, t, ho * field(spec, "stride") - field(spec, "pad"));
     flush_row(b, spec, dx, coordinates, h, slice(iters, 0, slot));

@@ -114,8 +114,11 @@ def stream_body(b, spec, tensors, lane, extents):
 
     one = b.const_int(I32, 1)
     results = b.for_loop(b.const_int(I32, 0), b.const_int(I32, ho), one, [zero] * (kh * slot) + first_row, row_step)
-    if kh > stride:
-        flush_tail(b, spec, dx, coordinates, results[:(kh - stride) * slot], (ho, zero, one))
+    # The last (h + 2 pad - kh) % stride - pad dX rows, when that is positive, lie below every dY
+    # row's reach: their gradient is zero, and they are flushed (the zeros) like the open rows.
+    open_rows = kh - stride + max(0, (spec["h"] + 2 * spec["pad"] - kh) % stride - spec["pad"])
+    if open_rows > 0:
+        flush_tail(b, spec, dx, coordinates, results[:open_rows * slot], (ho, zero, one))
 
 
 def pairs_of(cpl):
@@ -202,10 +205,10 @@ def store_column(b, spec, dx, where, slots):
 
 
 def flush_tail(b, spec, dx, coordinates, rows, constants):
-    """The KH - stride rows still open after the last dY row: one row per trip, then shift."""
+    """The rows still open after the last dY row (and the zero rows below): one row per trip, then shift."""
     ho, zero, one = constants
     slot = spec["block_w"] * pairs_of(spec["cpl"])
-    open_rows = spec["kh"] - spec["stride"]
+    open_rows = len(rows) // slot
 
     def tail_step(t, iters):
         h = offset_row(b, t, ho * spec["stride"] - spec["pad"])

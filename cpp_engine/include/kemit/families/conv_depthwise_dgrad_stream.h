@@ -61,7 +61,7 @@ void store_row(ir::Builder& b, const nlohmann::json& spec, const ir::Value& dx, 
                const ir::Value& h, const Values& row_slots);
 void store_column(ir::Builder& b, const nlohmann::json& spec, const ir::Value& dx, const Values& where,
                   const Values& slots);
-// The KH - stride rows still open after the last dY row: one row per trip, then shift.
+// The rows still open after the last dY row (and the zero rows below): one row per trip, then shift.
 void flush_tail(ir::Builder& b, const nlohmann::json& spec, const ir::Value& dx, const Values& coordinates,
                 const Values& rows, int64_t ho, const ir::Value& zero, const ir::Value& one);
 
