@@ -1,5 +1,6 @@
 // Strict loading of parity config files (docs/protocol.md, "Parity config files").
 #include "kemit/driver/config.h"
+#include "kemit/driver/join.h"
 
 #include <algorithm>
 #include <fstream>
@@ -19,12 +20,6 @@ const std::vector<std::string> kConfigFields = {"id", "arch", "expect", "why", "
 // Ids are ints in both engines' protocol; a billion leaves room for any family.
 constexpr long long kMaxConfigId = 1000000000;
 const std::vector<std::string> kTopFields = {"family", "configs", "comment"};
-
-std::string join(const std::vector<std::string>& items, const std::string& separator = ", ") {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
 
 // A short rendering of a found value: "number 7", "string \"x\"".
 std::string describe(const json& value) {

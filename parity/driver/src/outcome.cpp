@@ -1,15 +1,10 @@
 #include "kemit/driver/outcome.h"
+#include "kemit/driver/join.h"
 
 #include <algorithm>
 
 namespace kemit::driver {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 std::string lacking_note(const FamilyOutcome& family,
                          const std::map<std::string, std::vector<std::string>>& engine_families) {

@@ -5,18 +5,13 @@
 #include <thread>
 
 #include "kemit/driver/check.h"
+#include "kemit/driver/join.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/triage.h"
 #include "kemit/driver/worker_pool.h"
 
 namespace kemit::driver {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 std::string display_dir(const std::string& dir, const std::string& root) {
   std::string relative = std::filesystem::path(dir).lexically_relative(root).string();

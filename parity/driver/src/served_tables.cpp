@@ -1,16 +1,11 @@
 // What the engines serve, asked through the protocol (see served_tables.h).
 #include "kemit/driver/served_tables.h"
+#include "kemit/driver/join.h"
 
 #include <algorithm>
 
 namespace kemit::driver {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "kemit/driver/check.h"
+#include "kemit/driver/join.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/golden/digest.h"
@@ -12,16 +13,12 @@
 namespace kemit::run_diff {
 namespace {
 
+using driver::join;
+
 using driver::Answer;
 using driver::EngineCommand;
 using driver::FamilyConfigs;
 using nlohmann::json;
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 std::vector<EngineCommand> chosen_commands(const Options& options) {
   const auto& where = options.check.locations;
