@@ -195,6 +195,13 @@ def test_cli_canonical():
     assert done.stdout.decode() == local_text(1, "llvm22").canonical
 
 
+def test_cli_plan_prints_the_launch_plan():
+    done = run(["--config", "parity/configs/conv_fwd_lds_halo.json:69", "--plan"])
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == emit("conv_fwd_lds_halo", "gfx942", {"n": 256793}, ["llvm22"]).plan
+    assert done.stdout.decode().count("\nlaunch ") == 3
+
+
 def test_cli_family_arch_spec_and_default_flavor():
     spec = {"op": "relu", "dtype": "f16", "vec": 8}
     done = run(["--family", "elementwise", "--arch", "gfx1100", "--spec", json.dumps(spec)])
