@@ -46,10 +46,14 @@ std::tuple<std::string, std::string, json> config_from_file(const std::string& r
 }
 
 // Print the one section asked for; the exit code as emit.py returns it.
-int print_result(const kemit::EmitResult& result, bool canonical) {
+int print_result(const kemit::EmitResult& result, bool canonical, bool plan) {
   if (result.rejected) {
     std::cerr << "rejected: " << result.reason << "\n";
     return 1;
+  }
+  if (plan) {
+    std::cout << result.plan;
+    return 0;
   }
   if (canonical) {
     std::cout << result.canonical;
@@ -68,7 +72,7 @@ int print_result(const kemit::EmitResult& result, bool canonical) {
 
 int main(int argc, char** argv) {
   CLI::App app{"kemit_emit: print one config's IR, or serve the engine protocol (--serve)", "kemit_emit"};
-  bool serve = false, canonical = false;
+  bool serve = false, canonical = false, plan = false;
   std::string config, family, arch, spec_text = "{}", flavor_name = "llvm22";
   app.add_flag("--serve", serve, "serve the engine protocol on stdin/stdout");
   app.add_option("--config", config, "take family, arch and spec from FILE:ID");
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
   app.add_option("--spec", spec_text, "the spec as JSON")->capture_default_str();
   app.add_option("--flavor", flavor_name)->capture_default_str();
   app.add_flag("--canonical", canonical, "print the canonical IR instead");
+  app.add_flag("--plan", plan, "print the launch plan instead (docs/protocol.md)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -117,5 +122,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!note.empty()) std::cerr << note << "\n";
-  return print_result(result, canonical);
+  return print_result(result, canonical, plan);
 }

@@ -17,7 +17,7 @@ namespace kemit {
 std::vector<std::string> family_names() { return families::family_names(); }
 
 EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
-                const std::vector<std::string>& flavors) {
+                const std::vector<std::string>& flavors, uint64_t buffer_range) {
   const families::Family& module = families::find_family(family);
   std::vector<const llvm::Flavor*> chosen;
   for (const auto& name : flavors) chosen.push_back(&llvm::find_flavor(name));
@@ -27,15 +27,17 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
     target = &target::find_arch(arch);
     parsed = module.parse_spec(spec);
   } catch (const target::UnknownArch& refusal) {
-    return EmitResult{true, refusal.what(), "", "", {}};
+    return EmitResult{true, refusal.what(), "", "", "", {}};
   } catch (const families::SpecError& refusal) {
-    return EmitResult{true, refusal.what(), "", "", {}};
+    return EmitResult{true, refusal.what(), "", "", "", {}};
   }
   std::string reason = module.validate(parsed, *target);
-  if (!reason.empty()) return EmitResult{true, reason, "", "", {}};
-  std::vector<ir::Kernel> kernels = build_kernels(module, parsed, *target);
+  if (!reason.empty()) return EmitResult{true, reason, "", "", "", {}};
+  plan::Planned planned = plan_module(module, parsed, *target, buffer_range);
+  if (!planned.refusal.empty()) return EmitResult{true, planned.refusal, "", "", "", {}};
+  const std::vector<ir::Kernel>& kernels = planned.kernels;
   std::vector<std::reference_wrapper<const ir::Kernel>> refs(kernels.begin(), kernels.end());
-  EmitResult result{false, "", kernels[0].name, ir::print_module(kernels), {}};
+  EmitResult result{false, "", kernels[0].name, ir::print_module(kernels), plan::print_plan(planned.launches), {}};
   for (const llvm::Flavor* flavor : chosen) {
     std::string gate = flavor_gate(module, parsed, *target, *flavor);
     if (!gate.empty())
@@ -44,6 +46,15 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
       result.ll.push_back(FlavorSection{flavor->name, false, llvm::lower_module(refs, *flavor), ""});
   }
   return result;
+}
+
+plan::Planned plan_module(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,
+                          uint64_t buffer_range) {
+  if (module.plan_module) return module.plan_module(spec, target, buffer_range);
+  plan::Planned planned;
+  planned.kernels = build_kernels(module, spec, target);
+  planned.launches = plan::single_launches(planned.kernels);
+  return planned;
 }
 
 std::vector<ir::Kernel> build_kernels(const families::Family& module, const nlohmann::json& spec,

@@ -153,12 +153,20 @@ json emit_response(const json& request_id, const json& request) {
   for (const char* field : {"family", "arch", "spec", "flavors"})
     if (!request.contains(field))
       return {{"id", request_id}, {"status", "error"}, {"error", std::string("request lacks field '") + field + "'"}};
+  json range = request.value("buffer_range", json(plan::BUFFER_RANGE));
+  bool positive = range.is_number_unsigned() ? range.get<uint64_t>() >= 1
+                                             : range.is_number_integer() && range.get<int64_t>() >= 1;
+  if (!positive)
+    return {{"id", request_id},
+            {"status", "error"},
+            {"error", "request field 'buffer_range' must be a positive integer (bytes; test-only)"}};
   EmitResult result;
   try {
     const json& family = request["family"];
     if (family.is_array() || family.is_object())
       throw std::runtime_error("TypeError: unhashable type: '" + python_type_name(family) + "'");
-    result = emit(python_str(family), python_str(request["arch"]), request["spec"], flavor_list(request["flavors"]));
+    result = emit(python_str(family), python_str(request["arch"]), request["spec"], flavor_list(request["flavors"]),
+                  range.get<uint64_t>());
   } catch (...) {  // a bug or a malformed request: reported, never fatal
     return {{"id", request_id}, {"status", "error"}, {"error", error_text(std::current_exception())}};
   }
@@ -170,6 +178,7 @@ json emit_response(const json& request_id, const json& request) {
           {"status", "ok"},
           {"kernel_name", result.kernel_name},
           {"canonical", result.canonical},
+          {"plan", result.plan},
           {"ll", ll}};
 }
 

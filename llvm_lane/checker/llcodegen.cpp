@@ -4,6 +4,8 @@
 // (check_llvm --codegen both, docs/llvm_lane.md).
 #include "llcodegen.h"
 
+#include "kemit/lane/code_text.h"
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -172,6 +174,7 @@ CodegenOutcome compile_for_amdgpu(const std::string& text, const std::string& na
   outcome.ok = true;
   outcome.references_amdgcn = assembly.find("llvm.amdgcn.") != std::string::npos;
   outcome.metadata = metadata_block(assembly);
+  outcome.code = kemit::lane::code_text(assembly);
   return outcome;
 }
 

@@ -11,6 +11,7 @@ struct CodegenOutcome {
   std::string diagnostic;        // first error (an `error:` diagnostic, an unknown processor), "" when ok
   bool references_amdgcn = false;  // the assembly names an `llvm.amdgcn.*` symbol (an intrinsic this LLVM lacks)
   std::string metadata;          // the `.amdgpu_metadata` ... `.end_amdgpu_metadata` block, "" when none
+  std::string code;              // the kernels' code text (kemit/lane/code_text.h), "" when none
 };
 
 // Registers the AMDGPU target, its MC layer, asm printer and asm parser, and the

@@ -23,6 +23,7 @@ struct CheckerAnswer {
   bool crashed_in_codegen = false;  // CRASHED while compiling (a FATAL "Cannot select", a signal)
   bool references_amdgcn = false;
   std::string metadata;  // the `.amdgpu_metadata` block
+  std::string code;      // the kernels' code text (kemit/lane/code_text.h)
 };
 
 class CheckerSession {

@@ -1,6 +1,8 @@
 #include "codegen.h"
 
 #include "amdgpu_metadata.h"
+#include "kemit/driver/sha256.h"
+#include "kemit/lane/code_text.h"
 #include "subprocess.h"
 
 namespace kemit::lane {
@@ -67,11 +69,12 @@ void run_codegen(const LaneModule& module, const std::string& llc_path, std::chr
                  LaneResult& result) {
   RunResult run = run_process(llc_command(llc_path, module.arch, "-"), module.text, timeout);
   if (!llc_run_succeeded(run, timeout, result)) return;
-  judge_codegen_output(module, run.out, calls_llvm_symbol(run.out), result);
+  judge_codegen_output(module, run.out, code_text(run.out), calls_llvm_symbol(run.out), result);
 }
 
-void judge_codegen_output(const LaneModule& module, const std::string& assembly, bool references_amdgcn,
-                          LaneResult& result) {
+void judge_codegen_output(const LaneModule& module, const std::string& assembly, const std::string& code,
+                          bool references_amdgcn, LaneResult& result) {
+  if (!code.empty()) result.code_sha256 = driver::sha256_hex(code);
   std::string problem;
   std::optional<AmdgpuMetadata> metadata = read_amdgpu_metadata(assembly, problem);
   if (!metadata) return fail(result, Verdict::CODEGEN_ERROR, problem);

@@ -18,7 +18,8 @@ void run_codegen(const LaneModule& module, const std::string& llc_path, std::chr
 // The lane rules of step 5 on codegen output (llc's stdout, or the metadata block
 // the in-process codegen returns): metadata present, target names the arch, at
 // least one kernel, no `llvm.amdgcn.*` reference, no spill under expect_no_spill.
-void judge_codegen_output(const LaneModule& module, const std::string& assembly, bool references_amdgcn,
+void judge_codegen_output(const LaneModule& module, const std::string& assembly, const std::string& code,
+                          bool references_amdgcn,
                           LaneResult& result);
 
 // The first `LLVM ERROR:` or `error:` line of llc's stderr (a crash prints ~30

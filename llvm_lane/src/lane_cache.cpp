@@ -41,7 +41,10 @@ std::string encode_lane_result(const LaneResult& result) {
 #undef KEMIT_WRITE
     kernels.push_back(kernel);
   }
-  return nlohmann::json{{"verdict", verdict_name(result.verdict)}, {"detail", result.detail}, {"kernels", kernels}}
+  return nlohmann::json{{"verdict", verdict_name(result.verdict)},
+                        {"detail", result.detail},
+                        {"kernels", kernels},
+                        {"code_sha256", result.code_sha256}}
       .dump();
 }
 
@@ -53,6 +56,7 @@ std::optional<LaneResult> decode_lane_result(const std::string& value) {
     LaneResult result;
     result.verdict = *verdict;
     result.detail = data.at("detail").get<std::string>();
+    result.code_sha256 = data.at("code_sha256").get<std::string>();
     for (const auto& kernel : data.at("kernels")) {
       KernelResources k;
       k.name = kernel.at("name").get<std::string>();

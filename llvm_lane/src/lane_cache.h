@@ -10,7 +10,7 @@ namespace kemit::lane {
 
 // Bump when the lane's logic changes a verdict, a detail or a resource figure:
 // every entry written before then stops matching.
-inline constexpr const char* kLaneCacheVersion = "llvm-lane 2";
+inline constexpr const char* kLaneCacheVersion = "llvm-lane 3";  // 3: the code digest (TWIN)
 
 // sha256 of the lane version, the module's text and name (parse diagnostics name
 // it), flavor, arch, expect_no_spill, codegen on/off and where, and the LLVM version.

@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <iomanip>
 #include <map>
+#include <tuple>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +41,22 @@ void print_failures(std::ostream& out, const LaneReport& report) {
   }
 }
 
+std::string config_list(const std::vector<int>& configs) {
+  std::string text;
+  for (int config : configs) text += (text.empty() ? "" : ", ") + std::to_string(config);
+  return text;
+}
+
+void print_twins(std::ostream& out, const LaneReport& report) {
+  std::vector<Twin> twins = report.twins();
+  if (twins.empty()) return;
+  out << "\ncompiled twins (information: the same code at one flavor and processor, so all but one config is "
+         "redundant):\n";
+  for (const auto& twin : twins)
+    out << "  TWIN " << twin.family << " configs " << config_list(twin.configs) << " at " << twin.flavor << "/"
+        << twin.arch << ": code " << twin.code_sha256.substr(0, 12) << "\n";
+}
+
 void print_resources(std::ostream& out, const LaneReport& report) {
   out << "\nresources (VGPR includes AGPR on gfx9; AGPR, SGPR, spills v/s, scratch, LDS, wave, kernarg):\n";
   for (const auto& entry : report.entries)
@@ -62,6 +80,7 @@ ReportEntry entry_for(const LaneModule& module, const LaneResult& result) {
   entry.outcome = verdict_name(result.verdict);
   entry.detail = result.detail;
   entry.kernels = result.kernels;
+  entry.code_sha256 = result.code_sha256;
   entry.seconds = result.compile_ms / 1000.0;
   entry.failed = result.verdict != Verdict::LLVM_OK;
   return entry;
@@ -94,6 +113,26 @@ std::vector<SummaryRow> LaneReport::summary() const {
   }
   std::vector<SummaryRow> out;
   for (auto& item : rows) out.push_back(item.second);
+  return out;
+}
+
+std::vector<Twin> LaneReport::twins() const {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, Twin> groups;
+  for (const auto& entry : entries) {
+    if (entry.code_sha256.empty()) continue;
+    Twin& twin = groups[{entry.family, entry.flavor, entry.arch, entry.code_sha256}];
+    twin = Twin{entry.family, entry.flavor, entry.arch, twin.configs, entry.code_sha256};
+    twin.configs.push_back(entry.config);
+  }
+  std::vector<Twin> out;
+  for (auto& item : groups)
+    if (item.second.configs.size() > 1) {
+      std::sort(item.second.configs.begin(), item.second.configs.end());
+      out.push_back(item.second);
+    }
+  std::sort(out.begin(), out.end(), [](const Twin& a, const Twin& b) {
+    return std::tie(a.family, a.flavor, a.arch, a.configs) < std::tie(b.family, b.flavor, b.arch, b.configs);
+  });
   return out;
 }
 
@@ -130,6 +169,7 @@ void print_text_report(std::ostream& out, const LaneReport& report, bool with_re
         << std::setw(4) << row.not_applicable << " " << row.status() << std::right << "\n";
   for (const auto& line : report.unchecked) out << "UNCHECKED: " << line << "\n";
   print_failures(out, report);
+  print_twins(out, report);
   if (with_resources) print_resources(out, report);
   for (const auto& note : report.notes) out << note << "\n";
   out << "RESULT: " << (report.green() ? "GREEN" : "RED") << "\n";
@@ -145,12 +185,18 @@ void write_json_report(const std::string& path, const LaneReport& report, const 
     for (const auto& kernel : entry.kernels) kernels.push_back(kernel_json(kernel));
     modules.push_back({{"family", entry.family}, {"config", entry.config}, {"flavor", entry.flavor},
                        {"arch", entry.arch}, {"verdict", entry.outcome}, {"failed", entry.failed},
-                       {"detail", entry.detail}, {"kernels", kernels}, {"seconds", entry.seconds}});
+                       {"detail", entry.detail}, {"kernels", kernels}, {"code_sha256", entry.code_sha256},
+                       {"seconds", entry.seconds}});
   }
+  nlohmann::json twins = nlohmann::json::array();
+  for (const auto& twin : report.twins())
+    twins.push_back({{"family", twin.family}, {"flavor", twin.flavor}, {"arch", twin.arch},
+                     {"configs", twin.configs}, {"code_sha256", twin.code_sha256}});
   nlohmann::json document = {{"result", report.green() ? "GREEN" : "RED"},
                              {"unchecked", report.unchecked},
                              {"summary_rows", summary},
-                             {"modules", modules}};
+                             {"modules", modules},
+                             {"twins", twins}};
   report::write_json_report(path, document, lane_summary(report, info));
 }
 

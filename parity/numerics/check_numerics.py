@@ -47,6 +47,7 @@ import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
+from launch_plan import PlanError, launch_arguments, parse_plan  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
 
 VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
@@ -149,25 +150,28 @@ def compare_outputs(result, case, buffers):
 
 
 def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
-    """One section's Result: the canonical text in the interpreter or a flavor's module in its executor."""
+    """One section's Result: the engine's launch plan run, launch by launch over views of the same
+    buffers, on the canonical text in the interpreter or a flavor's module in its executor."""
     start = time.perf_counter()
     buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
-    runs = case.runs or [("", case.grid, case.block, tuple(case.buffers))]
     lanes, seconds = 0, 0.0
     result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
     try:
-        for kernel, grid, block, names in runs:  # a module's kernels, in launch order
-            kernel = kernel or ""
-            mine = {name: buffers[name] for name in names}
+        for launch in parse_plan(built.plan):  # in launch order
+            grid, block = launch.grid or case.grid, launch.block or case.block
+            views, scalars = launch_arguments(launch, buffers, case.scalars)
             if section == "canonical":
-                stats = kemit_cpp.run(text, grid, block, mine, case.scalars, kernel=kernel)
+                stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel)
                 lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
                 continue
             name = f"{family}.{config_id}.{section}.ll"
-            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, mine, case.scalars, kernel)
+            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, views, scalars,
+                                                                   launch.kernel)
             lanes, seconds = lanes + count, seconds + took
             if not ok:
                 raise RuntimeError(f"ExecError: {error}")
+    except PlanError as error:
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"PlanError: {error}"
     except CheckerError as error:
         result.verdict, result.detail = "NOT_EXECUTABLE", f"CheckerError: {error}"
     except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
@@ -185,13 +189,13 @@ def build_case(family, config, source):
     case, reason = make_case(family, config, source)
     if case is None:
         return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
-    built = source.build(family, config["id"], config["arch"], case.spec)
+    lowered = {"buffer_range": case.buffer_range} if case.buffer_range else {}  # test-only, docs/protocol.md
+    built = source.build(family, config["id"], config["arch"], case.spec, **lowered)
     if built.canonical is None:
+        range_note = f" (buffer range lowered to {case.buffer_range} bytes)" if case.buffer_range else ""
         return None, [Result(family, config["id"], "NOT_EXECUTABLE",
-                             f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
+                             f"the small spec {json.dumps(case.spec, sort_keys=True)}{range_note} is refused: {built.refused}",
                              seconds=time.perf_counter() - start, spec=case.spec)]
-    if case.runs:  # the engine names a module's first kernel
-        case.runs = [(built.kernel_name if i == 0 else kernel, *rest) for i, (kernel, *rest) in enumerate(case.runs)]
     return case, built
 
 
@@ -207,7 +211,7 @@ def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECT
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
         start = time.perf_counter()
-        key = numerics_cache.run_key(context, section, text, case) if cache and cache.enabled else None
+        key = numerics_cache.run_key(context, section, text, built.plan, case) if cache and cache.enabled else None
         result = cached(cache, key, family, config["id"], section)
         if result is None:
             result = run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"])

@@ -18,10 +18,12 @@ FLAVORS = ("llvm16", "llvm19", "llvm22")
 
 
 class Built:
-    """One spec built by an engine: canonical text, {flavor: text or None (refused)}, kernel name."""
+    """One spec built by an engine: canonical text, {flavor: text or None (refused)}, kernel name,
+    and the launch plan's text (docs/protocol.md; the lane runs every launch of it)."""
 
-    def __init__(self, canonical, flavors, kernel_name, refused=""):
+    def __init__(self, canonical, flavors, kernel_name, refused="", plan=""):
         self.canonical, self.flavors, self.kernel_name, self.refused = canonical, flavors, kernel_name, refused
+        self.plan = plan
 
 
 @dataclass(frozen=True)
@@ -106,15 +108,18 @@ class EngineSource:
             return answer["spec"], ""
         return None, answer.get("reason") or f"engine error: {answer.get('error')}"
 
-    def build(self, family, config_id, arch, spec):
-        answer = self._worker().ask({"op": "emit", "family": family, "config": config_id, "arch": arch, "spec": spec,
-                                     "flavors": list(FLAVORS)})
+    def build(self, family, config_id, arch, spec, buffer_range=None):
+        """The spec emitted at every flavor; buffer_range (test-only) lowers the engine's 32-bit
+        buffer range so that a small spec plans the chunked launches of a real size."""
+        request = {"op": "emit", "family": family, "config": config_id, "arch": arch, "spec": spec,
+                   "flavors": list(FLAVORS)}
+        answer = self._worker().ask(dict(request, buffer_range=buffer_range) if buffer_range else request)
         if answer["status"] == "rejected":
             return Built(None, {}, "", refused=answer["reason"])
         if answer["status"] != "ok":
             return Built(None, {}, "", refused=f"engine error: {answer.get('error')}")
         flavors = {name: section.get("text") for name, section in answer["ll"].items()}
-        return Built(answer["canonical"], flavors, answer.get("kernel_name", ""))
+        return Built(answer["canonical"], flavors, answer.get("kernel_name", ""), plan=answer.get("plan", ""))
 
     def close(self):
         for worker in self._workers:

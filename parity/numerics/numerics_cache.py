@@ -7,8 +7,9 @@ determines the answer:
 - the section and what runs it: the interpreter binary's digest for canonical; for a flavor, the
   executor binary's digest and the LLVM version string it announces;
 - the text that runs (canonical text or the flavor's module, as the engine's worker emitted it);
-- the plan's inputs (launch, kernels, scalars, every buffer) and the reference's expected outputs
-  and tolerances.
+- the engine's launch plan (every launch, its kernel, grid, block and views) and the lane's
+  inputs (run-time grid and block, lowered buffer range, scalars, every buffer), and the
+  reference's expected outputs and tolerances.
 The engine is still asked for every config (the text is part of the key), so an engine change
 reaches exactly the sections whose text changed. Bump LANE_VERSION when the lane's logic changes a
 verdict or a detail.
@@ -22,7 +23,7 @@ import numpy as np
 
 from result_cache import cache_key
 
-LANE_VERSION = "numerics 2"  # 2: one entry per section run (canonical and each flavor)
+LANE_VERSION = "numerics 3"  # 2: one entry per section run; 3: the engine's launch plan runs
 
 
 def digest_files(paths):
@@ -44,11 +45,11 @@ def _array_part(name, array):
     return f"{name} {array.dtype.str} {array.shape}".encode() + b"\0" + array.tobytes()
 
 
-def run_key(context, section, text, case):
+def run_key(context, section, text, plan, case):
     """What the section's runner and the comparison see (buffers before the run: keys are taken first).
     context: {"plans": lane digest, "runners": {section: identity of its interpreter or executor}}."""
     parts = [LANE_VERSION, "run", section, context["runners"][section], context["plans"], text,
-             repr((case.grid, case.block, case.runs, sorted(case.scalars.items())))]
+             plan, repr((case.grid, case.block, case.buffer_range, sorted(case.scalars.items())))]
     parts += [_array_part(name, case.buffers[name]) for name in sorted(case.buffers)]
     for output in case.outputs:
         parts.append(f"output {output.name} {output.dtype} {output.rtol!r}")

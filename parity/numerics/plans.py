@@ -36,14 +36,15 @@ class Output:
 @dataclass
 class Case:
     spec: dict
-    grid: tuple
+    grid: tuple               # the grid of a launch the engine's plan leaves to run time
     block: int
-    buffers: dict             # param name -> numpy array in memory layout (bf16 as uint16)
+    buffers: dict             # buffer name -> numpy array in memory layout (bf16 as uint16)
     scalars: dict
     outputs: list = field(default_factory=list)
     note: str = ""
-    # a module of several kernels: (kernel name, grid, block, buffer names) run in order
-    runs: list = None
+    # test-only: the 32-bit buffer range lowered (bytes) so that the small spec chunks its batch
+    # as the config's real size does (the engine's emit request carries it)
+    buffer_range: int = None
 
 
 # ---- values and memory ------------------------------------------------------------------
@@ -183,31 +184,58 @@ def plan_conv_depthwise_dgrad_stream(spec, arch, rng):
 
 
 # ---- conv_fwd_lds_halo ------------------------------------------------------------------
+def conv_per_image_bytes(s):
+    """One image's bytes of each batched tensor: input, output and (split_c > 1) the f32 workspace."""
+    ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    half = 2
+    sizes = [s["h"] * s["w"] * s["c"] * half, ho * wo * s["k"] * half]
+    return sizes + ([s["split_c"] * ho * wo * s["k"] * 4] if s["split_c"] > 1 else [])
+
+
+def conv_weight_bytes(s):
+    return s["k"] * s["kh"] * s["kw"] * (s["c"] // (s["groups"] if s["grouped"] else 1)) * 2
+
+
+def chunked_small_spec(spec, real_sizes):
+    """(small spec, lowered range) of a config whose batch the real 2^31-byte range chunks: a few
+    rows and a tile and a half of columns, the fewest channels its split allows (ungrouped), and
+    the range lowered to fit two images (or the weights, whichever is more), with the batch sized
+    so that it splits into as many chunks as the real one, with a remainder if the real one has one."""
+    s = dict(spec)
+    s["h"] = min(s["h"], s["kh"] + s["stride"])
+    s["w"] = min(s["w"], (s["tile_w"] + s["tile_w"] // 2) * s["stride"] + s["kw"] - 1)
+    if not s["grouped"]:
+        s["c"] = min(s["c"], s["split_c"] * int(s["mma"].split("x")[-1]))
+        s["k"] = min(s["k"], s["tile_n"])
+    largest = max(conv_per_image_bytes(s))
+    buffer_range = max(2 * largest, conv_weight_bytes(s)) + 1
+    fits = (buffer_range - 1) // largest
+    s["n"] = fits * len(real_sizes) - (1 if real_sizes[0] != real_sizes[-1] else 0)
+    return s, buffer_range
+
+
 def plan_conv_fwd_lds_halo(spec, arch, rng):
-    """The spec's own (already small) shape; split_c runs the module's two kernels in order."""
-    s, dtype = spec, spec["dtype"]
+    """The spec's own (small) shape, or, when the real batch runs as chunks, a small one that chunks
+    alike under a lowered range. The engine's plan runs every launch (both kernels of a split_c
+    module, per chunk) over views of these buffers; the reference convolves chunk by chunk."""
+    real_sizes = conv_fwd_lds_halo.batch_chunks(spec["n"], conv_per_image_bytes(spec))
+    s, buffer_range = chunked_small_spec(spec, real_sizes) if len(real_sizes) > 1 else (spec, None)
+    sizes = conv_fwd_lds_halo.batch_chunks(s["n"], conv_per_image_bytes(s), buffer_range or conv_fwd_lds_halo.BUFFER_RANGE)
+    dtype = s["dtype"]
     groups = s["groups"] if s["grouped"] else 1
     per_group = s["c"] // groups
     x = random_values(rng, (s["n"], s["h"], s["w"], s["c"]), dtype)
     wt = random_values(rng, (s["k"], s["kh"], s["kw"], per_group), dtype)
     ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
-    want = conv_fwd_lds_halo.conv_forward(x, wt, s["stride"], s["pad"], groups)
-    scale = conv_fwd_lds_halo.conv_forward(np.abs(x), np.abs(wt), s["stride"], s["pad"], groups)
-    problem_channels = s["group_merge"] * (s["k"] // groups)
-    block = s["waves"] * arch.wave_size
-    grid = (s["n"] * ho * ceil_div(wo, s["tile_w"]), problem_channels // s["tile_n"],
-            groups // s["group_merge"] * s["split_c"])
+    want = conv_fwd_lds_halo.conv_forward_chunked(x, wt, s["stride"], s["pad"], groups, sizes)
+    scale = conv_fwd_lds_halo.conv_forward_chunked(np.abs(x), np.abs(wt), s["stride"], s["pad"], groups, sizes)
     y = nan_memory((s["n"], ho, wo, s["k"]), dtype)
     buffers = {"x": to_memory(x, dtype), "wt": to_memory(wt, dtype), "y": y}
+    if s["split_c"] > 1:  # each chunk's partials from the start: room for the largest chunk
+        buffers["ws"] = np.full((s["split_c"] * max(sizes), ho, wo, s["k"]), np.nan, dtype=np.float32)
     output = Output("y", dtype, round_to(want, dtype).reshape(-1), scale.reshape(-1), RTOL[dtype])
-    if s["split_c"] == 1:
-        return Case(spec, grid, block, buffers, {}, [output])
-    buffers["ws"] = np.full((s["split_c"], s["n"], ho, wo, s["k"]), np.nan, dtype=np.float32)
-    total = s["n"] * ho * wo * s["k"]
-    # "": the module's first kernel, whose name the engine's answer gives (check_numerics fills it in)
-    runs = [("", grid, block, ("x", "wt", "ws")),
-            ("conv_split_reduce", (ceil_div(total, 4 * 256),), 256, ("ws", "y"))]
-    return Case(spec, grid, block, buffers, {}, [output], runs=runs)
+    # the plan gives every grid and block: the case's are never used
+    return Case(s, None, s["waves"] * arch.wave_size, buffers, {}, [output], buffer_range=buffer_range)
 
 
 PLANS = {

@@ -27,6 +27,7 @@ def main(argv=None):
     parser.add_argument("--spec", default="{}", help="the spec as JSON")
     parser.add_argument("--flavor", default="llvm22")
     parser.add_argument("--canonical", action="store_true", help="print the canonical IR instead")
+    parser.add_argument("--plan", action="store_true", help="print the launch plan instead (docs/protocol.md)")
     args = parser.parse_args(argv)
     if args.serve:
         from .serve import serve
@@ -56,6 +57,9 @@ def main(argv=None):
     if result.rejected:
         print(f"rejected: {result.reason}", file=sys.stderr)
         return 1
+    if args.plan:
+        sys.stdout.write(result.plan)
+        return 0
     if args.canonical:
         sys.stdout.write(result.canonical)
         return 0

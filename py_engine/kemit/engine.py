@@ -10,6 +10,7 @@ from .families.spec import SpecError
 from .ir.printer import print_module
 from .llvm.flavors import find_flavor
 from .llvm.lower import lower_module, processor_gate
+from .plan import BUFFER_RANGE, Planned, print_plan, single_launches
 from .target.arch import UnknownArch, find_arch
 
 
@@ -27,11 +28,15 @@ class EmitResult:
     reason: str = ""
     kernel_name: str = ""
     canonical: str = ""
+    plan: str = ""
     ll: list = field(default_factory=list)
 
 
-def emit(family, arch, spec, flavors):
-    """Raises ValueError for an unknown family or flavor (a malformed request, not a refusal)."""
+def emit(family, arch, spec, flavors, buffer_range=BUFFER_RANGE):
+    """Raises ValueError for an unknown family or flavor (a malformed request, not a refusal).
+
+    buffer_range is test-only: the numerics lane lowers it so that small shapes plan the chunked
+    launches real sizes need."""
     module = find_family(family)
     chosen = [find_flavor(name) for name in flavors]
     try:
@@ -42,8 +47,12 @@ def emit(family, arch, spec, flavors):
     reason = module.validate(parsed, target)
     if reason:
         return EmitResult(rejected=True, reason=reason)
-    kernels = build_kernels(module, parsed, target)
-    result = EmitResult(kernel_name=kernels[0].name, canonical=print_module(kernels))
+    planned = plan_module(module, parsed, target, buffer_range)
+    if planned.refusal:
+        return EmitResult(rejected=True, reason=planned.refusal)
+    kernels = planned.kernels
+    result = EmitResult(kernel_name=kernels[0].name, canonical=print_module(kernels),
+                        plan=print_plan(planned.launches))
     for flavor in chosen:
         gate = flavor_gate(module, parsed, target, flavor)
         if gate:
@@ -51,6 +60,19 @@ def emit(family, arch, spec, flavors):
         else:
             result.ll.append(FlavorSection(flavor.name, text=lower_module(kernels, flavor)))
     return result
+
+
+def plan_module(module, spec, target, buffer_range):
+    """The module's kernels and launch plan (plan.py), or the refusal of a plan that cannot be made.
+
+    A family whose launches depend on the problem shape has a `plan_module(spec, arch,
+    buffer_range) -> Planned` hook; every other family launches each kernel once (single_launches).
+    """
+    hook = getattr(module, "plan_module", None)
+    if hook:
+        return hook(spec, target, buffer_range)
+    kernels = build_kernels(module, spec, target)
+    return Planned(kernels=kernels, launches=single_launches(kernels))
 
 
 def build_kernels(module, spec, target):

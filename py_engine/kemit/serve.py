@@ -7,6 +7,7 @@ from .families.spec import SpecError
 from .ir.parser import parse_module
 from .llvm.flavors import FLAVORS, find_flavor, flavor_names, resolve_flavor
 from .llvm.lower import lower_module
+from .plan import BUFFER_RANGE
 from .target.arch import ARCHS, arch_names
 
 PROTOCOL = 1
@@ -28,17 +29,22 @@ def respond(request):
         return parse_spec_response(request_id, request)
     if op != "emit":
         return {"id": request_id, "status": "error", "error": f"unknown op '{op}'"}
+    for name in ("family", "arch", "spec", "flavors"):
+        if name not in request:
+            return {"id": request_id, "status": "error", "error": f"request lacks field '{name}'"}
+    buffer_range = request.get("buffer_range", BUFFER_RANGE)
+    if isinstance(buffer_range, bool) or not isinstance(buffer_range, int) or buffer_range < 1:
+        return {"id": request_id, "status": "error",
+                "error": "request field 'buffer_range' must be a positive integer (bytes; test-only)"}
     try:
-        result = emit(request["family"], request["arch"], request["spec"], request["flavors"])
-    except KeyError as missing:
-        return {"id": request_id, "status": "error", "error": f"request lacks field {missing}"}
+        result = emit(request["family"], request["arch"], request["spec"], request["flavors"], buffer_range)
     except Exception as error:  # a bug or a malformed request: reported, never fatal
         return {"id": request_id, "status": "error", "error": f"{type(error).__name__}: {error}"}
     if result.rejected:
         return {"id": request_id, "status": "rejected", "reason": result.reason}
     ll = {s.flavor: ({"rejected": s.reason} if s.rejected else {"text": s.text}) for s in result.ll}
     return {"id": request_id, "status": "ok", "kernel_name": result.kernel_name,
-            "canonical": result.canonical, "ll": ll}
+            "canonical": result.canonical, "plan": result.plan, "ll": ll}
 
 
 def hello_response(request_id):

@@ -2,6 +2,7 @@
 // texts for odd request fields; integers beyond 64 bits are still integers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "serve.h"
@@ -48,6 +49,24 @@ TEST(Serve, ParseSpecFillsTheDefaultsOrRefusesAsEmitDoes) {
   EXPECT_NE(unknown["error"].get<std::string>().find("unknown family 'nope'"), std::string::npos);
   EXPECT_EQ(respond({{"id", 4}, {"op", "parse_spec"}, {"family", "elementwise"}}),
             json({{"id", 4}, {"status", "error"}, {"error", "request lacks field 'spec'"}}));
+}
+
+TEST(Serve, EmitAnswersTheLaunchPlanAndTakesATestOnlyBufferRange) {
+  json ok = respond({{"id", 1}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
+                     {"flavors", json::array()}});
+  EXPECT_EQ(ok["plan"], "; kemit launch plan 1\nlaunch ew_add_f32_v1_b256 grid run-time block 256 lds 0 "
+                        "args a=buffer:a b=buffer:b y=buffer:y n=scalar:n\n");
+  json chunked = respond({{"id", 2}, {"family", "conv_fwd_lds_halo"}, {"arch", "gfx942"}, {"spec", {{"n", 3}}},
+                          {"flavors", json::array()}, {"buffer_range", 73729}});
+  std::string plan = chunked["plan"].get<std::string>();
+  // the weights (73728 bytes) must fit too: two images per chunk, the third alone
+  EXPECT_NE(plan.find("x=buffer:x@50176+25088 "), std::string::npos) << plan;
+  EXPECT_EQ(std::count(plan.begin(), plan.end(), '\n'), 3) << plan;            // header and two launches
+  for (const json& bad : {json(0), json(-5), json(true), json(1.5), json("8")})
+    EXPECT_EQ(respond({{"id", 3}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
+                       {"flavors", json::array()}, {"buffer_range", bad}})["error"],
+              "request field 'buffer_range' must be a positive integer (bytes; test-only)")
+        << bad;
 }
 
 TEST(Serve, ResolveFlavorAsTheClisDo) {

@@ -85,6 +85,40 @@ TEST(Summary, TotalsAcrossShards) {
   EXPECT_NE(text.find("conv"), std::string::npos) << text;
 }
 
+TEST(Summary, TwinsAreConfigsWithOneCompiledCodeAtAFlavorAndArch) {
+  Shard shard = make_shard("elementwise", {emitted_entry(1), emitted_entry(2), emitted_entry(3), emitted_entry(4, "v1", "gfx950")});
+  std::string same = test::hash("code A"), other = test::hash("code B");
+  shard.entries[0].flavors["llvm19"].code = same;
+  shard.entries[2].flavors["llvm19"].code = same;  // 1 and 3: twins at llvm19/gfx942
+  shard.entries[1].flavors["llvm19"].code = other;
+  shard.entries[3].flavors["llvm19"].code = same;  // the same code on another processor is no twin
+  shard.entries[0].flavors["llvm22"].code = same;  // nor at another flavor
+  Shard back = parse_shard(serialize_shard(shard), "elementwise.json");
+  EXPECT_EQ(back.entries, shard.entries);  // "code" round-trips
+  std::vector<Twin> twins = shard_twins(back);
+  ASSERT_EQ(twins.size(), 1u);
+  EXPECT_EQ(twins[0].ids, (std::vector<std::uint64_t>{1, 3}));
+  EXPECT_EQ(twins[0].flavor + "/" + twins[0].arch, "llvm19/gfx942");
+  test::TempDir dir;
+  test::write_text(shard_path(dir.path(), "elementwise"), serialize_shard(shard));
+  std::string text = summary_text(summarize(dir.path()));
+  EXPECT_NE(text.find("TWIN elementwise configs 1, 3 at llvm19/gfx942: the same compiled code (" + same.substr(0, 12) +
+                      "); all but one are redundant\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(summary_json(summarize(dir.path()))["twins"][0]["ids"], nlohmann::json({1, 3}));
+}
+
+TEST(ShardWriting, ARefusalCannotHoldCode) {
+  Shard shard = make_shard("gemm", {emitted_entry(1)});
+  shard.entries[0].flavors["llvm19"] = Section::refused("gfx942 needs flavor llvm19 or newer (got llvm19)");
+  shard.entries[0].flavors["llvm19"].code = test::hash("code");
+  EXPECT_THROW(serialize_shard(shard), GoldenError);
+  shard.entries[0].flavors["llvm19"] = Section::emitted(test::hash("text"), 10);
+  shard.entries[0].flavors["llvm19"].code = "not hex";
+  EXPECT_THROW(serialize_shard(shard), GoldenError);
+}
+
 TEST(Summary, CliPrintsJson) {
   test::TempDir dir;
   test::write_text(shard_path(dir.path(), "conv"), read_file(kValid));

@@ -3,9 +3,12 @@
 // the report's roll-up (an empty or unchecked run is never green).
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "amdgpu_metadata.h"
 #include "checker_session.h"
 #include "codegen.h"
+#include "kemit/lane/code_text.h"
 #include "kemit/lane/report.h"
 
 namespace kemit::lane {
@@ -56,6 +59,45 @@ TEST(LaneUnits, MetadataReaderHandlesStrTagAndReadsEveryField) {
   EXPECT_EQ(k.group_segment_fixed_size, 2048);
   EXPECT_EQ(k.wavefront_size, 64);
   EXPECT_EQ(k.kernarg_segment_size, 4);
+}
+
+// llc's shape around a kernel body: directives, comments, the kernel's own label, local labels.
+std::string kernel_assembly(const std::string& name, const std::string& body) {
+  return "\t.text\n\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n\t.protected\t" + name +
+         "         ; -- Begin function " + name + "\n\t.globl\t" + name + "\n\t.p2align\t8\n\t.type\t" + name +
+         ",@function\n" + name + ":                     ; @" + name + "\n; %bb.0:\n" + body + ".Lfunc_end0:\n\t.size\t" +
+         name + ", .Lfunc_end0-" + name + "\n                                        ; -- End function\n" +
+         "\t.section\t.AMDGPU.csdata,\"\",@progbits\n; Kernel info:\n; NumVgprs: 3\n\t.amdhsa_kernel " + name +
+         "\n\t\t.amdhsa_next_free_vgpr 3\n\t.end_amdhsa_kernel\n";
+}
+
+TEST(LaneUnits, CodeTextIsTheBodyWithoutNamesCommentsAndDirectives) {
+  std::string body = "\ts_load_dword s2, s[0:1], 0x2c ; a comment\n\n\t.p2align 6\n.LBB0_1:\n\ts_endpgm\n";
+  EXPECT_EQ(code_text(kernel_assembly("ew_add_w4", body)), "kernel:\ns_load_dword s2, s[0:1], 0x2c\n.LBB0_1:\ns_endpgm\n");
+  // the kernel's name, the metadata and the descriptor are not code: a renamed twin has the same text
+  EXPECT_EQ(code_text(kernel_assembly("ew_add_w4", body)), code_text(kernel_assembly("ew_add", body)));
+  EXPECT_NE(code_text(kernel_assembly("ew_add", body)),
+            code_text(kernel_assembly("ew_add", "\ts_load_dword s2, s[0:1], 0x24\n\ts_endpgm\n")));
+}
+
+TEST(LaneUnits, TwinsAreOneFamilysConfigsWithOneCodeAtOneFlavorAndArch) {
+  LaneReport report;
+  auto entry = [](const std::string& family, int config, const std::string& flavor, const std::string& arch,
+                  const std::string& code) {
+    ReportEntry e;
+    e.family = family, e.config = config, e.flavor = flavor, e.arch = arch, e.outcome = "LLVM_OK", e.code_sha256 = code;
+    return e;
+  };
+  report.entries = {entry("elementwise", 67, "llvm19", "gfx942", "aa"), entry("elementwise", 36, "llvm19", "gfx942", "aa"),
+                    entry("elementwise", 12, "llvm19", "gfx950", "aa"), entry("elementwise", 36, "llvm22", "gfx942", "aa"),
+                    entry("gemm_mma", 1, "llvm19", "gfx942", "aa"), entry("elementwise", 5, "llvm19", "gfx942", "")};
+  std::vector<Twin> twins = report.twins();
+  ASSERT_EQ(twins.size(), 1u);
+  EXPECT_EQ(twins[0].configs, (std::vector<int>{36, 67}));
+  std::ostringstream text;
+  print_text_report(text, report, false);
+  EXPECT_NE(text.str().find("  TWIN elementwise configs 36, 67 at llvm19/gfx942: code aa\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("RESULT: GREEN"), std::string::npos) << "a twin is information, not a failure";
 }
 
 TEST(LaneUnits, MetadataReaderReportsAMissingBlock) {

@@ -1,6 +1,7 @@
-"""conv_fwd_lds_halo: the numpy reference of a split-C module (partials, then conv_split_reduce)
+"""conv_fwd_lds_halo: the numpy reference of a split-C module (partials, then the reduce kernel)
 equals the direct convolution; the validator's ordered refusal texts; kernel names per mode; the
-module holds one kernel, or two with split_c > 1, and both are printed and lowered."""
+module holds one kernel, or two with split_c > 1, and both are printed and lowered; a batch past
+the 32-bit buffer range plans balanced chunk launches, and only one image too big is refused."""
 import numpy as np
 import pytest
 
@@ -78,11 +79,6 @@ REFUSALS = [
      "64 fragments per wave need 1024 accumulator registers per lane, more than 128"),
     ({"kh": 7, "kw": 7, "pad": 3, "stride": 2, "h": 512, "w": 512, "tile_w": 256, "tile_n": 16, "waves": 8},
      "LDS use 115808 bytes (a 7-row halo of 517 columns x 16 channels) exceeds the 65536 bytes of gfx942"),
-    ({"n": 64, "h": 224, "w": 224, "c": 512},
-     "the input tensor is 3288334336 bytes, over the 2^31-byte range of 32-bit buffer offsets; "
-     "the largest batch chunk that fits is n = 41"),
-    ({"c": 65536, "k": 65536},
-     "the weight tensor is 77309411328 bytes, over the 2^31-byte range of 32-bit buffer offsets"),
 ]
 
 
@@ -106,11 +102,11 @@ PLAIN = "convfwd_f16_n1h14w14c64k64_f3x3_s1_p1_16x16x16_t16x32_w2"
 
 @pytest.mark.parametrize("raw, names", [
     ({}, [PLAIN]),
-    ({"split_c": 2}, [PLAIN + "_splitc2", "conv_split_reduce"]),
+    ({"split_c": 2}, [PLAIN + "_splitc2", PLAIN + "_splitc2_reduce"]),
     ({"grouped": True, "groups": 2}, [PLAIN + "_grp2"]),
     ({"grouped": True, "groups": 16, "group_merge": 4}, [PLAIN + "_grp16_gm4"]),
     ({"grouped": True, "groups": 2, "split_c": 2, "c": 128},
-     [PLAIN.replace("c64", "c128") + "_grp2_splitc2", "conv_split_reduce"]),
+     [PLAIN.replace("c64", "c128") + "_grp2_splitc2", PLAIN.replace("c64", "c128") + "_grp2_splitc2_reduce"]),
 ])
 def test_kernel_names_carry_the_mode(raw, names):
     spec = family.parse_spec(raw)
@@ -124,9 +120,9 @@ def test_a_split_module_holds_both_kernels_in_every_section():
     assert result.canonical.count("\nkernel @") == 2 and result.canonical.count("; kemit canonical IR 1") == 1
     for section in result.ll:
         text = section.text
-        assert text.startswith(f"; kemit kernels {PLAIN}_splitc2, conv_split_reduce for gfx942 at {section.flavor}\n")
+        assert text.startswith(f"; kemit kernels {PLAIN}_splitc2, {PLAIN}_splitc2_reduce for gfx942 at {section.flavor}\n")
         assert text.count("define amdgpu_kernel void @") == 2
-        assert f"@{PLAIN}_splitc2(" in text and "@conv_split_reduce(" in text
+        assert f"@{PLAIN}_splitc2(" in text and f"@{PLAIN}_splitc2_reduce(" in text
         assert "attributes #0 = {" in text and "attributes #1 = {" in text
         declarations = [line for line in text.splitlines() if line.startswith("declare ")]
         assert len(declarations) == len(set(declarations))
@@ -141,3 +137,72 @@ def test_flavor_gates():
     assert not result.ll[2].rejected
     result = emit("conv_fwd_lds_halo", "gfx950", {}, ["llvm19"])
     assert result.ll[0].reason == "gfx950 needs flavor llvm22 or newer (got llvm19)"
+
+
+# ---- launch plans: batch chunks past the 32-bit buffer range ----------------------------------
+PLAN_REFUSALS = [
+    ({"h": 1024, "w": 1024, "c": 1024},
+     "the input tensor is 2147483648 bytes, over the 2^31-byte range of 32-bit buffer offsets; "
+     "not even one image (2147483648 bytes) fits"),
+    ({"c": 65536, "k": 65536},
+     "the weight tensor is 77309411328 bytes, over the 2^31-byte range of 32-bit buffer offsets"),
+]
+
+
+@pytest.mark.parametrize("raw, reason", PLAN_REFUSALS, ids=[r for _, r in PLAN_REFUSALS])
+def test_only_an_image_or_the_weights_past_the_range_is_refused(raw, reason):
+    assert family.validate(family.parse_spec(raw), GFX942) == ""
+    result = emit("conv_fwd_lds_halo", "gfx942", raw, ["llvm19"])
+    assert result.rejected and result.reason == reason
+
+
+def test_a_lowered_range_is_named_in_bytes():
+    result = emit("conv_fwd_lds_halo", "gfx942", {}, ["llvm19"], buffer_range=25088)
+    assert result.reason == ("the input tensor is 25088 bytes, over the 25088-byte range of 32-bit buffer offsets; "
+                             "not even one image (25088 bytes) fits")
+
+
+@pytest.mark.parametrize("n, sizes", [(1, [1]), (85598, [85598]), (85599, [42800, 42799]),
+                                      (171196, [85598, 85598]), (256793, [85598, 85598, 85597]),
+                                      (599181, [85598] * 2 + [85597] * 5)])
+def test_batch_chunks_are_balanced_and_each_fits(n, sizes):
+    spec = family.parse_spec({"n": n})
+    got, refusal = family.batch_chunks(spec, 1 << 31)
+    assert (got, refusal) == (sizes, "")
+    assert sum(got) == n and max(got) - min(got) <= 1
+    assert all(size * per_image < 1 << 31 for size in got for _, per_image, _ in family.tensors(spec) if per_image)
+
+
+def plan_lines(result):
+    lines = result.plan.splitlines()
+    assert lines[0] == "; kemit launch plan 1"
+    return lines[1:]
+
+
+def test_a_chunked_plan_views_consecutive_images_of_the_same_buffers():
+    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 256793}, ["llvm19"])
+    lines = plan_lines(result)
+    big, small = PLAIN.replace("_n1h", "_n85598h"), PLAIN.replace("_n1h", "_n85597h")
+    assert [line.split()[1] for line in lines] == [big, big, small]
+    assert result.canonical.count("\nkernel @") == 2 and " halo_n85597 " in result.canonical
+    per_image = 14 * 14 * 64 * 2
+    first = 0
+    for line, size in zip(lines, (85598, 85598, 85597)):
+        assert f" x=buffer:x@{first * per_image}+{size * per_image} " in line
+        assert line.endswith(f" y=buffer:y@{first * per_image}+{size * per_image}")
+        assert f" grid {size * 14},2,1 block 128 lds 1728 " in line and " wt=buffer:wt " in line
+        first += size
+
+
+def test_a_chunked_split_module_reduces_each_chunk_before_the_next():
+    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 5, "split_c": 2}, ["llvm19"], buffer_range=2 * 100352 + 1)
+    kernels = [line.split()[1] for line in plan_lines(result)]
+    forward = [PLAIN.replace("_n1h", f"_n{n}h") + "_splitc2" for n in (2, 2, 1)]
+    assert kernels == [k for f in forward for k in (f, f + "_reduce")]
+    assert [line.split("ws=")[1].split()[0] for line in plan_lines(result)][:2] == ["buffer:ws@0+200704"] * 2
+
+
+def test_a_single_kernel_family_gets_the_generic_plan():
+    result = emit("gemm_mma", "gfx942", {}, ["llvm19"])
+    assert plan_lines(result) == [f"launch {result.kernel_name} grid run-time block 256 lds 8192 "
+                                  "args a=buffer:a b=buffer:b c=buffer:c n=scalar:n k=scalar:k"]

@@ -48,6 +48,7 @@ KERNEL_NAMES = {
     41: "ew_silu_bf16_v4_b256", 42: "ew_relu_f16_v8_b256", 43: "ew_add_bf16_v8_b192", 44: "ew_fma_f16_v1_b96",
     45: "ew_min_f32_v8_b256_w2", 46: "ew_max_f16_v2_b64_w8", 47: "ew_sub_bf16_v1_b256", 48: "ew_silu_bf16_v4_b1024",
     49: "ew_relu_f16_v4_b256", 50: "ew_mul_f32_v1_b256", 51: "ew_fma_f32_v8_b64", 52: "ew_add_f32_v1_b256",
+    67: "ew_fma_f16_v4_b256",
 }
 
 

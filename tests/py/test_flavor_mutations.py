@@ -41,8 +41,8 @@ class MutatedSource:
     def parse_spec(self, family, spec):
         return self.base.parse_spec(family, spec)
 
-    def build(self, family, config_id, arch, spec):
-        built = self.base.build(family, config_id, arch, spec)
+    def build(self, family, config_id, arch, spec, **lowered):
+        built = self.base.build(family, config_id, arch, spec, **lowered)
         self.original = built.flavors[self.flavor]
         self.mutated = built.flavors[self.flavor] = self.rewrite(self.original)
         return built

@@ -20,6 +20,7 @@ from kemit.engine import emit, find_family
 from kemit.families import conv_depthwise_tiled
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
+from kemit.plan import BUFFER_RANGE
 from kemit.target.arch import find_arch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -38,11 +39,12 @@ class InProcessPythonSource:
     def parse_spec(self, family, spec):
         return find_family(family).parse_spec(spec), ""
 
-    def build(self, family, config_id, arch, spec):
-        result = emit(family, arch, spec, flavor_names())
+    def build(self, family, config_id, arch, spec, buffer_range=BUFFER_RANGE):
+        result = emit(family, arch, spec, flavor_names(), buffer_range)
         if result.rejected:
             return Built(None, {}, "", refused=result.reason)
-        return Built(result.canonical, {s.flavor: None if s.rejected else s.text for s in result.ll}, result.kernel_name)
+        return Built(result.canonical, {s.flavor: None if s.rejected else s.text for s in result.ll}, result.kernel_name,
+                     plan=result.plan)
 
 
 def check_canonical(kemit_cpp, family, entry):

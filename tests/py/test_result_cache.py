@@ -135,25 +135,29 @@ def test_the_run_key_follows_section_text_inputs_reference_and_runner(elementwis
     canonical = built.canonical
     runners = {"canonical": "i", "llvm19": "e 19.1.7"}
     context = {"runners": runners, "plans": "p"}
-    base = numerics_cache.run_key(context, "canonical", canonical, case)
-    assert numerics_cache.run_key(context, "canonical", canonical, case) == base
-    assert numerics_cache.run_key(context, "canonical", canonical + " ", case) != base
-    assert numerics_cache.run_key(context, "llvm19", canonical, case) != base  # the section and its runner
-    assert numerics_cache.run_key(context, "llvm19", built.flavors["llvm19"], case) != \
-        numerics_cache.run_key(dict(context, runners=dict(runners, llvm19="e 19.1.8")), "llvm19", built.flavors["llvm19"], case)
-    assert numerics_cache.run_key(dict(context, runners=dict(runners, canonical="j")), "canonical", canonical, case) != base
-    assert numerics_cache.run_key(dict(context, plans="q"), "canonical", canonical, case) != base
+    base = numerics_cache.run_key(context, "canonical", canonical, built.plan, case)
+    assert numerics_cache.run_key(context, "canonical", canonical, built.plan, case) == base
+    assert numerics_cache.run_key(context, "canonical", canonical + " ", built.plan, case) != base
+    assert numerics_cache.run_key(context, "llvm19", canonical, built.plan, case) != base  # the section and its runner
+    assert numerics_cache.run_key(context, "llvm19", built.flavors["llvm19"], built.plan, case) != \
+        numerics_cache.run_key(dict(context, runners=dict(runners, llvm19="e 19.1.8")), "llvm19", built.flavors["llvm19"], built.plan, case)
+    assert numerics_cache.run_key(dict(context, runners=dict(runners, canonical="j")), "canonical", canonical, built.plan, case) != base
+    assert numerics_cache.run_key(dict(context, plans="q"), "canonical", canonical, built.plan, case) != base
     name = sorted(case.buffers)[0]
     case.buffers[name] = case.buffers[name].copy()
     case.buffers[name].reshape(-1)[0] += 1  # an input
-    assert numerics_cache.run_key(context, "canonical", canonical, case) != base
+    assert numerics_cache.run_key(context, "canonical", canonical, built.plan, case) != base
     case, _ = check_numerics.build_case(family, configs[0], source)
     case.outputs[0].want = case.outputs[0].want.copy()
     case.outputs[0].want.reshape(-1)[0] += 1  # the reference's answer
-    assert numerics_cache.run_key(context, "canonical", canonical, case) != base
+    assert numerics_cache.run_key(context, "canonical", canonical, built.plan, case) != base
     case, _ = check_numerics.build_case(family, configs[0], source)
     case.scalars = dict(case.scalars, extra=1)
-    assert numerics_cache.run_key(context, "canonical", canonical, case) != base
+    assert numerics_cache.run_key(context, "canonical", canonical, built.plan, case) != base
+    case, _ = check_numerics.build_case(family, configs[0], source)
+    assert numerics_cache.run_key(context, "canonical", canonical, built.plan + "launch x", case) != base  # the plan
+    case.buffer_range = 4096  # the lowered range
+    assert numerics_cache.run_key(context, "canonical", canonical, built.plan, case) != base
 
 
 def test_the_lane_context_follows_interpreter_executors_and_sources(kemit_cpp, lane):

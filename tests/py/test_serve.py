@@ -96,9 +96,27 @@ def test_emit_ok_matches_the_engine():
     local = emit("elementwise", "gfx942", spec, FLAVORS)
     assert response == {
         "id": 17, "status": "ok", "kernel_name": "ew_add_bf16_v8_b512", "canonical": local.canonical,
+        "plan": "; kemit launch plan 1\nlaunch ew_add_bf16_v8_b512 grid run-time block 512 lds 0 "
+                "args a=buffer:a b=buffer:b y=buffer:y n=scalar:n\n",
         "ll": {"llvm16": {"rejected": "gfx942 needs flavor llvm19 or newer (got llvm16)"},
                "llvm19": {"text": local.ll[1].text}, "llvm22": {"text": local.ll[2].text}}}
     assert local.ll[1].text.startswith("; kemit kernel ew_add_bf16_v8_b512 for gfx942 at llvm19\n")
+
+
+BAD_RANGE = "request field 'buffer_range' must be a positive integer (bytes; test-only)"
+
+
+def test_buffer_range_lowers_the_range_of_a_plan_and_must_be_a_positive_integer():
+    spec = {"n": 3}
+    lines = [request(id=i, family="conv_fwd_lds_halo", arch="gfx942", spec=spec, flavors=[], buffer_range=value)
+             for i, value in ((1, 73729), (2, 0), (3, True), (4, 1.5), (5, "8"))]
+    responses = serve(*lines)
+    assert responses[0]["status"] == "ok"
+    # the weights (73728 bytes) must fit too: two images per chunk, the third alone
+    assert [line.split()[1][:23] for line in responses[0]["plan"].splitlines()[1:]] == [
+        "convfwd_f16_n2h14w14c64", "convfwd_f16_n1h14w14c64"]
+    assert responses[0]["plan"] == emit("conv_fwd_lds_halo", "gfx942", spec, [], 73729).plan
+    assert responses[1:] == [{"id": i, "status": "error", "error": BAD_RANGE} for i in (2, 3, 4, 5)]
 
 
 def test_emit_is_the_default_op_and_answers_in_order():
@@ -175,6 +193,13 @@ def test_cli_canonical():
     done = run(["--config", f"{CONFIGS}:1", "--canonical"])
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.decode() == local_text(1, "llvm22").canonical
+
+
+def test_cli_plan_prints_the_launch_plan():
+    done = run(["--config", "parity/configs/conv_fwd_lds_halo.json:69", "--plan"])
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == emit("conv_fwd_lds_halo", "gfx942", {"n": 256793}, ["llvm22"]).plan
+    assert done.stdout.decode().count("\nlaunch ") == 3
 
 
 def test_cli_family_arch_spec_and_default_flavor():

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/plan.h"
+
 namespace kemit {
 
 // One flavor's section: the LLVM text, or the flavor gate's refusal.
@@ -23,6 +25,7 @@ struct EmitResult {
   std::string reason;      // when rejected
   std::string kernel_name;
   std::string canonical;   // flavor-free canonical IR
+  std::string plan;        // the launch plan's text (kemit/plan.h)
   std::vector<FlavorSection> ll;  // one per requested flavor, in request order
 };
 
@@ -43,8 +46,16 @@ struct Arch;
 
 // Parse the spec, validate it for the arch, build the canonical IR once, lower once per flavor.
 // `flavors` are canonical names. Throws std::invalid_argument for an unknown family or flavor.
+// buffer_range is test-only: the numerics lane lowers it so that small shapes plan the chunked
+// launches real sizes need.
 EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
-                const std::vector<std::string>& flavors);
+                const std::vector<std::string>& flavors, uint64_t buffer_range = plan::BUFFER_RANGE);
+
+// The module's kernels and launch plan, or the refusal of a plan that cannot be made. A family whose
+// launches depend on the problem shape has a Family::plan_module hook; every other family launches
+// each kernel once (plan::single_launches).
+plan::Planned plan_module(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,
+                          uint64_t buffer_range);
 
 // The kernels of one module, in order: a family that builds more than one kernel (a second pass,
 // say) has a Family::build_module hook; the others build one.

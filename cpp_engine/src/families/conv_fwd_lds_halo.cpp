@@ -19,7 +19,6 @@ using common::field;
 using ir::Value;
 
 const char* const FAMILY = "conv_fwd_lds_halo";
-const char* const REDUCE_KERNEL = "conv_split_reduce";
 const std::vector<Field> FIELDS = {
     {"dtype", "str", "f16"}, {"mma", "str", "mfma_16x16x16"}, {"n", "int", 1},       {"h", "int", 14},
     {"w", "int", 14},        {"c", "int", 64},                {"k", "int", 64},      {"kh", "int", 3},
@@ -80,9 +79,11 @@ std::string kernel_name(const nlohmann::json& spec) {
   return name + (field(spec, "split_c") > 1 ? "_splitc" + s("split_c") : "");
 }
 
+std::string reduce_kernel_name(const nlohmann::json& spec) { return kernel_name(spec) + "_reduce"; }
+
 std::vector<std::string> kernel_names(const nlohmann::json& spec) {
   std::vector<std::string> names = {kernel_name(spec)};
-  if (field(spec, "split_c") > 1) names.push_back(REDUCE_KERNEL);
+  if (field(spec, "split_c") > 1) names.push_back(reduce_kernel_name(spec));
   return names;
 }
 
@@ -251,7 +252,6 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                          text(halo_width(spec)) + " columns x " + text(int64_t{mma_k(spec)}) +
                          " channels) exceeds the " + text(int64_t{arch.lds_bytes}) + " bytes of " + arch.name;
       },
-      [&] { return size_check(spec); },
   };
   return first_reason(checks);
 }
@@ -262,32 +262,88 @@ std::string positive(const nlohmann::json& spec, const std::vector<std::string>&
   return "";
 }
 
-std::string size_check(const nlohmann::json& spec) {
+std::pair<std::vector<int64_t>, std::string> batch_chunks(const nlohmann::json& spec, uint64_t buffer_range) {
+  using U = unsigned __int128;
+  int64_t n = field(spec, "n"), fits = n;
   for (const auto& tensor : tensors(spec)) {
-    if (tensor.size < static_cast<unsigned __int128>(BUFFER_BYTES)) continue;
-    std::string reason =
-        "the " + tensor.name + " tensor is " + text(tensor.size) + " bytes, over the 2^31-byte range of 32-bit buffer offsets";
-    if (tensor.per_image == 0) return reason;
-    unsigned __int128 fits = (BUFFER_BYTES - 1) / tensor.per_image;
-    if (fits == 0) return reason + "; not even one image (" + text(tensor.per_image) + " bytes) fits";
-    return reason + "; the largest batch chunk that fits is n = " + text(fits);
+    if (tensor.size < U(buffer_range)) continue;
+    std::string reason = "the " + tensor.name + " tensor is " + text(tensor.size) + " bytes, over the " +
+                         plan::range_text(buffer_range) + " range of 32-bit buffer offsets";
+    if (tensor.per_image == 0) return {{}, reason};
+    if (tensor.per_image >= U(buffer_range))
+      return {{}, reason + "; not even one image (" + text(tensor.per_image) + " bytes) fits"};
+    fits = std::min(fits, static_cast<int64_t>((U(buffer_range) - 1) / tensor.per_image));
   }
-  return "";
+  int64_t count = (n + fits - 1) / fits, small = n / count, larger = n % count;
+  std::vector<int64_t> sizes(static_cast<size_t>(larger), small + 1);
+  sizes.insert(sizes.end(), static_cast<size_t>(count - larger), small);
+  return {sizes, ""};
 }
 
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return llvm::mma_gate(gemm_mma::instruction(spec, arch), flavor);
 }
 
-// ---- the module -----------------------------------------------------------------------------------
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch) {
+// ---- the module and its launch plan ---------------------------------------------------------------
+plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range) {
+  auto [sizes, refusal] = batch_chunks(spec, buffer_range);
+  plan::Planned planned;
+  if (!refusal.empty()) {
+    planned.refusal = refusal;
+    return planned;
+  }
+  int64_t first = 0;
+  for (size_t index = 0; index < sizes.size(); ++index) {
+    nlohmann::json chunk = spec;
+    chunk["n"] = sizes[index];
+    if (std::find(sizes.begin(), sizes.begin() + static_cast<std::ptrdiff_t>(index), sizes[index]) ==
+        sizes.begin() + static_cast<std::ptrdiff_t>(index))  // the kernels of each chunk size, once
+      for (auto& kernel : build_module(chunk, arch, halo_name(sizes[index], sizes)))
+        planned.kernels.push_back(std::move(kernel));
+    for (auto& launch : chunk_launches(chunk, arch, first)) planned.launches.push_back(std::move(launch));
+    first += sizes[index];
+  }
+  return planned;
+}
+
+std::vector<plan::Launch> chunk_launches(const nlohmann::json& chunk, const target::Arch& arch, int64_t first) {
+  auto [ho, wo] = output_extent(chunk);
+  int64_t n = field(chunk, "n");
+  auto per_image = [&chunk](const std::string& tensor) {
+    for (const auto& t : tensors(chunk))
+      if (t.name == tensor) return static_cast<uint64_t>(t.per_image);
+    return uint64_t{0};
+  };
+  auto view = [&](const std::string& param, const std::string& tensor) {
+    uint64_t bytes = per_image(tensor);
+    return plan::Binding{param, "buffer", param, static_cast<uint64_t>(first) * bytes, static_cast<uint64_t>(n) * bytes};
+  };
+  plan::Binding x = view("x", "input"), y = view("y", "output");
+  plan::Binding wt{"wt", "buffer", "wt", 0, std::nullopt};
+  std::array<int64_t, 3> grid = {n * ho * common::ceil_div(wo, field(chunk, "tile_w")),
+                                 problem_channels(chunk).second / field(chunk, "tile_n"),
+                                 field(chunk, "groups") / field(chunk, "group_merge") * field(chunk, "split_c")};
+  int64_t block = field(chunk, "waves") * arch.wave_size;
+  if (field(chunk, "split_c") == 1) return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, y}}};
+  plan::Binding ws{"ws", "buffer", "ws", 0, static_cast<uint64_t>(n) * per_image("workspace")};
+  int64_t total = n * ho * wo * field(chunk, "k");
+  std::array<int64_t, 3> reduce_grid = {common::ceil_div(total / REDUCE_VEC, REDUCE_BLOCK), 1, 1};
+  return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, ws}},
+          plan::Launch{reduce_kernel_name(chunk), reduce_grid, REDUCE_BLOCK, 0, {ws, y}}};
+}
+
+std::string halo_name(int64_t size, const std::vector<int64_t>& sizes) {
+  return size == sizes.front() ? "halo" : "halo_n" + text(size);
+}
+
+std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch, const std::string& lds_name) {
   std::vector<ir::Kernel> kernels;
-  kernels.push_back(build(spec, arch));
+  kernels.push_back(build(spec, arch, lds_name));
   if (field(spec, "split_c") > 1) kernels.push_back(build_reduce(spec, arch));
   return kernels;
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch, const std::string& lds_name) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = static_cast<int>(field(spec, "waves")) * arch.wave_size;
   b.attr("flat_work_group_size", "1," + text(int64_t{block}));
@@ -297,7 +353,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   Value wt = b.param("wt", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value out = b.param(split ? "ws" : "y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
                       /*readonly=*/false, /*writeonly=*/true);
-  Value halo = b.lds("halo", dtype, static_cast<int>(field(spec, "kh") * halo_width(spec) * mma_k(spec)), 16);
+  Value halo = b.lds(lds_name, dtype, static_cast<int>(field(spec, "kh") * halo_width(spec) * mma_k(spec)), 16);
   Context ctx{b, spec, arch, x, wt, halo, block, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, std::nullopt, std::nullopt};
   origin(ctx);
   std::vector<Place> places;
@@ -566,7 +622,7 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
 }
 
 ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch) {
-  ir::Builder b(REDUCE_KERNEL, arch.name);
+  ir::Builder b(reduce_kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + text(int64_t{REDUCE_BLOCK}));
   auto [ho, wo] = output_extent(spec);
   int64_t total = field(spec, "n") * ho * wo * field(spec, "k");

@@ -57,9 +57,11 @@ std::optional<Entry> merged_entry(const Entry* old, const Entry& fresh, const st
       continue;
     }
     Section s = fresh.flavors.at(f);
-    if (stored && s.sha256 == stored->sha256 && s.rejected == stored->rejected)
+    if (stored && s.sha256 == stored->sha256 && s.rejected == stored->rejected) {
       for (std::size_t k = 0; k < kResourceKinds; ++k)
         if (!s.resources.figures[k]) s.resources.figures[k] = stored->resources.figures[k];
+      if (s.code.empty()) s.code = stored->code;
+    }
     m.flavors[f] = std::move(s);
   }
   return m;

@@ -22,7 +22,7 @@ const std::vector<std::string>& allowed_keys(Scope scope) {
   static const std::vector<std::string> counter_section = {"emitted", "refused"};
   static const std::vector<std::string> entry = {"id", "spec_digest", "kernel", "arch", "canonical", "ll", "rejected"};
   static const std::vector<std::string> canonical = {"sha256", "bytes"};
-  static const std::vector<std::string> flavor = {"sha256", "bytes", "resources", "rejected"};
+  static const std::vector<std::string> flavor = {"sha256", "bytes", "resources", "code", "rejected"};
   static const std::vector<std::string> resources = {"vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch", "lds"};
   static const std::vector<std::string> any;
   switch (scope) {
@@ -231,7 +231,7 @@ void ShardSaxReader::close_object() {
 void ShardSaxReader::close_flavor_section() {
   const Frame& frame = frames_.back();
   if (has_key(frame, "rejected")) {
-    for (const char* other : {"sha256", "bytes", "resources"})
+    for (const char* other : {"sha256", "bytes", "resources", "code"})
       if (has_key(frame, other))
         fail(line_of(frame), fmt::format("{} is a refusal and cannot also hold \"{}\"", container_label(), other));
     return;

@@ -157,6 +157,8 @@ void ShardSaxReader::set_section_field(Section& section, const std::string& key,
     section.bytes = count_value(value, key);
   else if (key == "rejected")
     section.rejected = text_value(value, key);
+  else if (key == "code")
+    section.code = sha_value(value, key);
   else
     fail(current_line(), fmt::format("{} must be an object (found {})", field(key), value.describe()));
 }

@@ -52,6 +52,7 @@ void append_section(std::string& out, const Section& section) {
     out += ", ";
     append_resources(out, section.resources);
   }
+  if (!section.code.empty()) fmt::format_to(std::back_inserter(out), ", \"code\": \"{}\"", section.code);
   out += '}';
 }
 

@@ -1,6 +1,8 @@
 #include "kemit/golden/summary.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -32,6 +34,20 @@ std::string table_row(const std::string& name, const Counters& c, const std::vec
 
 }  // namespace
 
+std::vector<Twin> shard_twins(const Shard& shard) {
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::uint64_t>> groups;
+  for (const Entry& e : shard.entries)
+    for (const auto& [flavor, section] : e.flavors)
+      if (!section.code.empty()) groups[{flavor, e.arch, section.code}].push_back(e.id);
+  std::vector<Twin> out;
+  for (const auto& [key, ids] : groups)
+    if (ids.size() > 1) out.push_back({shard.family, std::get<0>(key), std::get<1>(key), ids, std::get<2>(key)});
+  std::sort(out.begin(), out.end(), [](const Twin& a, const Twin& b) {
+    return std::tie(a.flavor, a.arch, a.ids) < std::tie(b.flavor, b.arch, b.ids);
+  });
+  return out;
+}
+
 Summary summarize(const std::filesystem::path& shard_dir) {
   Summary summary;
   for (const auto& path : list_shard_files(shard_dir)) {
@@ -39,6 +55,7 @@ Summary summarize(const std::filesystem::path& shard_dir) {
     summary.totals.add(shard.counters);
     summary.flavors.insert(summary.flavors.end(), shard.flavors.begin(), shard.flavors.end());
     summary.families.push_back({shard.family, shard.flavors, shard.counters});
+    for (auto& twin : shard_twins(shard)) summary.twins.push_back(std::move(twin));
   }
   sort_flavors(summary.flavors);
   return summary;
@@ -58,6 +75,12 @@ std::string summary_text(const Summary& summary) {
   std::string arches;
   for (const auto& [arch, n] : summary.totals.arch) arches += fmt::format("{}{} {}", arches.empty() ? "" : ", ", arch, n);
   if (!arches.empty()) out += "configs per arch: " + arches + "\n";
+  for (const auto& twin : summary.twins) {
+    std::string ids;
+    for (auto id : twin.ids) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id);
+    out += fmt::format("TWIN {} configs {} at {}/{}: the same compiled code ({}); all but one are redundant\n",
+                       twin.family, ids, twin.flavor, twin.arch, twin.code.substr(0, 12));
+  }
   return out;
 }
 
@@ -67,8 +90,11 @@ nlohmann::json summary_json(const Summary& summary) {
     families[f.family] = counters_json(f.counters);
     families[f.family]["flavors"] = f.flavors;
   }
+  nlohmann::json twins = nlohmann::json::array();
+  for (const auto& t : summary.twins)
+    twins.push_back({{"family", t.family}, {"flavor", t.flavor}, {"arch", t.arch}, {"ids", t.ids}, {"code", t.code}});
   return {{"format", kFormatVersion}, {"families", families}, {"totals", counters_json(summary.totals)},
-          {"flavors", summary.flavors}};
+          {"flavors", summary.flavors}, {"twins", twins}};
 }
 
 }  // namespace kemit::golden

@@ -16,12 +16,14 @@ namespace {
 void validate_section(const Section& s, const std::string& label, const std::string& where, bool may_refuse) {
   if (s.is_rejected()) {
     if (!may_refuse) invalid(label, where + " cannot be a refusal");
-    if (!s.sha256.empty() || s.bytes != 0 || !s.resources.empty())
-      invalid(label, where + " is a refusal and cannot also hold a sha256, bytes or resources");
+    if (!s.sha256.empty() || s.bytes != 0 || !s.resources.empty() || !s.code.empty())
+      invalid(label, where + " is a refusal and cannot also hold a sha256, bytes, resources or code");
     return;
   }
   if (!is_sha256_hex(s.sha256))
     invalid(label, fmt::format("{} sha256 \"{}\" is not 64 lowercase hex digits", where, s.sha256));
+  if (!s.code.empty() && !is_sha256_hex(s.code))
+    invalid(label, fmt::format("{} code \"{}\" is not 64 lowercase hex digits", where, s.code));
 }
 
 void validate_entry(const Entry& e, const Shard& shard, const std::string& label) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kemit/driver/canonical_section.h"
+
 namespace kemit::driver {
 namespace {
 
@@ -64,12 +66,14 @@ DecodedAnswer decode_answer(const Answer& answer, const std::string& engine, con
   for (const char* field : {"kernel_name", "canonical"})
     if (!response.contains(field) || !response[field].is_string())
       return failed(Verdict::crash, malformed + "no string '" + field + "'): " + excerpt(response));
+  if (response.contains("plan") && !response["plan"].is_string())
+    return failed(Verdict::crash, malformed + "'plan' must be a string): " + excerpt(response));
   if (!response.contains("ll")) return failed(Verdict::crash, malformed + "no 'll'): " + excerpt(response));
   std::string problem = decode_ll(response["ll"], flavors, decoded);
   if (!problem.empty()) return failed(Verdict::crash, malformed + problem + "): " + excerpt(response));
   decoded.kind = DecodedAnswer::Kind::ok;
   decoded.kernel_name = response["kernel_name"].get<std::string>();
-  decoded.canonical = response["canonical"].get<std::string>();
+  decoded.canonical = canonical_section(response);
   return decoded;
 }
 

@@ -20,7 +20,7 @@ struct DecodedAnswer {
   std::string problem;               // when failed: what went wrong
   std::string reason;                // when rejected
   std::string kernel_name;
-  std::string canonical;
+  std::string canonical;  // the canonical section: the canonical IR, then the launch plan
   std::map<std::string, DecodedSection> ll;  // when ok: exactly the requested flavors
 };
 

@@ -4,12 +4,42 @@
 `split_partials` is what the module's first kernel writes to its f32 workspace: the problem
 decomposition of the family (a group, or `merge` groups merged through a block-diagonal weight
 matrix) with the reduction channels of each problem split `split` ways, computed as an implicit
-GEMM per tap. `split_reduce` is conv_split_reduce: the f32 sum of the partials, cast to the output
-dtype. split_reduce(split_partials(...)) equals conv_forward up to the f32 sums and the cast.
+GEMM per tap. `split_reduce` is the module's reduce kernel: the f32 sum of the partials, cast to
+the output dtype. split_reduce(split_partials(...)) equals conv_forward up to the f32 sums and the
+cast.
+
+A batch whose tensors pass the 32-bit buffer range of AMD buffer offsets cannot run in one launch
+(a backend once returned garbage past 2^31 bytes of an fp32 operand): `batch_chunks` splits it
+into the fewest balanced chunks whose tensors fit, and `conv_forward_chunked` convolves chunk by
+chunk, as real sizes must run.
 """
 import numpy as np
 
 from .reduce_rows import round_to
+
+
+BUFFER_RANGE = 2 ** 31  # a tensor a launch touches must be smaller
+
+
+def batch_chunks(n, per_image_bytes, buffer_range=BUFFER_RANGE):
+    """Chunk sizes of a batch of n images, in order: the fewest chunks in which every batched tensor
+    (per_image_bytes: one image's bytes of each) stays under buffer_range, balanced so that sizes
+    differ by at most one image (the larger first)."""
+    fits = min([n] + [(buffer_range - 1) // size for size in per_image_bytes])
+    if fits < 1:
+        raise ValueError(f"one image ({max(per_image_bytes)} bytes) does not fit {buffer_range} bytes")
+    count = -(-n // fits)
+    small, larger = divmod(n, count)
+    return [small + 1] * larger + [small] * (count - larger)
+
+
+def conv_forward_chunked(x, wt, stride, pad, groups, sizes):
+    """conv_forward over consecutive chunks of the batch (sizes), stacked in batch order."""
+    parts, first = [], 0
+    for size in sizes:
+        parts.append(conv_forward(x[first:first + size], wt, stride, pad, groups))
+        first += size
+    return np.concatenate(parts)
 
 
 def output_extent(h, w, kh, kw, stride, pad):
@@ -72,11 +102,11 @@ def split_partials(x, wt, stride, pad, groups=1, merge=1, split=1):
 
 
 def split_reduce(ws, dtype):
-    """conv_split_reduce: y = cast(sum over s of ws[s]), summed in f32 in split order."""
+    """The reduce kernel: y = cast(sum over s of ws[s]), summed in f32 in split order."""
     total = np.zeros(ws.shape[1:], dtype=np.float32)
     for part in ws:
         total = (total + part).astype(np.float32)
     return round_to(total, dtype)
 
 
-__all__ = ["conv_forward", "split_partials", "split_reduce", "block_diagonal", "output_extent", "round_to"]
+__all__ = ["batch_chunks", "conv_forward_chunked", "conv_forward", "split_partials", "split_reduce", "block_diagonal", "output_extent", "round_to"]

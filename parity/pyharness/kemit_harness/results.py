@@ -13,12 +13,14 @@ class FlavorSection:
 
 @dataclass
 class EmitResult:
-    """An engine's emission of one config: a validation refusal, or the canonical IR and one
-    FlavorSection per requested flavor (in the order requested)."""
+    """An engine's emission of one config: a validation refusal, or the canonical IR, its launch
+    plan (docs/protocol.md; "" from an engine without plans) and one FlavorSection per requested
+    flavor (in the order requested)."""
     rejected: bool = False
     reason: str = ""
     kernel_name: str = ""
     canonical: str = ""
+    plan: str = ""
     ll: list = field(default_factory=list)
 
 
@@ -33,7 +35,8 @@ def from_answer(answer, flavors):
             sections.append(FlavorSection(flavor, rejected=True, reason=section["rejected"]))
         else:
             sections.append(FlavorSection(flavor, text=section["text"]))
-    return EmitResult(kernel_name=answer["kernel_name"], canonical=answer["canonical"], ll=sections)
+    return EmitResult(kernel_name=answer["kernel_name"], canonical=answer["canonical"], plan=answer.get("plan", ""),
+                      ll=sections)
 
 
 def _first_line_difference(first, second):
@@ -56,7 +59,7 @@ def _describe(field_name, a, b, names):
 def first_difference(first, second, names=("py", "cpp")):
     """"" when two EmitResults are identical, else the first differing field and, for texts, the
     first differing line of it (not the common start of the texts)."""
-    for field_name in ("rejected", "reason", "kernel_name", "canonical"):
+    for field_name in ("rejected", "reason", "kernel_name", "canonical", "plan"):
         a, b = getattr(first, field_name), getattr(second, field_name)
         if a != b:
             return _describe(field_name, a, b, names)

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "kemit/driver/canonical_section.h"
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/text_diff.h"
@@ -147,7 +148,7 @@ class SectionEmitter {
     std::string status = r.value("status", "");
     if (status == "rejected") return {false, "", r.value("reason", "")};
     if (status != "ok") return {false, "", "error: " + r.value("error", r.dump())};
-    if (section == "canonical") return {true, r.value("canonical", ""), ""};
+    if (section == "canonical") return {true, driver::canonical_section(r), ""};
     const nlohmann::json& ll = r.value("ll", nlohmann::json::object());
     if (!ll.contains(section)) return {false, "", "the answer has no " + section + " section"};
     if (ll[section].contains("text")) return {true, ll[section]["text"].get<std::string>(), ""};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "kemit/driver/canonical_section.h"
 #include "kemit/driver/check.h"
 #include "kemit/driver/join.h"
 #include "kemit/driver/config.h"
@@ -54,7 +55,7 @@ golden::Entry entry_from_answer(const driver::ParityConfig& config, const json& 
     return e;
   }
   e.kernel_name = response.at("kernel_name").get<std::string>();
-  e.canonical = text_section(response.at("canonical").get<std::string>());
+  e.canonical = text_section(driver::canonical_section(response));
   const json& ll = response.at("ll");
   for (const auto& flavor : flavors) {
     const json& section = ll.at(flavor);

@@ -106,6 +106,7 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
       continue;
     }
     entry.flavors[em.flavor].resources = figures_of(*kernel);
+    entry.flavors[em.flavor].code = result.code_sha256;
     if (result.verdict == lane::Verdict::SPILL) problem("SPILL", first_line(result.detail));
   }
 }

@@ -14,24 +14,29 @@ wt. Fragment layouts and accumulator rows are gemm_mma's (the instructions' own,
 
 Modes:
 - `split_c: S`: the channels are split over S workgroups; each writes f32 partial sums to a
-  workspace ws[S, n, Ho, Wo, k], and the module's second kernel, `conv_split_reduce`, folds the S
-  partials into y with the output cast.
+  workspace ws[S, n, Ho, Wo, k], and the module's second kernel, `<forward kernel>_reduce` (named
+  after its module's spec, so that two modules share a code object), folds the S partials into y
+  with the output cast.
 - `grouped: true`: one problem per group (workgroup id z); `group_merge: M` merges M small groups
   into one problem whose B is block-diagonal (zero where a channel's group is not the output's).
 
-Launch contract: grid (n * Ho * ceil(Wo / tile_w), problem channels / tile_n, groups / M * S),
-waves * 64 lanes; conv_split_reduce: ceil(n * Ho * Wo * k / 4 / 256) workgroups of 256 lanes.
+Launch plan (`plan_module`): grid (n * Ho * ceil(Wo / tile_w), problem channels / tile_n,
+groups / M * S), waves * wave size lanes; the reduce kernel: ceil(n * Ho * Wo * k / 4 / 256)
+workgroups of 256 lanes. A batch whose input, output or workspace passes the 32-bit buffer range
+runs as balanced chunks of images (sizes differ by at most one, the larger first), each over views
+of x, y and ws within the range; the module holds the kernels of each chunk size (n is compiled
+in). Only a weight tensor or one image past the range is refused.
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, vector
 from ..llvm.lower_mma import mma_gate
+from ..plan import Binding, Launch, Planned, range_text
 from ..target.arch import ARCHS
 from . import conv_depthwise_common as common
 from . import gemm_mma
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "conv_fwd_lds_halo"
-REDUCE_KERNEL = "conv_split_reduce"
 FIELDS = (("dtype", "str", "f16"), ("mma", "str", "mfma_16x16x16"), ("n", "int", 1), ("h", "int", 14),
           ("w", "int", 14), ("c", "int", 64), ("k", "int", 64), ("kh", "int", 3), ("kw", "int", 3),
           ("stride", "int", 1), ("pad", "int", 1), ("tile_w", "int", 16), ("tile_n", "int", 32),
@@ -44,9 +49,8 @@ MAX_TILE = 256
 MAX_FILTER = 11       # the taps of a filter row are unrolled
 MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
 STAGE_VEC = 8            # channels per vector load into the halo
-REDUCE_VEC = 4           # elements per lane of conv_split_reduce
+REDUCE_VEC = 4           # elements per lane of the reduce kernel
 REDUCE_BLOCK = 256
-BUFFER_BYTES = 1 << 31   # the 32-bit buffer range: every tensor must be smaller
 I32, F32 = scalar("i32"), scalar("f32")
 
 
@@ -65,9 +69,14 @@ def kernel_name(spec):
     return name + (f"_splitc{s['split_c']}" if s["split_c"] > 1 else "")
 
 
+def reduce_kernel_name(spec):
+    """The split-C reduce kernel, named after its forward kernel: unique per spec in a code object."""
+    return kernel_name(spec) + "_reduce"
+
+
 def kernel_names(spec):
-    """The module's kernels, in order."""
-    return [kernel_name(spec)] + ([REDUCE_KERNEL] if spec["split_c"] > 1 else [])
+    """The kernels of one batch chunk of the spec's n images, in order."""
+    return [kernel_name(spec)] + ([reduce_kernel_name(spec)] if spec["split_c"] > 1 else [])
 
 
 # ---- derived sizes ---------------------------------------------------------------------------
@@ -101,7 +110,8 @@ def fragments(spec):
 
 
 def tensors(spec):
-    """(name, bytes of one image or None for the weights, bytes) of every tensor the module touches."""
+    """(name, bytes of one image or None for the weights, bytes) of every tensor the module touches,
+    in the order input, output, workspace, weights."""
     ho, wo = output_extent(spec)
     half = byte_size(scalar(spec["dtype"]))
     per_image = [("input", spec["h"] * spec["w"] * spec["c"] * half),
@@ -116,8 +126,8 @@ def tensors(spec):
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason.
 
-    Order: dtype, processor and instruction; shape; groups; group_merge; split_c; tile; LDS; sizes
-    (the tensors in the order input, output, workspace, weights).
+    Order: dtype, processor and instruction; shape; groups; group_merge; split_c; tile; LDS. The
+    tensor sizes are the plan's (batch_chunks), checked after these.
     """
     s = spec
     checks = (
@@ -141,7 +151,6 @@ def validate(spec, arch):
         lambda: "" if lds_bytes(s) <= arch.lds_bytes else
         f"LDS use {lds_bytes(s)} bytes (a {s['kh']}-row halo of {halo_width(s)} columns x {mma_k(s)} channels) "
         f"exceeds the {arch.lds_bytes} bytes of {arch.name}",
-        lambda: size_check(s),
     )
     return first_reason(checks)
 
@@ -199,19 +208,28 @@ def tile_checks(s):
     )
 
 
-def size_check(spec):
-    """Every tensor within the 32-bit buffer range; a batch-sized one names the batch chunk that fits."""
+def batch_chunks(spec, buffer_range):
+    """(the batch's chunk sizes in launch order, "") or ([], the refusal).
+
+    Every view a launch takes must be smaller than buffer_range: the weights whole, the batched
+    tensors one chunk of images each. The fewest chunks that fit, balanced: sizes differ by at
+    most one image, the larger first. Refused when the weights or one image do not fit (the
+    tensors in the order input, output, workspace, weights).
+    """
+    fits = spec["n"]
     for name, per_image, size in tensors(spec):
-        if size < BUFFER_BYTES:
+        if size < buffer_range:
             continue
-        reason = f"the {name} tensor is {size} bytes, over the 2^31-byte range of 32-bit buffer offsets"
+        reason = (f"the {name} tensor is {size} bytes, over the {range_text(buffer_range)} range of 32-bit "
+                  f"buffer offsets")
         if per_image is None:
-            return reason
-        fits = (BUFFER_BYTES - 1) // per_image
-        if fits == 0:
-            return reason + f"; not even one image ({per_image} bytes) fits"
-        return reason + f"; the largest batch chunk that fits is n = {fits}"
-    return ""
+            return [], reason
+        if per_image >= buffer_range:
+            return [], reason + f"; not even one image ({per_image} bytes) fits"
+        fits = min(fits, (buffer_range - 1) // per_image)
+    count = -(-spec["n"] // fits)
+    small, larger = divmod(spec["n"], count)
+    return [small + 1] * larger + [small] * (count - larger), ""
 
 
 def flavor_gate(spec, arch, flavor):
@@ -219,17 +237,58 @@ def flavor_gate(spec, arch, flavor):
     return mma_gate(gemm_mma.instruction(spec, arch), flavor)
 
 
-# ---- the module ----------------------------------------------------------------------------------
-def build_module(spec, arch):
-    """The forward kernel, then (split_c > 1) conv_split_reduce."""
-    kernels = [build(spec, arch)]
+# ---- the module and its launch plan --------------------------------------------------------------
+def plan_module(spec, arch, buffer_range):
+    """The kernels of each chunk size (the larger first) and one launch of each per chunk, in batch
+    order over views of the same buffers; or the refusal of batch_chunks."""
+    sizes, refusal = batch_chunks(spec, buffer_range)
+    if refusal:
+        return Planned(refusal=refusal)
+    kernels, launches, first = [], [], 0
+    for index, size in enumerate(sizes):
+        chunk = dict(spec, n=size)
+        if size not in sizes[:index]:  # the kernels of each chunk size, once
+            kernels += build_module(chunk, arch, halo_name(size, sizes))
+        launches += chunk_launches(chunk, arch, first)
+        first += size
+    return Planned(kernels=kernels, launches=launches)
+
+
+def chunk_launches(chunk, arch, first):
+    """The launches of one chunk of chunk["n"] images from image `first`: forward, then (split_c > 1)
+    the reduce kernel; x and y are views at the chunk's images, ws the chunk's partials from 0."""
+    ho, wo = output_extent(chunk)
+    sizes = {name: per_image for name, per_image, _ in tensors(chunk)}
+    view = lambda param, tensor: Binding(param, "buffer", param, first * sizes[tensor], chunk["n"] * sizes[tensor])
+    x, y = view("x", "input"), view("y", "output")
+    wt = Binding("wt", "buffer", "wt")
+    grid = (chunk["n"] * ho * common.ceil_div(wo, chunk["tile_w"]), problem_channels(chunk)[1] // chunk["tile_n"],
+            chunk["groups"] // chunk["group_merge"] * chunk["split_c"])
+    block = chunk["waves"] * arch.wave_size
+    if chunk["split_c"] == 1:
+        return [Launch(kernel_name(chunk), grid, block, lds_bytes(chunk), [x, wt, y])]
+    ws = Binding("ws", "buffer", "ws", 0, chunk["n"] * sizes["workspace"])
+    total = chunk["n"] * ho * wo * chunk["k"]
+    reduce_grid = (common.ceil_div(total // REDUCE_VEC, REDUCE_BLOCK), 1, 1)
+    return [Launch(kernel_name(chunk), grid, block, lds_bytes(chunk), [x, wt, ws]),
+            Launch(reduce_kernel_name(chunk), reduce_grid, REDUCE_BLOCK, 0, [ws, y])]
+
+
+def halo_name(size, sizes):
+    """LDS names are module-wide: the kernel of the smaller chunk size names its halo after it."""
+    return "halo" if size == sizes[0] else f"halo_n{size}"
+
+
+def build_module(spec, arch, lds_name="halo"):
+    """The forward kernel of spec["n"] images, then (split_c > 1) its reduce kernel."""
+    kernels = [build(spec, arch, lds_name)]
     if spec["split_c"] > 1:
         kernels.append(build_reduce(spec, arch))
     return kernels
 
 
-def build(spec, arch):
-    """The forward kernel: partial sums to ws with split_c > 1, else y."""
+def build(spec, arch, lds_name="halo"):
+    """The forward kernel: partial sums to ws with split_c > 1, else y; its LDS halo is `lds_name`."""
     b = Builder(kernel_name(spec), arch.name)
     block = spec["waves"] * arch.wave_size
     b.attr("flat_work_group_size", f"1,{block}")
@@ -239,7 +298,7 @@ def build(spec, arch):
     wt = b.param("wt", pointer("global"), **read)
     out = b.param("ws" if spec["split_c"] > 1 else "y", pointer("global"), align=16, noalias=True,
                   nocapture=True, writeonly=True)
-    halo = b.lds("halo", dtype, spec["kh"] * halo_width(spec) * mma_k(spec), 16)
+    halo = b.lds(lds_name, dtype, spec["kh"] * halo_width(spec) * mma_k(spec), 16)
     ctx = {"b": b, "spec": spec, "arch": arch, "x": x, "wt": wt, "halo": halo, "block": block}
     origin(ctx)
     places = [fragment_place(ctx, index) for index in range(fragments(spec) // spec["waves"])]
@@ -437,8 +496,8 @@ def store_fragment(ctx, out, place, acc):
 
 
 def build_reduce(spec, arch):
-    """conv_split_reduce: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4])."""
-    b = Builder(REDUCE_KERNEL, arch.name)
+    """The reduce kernel: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4])."""
+    b = Builder(reduce_kernel_name(spec), arch.name)
     b.attr("flat_work_group_size", f"1,{REDUCE_BLOCK}")
     ho, wo = output_extent(spec)
     total = spec["n"] * ho * wo * spec["k"]

@@ -5,8 +5,9 @@
 // (NHWC, f16 or bf16, f32 accumulation). One workgroup owns tile_w output columns of one output row
 // and tile_n output channels; per MFMA-K chunk of channels it stages the kh input rows under its
 // tile, halo columns included, in LDS and runs one mma per fragment and tap. `split_c: S` writes f32
-// partials to a workspace and adds a second kernel, `conv_split_reduce`, to the module;
+// partials to a workspace and adds a second kernel, `<forward kernel>_reduce`, to the module;
 // `grouped` with `group_merge: M` merges M small groups into one problem (block-diagonal B).
+// A batch past the 32-bit buffer range runs as balanced chunk launches (plan_module).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -18,12 +19,12 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
+#include "kemit/plan.h"
 #include "kemit/target/arch.h"
 
 namespace kemit::families::conv_fwd_lds_halo {
 
 extern const char* const FAMILY;
-extern const char* const REDUCE_KERNEL;
 extern const std::vector<Field> FIELDS;
 extern const std::vector<std::string> MMAS;
 extern const std::vector<int> SPLITS;
@@ -32,9 +33,8 @@ constexpr int MAX_TILE = 256;
 constexpr int MAX_FILTER = 11;        // the taps of a filter row are unrolled
 constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
 constexpr int STAGE_VEC = 8;           // channels per vector load into the halo
-constexpr int REDUCE_VEC = 4;          // elements per lane of conv_split_reduce
+constexpr int REDUCE_VEC = 4;          // elements per lane of the reduce kernel
 constexpr int REDUCE_BLOCK = 256;
-constexpr int64_t BUFFER_BYTES = int64_t{1} << 31;  // the 32-bit buffer range: every tensor must be smaller
 
 // The values every part of the forward kernel needs (Python: the `ctx` dict).
 struct Context {
@@ -65,7 +65,9 @@ struct Tensor {
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
 std::string kernel_name(const nlohmann::json& spec);
-// The module's kernels, in order.
+// The split-C reduce kernel, named after its forward kernel: unique per spec in a code object.
+std::string reduce_kernel_name(const nlohmann::json& spec);
+// The kernels of one batch chunk of the spec's n images, in order.
 std::vector<std::string> kernel_names(const nlohmann::json& spec);
 
 // ---- derived sizes ----
@@ -83,16 +85,27 @@ std::vector<Tensor> tensors(const nlohmann::json& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const nlohmann::json& spec, const target::Arch& arch);
 std::string positive(const nlohmann::json& spec, const std::vector<std::string>& names);
-// Every tensor within the 32-bit buffer range; a batch-sized one names the batch chunk that fits.
-std::string size_check(const nlohmann::json& spec);
+// (the batch's chunk sizes in launch order, "") or ({}, the refusal): the fewest chunks whose
+// views fit the range, balanced (sizes differ by at most one image, the larger first); refused
+// when the weights or one image do not fit.
+std::pair<std::vector<int64_t>, std::string> batch_chunks(const nlohmann::json& spec, uint64_t buffer_range);
 // The instruction must be known to the flavor's LLVM (mfma_16x16x32 bf16 from llvm22 only).
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 
-// ---- the module ----
-// The forward kernel, then (split_c > 1) conv_split_reduce.
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch);
-// The forward kernel: partial sums to ws with split_c > 1, else y.
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+// ---- the module and its launch plan ----
+// The kernels of each chunk size (the larger first) and one launch of each per chunk, in batch
+// order over views of the same buffers; or the refusal of batch_chunks.
+plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range);
+// The launches of one chunk of chunk["n"] images from image `first`: forward, then (split_c > 1)
+// the reduce kernel; x and y are views at the chunk's images, ws the chunk's partials from 0.
+std::vector<plan::Launch> chunk_launches(const nlohmann::json& chunk, const target::Arch& arch, int64_t first);
+// LDS names are module-wide: the kernel of the smaller chunk size names its halo after it.
+std::string halo_name(int64_t size, const std::vector<int64_t>& sizes);
+// The forward kernel of spec["n"] images, then (split_c > 1) its reduce kernel.
+std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch,
+                                     const std::string& lds_name = "halo");
+// The forward kernel: partial sums to ws with split_c > 1, else y; its LDS halo is `lds_name`.
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch, const std::string& lds_name = "halo");
 // The workgroup's output row, first column and channels, and the lane's place in its wave.
 void origin(Context& ctx);
 // v * stride - pad (may be negative).
@@ -108,7 +121,7 @@ std::vector<ir::Value> filter_row(Context& ctx, const std::vector<Place>& places
 ir::Value load_weights(Context& ctx, const ir::Value& tap, const Selector& selector, const ir::Type& operand);
 // Every accumulator element to y (cast) or, with split_c > 1, to this split's f32 workspace slice.
 void store_fragment(Context& ctx, const ir::Value& out, const Place& place, const ir::Value& acc);
-// conv_split_reduce: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4]).
+// The reduce kernel: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4]).
 ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch);
 
 }  // namespace kemit::families::conv_fwd_lds_halo

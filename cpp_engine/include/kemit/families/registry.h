@@ -9,6 +9,7 @@
 
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
+#include "kemit/plan.h"
 #include "kemit/target/arch.h"
 
 namespace kemit::families {
@@ -24,6 +25,9 @@ struct Family {
       nullptr;
   // Optional (nullptr: the module is build's one kernel): every kernel of the module, in order.
   std::vector<ir::Kernel> (*build_module)(const nlohmann::json& spec, const target::Arch& arch) = nullptr;
+  // Optional (nullptr: each kernel launched once, plan::single_launches): the module's kernels and
+  // launch plan for its problem shape, or the plan's refusal.
+  plan::Planned (*plan_module)(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range) = nullptr;
 };
 
 const std::vector<Family>& FAMILIES();

@@ -57,6 +57,7 @@ struct LaneResult {
   Verdict verdict = Verdict::LLVM_OK;
   std::string detail;  // first line: the first diagnostic; further lines: context, how to reproduce
   std::vector<KernelResources> kernels;  // filled when llc ran and its metadata was read
+  std::string code_sha256;  // sha256 of the module's code text (kemit/lane/code_text.h) when codegen ran
   double compile_ms = 0;  // wall time of this module's codegen request (in-process: check included); 0 if none
 };
 

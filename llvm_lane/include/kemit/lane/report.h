@@ -20,8 +20,20 @@ struct ReportEntry {
   std::string outcome;
   std::string detail;
   std::vector<KernelResources> kernels;
+  std::string code_sha256;  // the compiled code's digest ("" when codegen did not run)
   bool failed = false;
   double seconds = 0;
+};
+
+// Configs of one family whose compiled code is identical at one flavor and processor: all but
+// one are redundant (a waves_per_eu variant that changes nothing, a kernel variant shipped twice).
+// Information, never a failure.
+struct Twin {
+  std::string family;
+  std::string flavor;
+  std::string arch;
+  std::vector<int> configs;  // increasing
+  std::string code_sha256;
 };
 
 ReportEntry entry_for(const LaneModule& module, const LaneResult& result);
@@ -46,6 +58,8 @@ struct LaneReport {
   std::vector<std::string> notes;      // printed just before RESULT: time, cache hits, cache problems
   bool sharded = false;                // a --shard run (docs/reports.md)
   std::vector<SummaryRow> summary() const;
+  // Every group of two or more configs with one code digest, by family, flavor, arch, first config.
+  std::vector<Twin> twins() const;
   bool green() const;
 };
 

@@ -42,10 +42,14 @@ struct Section {
   std::uint64_t bytes = 0;
   std::string rejected;  // the refusal reason; non-empty exactly when refused
   Resources resources;   // flavor sections only
+  // Flavor sections only: sha256 of the compiled code (the LLVM lane's code text, docs/llvm_lane.md);
+  // "" when not measured. Information for `golden summary`'s TWIN lines, never compared.
+  std::string code;
 
   bool is_rejected() const { return !rejected.empty(); }
   bool operator==(const Section& o) const {
-    return sha256 == o.sha256 && bytes == o.bytes && rejected == o.rejected && resources == o.resources;
+    return sha256 == o.sha256 && bytes == o.bytes && rejected == o.rejected && resources == o.resources &&
+           code == o.code;
   }
   bool operator!=(const Section& o) const { return !(*this == o); }
   static Section emitted(std::string sha256, std::uint64_t bytes, Resources resources = {});
