@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, transpose_lds
+from references import conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, softmax_rows, transpose_lds
 from references.reduce_rows import round_to
 
 SEED = 20261202
@@ -104,6 +104,22 @@ def plan_reduce_rows(spec, arch, rng):
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(rows, out_dtype)}
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", out_dtype, want, scale, RTOL[out_dtype])])
+
+
+# ---- softmax_rows -----------------------------------------------------------------------
+def plan_softmax_rows(spec, arch, rng):
+    """The spec's own cols (its row reach decides the code path); rows give a second grid-stride
+    trip to some workgroups (scope block) or some waves (scope wave). Inputs span [-8, 8] so the
+    running max grows and rescales the sum along a row. y = e / s: its error relative to itself is
+    the sum's (ACCUMULATION, scale |y|) plus exp's (EXP_RTOL) plus the output rounding."""
+    dtype, grid = spec["dtype"], 2
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
+    want = softmax_rows.softmax_rows(x, dtype)
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", dtype, want.reshape(-1), np.abs(want).reshape(-1), RTOL[dtype] + EXP_RTOL)])
 
 
 # ---- transpose_lds ----------------------------------------------------------------------
@@ -214,6 +230,7 @@ PLANS = {
     "conv_fwd_lds_halo": plan_conv_fwd_lds_halo,
     "elementwise": plan_elementwise,
     "reduce_rows": plan_reduce_rows,
+    "softmax_rows": plan_softmax_rows,
     "transpose_lds": plan_transpose_lds,
     "gemm_mma": plan_gemm_mma,
     "conv_depthwise_tiled": plan_conv_depthwise_tiled,

@@ -10,6 +10,7 @@
 #include "kemit/families/elementwise.h"
 #include "kemit/families/gemm_mma.h"
 #include "kemit/families/reduce_rows.h"
+#include "kemit/families/softmax_rows.h"
 #include "kemit/families/transpose_lds.h"
 
 namespace kemit::families {
@@ -30,6 +31,8 @@ const std::vector<Family>& FAMILIES() {
        gemm_mma::flavor_gate},
       {reduce_rows::FAMILY, reduce_rows::parse_spec, reduce_rows::kernel_name, reduce_rows::validate,
        reduce_rows::build},
+      {softmax_rows::FAMILY, softmax_rows::parse_spec, softmax_rows::kernel_name, softmax_rows::validate,
+       softmax_rows::build},
       {transpose_lds::FAMILY, transpose_lds::parse_spec, transpose_lds::kernel_name, transpose_lds::validate,
        transpose_lds::build},
   };
