@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import conv_depthwise_tiled
+from kemit.families import conv_depthwise_tiled, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
 from kemit.target.arch import find_arch
@@ -94,10 +94,21 @@ def wrong_rotated_filter_row(monkeypatch):
     monkeypatch.setattr(conv_depthwise_tiled, "load_filter_row", load_filter_row)
 
 
+def unscaled_merge(monkeypatch):
+    """softmax_rows: merging two lanes' (max, sum) pairs adds the sums without rescaling the
+    smaller max's sum to the larger max."""
+
+    def merge(b, a, c):
+        return [b.fmax(a[0], c[0]), b.fadd(a[1], c[1])]
+
+    monkeypatch.setattr(softmax_rows, "merge", merge)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
     ("conv_depthwise_tiled", 25, wrong_rotated_filter_row),  # dgrad f16 13x13
+    ("softmax_rows", 1, unscaled_merge),               # f32 scope block, bpermute tree, wave64
 ]
 
 

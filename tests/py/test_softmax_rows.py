@@ -9,7 +9,7 @@ import pytest
 
 from conftest import REPO
 from kemit.engine import emit
-from kemit.families import softmax_rows as family
+from kemit.families import rows_common, softmax_rows as family
 from kemit.target.arch import find_arch
 from references.reduce_rows import round_to
 from references.softmax_rows import LOWEST, merge, softmax_rows, softmax_rows_as_kernel
@@ -101,7 +101,7 @@ def test_configs_cover_the_issue():
     emitting = [c for c in configs if c["expect"] == "emit"]
     assert {c["arch"] for c in emitting} >= {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201", "gfx1250"}
     assert {(c["spec"]["dtype"], c["spec"]["scope"], c["spec"]["cross"]) for c in emitting} == {
-        (d, s, x) for d in family.DTYPES for s in family.SCOPES for x in ("bpermute", "dpp")}
+        (d, s, x) for d in rows_common.DTYPES for s in rows_common.SCOPES for x in ("bpermute", "dpp")}
 
 
 def row_relations(configs):
@@ -117,7 +117,7 @@ def row_relations(configs):
 def test_configs_have_rows_below_at_and_above_the_reach_in_both_scopes():
     with open(CONFIGS, encoding="utf-8") as handle:
         emitting = [c for c in json.load(handle)["configs"] if c["expect"] == "emit"]
-    assert row_relations(emitting) == {(s, r) for s in family.SCOPES for r in ("below", "at", "above")}
+    assert row_relations(emitting) == {(s, r) for s in rows_common.SCOPES for r in ("below", "at", "above")}
 
 
 def test_every_refusal_reason_is_pinned_by_a_config():
