@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, softmax_rows, transpose_lds
+from references import (conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, norm_rows, reduce_rows, softmax_rows,
+                        transpose_lds)
 from references.reduce_rows import round_to
 
 SEED = 20261202
@@ -128,6 +129,29 @@ def plan_softmax_rows(spec, arch, rng):
                         SUBNORMAL_STEP[dtype])])
 
 
+# ---- norm_rows --------------------------------------------------------------------------
+def plan_norm_rows(spec, arch, rng):
+    """The rows of softmax_rows' plan (the same frame); inputs in [-1, 3] so the mean is away
+    from 0 and layer's two passes matter; weight and bias in [-2, 2]. An f32 statistics error
+    scales the magnitudes norm_rows.deviation_scale gives (ACCUMULATION)."""
+    dtype, grid, cols = spec["dtype"], 2, spec["cols"]
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    weight = bias = None
+    if spec["affine"]:
+        weight = random_values(rng, cols, dtype)
+        buffers["weight"] = to_memory(weight, dtype)
+        if spec["kind"] == "layer":
+            bias = random_values(rng, cols, dtype)
+            buffers["bias"] = to_memory(bias, dtype)
+    want = norm_rows.norm_rows(x, spec["kind"], dtype, weight, bias)
+    scale = norm_rows.deviation_scale(x, spec["kind"], weight)
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])])
+
+
 # ---- transpose_lds ----------------------------------------------------------------------
 def plan_transpose_lds(spec, arch, rng):
     tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
@@ -235,6 +259,7 @@ def plan_conv_fwd_lds_halo(spec, arch, rng):
 PLANS = {
     "conv_fwd_lds_halo": plan_conv_fwd_lds_halo,
     "elementwise": plan_elementwise,
+    "norm_rows": plan_norm_rows,
     "reduce_rows": plan_reduce_rows,
     "softmax_rows": plan_softmax_rows,
     "transpose_lds": plan_transpose_lds,
