@@ -69,7 +69,7 @@ void Wave::exec(const Instr& in, uint64_t mask) {
     case Code::lshr: case Code::bit_and: case Code::bit_or:
       return int_binary(in, mask);
     case Code::fadd: case Code::fsub: case Code::fmul: case Code::fdiv: case Code::fmax: case Code::fmin:
-    case Code::fma: case Code::fneg: case Code::exp:
+    case Code::fma: case Code::fneg: case Code::exp: case Code::sqrt:
       return float_op(in, mask);
     case Code::icmp: case Code::fcmp:
       return compare(in, mask);
@@ -255,6 +255,7 @@ void Wave::float_op(const Instr& in, uint64_t mask) {
         case Code::fmax: r = std::isnan(a) ? b : std::isnan(b) ? a : (a > b ? a : b); break;
         case Code::fmin: r = std::isnan(a) ? b : std::isnan(b) ? a : (a < b ? a : b); break;
         case Code::exp: r = std::exp(a); break;
+        case Code::sqrt: r = std::sqrt(a); break;
         default: {  // fma: one rounding (f32 through fmaf; f16 / bf16 through a double fma)
           double c = to_double(kind, reg(in.in[2].slot + e, lane));
           r = kind == Scalar::f32 ? static_cast<double>(std::fmaf(static_cast<float>(a), static_cast<float>(b),

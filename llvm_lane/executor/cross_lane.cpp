@@ -50,6 +50,8 @@ bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
       double x = to_double(a.at(e, l), op.type.scalar), r = 0;
       if (op.intrinsic == Intrinsic::Exp) {
         r = std::exp(x);
+      } else if (op.intrinsic == Intrinsic::Sqrt) {
+        r = std::sqrt(x);
       } else {
         double y = to_double(view(wave, op.operands[1]).at(e, l), op.type.scalar);
         if (op.intrinsic == Intrinsic::Fma) {

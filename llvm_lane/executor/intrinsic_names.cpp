@@ -89,7 +89,7 @@ bool classify_intrinsic(const std::string& name, const std::string& arch, Op& op
   static const std::pair<const char*, Intrinsic> overloaded[] = {
       {"llvm.amdgcn.update.dpp.i32", Intrinsic::UpdateDpp}, {"llvm.amdgcn.readfirstlane", Intrinsic::ReadFirstLane},
       {"llvm.fma.", Intrinsic::Fma}, {"llvm.maxnum.", Intrinsic::MaxNum}, {"llvm.minnum.", Intrinsic::MinNum},
-      {"llvm.exp.", Intrinsic::Exp},
+      {"llvm.exp.", Intrinsic::Exp}, {"llvm.sqrt.", Intrinsic::Sqrt},
   };
   for (const auto& [known, kind] : overloaded)
     if (starts_with(name, known)) return op.intrinsic = kind, true;

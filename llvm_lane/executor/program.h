@@ -41,7 +41,7 @@ enum class Kind : uint8_t {
 
 enum class Intrinsic : uint8_t {
   WorkitemId, WorkgroupId, DispatchPtr, Barrier, DsBpermute, UpdateDpp, ReadFirstLane,
-  Fma, MaxNum, MinNum, Exp, Mfma, Wmma,
+  Fma, MaxNum, MinNum, Exp, Sqrt, Mfma, Wmma,
 };
 
 struct Op {

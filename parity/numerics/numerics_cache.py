@@ -52,7 +52,7 @@ def run_key(context, section, text, plan, case):
              plan, repr((case.grid, case.block, case.buffer_range, sorted(case.scalars.items())))]
     parts += [_array_part(name, case.buffers[name]) for name in sorted(case.buffers)]
     for output in case.outputs:
-        parts.append(f"output {output.name} {output.dtype} {output.rtol!r}")
+        parts.append(f"output {output.name} {output.dtype} {output.rtol!r} {output.atol!r}")
         parts.append(_array_part("want", np.asarray(output.want)))
         parts.append(b"" if output.scale is None else _array_part("scale", np.asarray(output.scale)))
     return cache_key(parts)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, transpose_lds
+from references import (conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, norm_rows, reduce_rows, softmax_rows,
+                        transpose_lds)
 from references.reduce_rows import round_to
 
 SEED = 20261202
@@ -22,6 +23,9 @@ SEED = 20261202
 RTOL = {"f32": 2.0 ** -22, "f16": 2.0 ** -9, "bf16": 2.0 ** -6}
 ACCUMULATION = 2.0 ** -19
 EXP_RTOL = 2.0 ** -20  # exp is approximate in hardware (docs/ir.md): silu in f32 gets this slack
+# One step of the dtype's subnormal spacing: an output that small is rounded on an absolute grid,
+# so a relative slack alone cannot cover one rounding there (softmax of a long f16 row).
+SUBNORMAL_STEP = {"f32": 2.0 ** -149, "f16": 2.0 ** -24, "bf16": 2.0 ** -133}
 
 
 @dataclass
@@ -31,6 +35,7 @@ class Output:
     want: np.ndarray          # f32 values of dtype (NaN where the kernel must not write is not used)
     scale: np.ndarray = None  # per element, the magnitude sum behind it (None: no accumulation)
     rtol: float = 0.0
+    atol: float = 0.0         # an absolute slack on top (SUBNORMAL_STEP where outputs can be subnormal)
 
 
 @dataclass
@@ -105,6 +110,47 @@ def plan_reduce_rows(spec, arch, rng):
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(rows, out_dtype)}
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", out_dtype, want, scale, RTOL[out_dtype])])
+
+
+# ---- softmax_rows -----------------------------------------------------------------------
+def plan_softmax_rows(spec, arch, rng):
+    """The spec's own cols (its row reach decides the code path); rows give a second grid-stride
+    trip to some workgroups (scope block) or some waves (scope wave). Inputs span [-8, 8] so the
+    running max grows and rescales the sum along a row. y = e / s: its error relative to itself is
+    the sum's (ACCUMULATION, scale |y|) plus exp's (EXP_RTOL) plus the output rounding; a long
+    f16 row has subnormal outputs, rounded on an absolute grid (SUBNORMAL_STEP)."""
+    dtype, grid = spec["dtype"], 2
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
+    want = softmax_rows.softmax_rows(x, dtype)
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", dtype, want.reshape(-1), np.abs(want).reshape(-1), RTOL[dtype] + EXP_RTOL,
+                        SUBNORMAL_STEP[dtype])])
+
+
+# ---- norm_rows --------------------------------------------------------------------------
+def plan_norm_rows(spec, arch, rng):
+    """The rows of softmax_rows' plan (the same frame); inputs in [-1, 3] so the mean is away
+    from 0 and layer's two passes matter; weight and bias in [-2, 2]. An f32 statistics error
+    scales the magnitudes norm_rows.deviation_scale gives (ACCUMULATION)."""
+    dtype, grid, cols = spec["dtype"], 2, spec["cols"]
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    weight = bias = None
+    if spec["affine"]:
+        weight = random_values(rng, cols, dtype)
+        buffers["weight"] = to_memory(weight, dtype)
+        if spec["kind"] == "layer":
+            bias = random_values(rng, cols, dtype)
+            buffers["bias"] = to_memory(bias, dtype)
+    want = norm_rows.norm_rows(x, spec["kind"], dtype, weight, bias)
+    scale = norm_rows.deviation_scale(x, spec["kind"], weight)
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])])
 
 
 # ---- transpose_lds ----------------------------------------------------------------------
@@ -241,7 +287,9 @@ def plan_conv_fwd_lds_halo(spec, arch, rng):
 PLANS = {
     "conv_fwd_lds_halo": plan_conv_fwd_lds_halo,
     "elementwise": plan_elementwise,
+    "norm_rows": plan_norm_rows,
     "reduce_rows": plan_reduce_rows,
+    "softmax_rows": plan_softmax_rows,
     "transpose_lds": plan_transpose_lds,
     "gemm_mma": plan_gemm_mma,
     "conv_depthwise_tiled": plan_conv_depthwise_tiled,
@@ -260,7 +308,7 @@ def compare(output, got_memory):
     got = from_memory(got_memory, output.dtype).reshape(-1).astype(np.float64)
     want = np.asarray(output.want, dtype=np.float64).reshape(-1)
     scale = 0.0 if output.scale is None else np.asarray(output.scale, dtype=np.float64).reshape(-1)
-    tolerance = output.rtol * np.abs(want) + ACCUMULATION * scale
+    tolerance = output.rtol * np.abs(want) + ACCUMULATION * scale + output.atol
     with np.errstate(invalid="ignore"):
         error = np.abs(got - want)
         same = (got == want) | (np.isnan(got) & np.isnan(want))

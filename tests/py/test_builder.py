@@ -217,7 +217,8 @@ def test_int_flags_recorded(b):
 
 
 @pytest.mark.parametrize("name, arity", [("fadd", 2), ("fsub", 2), ("fmul", 2), ("fdiv", 2), ("fmax", 2),
-                                         ("fmin", 2), ("fma", 3), ("fneg", 1), ("exp", 1)])
+                                         ("fmin", 2), ("fma", 3), ("fneg", 1), ("exp", 1),
+                                         ("sqrt", 1)])
 def test_float_operand_errors(b, name, arity):
     f, h, i = b.const_float(F32, 1.0), b.const_float(F16, 1.0), b.const_int(I32, 1)
     mixed, got = {1: ([i], "i32"), 2: ([f, h], "f32, f16"), 3: ([f, h, f], "f32, f16, f32")}[arity]

@@ -154,6 +154,42 @@ def test_fptrunc_rounds_to_nearest_even_in_f16_and_bf16(checker):
     assert np.array_equal(b, bf16_rne(x))
 
 
+SQRT = """
+define amdgpu_kernel void @k(ptr addrspace(1) %x, ptr addrspace(1) %y) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %i = shl i32 %t, 1
+  %px = getelementptr float, ptr addrspace(1) %x, i32 %i
+  %v = load <2 x float>, ptr addrspace(1) %px, align 8
+  %pair = call <2 x float> @llvm.sqrt.v2f32(<2 x float> %v)
+  %first = extractelement <2 x float> %v, i64 0
+  %single = call float @llvm.sqrt.f32(float %first)
+  %py = getelementptr float, ptr addrspace(1) %y, i32 %i
+  store <2 x float> %pair, ptr addrspace(1) %py, align 8
+  %pz = getelementptr float, ptr addrspace(1) %y, i32 %t
+  %pzz = getelementptr float, ptr addrspace(1) %pz, i32 128
+  store float %single, ptr addrspace(1) %pzz, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare <2 x float> @llvm.sqrt.v2f32(<2 x float>)
+declare float @llvm.sqrt.f32(float)
+"""
+
+
+def test_sqrt_is_correctly_rounded_per_element_and_nan_below_zero(checker):
+    """llvm.sqrt (norm_rows' 1 / sqrt(var + eps)): the f32 square root of every element, NaN for -1."""
+    x = np.random.default_rng(11).uniform(0.0, 100.0, 128).astype(np.float32)
+    x[:4] = [0.0, 1e-30, 2.0, -1.0]
+    y = np.full(192, -7.0, dtype=np.float32)
+    ok, error, _, _ = run(checker, SQRT, {"x": x, "y": y})
+    assert ok, error
+    with np.errstate(invalid="ignore"):
+        want = np.sqrt(x)
+    assert np.array_equal(y[:128], want, equal_nan=True)
+    assert np.array_equal(y[128:], want[0::2], equal_nan=True)
+
+
 CROSS_LANE = """
 define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
 entry:

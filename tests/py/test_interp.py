@@ -47,6 +47,23 @@ def test_f16_and_bf16_round_to_nearest_even(kemit_cpp):
     assert list(bf[:10]) == list(reduce_reference.round_to(values, "bf16").view(np.uint32)[:10] >> 16)
 
 
+def test_sqrt_is_correctly_rounded_and_nan_below_zero(kemit_cpp):
+    """sqrt (docs/ir.md; norm_rows' 1 / sqrt(var + eps)) in f32 and f16, one rounding each."""
+    b = Builder("t", "gfx90a")
+    src, out32, out16 = b.param("src", GLOBAL), b.param("s", GLOBAL), b.param("h", GLOBAL)
+    tid = b.workitem_id("x")
+    x = b.load(F32, b.ptr_add(src, tid, F32), 4)
+    b.store(b.sqrt(x), b.ptr_add(out32, tid, F32), 4)
+    b.store(b.sqrt(b.fptrunc(x, F16)), b.ptr_add(out16, tid, F16), 2)
+    values = np.random.default_rng(5).uniform(0.0, 1000.0, 64).astype(np.float32)
+    values[:3] = [0.0, 2.0, -1.0]
+    s, h = np.zeros(64, dtype=np.float32), np.zeros(64, dtype=np.float16)
+    kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"src": values, "s": s, "h": h})
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(s, np.sqrt(values), equal_nan=True)
+        assert np.array_equal(h, np.sqrt(values.astype(np.float16)), equal_nan=True)
+
+
 def test_divergent_loop_runs_while_any_lane_is_active(kemit_cpp):
     """Lane i sums 0 .. i - 1: lanes leave the loop one by one."""
     def body(b, tid):

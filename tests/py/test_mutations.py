@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import conv_depthwise_tiled
+from kemit.families import conv_depthwise_tiled, norm_rows, rows_common, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
 from kemit.plan import BUFFER_RANGE
@@ -96,10 +96,32 @@ def wrong_rotated_filter_row(monkeypatch):
     monkeypatch.setattr(conv_depthwise_tiled, "load_filter_row", load_filter_row)
 
 
+def unscaled_merge(monkeypatch):
+    """softmax_rows: merging two lanes' (max, sum) pairs adds the sums without rescaling the
+    smaller max's sum to the larger max."""
+
+    def merge(b, a, c):
+        return [b.fmax(a[0], c[0]), b.fadd(a[1], c[1])]
+
+    monkeypatch.setattr(softmax_rows, "merge", merge)
+
+
+def statistics_of_one_wave(monkeypatch):
+    """norm_rows: the row's sums reduce across the wave only, so in scope block each wave
+    normalizes its part of the row by its own statistics."""
+
+    def reduce_row(ctx, values, identities, combine):
+        return rows_common.wave_reduce(ctx["b"], ctx["arch"], ctx["lane"], ctx["spec"]["cross"], values, combine)
+
+    monkeypatch.setattr(norm_rows, "reduce_row", reduce_row)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
     ("conv_depthwise_tiled", 25, wrong_rotated_filter_row),  # dgrad f16 13x13
+    ("softmax_rows", 1, unscaled_merge),               # f32 scope block, bpermute tree, wave64
+    ("norm_rows", 1, statistics_of_one_wave),          # layernorm f32 scope block, 4 waves
 ]
 
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 
+#include "kemit/families/rows_common.h"
 #include "kemit/ir/types.h"
 
 namespace kemit::families::reduce_rows {
@@ -22,49 +23,30 @@ const std::vector<Field> FIELDS = {{"op", "str", "sum"},        {"dtype", "str",
                                    {"rows_per_block", "int", 1}, {"cross", "str", "bpermute"}};
 const std::vector<std::string> OPS = {"sum", "max"};
 const std::vector<std::string> DTYPES = {"f16", "bf16", "f32"};
-const std::vector<std::string> CROSS = {"bpermute", "dpp"};
 const std::vector<int> VECS = {1, 2, 4, 8};
-const std::vector<int> DPP_STEPS = {0xB1, 0x4E, 0x124, 0x128};
-
-namespace {
-
-int bit_length(int value) {
-  int bits = 0;
-  for (; value > 0; value >>= 1) ++bits;
-  return bits;
-}
-
-std::vector<nlohmann::json> as_json(const std::vector<std::string>& items) {
-  return std::vector<nlohmann::json>(items.begin(), items.end());
-}
-
-int64_t field(const nlohmann::json& spec, const char* name) { return spec[name].get<int64_t>(); }
-
-}  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
 std::string kernel_name(const nlohmann::json& spec) {
   std::string out = spec["out_f32"].get<bool>() ? "_of32" : "";
   return "rr_" + spec["op"].get<std::string>() + "_" + spec["dtype"].get<std::string>() + out + "_c" +
-         std::to_string(field(spec, "cols")) + "_v" + std::to_string(field(spec, "vec")) + "_b" +
-         std::to_string(field(spec, "block")) + "_r" + std::to_string(field(spec, "rows_per_block")) + "_" +
+         std::to_string(int_field(spec, "cols")) + "_v" + std::to_string(int_field(spec, "vec")) + "_b" +
+         std::to_string(int_field(spec, "block")) + "_r" + std::to_string(int_field(spec, "rows_per_block")) + "_" +
          spec["cross"].get<std::string>();
 }
 
 int64_t lds_bytes(const nlohmann::json& spec, const target::Arch& arch) {
-  return field(spec, "rows_per_block") * (field(spec, "block") / arch.wave_size) * 4;
+  return int_field(spec, "rows_per_block") * (int_field(spec, "block") / arch.wave_size) * 4;
 }
 
 std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  int64_t block = field(spec, "block"), cols = field(spec, "cols"), vec = field(spec, "vec");
-  int64_t per_block = field(spec, "rows_per_block");
-  std::vector<nlohmann::json> vecs(VECS.begin(), VECS.end());
-  const std::vector<std::function<std::string()>> checks = {
-      [&] { return one_of("op", spec["op"], as_json(OPS)); },
-      [&] { return one_of("dtype", spec["dtype"], as_json(DTYPES)); },
-      [&] { return one_of("cross", spec["cross"], as_json(CROSS)); },
-      [&] { return one_of("vec", spec["vec"], vecs); },
+  int64_t block = int_field(spec, "block"), cols = int_field(spec, "cols"), vec = int_field(spec, "vec");
+  int64_t per_block = int_field(spec, "rows_per_block");
+    const std::vector<std::function<std::string()>> checks = {
+      [&] { return one_of("op", spec["op"], json_list(OPS)); },
+      [&] { return one_of("dtype", spec["dtype"], json_list(DTYPES)); },
+      [&] { return one_of("cross", spec["cross"], json_list(rows_common::CROSS)); },
+      [&] { return one_of("vec", spec["vec"], json_list(VECS)); },
       [&] {
         return block > 0 && block % arch.wave_size == 0
                    ? ""
@@ -97,7 +79,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
 
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + std::to_string(field(spec, "block")));
+  b.attr("flat_work_group_size", "1," + std::to_string(int_field(spec, "block")));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   ir::Type out_type = spec["out_f32"].get<bool>() ? f32 : ir::scalar(spec["dtype"].get<std::string>());
   Value x = b.param("x", ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
@@ -105,8 +87,8 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   Value y = b.param("y", ir::pointer("global"), ir::byte_size(out_type), /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/false, /*writeonly=*/true);
   Value rows = b.param("rows", i32);
-  int waves = static_cast<int>(field(spec, "block")) / arch.wave_size;
-  int per_block = static_cast<int>(field(spec, "rows_per_block"));
+  int waves = static_cast<int>(int_field(spec, "block")) / arch.wave_size;
+  int per_block = static_cast<int>(int_field(spec, "rows_per_block"));
   Value partials = b.lds("partials", f32, per_block * waves, 16);
   Value tid = b.workitem_id("x");
   Value lane_mask = b.const_int(i32, arch.wave_size - 1);
@@ -150,16 +132,16 @@ void row_partial(Context& ctx, const Value& x, const Value& base, const Value& r
   Value row = b.add(base, r, {"nuw", "nsw"});
 
   auto body = [&] {
-    int vec = static_cast<int>(field(spec, "vec"));
+    int vec = static_cast<int>(int_field(spec, "vec"));
     std::string dtype_name = spec["dtype"].get<std::string>();
     std::string op = spec["op"].get<std::string>();
     ir::Type dtype = ir::scalar(dtype_name);
     ir::Type loaded = ir::with_lanes(dtype, vec);
-    Value cols = b.const_int(i32, field(spec, "cols"));
+    Value cols = b.const_int(i32, int_field(spec, "cols"));
     Value start = b.mul(row, cols, {"nuw", "nsw"});
     Value vec_value = b.const_int(i32, vec);
     Value first = b.mul(ctx.tid, vec_value, {"nuw", "nsw"});
-    Value step = b.const_int(i32, field(spec, "block") * vec);
+    Value step = b.const_int(i32, int_field(spec, "block") * vec);
     Value identity = b.const_float(ir::with_lanes(f32, vec), identity_value(op));
 
     auto column_body = [&](const Value& c, const std::vector<Value>& iters) -> std::vector<Value> {
@@ -170,7 +152,7 @@ void row_partial(Context& ctx, const Value& x, const Value& base, const Value& r
       return {combine(b, op, iters[0], value)};
     };
 
-    Value end = b.const_int(i32, field(spec, "cols"));
+    Value end = b.const_int(i32, int_field(spec, "cols"));
     Value acc = b.for_loop(first, end, step, {identity}, column_body)[0];
     Value folded = fold_vector(b, op, acc, vec);
     Value total = wave_reduce(ctx, folded);
@@ -227,37 +209,17 @@ Value combine(ir::Builder& b, const std::string& op, const Value& a, const Value
 }
 
 Value fold_vector(ir::Builder& b, const std::string& op, const Value& acc, int vec) {
-  if (vec == 1) return acc;
-  Value total = b.extract_element(acc, 0);
-  for (int index = 1; index < vec; ++index) {
-    Value element = b.extract_element(acc, index);
-    total = combine(b, op, total, element);
-  }
-  return total;
+  return rows_common::fold_vector(
+      b, [&](const Value& a, const Value& c) { return combine(b, op, a, c); }, acc, vec);
 }
 
 Value wave_reduce(Context& ctx, Value value) {
   ir::Builder& b = ctx.b;
   std::string op = ctx.spec["op"].get<std::string>();
-  ir::Type i32 = ir::scalar("i32");
-  int offset = 1;
-  if (ctx.spec["cross"].get<std::string>() == "dpp") {
-    for (int ctrl : DPP_STEPS) {
-      Value moved = b.update_dpp(value, value, ctrl);
-      value = combine(b, op, value, moved);
-    }
-    offset = DPP_ROW;
-  }
-  Value mask = b.const_int(i32, ctx.arch.wave_size - 1);
-  while (offset < ctx.arch.wave_size) {
-    Value step = b.const_int(i32, offset);
-    Value shifted = b.add(ctx.lane, step, {"nuw", "nsw"});
-    Value source = b.bit_and(shifted, mask);
-    Value moved = b.bpermute(value, source);
-    value = combine(b, op, value, moved);
-    offset *= 2;
-  }
-  return value;
+  return rows_common::wave_reduce(b, ctx.arch, ctx.lane, ctx.spec["cross"].get<std::string>(), {value},
+                                  [&](const rows_common::Values& a, const rows_common::Values& c) {
+                                    return rows_common::Values{combine(b, op, a[0], c[0])};
+                                  })[0];
 }
 
 }  // namespace kemit::families::reduce_rows

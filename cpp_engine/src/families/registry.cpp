@@ -9,7 +9,9 @@
 #include "kemit/families/conv_fwd_lds_halo.h"
 #include "kemit/families/elementwise.h"
 #include "kemit/families/gemm_mma.h"
+#include "kemit/families/norm_rows.h"
 #include "kemit/families/reduce_rows.h"
+#include "kemit/families/softmax_rows.h"
 #include "kemit/families/transpose_lds.h"
 
 namespace kemit::families {
@@ -31,8 +33,11 @@ const std::vector<Family>& FAMILIES() {
        elementwise::build},
       {gemm_mma::FAMILY, gemm_mma::parse_spec, gemm_mma::kernel_name, gemm_mma::validate, gemm_mma::build,
        gemm_mma::flavor_gate},
+      {norm_rows::FAMILY, norm_rows::parse_spec, norm_rows::kernel_name, norm_rows::validate, norm_rows::build},
       {reduce_rows::FAMILY, reduce_rows::parse_spec, reduce_rows::kernel_name, reduce_rows::validate,
        reduce_rows::build},
+      {softmax_rows::FAMILY, softmax_rows::parse_spec, softmax_rows::kernel_name, softmax_rows::validate,
+       softmax_rows::build},
       {transpose_lds::FAMILY, transpose_lds::parse_spec, transpose_lds::kernel_name, transpose_lds::validate,
        transpose_lds::build},
   };

@@ -79,4 +79,22 @@ std::string first_reason(const std::vector<std::function<std::string()>>& checks
   return "";
 }
 
+int64_t int_field(const nlohmann::json& spec, const char* name) { return spec[name].get<int64_t>(); }
+
+std::string str_field(const nlohmann::json& spec, const char* name) { return spec[name].get<std::string>(); }
+
+std::vector<nlohmann::json> json_list(const std::vector<std::string>& items) {
+  return std::vector<nlohmann::json>(items.begin(), items.end());
+}
+
+std::vector<nlohmann::json> json_list(const std::vector<int>& items) {
+  return std::vector<nlohmann::json>(items.begin(), items.end());
+}
+
+int bit_length(int value) {
+  int bits = 0;
+  for (; value > 0; value >>= 1) ++bits;
+  return bits;
+}
+
 }  // namespace kemit::families

@@ -226,6 +226,7 @@ Value Builder::fmin(const Value& a, const Value& b) { return _float_op(OpKind::f
 Value Builder::fma(const Value& a, const Value& b, const Value& c) { return _float_op(OpKind::fma, {a, b, c}); }
 Value Builder::fneg(const Value& a) { return _float_op(OpKind::fneg, {a}); }
 Value Builder::exp(const Value& a) { return _float_op(OpKind::exp, {a}); }
+Value Builder::sqrt(const Value& a) { return _float_op(OpKind::sqrt, {a}); }
 
 Value Builder::icmp(const std::string& pred, const Value& a, const Value& b) {
   _same_types(OpKind::icmp, {a, b}, is_int, "integer");

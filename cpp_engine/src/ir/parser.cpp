@@ -473,7 +473,8 @@ std::optional<Value> build_op(Parser& parser, const std::string& name, const std
     if (is_op(name, tables::OpKind::fmin)) return b.fmin(operands[0], operands[1]);
     if (is_op(name, tables::OpKind::fma)) return b.fma(operands[0], operands[1], operands[2]);
     if (is_op(name, tables::OpKind::fneg)) return b.fneg(operands[0]);
-    return b.exp(operands[0]);
+    if (is_op(name, tables::OpKind::exp)) return b.exp(operands[0]);
+    return b.sqrt(operands[0]);
   }
   if (contains(COMPARES, name)) {
     expect_shape(parser, name, operands, 2, attrs, {"pred"});

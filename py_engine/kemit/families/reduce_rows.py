@@ -8,6 +8,7 @@ each wave writes the wave's partial to LDS. After a barrier, wave w finishes row
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
+from .rows_common import CROSS, fold_vector as fold_lanes, wave_reduce as wave_reduce_values
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "reduce_rows"
@@ -16,13 +17,9 @@ FIELDS = (("op", "str", "sum"), ("dtype", "str", "f32"), ("out_f32", "bool", Fal
           ("rows_per_block", "int", 1), ("cross", "str", "bpermute"))
 OPS = ("sum", "max")
 DTYPES = ("f16", "bf16", "f32")
-CROSS = ("bpermute", "dpp")
 VECS = (1, 2, 4, 8)
 MIN_BLOCK = 64
 MAX_BLOCK = 1024
-# DPP steps within a row of 16 lanes: quad_perm [1,0,3,2], quad_perm [2,3,0,1], row_ror:4, row_ror:8.
-DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
-DPP_ROW = 16
 MAX_GLOBAL_ALIGN = 16
 
 
@@ -165,26 +162,12 @@ def combine(b, op, a, c):
 
 def fold_vector(b, op, acc, vec):
     """The lane's vector accumulator folded left to right into one f32."""
-    if vec == 1:
-        return acc
-    total = b.extract_element(acc, 0)
-    for index in range(1, vec):
-        total = combine(b, op, total, b.extract_element(acc, index))
-    return total
+    return fold_lanes(b, lambda a, c: combine(b, op, a, c), acc, vec)
 
 
 def wave_reduce(ctx, value):
     """Every lane of the wave ends with the op over all lanes' values."""
-    b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
-    i32 = scalar("i32")
-    offset = 1
-    if spec["cross"] == "dpp":
-        for ctrl in DPP_STEPS:
-            value = combine(b, spec["op"], value, b.update_dpp(value, value, ctrl))
-        offset = DPP_ROW
-    mask = b.const_int(i32, arch.wave_size - 1)
-    while offset < arch.wave_size:
-        source = b.bit_and(b.add(ctx["lane"], b.const_int(i32, offset), ("nuw", "nsw")), mask)
-        value = combine(b, spec["op"], value, b.bpermute(value, source))
-        offset *= 2
-    return value
+    b, spec = ctx["b"], ctx["spec"]
+    [total] = wave_reduce_values(b, ctx["arch"], ctx["lane"], spec["cross"], [value],
+                                 lambda a, c: [combine(b, spec["op"], a[0], c[0])])
+    return total

@@ -238,6 +238,9 @@ class Builder:
     def exp(self, a):
         return self._float_op(OP.exp, [a])
 
+    def sqrt(self, a):
+        return self._float_op(OP.sqrt, [a])
+
     def icmp(self, pred, a, b):
         self._same_types(OP.icmp, [a, b], is_int, "integer")
         return self._compare(OP.icmp, pred, ICMP_PREDICATES, a, b)

@@ -22,13 +22,9 @@ extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
 extern const std::vector<std::string> OPS;
 extern const std::vector<std::string> DTYPES;
-extern const std::vector<std::string> CROSS;
 extern const std::vector<int> VECS;
 constexpr int MIN_BLOCK = 64;
 constexpr int MAX_BLOCK = 1024;
-// DPP steps within a row of 16 lanes: quad_perm [1,0,3,2], quad_perm [2,3,0,1], row_ror:4, row_ror:8.
-extern const std::vector<int> DPP_STEPS;
-constexpr int DPP_ROW = 16;
 constexpr int MAX_GLOBAL_ALIGN = 16;
 
 // The values a row's code needs (Python: the `ctx` dict).

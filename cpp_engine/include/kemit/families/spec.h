@@ -35,4 +35,14 @@ std::string one_of(const std::string& name, const nlohmann::json& value, const s
 // The first non-empty reason of the ordered checks (each returns "" or a reason).
 std::string first_reason(const std::vector<std::function<std::string()>>& checks);
 
+// C++ stand-ins for what the Python families spell inline (no Python counterpart).
+// spec[name] of a parsed spec (every int field fits in 32 bits once parsed).
+int64_t int_field(const nlohmann::json& spec, const char* name);
+std::string str_field(const nlohmann::json& spec, const char* name);
+// A list of allowed values as one_of takes it.
+std::vector<nlohmann::json> json_list(const std::vector<std::string>& items);
+std::vector<nlohmann::json> json_list(const std::vector<int>& items);
+// Python's int.bit_length().
+int bit_length(int value);
+
 }  // namespace kemit::families

@@ -154,6 +154,7 @@ class Builder {
   Value fma(const Value& a, const Value& b, const Value& c);
   Value fneg(const Value& a);
   Value exp(const Value& a);
+  Value sqrt(const Value& a);
   Value icmp(const std::string& pred, const Value& a, const Value& b);
   Value fcmp(const std::string& pred, const Value& a, const Value& b);
   Value select(const Value& cond, const Value& a, const Value& b);

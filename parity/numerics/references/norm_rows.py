@@ -1,0 +1,42 @@
+"""numpy reference for the norm_rows family: layer or RMS normalization per row in f64 from the
+inputs (which hold values of their dtype), with optional affine weights, rounded once to the dtype.
+
+`deviation_scale` gives, per output element, the magnitudes an f32 statistics error multiplies:
+|y| before the bias (an error in the rsqrt scales it) plus, for layer, |mean error| * rsqrt * |w|
+with the mean's error taken relative to mean(|x|) (an error in the mean shifts every element).
+"""
+import numpy as np
+
+from .reduce_rows import round_to
+
+EPS = float.fromhex("0x1.4f8b58p-17")  # the kernel's f32 constant (1e-5 rounded)
+
+
+def statistics(x, kind):
+    """(center, rsqrt) per row, in f64: center is the mean (layer) or 0 (rms)."""
+    x = np.asarray(x, dtype=np.float64)
+    center = x.mean(axis=1, keepdims=True) if kind == "layer" else np.zeros((x.shape[0], 1))
+    variance = ((x - center) ** 2).mean(axis=1, keepdims=True)
+    return center, 1.0 / np.sqrt(variance + EPS)
+
+
+def norm_rows(x, kind, dtype, weight=None, bias=None):
+    """y[r, :] normalized (and scaled, shifted by the affine weights), rounded to dtype (as f32 values)."""
+    center, rsqrt = statistics(x, kind)
+    y = (np.asarray(x, dtype=np.float64) - center) * rsqrt
+    if weight is not None:
+        y = y * np.asarray(weight, dtype=np.float64)
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float64)
+    return round_to(y.astype(np.float32), dtype)
+
+
+def deviation_scale(x, kind, weight=None):
+    """Per element: the magnitudes behind it that an f32 statistics error scales (see the module doc)."""
+    x = np.asarray(x, dtype=np.float64)
+    center, rsqrt = statistics(x, kind)
+    w = np.ones(x.shape[1]) if weight is None else np.abs(np.asarray(weight, dtype=np.float64))
+    scale = np.abs(x - center) * rsqrt * w
+    if kind == "layer":
+        scale = scale + np.abs(x).mean(axis=1, keepdims=True) * rsqrt * w
+    return scale

@@ -1,0 +1,78 @@
+"""numpy references for the softmax_rows family.
+
+`softmax_rows` is the definition: exp(x - max) / sum(exp(x - max)) per row in f64 from the inputs
+(which hold values of their dtype), rounded once to the dtype. `softmax_rows_as_kernel` replays
+the kernel's own order in f32 (each lane's online (max, sum) pair over its strided chunks, the
+merge tree across the wave with the semantics of docs/ir.md, then across the waves), so a test
+can check that the online single-pass algorithm computes the definition.
+"""
+import numpy as np
+
+from .reduce_rows import bpermute, round_to, update_dpp, DPP_STEPS
+
+LOWEST = np.float32(-np.finfo(np.float32).max)
+
+
+def softmax_rows(x, dtype):
+    """y[r, :] = softmax(x[r, :]) in f64, rounded to dtype (as f32 values)."""
+    x = np.asarray(x, dtype=np.float64)
+    shifted = np.exp(x - x.max(axis=1, keepdims=True))
+    return round_to((shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32), dtype)
+
+
+def merge(a, c):
+    """Two lanes' (m, s) arrays as one, in f32: the larger max, both sums rescaled to it."""
+    with np.errstate(over="ignore"):
+        m = np.maximum(a[0], c[0])
+        left = a[1] * np.exp(a[0] - m)
+        right = c[1] * np.exp(c[0] - m)
+    return m.astype(np.float32), (left + right).astype(np.float32)
+
+
+def wave_merge(pair, cross):
+    """Every lane ends with the merge over all lanes (the kernel's DPP / bpermute tree)."""
+    wave = len(pair[0])
+    lanes = np.arange(wave)
+    offset = 1
+    if cross == "dpp":
+        for ctrl in DPP_STEPS:
+            pair = merge(pair, tuple(update_dpp(v, v, ctrl) for v in pair))
+        offset = 16
+    while offset < wave:
+        pair = merge(pair, tuple(bpermute(v, (lanes + offset) & (wave - 1)) for v in pair))
+        offset *= 2
+    return pair
+
+
+def row_pair(row, lanes, vec):
+    """Each of `lanes` lanes' online (m, s) over its chunks row[l*vec + k*lanes*vec : ... + vec]."""
+    m = np.full(lanes, LOWEST, dtype=np.float32)
+    s = np.zeros(lanes, dtype=np.float32)
+    for lane in range(lanes):
+        for c in range(lane * vec, len(row), lanes * vec):
+            chunk = row[c:c + vec].astype(np.float32)
+            grown = np.float32(max(m[lane], chunk.max()))
+            terms = np.exp(chunk - grown).astype(np.float32)
+            with np.errstate(over="ignore"):
+                rescaled = np.float32(s[lane] * np.float32(np.exp(np.float32(m[lane] - grown))))
+            s[lane] = np.float32(rescaled + np.float32(np.add.reduce(terms, dtype=np.float32)))
+            m[lane] = grown
+    return m, s
+
+
+def softmax_rows_as_kernel(x, dtype, vec, block, wave, scope, cross):
+    """The kernel's order of operations for every row (f32 statistics, one rounding at the end)."""
+    x = np.asarray(x, dtype=np.float32)
+    lanes = block if scope == "block" else wave
+    out = np.empty_like(x)
+    for r, row in enumerate(x):
+        m, s = row_pair(row, lanes, vec)
+        pairs = [wave_merge((m[w:w + wave], s[w:w + wave]), cross) for w in range(0, lanes, wave)]
+        if scope == "block":
+            waves = len(pairs)
+            gathered = (np.array([pairs[l][0][0] if l < waves else LOWEST for l in range(wave)], dtype=np.float32),
+                        np.array([pairs[l][1][0] if l < waves else 0.0 for l in range(wave)], dtype=np.float32))
+            pairs = [wave_merge(gathered, cross)]
+        total_m, total_s = pairs[0][0][0], pairs[0][1][0]
+        out[r] = np.exp(row - total_m).astype(np.float32) * np.float32(np.float32(1.0) / total_s)
+    return round_to(out, dtype)
