@@ -86,6 +86,23 @@ TEST(Scenario, DifferentKernelNameFailsCanonical) {
   EXPECT_NE(run.out.find("    kernel names differ: py \"alpha_4\", cpp \"alpha_4_renamed\"\n"), std::string::npos) << run.out;
 }
 
+// The canonical section is the canonical text and the launch plan: a plan that differs is a
+// canonical MISMATCH at its first differing line; a plan that is not a string is a malformed answer.
+TEST(Scenario, DifferentLaunchPlanFailsCanonical) {
+  DriverRun run = run_fake("--plan", "--plan --alter-plan 4", "basic", {"--only", "alpha"});
+  expect_red(run);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 4, "canonical"), "MISMATCH");
+  EXPECT_EQ(verdict_of(run.report, "alpha", 1, "canonical"), "IDENTICAL");
+  EXPECT_NE(run.out.find("launch alpha_4 grid 2,1,1 block 64"), std::string::npos) << run.out;
+}
+
+TEST(Scenario, APlanThatIsNotAStringIsACrash) {
+  DriverRun run = run_fake("--plan", "--plan --plan-not-string 4", "basic", {"--only", "alpha"});
+  expect_red(run);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 4, "canonical"), "CRASH");
+  EXPECT_NE(run.out.find("'plan' must be a string"), std::string::npos) << run.out;
+}
+
 // The log the fake workers append to: (pid, op, config) per request, in order.
 std::vector<std::vector<std::string>> read_log(const std::string& path) {
   std::vector<std::vector<std::string>> entries;
