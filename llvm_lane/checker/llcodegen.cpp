@@ -4,8 +4,6 @@
 // (check_llvm --codegen both, docs/llvm_lane.md).
 #include "llcodegen.h"
 
-#include "kemit/lane/code_text.h"
-
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +31,8 @@
 #else
 #include "llvm/ADT/Triple.h"
 #endif
+
+#include "kemit/lane/code_text.h"
 
 namespace kemit_llcheck {
 namespace {

@@ -86,6 +86,26 @@ TEST(Scenario, DifferentKernelNameFailsCanonical) {
   EXPECT_NE(run.out.find("    kernel names differ: py \"alpha_4\", cpp \"alpha_4_renamed\"\n"), std::string::npos) << run.out;
 }
 
+// The canonical section is the canonical text and the launch plan: a plan that differs is a
+// canonical MISMATCH at its first differing line; a plan that is not a string is a malformed answer.
+// The cpp fake's plan of alpha config 4 made wrong by `flag`: that config's canonical section gets
+// `verdict` and the output says `shown`; config 1, planned alike, stays IDENTICAL.
+void expect_plan_failure(const std::string& flag, const std::string& verdict, const std::string& shown) {
+  DriverRun run = run_fake("--plan", "--plan " + flag + " 4", "basic", {"--only", "alpha"});
+  expect_red(run);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 4, "canonical"), verdict);
+  EXPECT_EQ(verdict_of(run.report, "alpha", 1, "canonical"), "IDENTICAL");
+  EXPECT_NE(run.out.find(shown), std::string::npos) << run.out;
+}
+
+TEST(Scenario, DifferentLaunchPlanFailsCanonical) {
+  expect_plan_failure("--alter-plan", "MISMATCH", "launch alpha_4 grid 2,1,1 block 64");
+}
+
+TEST(Scenario, APlanThatIsNotAStringIsACrash) {
+  expect_plan_failure("--plan-not-string", "CRASH", "'plan' must be a string");
+}
+
 // The log the fake workers append to: (pid, op, config) per request, in order.
 std::vector<std::vector<std::string>> read_log(const std::string& path) {
   std::vector<std::vector<std::string>> entries;

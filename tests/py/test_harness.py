@@ -123,3 +123,12 @@ def test_a_hung_worker_is_stopped_with_an_engine_error():
         with pytest.raises(EngineError, match="the py engine's worker gave no answer within 2 s \\(its stderr ends: "
                                               ".*request 3 config 0"):
             harness.emit("alpha", "gfx942", {}, ["llvm19"], engine="py")
+
+
+def test_a_launch_plan_that_differs_is_the_first_difference():
+    from kemit_harness import EmitResult, first_difference
+    plan = "; kemit launch plan 1\nlaunch k grid 1,1,1 block 64 lds 0 args x=buffer:x\n"
+    first = EmitResult(kernel_name="k", canonical="; kemit canonical IR 1\n", plan=plan)
+    second = EmitResult(kernel_name="k", canonical="; kemit canonical IR 1\n", plan=plan.replace("1,1,1", "2,1,1"))
+    assert first_difference(first, first) == ""
+    assert first_difference(first, second).startswith("plan differs at line 2: ")
