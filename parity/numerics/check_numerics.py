@@ -190,8 +190,9 @@ def build_case(family, config, source):
         return None, [Result(family, config["id"], "NOT_EXECUTABLE",
                              f"the small spec {json.dumps(case.spec, sort_keys=True)} is refused: {built.refused}",
                              seconds=time.perf_counter() - start, spec=case.spec)]
-    if case.runs:  # the engine names a module's first kernel
-        case.runs = [(built.kernel_name if i == 0 else kernel, *rest) for i, (kernel, *rest) in enumerate(case.runs)]
+    if case.runs:  # the engine names a module's first kernel: "" is it, "{first}" in a name stands for it
+        case.runs = [(kernel.replace("{first}", built.kernel_name) if kernel else built.kernel_name, *rest)
+                     for kernel, *rest in case.runs]
     return case, built
 
 

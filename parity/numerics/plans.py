@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, softmax_rows, transpose_lds
+from references import (conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, reduce_rows, scan_rows, softmax_rows,
+                        transpose_lds)
 from references.reduce_rows import round_to
 
 SEED = 20261202
@@ -46,7 +47,8 @@ class Case:
     scalars: dict
     outputs: list = field(default_factory=list)
     note: str = ""
-    # a module of several kernels: (kernel name, grid, block, buffer names) run in order
+    # a module of several kernels: (kernel name, grid, block, buffer names) run in order; the name
+    # "" is the module's first kernel, and "{first}" in a name stands for that kernel's name
     runs: list = None
 
 
@@ -126,6 +128,29 @@ def plan_softmax_rows(spec, arch, rng):
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", dtype, want.reshape(-1), np.abs(want).reshape(-1), RTOL[dtype] + EXP_RTOL,
                         SUBNORMAL_STEP[dtype])])
+
+
+# ---- scan_rows --------------------------------------------------------------------------
+def plan_scan_rows(spec, arch, rng):
+    """The spec's own cols (below, at or above the row's reach, a partial last chunk, is the code
+    path); rows give a second grid-stride trip to some workgroups (scope block) or some waves
+    (scope wave). A sum's scale is the running sum of |x| behind each output. split runs the
+    module's carry pass (grid y: the segments but the last) and then the scan (grid y: every
+    segment)."""
+    dtype, grid, split = spec["dtype"], 2, spec["split"]
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    x = random_values(rng, (rows, spec["cols"]), dtype)
+    want = scan_rows.scan_rows(x, spec["op"], spec["exclusive"], dtype)
+    scale = scan_rows.magnitudes(x, spec["exclusive"]).reshape(-1) if spec["op"] == "sum" else None
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype])
+    if split == 1:
+        return Case(spec, (grid,), spec["block"], buffers, {"rows": rows}, [output])
+    buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
+    runs = [("{first}_carry", (grid, split - 1), spec["block"], ("x", "carries")),
+            ("", (grid, split), spec["block"], ("x", "y", "carries"))]
+    return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output], runs=runs)
 
 
 # ---- transpose_lds ----------------------------------------------------------------------
@@ -236,6 +261,7 @@ PLANS = {
     "conv_fwd_lds_halo": plan_conv_fwd_lds_halo,
     "elementwise": plan_elementwise,
     "reduce_rows": plan_reduce_rows,
+    "scan_rows": plan_scan_rows,
     "softmax_rows": plan_softmax_rows,
     "transpose_lds": plan_transpose_lds,
     "gemm_mma": plan_gemm_mma,

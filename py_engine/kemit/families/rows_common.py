@@ -107,21 +107,21 @@ def row_checks(spec, arch):
     )
 
 
-def row_kernel(spec, arch, name, values_per_wave, inputs, row_body):
-    """The kernel: params x, y, then `inputs` (read-only pointers), then rows; LDS for
-    values_per_wave f32 per wave in scope block; row_body(ctx, row) for each of this workgroup's
-    (or wave's) rows."""
+def row_kernel(spec, arch, name, values_per_wave, inputs, row_body, output="y", lds_name="partials"):
+    """The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
+    rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
+    wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows."""
     b = Builder(name, arch.name)
     b.attr("flat_work_group_size", f"1,{spec['block']}")
     i32 = scalar("i32")
     x = b.param("x", pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, readonly=True)
-    y = b.param("y", pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
+    y = b.param(output, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
     more = [b.param(n, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, readonly=True)
             for n in inputs]
     rows = b.param("rows", i32)
     waves = spec["block"] // arch.wave_size
     by_block = spec["scope"] == "block"
-    partials = b.lds("partials", scalar("f32"), values_per_wave * waves, 16) if by_block else None
+    partials = b.lds(lds_name, scalar("f32"), values_per_wave * waves, 16) if by_block else None
     tid = b.workitem_id("x")
     lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
