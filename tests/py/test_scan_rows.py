@@ -58,6 +58,9 @@ GFX90A, GFX1100 = find_arch("gfx90a"), find_arch("gfx1100")
     ({"op": "min"}, GFX90A, "op must be one of sum, max (got 'min')"),
     ({"dtype": "f64"}, GFX90A, "dtype must be one of f16, bf16, f32 (got 'f64')"),
     ({"block": 64}, GFX90A, "scope block needs at least two waves (block 64 is one wave on gfx90a); use scope wave"),
+    ({"cross": "shuffle"}, GFX90A, "cross must be one of bpermute, dpp, lds (got 'shuffle')"),
+    ({"cross": "lds", "scope": "wave", "split": 0}, GFX1100,
+     "cross lds needs scope block (a barrier after each step); use cross bpermute or dpp with scope wave"),
     ({"split": 0}, GFX90A, "split must be between 1 and 64 (got 0)"),
     ({"split": 65}, GFX1100, "split must be between 1 and 64 (got 65)"),
     ({"split": 2, "scope": "wave"}, GFX90A,
@@ -99,6 +102,14 @@ def test_scope_wave_has_no_lds_and_no_barrier():
     assert block.count("barrier") == 2
 
 
+def test_cross_lds_scans_through_two_halves_of_lds_with_no_cross_lane_op():
+    text = emit("scan_rows", "gfx90a", {"cross": "lds", "block": 256, "split": 2}, []).canonical
+    assert "lds %4 partials : f32[512]" in text and "lds %3 carry_partials : f32[512]" in text
+    assert "bpermute" not in text and "update_dpp" not in text
+    # per chunk: the first write, 8 steps for 256 lanes, the last reads; the carry pass the same once
+    assert text.count("barrier") == 2 * (1 + 8 + 1)
+
+
 def test_dpp_scans_within_rows_by_row_shr_and_across_rows_by_bpermute():
     text = emit("scan_rows", "gfx90a", {"cross": "dpp"}, ["llvm16"]).ll[0].text
     for ctrl in (273, 274, 276, 280):  # row_shr:1, 2, 4, 8, every row and bank, bound_ctrl off
@@ -120,15 +131,19 @@ def test_configs_cover_the_issue():
     assert len([c for c in emitting if c["arch"] in ("gfx90a", "gfx1100")]) >= 12
     assert {c["arch"] for c in emitting} >= {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201", "gfx1250"}
     assert {(c["spec"]["dtype"], c["spec"]["scope"], c["spec"]["cross"]) for c in emitting} == {
-        (d, s, x) for d in rows_common.DTYPES for s in rows_common.SCOPES for x in rows_common.CROSS}
+        (d, s, x) for d in rows_common.DTYPES for s in rows_common.SCOPES for x in family.CROSSES
+        if x != "lds" or s == "block"}
+    lds = [c for c in emitting if c["spec"]["cross"] == "lds"]
+    assert {c["arch"] for c in lds} >= {"gfx90a", "gfx1100"} and any(c["spec"].get("split", 1) > 1 for c in lds)
     splits = [c for c in emitting if c["spec"].get("split", 1) > 1]
     assert {c["arch"] for c in splits} >= {"gfx90a", "gfx1100"} and {c["spec"]["op"] for c in splits} == {"sum", "max"}
 
 
 def test_configs_hold_every_op_kind_scope_and_cross_and_rows_below_at_and_above_the_reach():
     emitting = [c for c in load_configs() if c["expect"] == "emit"]
-    assert {(c["spec"]["op"], c["spec"]["exclusive"], c["spec"]["scope"], c["spec"]["cross"]) for c in emitting} == {
-        (o, e, s, x) for o in family.OPS for e in (False, True) for s in rows_common.SCOPES for x in rows_common.CROSS}
+    held = {(c["spec"]["op"], c["spec"]["exclusive"], c["spec"]["scope"], c["spec"]["cross"]) for c in emitting}
+    assert held >= {(o, e, s, x) for o in family.OPS for e in (False, True) for s in rows_common.SCOPES
+                    for x in rows_common.CROSS}
     relations = set()
     for c in emitting:
         spec = c["spec"]
@@ -144,7 +159,7 @@ def test_every_refusal_reason_is_pinned_by_a_config():
     reasons = {emit("scan_rows", c["arch"], c["spec"], []).reason for c in configs if c["expect"] == "reject"}
     prefixes = ("op must", "dtype must", "scope must", "cross must", "vec must", "block must be a positive",
                 "block must be at most", "cols must be a positive", "scope block needs", "split must be between",
-                "needs scope block", "cols must be a multiple of split", "unknown field", "must be an integer",
+                "needs scope block", "cols must be a multiple of split", "cross lds needs", "unknown field", "must be an integer",
                 "must be a string", "must be a boolean", "must fit in 32 bits", "unknown arch")
     for prefix in prefixes:
         assert any(prefix in reason for reason in reasons), prefix

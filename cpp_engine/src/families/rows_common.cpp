@@ -101,12 +101,12 @@ Value partial_slot(ir::Builder& b, int waves, const Value& index, int k) {
 
 // ---- the row frame ----
 
-Checks row_checks(const nlohmann::json& spec, const target::Arch& arch) {
+Checks row_checks(const nlohmann::json& spec, const target::Arch& arch, const std::vector<std::string>& crosses) {
   int64_t block = int_field(spec, "block");
   return {
       [&spec] { return one_of("dtype", spec["dtype"], json_list(DTYPES)); },
       [&spec] { return one_of("scope", spec["scope"], json_list(SCOPES)); },
-      [&spec] { return one_of("cross", spec["cross"], json_list(CROSS)); },
+      [&spec, crosses] { return one_of("cross", spec["cross"], json_list(crosses)); },
       [&spec] { return one_of("vec", spec["vec"], json_list(VECS)); },
       [&arch, block]() -> std::string {
         if (block > 0 && block % arch.wave_size == 0) return "";

@@ -6,6 +6,7 @@
 #include "kemit/families/scan_rows.h"
 
 #include <limits>
+#include <tuple>
 
 #include "kemit/ir/types.h"
 
@@ -23,6 +24,14 @@ const std::vector<Field> FIELDS = [] {
   return fields;
 }();
 const std::vector<std::string> OPS = {"sum", "max"};
+const std::vector<std::string>& CROSSES() {
+  static const std::vector<std::string> crosses = [] {
+    std::vector<std::string> all = rows_common::CROSS;
+    all.push_back("lds");
+    return all;
+  }();
+  return crosses;
+}
 const std::vector<int> DPP_SHIFTS = {1, 2, 4, 8};
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
@@ -42,7 +51,11 @@ std::string carry_kernel_name(const nlohmann::json& spec) { return kernel_name(s
 std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   int64_t split = int_field(spec, "split");
   rows_common::Checks checks = {[&spec] { return one_of("op", spec["op"], json_list(OPS)); }};
-  for (auto& check : rows_common::row_checks(spec, arch)) checks.push_back(check);
+  for (auto& check : rows_common::row_checks(spec, arch, CROSSES())) checks.push_back(check);
+  checks.push_back([&spec]() -> std::string {
+    if (str_field(spec, "cross") != "lds" || str_field(spec, "scope") == "block") return "";
+    return "cross lds needs scope block (a barrier after each step); use cross bpermute or dpp with scope wave";
+  });
   checks.push_back([split]() -> std::string {
     if (1 <= split && split <= MAX_SPLIT) return "";
     return "split must be between 1 and " + std::to_string(MAX_SPLIT) + " (got " + std::to_string(split) + ")";
@@ -71,11 +84,16 @@ std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::A
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   std::vector<std::string> inputs;
   if (int_field(spec, "split") > 1) inputs.push_back("carries");
-  return rows_common::row_kernel(spec, arch, kernel_name(spec), 1, inputs, scan_row);
+  return rows_common::row_kernel(spec, arch, kernel_name(spec), lds_per_wave(spec, arch), inputs, scan_row);
 }
 
 ir::Kernel build_carry(const nlohmann::json& spec, const target::Arch& arch) {
-  return rows_common::row_kernel(spec, arch, carry_kernel_name(spec), 1, {}, carry_row, "carries", "carry_partials");
+  return rows_common::row_kernel(spec, arch, carry_kernel_name(spec), lds_per_wave(spec, arch), {}, carry_row,
+                                 "carries", "carry_partials");
+}
+
+int lds_per_wave(const nlohmann::json& spec, const target::Arch& arch) {
+  return str_field(spec, "cross") == "lds" ? 2 * arch.wave_size : 1;
 }
 
 double identity_value(const std::string& op) {
@@ -158,8 +176,13 @@ Value scan_chunk(RowContext& ctx, const Value& start, int64_t length, const Valu
   Value identities = b.const_float(ir::with_lanes(f32, vec), identity_value(op));
   Value chunk = b.select(inside, loaded, identities);
   Values local = lane_scan(b, op, chunk, vec);
-  auto [before, total] = wave_scan(ctx, local.back());
-  if (str_field(ctx.spec, "scope") == "block") std::tie(before, total) = block_scan(ctx, before, total);
+  Value before, total;
+  if (str_field(ctx.spec, "cross") == "lds") {
+    std::tie(before, total) = lds_scan(ctx, local.back());
+  } else {
+    std::tie(before, total) = wave_scan(ctx, local.back());
+    if (str_field(ctx.spec, "scope") == "block") std::tie(before, total) = block_scan(ctx, before, total);
+  }
   Value base = combine(b, op, carry, before);
   Value value = chunk_output(b, op, ctx.spec["exclusive"].get<bool>(), base, local);
   b.if_then(inside, [&] {
@@ -249,6 +272,58 @@ std::pair<Value, Value> block_scan(RowContext& ctx, const Value& before, const V
   return {combine(b, op, results[0], before), results[1]};
 }
 
+std::pair<Value, Value> lds_scan(RowContext& ctx, const Value& value) {
+  ir::Builder& b = ctx.b;
+  std::string op = str_field(ctx.spec, "op");
+  const Value& tid = ctx.position;
+  int64_t block = int_field(ctx.spec, "block");
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
+  Value identity = b.const_float(f32, identity_value(op));
+  Value first_slot = lds_slot(ctx, 0, tid);
+  b.store(value, first_slot, 4);
+  b.barrier();
+  int half = 0;
+  for (int64_t offset = 1; offset < block; offset *= 2) {
+    Value offset_value = b.const_int(i32, offset);
+    Value exists = b.icmp("uge", tid, offset_value);
+    Value current_slot = lds_slot(ctx, half, tid);
+    Value current = b.load(f32, current_slot, 4);
+    Value offset_again = b.const_int(i32, offset);
+    Value lane_down = b.sub(tid, offset_again);
+    Value down = b.select(exists, lane_down, tid);  // the lane itself where none
+    Value below_slot = lds_slot(ctx, half, down);
+    Value below = b.load(f32, below_slot, 4);
+    Value grown = combine(b, op, below, current);
+    Value next = b.select(exists, grown, current);
+    Value next_slot = lds_slot(ctx, 1 - half, tid);
+    b.store(next, next_slot, 4);
+    b.barrier();
+    half = 1 - half;
+  }
+  Value zero = b.const_int(i32, 0);
+  Value is_first = b.icmp("eq", tid, zero);
+  Value one = b.const_int(i32, 1);
+  Value lane_below = b.sub(tid, one);
+  Value down = b.select(is_first, tid, lane_below);
+  Value previous_slot = lds_slot(ctx, half, down);
+  Value previous = b.load(f32, previous_slot, 4);
+  Value before = b.select(is_first, identity, previous);
+  Value last = b.const_int(i32, block - 1);
+  Value last_slot = lds_slot(ctx, half, last);
+  Value total = b.load(f32, last_slot, 4);
+  b.barrier();
+  return {before, total};
+}
+
+Value lds_slot(RowContext& ctx, int half, Value index) {
+  ir::Builder& b = ctx.b;
+  if (half) {
+    Value block = b.const_int(ir::scalar("i32"), int_field(ctx.spec, "block"));
+    index = b.add(block, index, {"nuw", "nsw"});
+  }
+  return b.ptr_add(ctx.partials, index, ir::scalar("f32"));
+}
+
 Value chunk_output(ir::Builder& b, const std::string& op, bool exclusive, const Value& base, const Values& local) {
   Values values;
   if (exclusive) {
@@ -285,7 +360,11 @@ void carry_row(RowContext& ctx, const Value& row) {
   Value step = b.const_int(i32, int64_t{ctx.lanes} * vec);
   Value partial = b.for_loop(first, end, step, {identity}, body)[0];
   auto merged = [&](const Values& a, const Values& c) -> Values { return {combine(b, op, a[0], c[0])}; };
-  Value total = rows_common::reduce_row(ctx, {partial}, {identity_value(op)}, merged)[0];
+  Value total;
+  if (str_field(ctx.spec, "cross") == "lds")
+    total = lds_scan(ctx, partial).second;
+  else
+    total = rows_common::reduce_row(ctx, {partial}, {identity_value(op)}, merged)[0];
   Value split_value = b.const_int(i32, int_field(ctx.spec, "split"));
   Value row_base = b.mul(row, split_value, {"nuw", "nsw"});
   Value segment = b.workgroup_id("y");

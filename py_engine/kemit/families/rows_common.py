@@ -89,13 +89,14 @@ def partial_slot(b, waves, index, k):
 
 
 # ---- the row frame ----------------------------------------------------------------------
-def row_checks(spec, arch):
-    """The ordered rules of the row frame's fields (each returns "" or the refusal reason)."""
+def row_checks(spec, arch, crosses=CROSS):
+    """The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
+    are the cross-lane methods the family offers."""
     block = spec["block"]
     return (
         lambda: one_of("dtype", spec["dtype"], DTYPES),
         lambda: one_of("scope", spec["scope"], SCOPES),
-        lambda: one_of("cross", spec["cross"], CROSS),
+        lambda: one_of("cross", spec["cross"], crosses),
         lambda: one_of("vec", spec["vec"], VECS),
         lambda: "" if block > 0 and block % arch.wave_size == 0 else
         f"block must be a positive multiple of the wave size {arch.wave_size} on {arch.name} (got {block})",

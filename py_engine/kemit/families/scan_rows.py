@@ -9,8 +9,10 @@ order; the lanes' totals are scanned across the wave (Hillis-Steele steps: dpp t
 4, 8 within rows of 16, where the lanes before a row's start take the identity as `old`, then
 ds_bpermute steps from the last lane of the rows below; bpermute takes ds_bpermute steps by 1, 2,
 4, ... lanes); in scope block lane 0 of each wave puts its wave's total in LDS and every lane adds
-the totals of the waves below its own. A carry, the row's total so far, is added to every output
-and grows by each chunk's total.
+the totals of the waves below its own. lds (scope block only) uses no cross-lane op: the
+Hillis-Steele steps run over the whole workgroup through two halves of an LDS buffer, a barrier
+after each step. A carry, the row's total so far, is added to every output and grows by each
+chunk's total.
 
 split > 1 (scope block only): a row is cut into `split` segments of cols / split, one per
 workgroup row of the grid (workgroup id y is the segment). The module then has two kernels: the
@@ -21,12 +23,13 @@ split + 0] (+) ... (+) carries[row * split + s - 1] (reduce, then scan: x is rea
 written once and rounded once).
 """
 from ..ir.types import scalar, with_lanes
-from .rows_common import ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_checks, row_kernel, store_chunk
+from .rows_common import CROSS, ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_checks, row_kernel, store_chunk
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "scan_rows"
 FIELDS = (("op", "str", "sum"), ("exclusive", "bool", False)) + ROW_FIELDS + (("split", "int", 1),)
 OPS = ("sum", "max")
+CROSSES = CROSS + ("lds",)
 MAX_SPLIT = 64
 ROW_SHR = 0x110  # the DPP control row_shr:n is ROW_SHR + n (docs/ir.md)
 DPP_SHIFTS = (1, 2, 4, 8)
@@ -53,7 +56,9 @@ def carry_kernel_name(spec):
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
     split = spec["split"]
-    checks = (lambda: one_of("op", spec["op"], OPS),) + row_checks(spec, arch) + (
+    checks = (lambda: one_of("op", spec["op"], OPS),) + row_checks(spec, arch, CROSSES) + (
+        lambda: "" if spec["cross"] != "lds" or spec["scope"] == "block" else
+        "cross lds needs scope block (a barrier after each step); use cross bpermute or dpp with scope wave",
         lambda: "" if 1 <= split <= MAX_SPLIT else f"split must be between 1 and {MAX_SPLIT} (got {split})",
         lambda: "" if split == 1 or spec["scope"] == "block" else
         f"split {split} needs scope block (one workgroup per segment); use split 1 with scope wave",
@@ -74,13 +79,18 @@ def build_module(spec, arch):
 def build(spec, arch):
     """The scan kernel: params x, y, (split > 1) carries, rows."""
     inputs = ("carries",) if spec["split"] > 1 else ()
-    return row_kernel(spec, arch, kernel_name(spec), 1, inputs, scan_row)
+    return row_kernel(spec, arch, kernel_name(spec), lds_per_wave(spec, arch), inputs, scan_row)
 
 
 def build_carry(spec, arch):
     """The carry pass: params x, carries, rows; its LDS is carry_partials (the scan kernel has partials)."""
-    return row_kernel(spec, arch, carry_kernel_name(spec), 1, (), carry_row, output="carries",
-                      lds_name="carry_partials")
+    return row_kernel(spec, arch, carry_kernel_name(spec), lds_per_wave(spec, arch), (), carry_row,
+                      output="carries", lds_name="carry_partials")
+
+
+def lds_per_wave(spec, arch):
+    """The f32 LDS slots per wave: its total, or (cross lds) a slot per lane in each half of the buffer."""
+    return 2 * arch.wave_size if spec["cross"] == "lds" else 1
 
 
 def identity_value(op):
@@ -148,9 +158,12 @@ def scan_chunk(ctx, start, length, column, carry):
     loaded = load_chunk(ctx, ctx["x"], b.add(start, safe, ("nuw", "nsw")))
     chunk = b.select(inside, loaded, b.const_float(with_lanes(f32, vec), identity_value(op)))
     local = lane_scan(b, op, chunk, vec)
-    before, total = wave_scan(ctx, local[-1])
-    if spec["scope"] == "block":
-        before, total = block_scan(ctx, before, total)
+    if spec["cross"] == "lds":
+        before, total = lds_scan(ctx, local[-1])
+    else:
+        before, total = wave_scan(ctx, local[-1])
+        if spec["scope"] == "block":
+            before, total = block_scan(ctx, before, total)
     value = chunk_output(b, op, spec["exclusive"], combine(b, op, carry, before), local)
     b.if_then(inside, lambda: store_chunk(ctx, value, b.add(start, column, ("nuw", "nsw"))))
     return combine(b, op, carry, total)
@@ -213,6 +226,42 @@ def block_scan(ctx, before, total):
     return combine(b, op, waves_below, before), block_total
 
 
+def lds_scan(ctx, value):
+    """(before, total) over the workgroup through LDS alone (cross lds): every lane writes its value
+    to the first half of the buffer; each Hillis-Steele step reads one half (the lane's slot and
+    the one `offset` lanes down, where it exists) and writes the other, a barrier after each write;
+    a last barrier protects the LDS for the next use."""
+    b, spec = ctx["b"], ctx["spec"]
+    op, tid, block = spec["op"], ctx["position"], spec["block"]
+    i32, f32 = scalar("i32"), scalar("f32")
+    identity = b.const_float(f32, identity_value(op))
+    b.store(value, lds_slot(ctx, 0, tid), 4)
+    b.barrier()
+    half, offset = 0, 1
+    while offset < block:
+        exists = b.icmp("uge", tid, b.const_int(i32, offset))
+        current = b.load(f32, lds_slot(ctx, half, tid), 4)
+        down = b.select(exists, b.sub(tid, b.const_int(i32, offset)), tid)  # the lane itself where none
+        below = b.load(f32, lds_slot(ctx, half, down), 4)
+        b.store(b.select(exists, combine(b, op, below, current), current), lds_slot(ctx, 1 - half, tid), 4)
+        b.barrier()
+        half, offset = 1 - half, offset * 2
+    is_first = b.icmp("eq", tid, b.const_int(i32, 0))
+    down = b.select(is_first, tid, b.sub(tid, b.const_int(i32, 1)))
+    before = b.select(is_first, identity, b.load(f32, lds_slot(ctx, half, down), 4))
+    total = b.load(f32, lds_slot(ctx, half, b.const_int(i32, block - 1)), 4)
+    b.barrier()
+    return before, total
+
+
+def lds_slot(ctx, half, index):
+    """The address of slot `index` of one half (0 or 1) of the cross-lds buffer: half * block + index."""
+    b = ctx["b"]
+    if half:
+        index = b.add(b.const_int(scalar("i32"), ctx["spec"]["block"]), index, ("nuw", "nsw"))
+    return b.ptr_add(ctx["partials"], index, scalar("f32"))
+
+
 def chunk_output(b, op, exclusive, base, local):
     """The lane's outputs in f32 (a vector for vec > 1): base (+) its scan, or, exclusive, base
     (+) the scan one element back (base itself first)."""
@@ -242,7 +291,10 @@ def carry_row(ctx, row):
         return [combine(b, op, iters[0], fold_vector(b, lambda a, e: combine(b, op, a, e), chunk, vec))]
 
     [partial] = b.for_loop(first, b.const_int(i32, length), b.const_int(i32, ctx["lanes"] * vec), [identity], body)
-    [total] = reduce_row(ctx, [partial], (identity_value(op),), lambda a, c: [combine(b, op, a[0], c[0])])
+    if spec["cross"] == "lds":
+        total = lds_scan(ctx, partial)[1]
+    else:
+        [total] = reduce_row(ctx, [partial], (identity_value(op),), lambda a, c: [combine(b, op, a[0], c[0])])
     slot = b.add(b.mul(row, b.const_int(i32, spec["split"]), ("nuw", "nsw")), b.workgroup_id("y"), ("nuw", "nsw"))
     b.if_then(b.icmp("eq", ctx["position"], b.const_int(i32, 0)),
               lambda: b.store(total, b.ptr_add(ctx["y"], slot, f32), 4))

@@ -73,8 +73,10 @@ Values block_reduce(ir::Builder& b, const target::Arch& arch, const std::string&
 ir::Value partial_slot(ir::Builder& b, int waves, const ir::Value& index, int k);
 
 // ---- the row frame ----
-// The ordered rules of the row frame's fields (each returns "" or the refusal reason).
-Checks row_checks(const nlohmann::json& spec, const target::Arch& arch);
+// The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
+// are the cross-lane methods the family offers.
+Checks row_checks(const nlohmann::json& spec, const target::Arch& arch,
+                  const std::vector<std::string>& crosses = CROSS);
 // The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
 // rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
 // wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows.

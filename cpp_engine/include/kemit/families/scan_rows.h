@@ -10,8 +10,10 @@
 // 4, 8 within rows of 16, where the lanes before a row's start take the identity as `old`, then
 // ds_bpermute steps from the last lane of the rows below; bpermute takes ds_bpermute steps by 1, 2,
 // 4, ... lanes); in scope block lane 0 of each wave puts its wave's total in LDS and every lane adds
-// the totals of the waves below its own. A carry, the row's total so far, is added to every output
-// and grows by each chunk's total.
+// the totals of the waves below its own. lds (scope block only) uses no cross-lane op: the
+// Hillis-Steele steps run over the whole workgroup through two halves of an LDS buffer, a barrier
+// after each step. A carry, the row's total so far, is added to every output and grows by each
+// chunk's total.
 //
 // split > 1 (scope block only): a row is cut into `split` segments of cols / split, one per
 // workgroup row of the grid (workgroup id y is the segment). The module then has two kernels: the
@@ -37,6 +39,9 @@ namespace kemit::families::scan_rows {
 extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
 extern const std::vector<std::string> OPS;
+// A function, not a global: it is built from rows_common::CROSS, a global of another file, which
+// static initialization may not have reached yet.
+const std::vector<std::string>& CROSSES();
 constexpr int MAX_SPLIT = 64;
 constexpr int ROW_SHR = 0x110;  // the DPP control row_shr:n is ROW_SHR + n (docs/ir.md)
 extern const std::vector<int> DPP_SHIFTS;
@@ -55,6 +60,8 @@ std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::A
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
 // The carry pass: params x, carries, rows; its LDS is carry_partials (the scan kernel has partials).
 ir::Kernel build_carry(const nlohmann::json& spec, const target::Arch& arch);
+// The f32 LDS slots per wave: its total, or (cross lds) a slot per lane in each half of the buffer.
+int lds_per_wave(const nlohmann::json& spec, const target::Arch& arch);
 double identity_value(const std::string& op);
 ir::Value combine(ir::Builder& b, const std::string& op, const ir::Value& a, const ir::Value& c);
 // (start, length): the first element of this workgroup's segment of the row (the row itself
@@ -80,6 +87,13 @@ std::pair<ir::Value, ir::Value> wave_scan(rows_common::RowContext& ctx, const ir
 // workgroup's total is all of them in order; a second barrier protects the LDS for the next chunk.
 std::pair<ir::Value, ir::Value> block_scan(rows_common::RowContext& ctx, const ir::Value& before,
                                            const ir::Value& total);
+// (before, total) over the workgroup through LDS alone (cross lds): every lane writes its value
+// to the first half of the buffer; each Hillis-Steele step reads one half (the lane's slot and
+// the one `offset` lanes down, where it exists) and writes the other, a barrier after each write;
+// a last barrier protects the LDS for the next use.
+std::pair<ir::Value, ir::Value> lds_scan(rows_common::RowContext& ctx, const ir::Value& value);
+// The address of slot `index` of one half (0 or 1) of the cross-lds buffer: half * block + index.
+ir::Value lds_slot(rows_common::RowContext& ctx, int half, ir::Value index);
 // The lane's outputs in f32 (a vector for vec > 1): base (+) its scan, or, exclusive, base
 // (+) the scan one element back (base itself first).
 ir::Value chunk_output(ir::Builder& b, const std::string& op, bool exclusive, const ir::Value& base,
