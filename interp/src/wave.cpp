@@ -425,7 +425,8 @@ void Wave::vector_op(const Instr& in, uint64_t mask) {
 
 // readfirstlane: the lowest active lane's value. bpermute: lane (i mod wave size)'s value; reading
 // an inactive lane is an error (docs/ir.md leaves it undefined; the hardware would return 0). update_dpp: the value of the lane the control selects
-// in the lane's row of 16, `old` when that lane is inactive (row and bank masks all on, bound_ctrl off).
+// in the lane's row of 16, `old` when that lane is inactive or (row_shr) before the row's start (row and
+// bank masks all on, bound_ctrl off).
 void Wave::cross_lane(const Instr& in, uint64_t mask) {
   std::vector<uint64_t> source(width);
   for (int lane = 0; lane < width; ++lane) source[lane] = reg(in.in[in.code == Code::update_dpp ? 1 : 0].slot, lane);
@@ -447,9 +448,11 @@ void Wave::cross_lane(const Instr& in, uint64_t mask) {
     int ctrl = static_cast<int>(in.imm), from;
     if (ctrl <= 0xFF)
       from = (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3);
+    else if (ctrl < 0x120)  // row_shr:n reads lane i - n of its row; none before the row's start
+      from = (lane & 15) >= (ctrl - 0x110) ? lane - (ctrl - 0x110) : -1;
     else
       from = (lane & ~15) | (((lane & 15) - (ctrl - 0x120)) & 15);  // row_ror:n reads lane i - n of its row
-    out[lane] = (mask >> from) & 1 ? source[from] : reg(in.in[0].slot, lane);
+    out[lane] = from >= 0 && (mask >> from) & 1 ? source[from] : reg(in.in[0].slot, lane);
   }
   FOR_LANES(mask) reg(in.result.slot, LANE) = out[LANE];
 }

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import (conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, norm_rows, reduce_rows, softmax_rows,
+from references import (conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_mma, norm_rows, reduce_rows, scan_rows, softmax_rows,
                         transpose_lds)
 from references.reduce_rows import round_to
 
@@ -153,6 +153,26 @@ def plan_norm_rows(spec, arch, rng):
                 [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])])
 
 
+# ---- scan_rows --------------------------------------------------------------------------
+def plan_scan_rows(spec, arch, rng):
+    """The spec's own cols (below, at or above the row's reach, a partial last chunk, is the code
+    path); rows give a second grid-stride trip to some workgroups (scope block) or some waves
+    (scope wave). A sum's scale is the running sum of |x| behind each output. split runs the
+    module's carry pass and then the scan, as the engine's launch plan orders them, both over
+    grid y = split (the carry's last segment total is computed and not read)."""
+    dtype, grid, split = spec["dtype"], 2, spec["split"]
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    x = random_values(rng, (rows, spec["cols"]), dtype)
+    want = scan_rows.scan_rows(x, spec["op"], spec["exclusive"], dtype)
+    scale = scan_rows.magnitudes(x, spec["exclusive"]).reshape(-1) if spec["op"] == "sum" else None
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype])
+    if split > 1:
+        buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
+    return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output])
+
+
 # ---- transpose_lds ----------------------------------------------------------------------
 def plan_transpose_lds(spec, arch, rng):
     tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
@@ -289,6 +309,7 @@ PLANS = {
     "elementwise": plan_elementwise,
     "norm_rows": plan_norm_rows,
     "reduce_rows": plan_reduce_rows,
+    "scan_rows": plan_scan_rows,
     "softmax_rows": plan_softmax_rows,
     "transpose_lds": plan_transpose_lds,
     "gemm_mma": plan_gemm_mma,
@@ -317,7 +338,9 @@ def compare(output, got_memory):
         return None
     first = int(np.flatnonzero(bad)[0])
     finite = np.where(np.isfinite(error), error, np.inf)
-    relative = finite / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
+    with np.errstate(invalid="ignore"):  # an infinite want (an exclusive max scan's -inf) gives inf / inf
+        relative = finite / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
+    relative = np.where(np.isnan(relative), np.inf, relative)
     return {"output": output.name, "bad": int(bad.sum()), "elements": int(bad.size), "first_bad_index": first,
             "got": float(got[first]), "want": float(want[first]), "tolerance": float(np.broadcast_to(tolerance, bad.shape)[first]),
             "max_abs_error": float(finite[bad].max()), "max_rel_error": float(relative[bad].max())}

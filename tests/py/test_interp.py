@@ -92,7 +92,7 @@ def test_barrier_orders_lds_between_waves(kemit_cpp):
 
 
 def test_update_dpp_and_bpermute_match_the_reference(kemit_cpp):
-    for ctrl in (0xB1, 0x4E, 0x1B, 0x124, 0x128, 0x12F):
+    for ctrl in (0xB1, 0x4E, 0x1B, 0x111, 0x114, 0x11F, 0x124, 0x128, 0x12F):
         b = Builder("t", "gfx90a")
         out, src = b.param("out", GLOBAL), b.param("src", GLOBAL)
         tid = b.workitem_id("x")
@@ -103,7 +103,7 @@ def test_update_dpp_and_bpermute_match_the_reference(kemit_cpp):
         values = np.arange(64, dtype=np.float32)
         result = np.zeros(64, dtype=np.float32)
         kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"out": result, "src": values})
-        want = reduce_reference.bpermute(reduce_reference.update_dpp(values, values, ctrl), np.arange(64) + 5)
+        want = reduce_reference.bpermute(reduce_reference.update_dpp(np.float32(-1.0), values, ctrl), np.arange(64) + 5)
         assert np.array_equal(result, want), hex(ctrl)
 
 

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import conv_depthwise_tiled, norm_rows, rows_common, softmax_rows
+from kemit.families import conv_depthwise_tiled, norm_rows, rows_common, scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
 from kemit.plan import BUFFER_RANGE
@@ -116,12 +116,32 @@ def statistics_of_one_wave(monkeypatch):
     monkeypatch.setattr(norm_rows, "reduce_row", reduce_row)
 
 
+def carry_not_grown(monkeypatch):
+    """scan_rows: a chunk hands on the carry it got instead of the carry grown by its total, so
+    every chunk after the first misses the row's elements before it."""
+    original = scan_rows.scan_chunk
+
+    def scan_chunk(ctx, start, length, column, carry):
+        original(ctx, start, length, column, carry)
+        return carry
+
+    monkeypatch.setattr(scan_rows, "scan_chunk", scan_chunk)
+
+
+def exclusive_as_inclusive(monkeypatch):
+    """scan_rows: an exclusive scan's outputs include their own element."""
+    original = scan_rows.chunk_output
+    monkeypatch.setattr(scan_rows, "chunk_output", lambda b, op, exclusive, base, local: original(b, op, False, base, local))
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
     ("conv_depthwise_tiled", 25, wrong_rotated_filter_row),  # dgrad f16 13x13
     ("softmax_rows", 1, unscaled_merge),               # f32 scope block, bpermute tree, wave64
     ("norm_rows", 1, statistics_of_one_wave),          # layernorm f32 scope block, 4 waves
+    ("scan_rows", 5, carry_not_grown),                 # f16 exclusive sum, scope block, 3 chunks a row
+    ("scan_rows", 32, exclusive_as_inclusive),         # f32 x8 exclusive max, scope wave, dpp, wave32
 ]
 
 

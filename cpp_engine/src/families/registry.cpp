@@ -11,6 +11,7 @@
 #include "kemit/families/gemm_mma.h"
 #include "kemit/families/norm_rows.h"
 #include "kemit/families/reduce_rows.h"
+#include "kemit/families/scan_rows.h"
 #include "kemit/families/softmax_rows.h"
 #include "kemit/families/transpose_lds.h"
 
@@ -36,6 +37,8 @@ const std::vector<Family>& FAMILIES() {
       {norm_rows::FAMILY, norm_rows::parse_spec, norm_rows::kernel_name, norm_rows::validate, norm_rows::build},
       {reduce_rows::FAMILY, reduce_rows::parse_spec, reduce_rows::kernel_name, reduce_rows::validate,
        reduce_rows::build},
+      {scan_rows::FAMILY, scan_rows::parse_spec, scan_rows::kernel_name, scan_rows::validate, scan_rows::build,
+       nullptr, scan_rows::build_module, scan_rows::plan_module},
       {softmax_rows::FAMILY, softmax_rows::parse_spec, softmax_rows::kernel_name, softmax_rows::validate,
        softmax_rows::build},
       {transpose_lds::FAMILY, transpose_lds::parse_spec, transpose_lds::kernel_name, transpose_lds::validate,

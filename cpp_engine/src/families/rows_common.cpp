@@ -101,12 +101,12 @@ Value partial_slot(ir::Builder& b, int waves, const Value& index, int k) {
 
 // ---- the row frame ----
 
-Checks row_checks(const nlohmann::json& spec, const target::Arch& arch) {
+Checks row_checks(const nlohmann::json& spec, const target::Arch& arch, const std::vector<std::string>& crosses) {
   int64_t block = int_field(spec, "block");
   return {
       [&spec] { return one_of("dtype", spec["dtype"], json_list(DTYPES)); },
       [&spec] { return one_of("scope", spec["scope"], json_list(SCOPES)); },
-      [&spec] { return one_of("cross", spec["cross"], json_list(CROSS)); },
+      [&spec, crosses] { return one_of("cross", spec["cross"], json_list(crosses)); },
       [&spec] { return one_of("vec", spec["vec"], json_list(VECS)); },
       [&arch, block]() -> std::string {
         if (block > 0 && block % arch.wave_size == 0) return "";
@@ -132,13 +132,14 @@ Checks row_checks(const nlohmann::json& spec, const target::Arch& arch) {
 }
 
 ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, const std::string& name,
-                      int values_per_wave, const std::vector<std::string>& inputs, const RowBody& row_body) {
+                      int values_per_wave, const std::vector<std::string>& inputs, const RowBody& row_body,
+                      const std::string& output, const std::string& lds_name) {
   ir::Builder b(name, arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(int_field(spec, "block")));
   ir::Type i32 = ir::scalar("i32");
   Value x = b.param("x", ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/true);
-  Value y = b.param("y", ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
+  Value y = b.param(output, ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/false, /*writeonly=*/true);
   Values more;
   for (const std::string& input : inputs)
@@ -148,7 +149,7 @@ ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, cons
   int waves = static_cast<int>(int_field(spec, "block")) / arch.wave_size;
   bool by_block = str_field(spec, "scope") == "block";
   Value partials;
-  if (by_block) partials = b.lds("partials", ir::scalar("f32"), values_per_wave * waves, 16);
+  if (by_block) partials = b.lds(lds_name, ir::scalar("f32"), values_per_wave * waves, 16);
   Value tid = b.workitem_id("x");
   Value lane_mask = b.const_int(i32, arch.wave_size - 1);
   Value lane = b.bit_and(tid, lane_mask);

@@ -472,12 +472,21 @@ Value Builder::bpermute(const Value& v, const Value& lane) {
   return *_emit(OpKind::bpermute, {v, lane}, v.type, {});
 }
 
+namespace {
+// row_shr:1 .. row_shr:15 (lanes past the row's start keep old); Python's DPP_ROW_SHR. Here rather
+// than beside DPP_ROW_ROR_FIRST in builder.h only so that adding it did not rebuild every includer.
+constexpr int DPP_ROW_SHR_FIRST = 0x111;
+constexpr int DPP_ROW_SHR_LAST = 0x11F;
+}  // namespace
+
 Value Builder::update_dpp(const Value& old, const Value& v, int ctrl) {
   if (old.type != v.type || (v.type != scalar(ScalarKind::i32) && v.type != scalar(ScalarKind::f32)))
     throw BuildError("update_dpp needs two i32 or two f32 values (got " + type_text(old.type) + ", " +
                      type_text(v.type) + ")");
-  if (!((0 <= ctrl && ctrl <= 0xFF) || (DPP_ROW_ROR_FIRST <= ctrl && ctrl <= DPP_ROW_ROR_LAST)))
-    throw BuildError("update_dpp control must be a quad_perm (0 to 255) or a row_ror (" +
+  if (!((0 <= ctrl && ctrl <= 0xFF) || (DPP_ROW_SHR_FIRST <= ctrl && ctrl <= DPP_ROW_SHR_LAST) ||
+        (DPP_ROW_ROR_FIRST <= ctrl && ctrl <= DPP_ROW_ROR_LAST)))
+    throw BuildError("update_dpp control must be a quad_perm (0 to 255), a row_shr (" +
+                     std::to_string(DPP_ROW_SHR_FIRST) + " to " + std::to_string(DPP_ROW_SHR_LAST) + ") or a row_ror (" +
                      std::to_string(DPP_ROW_ROR_FIRST) + " to " + std::to_string(DPP_ROW_ROR_LAST) + ") (got " +
                      std::to_string(ctrl) + ")");
   return *_emit(OpKind::update_dpp, {old, v}, v.type, {{"ctrl", Attr::of(int64_t{ctrl})}});

@@ -35,11 +35,15 @@ def bpermute(values, sources):
 
 
 def update_dpp(old, values, ctrl):
-    """docs/ir.md: quad_perm (0..255) or row_ror (0x121..0x12F) within rows of 16, every lane active."""
+    """docs/ir.md: quad_perm (0..255), row_shr (0x111..0x11F; old before the row's start) or row_ror
+    (0x121..0x12F) within rows of 16, every lane active."""
     lanes = np.arange(len(values))
     base, p = lanes - lanes % 16, lanes % 16
     if ctrl <= 0xFF:
         q = 4 * (p // 4) + ((ctrl >> (2 * (p % 4))) & 3)
+    elif ctrl < 0x120:
+        q = p - (ctrl - 0x110)
+        return np.where(q >= 0, values[base + np.maximum(q, 0)], np.broadcast_to(old, values.shape))
     else:
         q = (p - (ctrl - 0x120)) % 16
     return values[base + q]

@@ -89,13 +89,14 @@ def partial_slot(b, waves, index, k):
 
 
 # ---- the row frame ----------------------------------------------------------------------
-def row_checks(spec, arch):
-    """The ordered rules of the row frame's fields (each returns "" or the refusal reason)."""
+def row_checks(spec, arch, crosses=CROSS):
+    """The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
+    are the cross-lane methods the family offers."""
     block = spec["block"]
     return (
         lambda: one_of("dtype", spec["dtype"], DTYPES),
         lambda: one_of("scope", spec["scope"], SCOPES),
-        lambda: one_of("cross", spec["cross"], CROSS),
+        lambda: one_of("cross", spec["cross"], crosses),
         lambda: one_of("vec", spec["vec"], VECS),
         lambda: "" if block > 0 and block % arch.wave_size == 0 else
         f"block must be a positive multiple of the wave size {arch.wave_size} on {arch.name} (got {block})",
@@ -107,21 +108,21 @@ def row_checks(spec, arch):
     )
 
 
-def row_kernel(spec, arch, name, values_per_wave, inputs, row_body):
-    """The kernel: params x, y, then `inputs` (read-only pointers), then rows; LDS for
-    values_per_wave f32 per wave in scope block; row_body(ctx, row) for each of this workgroup's
-    (or wave's) rows."""
+def row_kernel(spec, arch, name, values_per_wave, inputs, row_body, output="y", lds_name="partials"):
+    """The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
+    rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
+    wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows."""
     b = Builder(name, arch.name)
     b.attr("flat_work_group_size", f"1,{spec['block']}")
     i32 = scalar("i32")
     x = b.param("x", pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, readonly=True)
-    y = b.param("y", pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
+    y = b.param(output, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
     more = [b.param(n, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, readonly=True)
             for n in inputs]
     rows = b.param("rows", i32)
     waves = spec["block"] // arch.wave_size
     by_block = spec["scope"] == "block"
-    partials = b.lds("partials", scalar("f32"), values_per_wave * waves, 16) if by_block else None
+    partials = b.lds(lds_name, scalar("f32"), values_per_wave * waves, 16) if by_block else None
     tid = b.workitem_id("x")
     lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))

@@ -70,6 +70,7 @@ INT_FLAGS = {row["name"]: tuple(row.get("flags", ())) for row in tables.ops_in("
 ICMP_PREDICATES = tuple(tables.OP_ROWS[OP.icmp]["predicates"])
 FCMP_PREDICATES = tuple(tables.OP_ROWS[OP.fcmp]["predicates"])
 DIMS = ("x", "y", "z")
+DPP_ROW_SHR = (0x111, 0x11F)  # row_shr:1 .. row_shr:15 (lanes past the row's start keep old)
 DPP_ROW_ROR = (0x121, 0x12F)  # row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls
 # canonical mma instruction -> (A and B fragment type, accumulator type, wave size), from
 # tables/mma_instructions.json; docs/ir.md gives each one's lane layout, llvm/lower_mma.py its
@@ -447,8 +448,10 @@ class Builder:
         if old.type != v.type or v.type not in (scalar("i32"), scalar("f32")):
             raise BuildError(f"update_dpp needs two i32 or two f32 values (got "
                              f"{type_text(old.type)}, {type_text(v.type)})")
-        if not (0 <= ctrl <= 0xFF or DPP_ROW_ROR[0] <= ctrl <= DPP_ROW_ROR[1]):
-            raise BuildError(f"update_dpp control must be a quad_perm (0 to 255) or a row_ror "
+        if not (0 <= ctrl <= 0xFF or DPP_ROW_SHR[0] <= ctrl <= DPP_ROW_SHR[1]
+                or DPP_ROW_ROR[0] <= ctrl <= DPP_ROW_ROR[1]):
+            raise BuildError(f"update_dpp control must be a quad_perm (0 to 255), a row_shr "
+                             f"({DPP_ROW_SHR[0]} to {DPP_ROW_SHR[1]}) or a row_ror "
                              f"({DPP_ROW_ROR[0]} to {DPP_ROW_ROR[1]}) (got {ctrl})")
         return self._emit(OP.update_dpp, [old, v], v.type, {"ctrl": ctrl})
 

@@ -73,13 +73,16 @@ Values block_reduce(ir::Builder& b, const target::Arch& arch, const std::string&
 ir::Value partial_slot(ir::Builder& b, int waves, const ir::Value& index, int k);
 
 // ---- the row frame ----
-// The ordered rules of the row frame's fields (each returns "" or the refusal reason).
-Checks row_checks(const nlohmann::json& spec, const target::Arch& arch);
-// The kernel: params x, y, then `inputs` (read-only pointers), then rows; LDS for
-// values_per_wave f32 per wave in scope block; row_body(ctx, row) for each of this workgroup's
-// (or wave's) rows.
+// The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
+// are the cross-lane methods the family offers.
+Checks row_checks(const nlohmann::json& spec, const target::Arch& arch,
+                  const std::vector<std::string>& crosses = CROSS);
+// The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
+// rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
+// wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows.
 ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, const std::string& name,
-                      int values_per_wave, const std::vector<std::string>& inputs, const RowBody& row_body);
+                      int values_per_wave, const std::vector<std::string>& inputs, const RowBody& row_body,
+                      const std::string& output = "y", const std::string& lds_name = "partials");
 // (start, first, step, end): the row's first element, and this lane's columns first, first +
 // step, ... below end (cols).
 Values row_span(RowContext& ctx, const ir::Value& row);

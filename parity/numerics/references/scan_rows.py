@@ -1,0 +1,50 @@
+"""numpy references for the scan_rows family.
+
+`scan_rows` is the definition: the inclusive or exclusive running sum (in f64) or max of each row
+of x (which holds values of its dtype), rounded once to the dtype; an exclusive scan starts with
+the identity (0, or -inf for max). `wave_scan_as_kernel` replays the kernel's cross-lane scan of
+one wave's values in f32 (Hillis-Steele steps with the row_shr and ds_bpermute semantics of
+docs/ir.md), so a test can check that the DPP and bpermute trees compute the definition.
+"""
+import numpy as np
+
+from .reduce_rows import bpermute, round_to, update_dpp
+
+IDENTITY = {"sum": 0.0, "max": -np.inf}
+ROW_SHR = 0x110
+
+
+def scan_rows(x, op, exclusive, dtype):
+    """y[r, j] = x[r, 0] (+) ... (+) x[r, j] (exclusive: up to j - 1), rounded to dtype (as f32)."""
+    x = np.asarray(x, dtype=np.float64)
+    scanned = np.cumsum(x, axis=1) if op == "sum" else np.maximum.accumulate(x, axis=1)
+    if exclusive:
+        first = np.full((x.shape[0], 1), IDENTITY[op])
+        scanned = np.concatenate([first, scanned[:, :-1]], axis=1)
+    return round_to(scanned.astype(np.float32), dtype)
+
+
+def magnitudes(x, exclusive):
+    """The sum of |x| behind each output of a sum scan (the accumulation's scale)."""
+    return np.abs(scan_rows(np.abs(x), "sum", exclusive, "f32")).astype(np.float64)
+
+
+def wave_scan_as_kernel(values, op, cross):
+    """(before, total) of one wave's values as the kernel computes them: each lane's exclusive
+    prefix and the wave's total, in f32."""
+    combine = np.add if op == "sum" else np.maximum
+    identity = np.float32(IDENTITY[op])
+    scanned = np.asarray(values, dtype=np.float32)
+    wave = len(scanned)
+    lanes = np.arange(wave)
+    reader, offset = lanes, 1
+    if cross == "dpp":
+        for shift in (1, 2, 4, 8):
+            scanned = combine(scanned, update_dpp(identity, scanned, ROW_SHR + shift)).astype(np.float32)
+        reader, offset = lanes | 15, 16
+    while offset < wave:
+        moved = bpermute(scanned, (reader - offset) & (wave - 1))
+        scanned = np.where(lanes >= offset, combine(scanned, moved), scanned).astype(np.float32)
+        offset *= 2
+    before = np.where(lanes == 0, identity, bpermute(scanned, (lanes - 1) & (wave - 1))).astype(np.float32)
+    return before, scanned[wave - 1]
