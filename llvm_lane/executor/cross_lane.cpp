@@ -105,7 +105,9 @@ int dpp_source(int control, int lane) {
     int source = in_row - (control & 15);
     return source >= 0 ? row + source : -1;
   }
-  if (control >= 0x121 && control <= 0x12f) return row + ((in_row + (control & 15)) & 15);
+  // row_ror:n rotates the row right: lane p receives lane p - n (mod 16), as row_shr:n shifts it
+  // right (docs/ir.md); it read lane p + n before, which only symmetric reductions hid.
+  if (control >= 0x121 && control <= 0x12f) return row + ((in_row - (control & 15)) & 15);
   if (control == 0x140) return row + (15 - in_row);
   if (control == 0x141) return row + (in_row & 8) + (7 - (in_row & 7));
   return -2;  // not modelled

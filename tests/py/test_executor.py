@@ -223,7 +223,7 @@ def test_bpermute_and_dpp_quad_perm_row_ror_and_row_mask(checker):
     assert np.array_equal(out[:, 0], (t + 1) % 64)
     assert np.array_equal(out[:, 1], t ^ 1)                        # quad_perm [1,0,3,2]
     rows_on = np.isin(t // 16, [0, 2])                             # row_mask 0b0101
-    assert np.array_equal(out[:, 2], np.where(rows_on, (t & ~15) | ((t + 4) & 15), -1))  # row_ror 4, else old
+    assert np.array_equal(out[:, 2], np.where(rows_on, (t & ~15) | ((t - 4) & 15), -1))  # row_ror 4 (p - 4), else old
 
 
 LDS = """
