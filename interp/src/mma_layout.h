@@ -1,5 +1,5 @@
 // The matrix-core instructions' fragment layouts (docs/ir.md, "Matrix ops"), as the gemm_mma
-// family's authors laid them out (py_engine/kemit/families/gemm_mma.py FRAGMENTS, ROW_FACTORS,
+// family's authors laid them out (py_engine/kemit/families/gemm_core.py FRAGMENTS, ROW_FACTORS,
 // static_row): which element of A, B and C each lane's vector element holds.
 #pragma once
 #include <string>
