@@ -8,6 +8,7 @@
 #include "kemit/families/conv_depthwise_tiled.h"
 #include "kemit/families/conv_fwd_lds_halo.h"
 #include "kemit/families/elementwise.h"
+#include "kemit/families/gemm_epilogue.h"
 #include "kemit/families/gemm_mma.h"
 #include "kemit/families/reduce_rows.h"
 #include "kemit/families/transpose_lds.h"
@@ -26,6 +27,8 @@ const std::vector<Family>& FAMILIES() {
        conv_fwd_lds_halo::build_module},
       {elementwise::FAMILY, elementwise::parse_spec, elementwise::kernel_name, elementwise::validate,
        elementwise::build},
+      {gemm_epilogue::FAMILY, gemm_epilogue::parse_spec, gemm_epilogue::kernel_name, gemm_epilogue::validate,
+       gemm_epilogue::build, gemm_epilogue::flavor_gate},
       {gemm_mma::FAMILY, gemm_mma::parse_spec, gemm_mma::kernel_name, gemm_mma::validate, gemm_mma::build,
        gemm_mma::flavor_gate},
       {reduce_rows::FAMILY, reduce_rows::parse_spec, reduce_rows::kernel_name, reduce_rows::validate,
