@@ -12,13 +12,13 @@ from conftest import REPO
 from kemit.engine import emit
 from kemit.families import gemm_epilogue as family
 from kemit.target.arch import find_arch
-from references.gemm_epilogue import activate, gemm_epilogue
+from references.gemm_epilogue import activate, decode_fp8, fp8_value, gemm_epilogue
 
 CONFIGS = os.path.join(REPO, "parity", "configs", "gemm_epilogue.json")
 ARCH = {name: find_arch(name) for name in ("gfx90a", "gfx942", "gfx950", "gfx1100")}
 # every validation reason of the family, core first, in validate's order
 REASONS = [
-    r"dtype must be one of f16, bf16 \(got '.*'\)",
+    r"dtype must be one of f16, bf16, fp8, bf8 \(got '.*'\)",
     r"mma must be one of .* \(got '.*'\)",
     r"\S+ \S+ is not an instruction of \S+ \(it has: .*\)",
     r"tile_m must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
@@ -37,7 +37,13 @@ REASONS = [
 
 
 @pytest.mark.parametrize("raw, arch, reason", [
-    ({"dtype": "fp8"}, "gfx942", "dtype must be one of f16, bf16 (got 'fp8')"),
+    ({"dtype": "e4m3"}, "gfx942", "dtype must be one of f16, bf16, fp8, bf8 (got 'e4m3')"),
+    ({"dtype": "fp8"}, "gfx942", "mfma_32x32x8 fp8 is not an instruction of gfx942 (it has: mfma_32x32x8 f16, "
+                                 "mfma_32x32x8 bf16, mfma_16x16x16 f16, mfma_16x16x16 bf16, mfma_16x16x32 fp8, "
+                                 "mfma_16x16x32 bf8)"),
+    ({"dtype": "fp8", "mma": "mfma_16x16x32"}, "gfx90a", "mfma_16x16x32 fp8 is not an instruction of gfx90a (it has: "
+                                                         "mfma_32x32x8 f16, mfma_32x32x8 bf16, mfma_16x16x16 f16, "
+                                                         "mfma_16x16x16 bf16)"),
     ({"mma": "wmma_16x16x16"}, "gfx90a", "wmma_16x16x16 f16 is not an instruction of gfx90a (it has: mfma_32x32x8 f16, "
                                          "mfma_32x32x8 bf16, mfma_16x16x16 f16, mfma_16x16x16 bf16)"),
     ({"activation": "gelu"}, "gfx90a", "activation must be one of none, relu, gelu_tanh, silu (got 'gelu')"),
@@ -69,6 +75,41 @@ def test_each_fusion_adds_its_parameter(raw, params):
     text = emit("gemm_epilogue", "gfx90a", raw, ["llvm19"]).ll[0].text
     names = re.findall(r"(%\w+)[,)]", text.split("define amdgpu_kernel", 1)[1].split("{", 1)[0])
     assert ", ".join(names) == ", ".join(p if p.startswith("%") else f"%{p}" for p in params.split(", "))
+
+
+@pytest.mark.parametrize("arch, dtype, instr, intrinsic", [
+    ("gfx942", "fp8", "mfma_f32_16x16x32_fp8_fnuz", "@llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8(i64 "),
+    ("gfx942", "bf8", "mfma_f32_16x16x32_bf8_fnuz", "@llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8(i64 "),
+    ("gfx950", "fp8", "mfma_f32_16x16x32_fp8_ocp", "@llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8(i64 "),
+    ("gfx950", "bf8", "mfma_f32_16x16x32_bf8_ocp", "@llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8(i64 "),
+])
+def test_fp8_names_the_variant_and_takes_b_transposed(arch, dtype, instr, intrinsic):
+    """One intrinsic per dtype on both processors; the canonical name says how its bytes are read."""
+    result = emit("gemm_epilogue", arch, {"dtype": dtype, "mma": "mfma_16x16x32"}, ["llvm22"])
+    assert f"{{instr={instr}}}" in result.canonical and " b_t : ptr.global" in result.canonical
+    assert intrinsic in result.ll[0].text and "%b_t" in result.ll[0].text
+
+
+@pytest.mark.parametrize("fmt, byte, value", [
+    # OCP 8-bit floats (gfx950): E4M3FN bias 7, no infinity, S.1111.111 NaN; E5M2 bias 15, IEEE-like
+    ("e4m3_ocp", 0x38, 1.0), ("e4m3_ocp", 0x7E, 448.0), ("e4m3_ocp", 0x01, 2.0 ** -9), ("e4m3_ocp", 0x08, 2.0 ** -6),
+    ("e4m3_ocp", 0xC0, -2.0), ("e5m2_ocp", 0x3C, 1.0), ("e5m2_ocp", 0x7B, 57344.0), ("e5m2_ocp", 0x7C, np.inf),
+    ("e5m2_ocp", 0x01, 2.0 ** -16), ("e5m2_ocp", 0x04, 2.0 ** -14),
+    # FNUZ (gfx942): E4M3 bias 8, E5M2 bias 16, 0x80 the only NaN, no infinity
+    ("e4m3_fnuz", 0x40, 1.0), ("e4m3_fnuz", 0x7F, 240.0), ("e4m3_fnuz", 0x01, 2.0 ** -10), ("e4m3_fnuz", 0x08, 2.0 ** -7),
+    ("e5m2_fnuz", 0x40, 1.0), ("e5m2_fnuz", 0x7F, 57344.0), ("e5m2_fnuz", 0x7C, 32768.0), ("e5m2_fnuz", 0x01, 2.0 ** -17),
+])
+def test_fp8_formats(fmt, byte, value):
+    assert fp8_value(byte, fmt) == value
+
+
+@pytest.mark.parametrize("fmt, nans", [("e4m3_ocp", {0x7F, 0xFF}), ("e5m2_ocp", {0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF}),
+                                       ("e4m3_fnuz", {0x80}), ("e5m2_fnuz", {0x80})])
+def test_fp8_nans_and_no_negative_zero(fmt, nans):
+    values = decode_fp8(np.arange(256), fmt)
+    assert set(np.flatnonzero(np.isnan(values))) == nans
+    if fmt.endswith("_fnuz"):
+        assert not np.isinf(values).any() and not (np.signbit(values) & (values == 0)).any()
 
 
 def test_out_dtype_stores_once_rounded():

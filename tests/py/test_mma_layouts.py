@@ -23,6 +23,8 @@ TABLE_NAMES = {
     ("mfma_16x16x16", "f16"): ["cdna2_v_mfma_f32_16x16x16f16", "cdna3_v_mfma_f32_16x16x16_f16"],
     ("mfma_16x16x16", "bf16"): ["cdna2_v_mfma_f32_16x16x16bf16_1k", "cdna3_v_mfma_f32_16x16x16_bf16"],
     ("mfma_16x16x32", "bf16"): ["cdna4_v_mfma_f32_16x16x32_bf16"],
+    ("mfma_16x16x32", "fp8"): ["cdna3_v_mfma_f32_16x16x32_fp8_fp8"],
+    ("mfma_16x16x32", "bf8"): ["cdna3_v_mfma_f32_16x16x32_bf8_bf8"],
     ("wmma_gfx11", "f16"): ["rdna3_v_wmma_f32_16x16x16_f16"],
     ("wmma_gfx11", "bf16"): ["rdna3_v_wmma_f32_16x16x16_bf16"],
     ("wmma_gfx12", "f16"): ["rdna4_v_wmma_f32_16x16x16_f16"],

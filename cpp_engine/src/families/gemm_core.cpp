@@ -30,6 +30,9 @@ const std::map<std::string, std::vector<std::string>> KIND_SHAPES = {
     {"wmma_gfx1250", {"wmma_16x16x32"}}};
 const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS = {
     {"gfx950", {{"mfma_16x16x32", "bf16"}}}};
+const std::vector<std::string> FP8_DTYPES = {"fp8", "bf8"};
+const std::map<std::string, std::string> FP8_FORMATS = {{"gfx942", "fnuz"}, {"gfx950", "ocp"}};
+const std::vector<std::string> FP8_SHAPES = {"mfma_16x16x32"};
 const std::vector<int> WAVES = {1, 2, 4, 8};
 const std::map<std::string, Fragment> FRAGMENTS = {
     {"mfma_32x32x8", {4, {0}, 4}}, {"mfma_16x16x16", {4, {0}, 4}}, {"mfma_16x16x32", {8, {0}, 8}},
@@ -60,18 +63,27 @@ const Shape& shape_of(const nlohmann::json& spec) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch) {
+bool is_fp8(const nlohmann::json& spec) {
+  return std::find(FP8_DTYPES.begin(), FP8_DTYPES.end(), spec["dtype"].get<std::string>()) != FP8_DTYPES.end();
+}
+
+std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& name : KIND_SHAPES.at(arch.mma))
     for (const auto& dtype : DTYPES) pairs.emplace_back(name, dtype);
   auto extra = EXTRA_INSTRUCTIONS.find(arch.name);
   if (extra != EXTRA_INSTRUCTIONS.end()) pairs.insert(pairs.end(), extra->second.begin(), extra->second.end());
+  if (with_fp8 && FP8_FORMATS.count(arch.name))
+    for (const auto& name : FP8_SHAPES)
+      for (const auto& dtype : FP8_DTYPES) pairs.emplace_back(name, dtype);
   return pairs;
 }
 
 std::string instruction(const nlohmann::json& spec, const target::Arch& arch) {
   std::string family = arch.mma == "mfma" ? "mfma" : arch.mma;
-  return family + "_f32_" + spec["mma"].get<std::string>().substr(5) + "_" + spec["dtype"].get<std::string>();
+  std::string variant = is_fp8(spec) ? "_" + FP8_FORMATS.at(arch.name) : "";
+  return family + "_f32_" + spec["mma"].get<std::string>().substr(5) + "_" + spec["dtype"].get<std::string>() +
+         variant;
 }
 
 std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch) {
@@ -90,9 +102,12 @@ int accumulator_length(const nlohmann::json& spec, const target::Arch& arch) {
   throw std::invalid_argument("unknown mma instruction '" + instr + "'");
 }
 
+int element_bytes(const nlohmann::json& spec) {
+  return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
+}
+
 int64_t lds_bytes(const nlohmann::json& spec) {
-  return int64_t{field(spec, "tile_m") + field(spec, "tile_n")} * field(spec, "tile_k") *
-         ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
+  return int64_t{field(spec, "tile_m") + field(spec, "tile_n")} * field(spec, "tile_k") * element_bytes(spec);
 }
 
 std::string tile_check(const nlohmann::json& spec, const std::string& name, int step, int limit) {
@@ -103,16 +118,18 @@ std::string tile_check(const nlohmann::json& spec, const std::string& name, int 
   return value <= limit ? "" : name + " must be at most " + number(limit) + " (got " + number(value) + ")";
 }
 
-std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch) {
+std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch,
+                                                      bool with_fp8) {
   // the checks outlive this call: they hold copies of the local lists and refer to spec and arch
   std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), waves(WAVES.begin(), WAVES.end()), shapes;
+  if (with_fp8) dtypes.insert(dtypes.end(), FP8_DTYPES.begin(), FP8_DTYPES.end());
   for (const auto& shape : SHAPES) shapes.push_back(shape.name);
   auto per_wave = [&spec] { return fragments(spec) / field(spec, "waves"); };
   return {
       [=, &spec, &arch] { return one_of("dtype", spec["dtype"], dtypes); },
       [=, &spec, &arch] { return one_of("mma", spec["mma"], shapes); },
       [=, &spec, &arch] {
-        auto pairs = available(arch);
+        auto pairs = available(arch, with_fp8);
         std::pair<std::string, std::string> wanted{spec["mma"].get<std::string>(), spec["dtype"].get<std::string>()};
         if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
         std::string listed;
@@ -153,10 +170,13 @@ std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, co
 Tile tile_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const Value& n,
                   const Value& k) {
   int block = field(spec, "waves") * arch.wave_size;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec["dtype"].get<std::string>());
+  ir::Type i32 = ir::scalar("i32");
+  bool fp8 = is_fp8(spec);
+  ir::Type element = fp8 ? ir::scalar("i64") : ir::scalar(spec["dtype"].get<std::string>());
+  int per_element = fp8 ? FP8_PER_WORD : 1;
   int tile_m = field(spec, "tile_m"), tile_n = field(spec, "tile_n"), tile_k = field(spec, "tile_k");
-  Value a_tile = b.lds("a_tile", dtype, tile_m * tile_k, 16);
-  Value b_tile = b.lds("b_tile", dtype, tile_n * tile_k, 16);
+  Value a_tile = b.lds("a_tile", element, tile_m * tile_k / per_element, 16);
+  Value b_tile = b.lds("b_tile", element, tile_n * tile_k / per_element, 16);
   Value tid = b.workitem_id("x");
   Value lane_mask = b.const_int(i32, arch.wave_size - 1);
   Value lane = b.bit_and(tid, lane_mask);
@@ -181,8 +201,13 @@ std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& b
   ir::Type i32 = ir::scalar("i32");
 
   auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
-    stage_a(ctx, a, k0);
-    stage_b(ctx, bm, k0);
+    if (is_fp8(ctx.spec)) {
+      stage_words(ctx, a, ctx.a_tile, field(ctx.spec, "tile_m"), ctx.m0, k0);
+      stage_words(ctx, bm, ctx.b_tile, field(ctx.spec, "tile_n"), ctx.n0, k0);
+    } else {
+      stage_a(ctx, a, k0);
+      stage_b(ctx, bm, k0);
+    }
     b.barrier();
     std::vector<Value> next = multiply(ctx, places, accs);
     b.barrier();
@@ -274,11 +299,12 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
 
 std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<Value> accs) {
   std::string instr = instruction(ctx.spec, ctx.arch);
+  auto load = is_fp8(ctx.spec) ? load_word : load_fragment;
   for (int step = 0; step < field(ctx.spec, "tile_k"); step += shape_of(ctx.spec).k) {
     for (size_t index = 0; index < places.size(); ++index) {
       const Place& place = places[index];
-      Value a_frag = load_fragment(ctx, ctx.a_tile, place.a_row, place.group, step);
-      Value b_frag = load_fragment(ctx, ctx.b_tile, place.b_col, place.group, step);
+      Value a_frag = load(ctx, ctx.a_tile, place.a_row, place.group, step);
+      Value b_frag = load(ctx, ctx.b_tile, place.b_col, place.group, step);
       accs[index] = ctx.b.mma(instr, a_frag, b_frag, accs[index]);
     }
   }
@@ -306,6 +332,45 @@ Value load_fragment(Context& ctx, const Value& tile, const Value& line, const Va
   std::vector<int> mask;
   for (int lane = 0; lane < 2 * fragment.length; ++lane) mask.push_back(lane);
   return b.shuffle(pieces[0], pieces[1], mask);
+}
+
+void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
+  int tile_k = field(ctx.spec, "tile_k");
+  Value per_row = b.const_int(i32, tile_k / FP8_PER_WORD);
+  Value shift = b.const_int(i32, bit_length(FP8_PER_WORD) - 1);
+  Value row_words = b.lshr(ctx.k, shift);
+  Value first = b.lshr(k0, shift);
+
+  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
+    Value r = b.udiv(i, per_row);
+    Value row = b.add(origin, r, NUW_NSW);
+    Value row_start = b.mul(row, row_words, NUW_NSW);
+    Value c = b.urem(i, per_row);
+    Value column = b.add(first, c, NUW_NSW);
+    Value word = b.add(row_start, column, NUW_NSW);
+    Value address = b.ptr_add(source, word, i64);
+    Value value = b.load(i64, address, 8);
+    Value target = b.ptr_add(tile, i, i64);
+    b.store(value, target, 8);
+    return {};
+  };
+
+  Value count = b.const_int(i32, rows * tile_k / FP8_PER_WORD);
+  b.for_loop(ctx.tid, count, ctx.block, {}, body);
+}
+
+Value load_word(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
+  Value words_per_line = b.const_int(i32, field(ctx.spec, "tile_k") / FP8_PER_WORD);
+  Value line_start = b.mul(line, words_per_line, NUW_NSW);
+  Value group_start = b.add(line_start, group, NUW_NSW);
+  Value step_word = b.const_int(i32, step / FP8_PER_WORD);
+  Value slot = b.add(group_start, step_word, NUW_NSW);
+  Value address = b.ptr_add(tile, slot, i64);
+  return b.load(i64, address, 8);
 }
 
 Position element_position(Context& ctx, const Place& place, int element) {

@@ -48,7 +48,7 @@ std::string kernel_name(const nlohmann::json& spec) {
 std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   std::vector<nlohmann::json> activations(ACTIVATIONS.begin(), ACTIVATIONS.end());
   std::vector<nlohmann::json> out_dtypes(OUT_DTYPES.begin(), OUT_DTYPES.end());
-  std::vector<std::function<std::string()>> checks = core::core_checks(spec, arch);
+  std::vector<std::function<std::string()>> checks = core::core_checks(spec, arch, /*with_fp8=*/true);
   checks.push_back([&] { return one_of("activation", spec["activation"], activations); });
   checks.push_back([&] { return one_of("out_dtype", spec["out_dtype"], out_dtypes); });
   checks.push_back([&] {
@@ -69,7 +69,8 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   b.attr("flat_work_group_size", "1," + number(block));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), out = ir::scalar(str(spec, "out_dtype"));
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
-  Value bm = b.param("b", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  Value bm = b.param(core::is_fp8(spec) ? "b_t" : "b", ir::pointer("global"), 16, /*noalias=*/true,
+                     /*nocapture=*/true, /*readonly=*/true);
   Buffers buffers;
   if (spec["bias"].get<bool>())
     buffers.bias = b.param("bias", ir::pointer("global"), 4, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);

@@ -2,7 +2,9 @@
 the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
 registers; each family adds its parameters, its accumulator start and what it does with the result.
 
-a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. One workgroup per
+a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. fp8 and bf8 operands (a
+family that offers them: gemm_epilogue) are 8 values to a 64-bit word, and b comes transposed
+(b_t, n x k, row-major), so both are staged as whole words and a lane's fragment is one word. One workgroup per
 tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with `waves` waves; wave
 w owns the instruction-sized fragments w, w + waves, ... of the tile. Each tile_k step stages a's
 tile (8-element vector loads) and b's tile transposed (so a lane's fragment is contiguous in k)
@@ -28,6 +30,12 @@ KIND_SHAPES = {"mfma": ("mfma_32x32x8", "mfma_16x16x16"), "wmma_gfx11": ("wmma_1
                "wmma_gfx12": ("wmma_16x16x16",), "wmma_gfx1250": ("wmma_16x16x32",)}
 # instructions one processor adds to its kind: (spec name, dtype)
 EXTRA_INSTRUCTIONS = {"gfx950": (("mfma_16x16x32", "bf16"),)}
+# fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
+# variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
+FP8_DTYPES = ("fp8", "bf8")
+FP8_FORMATS = {"gfx942": "fnuz", "gfx950": "ocp"}
+FP8_SHAPES = ("mfma_16x16x32",)
+FP8_PER_WORD = 8         # fp8 values per 64-bit word: one mfma operand, one LDS and global access
 WAVES = (1, 2, 4, 8)
 MAX_TILE_MN = 256
 MAX_TILE_K = 128
@@ -42,16 +50,25 @@ ROW_FACTORS = {"mfma_32x32x8": 4, "mfma_16x16x16": 4, "mfma_16x16x32": 4, "wmma_
                "wmma_gfx12": 8, "wmma_gfx1250": 8}
 
 
-def available(arch):
-    """The (spec name, dtype) pairs the arch's matrix cores run."""
+def is_fp8(spec):
+    return spec["dtype"] in FP8_DTYPES
+
+
+def available(arch, with_fp8=False):
+    """The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones)."""
     pairs = [(name, dtype) for name in KIND_SHAPES[arch.mma] for dtype in DTYPES]
-    return pairs + list(EXTRA_INSTRUCTIONS.get(arch.name, ()))
+    pairs += list(EXTRA_INSTRUCTIONS.get(arch.name, ()))
+    if with_fp8 and arch.name in FP8_FORMATS:
+        pairs += [(name, dtype) for name in FP8_SHAPES for dtype in FP8_DTYPES]
+    return pairs
 
 
 def instruction(spec, arch):
-    """The canonical mma instruction (ir/builder.py MMA_INSTRUCTIONS) of a validated spec."""
+    """The canonical mma instruction (ir/builder.py MMA_INSTRUCTIONS) of a validated spec; an fp8
+    one names the arch's variant of the 8-bit floats."""
     family = "mfma" if arch.mma == "mfma" else arch.mma
-    return f"{family}_f32_{spec['mma'][5:]}_{spec['dtype']}"
+    variant = f"_{FP8_FORMATS[arch.name]}" if is_fp8(spec) else ""
+    return f"{family}_f32_{spec['mma'][5:]}_{spec['dtype']}{variant}"
 
 
 def layout_kind(spec, arch):
@@ -67,8 +84,12 @@ def accumulator_length(spec, arch):
     return parse_type(MMA_INSTRUCTIONS[instruction(spec, arch)][1]).count
 
 
+def element_bytes(spec):
+    return 1 if is_fp8(spec) else byte_size(scalar(spec["dtype"]))
+
+
 def lds_bytes(spec):
-    return (spec["tile_m"] + spec["tile_n"]) * spec["tile_k"] * byte_size(scalar(spec["dtype"]))
+    return (spec["tile_m"] + spec["tile_n"]) * spec["tile_k"] * element_bytes(spec)
 
 
 def tile_check(spec, field, step, limit):
@@ -79,17 +100,18 @@ def tile_check(spec, field, step, limit):
 
 
 
-def core_checks(spec, arch):
-    """The ordered checks of the core's fields, for a family's validate (first_reason)."""
+def core_checks(spec, arch, with_fp8=False):
+    """The ordered checks of the core's fields, for a family's validate (first_reason); with_fp8:
+    the family offers the fp8 operands."""
     def shape():
         return SHAPES[spec["mma"]]
 
     return (
-        lambda: one_of("dtype", spec["dtype"], DTYPES),
+        lambda: one_of("dtype", spec["dtype"], DTYPES + (FP8_DTYPES if with_fp8 else ())),
         lambda: one_of("mma", spec["mma"], tuple(SHAPES)),
-        lambda: "" if (spec["mma"], spec["dtype"]) in available(arch) else
+        lambda: "" if (spec["mma"], spec["dtype"]) in available(arch, with_fp8) else
         f"{spec['mma']} {spec['dtype']} is not an instruction of {arch.name} (it has: "
-        f"{', '.join(f'{name} {dtype}' for name, dtype in available(arch))})",
+        f"{', '.join(f'{name} {dtype}' for name, dtype in available(arch, with_fp8))})",
         lambda: tile_check(spec, "tile_m", shape()[0], MAX_TILE_MN),
         lambda: tile_check(spec, "tile_n", shape()[1], MAX_TILE_MN),
         lambda: tile_check(spec, "tile_k", shape()[2], MAX_TILE_K),
@@ -115,10 +137,11 @@ def tile_context(b, spec, arch, n, k):
     """After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
     the wave's fragments. Returns (ctx, places)."""
     block = spec["waves"] * arch.wave_size
-    i32, dtype = scalar("i32"), scalar(spec["dtype"])
+    i32 = scalar("i32")
+    element, per_element = (scalar("i64"), FP8_PER_WORD) if is_fp8(spec) else (scalar(spec["dtype"]), 1)
     tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
-    a_tile = b.lds("a_tile", dtype, tile_m * tile_k, 16)
-    b_tile = b.lds("b_tile", dtype, tile_n * tile_k, 16)
+    a_tile = b.lds("a_tile", element, tile_m * tile_k // per_element, 16)
+    b_tile = b.lds("b_tile", element, tile_n * tile_k // per_element, 16)
     tid = b.workitem_id("x")
     lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
@@ -136,8 +159,12 @@ def accumulate_tiles(ctx, a, bm, places, inits):
     i32 = scalar("i32")
 
     def k_body(k0, accs):
-        stage_a(ctx, a, k0)
-        stage_b(ctx, bm, k0)
+        if is_fp8(ctx["spec"]):
+            stage_words(ctx, a, ctx["a_tile"], ctx["spec"]["tile_m"], ctx["m0"], k0)
+            stage_words(ctx, bm, ctx["b_tile"], ctx["spec"]["tile_n"], ctx["n0"], k0)
+        else:
+            stage_a(ctx, a, k0)
+            stage_b(ctx, bm, k0)
         b.barrier()
         accs = multiply(ctx, places, list(accs))
         b.barrier()
@@ -208,10 +235,11 @@ def multiply(ctx, places, accs):
     """One mma per fragment and instruction k step of the staged tiles."""
     spec, arch = ctx["spec"], ctx["arch"]
     instr = instruction(spec, arch)
+    load = load_word if is_fp8(spec) else load_fragment
     for step in range(0, spec["tile_k"], SHAPES[spec["mma"]][2]):
         for index, place in enumerate(places):
-            a_frag = load_fragment(ctx, ctx["a_tile"], place["a_row"], place["group"], step)
-            b_frag = load_fragment(ctx, ctx["b_tile"], place["b_col"], place["group"], step)
+            a_frag = load(ctx, ctx["a_tile"], place["a_row"], place["group"], step)
+            b_frag = load(ctx, ctx["b_tile"], place["b_col"], place["group"], step)
             accs[index] = ctx["b"].mma(instr, a_frag, b_frag, accs[index])
     return accs
 
@@ -231,6 +259,36 @@ def load_fragment(ctx, tile, line, group, step):
     if len(pieces) == 1:
         return pieces[0]
     return b.shuffle(pieces[0], pieces[1], list(range(2 * length)))
+
+
+def stage_words(ctx, source, tile, rows, origin, k0):
+    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t)."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, i64 = scalar("i32"), scalar("i64")
+    per_row = b.const_int(i32, spec["tile_k"] // FP8_PER_WORD)
+    shift = b.const_int(i32, FP8_PER_WORD.bit_length() - 1)
+    row_words = b.lshr(ctx["k"], shift)
+    first = b.lshr(k0, shift)
+
+    def body(i, iters):
+        row = b.add(origin, b.udiv(i, per_row), ("nuw", "nsw"))
+        word = b.add(b.mul(row, row_words, ("nuw", "nsw")), b.add(first, b.urem(i, per_row), ("nuw", "nsw")),
+                     ("nuw", "nsw"))
+        value = b.load(i64, b.ptr_add(source, word, i64), 8)
+        b.store(value, b.ptr_add(tile, i, i64), 8)
+        return []
+
+    count = b.const_int(i32, rows * spec["tile_k"] // FP8_PER_WORD)
+    b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def load_word(ctx, tile, line, group, step):
+    """This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, i64 = scalar("i32"), scalar("i64")
+    line_start = b.mul(line, b.const_int(i32, spec["tile_k"] // FP8_PER_WORD), ("nuw", "nsw"))
+    slot = b.add(b.add(line_start, group, ("nuw", "nsw")), b.const_int(i32, step // FP8_PER_WORD), ("nuw", "nsw"))
+    return b.load(i64, b.ptr_add(tile, slot, i64), 8)
 
 
 def element_position(ctx, place, element):

@@ -1,6 +1,8 @@
 """Family `gemm_epilogue`: c = act(a x b + bias) + residual on the matrix cores, in one kernel.
 
-a is m x k, b is k x n (f16 or bf16, row-major); bias is n f32 values (one per column), residual
+a is m x k, b is k x n (f16 or bf16, row-major), or with fp8 / bf8 operands (E4M3 / E5M2, on the
+processors whose mfma reads them: gfx942 as FNUZ, gfx950 as OCP 8-bit floats) a is m x k and b_t
+is b transposed, n x k (row-major, k a multiple of 8); bias is n f32 values (one per column), residual
 and c are m x n (row-major) in out_dtype (f32, f16 or bf16); n and k at run time. The product is
 the gemm core's (gemm_core.py: tiling, staging, fragment layouts); each f32 accumulator element
 then gets, in this order and still in f32: + bias[column], the activation (relu; gelu_tanh, the
@@ -39,7 +41,7 @@ def kernel_name(spec):
 
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
-    checks = core.core_checks(spec, arch) + (
+    checks = core.core_checks(spec, arch, with_fp8=True) + (
         lambda: one_of("activation", spec["activation"], ACTIVATIONS),
         lambda: one_of("out_dtype", spec["out_dtype"], OUT_DTYPES),
         lambda: "" if spec["bias"] or spec["activation"] != "none" or spec["residual"] else
@@ -60,7 +62,7 @@ def build(spec, arch):
     i32, f32, out = scalar("i32"), scalar("f32"), scalar(spec["out_dtype"])
     read = {"noalias": True, "nocapture": True, "readonly": True}
     a = b.param("a", pointer("global"), align=16, **read)
-    bm = b.param("b", pointer("global"), align=16, **read)
+    bm = b.param("b_t" if core.is_fp8(spec) else "b", pointer("global"), align=16, **read)
     bias = b.param("bias", pointer("global"), align=4, **read) if spec["bias"] else None
     residual = b.param("residual", pointer("global"), align=byte_size(out), **read) if spec["residual"] else None
     c = b.param("c", pointer("global"), align=byte_size(out), noalias=True, nocapture=True, writeonly=True)

@@ -3,7 +3,9 @@
 // registers; each family adds its parameters, its accumulator start and what it does with the result.
 // Mirrors py_engine/kemit/families/gemm_core.py.
 //
-// a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. One workgroup per
+// a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. fp8 and bf8 operands (a
+// family that offers them: gemm_epilogue) are 8 values to a 64-bit word, and b comes transposed
+// (b_t, n x k, row-major), so both are staged as whole words and a lane's fragment is one word. One workgroup per
 // tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with `waves` waves; wave
 // w owns the instruction-sized fragments w, w + waves, ... of the tile. Each tile_k step stages a's
 // tile (8-element vector loads) and b's tile transposed (so a lane's fragment is contiguous in k)
@@ -39,6 +41,12 @@ extern const std::vector<Shape> SHAPES;
 extern const std::map<std::string, std::vector<std::string>> KIND_SHAPES;
 // instructions one processor adds to its kind: (spec name, dtype)
 extern const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS;
+// fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
+// variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
+extern const std::vector<std::string> FP8_DTYPES;
+extern const std::map<std::string, std::string> FP8_FORMATS;
+extern const std::vector<std::string> FP8_SHAPES;
+constexpr int FP8_PER_WORD = 8;  // fp8 values per 64-bit word: one mfma operand, one LDS and global access
 extern const std::vector<int> WAVES;
 constexpr int MAX_TILE_MN = 256;
 constexpr int MAX_TILE_K = 128;
@@ -75,17 +83,22 @@ struct Position {
   ir::Value col, index;
 };
 
-// The (spec name, dtype) pairs the arch's matrix cores run.
-std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch);
-// The canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS) of a validated spec.
+bool is_fp8(const nlohmann::json& spec);
+// The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones).
+std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8 = false);
+// The canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS) of a validated spec; an fp8
+// one names the arch's variant of the 8-bit floats.
 std::string instruction(const nlohmann::json& spec, const target::Arch& arch);
 std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch);
 int fragments(const nlohmann::json& spec);
 int accumulator_length(const nlohmann::json& spec, const target::Arch& arch);
+int element_bytes(const nlohmann::json& spec);
 int64_t lds_bytes(const nlohmann::json& spec);
 std::string tile_check(const nlohmann::json& spec, const std::string& field, int step, int limit);
-// The ordered checks of the core's fields, for a family's validate (first_reason).
-std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch);
+// The ordered checks of the core's fields, for a family's validate (first_reason); with_fp8:
+// the family offers the fp8 operands.
+std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch,
+                                                      bool with_fp8 = false);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 // After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
@@ -105,6 +118,11 @@ void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
 std::vector<ir::Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<ir::Value> accs);
 // This lane's operand: the pieces of tile row `line` at k = step + group * stride + offset.
 ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
+// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t).
+void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
+                 const ir::Value& k0);
+// This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
+ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
 // (column, row * n + column) in the m x n output of accumulator element `element` of this lane:
 // row m0 + the element's row, column n0 + this lane's column.
 Position element_position(Context& ctx, const Place& place, int element);

@@ -1,7 +1,9 @@
 // Family `gemm_epilogue`: c = act(a x b + bias) + residual on the matrix cores, in one kernel.
 // Mirrors py_engine/kemit/families/gemm_epilogue.py.
 //
-// a is m x k, b is k x n (f16 or bf16, row-major); bias is n f32 values (one per column), residual
+// a is m x k, b is k x n (f16 or bf16, row-major), or with fp8 / bf8 operands (E4M3 / E5M2, on the
+// processors whose mfma reads them: gfx942 as FNUZ, gfx950 as OCP 8-bit floats) a is m x k and b_t
+// is b transposed, n x k (row-major, k a multiple of 8); bias is n f32 values (one per column), residual
 // and c are m x n (row-major) in out_dtype (f32, f16 or bf16); n and k at run time. The product is
 // the gemm core's (gemm_core.h: tiling, staging, fragment layouts); each f32 accumulator element
 // then gets, in this order and still in f32: + bias[column], the activation (relu; gelu_tanh, the
