@@ -1,5 +1,6 @@
 // The matrix op: D = A x B + C over the wave's fragments (layouts: mma_layout.cpp, docs/ir.md).
-// Every lane of the wave takes part, as on the hardware. Products and sums are exact in double;
+// Every lane of the wave takes part, as on the hardware. Products and sums are exact in double
+// (fp8 / bf8 operands: 8 bytes to each i64 element, byte j holding element 8 * slot + j);
 // each D element is rounded to f32 once (the hardware's internal order is unspecified, the
 // numerics lane's tolerance covers the difference). A layout that gives one element of A or B to
 // several lanes (gfx11 wmma replicates A and B in both half-waves) needs them to agree.
@@ -23,8 +24,9 @@ void Wave::mma(const Instr& in, uint64_t mask) {
       for (int e = 0; e < layout.operand_width; ++e) {
         auto [row, col] = places[static_cast<size_t>(lane) * layout.operand_width + e];
         size_t at = static_cast<size_t>(row) * columns + col;
-        uint64_t bits = reg(operand.slot + e, lane);
-        double value = to_double(layout.operand_kind, bits);
+        double value = layout.fp8 == Fp8::none
+                           ? to_double(layout.operand_kind, reg(operand.slot + e, lane))
+                           : fp8_to_double(layout.fp8, (reg(operand.slot + e / 8, lane) >> (8 * (e % 8))) & 0xff);
         if (from[at] >= 0 && std::memcmp(&out[at], &value, sizeof value) != 0)
           fail(in, lane, std::string("lanes ") + std::to_string(from[at]) + " and " + std::to_string(lane) +
                              " hold different values of " + matrix + "[" + std::to_string(row) + "][" +

@@ -63,6 +63,14 @@ std::vector<MmaLayout> build_layouts() {
     out.push_back(make("wmma_gfx1250_f32_16x16x32" + suffix, "wmma_gfx1250", kind, 32, 8));
   }
   out.push_back(make("mfma_f32_16x16x32_bf16", "mfma_16x16x32", Scalar::bf16, 64, 4));
+  const std::pair<const char*, Fp8> fp8_instructions[] = {{"mfma_f32_16x16x32_fp8_fnuz", Fp8::e4m3_fnuz},
+                                                          {"mfma_f32_16x16x32_bf8_fnuz", Fp8::e5m2_fnuz},
+                                                          {"mfma_f32_16x16x32_fp8_ocp", Fp8::e4m3_ocp},
+                                                          {"mfma_f32_16x16x32_bf8_ocp", Fp8::e5m2_ocp}};
+  for (const auto& [instr, format] : fp8_instructions) {
+    out.push_back(make(instr, "mfma_16x16x32", Scalar::i64, 64, 4));
+    out.back().fp8 = format;
+  }
   return out;
 }
 

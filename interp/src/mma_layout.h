@@ -1,5 +1,5 @@
 // The matrix-core instructions' fragment layouts (docs/ir.md, "Matrix ops"), as the gemm_mma
-// family's authors laid them out (py_engine/kemit/families/gemm_mma.py FRAGMENTS, ROW_FACTORS,
+// family's authors laid them out (py_engine/kemit/families/gemm_core.py FRAGMENTS, ROW_FACTORS,
 // static_row): which element of A, B and C each lane's vector element holds.
 #pragma once
 #include <string>
@@ -15,6 +15,7 @@ struct MmaLayout {
   int m = 0, n = 0, k = 0, wave = 0;
   int operand_width = 0, accumulator_width = 0;
   Scalar operand_kind = Scalar::f16;
+  Fp8 fp8 = Fp8::none;  // not none: A and B are 8-bit floats, 8 to each i64 operand element
   // Indexed [lane * width + element]: (row, k) of A, (k, column) of B, (row, column) of C and D.
   std::vector<std::pair<int, int>> a, b, c;
 };

@@ -116,6 +116,22 @@ double to_double(Scalar kind, uint64_t bits) {
   return decode(format_of(kind), bits);
 }
 
+double fp8_to_double(Fp8 format, uint64_t byte) {
+  bool fnuz = format == Fp8::e4m3_fnuz || format == Fp8::e5m2_fnuz;
+  bool e4m3 = format == Fp8::e4m3_fnuz || format == Fp8::e4m3_ocp;
+  if (format == Fp8::e5m2_ocp) return decode({2, 5}, byte);  // IEEE-like
+  if (fnuz && byte == 0x80) return std::nan("");
+  if (format == Fp8::e4m3_ocp && (byte & 0x7f) == 0x7f) return std::nan("");
+  Format f = e4m3 ? Format{3, 4} : Format{2, 5};
+  int bias = fnuz ? (e4m3 ? 8 : 16) : 7;
+  uint64_t exponent = (byte >> f.mantissa) & ((uint64_t{1} << f.exponent) - 1);
+  uint64_t mantissa = byte & ((uint64_t{1} << f.mantissa) - 1);
+  double magnitude = exponent == 0 ? std::ldexp(static_cast<double>(mantissa), 1 - bias - f.mantissa)
+                                   : std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << f.mantissa)),
+                                                static_cast<int>(exponent) - bias - f.mantissa);
+  return (byte & 0x80) ? -magnitude : magnitude;
+}
+
 uint64_t from_double(Scalar kind, double value) {
   if (kind == Scalar::f32) {
     float f = static_cast<float>(value);  // round to nearest even (the default mode)

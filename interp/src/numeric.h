@@ -22,6 +22,12 @@ double to_double(Scalar kind, uint64_t bits);  // exact for every float kind
 // The float nearest to `value` in `kind`, ties to even; overflow gives infinity, NaN a quiet NaN.
 uint64_t from_double(Scalar kind, double value);
 
+// The 8-bit floats of the fp8 / bf8 matrix instructions, by variant: FNUZ (gfx942: E4M3 bias 8,
+// E5M2 bias 16; 0x80 is the only NaN, no infinity, no negative zero) and OCP (gfx950: E4M3FN bias
+// 7, S.1111.111 its only NaN, no infinity; E5M2 bias 15 with IEEE infinities and NaNs).
+enum class Fp8 : uint8_t { none, e4m3_fnuz, e5m2_fnuz, e4m3_ocp, e5m2_ocp };
+double fp8_to_double(Fp8 format, uint64_t byte);  // exact
+
 constexpr int REGION_SHIFT = 48;
 constexpr uint64_t OFFSET_MASK = (uint64_t{1} << REGION_SHIFT) - 1;
 

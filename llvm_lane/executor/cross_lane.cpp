@@ -175,7 +175,8 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
         auto [row, column] = table.cells[which][size_t(l)][e];
         size_t index = size_t(row * dims[which][1] + column);
-        double value = to_double(in.at(int(e), l), scalar);
+        double value = which < 2 && mma.fp8 != Fp8::None ? decode_fp8((in.at(int(e) / 8, l) >> (8 * (e % 8))) & 0xff, mma.fp8)
+                                                         : to_double(in.at(int(e), l), scalar);
         if (seen[index] && !(matrix[index] == value || (std::isnan(value) && std::isnan(matrix[index]))))
           return fail(wave, op, l, std::string("lanes disagree on replicated ") + "ABC"[which] + "[" + std::to_string(row) +
                                        "][" + std::to_string(column) + "]");
@@ -189,7 +190,7 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       double sum = 0;
       const double* a_row = &matrices[0][size_t(row * mma.k)];
       const double* b_column = &matrices[1][size_t(column)];
-      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k * mma.n];  // exact: 16-bit products
+      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k * mma.n];  // exact: 16- and 8-bit products
       sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
       out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
     }

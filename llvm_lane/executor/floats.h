@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "program.h"
+
 namespace kemit::exec {
 
 // A binary float format: exponent and stored-mantissa bit counts.
@@ -72,5 +74,22 @@ inline float f32_of(uint64_t bits) { return bit_copy<float>(static_cast<uint32_t
 inline double f64_of(uint64_t bits) { return bit_copy<double>(bits); }
 inline uint64_t bits_of(float value) { return bit_copy<uint32_t>(value); }
 inline uint64_t bits_of(double value) { return bit_copy<uint64_t>(value); }
+
+// One 8-bit float. FNUZ (gfx942): E4M3 bias 8, E5M2 bias 16, 0x80 the only NaN, no infinity and no
+// negative zero. OCP (gfx950): E4M3FN bias 7 with S.1111.111 its only NaNs and no infinity; E5M2
+// bias 15 with IEEE infinities and NaNs.
+inline double decode_fp8(uint64_t byte, Fp8 format) {
+  if (format == Fp8::E5M2Ocp) return decode_float(byte, FloatFormat{5, 2});
+  const bool fnuz = format == Fp8::E4M3Fnuz || format == Fp8::E5M2Fnuz;
+  const bool e4m3 = format == Fp8::E4M3Fnuz || format == Fp8::E4M3Ocp;
+  if ((fnuz && byte == 0x80) || (format == Fp8::E4M3Ocp && (byte & 0x7f) == 0x7f)) return std::nan("");
+  const int mantissa_bits = e4m3 ? 3 : 2;
+  const int bias = e4m3 ? (fnuz ? 8 : 7) : 16;
+  const int exponent = int((byte & 0x7f) >> mantissa_bits);
+  const double mantissa = double(byte & ((1u << mantissa_bits) - 1));
+  const double value = exponent == 0 ? std::ldexp(mantissa, 1 - bias - mantissa_bits)
+                                     : std::ldexp(mantissa + double(1 << mantissa_bits), exponent - bias - mantissa_bits);
+  return byte & 0x80 ? -value : value;
+}
 
 }  // namespace kemit::exec

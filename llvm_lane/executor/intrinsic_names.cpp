@@ -24,6 +24,7 @@ struct MatrixIntrinsic {
   const char* cdna2_table;    // per layout family: the table's instruction name ("" = not on it)
   const char* cdna3_table;
   const char* other_table;    // rdna3/rdna4 tables share names; gfx950 / gfx1250 tables are kemit's (README)
+  int fp8_exponent_bits = 0;  // 4: fp8 (E4M3), 5: bf8 (E5M2), in the processor's variant (fp8_format_of)
 };
 
 const MatrixIntrinsic kMatrixIntrinsics[] = {
@@ -32,11 +33,20 @@ const MatrixIntrinsic kMatrixIntrinsics[] = {
     {"llvm.amdgcn.mfma.f32.16x16x16f16", 16, 16, 16, Scalar::Half, false, "v_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16_f16", ""},
     {"llvm.amdgcn.mfma.f32.16x16x16bf16.1k", 16, 16, 16, Scalar::BFloat, false, "v_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16_bf16", ""},
     {"llvm.amdgcn.mfma.f32.16x16x32.bf16", 16, 16, 32, Scalar::BFloat, false, "", "", "cdna4_v_mfma_f32_16x16x32_bf16"},
+    {"llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8", 16, 16, 32, Scalar::Int, false, "", "v_mfma_f32_16x16x32_fp8_fp8", "", 4},
+    {"llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8", 16, 16, 32, Scalar::Int, false, "", "v_mfma_f32_16x16x32_bf8_bf8", "", 5},
     {"llvm.amdgcn.wmma.f32.16x16x16.f16", 16, 16, 16, Scalar::Half, false, "", "", "v_wmma_f32_16x16x16_f16"},
     {"llvm.amdgcn.wmma.f32.16x16x16.bf16", 16, 16, 16, Scalar::BFloat, false, "", "", "v_wmma_f32_16x16x16_bf16"},
     {"llvm.amdgcn.wmma.f32.16x16x32.f16", 16, 16, 32, Scalar::Half, true, "", "", "gfx1250_v_wmma_f32_16x16x32_f16"},
     {"llvm.amdgcn.wmma.f32.16x16x32.bf16", 16, 16, 32, Scalar::BFloat, true, "", "", "gfx1250_v_wmma_f32_16x16x32_bf16"},
 };
+
+// The variant of the 8-bit floats a processor's fp8 / bf8 matrix instructions read (None: it has none).
+Fp8 fp8_format_of(const std::string& arch, int exponent_bits) {
+  if (arch == "gfx942") return exponent_bits == 4 ? Fp8::E4M3Fnuz : Fp8::E5M2Fnuz;
+  if (arch == "gfx950") return exponent_bits == 4 ? Fp8::E4M3Ocp : Fp8::E5M2Ocp;
+  return Fp8::None;
+}
 
 bool classify_matrix(const std::string& name, const std::string& arch, Op& op, std::vector<MmaOp>& mma_ops,
                      std::string& why) {
@@ -51,13 +61,15 @@ bool classify_matrix(const std::string& name, const std::string& arch, Op& op, s
       table = family + "_" + entry.other_table;
     else if (arch == "gfx950" && starts_with(entry.other_table, "cdna4")) table = entry.other_table;
     else if (arch == "gfx1250" && starts_with(entry.other_table, "gfx1250")) table = entry.other_table;
-    if (table.empty()) {
+    Fp8 fp8 = entry.fp8_exponent_bits ? fp8_format_of(arch, entry.fp8_exponent_bits) : Fp8::None;
+    if (table.empty() || (entry.fp8_exponent_bits && fp8 == Fp8::None)) {
       why = "no layout table for " + name + " on " + arch;
       return false;
     }
     op.intrinsic = starts_with(name, "llvm.amdgcn.mfma") ? Intrinsic::Mfma : Intrinsic::Wmma;
     op.mma = static_cast<int>(mma_ops.size());
     mma_ops.push_back({table, entry.m, entry.n, entry.k, entry.operand, entry.gfx1250_modifiers});
+    mma_ops.back().fp8 = fp8;
     return true;
   }
   why = "unsupported matrix intrinsic " + name;

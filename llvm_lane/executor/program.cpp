@@ -223,6 +223,7 @@ bool Decoder::decode_call(llvm::CallInst& call, Op& op) {
     if (call.arg_size() < first + 2 * step + 1) return fail("too few operands for a matrix instruction: " + op.text);
     for (int i = 0; i < 3; ++i) mma.widths[i] = lanes_of(call.getArgOperand(first + unsigned(i) * step)->getType());
     mma.widths[3] = op.width;
+    if (mma.fp8 != Fp8::None) mma.widths[0] *= 8, mma.widths[1] *= 8;  // 8 fp8 values to each i64 element
   }
   if (!call.arg_empty()) {
     if (!element_type_of(call.getArgOperand(0)->getType(), op.source)) return fail("unsupported operand type: " + op.text);

@@ -13,6 +13,10 @@ class Module;
 
 namespace kemit::exec {
 
+// The 8-bit float format a processor reads an fp8 / bf8 matrix operand in (floats.h decode_fp8):
+// gfx942 the FNUZ variants, gfx950 OCP's.
+enum class Fp8 : uint8_t { None, E4M3Fnuz, E5M2Fnuz, E4M3Ocp, E5M2Ocp };
+
 // How one element of a value is held in its 64-bit cell.
 enum class Scalar : uint8_t { Int, Half, BFloat, Float, Double, Pointer };
 
@@ -85,6 +89,7 @@ struct MmaOp {
   Scalar operand = Scalar::Half;
   bool gfx1250_modifiers = false; // operands (neg_a, A, neg_b, B, c_mod, C, reuse_a, reuse_b)
   int widths[4] = {0, 0, 0, 0};   // vector elements of A, B, C, D per lane
+  Fp8 fp8 = Fp8::None;            // A and B are 8-bit floats, 8 to each 64-bit operand element
 };
 
 struct Param {

@@ -1,7 +1,8 @@
 """The LLVM-IR executor (llvm_lane/executor, the EXEC verb of kemit_llcheckN) on hand-written modules:
 divergence and reconvergence, loops with per-lane trip counts, exact f16/bf16 rounding, cross-lane
-moves, LDS with a barrier, a matrix instruction read through AMD's layout table, and the refusals
-(an unknown intrinsic, an out-of-bounds store, a broken nsw promise) that must never be skipped.
+moves, LDS with a barrier, matrix instructions read through their layout tables (fp8 in each
+processor's variant), and the refusals (an unknown intrinsic, an out-of-bounds store, a broken nsw
+promise) that must never be skipped.
 """
 import csv
 import os
@@ -305,6 +306,52 @@ def test_gfx1250_wmma_follows_the_layout_table_and_its_neg_a_flag(checker22, neg
         for e, (m, n) in enumerate(cells):
             got[m, n] = d[lane, e]
     assert np.array_equal(got, want)
+
+
+FP8_MFMA = """
+define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %d) #0 {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr i64, ptr addrspace(1) %a, i32 %t
+  %va = load i64, ptr addrspace(1) %pa, align 8
+  %pb = getelementptr i64, ptr addrspace(1) %b, i32 %t
+  %vb = load i64, ptr addrspace(1) %pb, align 8
+  %pc = getelementptr <4 x float>, ptr addrspace(1) %c, i32 %t
+  %vc = load <4 x float>, ptr addrspace(1) %pc, align 16
+  %r = call <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.KIND(i64 %va, i64 %vb, <4 x float> %vc, i32 0, i32 0, i32 0)
+  %pd = getelementptr <4 x float>, ptr addrspace(1) %d, i32 %t
+  store <4 x float> %r, ptr addrspace(1) %pd, align 16
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.KIND(i64, i64, <4 x float>, i32, i32, i32)
+"""
+
+
+@pytest.mark.parametrize("kind,fmt,arch", [("fp8.fp8", "e4m3_fnuz", "gfx942"), ("bf8.bf8", "e5m2_fnuz", "gfx942"),
+                                           ("fp8.fp8", "e4m3_ocp", "gfx950"), ("bf8.bf8", "e5m2_ocp", "gfx950")])
+def test_fp8_mfma_reads_every_finite_code_in_the_processors_variant(checker22, kind, fmt, arch):
+    """A holds each of the 256 codes once (0 for the non-finite ones) in its first 16 columns and B is the
+    identity there, so D = A[:, :16]: the executor's value of every code, 8 bytes to each i64 operand."""
+    from references.gemm_epilogue import decode_fp8
+    values = decode_fp8(np.arange(256), fmt)
+    one = int(np.flatnonzero(values == 1.0)[0])
+    codes = np.where(np.isfinite(values), np.arange(256), 0).reshape(16, 16)
+    A = np.zeros((16, 32), dtype=np.uint8)
+    A[:, :16] = codes
+    B = np.zeros((32, 16), dtype=np.uint8)
+    B[np.arange(16), np.arange(16)] = one
+    table = "cdna3_v_mfma_f32_16x16x32_" + kind.replace(".", "_")
+    a_regs = np.array([[A[m, k] for m, k in lane] for lane in layout(table, "A")], dtype=np.uint8)
+    b_regs = np.array([[B[k, n] for k, n in lane] for lane in layout(table, "B")], dtype=np.uint8)
+    c, d = np.zeros((64, 4), dtype=np.float32), np.zeros((64, 4), dtype=np.float32)
+    ok, error, _, _ = run(checker22, FP8_MFMA.replace("KIND", kind), {"a": a_regs, "b": b_regs, "c": c, "d": d},
+                          arch=arch)
+    assert ok, error
+    got = np.zeros((16, 16))
+    for lane, cells in enumerate(layout(table, "D")):
+        for e, (m, n) in enumerate(cells):
+            got[m, n] = d[lane, e]
+    assert np.array_equal(got, values[codes].astype(np.float32))
 
 
 REFUSED = {

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import REPO
 from kemit.engine import emit
+from kemit.families import gemm_core as core
 from kemit.families import gemm_mma as family
 from kemit.llvm.flavors import find_flavor
 from kemit.target.arch import find_arch
@@ -43,12 +44,12 @@ def test_layouts_cover_every_element_once(kind):
 def test_family_tables_match_the_layouts(kind):
     """FRAGMENTS (where a lane loads its operand) and static_row / ROW_FACTORS (where it stores C)."""
     m, _, _, wave, length, acc, a_k, c_row = LAYOUTS[kind]
-    stride, offsets, piece = family.FRAGMENTS[kind]
+    stride, offsets, piece = core.FRAGMENTS[kind]
     for lane in range(wave):
         group = lane // m
         loaded = [group * stride + offset + e for offset in offsets for e in range(piece)]
         assert loaded == [a_k(lane, e) for e in range(length)]
-        rows = [family.static_row(kind, e) + family.ROW_FACTORS[kind] * group for e in range(acc)]
+        rows = [core.static_row(kind, e) + core.ROW_FACTORS[kind] * group for e in range(acc)]
         assert rows == [c_row(lane, e) for e in range(acc)]
 
 

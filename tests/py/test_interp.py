@@ -188,3 +188,35 @@ def test_params_must_match_the_kernel(kemit_cpp):
     assert "no buffer for pointer param 'out'" in run_error(kemit_cpp, text, {})
     assert "buffer 'extra' is no pointer param" in run_error(
         kemit_cpp, text, {"out": np.zeros(64, dtype=np.int32), "extra": np.zeros(1)})
+
+
+@pytest.mark.parametrize("instr,fmt,arch", [("mfma_f32_16x16x32_fp8_fnuz", "e4m3_fnuz", "gfx942"),
+                                            ("mfma_f32_16x16x32_bf8_fnuz", "e5m2_fnuz", "gfx942"),
+                                            ("mfma_f32_16x16x32_fp8_ocp", "e4m3_ocp", "gfx950"),
+                                            ("mfma_f32_16x16x32_bf8_ocp", "e5m2_ocp", "gfx950")])
+def test_fp8_mma_reads_every_finite_code_in_its_variant(kemit_cpp, instr, fmt, arch):
+    """A holds each of the 256 codes once (0 for the non-finite ones) in its first 16 columns, B is the
+    identity there, so D = A[:, :16] shows the interpreter's value of every code (bytes 8 to an i64)."""
+    from references.gemm_epilogue import decode_fp8
+    values = decode_fp8(np.arange(256), fmt)
+    one, zero = int(np.flatnonzero(values == 1.0)[0]), 0
+    codes = np.where(np.isfinite(values), np.arange(256), zero).astype(np.uint8).reshape(16, 16)
+    a = np.full((16, 32), zero, dtype=np.uint8)
+    a[:, :16] = codes
+    bm = np.full((32, 16), zero, dtype=np.uint8)
+    bm[np.arange(16), np.arange(16)] = one
+    fa, fb, _ = gemm_reference.fragments("mfma_16x16x32", a, bm, np.zeros((16, 16)))
+    b = Builder("t", arch)
+    pa, pb, pd = (b.param(name, GLOBAL) for name in ("fa", "fb", "fd"))
+    tid = b.workitem_id("x")
+    i64 = scalar("i64")
+    load = lambda p: b.load(i64, b.ptr_add(p, tid, i64), 8)
+    d = b.mma(instr, load(pa), load(pb), b.const_float(parse_type("<4 x f32>"), 0.0))
+    b.store(d, b.ptr_add(pd, b.mul(tid, b.const_int(I32, 4)), F32), 4)
+    out = np.zeros((64, 4), dtype=np.float32)
+    kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"fa": fa.astype(np.uint8), "fb": fb.astype(np.uint8), "fd": out})
+    got = np.zeros((16, 16))
+    for lane in range(64):
+        for e in range(4):
+            got[4 * (lane // 16) + e, lane % 16] = out[lane, e]
+    assert np.array_equal(got, values[codes.astype(int)].astype(np.float32))

@@ -2,7 +2,7 @@
 vector element) against the layout tables in llvm_lane/mma_layouts/: AMD's Matrix Instruction
 Calculator output for gfx9 MFMA and gfx11 / gfx12 WMMA, kemit's documented tables for gfx950's
 16x16x32 MFMA and gfx1250's WMMA (docs/ir.md, "Matrix ops"). Both the engine's fragment tables
-(families/gemm_mma.py, mirrored by the C++ engine) and the numpy reference's LAYOUTS are checked.
+(families/gemm_core.py, mirrored by the C++ engine) and the numpy reference's LAYOUTS are checked.
 """
 import csv
 import os
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from kemit.families import gemm_mma
+from kemit.families import gemm_core
 from references.gemm_mma import LAYOUTS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -23,6 +23,8 @@ TABLE_NAMES = {
     ("mfma_16x16x16", "f16"): ["cdna2_v_mfma_f32_16x16x16f16", "cdna3_v_mfma_f32_16x16x16_f16"],
     ("mfma_16x16x16", "bf16"): ["cdna2_v_mfma_f32_16x16x16bf16_1k", "cdna3_v_mfma_f32_16x16x16_bf16"],
     ("mfma_16x16x32", "bf16"): ["cdna4_v_mfma_f32_16x16x32_bf16"],
+    ("mfma_16x16x32", "fp8"): ["cdna3_v_mfma_f32_16x16x32_fp8_fp8"],
+    ("mfma_16x16x32", "bf8"): ["cdna3_v_mfma_f32_16x16x32_bf8_bf8"],
     ("wmma_gfx11", "f16"): ["rdna3_v_wmma_f32_16x16x16_f16"],
     ("wmma_gfx11", "bf16"): ["rdna3_v_wmma_f32_16x16x16_bf16"],
     ("wmma_gfx12", "f16"): ["rdna4_v_wmma_f32_16x16x16_f16"],
@@ -46,8 +48,8 @@ def read_table(name, matrix):
 
 def engine_layout(kind):
     """Per matrix, per lane, per element: (row, column), from the engine's fragment tables."""
-    m, _, _ = gemm_mma.SHAPES[SHAPE_OF.get(kind, kind)]
-    stride, offsets, length = gemm_mma.FRAGMENTS[kind]
+    m, _, _ = gemm_core.SHAPES[SHAPE_OF.get(kind, kind)]
+    stride, offsets, length = gemm_core.FRAGMENTS[kind]
     wave = 64 if kind.startswith("mfma") else 32
     accumulators = LAYOUTS[kind][5]
     a, b, c = [], [], []
@@ -56,7 +58,7 @@ def engine_layout(kind):
         ks = [group * stride + offset + j for offset in offsets for j in range(length)]
         a.append([(index, k) for k in ks])
         b.append([(k, index) for k in ks])
-        c.append([(gemm_mma.static_row(kind, e) + gemm_mma.ROW_FACTORS[kind] * group, index) for e in range(accumulators)])
+        c.append([(gemm_core.static_row(kind, e) + gemm_core.ROW_FACTORS[kind] * group, index) for e in range(accumulators)])
     return {"A": a, "B": b, "C": c, "D": c}
 
 
@@ -88,4 +90,4 @@ def test_layout_matches_the_table_entry_by_entry(source, kind, dtype, table):
 
 
 def test_every_layout_kind_the_engine_has_is_covered():
-    assert {kind for kind, _ in TABLE_NAMES} == set(gemm_mma.FRAGMENTS)
+    assert {kind for kind, _ in TABLE_NAMES} == set(gemm_core.FRAGMENTS)

@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "kemit/families/conv_depthwise_common.h"
-#include "kemit/families/gemm_mma.h"
+#include "kemit/families/gemm_core.h"
 #include "kemit/ir/types.h"
 #include "kemit/llvm/lower_mma.h"
 
@@ -48,14 +48,14 @@ std::string text(unsigned __int128 v) {
 
 std::string str(const nlohmann::json& spec, const char* name) { return spec.at(name).get<std::string>(); }
 
-const gemm_mma::Shape& shape_of(const nlohmann::json& spec) {
+const gemm_core::Shape& shape_of(const nlohmann::json& spec) {
   std::string name = str(spec, "mma");
-  for (const auto& shape : gemm_mma::SHAPES)
+  for (const auto& shape : gemm_core::SHAPES)
     if (shape.name == name) return shape;
   throw std::invalid_argument("unknown mma shape '" + name + "'");
 }
 
-const gemm_mma::Fragment& fragment_of(const nlohmann::json& spec) { return gemm_mma::FRAGMENTS.at(str(spec, "mma")); }
+const gemm_core::Fragment& fragment_of(const nlohmann::json& spec) { return gemm_core::FRAGMENTS.at(str(spec, "mma")); }
 
 int bit_length(int value) {
   int bits = 0;
@@ -110,7 +110,7 @@ int64_t lds_bytes(const nlohmann::json& spec) {
 }
 
 int64_t fragments(const nlohmann::json& spec) {
-  const gemm_mma::Shape& shape = shape_of(spec);
+  const gemm_core::Shape& shape = shape_of(spec);
   return (field(spec, "tile_w") / shape.m) * (field(spec, "tile_n") / shape.n);
 }
 
@@ -157,7 +157,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
         return one_of("mma", spec.at("mma"), mmas);
       },
       [&] {
-        auto pairs = gemm_mma::available(arch);
+        auto pairs = gemm_core::available(arch);
         std::pair<std::string, std::string> wanted{str(spec, "mma"), str(spec, "dtype")};
         if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
         return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name;
@@ -225,8 +225,8 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                          str(spec, "mma");
       },
       // tile
-      [&] { return gemm_mma::tile_check(spec, "tile_w", shape_of(spec).m, MAX_TILE); },
-      [&] { return gemm_mma::tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE); },
+      [&] { return gemm_core::tile_check(spec, "tile_w", shape_of(spec).m, MAX_TILE); },
+      [&] { return gemm_core::tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE); },
       [&] {
         return outputs() % s("tile_n") == 0 ? ""
                                             : "tile_n " + text(s("tile_n")) + " must divide the " + text(outputs()) +
@@ -281,7 +281,7 @@ std::pair<std::vector<int64_t>, std::string> batch_chunks(const nlohmann::json& 
 }
 
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
-  return llvm::mma_gate(gemm_mma::instruction(spec, arch), flavor);
+  return llvm::mma_gate(gemm_core::instruction(spec, arch), flavor);
 }
 
 // ---- the module and its launch plan ---------------------------------------------------------------
@@ -433,7 +433,7 @@ Value input_origin(ir::Builder& b, const Value& v, const nlohmann::json& spec) {
 Place fragment_place(Context& ctx, int index) {
   ir::Builder& b = ctx.b;
   const nlohmann::json& spec = ctx.spec;
-  const gemm_mma::Shape& shape = shape_of(spec);
+  const gemm_core::Shape& shape = shape_of(spec);
   int stride = fragment_of(spec).stride;
   Value offset = b.const_int(I32, index * field(spec, "waves"));
   Value fragment = b.add(ctx.wave, offset, NUW_NSW);
@@ -538,7 +538,7 @@ std::vector<Value> filter_row(Context& ctx, const std::vector<Place>& places, co
   int64_t per_group = field(spec, "c") / field(spec, "groups");
   Value a_row = common::mul_const(b, r, halo_width(spec) * mma_k(spec));
   Value w_row = common::mul_const(b, r, field(spec, "kw") * per_group);
-  std::string instr = gemm_mma::instruction(spec, ctx.arch);
+  std::string instr = gemm_core::instruction(spec, ctx.arch);
   for (int64_t q = 0; q < field(spec, "kw"); ++q) {
     for (size_t index = 0; index < places.size(); ++index) {
       const Place& place = places[index];
@@ -586,12 +586,12 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
   Value out_row = b.add(image_rows, ctx.row, NUW_NSW);
   Value pixel_row = common::mul_const(b, out_row, wo);
   Value tile_column = b.add(ctx.wo0, place.row, NUW_NSW);
-  Value group_rows = common::mul_const(b, place.group, gemm_mma::ROW_FACTORS.at(kind));
+  Value group_rows = common::mul_const(b, place.group, gemm_core::ROW_FACTORS.at(kind));
   Value column0 = b.add(tile_column, group_rows, NUW_NSW);
   std::optional<Value> base;
   if (ctx.split) base = common::mul_const(b, *ctx.split, total);
   for (int element = 0; element < acc.type.count; ++element) {
-    int offset = gemm_mma::static_row(kind, element);
+    int offset = gemm_core::static_row(kind, element);
     Value column = offset ? common::add_const(b, column0, offset) : column0;
     Value value = b.extract_element(acc, element);
 

@@ -5,60 +5,25 @@
 // left-to-right order.
 #include "kemit/families/gemm_mma.h"
 
-#include <algorithm>
-#include <functional>
-
 #include "kemit/ir/types.h"
-#include "kemit/llvm/lower_mma.h"
 
 namespace kemit::families::gemm_mma {
 
 using ir::Value;
+namespace core = gemm_core;
 
 const char* const FAMILY = "gemm_mma";
-const std::vector<Field> FIELDS = {{"dtype", "str", "f16"}, {"mma", "str", "mfma_32x32x8"}, {"tile_m", "int", 64},
-                                   {"tile_n", "int", 64},   {"tile_k", "int", 32},          {"waves", "int", 4},
-                                   {"accumulate", "bool", false}};
-const std::vector<std::string> DTYPES = {"f16", "bf16"};
-const std::vector<Shape> SHAPES = {{"mfma_32x32x8", 32, 32, 8},
-                                   {"mfma_16x16x16", 16, 16, 16},
-                                   {"mfma_16x16x32", 16, 16, 32},
-                                   {"wmma_16x16x16", 16, 16, 16},
-                                   {"wmma_16x16x32", 16, 16, 32}};
-const std::map<std::string, std::vector<std::string>> KIND_SHAPES = {
-    {"mfma", {"mfma_32x32x8", "mfma_16x16x16"}},
-    {"wmma_gfx11", {"wmma_16x16x16"}},
-    {"wmma_gfx12", {"wmma_16x16x16"}},
-    {"wmma_gfx1250", {"wmma_16x16x32"}}};
-const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS = {
-    {"gfx950", {{"mfma_16x16x32", "bf16"}}}};
-const std::vector<int> WAVES = {1, 2, 4, 8};
-const std::map<std::string, Fragment> FRAGMENTS = {
-    {"mfma_32x32x8", {4, {0}, 4}}, {"mfma_16x16x16", {4, {0}, 4}}, {"mfma_16x16x32", {8, {0}, 8}},
-    {"wmma_gfx11", {0, {0}, 16}},  {"wmma_gfx12", {4, {0, 8}, 4}},    {"wmma_gfx1250", {8, {0, 16}, 8}}};
-const std::map<std::string, int> ROW_FACTORS = {{"mfma_32x32x8", 4}, {"mfma_16x16x16", 4}, {"mfma_16x16x32", 4},
-                                                {"wmma_gfx11", 1},   {"wmma_gfx12", 8},    {"wmma_gfx1250", 8}};
+const std::vector<Field> FIELDS = [] {
+  std::vector<Field> fields = core::CORE_FIELDS;
+  fields.push_back({"accumulate", "bool", false});
+  return fields;
+}();
 
 namespace {
-
-const ir::Flags NUW_NSW = {"nuw", "nsw"};
-
-int bit_length(int value) {
-  int bits = 0;
-  for (; value > 0; value >>= 1) ++bits;
-  return bits;
-}
 
 int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
 
 std::string number(int64_t value) { return std::to_string(value); }
-
-const Shape& shape_of(const nlohmann::json& spec) {
-  std::string name = spec["mma"].get<std::string>();
-  for (const auto& shape : SHAPES)
-    if (shape.name == name) return shape;
-  throw std::invalid_argument("unknown mma shape '" + name + "'");
-}
 
 }  // namespace
 
@@ -71,101 +36,19 @@ std::string kernel_name(const nlohmann::json& spec) {
          "_w" + number(field(spec, "waves")) + acc;
 }
 
-std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch) {
-  std::vector<std::pair<std::string, std::string>> pairs;
-  for (const auto& name : KIND_SHAPES.at(arch.mma))
-    for (const auto& dtype : DTYPES) pairs.emplace_back(name, dtype);
-  auto extra = EXTRA_INSTRUCTIONS.find(arch.name);
-  if (extra != EXTRA_INSTRUCTIONS.end()) pairs.insert(pairs.end(), extra->second.begin(), extra->second.end());
-  return pairs;
-}
-
-std::string instruction(const nlohmann::json& spec, const target::Arch& arch) {
-  std::string family = arch.mma == "mfma" ? "mfma" : arch.mma;
-  return family + "_f32_" + spec["mma"].get<std::string>().substr(5) + "_" + spec["dtype"].get<std::string>();
-}
-
-std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch) {
-  return arch.mma == "mfma" ? spec["mma"].get<std::string>() : arch.mma;
-}
-
-int fragments(const nlohmann::json& spec) {
-  const Shape& shape = shape_of(spec);
-  return (field(spec, "tile_m") / shape.m) * (field(spec, "tile_n") / shape.n);
-}
-
-int accumulator_length(const nlohmann::json& spec, const target::Arch& arch) {
-  std::string instr = instruction(spec, arch);
-  for (const auto& entry : ir::MMA_INSTRUCTIONS)
-    if (entry.name == instr) return ir::parse_type(entry.accumulator).count;
-  throw std::invalid_argument("unknown mma instruction '" + instr + "'");
-}
-
-int64_t lds_bytes(const nlohmann::json& spec) {
-  return int64_t{field(spec, "tile_m") + field(spec, "tile_n")} * field(spec, "tile_k") *
-         ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
-}
-
-std::string tile_check(const nlohmann::json& spec, const std::string& name, int step, int limit) {
-  int64_t value = spec[name].get<int64_t>();
-  if (value <= 0 || value % step)
-    return name + " must be a positive multiple of " + number(step) + " for " + spec["mma"].get<std::string>() +
-           " (got " + number(value) + ")";
-  return value <= limit ? "" : name + " must be at most " + number(limit) + " (got " + number(value) + ")";
-}
-
 std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), waves(WAVES.begin(), WAVES.end()), shapes;
-  for (const auto& shape : SHAPES) shapes.push_back(shape.name);
-  auto per_wave = [&] { return fragments(spec) / field(spec, "waves"); };
-  const std::vector<std::function<std::string()>> checks = {
-      [&] { return one_of("dtype", spec["dtype"], dtypes); },
-      [&] { return one_of("mma", spec["mma"], shapes); },
-      [&] {
-        auto pairs = available(arch);
-        std::pair<std::string, std::string> wanted{spec["mma"].get<std::string>(), spec["dtype"].get<std::string>()};
-        if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
-        std::string listed;
-        for (const auto& [name, dtype] : pairs) listed += (listed.empty() ? "" : ", ") + name + " " + dtype;
-        return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name + " (it has: " + listed +
-               ")";
-      },
-      [&] { return tile_check(spec, "tile_m", shape_of(spec).m, MAX_TILE_MN); },
-      [&] { return tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE_MN); },
-      [&] { return tile_check(spec, "tile_k", shape_of(spec).k, MAX_TILE_K); },
-      [&] { return one_of("waves", spec["waves"], waves); },
-      [&] {
-        return fragments(spec) % field(spec, "waves") == 0
-                   ? ""
-                   : "the " + number(fragments(spec)) + " fragments of a " + number(field(spec, "tile_m")) + "x" +
-                         number(field(spec, "tile_n")) + " tile do not split evenly over " +
-                         number(field(spec, "waves")) + " waves";
-      },
-      [&] {
-        int registers = per_wave() * accumulator_length(spec, arch);
-        return registers <= MAX_ACCUMULATORS
-                   ? ""
-                   : number(per_wave()) + " fragments per wave need " + number(registers) +
-                         " accumulator registers per lane, more than " + number(MAX_ACCUMULATORS);
-      },
-      [&] {
-        return lds_bytes(spec) <= arch.lds_bytes ? ""
-                                                 : "LDS use " + number(lds_bytes(spec)) + " bytes exceeds the " +
-                                                       number(arch.lds_bytes) + " bytes of " + arch.name;
-      },
-  };
-  return first_reason(checks);
+  return first_reason(core::core_checks(spec, arch));
 }
 
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
-  return llvm::mma_gate(instruction(spec, arch), flavor);
+  return core::flavor_gate(spec, arch, flavor);
 }
 
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = field(spec, "waves") * arch.wave_size;
   b.attr("flat_work_group_size", "1," + number(block));
-  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), dtype = ir::scalar(spec["dtype"].get<std::string>());
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   bool accumulate = spec["accumulate"].get<bool>();
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value bm = b.param("b", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
@@ -173,201 +56,35 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
                     /*writeonly=*/!accumulate);
   Value n = b.param("n", i32);
   Value k = b.param("k", i32);
-  int tile_m = field(spec, "tile_m"), tile_n = field(spec, "tile_n"), tile_k = field(spec, "tile_k");
-  Value a_tile = b.lds("a_tile", dtype, tile_m * tile_k, 16);
-  Value b_tile = b.lds("b_tile", dtype, tile_n * tile_k, 16);
-  Value tid = b.workitem_id("x");
-  Value lane_mask = b.const_int(i32, arch.wave_size - 1);
-  Value lane = b.bit_and(tid, lane_mask);
-  Value wave_shift = b.const_int(i32, bit_length(arch.wave_size) - 1);
-  Value wave = b.lshr(tid, wave_shift);
-  Value group_y = b.workgroup_id("y");
-  Value tile_m_value = b.const_int(i32, tile_m);
-  Value m0 = b.mul(group_y, tile_m_value, NUW_NSW);
-  Value group_x = b.workgroup_id("x");
-  Value tile_n_value = b.const_int(i32, tile_n);
-  Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
-  Value block_value = b.const_int(i32, block);
-  Context ctx{b, spec, arch, tid, lane, n, k, m0, n0, block_value, a_tile, b_tile};
-  std::vector<Place> places;
-  for (int index = 0; index < fragments(spec) / field(spec, "waves"); ++index)
-    places.push_back(fragment_place(ctx, wave, index));
-  ir::Type accumulator = ir::vector(f32, accumulator_length(spec, arch));
+  core::Tile tile = core::tile_context(b, spec, arch, n, k);
+  ir::Type accumulator = ir::vector(f32, core::accumulator_length(spec, arch));
   std::vector<Value> inits;
-  for (const auto& place : places)
-    inits.push_back(accumulate ? load_accumulator(ctx, c, place, accumulator) : b.const_float(accumulator, 0.0));
-
-  auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
-    stage_a(ctx, a, k0);
-    stage_b(ctx, bm, k0);
-    b.barrier();
-    std::vector<Value> next = multiply(ctx, places, accs);
-    b.barrier();
-    return next;
-  };
-
-  Value zero = b.const_int(i32, 0);
-  Value step = b.const_int(i32, tile_k);
-  std::vector<Value> results = b.for_loop(zero, k, step, inits, k_body);
-  for (size_t index = 0; index < places.size(); ++index) store_accumulator(ctx, c, places[index], results[index]);
+  for (const auto& place : tile.places)
+    inits.push_back(accumulate ? load_accumulator(tile.ctx, c, place, accumulator) : b.const_float(accumulator, 0.0));
+  std::vector<Value> results = core::accumulate_tiles(tile.ctx, a, bm, tile.places, inits);
+  for (size_t index = 0; index < tile.places.size(); ++index)
+    store_accumulator(tile.ctx, c, tile.places[index], results[index]);
   return b.finish();
 }
 
-Place fragment_place(Context& ctx, const Value& wave, int index) {
+Value load_accumulator(core::Context& ctx, const Value& c, const core::Place& place, const ir::Type& accumulator) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32");
-  const Shape& shape = shape_of(ctx.spec);
-  Value offset = b.const_int(i32, index * field(ctx.spec, "waves"));
-  Value fragment = b.add(wave, offset, NUW_NSW);
-  Value per_row = b.const_int(i32, field(ctx.spec, "tile_n") / shape.n);
-  Value fragment_row = b.udiv(fragment, per_row);
-  Value m_value = b.const_int(i32, shape.m);
-  Value row = b.mul(fragment_row, m_value, NUW_NSW);
-  Value fragment_col = b.urem(fragment, per_row);
-  Value n_value = b.const_int(i32, shape.n);
-  Value col = b.mul(fragment_col, n_value, NUW_NSW);
-  Value group_shift = b.const_int(i32, bit_length(shape.m) - 1);
-  Value group = b.lshr(ctx.lane, group_shift);
-  Value in_mask = b.const_int(i32, shape.m - 1);
-  Value in_fragment = b.bit_and(ctx.lane, in_mask);
-  Value a_row = b.add(row, in_fragment, NUW_NSW);
-  Value b_col = b.add(col, in_fragment, NUW_NSW);
-  return Place{row, col, group, a_row, b_col};
-}
-
-void stage_a(Context& ctx, const Value& a, const Value& k0) {
-  ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  int tile_k = field(ctx.spec, "tile_k");
-  Value per_row = b.const_int(i32, tile_k / STAGE_VEC);
-  Value shift = b.const_int(i32, bit_length(STAGE_VEC) - 1);
-  ir::Type loaded = ir::vector(dtype, STAGE_VEC);
-
-  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
-    Value r = b.udiv(i, per_row);
-    Value chunk = b.urem(i, per_row);
-    Value col = b.shl(chunk, shift, NUW_NSW);
-    Value row = b.add(ctx.m0, r, NUW_NSW);
-    Value row_start = b.mul(row, ctx.k, NUW_NSW);
-    Value k_index = b.add(k0, col, NUW_NSW);
-    Value source = b.add(row_start, k_index, NUW_NSW);
-    Value address = b.ptr_add(a, source, dtype);
-    Value value = b.load(loaded, address, 16);
-    Value tile_k_value = b.const_int(i32, tile_k);
-    Value line = b.mul(r, tile_k_value, NUW_NSW);
-    Value slot = b.add(line, col, NUW_NSW);
-    Value target = b.ptr_add(ctx.a_tile, slot, dtype);
-    b.store(value, target, 16);
-    return {};
-  };
-
-  Value count = b.const_int(i32, field(ctx.spec, "tile_m") * tile_k / STAGE_VEC);
-  b.for_loop(ctx.tid, count, ctx.block, {}, body);
-}
-
-void stage_b(Context& ctx, const Value& bm, const Value& k0) {
-  ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  Value width = b.const_int(i32, field(ctx.spec, "tile_n"));
-
-  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
-    Value r = b.udiv(i, width);
-    Value j = b.urem(i, width);
-    Value row = b.add(k0, r, NUW_NSW);
-    Value row_start = b.mul(row, ctx.n, NUW_NSW);
-    Value n_index = b.add(ctx.n0, j, NUW_NSW);
-    Value source = b.add(row_start, n_index, NUW_NSW);
-    Value address = b.ptr_add(bm, source, dtype);
-    Value value = b.load(dtype, address, ir::byte_size(dtype));
-    Value tile_k_value = b.const_int(i32, field(ctx.spec, "tile_k"));
-    Value line = b.mul(j, tile_k_value, NUW_NSW);
-    Value slot = b.add(line, r, NUW_NSW);
-    Value target = b.ptr_add(ctx.b_tile, slot, dtype);
-    b.store(value, target, ir::byte_size(dtype));
-    return {};
-  };
-
-  Value count = b.const_int(i32, field(ctx.spec, "tile_k") * field(ctx.spec, "tile_n"));
-  b.for_loop(ctx.tid, count, ctx.block, {}, body);
-}
-
-std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<Value> accs) {
-  std::string instr = instruction(ctx.spec, ctx.arch);
-  for (int step = 0; step < field(ctx.spec, "tile_k"); step += shape_of(ctx.spec).k) {
-    for (size_t index = 0; index < places.size(); ++index) {
-      const Place& place = places[index];
-      Value a_frag = load_fragment(ctx, ctx.a_tile, place.a_row, place.group, step);
-      Value b_frag = load_fragment(ctx, ctx.b_tile, place.b_col, place.group, step);
-      accs[index] = ctx.b.mma(instr, a_frag, b_frag, accs[index]);
-    }
-  }
-  return accs;
-}
-
-Value load_fragment(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
-  ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  const Fragment& fragment = FRAGMENTS.at(layout_kind(ctx.spec, ctx.arch));
-  Value tile_k_value = b.const_int(i32, field(ctx.spec, "tile_k"));
-  Value line_start = b.mul(line, tile_k_value, NUW_NSW);
-  Value stride_value = b.const_int(i32, fragment.stride);
-  Value group_start = b.mul(group, stride_value, NUW_NSW);
-  Value base = b.add(line_start, group_start, NUW_NSW);
-  ir::Type piece_type = ir::vector(dtype, fragment.length);
-  std::vector<Value> pieces;
-  for (int offset : fragment.offsets) {
-    Value offset_value = b.const_int(i32, step + offset);
-    Value slot = b.add(base, offset_value, NUW_NSW);
-    Value address = b.ptr_add(tile, slot, dtype);
-    pieces.push_back(b.load(piece_type, address, std::min(ir::byte_size(piece_type), 16)));
-  }
-  if (pieces.size() == 1) return pieces[0];
-  std::vector<int> mask;
-  for (int lane = 0; lane < 2 * fragment.length; ++lane) mask.push_back(lane);
-  return b.shuffle(pieces[0], pieces[1], mask);
-}
-
-Value element_address(Context& ctx, const Value& c, const Place& place, int element) {
-  ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
-  std::string kind = layout_kind(ctx.spec, ctx.arch);
-  Value tile_row = b.add(ctx.m0, place.row, NUW_NSW);
-  Value static_value = b.const_int(i32, static_row(kind, element));
-  Value factor = b.const_int(i32, ROW_FACTORS.at(kind));
-  Value group_rows = b.mul(place.group, factor, NUW_NSW);
-  Value in_tile = b.add(static_value, group_rows, NUW_NSW);
-  Value row = b.add(tile_row, in_tile, NUW_NSW);
-  Value column_mask = b.const_int(i32, shape_of(ctx.spec).n - 1);
-  Value lane_col = b.bit_and(ctx.lane, column_mask);
-  Value fragment_col = b.add(place.col, lane_col, NUW_NSW);
-  Value col = b.add(ctx.n0, fragment_col, NUW_NSW);
-  Value row_start = b.mul(row, ctx.n, NUW_NSW);
-  Value index = b.add(row_start, col, NUW_NSW);
-  return b.ptr_add(c, index, f32);
-}
-
-int static_row(const std::string& kind, int element) {
-  if (kind == "mfma_32x32x8") return element / 4 * 8 + element % 4;
-  if (kind == "wmma_gfx11") return 2 * element;
-  return element;
-}
-
-Value load_accumulator(Context& ctx, const Value& c, const Place& place, const ir::Type& accumulator) {
-  ir::Builder& b = ctx.b;
+  ir::Type f32 = ir::scalar("f32");
   Value value = b.const_float(accumulator, 0.0);
   for (int element = 0; element < accumulator.count; ++element) {
-    Value address = element_address(ctx, c, place, element);
-    Value loaded = b.load(ir::scalar("f32"), address, 4);
+    Value address = core::element_address(ctx, c, place, element, f32);
+    Value loaded = b.load(f32, address, 4);
     value = b.insert_element(value, loaded, element);
   }
   return value;
 }
 
-void store_accumulator(Context& ctx, const Value& c, const Place& place, const Value& acc) {
+void store_accumulator(core::Context& ctx, const Value& c, const core::Place& place, const Value& acc) {
   ir::Builder& b = ctx.b;
+  ir::Type f32 = ir::scalar("f32");
   for (int element = 0; element < acc.type.count; ++element) {
     Value value = b.extract_element(acc, element);
-    Value address = element_address(ctx, c, place, element);
+    Value address = core::element_address(ctx, c, place, element, f32);
     b.store(value, address, 4);
   }
 }

@@ -8,6 +8,7 @@
 #include "kemit/families/conv_depthwise_tiled.h"
 #include "kemit/families/conv_fwd_lds_halo.h"
 #include "kemit/families/elementwise.h"
+#include "kemit/families/gemm_epilogue.h"
 #include "kemit/families/gemm_mma.h"
 #include "kemit/families/norm_rows.h"
 #include "kemit/families/reduce_rows.h"
@@ -32,6 +33,8 @@ const std::vector<Family>& FAMILIES() {
        conv_fwd_lds_halo::plan_module},
       {elementwise::FAMILY, elementwise::parse_spec, elementwise::kernel_name, elementwise::validate,
        elementwise::build},
+      {gemm_epilogue::FAMILY, gemm_epilogue::parse_spec, gemm_epilogue::kernel_name, gemm_epilogue::validate,
+       gemm_epilogue::build, gemm_epilogue::flavor_gate},
       {gemm_mma::FAMILY, gemm_mma::parse_spec, gemm_mma::kernel_name, gemm_mma::validate, gemm_mma::build,
        gemm_mma::flavor_gate},
       {norm_rows::FAMILY, norm_rows::parse_spec, norm_rows::kernel_name, norm_rows::validate, norm_rows::build},

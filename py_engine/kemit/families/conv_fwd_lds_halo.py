@@ -33,7 +33,7 @@ from ..llvm.lower_mma import mma_gate
 from ..plan import Binding, Launch, Planned, range_text
 from ..target.arch import ARCHS
 from . import conv_depthwise_common as common
-from . import gemm_mma
+from . import gemm_core
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "conv_fwd_lds_halo"
@@ -81,7 +81,7 @@ def kernel_names(spec):
 
 # ---- derived sizes ---------------------------------------------------------------------------
 def mma_k(spec):
-    return gemm_mma.SHAPES[spec["mma"]][2]
+    return gemm_core.SHAPES[spec["mma"]][2]
 
 
 def output_extent(spec):
@@ -105,7 +105,7 @@ def lds_bytes(spec):
 
 
 def fragments(spec):
-    m, n, _ = gemm_mma.SHAPES[spec["mma"]]
+    m, n, _ = gemm_core.SHAPES[spec["mma"]]
     return (spec["tile_w"] // m) * (spec["tile_n"] // n)
 
 
@@ -136,7 +136,7 @@ def validate(spec, arch):
         f"{FAMILY} runs on MFMA matrix cores ({', '.join(a.name for a in ARCHS if a.mma == 'mfma')}); "
         f"{arch.name} has {arch.mma}",
         lambda: one_of("mma", s["mma"], MMAS),
-        lambda: "" if (s["mma"], s["dtype"]) in gemm_mma.available(arch) else
+        lambda: "" if (s["mma"], s["dtype"]) in gemm_core.available(arch) else
         f"{s['mma']} {s['dtype']} is not an instruction of {arch.name}",
         lambda: positive(s, ("n", "h", "w", "c", "k", "kh", "kw")),
         lambda: "" if max(s["kh"], s["kw"]) <= MAX_FILTER else
@@ -194,8 +194,8 @@ def tile_checks(s):
     per_wave = lambda: fragments(s) // s["waves"]
     accumulators = lambda: per_wave() * (16 if s["mma"] == "mfma_32x32x8" else 4)
     return (
-        lambda: gemm_mma.tile_check(s, "tile_w", gemm_mma.SHAPES[s["mma"]][0], MAX_TILE),
-        lambda: gemm_mma.tile_check(s, "tile_n", gemm_mma.SHAPES[s["mma"]][1], MAX_TILE),
+        lambda: gemm_core.tile_check(s, "tile_w", gemm_core.SHAPES[s["mma"]][0], MAX_TILE),
+        lambda: gemm_core.tile_check(s, "tile_n", gemm_core.SHAPES[s["mma"]][1], MAX_TILE),
         lambda: "" if problem_channels(s)[1] % s["tile_n"] == 0 else
         f"tile_n {s['tile_n']} must divide the {problem_channels(s)[1]} output channels of one problem",
         lambda: one_of("waves", s["waves"], WAVES),
@@ -234,7 +234,7 @@ def batch_chunks(spec, buffer_range):
 
 def flavor_gate(spec, arch, flavor):
     """The instruction must be known to the flavor's LLVM (mfma_16x16x32 bf16 from llvm22 only)."""
-    return mma_gate(gemm_mma.instruction(spec, arch), flavor)
+    return mma_gate(gemm_core.instruction(spec, arch), flavor)
 
 
 # ---- the module and its launch plan --------------------------------------------------------------
@@ -358,8 +358,8 @@ def input_origin(b, v, spec):
 def fragment_place(ctx, index):
     """Fragment wave + index * waves: its tile row and column, this lane's group, A column and output channel."""
     b, spec = ctx["b"], ctx["spec"]
-    m, n, _ = gemm_mma.SHAPES[spec["mma"]]
-    stride, _, _ = gemm_mma.FRAGMENTS[spec["mma"]]
+    m, n, _ = gemm_core.SHAPES[spec["mma"]]
+    stride, _, _ = gemm_core.FRAGMENTS[spec["mma"]]
     fragment = b.add(ctx["wave"], b.const_int(I32, index * spec["waves"]), ("nuw", "nsw"))
     per_row = b.const_int(I32, spec["tile_n"] // n)
     row = common.mul_const(b, b.udiv(fragment, per_row), m)
@@ -422,7 +422,7 @@ def weight_selector(ctx, place, c0):
     out_group = b.udiv(b.add(ctx["n_first"], place["b_col"], ("nuw", "nsw")),
                        b.const_int(I32, spec["k"] // spec["groups"]))
     elements = []
-    for e in range(gemm_mma.FRAGMENTS[spec["mma"]][2]):
+    for e in range(gemm_core.FRAGMENTS[spec["mma"]][2]):
         reduction = common.add_const(b, within, e) if e else within
         channel = b.urem(reduction, b.const_int(I32, per_group))
         same = b.icmp("eq", b.udiv(reduction, b.const_int(I32, per_group)), out_group)
@@ -434,11 +434,11 @@ def filter_row(ctx, places, selectors, r, accs):
     """One filter row r: for every tap q and fragment, acc += halo A x weight B."""
     b, spec = ctx["b"], ctx["spec"]
     dtype = scalar(spec["dtype"])
-    length = gemm_mma.FRAGMENTS[spec["mma"]][2]
+    length = gemm_core.FRAGMENTS[spec["mma"]][2]
     operand = vector(dtype, length)
     a_row = common.mul_const(b, r, halo_width(spec) * mma_k(spec))
     w_row = common.mul_const(b, r, spec["kw"] * (spec["c"] // spec["groups"]))
-    instr = gemm_mma.instruction(spec, ctx["arch"])
+    instr = gemm_core.instruction(spec, ctx["arch"])
     for q in range(spec["kw"]):
         for index, place in enumerate(places):
             slot = b.add(a_row, place["a_offset"], ("nuw", "nsw"))
@@ -473,10 +473,10 @@ def store_fragment(ctx, out, place, acc):
     total = spec["n"] * ho * wo * spec["k"]
     pixel_row = common.mul_const(b, b.add(common.mul_const(b, ctx["image"], ho), ctx["row"], ("nuw", "nsw")), wo)
     column0 = b.add(b.add(ctx["wo0"], place["row"], ("nuw", "nsw")),
-                    common.mul_const(b, place["group"], gemm_mma.ROW_FACTORS[kind]), ("nuw", "nsw"))
+                    common.mul_const(b, place["group"], gemm_core.ROW_FACTORS[kind]), ("nuw", "nsw"))
     base = common.mul_const(b, ctx["split"], total) if ctx["split"] is not None else None
     for element in range(acc.type.count):
-        offset = gemm_mma.static_row(kind, element)
+        offset = gemm_core.static_row(kind, element)
         column = common.add_const(b, column0, offset) if offset else column0
         value = b.extract_element(acc, element)
 

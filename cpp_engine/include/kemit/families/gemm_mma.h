@@ -2,21 +2,16 @@
 // row-major), c is m x n f32 (row-major); n and k at run time.
 // Mirrors py_engine/kemit/families/gemm_mma.py.
 //
-// One workgroup per tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with
-// `waves` waves; wave w owns the instruction-sized fragments w, w + waves, ... of the tile. Each
-// tile_k step stages a's tile (8-element vector loads) and b's tile transposed (so a lane's
-// fragment is contiguous in k) through LDS, waits at a barrier, issues one mma per fragment and
-// instruction k step, and waits again before the next step overwrites the LDS. The fragment
-// layouts are the instructions' own (docs/ir.md). Launch contract: m, n, k are multiples of
+// The tiling, staging and fragment layouts are the gemm core's (gemm_core.h); this family starts the
+// accumulators at zero or at c and stores them to c. Launch contract: m, n, k are multiples of
 // tile_m, tile_n, tile_k; the grid is (n / tile_n, m / tile_m) workgroups.
 #pragma once
-#include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/families/gemm_core.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
@@ -26,74 +21,17 @@ namespace kemit::families::gemm_mma {
 
 extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
-extern const std::vector<std::string> DTYPES;
-struct Shape {
-  std::string name;  // the spec name
-  int m, n, k;       // of one instruction
-};
-extern const std::vector<Shape> SHAPES;
-// matrix-core kind (target/arch.h) -> the spec names it offers, for both dtypes
-extern const std::map<std::string, std::vector<std::string>> KIND_SHAPES;
-// instructions one processor adds to its kind: (spec name, dtype)
-extern const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS;
-extern const std::vector<int> WAVES;
-constexpr int MAX_TILE_MN = 256;
-constexpr int MAX_TILE_K = 128;
-constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
-constexpr int STAGE_VEC = 8;           // elements per vector load of a's tile
-// fragment k layout per layout kind: k stride per lane group, piece offsets, piece length
-struct Fragment {
-  int stride;
-  std::vector<int> offsets;
-  int length;
-};
-extern const std::map<std::string, Fragment> FRAGMENTS;
-// accumulator row of element e: static part per layout kind, plus factor * (lane / M)
-extern const std::map<std::string, int> ROW_FACTORS;
-
-// The values every part of the kernel needs (Python: the `ctx` dict).
-struct Context {
-  ir::Builder& b;
-  const nlohmann::json& spec;
-  const target::Arch& arch;
-  ir::Value tid, lane, n, k, m0, n0, block, a_tile, b_tile;
-};
-// One fragment's place (Python: the dict fragment_place returns).
-struct Place {
-  ir::Value row, col, group, a_row, b_col;
-};
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
 std::string kernel_name(const nlohmann::json& spec);
-// The (spec name, dtype) pairs the arch's matrix cores run.
-std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch);
-// The canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS) of a validated spec.
-std::string instruction(const nlohmann::json& spec, const target::Arch& arch);
-std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch);
-int fragments(const nlohmann::json& spec);
-int accumulator_length(const nlohmann::json& spec, const target::Arch& arch);
-int64_t lds_bytes(const nlohmann::json& spec);
-std::string tile_check(const nlohmann::json& spec, const std::string& field, int step, int limit);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const nlohmann::json& spec, const target::Arch& arch);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
-// Fragment wave + index * waves: its first A row and B column for this lane, and its C origin.
-Place fragment_place(Context& ctx, const ir::Value& wave, int index);
-// a_tile[r * tile_k + c .. + 8] = a[m0 + r, k0 + c .. + 8].
-void stage_a(Context& ctx, const ir::Value& a, const ir::Value& k0);
-// b_tile[j * tile_k + r] = b[k0 + r, n0 + j]: transposed, so fragments are contiguous in k.
-void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
-// One mma per fragment and instruction k step of the staged tiles.
-std::vector<ir::Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<ir::Value> accs);
-// This lane's operand: the pieces of tile row `line` at k = step + group * stride + offset.
-ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
-// &c[m0 + row of the element, n0 + column of this lane] for accumulator element `element`.
-ir::Value element_address(Context& ctx, const ir::Value& c, const Place& place, int element);
-// The part of an accumulator element's row that does not depend on the lane.
-int static_row(const std::string& kind, int element);
-ir::Value load_accumulator(Context& ctx, const ir::Value& c, const Place& place, const ir::Type& accumulator);
-void store_accumulator(Context& ctx, const ir::Value& c, const Place& place, const ir::Value& acc);
+ir::Value load_accumulator(gemm_core::Context& ctx, const ir::Value& c, const gemm_core::Place& place,
+                           const ir::Type& accumulator);
+void store_accumulator(gemm_core::Context& ctx, const ir::Value& c, const gemm_core::Place& place,
+                       const ir::Value& acc);
 
 }  // namespace kemit::families::gemm_mma

@@ -1,0 +1,135 @@
+// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue): the instruction tables,
+// the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
+// registers; each family adds its parameters, its accumulator start and what it does with the result.
+// Mirrors py_engine/kemit/families/gemm_core.py.
+//
+// a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. fp8 and bf8 operands (a
+// family that offers them: gemm_epilogue) are 8 values to a 64-bit word, and b comes transposed
+// (b_t, n x k, row-major), so both are staged as whole words and a lane's fragment is one word. One workgroup per
+// tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with `waves` waves; wave
+// w owns the instruction-sized fragments w, w + waves, ... of the tile. Each tile_k step stages a's
+// tile (8-element vector loads) and b's tile transposed (so a lane's fragment is contiguous in k)
+// through LDS, waits at a barrier, issues one mma per fragment and instruction k step, and waits
+// again before the next step overwrites the LDS. The fragment layouts are the instructions' own
+// (docs/ir.md). Launch contract: m, n, k are multiples of tile_m, tile_n, tile_k; the grid is
+// (n / tile_n, m / tile_m) workgroups.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/families/spec.h"
+#include "kemit/ir/builder.h"
+#include "kemit/llvm/flavors.h"
+#include "kemit/target/arch.h"
+
+namespace kemit::families::gemm_core {
+
+// the spec fields of the core, first in every gemm family's FIELDS
+extern const std::vector<Field> CORE_FIELDS;
+extern const std::vector<std::string> DTYPES;
+struct Shape {
+  std::string name;  // the spec name
+  int m, n, k;       // of one instruction
+};
+extern const std::vector<Shape> SHAPES;
+// matrix-core kind (target/arch.h) -> the spec names it offers, for both dtypes
+extern const std::map<std::string, std::vector<std::string>> KIND_SHAPES;
+// instructions one processor adds to its kind: (spec name, dtype)
+extern const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS;
+// fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
+// variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
+extern const std::vector<std::string> FP8_DTYPES;
+extern const std::map<std::string, std::string> FP8_FORMATS;
+extern const std::vector<std::string> FP8_SHAPES;
+constexpr int FP8_PER_WORD = 8;  // fp8 values per 64-bit word: one mfma operand, one LDS and global access
+extern const std::vector<int> WAVES;
+constexpr int MAX_TILE_MN = 256;
+constexpr int MAX_TILE_K = 128;
+constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
+constexpr int STAGE_VEC = 8;           // elements per vector load of a's tile
+// fragment k layout per layout kind: k stride per lane group, piece offsets, piece length
+struct Fragment {
+  int stride;
+  std::vector<int> offsets;
+  int length;
+};
+extern const std::map<std::string, Fragment> FRAGMENTS;
+// accumulator row of element e: static part per layout kind, plus factor * (lane / M)
+extern const std::map<std::string, int> ROW_FACTORS;
+
+// The values every part of the kernel needs (Python: the `ctx` dict).
+struct Context {
+  ir::Builder& b;
+  const nlohmann::json& spec;
+  const target::Arch& arch;
+  ir::Value tid, lane, n, k, m0, n0, block, a_tile, b_tile;
+};
+// One fragment's place (Python: the dict fragment_place returns).
+struct Place {
+  ir::Value row, col, group, a_row, b_col;
+};
+// What tile_context returns (Python: the tuple (ctx, places)).
+struct Tile {
+  Context ctx;
+  std::vector<Place> places;
+};
+// What element_position returns (Python: the tuple (column, index)).
+struct Position {
+  ir::Value col, index;
+};
+
+bool is_fp8(const nlohmann::json& spec);
+// The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones).
+std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8 = false);
+// The canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS) of a validated spec; an fp8
+// one names the arch's variant of the 8-bit floats.
+std::string instruction(const nlohmann::json& spec, const target::Arch& arch);
+std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch);
+int fragments(const nlohmann::json& spec);
+int accumulator_length(const nlohmann::json& spec, const target::Arch& arch);
+int element_bytes(const nlohmann::json& spec);
+int64_t lds_bytes(const nlohmann::json& spec);
+std::string tile_check(const nlohmann::json& spec, const std::string& field, int step, int limit);
+// The ordered checks of the core's fields, for a family's validate (first_reason); with_fp8:
+// the family offers the fp8 operands.
+std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch,
+                                                      bool with_fp8 = false);
+// The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
+std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+// After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
+// the wave's fragments.
+Tile tile_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const ir::Value& n,
+                  const ir::Value& k);
+// The k loop: every tile_k step staged through LDS and multiplied; the final accumulators.
+std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const ir::Value& bm,
+                                        const std::vector<Place>& places, const std::vector<ir::Value>& inits);
+// Fragment wave + index * waves: its first A row and B column for this lane, and its C origin.
+Place fragment_place(Context& ctx, const ir::Value& wave, int index);
+// a_tile[r * tile_k + c .. + 8] = a[m0 + r, k0 + c .. + 8].
+void stage_a(Context& ctx, const ir::Value& a, const ir::Value& k0);
+// b_tile[j * tile_k + r] = b[k0 + r, n0 + j]: transposed, so fragments are contiguous in k.
+void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
+// One mma per fragment and instruction k step of the staged tiles.
+std::vector<ir::Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<ir::Value> accs);
+// This lane's operand: the pieces of tile row `line` at k = step + group * stride + offset.
+ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
+// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t).
+void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
+                 const ir::Value& k0);
+// This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
+ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
+// (column, row * n + column) in the m x n output of accumulator element `element` of this lane:
+// row m0 + the element's row, column n0 + this lane's column.
+Position element_position(Context& ctx, const Place& place, int element);
+// &c[row, column] of accumulator element `element` (element_position) in an m x n matrix.
+ir::Value element_address(Context& ctx, const ir::Value& c, const Place& place, int element,
+                          const ir::Type& element_type);
+// The part of an accumulator element's row that does not depend on the lane.
+int static_row(const std::string& kind, int element);
+
+}  // namespace kemit::families::gemm_core

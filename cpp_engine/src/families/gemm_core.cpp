@@ -1,0 +1,406 @@
+// The gemm core. Mirrors py_engine/kemit/families/gemm_core.py (docs in the header).
+//
+// Value ids are given in creation order and C++ evaluates call arguments in no fixed order,
+// so every nested builder call of the Python source is one statement here, in Python's
+// left-to-right order.
+#include "kemit/families/gemm_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kemit/ir/types.h"
+#include "kemit/llvm/lower_mma.h"
+
+namespace kemit::families::gemm_core {
+
+using ir::Value;
+
+const std::vector<Field> CORE_FIELDS = {{"dtype", "str", "f16"}, {"mma", "str", "mfma_32x32x8"}, {"tile_m", "int", 64},
+                                        {"tile_n", "int", 64},   {"tile_k", "int", 32},          {"waves", "int", 4}};
+const std::vector<std::string> DTYPES = {"f16", "bf16"};
+const std::vector<Shape> SHAPES = {{"mfma_32x32x8", 32, 32, 8},
+                                   {"mfma_16x16x16", 16, 16, 16},
+                                   {"mfma_16x16x32", 16, 16, 32},
+                                   {"wmma_16x16x16", 16, 16, 16},
+                                   {"wmma_16x16x32", 16, 16, 32}};
+const std::map<std::string, std::vector<std::string>> KIND_SHAPES = {
+    {"mfma", {"mfma_32x32x8", "mfma_16x16x16"}},
+    {"wmma_gfx11", {"wmma_16x16x16"}},
+    {"wmma_gfx12", {"wmma_16x16x16"}},
+    {"wmma_gfx1250", {"wmma_16x16x32"}}};
+const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS = {
+    {"gfx950", {{"mfma_16x16x32", "bf16"}}}};
+const std::vector<std::string> FP8_DTYPES = {"fp8", "bf8"};
+const std::map<std::string, std::string> FP8_FORMATS = {{"gfx942", "fnuz"}, {"gfx950", "ocp"}};
+const std::vector<std::string> FP8_SHAPES = {"mfma_16x16x32"};
+const std::vector<int> WAVES = {1, 2, 4, 8};
+const std::map<std::string, Fragment> FRAGMENTS = {
+    {"mfma_32x32x8", {4, {0}, 4}}, {"mfma_16x16x16", {4, {0}, 4}}, {"mfma_16x16x32", {8, {0}, 8}},
+    {"wmma_gfx11", {0, {0}, 16}},  {"wmma_gfx12", {4, {0, 8}, 4}},    {"wmma_gfx1250", {8, {0, 16}, 8}}};
+const std::map<std::string, int> ROW_FACTORS = {{"mfma_32x32x8", 4}, {"mfma_16x16x16", 4}, {"mfma_16x16x32", 4},
+                                                {"wmma_gfx11", 1},   {"wmma_gfx12", 8},    {"wmma_gfx1250", 8}};
+
+namespace {
+
+const ir::Flags NUW_NSW = {"nuw", "nsw"};
+
+int bit_length(int value) {
+  int bits = 0;
+  for (; value > 0; value >>= 1) ++bits;
+  return bits;
+}
+
+int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
+
+std::string number(int64_t value) { return std::to_string(value); }
+
+const Shape& shape_of(const nlohmann::json& spec) {
+  std::string name = spec["mma"].get<std::string>();
+  for (const auto& shape : SHAPES)
+    if (shape.name == name) return shape;
+  throw std::invalid_argument("unknown mma shape '" + name + "'");
+}
+
+}  // namespace
+
+bool is_fp8(const nlohmann::json& spec) {
+  return std::find(FP8_DTYPES.begin(), FP8_DTYPES.end(), spec["dtype"].get<std::string>()) != FP8_DTYPES.end();
+}
+
+std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& name : KIND_SHAPES.at(arch.mma))
+    for (const auto& dtype : DTYPES) pairs.emplace_back(name, dtype);
+  auto extra = EXTRA_INSTRUCTIONS.find(arch.name);
+  if (extra != EXTRA_INSTRUCTIONS.end()) pairs.insert(pairs.end(), extra->second.begin(), extra->second.end());
+  if (with_fp8 && FP8_FORMATS.count(arch.name))
+    for (const auto& name : FP8_SHAPES)
+      for (const auto& dtype : FP8_DTYPES) pairs.emplace_back(name, dtype);
+  return pairs;
+}
+
+std::string instruction(const nlohmann::json& spec, const target::Arch& arch) {
+  std::string family = arch.mma == "mfma" ? "mfma" : arch.mma;
+  std::string variant = is_fp8(spec) ? "_" + FP8_FORMATS.at(arch.name) : "";
+  return family + "_f32_" + spec["mma"].get<std::string>().substr(5) + "_" + spec["dtype"].get<std::string>() +
+         variant;
+}
+
+std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch) {
+  return arch.mma == "mfma" ? spec["mma"].get<std::string>() : arch.mma;
+}
+
+int fragments(const nlohmann::json& spec) {
+  const Shape& shape = shape_of(spec);
+  return (field(spec, "tile_m") / shape.m) * (field(spec, "tile_n") / shape.n);
+}
+
+int accumulator_length(const nlohmann::json& spec, const target::Arch& arch) {
+  std::string instr = instruction(spec, arch);
+  for (const auto& entry : ir::MMA_INSTRUCTIONS)
+    if (entry.name == instr) return ir::parse_type(entry.accumulator).count;
+  throw std::invalid_argument("unknown mma instruction '" + instr + "'");
+}
+
+int element_bytes(const nlohmann::json& spec) {
+  return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
+}
+
+int64_t lds_bytes(const nlohmann::json& spec) {
+  return int64_t{field(spec, "tile_m") + field(spec, "tile_n")} * field(spec, "tile_k") * element_bytes(spec);
+}
+
+std::string tile_check(const nlohmann::json& spec, const std::string& name, int step, int limit) {
+  int64_t value = spec[name].get<int64_t>();
+  if (value <= 0 || value % step)
+    return name + " must be a positive multiple of " + number(step) + " for " + spec["mma"].get<std::string>() +
+           " (got " + number(value) + ")";
+  return value <= limit ? "" : name + " must be at most " + number(limit) + " (got " + number(value) + ")";
+}
+
+std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch,
+                                                      bool with_fp8) {
+  // the checks outlive this call: they hold copies of the local lists and refer to spec and arch
+  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), waves(WAVES.begin(), WAVES.end()), shapes;
+  if (with_fp8) dtypes.insert(dtypes.end(), FP8_DTYPES.begin(), FP8_DTYPES.end());
+  for (const auto& shape : SHAPES) shapes.push_back(shape.name);
+  auto per_wave = [&spec] { return fragments(spec) / field(spec, "waves"); };
+  return {
+      [=, &spec, &arch] { return one_of("dtype", spec["dtype"], dtypes); },
+      [=, &spec, &arch] { return one_of("mma", spec["mma"], shapes); },
+      [=, &spec, &arch] {
+        auto pairs = available(arch, with_fp8);
+        std::pair<std::string, std::string> wanted{spec["mma"].get<std::string>(), spec["dtype"].get<std::string>()};
+        if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
+        std::string listed;
+        for (const auto& [name, dtype] : pairs) listed += (listed.empty() ? "" : ", ") + name + " " + dtype;
+        return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name + " (it has: " + listed +
+               ")";
+      },
+      [=, &spec, &arch] { return tile_check(spec, "tile_m", shape_of(spec).m, MAX_TILE_MN); },
+      [=, &spec, &arch] { return tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE_MN); },
+      [=, &spec, &arch] { return tile_check(spec, "tile_k", shape_of(spec).k, MAX_TILE_K); },
+      [=, &spec, &arch] { return one_of("waves", spec["waves"], waves); },
+      [=, &spec, &arch] {
+        return fragments(spec) % field(spec, "waves") == 0
+                   ? ""
+                   : "the " + number(fragments(spec)) + " fragments of a " + number(field(spec, "tile_m")) + "x" +
+                         number(field(spec, "tile_n")) + " tile do not split evenly over " +
+                         number(field(spec, "waves")) + " waves";
+      },
+      [=, &spec, &arch] {
+        int registers = per_wave() * accumulator_length(spec, arch);
+        return registers <= MAX_ACCUMULATORS
+                   ? ""
+                   : number(per_wave()) + " fragments per wave need " + number(registers) +
+                         " accumulator registers per lane, more than " + number(MAX_ACCUMULATORS);
+      },
+      [=, &spec, &arch] {
+        return lds_bytes(spec) <= arch.lds_bytes ? ""
+                                                 : "LDS use " + number(lds_bytes(spec)) + " bytes exceeds the " +
+                                                       number(arch.lds_bytes) + " bytes of " + arch.name;
+      },
+  };
+}
+
+std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+  return llvm::mma_gate(instruction(spec, arch), flavor);
+}
+
+Tile tile_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const Value& n,
+                  const Value& k) {
+  int block = field(spec, "waves") * arch.wave_size;
+  ir::Type i32 = ir::scalar("i32");
+  bool fp8 = is_fp8(spec);
+  ir::Type element = fp8 ? ir::scalar("i64") : ir::scalar(spec["dtype"].get<std::string>());
+  int per_element = fp8 ? FP8_PER_WORD : 1;
+  int tile_m = field(spec, "tile_m"), tile_n = field(spec, "tile_n"), tile_k = field(spec, "tile_k");
+  Value a_tile = b.lds("a_tile", element, tile_m * tile_k / per_element, 16);
+  Value b_tile = b.lds("b_tile", element, tile_n * tile_k / per_element, 16);
+  Value tid = b.workitem_id("x");
+  Value lane_mask = b.const_int(i32, arch.wave_size - 1);
+  Value lane = b.bit_and(tid, lane_mask);
+  Value wave_shift = b.const_int(i32, bit_length(arch.wave_size) - 1);
+  Value wave = b.lshr(tid, wave_shift);
+  Value group_y = b.workgroup_id("y");
+  Value tile_m_value = b.const_int(i32, tile_m);
+  Value m0 = b.mul(group_y, tile_m_value, NUW_NSW);
+  Value group_x = b.workgroup_id("x");
+  Value tile_n_value = b.const_int(i32, tile_n);
+  Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
+  Value block_value = b.const_int(i32, block);
+  Tile tile{Context{b, spec, arch, tid, lane, n, k, m0, n0, block_value, a_tile, b_tile}, {}};
+  for (int index = 0; index < fragments(spec) / field(spec, "waves"); ++index)
+    tile.places.push_back(fragment_place(tile.ctx, wave, index));
+  return tile;
+}
+
+std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& bm, const std::vector<Place>& places,
+                                    const std::vector<Value>& inits) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32");
+
+  auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
+    if (is_fp8(ctx.spec)) {
+      stage_words(ctx, a, ctx.a_tile, field(ctx.spec, "tile_m"), ctx.m0, k0);
+      stage_words(ctx, bm, ctx.b_tile, field(ctx.spec, "tile_n"), ctx.n0, k0);
+    } else {
+      stage_a(ctx, a, k0);
+      stage_b(ctx, bm, k0);
+    }
+    b.barrier();
+    std::vector<Value> next = multiply(ctx, places, accs);
+    b.barrier();
+    return next;
+  };
+
+  Value zero = b.const_int(i32, 0);
+  Value step = b.const_int(i32, field(ctx.spec, "tile_k"));
+  return b.for_loop(zero, ctx.k, step, inits, k_body);
+}
+
+Place fragment_place(Context& ctx, const Value& wave, int index) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32");
+  const Shape& shape = shape_of(ctx.spec);
+  Value offset = b.const_int(i32, index * field(ctx.spec, "waves"));
+  Value fragment = b.add(wave, offset, NUW_NSW);
+  Value per_row = b.const_int(i32, field(ctx.spec, "tile_n") / shape.n);
+  Value fragment_row = b.udiv(fragment, per_row);
+  Value m_value = b.const_int(i32, shape.m);
+  Value row = b.mul(fragment_row, m_value, NUW_NSW);
+  Value fragment_col = b.urem(fragment, per_row);
+  Value n_value = b.const_int(i32, shape.n);
+  Value col = b.mul(fragment_col, n_value, NUW_NSW);
+  Value group_shift = b.const_int(i32, bit_length(shape.m) - 1);
+  Value group = b.lshr(ctx.lane, group_shift);
+  Value in_mask = b.const_int(i32, shape.m - 1);
+  Value in_fragment = b.bit_and(ctx.lane, in_mask);
+  Value a_row = b.add(row, in_fragment, NUW_NSW);
+  Value b_col = b.add(col, in_fragment, NUW_NSW);
+  return Place{row, col, group, a_row, b_col};
+}
+
+void stage_a(Context& ctx, const Value& a, const Value& k0) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
+  int tile_k = field(ctx.spec, "tile_k");
+  Value per_row = b.const_int(i32, tile_k / STAGE_VEC);
+  Value shift = b.const_int(i32, bit_length(STAGE_VEC) - 1);
+  ir::Type loaded = ir::vector(dtype, STAGE_VEC);
+
+  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
+    Value r = b.udiv(i, per_row);
+    Value chunk = b.urem(i, per_row);
+    Value col = b.shl(chunk, shift, NUW_NSW);
+    Value row = b.add(ctx.m0, r, NUW_NSW);
+    Value row_start = b.mul(row, ctx.k, NUW_NSW);
+    Value k_index = b.add(k0, col, NUW_NSW);
+    Value source = b.add(row_start, k_index, NUW_NSW);
+    Value address = b.ptr_add(a, source, dtype);
+    Value value = b.load(loaded, address, 16);
+    Value tile_k_value = b.const_int(i32, tile_k);
+    Value line = b.mul(r, tile_k_value, NUW_NSW);
+    Value slot = b.add(line, col, NUW_NSW);
+    Value target = b.ptr_add(ctx.a_tile, slot, dtype);
+    b.store(value, target, 16);
+    return {};
+  };
+
+  Value count = b.const_int(i32, field(ctx.spec, "tile_m") * tile_k / STAGE_VEC);
+  b.for_loop(ctx.tid, count, ctx.block, {}, body);
+}
+
+void stage_b(Context& ctx, const Value& bm, const Value& k0) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
+  Value width = b.const_int(i32, field(ctx.spec, "tile_n"));
+
+  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
+    Value r = b.udiv(i, width);
+    Value j = b.urem(i, width);
+    Value row = b.add(k0, r, NUW_NSW);
+    Value row_start = b.mul(row, ctx.n, NUW_NSW);
+    Value n_index = b.add(ctx.n0, j, NUW_NSW);
+    Value source = b.add(row_start, n_index, NUW_NSW);
+    Value address = b.ptr_add(bm, source, dtype);
+    Value value = b.load(dtype, address, ir::byte_size(dtype));
+    Value tile_k_value = b.const_int(i32, field(ctx.spec, "tile_k"));
+    Value line = b.mul(j, tile_k_value, NUW_NSW);
+    Value slot = b.add(line, r, NUW_NSW);
+    Value target = b.ptr_add(ctx.b_tile, slot, dtype);
+    b.store(value, target, ir::byte_size(dtype));
+    return {};
+  };
+
+  Value count = b.const_int(i32, field(ctx.spec, "tile_k") * field(ctx.spec, "tile_n"));
+  b.for_loop(ctx.tid, count, ctx.block, {}, body);
+}
+
+std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<Value> accs) {
+  std::string instr = instruction(ctx.spec, ctx.arch);
+  auto load = is_fp8(ctx.spec) ? load_word : load_fragment;
+  for (int step = 0; step < field(ctx.spec, "tile_k"); step += shape_of(ctx.spec).k) {
+    for (size_t index = 0; index < places.size(); ++index) {
+      const Place& place = places[index];
+      Value a_frag = load(ctx, ctx.a_tile, place.a_row, place.group, step);
+      Value b_frag = load(ctx, ctx.b_tile, place.b_col, place.group, step);
+      accs[index] = ctx.b.mma(instr, a_frag, b_frag, accs[index]);
+    }
+  }
+  return accs;
+}
+
+Value load_fragment(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
+  const Fragment& fragment = FRAGMENTS.at(layout_kind(ctx.spec, ctx.arch));
+  Value tile_k_value = b.const_int(i32, field(ctx.spec, "tile_k"));
+  Value line_start = b.mul(line, tile_k_value, NUW_NSW);
+  Value stride_value = b.const_int(i32, fragment.stride);
+  Value group_start = b.mul(group, stride_value, NUW_NSW);
+  Value base = b.add(line_start, group_start, NUW_NSW);
+  ir::Type piece_type = ir::vector(dtype, fragment.length);
+  std::vector<Value> pieces;
+  for (int offset : fragment.offsets) {
+    Value offset_value = b.const_int(i32, step + offset);
+    Value slot = b.add(base, offset_value, NUW_NSW);
+    Value address = b.ptr_add(tile, slot, dtype);
+    pieces.push_back(b.load(piece_type, address, std::min(ir::byte_size(piece_type), 16)));
+  }
+  if (pieces.size() == 1) return pieces[0];
+  std::vector<int> mask;
+  for (int lane = 0; lane < 2 * fragment.length; ++lane) mask.push_back(lane);
+  return b.shuffle(pieces[0], pieces[1], mask);
+}
+
+void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
+  int tile_k = field(ctx.spec, "tile_k");
+  Value per_row = b.const_int(i32, tile_k / FP8_PER_WORD);
+  Value shift = b.const_int(i32, bit_length(FP8_PER_WORD) - 1);
+  Value row_words = b.lshr(ctx.k, shift);
+  Value first = b.lshr(k0, shift);
+
+  auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
+    Value r = b.udiv(i, per_row);
+    Value row = b.add(origin, r, NUW_NSW);
+    Value row_start = b.mul(row, row_words, NUW_NSW);
+    Value c = b.urem(i, per_row);
+    Value column = b.add(first, c, NUW_NSW);
+    Value word = b.add(row_start, column, NUW_NSW);
+    Value address = b.ptr_add(source, word, i64);
+    Value value = b.load(i64, address, 8);
+    Value target = b.ptr_add(tile, i, i64);
+    b.store(value, target, 8);
+    return {};
+  };
+
+  Value count = b.const_int(i32, rows * tile_k / FP8_PER_WORD);
+  b.for_loop(ctx.tid, count, ctx.block, {}, body);
+}
+
+Value load_word(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
+  Value words_per_line = b.const_int(i32, field(ctx.spec, "tile_k") / FP8_PER_WORD);
+  Value line_start = b.mul(line, words_per_line, NUW_NSW);
+  Value group_start = b.add(line_start, group, NUW_NSW);
+  Value step_word = b.const_int(i32, step / FP8_PER_WORD);
+  Value slot = b.add(group_start, step_word, NUW_NSW);
+  Value address = b.ptr_add(tile, slot, i64);
+  return b.load(i64, address, 8);
+}
+
+Position element_position(Context& ctx, const Place& place, int element) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32");
+  std::string kind = layout_kind(ctx.spec, ctx.arch);
+  Value tile_row = b.add(ctx.m0, place.row, NUW_NSW);
+  Value static_value = b.const_int(i32, static_row(kind, element));
+  Value factor = b.const_int(i32, ROW_FACTORS.at(kind));
+  Value group_rows = b.mul(place.group, factor, NUW_NSW);
+  Value in_tile = b.add(static_value, group_rows, NUW_NSW);
+  Value row = b.add(tile_row, in_tile, NUW_NSW);
+  Value column_mask = b.const_int(i32, shape_of(ctx.spec).n - 1);
+  Value lane_col = b.bit_and(ctx.lane, column_mask);
+  Value fragment_col = b.add(place.col, lane_col, NUW_NSW);
+  Value col = b.add(ctx.n0, fragment_col, NUW_NSW);
+  Value row_start = b.mul(row, ctx.n, NUW_NSW);
+  Value index = b.add(row_start, col, NUW_NSW);
+  return Position{col, index};
+}
+
+Value element_address(Context& ctx, const Value& c, const Place& place, int element, const ir::Type& element_type) {
+  Position position = element_position(ctx, place, element);
+  return ctx.b.ptr_add(c, position.index, element_type);
+}
+
+int static_row(const std::string& kind, int element) {
+  if (kind == "mfma_32x32x8") return element / 4 * 8 + element % 4;
+  if (kind == "wmma_gfx11") return 2 * element;
+  return element;
+}
+
+}  // namespace kemit::families::gemm_core

@@ -1,0 +1,155 @@
+// Family `gemm_epilogue`. Mirrors py_engine/kemit/families/gemm_epilogue.py (docs in the header).
+//
+// Value ids are given in creation order and C++ evaluates call arguments in no fixed order,
+// so every nested builder call of the Python source is one statement here, in Python's
+// left-to-right order.
+#include "kemit/families/gemm_epilogue.h"
+
+#include "kemit/ir/types.h"
+
+namespace kemit::families::gemm_epilogue {
+
+using ir::Value;
+namespace core = gemm_core;
+
+const char* const FAMILY = "gemm_epilogue";
+const std::vector<Field> FIELDS = [] {
+  std::vector<Field> fields = core::CORE_FIELDS;
+  fields.push_back({"bias", "bool", true});
+  fields.push_back({"activation", "str", "relu"});
+  fields.push_back({"residual", "bool", false});
+  fields.push_back({"out_dtype", "str", "f32"});
+  return fields;
+}();
+const std::vector<std::string> ACTIVATIONS = {"none", "relu", "gelu_tanh", "silu"};
+const std::vector<std::string> OUT_DTYPES = {"f32", "f16", "bf16"};
+
+namespace {
+
+int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
+
+std::string number(int64_t value) { return std::to_string(value); }
+
+std::string str(const nlohmann::json& spec, const std::string& name) { return spec[name].get<std::string>(); }
+
+}  // namespace
+
+nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
+
+std::string kernel_name(const nlohmann::json& spec) {
+  std::string fused = (spec["bias"].get<bool>() ? "_bias" : "") +
+                      (str(spec, "activation") != "none" ? "_" + str(spec, "activation") : "") +
+                      (spec["residual"].get<bool>() ? "_res" : "");
+  return "gemm_ep_" + str(spec, "mma") + "_" + str(spec, "dtype") + "_" + number(field(spec, "tile_m")) + "x" +
+         number(field(spec, "tile_n")) + "x" + number(field(spec, "tile_k")) + "_w" + number(field(spec, "waves")) +
+         fused + "_" + str(spec, "out_dtype");
+}
+
+std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+  std::vector<nlohmann::json> activations(ACTIVATIONS.begin(), ACTIVATIONS.end());
+  std::vector<nlohmann::json> out_dtypes(OUT_DTYPES.begin(), OUT_DTYPES.end());
+  std::vector<std::function<std::string()>> checks = core::core_checks(spec, arch, /*with_fp8=*/true);
+  checks.push_back([&] { return one_of("activation", spec["activation"], activations); });
+  checks.push_back([&] { return one_of("out_dtype", spec["out_dtype"], out_dtypes); });
+  checks.push_back([&] {
+    return spec["bias"].get<bool>() || str(spec, "activation") != "none" || spec["residual"].get<bool>()
+               ? ""
+               : "an epilogue needs bias, an activation or residual (with none of them, use gemm_mma)";
+  });
+  return first_reason(checks);
+}
+
+std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+  return core::flavor_gate(spec, arch, flavor);
+}
+
+ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+  ir::Builder b(kernel_name(spec), arch.name);
+  int block = field(spec, "waves") * arch.wave_size;
+  b.attr("flat_work_group_size", "1," + number(block));
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), out = ir::scalar(str(spec, "out_dtype"));
+  Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  Value bm = b.param(core::is_fp8(spec) ? "b_t" : "b", ir::pointer("global"), 16, /*noalias=*/true,
+                     /*nocapture=*/true, /*readonly=*/true);
+  Buffers buffers;
+  if (spec["bias"].get<bool>())
+    buffers.bias = b.param("bias", ir::pointer("global"), 4, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  if (spec["residual"].get<bool>())
+    buffers.residual = b.param("residual", ir::pointer("global"), ir::byte_size(out), /*noalias=*/true,
+                               /*nocapture=*/true, /*readonly=*/true);
+  buffers.c = b.param("c", ir::pointer("global"), ir::byte_size(out), /*noalias=*/true, /*nocapture=*/true,
+                      /*readonly=*/false, /*writeonly=*/true);
+  Value n = b.param("n", i32);
+  Value k = b.param("k", i32);
+  core::Tile tile = core::tile_context(b, spec, arch, n, k);
+  ir::Type accumulator = ir::vector(f32, core::accumulator_length(spec, arch));
+  std::vector<Value> inits;
+  for (size_t index = 0; index < tile.places.size(); ++index) inits.push_back(b.const_float(accumulator, 0.0));
+  std::vector<Value> results = core::accumulate_tiles(tile.ctx, a, bm, tile.places, inits);
+  for (size_t index = 0; index < tile.places.size(); ++index)
+    store_epilogue(tile.ctx, buffers, tile.places[index], results[index]);
+  return b.finish();
+}
+
+void store_epilogue(core::Context& ctx, const Buffers& buffers, const core::Place& place, const Value& acc) {
+  ir::Builder& b = ctx.b;
+  ir::Type out = ir::scalar(str(ctx.spec, "out_dtype"));
+  for (int element = 0; element < acc.type.count; ++element) {
+    core::Position position = core::element_position(ctx, place, element);
+    Value extracted = b.extract_element(acc, element);
+    Value value = epilogue(ctx, buffers, extracted, position.col, position.index);
+    Value address = b.ptr_add(buffers.c, position.index, out);
+    b.store(value, address, ir::byte_size(out));
+  }
+}
+
+Value epilogue(core::Context& ctx, const Buffers& buffers, Value value, const Value& col, const Value& index) {
+  ir::Builder& b = ctx.b;
+  ir::Type f32 = ir::scalar("f32"), out = ir::scalar(str(ctx.spec, "out_dtype"));
+  if (buffers.bias) {
+    Value address = b.ptr_add(*buffers.bias, col, f32);
+    Value bias = b.load(f32, address, 4);
+    value = b.fadd(value, bias);
+  }
+  value = activate(b, str(ctx.spec, "activation"), value);
+  if (buffers.residual) {
+    Value address = b.ptr_add(*buffers.residual, index, out);
+    Value loaded = b.load(out, address, ir::byte_size(out));
+    Value residual = widen(b, loaded);
+    value = b.fadd(value, residual);
+  }
+  return out == f32 ? value : b.fptrunc(value, out);
+}
+
+Value widen(ir::Builder& b, const Value& value) {
+  ir::Type f32 = ir::scalar("f32");
+  return value.type == f32 ? value : b.fpext(value, f32);
+}
+
+Value activate(ir::Builder& b, const std::string& activation, const Value& x) {
+  ir::Type f32 = ir::scalar("f32");
+  if (activation == "none") return x;
+  if (activation == "relu") {
+    Value zero = b.const_float(f32, 0.0);
+    return b.fmax(x, zero);
+  }
+  if (activation == "silu") {
+    Value one = b.const_float(f32, 1.0);
+    Value negated = b.fneg(x);
+    Value power = b.exp(negated);
+    Value denominator = b.fadd(one, power);
+    return b.fdiv(x, denominator);
+  }
+  Value square = b.fmul(x, x);
+  Value cube = b.fmul(square, x);
+  Value cubic_factor = b.const_float(f32, GELU_CUBIC);
+  Value cubic = b.fma(cube, cubic_factor, x);
+  Value one = b.const_float(f32, 1.0);
+  Value scale = b.const_float(f32, GELU_EXP_SCALE);
+  Value exponent = b.fmul(cubic, scale);
+  Value power = b.exp(exponent);
+  Value denominator = b.fadd(one, power);
+  return b.fdiv(x, denominator);
+}
+
+}  // namespace kemit::families::gemm_epilogue

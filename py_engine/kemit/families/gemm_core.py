@@ -1,0 +1,322 @@
+"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue): the instruction tables,
+the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
+registers; each family adds its parameters, its accumulator start and what it does with the result.
+
+a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. fp8 and bf8 operands (a
+family that offers them: gemm_epilogue) are 8 values to a 64-bit word, and b comes transposed
+(b_t, n x k, row-major), so both are staged as whole words and a lane's fragment is one word. One workgroup per
+tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with `waves` waves; wave
+w owns the instruction-sized fragments w, w + waves, ... of the tile. Each tile_k step stages a's
+tile (8-element vector loads) and b's tile transposed (so a lane's fragment is contiguous in k)
+through LDS, waits at a barrier, issues one mma per fragment and instruction k step, and waits
+again before the next step overwrites the LDS. The fragment layouts are the instructions' own
+(docs/ir.md). Launch contract: m, n, k are multiples of tile_m, tile_n, tile_k; the grid is
+(n / tile_n, m / tile_m) workgroups.
+"""
+from ..ir.builder import MMA_INSTRUCTIONS
+from ..ir.types import byte_size, parse_type, scalar, vector
+from ..llvm.lower_mma import mma_gate
+from .spec import one_of
+
+# the spec fields of the core, first in every gemm family's FIELDS
+CORE_FIELDS = (("dtype", "str", "f16"), ("mma", "str", "mfma_32x32x8"), ("tile_m", "int", 64),
+               ("tile_n", "int", 64), ("tile_k", "int", 32), ("waves", "int", 4))
+DTYPES = ("f16", "bf16")
+# spec name -> (M, N, K) of one instruction
+SHAPES = {"mfma_32x32x8": (32, 32, 8), "mfma_16x16x16": (16, 16, 16), "mfma_16x16x32": (16, 16, 32),
+          "wmma_16x16x16": (16, 16, 16), "wmma_16x16x32": (16, 16, 32)}
+# matrix-core kind (target/arch.py) -> the spec names it offers, for both dtypes
+KIND_SHAPES = {"mfma": ("mfma_32x32x8", "mfma_16x16x16"), "wmma_gfx11": ("wmma_16x16x16",),
+               "wmma_gfx12": ("wmma_16x16x16",), "wmma_gfx1250": ("wmma_16x16x32",)}
+# instructions one processor adds to its kind: (spec name, dtype)
+EXTRA_INSTRUCTIONS = {"gfx950": (("mfma_16x16x32", "bf16"),)}
+# fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
+# variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
+FP8_DTYPES = ("fp8", "bf8")
+FP8_FORMATS = {"gfx942": "fnuz", "gfx950": "ocp"}
+FP8_SHAPES = ("mfma_16x16x32",)
+FP8_PER_WORD = 8         # fp8 values per 64-bit word: one mfma operand, one LDS and global access
+WAVES = (1, 2, 4, 8)
+MAX_TILE_MN = 256
+MAX_TILE_K = 128
+MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
+STAGE_VEC = 8            # elements per vector load of a's tile
+# fragment k layout per layout kind: (k stride per lane group, piece offsets, piece length), where a
+# lane's group is lane / M; its fragment is the pieces at k = group * stride + offset, concatenated.
+FRAGMENTS = {"mfma_32x32x8": (4, (0,), 4), "mfma_16x16x16": (4, (0,), 4), "mfma_16x16x32": (8, (0,), 8),
+             "wmma_gfx11": (0, (0,), 16), "wmma_gfx12": (4, (0, 8), 4), "wmma_gfx1250": (8, (0, 16), 8)}
+# accumulator row of element e: static part per layout kind, plus factor * (lane / M)
+ROW_FACTORS = {"mfma_32x32x8": 4, "mfma_16x16x16": 4, "mfma_16x16x32": 4, "wmma_gfx11": 1,
+               "wmma_gfx12": 8, "wmma_gfx1250": 8}
+
+
+def is_fp8(spec):
+    return spec["dtype"] in FP8_DTYPES
+
+
+def available(arch, with_fp8=False):
+    """The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones)."""
+    pairs = [(name, dtype) for name in KIND_SHAPES[arch.mma] for dtype in DTYPES]
+    pairs += list(EXTRA_INSTRUCTIONS.get(arch.name, ()))
+    if with_fp8 and arch.name in FP8_FORMATS:
+        pairs += [(name, dtype) for name in FP8_SHAPES for dtype in FP8_DTYPES]
+    return pairs
+
+
+def instruction(spec, arch):
+    """The canonical mma instruction (ir/builder.py MMA_INSTRUCTIONS) of a validated spec; an fp8
+    one names the arch's variant of the 8-bit floats."""
+    family = "mfma" if arch.mma == "mfma" else arch.mma
+    variant = f"_{FP8_FORMATS[arch.name]}" if is_fp8(spec) else ""
+    return f"{family}_f32_{spec['mma'][5:]}_{spec['dtype']}{variant}"
+
+
+def layout_kind(spec, arch):
+    return spec["mma"] if arch.mma == "mfma" else arch.mma
+
+
+def fragments(spec):
+    m, n, _ = SHAPES[spec["mma"]]
+    return (spec["tile_m"] // m) * (spec["tile_n"] // n)
+
+
+def accumulator_length(spec, arch):
+    return parse_type(MMA_INSTRUCTIONS[instruction(spec, arch)][1]).count
+
+
+def element_bytes(spec):
+    return 1 if is_fp8(spec) else byte_size(scalar(spec["dtype"]))
+
+
+def lds_bytes(spec):
+    return (spec["tile_m"] + spec["tile_n"]) * spec["tile_k"] * element_bytes(spec)
+
+
+def tile_check(spec, field, step, limit):
+    value = spec[field]
+    if value <= 0 or value % step:
+        return f"{field} must be a positive multiple of {step} for {spec['mma']} (got {value})"
+    return "" if value <= limit else f"{field} must be at most {limit} (got {value})"
+
+
+
+def core_checks(spec, arch, with_fp8=False):
+    """The ordered checks of the core's fields, for a family's validate (first_reason); with_fp8:
+    the family offers the fp8 operands."""
+    def shape():
+        return SHAPES[spec["mma"]]
+
+    return (
+        lambda: one_of("dtype", spec["dtype"], DTYPES + (FP8_DTYPES if with_fp8 else ())),
+        lambda: one_of("mma", spec["mma"], tuple(SHAPES)),
+        lambda: "" if (spec["mma"], spec["dtype"]) in available(arch, with_fp8) else
+        f"{spec['mma']} {spec['dtype']} is not an instruction of {arch.name} (it has: "
+        f"{', '.join(f'{name} {dtype}' for name, dtype in available(arch, with_fp8))})",
+        lambda: tile_check(spec, "tile_m", shape()[0], MAX_TILE_MN),
+        lambda: tile_check(spec, "tile_n", shape()[1], MAX_TILE_MN),
+        lambda: tile_check(spec, "tile_k", shape()[2], MAX_TILE_K),
+        lambda: one_of("waves", spec["waves"], WAVES),
+        lambda: "" if fragments(spec) % spec["waves"] == 0 else
+        f"the {fragments(spec)} fragments of a {spec['tile_m']}x{spec['tile_n']} tile do not split "
+        f"evenly over {spec['waves']} waves",
+        lambda: "" if fragments(spec) // spec["waves"] * accumulator_length(spec, arch) <= MAX_ACCUMULATORS else
+        f"{fragments(spec) // spec['waves']} fragments per wave need "
+        f"{fragments(spec) // spec['waves'] * accumulator_length(spec, arch)} accumulator registers per lane, "
+        f"more than {MAX_ACCUMULATORS}",
+        lambda: "" if lds_bytes(spec) <= arch.lds_bytes else
+        f"LDS use {lds_bytes(spec)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
+    )
+
+
+def flavor_gate(spec, arch, flavor):
+    """The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only)."""
+    return mma_gate(instruction(spec, arch), flavor)
+
+
+def tile_context(b, spec, arch, n, k):
+    """After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
+    the wave's fragments. Returns (ctx, places)."""
+    block = spec["waves"] * arch.wave_size
+    i32 = scalar("i32")
+    element, per_element = (scalar("i64"), FP8_PER_WORD) if is_fp8(spec) else (scalar(spec["dtype"]), 1)
+    tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    a_tile = b.lds("a_tile", element, tile_m * tile_k // per_element, 16)
+    b_tile = b.lds("b_tile", element, tile_n * tile_k // per_element, 16)
+    tid = b.workitem_id("x")
+    lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
+    wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
+    m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw"))
+    n0 = b.mul(b.workgroup_id("x"), b.const_int(i32, tile_n), ("nuw", "nsw"))
+    ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "k": k,
+           "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile}
+    places = [fragment_place(ctx, wave, index) for index in range(fragments(spec) // spec["waves"])]
+    return ctx, places
+
+
+def accumulate_tiles(ctx, a, bm, places, inits):
+    """The k loop: every tile_k step staged through LDS and multiplied; the final accumulators."""
+    b = ctx["b"]
+    i32 = scalar("i32")
+
+    def k_body(k0, accs):
+        if is_fp8(ctx["spec"]):
+            stage_words(ctx, a, ctx["a_tile"], ctx["spec"]["tile_m"], ctx["m0"], k0)
+            stage_words(ctx, bm, ctx["b_tile"], ctx["spec"]["tile_n"], ctx["n0"], k0)
+        else:
+            stage_a(ctx, a, k0)
+            stage_b(ctx, bm, k0)
+        b.barrier()
+        accs = multiply(ctx, places, list(accs))
+        b.barrier()
+        return accs
+
+    return b.for_loop(b.const_int(i32, 0), ctx["k"], b.const_int(i32, ctx["spec"]["tile_k"]), inits, k_body)
+
+
+def fragment_place(ctx, wave, index):
+    """Fragment wave + index * waves: its first A row and B column for this lane, and its C origin."""
+    b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
+    i32 = scalar("i32")
+    m, n, _ = SHAPES[spec["mma"]]
+    fragment = b.add(wave, b.const_int(i32, index * spec["waves"]), ("nuw", "nsw"))
+    per_row = b.const_int(i32, spec["tile_n"] // n)
+    row = b.mul(b.udiv(fragment, per_row), b.const_int(i32, m), ("nuw", "nsw"))
+    col = b.mul(b.urem(fragment, per_row), b.const_int(i32, n), ("nuw", "nsw"))
+    group = b.lshr(ctx["lane"], b.const_int(i32, m.bit_length() - 1))
+    in_fragment = b.bit_and(ctx["lane"], b.const_int(i32, m - 1))
+    return {"row": row, "col": col, "group": group,
+            "a_row": b.add(row, in_fragment, ("nuw", "nsw")),
+            "b_col": b.add(col, in_fragment, ("nuw", "nsw"))}
+
+
+def stage_a(ctx, a, k0):
+    """a_tile[r * tile_k + c .. + 8] = a[m0 + r, k0 + c .. + 8]."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, dtype = scalar("i32"), scalar(ctx["spec"]["dtype"])
+    per_row = b.const_int(i32, spec["tile_k"] // STAGE_VEC)
+    shift = b.const_int(i32, STAGE_VEC.bit_length() - 1)
+    loaded = vector(dtype, STAGE_VEC)
+
+    def body(i, iters):
+        r = b.udiv(i, per_row)
+        col = b.shl(b.urem(i, per_row), shift, ("nuw", "nsw"))
+        row = b.add(ctx["m0"], r, ("nuw", "nsw"))
+        source = b.add(b.mul(row, ctx["k"], ("nuw", "nsw")), b.add(k0, col, ("nuw", "nsw")), ("nuw", "nsw"))
+        value = b.load(loaded, b.ptr_add(a, source, dtype), 16)
+        slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
+        b.store(value, b.ptr_add(ctx["a_tile"], slot, dtype), 16)
+        return []
+
+    count = b.const_int(i32, spec["tile_m"] * spec["tile_k"] // STAGE_VEC)
+    b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def stage_b(ctx, bm, k0):
+    """b_tile[j * tile_k + r] = b[k0 + r, n0 + j]: transposed, so fragments are contiguous in k."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, dtype = scalar("i32"), scalar(ctx["spec"]["dtype"])
+    width = b.const_int(i32, spec["tile_n"])
+
+    def body(i, iters):
+        r = b.udiv(i, width)
+        j = b.urem(i, width)
+        row = b.add(k0, r, ("nuw", "nsw"))
+        source = b.add(b.mul(row, ctx["n"], ("nuw", "nsw")), b.add(ctx["n0"], j, ("nuw", "nsw")), ("nuw", "nsw"))
+        value = b.load(dtype, b.ptr_add(bm, source, dtype), byte_size(dtype))
+        slot = b.add(b.mul(j, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), r, ("nuw", "nsw"))
+        b.store(value, b.ptr_add(ctx["b_tile"], slot, dtype), byte_size(dtype))
+        return []
+
+    count = b.const_int(i32, spec["tile_k"] * spec["tile_n"])
+    b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def multiply(ctx, places, accs):
+    """One mma per fragment and instruction k step of the staged tiles."""
+    spec, arch = ctx["spec"], ctx["arch"]
+    instr = instruction(spec, arch)
+    load = load_word if is_fp8(spec) else load_fragment
+    for step in range(0, spec["tile_k"], SHAPES[spec["mma"]][2]):
+        for index, place in enumerate(places):
+            a_frag = load(ctx, ctx["a_tile"], place["a_row"], place["group"], step)
+            b_frag = load(ctx, ctx["b_tile"], place["b_col"], place["group"], step)
+            accs[index] = ctx["b"].mma(instr, a_frag, b_frag, accs[index])
+    return accs
+
+
+def load_fragment(ctx, tile, line, group, step):
+    """This lane's operand: the pieces of tile row `line` at k = step + group * stride + offset."""
+    b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
+    i32, dtype = scalar("i32"), scalar(spec["dtype"])
+    stride, offsets, length = FRAGMENTS[layout_kind(spec, arch)]
+    base = b.add(b.mul(line, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")),
+                 b.mul(group, b.const_int(i32, stride), ("nuw", "nsw")), ("nuw", "nsw"))
+    piece_type = vector(dtype, length)
+    pieces = []
+    for offset in offsets:
+        slot = b.add(base, b.const_int(i32, step + offset), ("nuw", "nsw"))
+        pieces.append(b.load(piece_type, b.ptr_add(tile, slot, dtype), min(byte_size(piece_type), 16)))
+    if len(pieces) == 1:
+        return pieces[0]
+    return b.shuffle(pieces[0], pieces[1], list(range(2 * length)))
+
+
+def stage_words(ctx, source, tile, rows, origin, k0):
+    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t)."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, i64 = scalar("i32"), scalar("i64")
+    per_row = b.const_int(i32, spec["tile_k"] // FP8_PER_WORD)
+    shift = b.const_int(i32, FP8_PER_WORD.bit_length() - 1)
+    row_words = b.lshr(ctx["k"], shift)
+    first = b.lshr(k0, shift)
+
+    def body(i, iters):
+        row = b.add(origin, b.udiv(i, per_row), ("nuw", "nsw"))
+        word = b.add(b.mul(row, row_words, ("nuw", "nsw")), b.add(first, b.urem(i, per_row), ("nuw", "nsw")),
+                     ("nuw", "nsw"))
+        value = b.load(i64, b.ptr_add(source, word, i64), 8)
+        b.store(value, b.ptr_add(tile, i, i64), 8)
+        return []
+
+    count = b.const_int(i32, rows * spec["tile_k"] // FP8_PER_WORD)
+    b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def load_word(ctx, tile, line, group, step):
+    """This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, i64 = scalar("i32"), scalar("i64")
+    line_start = b.mul(line, b.const_int(i32, spec["tile_k"] // FP8_PER_WORD), ("nuw", "nsw"))
+    slot = b.add(b.add(line_start, group, ("nuw", "nsw")), b.const_int(i32, step // FP8_PER_WORD), ("nuw", "nsw"))
+    return b.load(i64, b.ptr_add(tile, slot, i64), 8)
+
+
+def element_position(ctx, place, element):
+    """(column, row * n + column) in the m x n output of accumulator element `element` of this lane:
+    row m0 + the element's row, column n0 + this lane's column."""
+    b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
+    i32 = scalar("i32")
+    kind = layout_kind(spec, arch)
+    row = b.add(b.add(ctx["m0"], place["row"], ("nuw", "nsw")),
+                b.add(b.const_int(i32, static_row(kind, element)),
+                      b.mul(place["group"], b.const_int(i32, ROW_FACTORS[kind]), ("nuw", "nsw")),
+                      ("nuw", "nsw")), ("nuw", "nsw"))
+    col = b.add(ctx["n0"], b.add(place["col"], b.bit_and(ctx["lane"], b.const_int(
+        i32, SHAPES[spec["mma"]][1] - 1)), ("nuw", "nsw")), ("nuw", "nsw"))
+    return col, b.add(b.mul(row, ctx["n"], ("nuw", "nsw")), col, ("nuw", "nsw"))
+
+
+def element_address(ctx, c, place, element, element_type):
+    """&c[row, column] of accumulator element `element` (element_position) in an m x n matrix."""
+    _, index = element_position(ctx, place, element)
+    return ctx["b"].ptr_add(c, index, element_type)
+
+
+def static_row(kind, element):
+    """The part of an accumulator element's row that does not depend on the lane."""
+    if kind == "mfma_32x32x8":
+        return element // 4 * 8 + element % 4
+    if kind == "wmma_gfx11":
+        return 2 * element
+    return element
+
