@@ -26,13 +26,15 @@
 #include "kemit/lane_support/result_cache.h"
 #include "kemit/report/run_info.h"
 #include "kemit/report/shard.h"
+#include "kemit/tooling/cli.h"
 
 namespace {
 
 using namespace kemit::lane;
 
 struct Arguments {
-  std::string configs_dir;
+  kemit::tooling::LocationFlags location_flags;
+  kemit::tooling::Locations where;  // the rule of kemit/tooling/locations.h applied (tree, build, configs)
   std::string only;
   std::vector<std::string> flavors;
   int jobs = 0;
@@ -58,11 +60,6 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
-std::string default_configs_dir() {
-  if (std::filesystem::is_directory("parity/configs")) return "parity/configs";
-  return std::string(KEMIT_SOURCE_DIR) + "/parity/configs";
-}
-
 // The engine's worker: one pool (the parity driver's), its hello and the run's flavors, which the
 // worker resolves as every CLI does (aliases such as llvm23 with a note on stderr).
 struct Engine {
@@ -75,7 +72,7 @@ kemit::driver::EngineCommand engine_command(const Arguments& args) {
   namespace driver = kemit::driver;
   if (args.engine != "cpp" && args.engine != "py")
     throw driver::UsageError("--engine must be cpp or py (got '" + args.engine + "'); any other worker: --engine-cmd");
-  driver::EngineLocations where = driver::default_locations();
+  driver::EngineLocations where{args.where.root, args.where.build};
   driver::EngineCommand command = !args.engine_cmd.empty() ? driver::custom_command(args.engine, args.engine_cmd, where)
                                   : args.engine == "py"    ? driver::default_py_command(where)
                                                            : driver::default_cpp_command(where);
@@ -110,7 +107,7 @@ LaneOptions lane_options(const Arguments& args, const Engine& engine) {
   options.run_codegen = !args.no_codegen;
   options.failure_dir = args.failures_dir;
   if (args.codegen != "both") options.codegen = parse_codegen(args.codegen);
-  options.cache_dir = kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, KEMIT_BUILD_DIR);
+  options.cache_dir = kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, args.where.build);
   options.progress_label = "check_llvm";
   return options;
 }
@@ -236,10 +233,10 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
 
 int run_configs(const Arguments& args, Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
-  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, args.shard);
-  std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
-  if (configs.empty()) {
-    std::cerr << "check_llvm: no configs under " << args.configs_dir
+  kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, args.shard);
+  std::vector<ParityConfig> configs = load_parity_configs(args.where.configs, split_commas(args.only));
+  if (configs.empty()) {  // zero inputs is a usage error, never an empty GREEN or a RED run
+    std::cerr << "check_llvm: no configs under " << args.where.configs
               << (args.only.empty() ? "" : " matching --only " + args.only)
               << "; check the family filter or --configs (usage error, as in every kemit tool)\n";
     return 2;
@@ -271,7 +268,7 @@ int run_one_module(const Arguments& args, const Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
   std::string text = kemit::limits::read_regular_file(args.module_path, args.module_path);
   std::string family = std::filesystem::path(args.module_path).stem().string();
-  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, std::nullopt);
+  kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, std::nullopt);
   Plan plan;
   for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
   LaneOptions options = lane_options(args, engine);
@@ -287,7 +284,8 @@ int run_one_module(const Arguments& args, const Engine& engine) {
 }
 
 void declare_flags(CLI::App& app, Arguments& args) {
-  app.add_option("--configs", args.configs_dir, "folder of parity configs")->default_val(default_configs_dir());
+  kemit::tooling::add_location_flags(app, args.location_flags);
+  kemit::tooling::add_version_flag(app, "check_llvm");
   app.add_option("--only", args.only, "comma-separated substrings of family names");
   app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)");
   app.add_option("--jobs,-j", args.jobs, "parallel codegen workers: checkers in-process, llc processes with --codegen llc (default: number of CPUs)")
@@ -342,6 +340,13 @@ int main(int argc, char** argv) {
   try {
     if (!args.module_path.empty() && args.arch.empty())
       throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
+    try {
+      args.where = kemit::tooling::locate(args.location_flags);
+    } catch (const std::invalid_argument& error) {  // a folder given by a flag is missing, or no tree at all
+      std::cerr << "check_llvm: " << error.what() << "\n";
+      return 2;
+    }
+    std::cout << kemit::tooling::header_line("check_llvm", args.where) << std::endl;
     std::unique_ptr<Engine> engine = start_engine(args);
     return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
   } catch (const std::exception& error) {

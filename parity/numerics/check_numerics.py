@@ -43,6 +43,7 @@ for path in (HERE, os.path.join(ROOT, "parity", "report"), os.path.join(ROOT, "p
         sys.path.insert(0, path)
 
 import kemit_reports  # noqa: E402
+import locations  # noqa: E402
 import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
@@ -378,9 +379,11 @@ def write_reports(args, clock, families, results, wall, sections=SECTIONS):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", default=os.environ.get("KEMIT_BUILD_DIR", os.path.join(ROOT, "build")),
-                        help="CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN "
-                             "(default $KEMIT_BUILD_DIR or build)")
+    parser.add_argument("--root", help="the source tree (default: the checkout at or above the current folder, "
+                                       "else this script's tree; docs/driver.md \"Where it looks\")")
+    parser.add_argument("--build", help="CMake build dir holding bindings/kemit_cpp (default $KEMIT_BUILD_DIR, "
+                                        "else <tree>/build); it also holds cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
     parser.add_argument("--config", type=int, action="append", default=[], help="only these config ids")
     parser.add_argument("--section", action="append", default=[],
@@ -390,21 +393,38 @@ def parse_args(argv):
     parser.add_argument("--json", help="write the JSON report (docs/reports.md) to FILE")
     parser.add_argument("--junit", help="write the JUnit XML report to FILE")
     parser.add_argument("--shard", help="K/N: check only shard K of N (by family:id; docs/reports.md)")
-    parser.add_argument("--configs", help="the config folder (default: parity/configs of this tree)")
+    parser.add_argument("--configs", help="the config folder (default: <tree>/parity/configs)")
     parser.add_argument("--cache", help="result cache directory (default $KEMIT_CACHE, else BUILD/result-cache)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor fill the result cache")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    if args.version:
+        print(locations.version_line("check_numerics"))
+        return 0
+    try:
+        where = locations.locate(args.root, args.build, args.configs)
+    except locations.LocationError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
+    if os.path.realpath(where.root) != os.path.realpath(ROOT):
+        # Another tree's numbers come from that tree's own engine and plans: run its copy of the lane.
+        script = os.path.join(where.root, "parity", "numerics", "check_numerics.py")
+        if not os.path.isfile(script):
+            print(f"check_numerics: {where.root} has no parity/numerics/check_numerics.py", file=sys.stderr)
+            return 2
+        os.execv(sys.executable, [sys.executable, script] + argv)
+    print(locations.header_line("check_numerics", where), flush=True)
+    args.build = where.build
     try:
         shard = kemit_reports.parse_shard(args.shard) if args.shard else None
     except kemit_reports.ShardError as error:
         print(f"check_numerics: {error}", file=sys.stderr)
         return 2
-    clock = kemit_reports.RunClock("check_numerics", ROOT, [sys.argv[0]] + list(sys.argv[1:] if argv is None else argv),
-                                   shard)
+    clock = kemit_reports.RunClock("check_numerics", ROOT, [sys.argv[0]] + argv, shard)
     only = [part for item in args.only for part in item.split(",") if part]
     sections = [part for item in args.section for part in item.split(",") if part] or list(SECTIONS)
     unknown = [s for s in sections if s not in SECTIONS]
@@ -412,7 +432,7 @@ def main(argv=None):
         print(f"check_numerics: unknown section(s) {', '.join(unknown)}: choose from {', '.join(SECTIONS)}", file=sys.stderr)
         return 2
     kemit_cpp = load_kemit_cpp(args.build) if "canonical" in sections else None
-    families = load_configs(only, args.configs, shard)
+    families = load_configs(only, where.configs, shard)
     if not families:
         print(f"check_numerics: --only {','.join(only)} matches no family", file=sys.stderr)
         return 2

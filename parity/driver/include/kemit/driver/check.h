@@ -14,13 +14,17 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/outcome.h"
+#include "kemit/driver/selection.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/report/shard.h"
+#include "kemit/tooling/locations.h"
 
 namespace kemit::driver {
 
 struct CheckOptions {
+  tooling::LocationFlags location_flags;  // --root / --build / --configs as typed
+  tooling::Locations where;               // what the rule found (resolve_locations); printed on the header
   EngineLocations locations = default_locations();
   std::string configs_dir;             // "" = <root>/parity/configs
   std::optional<std::string> py_cmd;   // overrides the Python worker command (shell-split)
@@ -31,7 +35,13 @@ struct CheckOptions {
   double timeout_seconds = 60;         // per config
   bool progress = false;               // a progress line on stderr (only on a terminal)
   std::optional<report::Shard> shard;  // --shard K/N: only the configs of shard K (docs/reports.md)
+  Selection selection;                 // FAMILY:ID words, --filter, --last-failed (selection.h)
+  size_t max_failures = 0;             // stop sending configs after this many failed (0: never)
 };
+
+// Applies the rule of kemit/tooling/locations.h to options.location_flags and fills `where`,
+// `locations` and `configs_dir` from it. Throws UsageError (exit 2) when a folder is missing.
+void resolve_locations(CheckOptions& options);
 
 // The worker commands the options ask for, checked to exist (InfrastructureError otherwise).
 std::vector<EngineCommand> engine_commands(const CheckOptions& options);
