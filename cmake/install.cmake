@@ -13,7 +13,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/cpp_engine/include/kemit DESTINATION ${C
 install(FILES ${KEMIT_TABLES_HEADER} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kemit)
 # The harness tools find their tree and build by the rule of docs/driver.md "Where it looks"
 # (--root / --build when run from the prefix); check_llvm's checkers stay in the build.
-foreach(tool kemit_emit check_byte_identity run_diff check_llvm golden)
+foreach(tool kemit_emit check_byte_identity run_diff check_llvm golden kemit_report)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

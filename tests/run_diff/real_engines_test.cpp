@@ -156,6 +156,7 @@ TEST(Resources, ABlessWithoutResourcesIsNotClaimedCompared) {
   CiVariable no_ci(nullptr);
   TempDir temp;
   write_elementwise_configs(temp.path / "configs/elementwise.json", 2);
+  fs::create_directories(temp.path / "shards");  // an explicit --golden-dir must exist
   std::vector<std::string> where = {"--configs", (temp.path / "configs").string(), "--golden-dir",
                                     (temp.path / "shards").string(), "--jobs", "1"};
   auto with = [&](std::vector<std::string> mode) {
