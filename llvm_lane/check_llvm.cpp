@@ -16,6 +16,7 @@
 #include <cstdio>
 
 #include "kemit/driver/engine_command.h"
+#include "kemit/driver/selection.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/input_limits.h"
@@ -35,6 +36,8 @@ using namespace kemit::lane;
 struct Arguments {
   kemit::tooling::LocationFlags location_flags;
   kemit::tooling::Locations where;  // the rule of kemit/tooling/locations.h applied (tree, build, configs)
+  kemit::driver::SelectionFlags selection_flags;  // FAMILY:ID words, --filter, --last-failed as typed
+  kemit::driver::Selection selection;
   std::string only;
   std::vector<std::string> flavors;
   int jobs = 0;
@@ -231,6 +234,18 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
   }
 }
 
+// Where --last-failed reads this run again (kemit/driver/selection.h); never fails the run.
+void keep_last_report(const Arguments& args, const LaneReport& report, const kemit::report::RunInfo& info) {
+  std::string path = kemit::driver::last_report_path(args.where.build, "check_llvm");
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    write_json_report(path, report, info);
+  } catch (const std::exception& error) {
+    std::cerr << "check_llvm: note: cannot keep the last report for --last-failed at " << path << ": " << error.what()
+              << "\n";
+  }
+}
+
 int run_configs(const Arguments& args, Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
   kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, args.shard);
@@ -241,6 +256,9 @@ int run_configs(const Arguments& args, Engine& engine) {
               << "; check the family filter or --configs (usage error, as in every kemit tool)\n";
     return 2;
   }
+  kemit::driver::apply_selection_to(args.selection, configs, [](const ParityConfig& c) {
+    return kemit::driver::ConfigKey{c.family, c.id, ""};
+  });
   // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
   configs.erase(std::remove_if(configs.begin(), configs.end(),
                                [&](const ParityConfig& c) { return !kemit::report::in_shard(args.shard, c.family, c.id); }),
@@ -258,6 +276,7 @@ int run_configs(const Arguments& args, Engine& engine) {
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
+  keep_last_report(args, report, clock.finish());
   if (args.shard)
     std::cout << "shard " << args.shard->text() << ": rows no module of this shard decides are PARTIAL; "
               << "merge the shards' --json reports with kemit_report merge\n";
@@ -287,7 +306,11 @@ void declare_flags(CLI::App& app, Arguments& args) {
   kemit::tooling::add_location_flags(app, args.location_flags);
   kemit::tooling::add_version_flag(app, "check_llvm");
   app.add_option("--only", args.only, "comma-separated substrings of family names");
-  app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)");
+  kemit::driver::add_selection_flags(app, args.selection_flags);
+  app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)")
+      ->expected(1)
+      ->allow_extra_args(false)  // one value per --flavor: a FAMILY:ID word after it is a selection
+      ->take_all();
   app.add_option("--jobs,-j", args.jobs, "parallel codegen workers: checkers in-process, llc processes with --codegen llc (default: number of CPUs)")
       ->check(kemit::limits::jobs_check());
   app.add_option("--checkers", args.checkers, "persistent parse+verify workers per flavor")
@@ -347,6 +370,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::cout << kemit::tooling::header_line("check_llvm", args.where) << std::endl;
+    const auto& picked = args.selection_flags;
+    if (!args.module_path.empty() && (!picked.words.empty() || !picked.filter.empty() || picked.last_failed))
+      throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
+    args.selection = kemit::driver::resolve_selection(picked, args.where.build, "check_llvm", std::cerr);
     std::unique_ptr<Engine> engine = start_engine(args);
     return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
   } catch (const std::exception& error) {

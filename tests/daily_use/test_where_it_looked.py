@@ -132,3 +132,26 @@ def test_selection_last_failed_and_max_failures(clone):
     filtered = run([check, "--only", "elementwise", "--filter", "^elementwise:1$", "--flavor", "llvm19"], cwd=SOURCE)
     assert filtered.returncode == 0 and re.search(r"IDENTICAL 1\b", filtered.stdout), filtered.stdout
     git(clone, "status")  # the clone is still a healthy checkout
+
+
+def test_check_llvm_selects_and_reruns_what_failed(clone, tmp_path):
+    """FAMILY:ID, a wrong id (exit 2) and --last-failed in the LLVM lane, on modules LLVM refuses."""
+    lower = os.path.join(clone, "py_engine", "kemit", "llvm", "lower.py")
+    with open(lower, encoding="utf-8") as handle:
+        text = handle.read()
+    with open(lower, "w", encoding="utf-8") as handle:  # every module of the clone's engine fails to parse
+        handle.write(text.replace('["  ret void", "}"]', '["  ret void", "  not llvm", "}"]'))
+    build = str(tmp_path / "scratch-build")  # its own last-run/ (the checkers are the lane's build's)
+    os.makedirs(build)
+    base = [tool("llvm_lane/check_llvm"), "--engine", "py", "--build", build, "--no-cache", "--no-codegen",
+            "--flavor", "llvm19"]
+    some = run(base + ["elementwise:1,2"], cwd=clone)
+    assert some.returncode == 1, some.stdout + some.stderr
+    assert re.search(r"^elementwise +llvm19 +checked 2 +ok 0 +failed 2 ", some.stdout, re.M), some.stdout
+    wrong = run(base + ["elementwise:999999"], cwd=clone)
+    assert wrong.returncode == 2 and "elementwise:999999: no config 999999" in wrong.stderr, wrong.stderr
+    again = run(base + ["--last-failed"], cwd=clone)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "--last-failed: the configs that failed in the last run" in again.stderr and " elementwise:1,2" in again.stderr
+    assert re.search(r"^elementwise +llvm19 +checked 2 ", again.stdout, re.M), again.stdout
+    assert "gemm_mma" not in again.stdout  # only what failed ran again

@@ -33,10 +33,7 @@ void add_flags(CLI::App& app, CheckOptions& options, ExtraFlags& extra) {
   app.add_option("--max-failures", options.max_failures,
                  "stop sending configs once this many failed (the rest are not run; the run is RED)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--only", options.only, "only families whose name contains one of these (comma-separated)")
-      ->delimiter(',');
-  app.add_option("--flavor", options.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")
-      ->take_all();
+  add_family_and_flavor_flags(app, options);
   app.add_option("--jobs", options.jobs, "workers per engine (default: one per core)")->check(limits::jobs_check());
   app.add_option("--timeout", options.timeout_seconds, "seconds an engine may take on one config (default 60)")
       ->check(limits::timeout_seconds_check());
@@ -70,6 +67,16 @@ int run_and_report(const CheckOptions& options, const ReportPaths& reports, cons
 }
 
 }  // namespace
+
+void add_family_and_flavor_flags(CLI::App& app, CheckOptions& options) {
+  app.add_option("--only", options.only, "only families whose name contains one of these (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one value per --only: a FAMILY:ID word after it is a selection, not a family
+  app.add_option("--flavor", options.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")
+      ->expected(1)
+      ->allow_extra_args(false)  // one value per --flavor: a FAMILY:ID word after it is a selection
+      ->take_all();
+}
 
 int check_byte_identity_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                              bool err_is_terminal) {

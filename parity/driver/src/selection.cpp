@@ -25,30 +25,6 @@ int parse_id(const std::string& word, const std::string& text) {
   return id;
 }
 
-bool matches_filter(const Selection& selection, const std::string& family, const ParityConfig& config) {
-  if (!selection.filter_regex) return true;
-  return std::regex_search(family + ":" + std::to_string(config.id), *selection.filter_regex) ||
-         std::regex_search(config.why, *selection.filter_regex);
-}
-
-// Drops the configs a family's selection leaves out; throws when a named id does not exist.
-void select_in_family(const Selection& selection, FamilyConfigs& family) {
-  auto named = selection.ids.find(family.family);
-  const std::set<int>* ids = named == selection.ids.end() || named->second.empty() ? nullptr : &named->second;
-  if (ids)
-    for (int id : *ids)
-      if (std::none_of(family.configs.begin(), family.configs.end(), [&](const ParityConfig& c) { return c.id == id; }))
-        throw UsageError(family.family + ":" + std::to_string(id) + ": no config " + std::to_string(id) + " in " +
-                         family.display_path);
-  size_t before = family.configs.size();
-  family.configs.erase(std::remove_if(family.configs.begin(), family.configs.end(),
-                                      [&](const ParityConfig& c) {
-                                        return (ids && !ids->count(c.id)) || !matches_filter(selection, family.family, c);
-                                      }),
-                       family.configs.end());
-  family.subset = family.subset || family.configs.size() != before;
-}
-
 }  // namespace
 
 Selection parse_selection(const std::vector<std::string>& words, const std::string& filter) {
@@ -80,19 +56,50 @@ Selection parse_selection(const std::vector<std::string>& words, const std::stri
 
 void apply_selection(const Selection& selection, std::vector<FamilyConfigs>& families) {
   if (selection.empty()) return;
-  for (const auto& [family, ids] : selection.ids)
-    if (std::none_of(families.begin(), families.end(), [&](const FamilyConfigs& f) { return f.family == family; }))
-      throw UsageError("no family " + family + " among the selected config files (check the name, and --only)");
-  if (!selection.ids.empty())
-    families.erase(std::remove_if(families.begin(), families.end(),
-                                  [&](const FamilyConfigs& f) { return !selection.ids.count(f.family); }),
-                   families.end());
-  for (auto& family : families) select_in_family(selection, family);
+  std::vector<ConfigKey> present;
+  for (const auto& family : families) {
+    present.push_back({family.family, 0, ""});  // the family itself, even without configs
+    for (const auto& config : family.configs) present.push_back({family.family, config.id, config.why});
+  }
+  require_named(selection, present);
+  for (auto& family : families) {
+    size_t before = family.configs.size();
+    family.configs.erase(std::remove_if(family.configs.begin(), family.configs.end(),
+                                        [&](const ParityConfig& c) {
+                                          return !is_selected(selection, {family.family, c.id, c.why});
+                                        }),
+                         family.configs.end());
+    family.subset = family.subset || family.configs.size() != before;
+  }
   families.erase(std::remove_if(families.begin(), families.end(), [](const FamilyConfigs& f) { return f.configs.empty(); }),
                  families.end());
-  if (families.empty())  // an empty selection must never pass as an empty GREEN
-    throw UsageError("the selection" + (selection.filter.empty() ? std::string() : " --filter '" + selection.filter + "'") +
-                     " matches no config");
+  if (families.empty()) throw_nothing_selected(selection);
+}
+
+void throw_nothing_selected(const Selection& selection) {  // an empty selection must never pass as an empty GREEN
+  throw UsageError("the selection" + (selection.filter.empty() ? std::string() : " --filter '" + selection.filter + "'") +
+                   " matches no config");
+}
+
+bool is_selected(const Selection& selection, const ConfigKey& key) {
+  auto named = selection.ids.find(key.family);
+  if (!selection.ids.empty() && named == selection.ids.end()) return false;
+  if (named != selection.ids.end() && !named->second.empty() && !named->second.count(key.id)) return false;
+  if (!selection.filter_regex) return true;
+  return std::regex_search(key.family + ":" + std::to_string(key.id), *selection.filter_regex) ||
+         (!key.why.empty() && std::regex_search(key.why, *selection.filter_regex));
+}
+
+void require_named(const Selection& selection, const std::vector<ConfigKey>& present) {
+  for (const auto& [family, ids] : selection.ids) {
+    auto of_family = [&](const ConfigKey& k) { return k.family == family; };
+    if (std::none_of(present.begin(), present.end(), of_family))
+      throw UsageError("no family " + family + " among the selected config files (check the name, and --only)");
+    for (int id : ids)
+      if (std::none_of(present.begin(), present.end(), [&](const ConfigKey& k) { return of_family(k) && k.id == id; }))
+        throw UsageError(family + ":" + std::to_string(id) + ": no config " + std::to_string(id) + " in " + family +
+                         "'s config file");
+  }
 }
 
 std::string last_report_path(const std::string& build, const std::string& tool) {

@@ -72,8 +72,7 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   modes->add_flag("--review", review_mode, "walk the changes on a terminal (accept/skip/diff/quit), bless the accepted ones");
   modes->require_option(1);
   auto& c = options.check;
-  app.add_option("--only", c.only, "only families whose name contains one of these (comma-separated)")->delimiter(',');
-  app.add_option("--flavor", c.flavors, "a flavor to check (repeatable; aliases like llvm23 accepted)")->take_all();
+  driver::add_family_and_flavor_flags(app, c);
   app.add_flag("--python-only", python_only, "run only the Python engine (no parity check; not for --record-golden)");
   app.add_flag("--cpp-only", cpp_only, "run only the C++ engine (no parity check; not for --record-golden)");
   app.add_option("--json", options.json_path, "write the JSON report to FILE (--check-golden)");

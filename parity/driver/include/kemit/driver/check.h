@@ -20,6 +20,10 @@
 #include "kemit/report/shard.h"
 #include "kemit/tooling/locations.h"
 
+namespace CLI {
+class App;
+}
+
 namespace kemit::driver {
 
 struct CheckOptions {
@@ -79,6 +83,9 @@ std::vector<Hello> start_and_check(WorkerPool& pool, const std::vector<EngineCom
 // Loads the configs, drives both engines and judges every config. Throws ConfigError,
 // UsageError or InfrastructureError (all exit 2); `notes` gets alias notes and progress.
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes);
+
+// --only and --flavor as check_byte_identity and run_diff spell them (one value each time given).
+void add_family_and_flavor_flags(CLI::App& app, CheckOptions& options);
 
 // The command line: parses argv, runs, prints the report to `out`, writes --json / --junit.
 // Returns 0 (GREEN), 1 (RED) or 2 (usage or infrastructure error, message on `err`).

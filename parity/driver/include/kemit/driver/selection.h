@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kemit/driver/config.h"
+#include "kemit/driver/engine_command.h"  // UsageError
 #include "kemit/report/report.h"
 
 namespace CLI {
@@ -39,6 +40,21 @@ Selection parse_selection(const std::vector<std::string>& words, const std::stri
 // Keeps the selected families and configs (marking families with configs left out as subsets).
 // Throws UsageError when a named family or id does not exist, or nothing is left.
 void apply_selection(const Selection& selection, std::vector<FamilyConfigs>& families);
+
+// The same selection over any list of configs by key (the LLVM lane's own config rows): keeps the
+// items `key_of` maps to a selected (family, id), --filter searching "family:id" (and `why` when
+// the rows have it). Throws UsageError as apply_selection does: a named family or id that does not
+// exist, or nothing left.
+struct ConfigKey {
+  std::string family;
+  int id = 0;
+  std::string why;
+};
+template <typename Item, typename KeyOf>
+void apply_selection_to(const Selection& selection, std::vector<Item>& items, KeyOf key_of);
+void require_named(const Selection& selection, const std::vector<ConfigKey>& present);
+[[noreturn]] void throw_nothing_selected(const Selection& selection);
+bool is_selected(const Selection& selection, const ConfigKey& key);
 
 // Where a tool keeps its last JSON report: <build>/last-run/<tool>.json (written on every run
 // that gets as far as a report; --json writes a copy where asked).
@@ -68,5 +84,18 @@ Selection resolve_selection(const SelectionFlags& flags, const std::string& buil
 
 // The words that select `selection` again on a command line ("elementwise:3,7", "--filter", "re").
 std::vector<std::string> selection_words(const Selection& selection);
+
+template <typename Item, typename KeyOf>
+void apply_selection_to(const Selection& selection, std::vector<Item>& items, KeyOf key_of) {
+  if (selection.empty()) return;
+  std::vector<ConfigKey> present;
+  for (const Item& item : items) present.push_back(key_of(item));
+  require_named(selection, present);
+  std::vector<Item> kept;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (is_selected(selection, present[i])) kept.push_back(std::move(items[i]));
+  items = std::move(kept);
+  if (items.empty()) throw_nothing_selected(selection);
+}
 
 }  // namespace kemit::driver
