@@ -47,7 +47,6 @@ void add_flags(CLI::App& app, CheckOptions& options, ExtraFlags& extra) {
 
 int run_and_report(const CheckOptions& options, const ReportPaths& reports, const report::RunClock& clock,
                    std::ostream& out, std::ostream& err) {
-  out << tooling::header_line("check_byte_identity", options.where) << std::endl;
   RunOutcome outcome = run_parity(options, err);
   // Reports first: a failure to write one is an infrastructure error, and must not follow a
   // RESULT line that a reader might take as final.
@@ -104,6 +103,7 @@ int check_byte_identity_main(int argc, const char* const* argv, std::ostream& ou
   }
   try {
     resolve_locations(options);
+    out << tooling::header_line("check_byte_identity", options.where) << std::endl;  // before any note
     options.selection = resolve_selection(extra.selection, options.locations.build, "check_byte_identity", err);
     report::RunClock clock("check_byte_identity", options.locations.root,
                            std::vector<std::string>(argv, argv + argc), options.shard);

@@ -112,7 +112,6 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
     driver::resolve_locations(options.check);
     if (options.mode == Mode::explain && (!selection.words.empty() || selection.last_failed || !selection.filter.empty()))
       throw driver::UsageError("--explain takes FAMILY or FAMILY:ID; FAMILY:ID words, --filter and --last-failed do not apply");
-    options.check.selection = driver::resolve_selection(selection, options.check.locations.build, "run_diff", err);
   } catch (const CLI::Success& help) {
     return app.exit(help, out, err);
   } catch (const CLI::ParseError& error) {
@@ -127,8 +126,9 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   }
   options.check.progress = err_is_terminal;
   signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the driver
-  out << tooling::header_line("run_diff", options.check.where) << ", golden " << shard_dir(options) << "\n";
+  out << tooling::header_line("run_diff", options.check.where) << ", golden " << shard_dir(options) << std::endl;
   try {
+    options.check.selection = driver::resolve_selection(selection, options.check.locations.build, "run_diff", err);
     switch (options.mode) {
       case Mode::check: return check_golden(options, out, err);
       case Mode::record: return record_golden(options, out, err);
