@@ -47,6 +47,7 @@ import locations  # noqa: E402
 import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
+import selection  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
 
@@ -356,25 +357,49 @@ def report_text(families, results, wall, sections=SECTIONS, sharded=False, cache
 
 
 def write_reports(args, clock, families, results, wall, sections=SECTIONS):
-    """The JSON (the lane's own fields plus the envelope) and the JUnit file: docs/reports.md."""
+    """The JSON (the lane's own fields plus the envelope) and the JUnit file: docs/reports.md. The
+    JSON is also kept where --last-failed reads it (<build>/last-run/check_numerics.json)."""
     sharded = clock.shard is not None
     rows, cases, info = report_rows(families, results, sharded), report_cases(results), clock.info()
+    data = {"seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
+    for family, configs in families:
+        mine = [r for r in results if r.family == family]
+        status, counts = family_status(configs, mine, sharded)
+        data["families"][family] = {
+            "status": status, "counts": counts,
+            "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
+            "configs": [
+                {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail,
+                 "mismatch": r.mismatch, "spec_run": r.spec, "lane_instructions": r.lane_instructions,
+                 "run_seconds": r.interp_seconds, "seconds": r.seconds}
+                for r in mine]}
+    document = kemit_reports.envelope("numerics", info, rows, cases, [])
     if args.json:
-        data = {"seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
-        for family, configs in families:
-            mine = [r for r in results if r.family == family]
-            status, counts = family_status(configs, mine, sharded)
-            data["families"][family] = {
-                "status": status, "counts": counts,
-                "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
-                "configs": [
-                    {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail,
-                     "mismatch": r.mismatch, "spec_run": r.spec, "lane_instructions": r.lane_instructions,
-                     "run_seconds": r.interp_seconds, "seconds": r.seconds}
-                    for r in mine]}
-        kemit_reports.write_json_report(args.json, data, kemit_reports.envelope("numerics", info, rows, cases, []))
+        kemit_reports.write_json_report(args.json, data, document)
     if args.junit:
         kemit_reports.write_text_file(args.junit, kemit_reports.junit_xml("numerics", info, rows, cases, []))
+    last = selection.last_report_path(args.build)
+    try:  # --last-failed is a convenience: never fail a run for it
+        os.makedirs(os.path.dirname(last), exist_ok=True)
+        kemit_reports.write_json_report(last, data, document)
+    except OSError as error:
+        print(f"check_numerics: note: cannot keep the last report for --last-failed at {last}: {error}", file=sys.stderr)
+
+
+def select(args, families):
+    """The families and configs the positional words, --filter and --last-failed keep."""
+    ids, pattern = selection.parse_selection(args.select, args.filter)
+    if args.last_failed:
+        if ids:
+            raise selection.SelectionError("--last-failed selects configs itself: drop the FAMILY:ID words "
+                                           "(--filter still applies)")
+        ids, path = selection.last_failed(args.build), selection.last_report_path(args.build)
+        if ids:
+            print(f"--last-failed: the configs that failed in the last run ({path}): "
+                  f"{' '.join(selection.selection_words(ids))}", file=sys.stderr)
+        else:
+            print(f"--last-failed: nothing failed in the last run ({path}): every config runs", file=sys.stderr)
+    return selection.apply_selection(families, ids, pattern)
 
 
 def parse_args(argv):
@@ -386,6 +411,10 @@ def parse_args(argv):
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
     parser.add_argument("--config", type=int, action="append", default=[], help="only these config ids")
+    parser.add_argument("select", nargs="*", help="FAMILY or FAMILY:ID[,ID...]: only these families (exact names) or configs")
+    parser.add_argument("--filter", help="only configs whose 'family:id' or 'why' this regex finds")
+    parser.add_argument("--last-failed", action="store_true", help="only the configs that failed in the last run "
+                                                                           "(its report is kept in <build>/last-run/)")
     parser.add_argument("--section", action="append", default=[],
                         help=f"only these sections (comma-separated; default all: {','.join(SECTIONS)})")
     parser.add_argument("--engine", default="cpp", choices=("cpp", "py"), help="the engine whose worker emits the modules")
@@ -438,6 +467,11 @@ def main(argv=None):
         return 2
     if args.config:
         families = [(f, [c for c in configs if c["id"] in args.config]) for f, configs in families]
+    try:
+        families = select(args, families)
+    except selection.SelectionError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
     for flavor in (s for s in sections if s != "canonical"):
         if not os.access(checker_path(args.build, flavor), os.X_OK):
             print(f"check_numerics: {checker_path(args.build, flavor)} is missing: the {flavor} section needs it "

@@ -1,5 +1,6 @@
 """Where each tool looked: the checkout holding the cwd first, then flags, then the build's tree;
 every header says so, and every suggested command carries the flags that find the same tree."""
+import json
 import os
 import re
 import shlex
@@ -155,3 +156,38 @@ def test_check_llvm_selects_and_reruns_what_failed(clone, tmp_path):
     assert "--last-failed: the configs that failed in the last run" in again.stderr and " elementwise:1,2" in again.stderr
     assert re.search(r"^elementwise +llvm19 +checked 2 ", again.stdout, re.M), again.stdout
     assert "gemm_mma" not in again.stdout  # only what failed ran again
+
+
+def test_check_numerics_selects_as_the_other_tools(tmp_path):
+    lane = [PYTHON, os.path.join(SOURCE, "parity", "numerics", "check_numerics.py"), "--build", BUILD,
+            "--section", "canonical", "--no-cache"]
+    some = run(lane + ["elementwise:1,2", "--json", str(tmp_path / "n.json")], cwd=SOURCE)
+    assert some.returncode == 0, some.stdout + some.stderr
+    with open(tmp_path / "n.json", encoding="utf-8") as handle:
+        cases = json.load(handle)["summary"]["cases"]
+    assert sorted(c["name"] for c in cases) == ["elementwise:1@canonical", "elementwise:2@canonical"], cases
+    for words, message in ((["elementwise:999999"], "elementwise:999999: no emitting config 999999"),
+                           (["no_such_family"], "no family no_such_family among the selected config files"),
+                           (["--filter", "("], "--filter '(' is not a regular expression"),
+                           (["--filter", "matches nothing at all"], "matches no config"),
+                           (["elementwise:1", "--last-failed"], "--last-failed selects configs itself")):
+        wrong = run(lane + words, cwd=SOURCE)
+        assert wrong.returncode == 2 and message in wrong.stderr, f"{words}: {wrong.stderr}"
+        assert "RESULT:" not in wrong.stdout
+
+
+def test_numerics_last_failed_reads_the_failed_cases(tmp_path):
+    sys.path.insert(0, os.path.join(SOURCE, "parity", "numerics"))
+    import selection
+    build = str(tmp_path)
+    try:
+        selection.last_failed(build)
+        raise AssertionError("no report must be a usage error")
+    except selection.SelectionError as error:
+        assert "no last report at" in str(error)
+    os.makedirs(os.path.join(build, "last-run"))
+    cases = [{"family": "elementwise", "id": 3, "outcome": "failed"}, {"family": "elementwise", "id": 4, "outcome": "passed"},
+             {"family": "gemm_mma", "id": None, "outcome": "failed"}]
+    with open(selection.last_report_path(build), "w", encoding="utf-8") as handle:
+        json.dump({"summary": {"cases": cases}}, handle)
+    assert selection.last_failed(build) == {"elementwise": {3}, "gemm_mma": set()}
