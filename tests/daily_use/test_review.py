@@ -14,12 +14,12 @@ import pytest
 from conftest import PYTHON, SOURCE, git, run, tool
 
 
-def write_configs(repo, count):
-    with open(os.path.join(SOURCE, "parity", "configs", "elementwise.json"), encoding="utf-8") as handle:
+def write_configs(repo, count, family="elementwise"):
+    with open(os.path.join(SOURCE, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
         document = json.load(handle)
     document["configs"] = [c for c in document["configs"] if c.get("expect") == "emit"][:count]
-    os.makedirs(os.path.join(repo, "parity", "configs"))
-    with open(os.path.join(repo, "parity", "configs", "elementwise.json"), "w", encoding="utf-8") as handle:
+    os.makedirs(os.path.join(repo, "parity", "configs"), exist_ok=True)
+    with open(os.path.join(repo, "parity", "configs", f"{family}.json"), "w", encoding="utf-8") as handle:
         json.dump(document, handle, indent=2)
     return [c["id"] for c in document["configs"]]
 
@@ -55,8 +55,8 @@ def bless_then_change(repo):
     git(repo, "commit", "-q", "-am", "lower: comment after ret")
 
 
-def shard_line(repo, config_id):
-    with open(os.path.join(repo, "golden", "shards", "elementwise.json"), encoding="utf-8") as handle:
+def shard_line(repo, config_id, family="elementwise"):
+    with open(os.path.join(repo, "golden", "shards", f"{family}.json"), encoding="utf-8") as handle:
         return next(l for l in handle if l.strip().startswith(f'{{"id": {config_id},'))
 
 
@@ -142,3 +142,25 @@ def test_review_on_a_terminal(repo):
         os.close(master)
     assert shard_line(path, ids[0]) == before_first  # skipped
     assert shard_line(path, ids[1]) != before_second  # accepted and blessed
+
+
+def test_review_across_two_families(tmp_path):
+    """One blessed history at a time (its signal cleanup is process-wide): the review moves from one
+    family's history to the next, and blesses what was accepted in both."""
+    path = str(tmp_path / "repo")
+    for folder in ("py_engine", "tables"):
+        shutil.copytree(os.path.join(SOURCE, folder), os.path.join(path, folder),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    ids = write_configs(path, 1)
+    other = write_configs(path, 1, "reduce_rows")
+    subprocess.run(["git", "init", "-q", path], check=True)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "engine and configs")
+    bless_then_change(path)
+    before = shard_line(path, other[0], "reduce_rows")
+    result = run(args(path, "--review", "--review-answers", "sa"), cwd=path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "REVIEW: 1 accepted, 1 left as they are" in result.stdout, result.stdout
+    assert f"CHANGED reduce_rows #{other[0]}" in result.stdout and f"CHANGED elementwise #{ids[0]}" in result.stdout
+    assert shard_line(path, other[0], "reduce_rows") != before  # accepted in the second family
+    assert git(path, "worktree", "list").count("\n") == 1  # every temporary worktree of the review is gone

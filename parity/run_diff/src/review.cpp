@@ -90,9 +90,10 @@ void show_whole_diff(const Options& options, const Change& change, std::unique_p
 }
 
 // Asks about one change; true when accepted. Sets `quit` on q.
-bool ask(const Options& options, const Change& change, std::map<std::string, std::unique_ptr<BlessedHistory>>& histories,
+bool ask(const Options& options, const Change& change, std::unique_ptr<BlessedHistory>& history,
          Answers& answers, bool& quit, std::ostream& out) {
-  std::unique_ptr<BlessedHistory>& history = histories[change.family];
+  // One history at a time (its signal cleanup is process-wide): the changes come family by family.
+  if (history && history->shard().family != change.family) history.reset();
   for (const golden::Finding* f : change.findings) {
     out << "  " << golden::describe_finding(change.family, *f, self_command(options)) << "\n";
     out << finding_diff(options, change.family, *f, history, 12);
@@ -126,7 +127,7 @@ int review(const Options& options, std::ostream& out, std::ostream& err) {
   }
   std::vector<Change> changes = changes_of(check);
   out << fmt::format("== review: {} config(s) changed or new\n", changes.size());
-  std::map<std::string, std::unique_ptr<BlessedHistory>> histories;
+  std::unique_ptr<BlessedHistory> history;
   Answers answers(options.review_answers);
   Options bless = options;
   bless.check.selection = driver::Selection{};
@@ -134,7 +135,7 @@ int review(const Options& options, std::ostream& out, std::ostream& err) {
   bool quit = false;
   for (const Change& change : changes) {
     out << fmt::format("[{}/{}] {} #{}\n", ++index, changes.size(), change.family, change.id);
-    if (quit || !ask(options, change, histories, answers, quit, out)) continue;
+    if (quit || !ask(options, change, history, answers, quit, out)) continue;
     bless.check.selection.ids[change.family].insert(static_cast<int>(change.id));
     ++accepted;
   }
