@@ -6,6 +6,7 @@
 #include "bindings.h"
 #include "kemit/engine.h"
 #include "kemit/families/registry.h"
+#include "kemit/llvm/flavors.h"
 #include "kemit/target/arch.h"
 
 namespace py = pybind11;
@@ -41,17 +42,40 @@ py::dict result_dict(const EmitResult& result) {
   return out;
 }
 
+// The canonical names of `flavors` (a list or tuple of str), aliases resolved as the CLIs and
+// kemit.emit resolve them: a newer `llvmN` is the newest flavor, with the CLIs' note as a
+// UserWarning. The same TypeError texts as kemit.emit (py_engine/kemit/__init__.py).
+std::vector<std::string> flavor_names(const py::object& flavors) {
+  if (py::isinstance<py::str>(flavors) || !(py::isinstance<py::list>(flavors) || py::isinstance<py::tuple>(flavors)))
+    throw py::type_error("flavors must be a list of flavor names such as ['llvm19', 'llvm22'], not " +
+                         std::string(py::str(flavors.get_type().attr("__name__"))) + " " +
+                         std::string(py::repr(flavors)));
+  std::vector<std::string> names;
+  for (const py::handle& name : flavors) {
+    if (!py::isinstance<py::str>(name))
+      throw py::type_error("each flavor must be a str such as 'llvm19', not " +
+                           std::string(py::str(name.get_type().attr("__name__"))) + " " + std::string(py::repr(name)));
+    auto [flavor, note] = llvm::resolve_flavor(name.cast<std::string>());
+    if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0) throw py::error_already_set();
+    names.push_back(flavor->name);
+  }
+  return names;
+}
+
 }  // namespace
 
 void populate_engine(py::module_& m) {
   m.def("family_names", &family_names, "The families this engine knows, sorted.");
   m.def(
       "emit",
-      [](const std::string& family, const std::string& arch, const py::object& spec,
-         const std::vector<std::string>& flavors) { return result_dict(emit(family, arch, to_json(spec), flavors)); },
+      [](const std::string& family, const std::string& arch, const py::object& spec, const py::object& flavors) {
+        return result_dict(emit(family, arch, to_json(spec), flavor_names(flavors)));
+      },
       py::arg("family"), py::arg("arch"), py::arg("spec"), py::arg("flavors"),
       "Emit one config: a dict with rejected, reason, kernel_name, canonical and ll (one dict per flavor:\n"
-      "flavor, rejected, text, reason). Raises ValueError for an unknown family or flavor.");
+      "flavor, rejected, text, reason). flavors: a list of names; a newer llvmN resolves to the newest\n"
+      "with a UserWarning, as the CLIs and kemit.emit do. Raises TypeError for flavors that are not a list\n"
+      "of str, ValueError for an unknown family or flavor.");
   m.def(
       "parse_spec",
       [](const std::string& family, const py::object& spec) {

@@ -4,6 +4,7 @@
   /usr/bin/python3 ci/check_layering.py --root . --build build
 
 Engine side (cpp_engine/, py_engine/, interp/, bindings/) never includes or imports harness code.
+tooling/ (--version and where a tool looks, linked by both sides) includes neither side's headers.
 Harness side (parity/, golden/, llvm_lane/) never includes an engine header, imports an engine
 module, is compiled with an engine's include folder or links an engine library: it reaches an
 engine only through the engine's `--serve` worker (docs/protocol.md). The build side is read from
@@ -19,6 +20,8 @@ import sys
 
 ENGINE_DIRS = ("cpp_engine", "py_engine", "interp", "bindings")
 HARNESS_DIRS = ("parity", "golden", "llvm_lane")
+# Shared by both sides (every tool's --version and where it looks): it must know neither.
+NEUTRAL_DIRS = ("tooling",)
 # Harness code that has not moved onto the protocol yet, each with the issue that moves it.
 # An entry here is a known debt, not a permission: remove it when the move lands.
 PENDING = {}
@@ -69,6 +72,11 @@ def source_violations(root):
             for module, line in imported_modules(text):
                 if module in HARNESS_MODULES or (module == "kemit_cpp" and relative.startswith("py_engine/")):
                     problems.append(f"{relative}: {line}: the engine imports {module}")
+    for relative, path in source_files(root, NEUTRAL_DIRS):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for match in list(ENGINE_HEADERS.finditer(text)) + list(HARNESS_HEADERS.finditer(text)):
+            problems.append(f"{relative}: {match.group(0)}: tooling/ is shared by engines and harness and "
+                            "includes neither")
     for relative, path in source_files(root, HARNESS_DIRS):
         if is_pending(relative):
             continue

@@ -16,6 +16,7 @@
 #include <cstdio>
 
 #include "kemit/driver/engine_command.h"
+#include "kemit/driver/selection.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/input_limits.h"
@@ -26,13 +27,17 @@
 #include "kemit/lane_support/result_cache.h"
 #include "kemit/report/run_info.h"
 #include "kemit/report/shard.h"
+#include "kemit/tooling/cli.h"
 
 namespace {
 
 using namespace kemit::lane;
 
 struct Arguments {
-  std::string configs_dir;
+  kemit::tooling::LocationFlags location_flags;
+  kemit::tooling::Locations where;  // the rule of kemit/tooling/locations.h applied (tree, build, configs)
+  kemit::driver::SelectionFlags selection_flags;  // FAMILY:ID words, --filter, --last-failed as typed
+  kemit::driver::Selection selection;
   std::string only;
   std::vector<std::string> flavors;
   int jobs = 0;
@@ -58,11 +63,6 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
-std::string default_configs_dir() {
-  if (std::filesystem::is_directory("parity/configs")) return "parity/configs";
-  return std::string(KEMIT_SOURCE_DIR) + "/parity/configs";
-}
-
 // The engine's worker: one pool (the parity driver's), its hello and the run's flavors, which the
 // worker resolves as every CLI does (aliases such as llvm23 with a note on stderr).
 struct Engine {
@@ -75,7 +75,7 @@ kemit::driver::EngineCommand engine_command(const Arguments& args) {
   namespace driver = kemit::driver;
   if (args.engine != "cpp" && args.engine != "py")
     throw driver::UsageError("--engine must be cpp or py (got '" + args.engine + "'); any other worker: --engine-cmd");
-  driver::EngineLocations where = driver::default_locations();
+  driver::EngineLocations where{args.where.root, args.where.build};
   driver::EngineCommand command = !args.engine_cmd.empty() ? driver::custom_command(args.engine, args.engine_cmd, where)
                                   : args.engine == "py"    ? driver::default_py_command(where)
                                                            : driver::default_cpp_command(where);
@@ -110,7 +110,7 @@ LaneOptions lane_options(const Arguments& args, const Engine& engine) {
   options.run_codegen = !args.no_codegen;
   options.failure_dir = args.failures_dir;
   if (args.codegen != "both") options.codegen = parse_codegen(args.codegen);
-  options.cache_dir = kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, KEMIT_BUILD_DIR);
+  options.cache_dir = kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, args.where.build);
   options.progress_label = "check_llvm";
   return options;
 }
@@ -234,16 +234,31 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
   }
 }
 
+// Where --last-failed reads this run again (kemit/driver/selection.h); never fails the run.
+void keep_last_report(const Arguments& args, const LaneReport& report, const kemit::report::RunInfo& info) {
+  std::string path = kemit::driver::last_report_path(args.where.build, "check_llvm");
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    write_json_report(path, report, info);
+  } catch (const std::exception& error) {
+    std::cerr << "check_llvm: note: cannot keep the last report for --last-failed at " << path << ": " << error.what()
+              << "\n";
+  }
+}
+
 int run_configs(const Arguments& args, Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
-  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, args.shard);
-  std::vector<ParityConfig> configs = load_parity_configs(args.configs_dir, split_commas(args.only));
-  if (configs.empty()) {
-    std::cerr << "check_llvm: no configs under " << args.configs_dir
+  kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, args.shard);
+  std::vector<ParityConfig> configs = load_parity_configs(args.where.configs, split_commas(args.only));
+  if (configs.empty()) {  // zero inputs is a usage error, never an empty GREEN or a RED run
+    std::cerr << "check_llvm: no configs under " << args.where.configs
               << (args.only.empty() ? "" : " matching --only " + args.only)
               << "; check the family filter or --configs (usage error, as in every kemit tool)\n";
     return 2;
   }
+  kemit::driver::apply_selection_to(args.selection, configs, [](const ParityConfig& c) {
+    return kemit::driver::ConfigKey{c.family, c.id, ""};
+  });
   // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
   configs.erase(std::remove_if(configs.begin(), configs.end(),
                                [&](const ParityConfig& c) { return !kemit::report::in_shard(args.shard, c.family, c.id); }),
@@ -261,6 +276,7 @@ int run_configs(const Arguments& args, Engine& engine) {
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
+  keep_last_report(args, report, clock.finish());
   if (args.shard)
     std::cout << "shard " << args.shard->text() << ": rows no module of this shard decides are PARTIAL; "
               << "merge the shards' --json reports with kemit_report merge\n";
@@ -271,7 +287,7 @@ int run_one_module(const Arguments& args, const Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
   std::string text = kemit::limits::read_regular_file(args.module_path, args.module_path);
   std::string family = std::filesystem::path(args.module_path).stem().string();
-  kemit::report::RunClock clock("check_llvm", KEMIT_SOURCE_DIR, args.argv, std::nullopt);
+  kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, std::nullopt);
   Plan plan;
   for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
   LaneOptions options = lane_options(args, engine);
@@ -287,9 +303,14 @@ int run_one_module(const Arguments& args, const Engine& engine) {
 }
 
 void declare_flags(CLI::App& app, Arguments& args) {
-  app.add_option("--configs", args.configs_dir, "folder of parity configs")->default_val(default_configs_dir());
+  kemit::tooling::add_location_flags(app, args.location_flags);
+  kemit::tooling::add_version_flag(app, "check_llvm");
   app.add_option("--only", args.only, "comma-separated substrings of family names");
-  app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)");
+  kemit::driver::add_selection_flags(app, args.selection_flags);
+  app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)")
+      ->expected(1)
+      ->allow_extra_args(false)  // one value per --flavor: a FAMILY:ID word after it is a selection
+      ->take_all();
   app.add_option("--jobs,-j", args.jobs, "parallel codegen workers: checkers in-process, llc processes with --codegen llc (default: number of CPUs)")
       ->check(kemit::limits::jobs_check());
   app.add_option("--checkers", args.checkers, "persistent parse+verify workers per flavor")
@@ -342,6 +363,17 @@ int main(int argc, char** argv) {
   try {
     if (!args.module_path.empty() && args.arch.empty())
       throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
+    try {
+      args.where = kemit::tooling::locate(args.location_flags);
+    } catch (const std::invalid_argument& error) {  // a folder given by a flag is missing, or no tree at all
+      std::cerr << "check_llvm: " << error.what() << "\n";
+      return 2;
+    }
+    std::cout << kemit::tooling::header_line("check_llvm", args.where) << std::endl;
+    const auto& picked = args.selection_flags;
+    if (!args.module_path.empty() && (!picked.words.empty() || !picked.filter.empty() || picked.last_failed))
+      throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
+    args.selection = kemit::driver::resolve_selection(picked, args.where.build, "check_llvm", std::cerr);
     std::unique_ptr<Engine> engine = start_engine(args);
     return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
   } catch (const std::exception& error) {

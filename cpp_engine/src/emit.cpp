@@ -12,6 +12,7 @@
 
 #include "kemit/engine.h"
 #include "kemit/llvm/flavors.h"
+#include "kemit/tooling/version.h"
 #include "serve.h"
 
 namespace {
@@ -26,11 +27,18 @@ std::string text_of(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// What --version prints: the CMake project VERSION and git describe of the tree it was built from.
+std::string version_text() { return kemit::tooling::version_line("kemit_emit"); }
+
 // FILE:ID -> (family, arch, spec) from a parity config file.
 std::tuple<std::string, std::string, json> config_from_file(const std::string& reference) {
   size_t colon = reference.rfind(':');
-  std::string path = colon == std::string::npos ? "" : reference.substr(0, colon);
-  std::string config_id = colon == std::string::npos ? reference : reference.substr(colon + 1);
+  if (colon == std::string::npos || colon == 0 || colon + 1 == reference.size())
+    throw ConfigError("--config " + reference +
+                      ": give FILE:ID, the config file and the id of one of its configs (e.g. "
+                      "parity/configs/elementwise.json:12)");
+  std::string path = reference.substr(0, colon);
+  std::string config_id = reference.substr(colon + 1);
   std::ifstream handle(path);
   if (!handle) throw ConfigError(path + ": cannot open the config file");
   json document;
@@ -76,16 +84,18 @@ int main(int argc, char** argv) {
   std::string config, family, arch, spec_text = "{}", flavor_name = "llvm22";
   app.add_flag("--serve", serve, "serve the engine protocol on stdin/stdout");
   app.add_option("--config", config, "take family, arch and spec from FILE:ID");
-  app.add_option("--family", family);
-  app.add_option("--arch", arch);
+  app.add_option("--family", family, "the kernel family (e.g. elementwise), with --arch and --spec");
+  app.add_option("--arch", arch, "the processor (e.g. gfx942)");
   app.add_option("--spec", spec_text, "the spec as JSON")->capture_default_str();
-  app.add_option("--flavor", flavor_name)->capture_default_str();
+  app.add_option("--flavor", flavor_name, "the LLVM flavor to print (llvm16, llvm19, llvm22; llvmN aliases resolve)")
+      ->capture_default_str();
+  app.set_version_flag("--version", version_text(), "print the version and exit");
   app.add_flag("--canonical", canonical, "print the canonical IR instead");
   app.add_flag("--plan", plan, "print the launch plan instead (docs/protocol.md)");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
+  } catch (const CLI::Success& help_or_version) {
+    return app.exit(help_or_version);
   } catch (const CLI::ParseError& error) {
     app.exit(error);
     return 2;  // argparse's usage-error code, as emit.py exits

@@ -17,8 +17,8 @@ namespace {
 bool require_folder(const std::string& shard_dir, const char* command) {
   std::error_code ec;
   if (std::filesystem::is_directory(shard_dir, ec)) return true;
-  std::cerr << fmt::format("golden {}: {}: no such folder of shards (pass --dir DIR; shards live in {})\n", command,
-                           shard_dir, kDefaultShardDir);
+  std::cerr << fmt::format("golden {}: {}: no such folder of shards (pass --dir DIR or --root DIR)\n", command,
+                           shard_dir);
   return false;
 }
 

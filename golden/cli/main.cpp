@@ -4,25 +4,49 @@
 
 #include "commands.h"
 #include "kemit/golden/shard_io.h"
+#include "kemit/tooling/cli.h"
+#include "kemit/tooling/version.h"
+
+namespace {
+
+// `summary --json` prints JSON only: the shard folder is found by the same rule, without a header.
+std::string shard_dir_quiet(const kemit::tooling::LocationFlags& where, const std::string& shard_dir) {
+  return shard_dir.empty() ? kemit::tooling::locate(where).root + "/golden/shards" : shard_dir;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   namespace cli = kemit::golden::cli;
   CLI::App app{"golden: the kemit golden shard store (golden/shards/<family>.json)"};
   app.require_subcommand(1);
-  std::string shard_dir(kemit::golden::kDefaultShardDir);
+  std::string shard_dir;  // "" = <tree>/golden/shards, the tree found by the rule of kemit/tooling/locations.h
+  kemit::tooling::LocationFlags where;
+  app.add_option("--root", where.root, "the source tree whose golden/shards is the default --dir; default: the checkout "
+                                        "at or above the current folder, else the tree this tool was built from");
+  kemit::tooling::add_version_flag(app, "golden");
   int code = 0;
+  // The shard folder of a command that reads shards: --dir, else <tree>/golden/shards; printed on
+  // its header line (merge-driver and resolve take the files git names and print no header).
+  auto shards = [&](const std::string& tool) {
+    kemit::tooling::Locations found = kemit::tooling::locate(where);
+    if (shard_dir.empty()) shard_dir = found.root + "/golden/shards";
+    std::cout << kemit::tooling::version_line(tool) << ": tree " << found.root << " (" << found.root_origin
+              << "), shards " << shard_dir << "\n";
+    return shard_dir;
+  };
 
   auto* summary = app.add_subcommand("summary", "totals and per-family counters across all shards");
   bool as_json = false;
   summary->add_flag("--json", as_json, "print JSON instead of a table");
-  summary->add_option("--dir", shard_dir, "the shard folder")->capture_default_str();
-  summary->callback([&] { code = cli::summary(shard_dir, as_json); });
+  summary->add_option("--dir", shard_dir, "the shard folder (default: <tree>/golden/shards)");
+  summary->callback([&] { code = cli::summary(as_json ? shard_dir_quiet(where, shard_dir) : shards("golden summary"), as_json); });
 
   auto* check = app.add_subcommand("check", "load shards strictly and report every bad one");
   std::vector<std::string> files;
   check->add_option("files", files, "shard files (default: every shard in --dir)");
-  check->add_option("--dir", shard_dir, "the shard folder")->capture_default_str();
-  check->callback([&] { code = cli::check(shard_dir, files); });
+  check->add_option("--dir", shard_dir, "the shard folder (default: <tree>/golden/shards)");
+  check->callback([&] { code = cli::check(files.empty() ? shards("golden check") : shard_dir, files); });
 
   auto* driver = app.add_subcommand("merge-driver", "git merge driver: golden merge-driver %O %A %B %P");
   std::string base, ours, theirs, merged_path;
@@ -41,6 +65,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const std::invalid_argument& e) {  // no tree found, or --root is not a folder
+    std::cerr << "golden: " << e.what() << "\n";
+    return 2;
   }
   return code;
 }

@@ -43,9 +43,11 @@ for path in (HERE, os.path.join(ROOT, "parity", "report"), os.path.join(ROOT, "p
         sys.path.insert(0, path)
 
 import kemit_reports  # noqa: E402
+import locations  # noqa: E402
 import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
+import selection  # noqa: E402
 from executor_client import Checker, CheckerError, checker_path  # noqa: E402
 from launch_plan import PlanError, launch_arguments, parse_plan  # noqa: E402
 from module_source import FLAVORS, EngineSource  # noqa: E402
@@ -359,34 +361,64 @@ def report_text(families, results, wall, sections=SECTIONS, sharded=False, cache
 
 
 def write_reports(args, clock, families, results, wall, sections=SECTIONS):
-    """The JSON (the lane's own fields plus the envelope) and the JUnit file: docs/reports.md."""
+    """The JSON (the lane's own fields plus the envelope) and the JUnit file: docs/reports.md. The
+    JSON is also kept where --last-failed reads it (<build>/last-run/check_numerics.json)."""
     sharded = clock.shard is not None
     rows, cases, info = report_rows(families, results, sharded), report_cases(results), clock.info()
+    data = {"seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
+    for family, configs in families:
+        mine = [r for r in results if r.family == family]
+        status, counts = family_status(configs, mine, sharded)
+        data["families"][family] = {
+            "status": status, "counts": counts,
+            "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
+            "configs": [
+                {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail,
+                 "mismatch": r.mismatch, "spec_run": r.spec, "lane_instructions": r.lane_instructions,
+                 "run_seconds": r.interp_seconds, "seconds": r.seconds}
+                for r in mine]}
+    document = kemit_reports.envelope("numerics", info, rows, cases, [])
     if args.json:
-        data = {"seed": plans.SEED, "wall_seconds": wall, "sections": list(sections), "families": {}}
-        for family, configs in families:
-            mine = [r for r in results if r.family == family]
-            status, counts = family_status(configs, mine, sharded)
-            data["families"][family] = {
-                "status": status, "counts": counts,
-                "sections": {s: {"ok": ok, "run": run} for s, (ok, run) in section_counts(mine, sections).items()},
-                "configs": [
-                    {"id": r.config, "section": r.section, "verdict": r.verdict, "detail": r.detail,
-                     "mismatch": r.mismatch, "spec_run": r.spec, "lane_instructions": r.lane_instructions,
-                     "run_seconds": r.interp_seconds, "seconds": r.seconds}
-                    for r in mine]}
-        kemit_reports.write_json_report(args.json, data, kemit_reports.envelope("numerics", info, rows, cases, []))
+        kemit_reports.write_json_report(args.json, data, document)
     if args.junit:
         kemit_reports.write_text_file(args.junit, kemit_reports.junit_xml("numerics", info, rows, cases, []))
+    last = selection.last_report_path(args.build)
+    try:  # --last-failed is a convenience: never fail a run for it
+        os.makedirs(os.path.dirname(last), exist_ok=True)
+        kemit_reports.write_json_report(last, data, document)
+    except OSError as error:
+        print(f"check_numerics: note: cannot keep the last report for --last-failed at {last}: {error}", file=sys.stderr)
+
+
+def select(args, families):
+    """The families and configs the positional words, --filter and --last-failed keep."""
+    ids, pattern = selection.parse_selection(args.select, args.filter)
+    if args.last_failed:
+        if ids:
+            raise selection.SelectionError("--last-failed selects configs itself: drop the FAMILY:ID words "
+                                           "(--filter still applies)")
+        ids, path = selection.last_failed(args.build), selection.last_report_path(args.build)
+        if ids:
+            print(f"--last-failed: the configs that failed in the last run ({path}): "
+                  f"{' '.join(selection.selection_words(ids))}", file=sys.stderr)
+        else:
+            print(f"--last-failed: nothing failed in the last run ({path}): every config runs", file=sys.stderr)
+    return selection.apply_selection(families, ids, pattern)
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", default=os.environ.get("KEMIT_BUILD_DIR", os.path.join(ROOT, "build")),
-                        help="CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN "
-                             "(default $KEMIT_BUILD_DIR or build)")
+    parser.add_argument("--root", help="the source tree (default: the checkout at or above the current folder, "
+                                       "else this script's tree; docs/driver.md \"Where it looks\")")
+    parser.add_argument("--build", help="CMake build dir holding bindings/kemit_cpp (default $KEMIT_BUILD_DIR, "
+                                        "else <tree>/build); it also holds cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
     parser.add_argument("--config", type=int, action="append", default=[], help="only these config ids")
+    parser.add_argument("select", nargs="*", help="FAMILY or FAMILY:ID[,ID...]: only these families (exact names) or configs")
+    parser.add_argument("--filter", help="only configs whose 'family:id' or 'why' this regex finds")
+    parser.add_argument("--last-failed", action="store_true", help="only the configs that failed in the last run "
+                                                                           "(its report is kept in <build>/last-run/)")
     parser.add_argument("--section", action="append", default=[],
                         help=f"only these sections (comma-separated; default all: {','.join(SECTIONS)})")
     parser.add_argument("--engine", default="cpp", choices=("cpp", "py"), help="the engine whose worker emits the modules")
@@ -394,21 +426,38 @@ def parse_args(argv):
     parser.add_argument("--json", help="write the JSON report (docs/reports.md) to FILE")
     parser.add_argument("--junit", help="write the JUnit XML report to FILE")
     parser.add_argument("--shard", help="K/N: check only shard K of N (by family:id; docs/reports.md)")
-    parser.add_argument("--configs", help="the config folder (default: parity/configs of this tree)")
+    parser.add_argument("--configs", help="the config folder (default: <tree>/parity/configs)")
     parser.add_argument("--cache", help="result cache directory (default $KEMIT_CACHE, else BUILD/result-cache)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor fill the result cache")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    if args.version:
+        print(locations.version_line("check_numerics"))
+        return 0
+    try:
+        where = locations.locate(args.root, args.build, args.configs)
+    except locations.LocationError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
+    if os.path.realpath(where.root) != os.path.realpath(ROOT):
+        # Another tree's numbers come from that tree's own engine and plans: run its copy of the lane.
+        script = os.path.join(where.root, "parity", "numerics", "check_numerics.py")
+        if not os.path.isfile(script):
+            print(f"check_numerics: {where.root} has no parity/numerics/check_numerics.py", file=sys.stderr)
+            return 2
+        os.execv(sys.executable, [sys.executable, script] + argv)
+    print(locations.header_line("check_numerics", where), flush=True)
+    args.build = where.build
     try:
         shard = kemit_reports.parse_shard(args.shard) if args.shard else None
     except kemit_reports.ShardError as error:
         print(f"check_numerics: {error}", file=sys.stderr)
         return 2
-    clock = kemit_reports.RunClock("check_numerics", ROOT, [sys.argv[0]] + list(sys.argv[1:] if argv is None else argv),
-                                   shard)
+    clock = kemit_reports.RunClock("check_numerics", ROOT, [sys.argv[0]] + argv, shard)
     only = [part for item in args.only for part in item.split(",") if part]
     sections = [part for item in args.section for part in item.split(",") if part] or list(SECTIONS)
     unknown = [s for s in sections if s not in SECTIONS]
@@ -416,12 +465,17 @@ def main(argv=None):
         print(f"check_numerics: unknown section(s) {', '.join(unknown)}: choose from {', '.join(SECTIONS)}", file=sys.stderr)
         return 2
     kemit_cpp = load_kemit_cpp(args.build) if "canonical" in sections else None
-    families = load_configs(only, args.configs, shard)
+    families = load_configs(only, where.configs, shard)
     if not families:
         print(f"check_numerics: --only {','.join(only)} matches no family", file=sys.stderr)
         return 2
     if args.config:
         families = [(f, [c for c in configs if c["id"] in args.config]) for f, configs in families]
+    try:
+        families = select(args, families)
+    except selection.SelectionError as error:
+        print(f"check_numerics: {error}", file=sys.stderr)
+        return 2
     for flavor in (s for s in sections if s != "canonical"):
         if not os.access(checker_path(args.build, flavor), os.X_OK):
             print(f"check_numerics: {checker_path(args.build, flavor)} is missing: the {flavor} section needs it "

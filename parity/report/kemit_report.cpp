@@ -15,6 +15,7 @@
 #include "kemit/driver/strict_json.h"
 #include "kemit/report/merge.h"
 #include "kemit/report/render.h"
+#include "kemit/tooling/cli.h"
 
 namespace {
 
@@ -87,6 +88,7 @@ int list_shards(int count, const std::string& configs, const std::vector<std::st
 int main(int argc, char** argv) {
   CLI::App app{"kemit_report: combine the reports of a sharded run (docs/reports.md)"};
   app.require_subcommand(1);
+  kemit::tooling::add_version_flag(app, "kemit_report");
   std::string output, junit;
   std::vector<std::string> inputs;
   CLI::App* merge_command = app.add_subcommand("merge", "merge the --json reports of every shard of one run");
@@ -102,8 +104,8 @@ int main(int argc, char** argv) {
   shards_command->add_option("keys", keys, "FAMILY:ID keys");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
+  } catch (const CLI::Success& help_or_version) {
+    return app.exit(help_or_version);
   } catch (const CLI::ParseError& error) {
     std::cerr << "kemit_report: " << error.what() << " (see --help)\n";
     return 2;

@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from typing import Optional
 
 FORMAT = "kemit-report/1"
-TOOL_VERSION = "0.1.0"  # kemit's version (CMake's PROJECT_VERSION fallback in parity/report/CMakeLists.txt)
+
+
+def project_version():
+    """kemit's version: the CMake project VERSION in the tree's CMakeLists.txt, the one place it is
+    set (the C++ side gets the same through PROJECT_VERSION)."""
+    tree = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(tree, "CMakeLists.txt"), encoding="utf-8") as handle:
+        return re.search(r"project\(kemit VERSION ([0-9.]+)", handle.read()).group(1)
+
+
+TOOL_VERSION = project_version()
 
 
 class ShardError(ValueError):

@@ -1,15 +1,39 @@
 """`python3 -m kemit.emit`: print one config's IR, or serve the engine protocol (--serve)."""
 import argparse
 import json
+import os
+import re
+import subprocess
 import sys
 
 from .engine import emit
 from .llvm.flavors import UnknownFlavor, resolve_flavor
 
 
+def version_text():
+    """What --version prints: the CMake project VERSION of the tree this package runs from (and its
+    git describe), else the version of the installed distribution."""
+    tree = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        with open(os.path.join(tree, "CMakeLists.txt"), encoding="utf-8") as handle:
+            version = re.search(r"project\(kemit VERSION ([0-9.]+)", handle.read()).group(1)
+        describe = subprocess.run(["git", "-C", tree, "describe", "--always", "--dirty", "--tags"],
+                                  capture_output=True, text=True, check=False).stdout.strip() or "no git"
+        return f"python3 -m kemit.emit {version} (git {describe})"
+    except (OSError, AttributeError):
+        from importlib.metadata import PackageNotFoundError, version as installed_version
+        try:
+            return f"python3 -m kemit.emit {installed_version('kemit')} (installed)"
+        except PackageNotFoundError:
+            return "python3 -m kemit.emit (version unknown: no source tree, not installed)"
+
+
 def config_from_file(reference):
     """FILE:ID -> (family, arch, spec) from a parity config file."""
     path, _, config_id = reference.rpartition(":")
+    if not path or not config_id:
+        raise ValueError("give FILE:ID, the config file and the id of one of its configs "
+                         "(e.g. parity/configs/elementwise.json:12)")
     with open(path, encoding="utf-8") as handle:
         document = json.load(handle)
     for config in document["configs"]:
@@ -22,13 +46,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m kemit.emit", description=__doc__)
     parser.add_argument("--serve", action="store_true", help="serve the engine protocol on stdin/stdout")
     parser.add_argument("--config", help="take family, arch and spec from FILE:ID")
-    parser.add_argument("--family")
-    parser.add_argument("--arch")
+    parser.add_argument("--family", help="the kernel family (e.g. elementwise), with --arch and --spec")
+    parser.add_argument("--arch", help="the processor (e.g. gfx942)")
     parser.add_argument("--spec", default="{}", help="the spec as JSON")
-    parser.add_argument("--flavor", default="llvm22")
+    parser.add_argument("--flavor", default="llvm22",
+                        help="the LLVM flavor to print (llvm16, llvm19, llvm22; llvmN aliases resolve)")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--canonical", action="store_true", help="print the canonical IR instead")
     parser.add_argument("--plan", action="store_true", help="print the launch plan instead (docs/protocol.md)")
     args = parser.parse_args(argv)
+    if args.version:  # computed only when asked: a --serve worker must not pay for git
+        print(version_text())
+        return 0
     if args.serve:
         from .serve import serve
         return serve()

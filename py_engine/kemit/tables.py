@@ -11,7 +11,11 @@ import json
 import os
 from types import SimpleNamespace
 
-TABLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "tables")
+HERE = os.path.dirname(os.path.abspath(__file__))
+# In a checkout: the repository's tables/ beside py_engine/. Installed (`pip install .`, setup.py):
+# the copy packaged as kemit/table_data/.
+TABLES_DIR = next((d for d in (os.path.join(HERE, os.pardir, os.pardir, "tables"), os.path.join(HERE, "table_data"))
+                   if os.path.isdir(d)), os.path.join(HERE, os.pardir, os.pardir, "tables"))
 
 
 class TableError(RuntimeError):

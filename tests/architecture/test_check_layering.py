@@ -76,6 +76,10 @@ def test_a_clean_tree_passes(tree):
      'cpp_engine/src/serve.cpp: #include "kemit/driver/worker_pool.h": an engine includes harness code'),
     ("py_engine/kemit/__init__.py", "import kemit_cpp\n",
      "py_engine/kemit/__init__.py: import kemit_cpp: the engine imports kemit_cpp"),
+    ("tooling/src/locations.cpp", '#include "kemit/driver/config.h"\n',
+     'tooling/src/locations.cpp: #include "kemit/driver/config.h": tooling/ is shared by engines and harness'),
+    ("tooling/src/version.cpp", '#include "kemit/llvm/flavors.h"\n',
+     'tooling/src/version.cpp: #include "kemit/llvm/flavors.h": tooling/ is shared by engines and harness'),
     ("py_engine/kemit/serve.py", "from kemit_harness import Engines\n",
      "py_engine/kemit/serve.py: from kemit_harness import: the engine imports kemit_harness"),
 ])

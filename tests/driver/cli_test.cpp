@@ -1,5 +1,6 @@
 // The command line: flags, flavor aliases, usage and infrastructure errors (exit 2).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -30,7 +31,7 @@ TEST(Cli, UnknownFlavorIsAUsageError) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err.rfind("check_byte_identity: --flavor: unknown flavor 'llvm7' (known: llvm16, llvm19, llvm22", 0), 0u)
       << run.err;
-  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.out.find("RESULT:"), std::string::npos) << run.out;  // the header line only
 }
 
 TEST(Cli, OnlyFiltersFamiliesAndMustMatchSomething) {
@@ -44,12 +45,13 @@ TEST(Cli, OnlyFiltersFamiliesAndMustMatchSomething) {
 }
 
 TEST(Cli, MissingEngineBinarySaysWhichFileAndHowToBuildIt) {
-  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--py-cmd", fake_command("py", ""), "--build",
-                              "/nonexistent/build"});
+  std::string build = ::testing::TempDir() + "kemit_empty_build_" + std::to_string(getpid());  // no kemit_emit
+  std::filesystem::create_directories(build);
+  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--py-cmd", fake_command("py", ""), "--build", build});
+  std::filesystem::remove_all(build);
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err,
-            "check_byte_identity: cpp engine not found: /nonexistent/build/cpp_engine/kemit_emit does not exist or is "
-            "not executable; build it: cmake --build /nonexistent/build --target kemit_emit (or pass --cpp-cmd)\n");
+  EXPECT_EQ(run.err, "check_byte_identity: cpp engine not found: " + build + "/cpp_engine/kemit_emit does not exist or is "
+                     "not executable; build it: cmake --build " + build + " --target kemit_emit (or pass --cpp-cmd)\n");
   DriverRun custom = run_fake("", "", "basic", {"--cpp-cmd", "/nonexistent/engine --serve"});
   EXPECT_EQ(custom.exit_code, 2);
   EXPECT_EQ(custom.err, "check_byte_identity: cpp engine not found: /nonexistent/engine does not exist or is not "
@@ -57,11 +59,46 @@ TEST(Cli, MissingEngineBinarySaysWhichFileAndHowToBuildIt) {
 }
 
 TEST(Cli, MissingPythonEngineSaysWhichFile) {
-  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--root", "/nonexistent/root", "--cpp-cmd",
-                              fake_command("cpp", "")});
+  std::string root = KEMIT_DRIVER_FIXTURES;  // a folder without py_engine/
+  DriverRun run = run_driver({"--configs", fixture_configs("basic"), "--root", root, "--cpp-cmd", fake_command("cpp", "")});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err, "check_byte_identity: py engine not found: /nonexistent/root/py_engine/kemit/emit.py is missing "
+  EXPECT_EQ(run.err, "check_byte_identity: py engine not found: " + root + "/py_engine/kemit/emit.py is missing "
                      "(python3 -m kemit.emit); pass --root DIR or --py-cmd\n");
+}
+
+TEST(Cli, AFolderNamedByAFlagMustExist) {
+  for (const char* flag : {"--root", "--build", "--configs"}) {
+    DriverRun run = run_driver({flag, "/nonexistent/folder"});
+    EXPECT_EQ(run.exit_code, 2) << flag;
+    EXPECT_EQ(run.err, std::string("check_byte_identity: ") + flag + " /nonexistent/folder: no such folder\n");
+    EXPECT_EQ(run.out, "");
+  }
+}
+
+TEST(Cli, TheHeaderSaysWhereItLooked) {
+  DriverRun run = run_fake("", "", "basic", {"--only", "alpha"});
+  std::string header = run.out.substr(0, run.out.find('\n'));
+  EXPECT_EQ(header.rfind("check_byte_identity ", 0), 0u) << header;
+  EXPECT_NE(header.find("(git "), std::string::npos) << header;
+  EXPECT_NE(header.find("configs " + fixture_configs("basic") + " (--configs)"), std::string::npos) << header;
+}
+
+TEST(Cli, SelectionByIdFilterAndItsErrors) {
+  DriverRun some = run_fake("", "", "basic", {"alpha:1,2"});
+  EXPECT_EQ(some.exit_code, 0) << some.out << some.err;
+  ASSERT_EQ(some.report["families"].size(), 1u);
+  EXPECT_EQ(some.report["families"][0]["configs"].size(), 2u);
+  DriverRun filtered = run_fake("", "", "basic", {"--filter", "^beta:"});
+  EXPECT_EQ(filtered.exit_code, 0) << filtered.out << filtered.err;
+  ASSERT_EQ(filtered.report["families"].size(), 1u);
+  EXPECT_EQ(filtered.report["families"][0]["family"], "beta");
+  DriverRun missing = run_fake("", "", "basic", {"alpha:99"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err.rfind("check_byte_identity: alpha:99: no config 99 in ", 0), 0u) << missing.err;
+  EXPECT_EQ(run_fake("", "", "basic", {"nosuch"}).exit_code, 2);
+  EXPECT_EQ(run_fake("", "", "basic", {"alpha:x"}).exit_code, 2);
+  EXPECT_EQ(run_fake("", "", "basic", {"--filter", "("}).exit_code, 2);
+  EXPECT_EQ(run_fake("", "", "basic", {"--filter", "matches nothing at all"}).exit_code, 2);
 }
 
 TEST(Cli, WorkerThatDiesBeforeHelloIsAnInfrastructureError) {
@@ -72,7 +109,7 @@ TEST(Cli, WorkerThatDiesBeforeHelloIsAnInfrastructureError) {
   EXPECT_NE(run.err.find(") closed its output before answering hello; it exited with status 5; its last stderr lines:\n"
                          "  | no engine here\n"),
             std::string::npos) << run.err;
-  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.out.find("RESULT:"), std::string::npos) << run.out;  // the header line only
 }
 
 TEST(Cli, HelloWithAnotherProtocolIsAnInfrastructureError) {
@@ -151,6 +188,33 @@ TEST(Cli, UnwritableReportIsExit2) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err, "check_byte_identity: cannot write /nonexistent/dir/report.json (check that its folder exists and is writable)\n");
   EXPECT_EQ(run.out.find("RESULT:"), std::string::npos);
+}
+
+// --last-failed reads the last report of the build it is given (here a scratch --build, so that
+// no other test's run is read): only the configs that failed then run again.
+TEST(Cli, LastFailedRunsWhatFailedLastTime) {
+  std::string build = ::testing::TempDir() + "/kemit_last_failed_" + std::to_string(getpid());
+  std::filesystem::create_directories(build);
+  DriverRun first = run_fake("--alter 2", "", "basic", {"--only", "alpha", "--build", build});
+  EXPECT_EQ(first.exit_code, 1) << first.out << first.err;
+  EXPECT_TRUE(std::filesystem::exists(build + "/last-run/check_byte_identity.json"));
+  DriverRun again = run_fake("", "", "basic", {"--last-failed", "--build", build});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.err.find("--last-failed: the configs that failed in the last run"), std::string::npos) << again.err;
+  ASSERT_EQ(again.report["families"].size(), 1u);
+  ASSERT_EQ(again.report["families"][0]["configs"].size(), 1u);
+  EXPECT_EQ(again.report["families"][0]["configs"][0]["id"], 2);
+  DriverRun all = run_fake("", "", "basic", {"--last-failed", "--build", build});  // nothing failed: everything
+  EXPECT_NE(all.err.find("nothing failed in the last run"), std::string::npos) << all.err;
+  EXPECT_EQ(all.report["families"].size(), 2u);
+  std::filesystem::remove_all(build);
+}
+
+TEST(Cli, MaxFailuresStopsSendingConfigs) {
+  DriverRun run = run_fake("--alter 1", "", "basic", {"--only", "alpha", "--jobs", "1", "--max-failures", "1"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  // alpha has 4 configs; one slice (8 per worker) holds them all, so all ran: nothing left out.
+  EXPECT_EQ(run.out.find("not run"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -64,6 +64,18 @@ TEST(Compare, MismatchShowsFirstLineDiffAndCommands) {
             "reproduce (from the source root):\n"
             "  PYTHONPATH=py_engine /usr/bin/python3 -m kemit.emit --config parity/configs/alpha.json:7 --flavor llvm19\n"
             "  build/cpp_engine/kemit_emit --config parity/configs/alpha.json:7 --flavor llvm19");
+  // The same commands as argv, for the JSON report's repro_argv: run from the source root.
+  ASSERT_EQ(section.repro_commands.size(), 2u);
+  const ReproCommand& py = section.repro_commands[0];
+  EXPECT_EQ(py.engine, "py");
+  EXPECT_EQ(py.env, (std::vector<std::pair<std::string, std::string>>{{"PYTHONPATH", "py_engine"}}));
+  EXPECT_EQ(py.argv, (std::vector<std::string>{"/usr/bin/python3", "-m", "kemit.emit", "--config",
+                                               "parity/configs/alpha.json:7", "--flavor", "llvm19"}));
+  EXPECT_EQ(section.repro_commands[1].argv,
+            (std::vector<std::string>{"build/cpp_engine/kemit_emit", "--config", "parity/configs/alpha.json:7",
+                                      "--flavor", "llvm19"}));
+  EXPECT_EQ(py.cwd, "/src");
+  EXPECT_EQ(section.repro_commands[1].cwd, "/src");
 }
 
 TEST(Compare, MissingFinalNewlineIsAMismatch) {

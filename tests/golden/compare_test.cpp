@@ -157,15 +157,39 @@ TEST(Compare, FlavorSubsetComparesOnlyThoseFlavors) {
 TEST(Compare, CountersReportTheFiguresThatMove) {
   Shard stored = stored_three();
   std::vector<Entry> fresh = stored.entries;
-  fresh.push_back(emitted_entry(4, "v1", "gfx950"));
+  fresh[2] = emitted_entry(3, "v1", "gfx950");  // the same id, now for another processor
   Comparison c = compare_with_golden(&stored, make_run("conv", fresh));
   ASSERT_EQ(c.count(Category::counters), 1u);
   const Finding& f = c.findings.back();
   ASSERT_EQ(f.category, Category::counters);
-  EXPECT_EQ(f.counters[0].name, "configs");
-  EXPECT_EQ(f.counters[0].before, 3u);
-  EXPECT_EQ(f.counters[0].after, 4u);
-  EXPECT_NE(describe_finding("conv", f).find("arch.gfx950 0 -> 1"), std::string::npos) << describe_finding("conv", f);
+  EXPECT_NE(describe_finding("conv", f).find("arch.gfx942 3 -> 2; arch.gfx950 0 -> 1"), std::string::npos)
+      << describe_finding("conv", f);
+}
+
+// Adding a config is one finding: NEW. The counters it moves are not a second failure.
+TEST(Compare, NewConfigAloneMovesNoCounters) {
+  Shard stored = stored_three();
+  std::vector<Entry> fresh = stored.entries;
+  fresh.push_back(emitted_entry(4, "v1", "gfx950"));
+  Comparison c = compare_with_golden(&stored, make_run("conv", fresh));
+  EXPECT_EQ(categories(c), std::vector<Category>{Category::new_entry}) << describe_comparison(c);
+  // The summary counts every config of the run, and says how many the shard holds.
+  EXPECT_NE(describe_comparison(c).find("GOLDEN conv: 4 configs (canonical,llvm16,llvm19,llvm22), 3 of them in the "
+                                        "shard: NEW 1"),
+            std::string::npos)
+      << describe_comparison(c);
+}
+
+// The command a finding suggests starts as the caller says (its path and location flags).
+TEST(Compare, BlessCommandCarriesTheCallersFlags) {
+  Shard stored = stored_three();
+  std::vector<Entry> fresh = stored.entries;
+  fresh.push_back(emitted_entry(4));
+  Comparison c = compare_with_golden(&stored, make_run("conv", fresh));
+  std::string text = describe_comparison(c, "build/parity/run_diff --root /elsewhere");
+  EXPECT_NE(text.find("bless with `build/parity/run_diff --root /elsewhere --record-golden --only conv`"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Compare, ResourcesChangedOnlyWhereBothSidesMeasured) {

@@ -198,7 +198,7 @@ def test_a_long_refusal_reason_is_cut_with_a_count(tmp_path):
 def test_explain_takes_only_a_config_id(target):
     r = run([RUN_DIFF, "--explain", target])
     assert r.returncode == 2
-    assert "--explain takes FAMILY:ID with ID a config id from 1 to 1000000000" in r.stderr
+    assert "--explain takes FAMILY or FAMILY:ID with ID a config id from 1 to 1000000000" in r.stderr
     assert "18446744073709551615" not in r.stderr
 
 

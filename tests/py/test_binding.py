@@ -37,6 +37,22 @@ def test_unknown_flavor_is_a_value_error(kemit_cpp):
         kemit_cpp.resolve_flavor("llvm17")
 
 
+def test_emit_checks_and_resolves_flavors_as_kemit_emit_does(kemit_cpp):
+    """kemit_cpp.emit takes flavors as kemit.emit does (tests/py/test_api.py): the same TypeErrors,
+    an alias resolved with the CLIs' note as a UserWarning, ValueError for an unknown name."""
+    with pytest.raises(TypeError, match=r"flavors must be a list of flavor names such as \['llvm19', 'llvm22'\], "
+                                        "not str 'llvm22'"):
+        kemit_cpp.emit("elementwise", "gfx942", {}, "llvm22")
+    with pytest.raises(TypeError, match="each flavor must be a str such as 'llvm19', not int 22"):
+        kemit_cpp.emit("elementwise", "gfx942", {}, [22])
+    with pytest.warns(UserWarning, match="note: flavor llvm23 is not in the table; using llvm22, the newest"):
+        result = kemit_cpp.emit("elementwise", "gfx942", {"op": "add"}, ["llvm23"])
+    assert [s["flavor"] for s in result["ll"]] == ["llvm22"]
+    assert result["ll"][0]["text"] == kemit_cpp.emit("elementwise", "gfx942", {"op": "add"}, ("llvm22",))["ll"][0]["text"]
+    with pytest.raises(ValueError, match="unknown flavor 'llvm17'"):
+        kemit_cpp.emit("elementwise", "gfx942", {}, ["llvm17"])
+
+
 def test_family_lists_agree(kemit_cpp):
     assert kemit_cpp.family_names() == family_names()
 

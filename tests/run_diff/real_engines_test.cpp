@@ -149,5 +149,34 @@ TEST(Resources, RecordedAndComparedWhenTheLaneIsBuilt) {
   EXPECT_EQ(run_diff(with_base({"--check-golden", "--no-resources"})).exit_code, 0);
 }
 
+// A bless with --no-resources stores no figures: a later check with the lane measures them but has
+// nothing to compare them with, and says so instead of "resources compared".
+TEST(Resources, ABlessWithoutResourcesIsNotClaimedCompared) {
+  ASSERT_TRUE(lane_built()) << "this build has no LLVM lane: install llvm-N-dev (ci/setup.sh) and re-run cmake";
+  CiVariable no_ci(nullptr);
+  TempDir temp;
+  write_elementwise_configs(temp.path / "configs/elementwise.json", 2);
+  fs::create_directories(temp.path / "shards");  // an explicit --golden-dir must exist
+  std::vector<std::string> where = {"--configs", (temp.path / "configs").string(), "--golden-dir",
+                                    (temp.path / "shards").string(), "--jobs", "1"};
+  auto with = [&](std::vector<std::string> mode) {
+    mode.insert(mode.end(), where.begin(), where.end());
+    return mode;
+  };
+  Result blessed = run_diff(with({"--record-golden", "--no-resources"}));
+  ASSERT_EQ(blessed.exit_code, 0) << blessed.all();
+  Result check = run_diff(with({"--check-golden", "--flavor", "llvm19"}));
+  EXPECT_EQ(check.exit_code, 0) << check.all();
+  EXPECT_TRUE(std::regex_search(check.last_line(),
+                                std::regex("resources compared for 0 of 2 modules: 2 blessed without resources \\(fill "
+                                           "them in: .*run_diff .*--record-golden --only elementwise\\)$")))
+      << check.last_line();
+  Result filled = run_diff(with({"--record-golden"}));
+  ASSERT_EQ(filled.exit_code, 0) << filled.all();
+  EXPECT_NE(filled.out.find("resources filled in 1, 2"), std::string::npos) << filled.out;
+  Result again = run_diff(with({"--check-golden", "--flavor", "llvm19"}));
+  EXPECT_NE(again.last_line().find(", resources compared (2 modules)"), std::string::npos) << again.last_line();
+}
+
 }  // namespace
 }  // namespace kemit::run_diff

@@ -111,6 +111,29 @@ void add_stale_flavors(const Shard& shard, const std::vector<std::string>& run, 
     if (!contains(all, f)) stale(f, false);
 }
 
+// How many measured flavor sections of one compared config had stored figures to compare with.
+void count_resources(const Entry& before, const Entry& after, const std::vector<std::string>& flavors,
+                     Comparison& out) {
+  for (const auto& f : flavors) {
+    auto b = before.flavors.find(f), a = after.flavors.find(f);
+    if (a == after.flavors.end() || a->second.resources.empty()) continue;
+    bool stored = b != before.flavors.end() && !b->second.resources.empty();
+    ++(stored ? out.resources_compared : out.resources_unstored);
+  }
+}
+
+// The entries the shard already holds (by id or by move): a NEW config changes the counters only
+// because it is new, and is reported once, as NEW.
+std::vector<Entry> without_new(const std::vector<Entry>& entries, const std::vector<Finding>& findings) {
+  std::set<std::uint64_t> fresh_only;
+  for (const Finding& f : findings)
+    if (f.category == Category::new_entry) fresh_only.insert(f.id);
+  std::vector<Entry> kept;
+  for (const Entry& e : entries)
+    if (!fresh_only.count(e.id)) kept.push_back(e);
+  return kept;
+}
+
 Counters restricted(const Counters& c, const std::vector<std::string>& flavors) {
   Counters r = c;
   for (auto it = r.sections.begin(); it != r.sections.end();)
@@ -206,6 +229,7 @@ Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh) {
   Comparison out;
   out.family = fresh.family;
   out.shard_exists = stored != nullptr;
+  out.configs_in_run = fresh.entries.size();
   for (const auto& f : run)
     if (contains(shard.flavors, f)) out.flavors_compared.push_back(f);
   if (stored) add_stale_flavors(shard, run, all, out);
@@ -231,6 +255,7 @@ Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh) {
       out.findings.push_back(std::move(moved));
     }
     ++out.configs_compared;
+    count_resources(*old, *e, out.flavors_compared, out);
     add_entry_findings(*old, *e, out.flavors_compared, old->id, out.findings);
   }
   if (fresh.complete) {
@@ -238,7 +263,7 @@ Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh) {
       if (!fresh_ids.count(e.id) && !moved_away.count(e.id)) out.findings.push_back(finding_for(Category::missing, e));
     if (stored) {
       Counters before = restricted(shard.counters, out.flavors_compared);
-      Counters after = compute_counters(fresh.entries, out.flavors_compared);
+      Counters after = compute_counters(without_new(fresh.entries, out.findings), out.flavors_compared);
       Finding counters;
       counters.category = Category::counters;
       counters.counters = counter_differences(before, after);

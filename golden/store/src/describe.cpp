@@ -57,11 +57,10 @@ std::string_view category_name(Category c) {
   return "UNKNOWN";
 }
 
-// --prune needs a complete run, so its remedy never carries --only (which it refuses).
-constexpr const char* kPruneCommand = "run_diff --record-golden --prune";
-
-std::string describe_finding(const std::string& family, const Finding& f) {
-  std::string bless = record_command(family);
+std::string describe_finding(const std::string& family, const Finding& f, const std::string& run_diff) {
+  std::string bless = fmt::format("{} --record-golden --only {}", run_diff, family);
+  // --prune needs a complete run, so its remedy never carries --only (which it refuses).
+  std::string prune = run_diff + " --record-golden --prune";
   std::string head = fmt::format("{} {}", category_name(f.category), config_label(family, f));
   switch (f.category) {
     case Category::changed:
@@ -73,7 +72,7 @@ std::string describe_finding(const std::string& family, const Finding& f) {
                          }), bless);
     case Category::new_entry: return fmt::format("{}: not blessed yet; bless with `{}`", head, bless);
     case Category::missing:
-      return fmt::format("{}: blessed but no longer in the configs; remove with `{}`", head, kPruneCommand);
+      return fmt::format("{}: blessed but no longer in the configs; remove with `{}`", head, prune);
     case Category::moved:
       return fmt::format("{}: same spec as blessed #{}; renumber with `{} --renumber`", head, f.stored_id, bless);
     case Category::stale_flavor:
@@ -83,7 +82,7 @@ std::string describe_finding(const std::string& family, const Finding& f) {
                            family, f.flavor, bless);
       return fmt::format("STALE_FLAVOR {}: the shard holds flavor {}, which the flavor table no longer has; drop it "
                          "with `{}`",
-                         family, f.flavor, kPruneCommand);
+                         family, f.flavor, prune);
     case Category::counters:
       return fmt::format("COUNTERS {}: {}", family, join(f.counters, [](const CounterChange& c) {
                            return fmt::format("{} {} -> {}", c.name, c.before, c.after);
@@ -92,11 +91,13 @@ std::string describe_finding(const std::string& family, const Finding& f) {
   return head;
 }
 
-std::string describe_comparison(const Comparison& c) {
+std::string describe_comparison(const Comparison& c, const std::string& run_diff) {
   std::string sections = "canonical";
   for (const auto& f : c.flavors_compared) sections += "," + f;
-  std::string out = fmt::format("GOLDEN {}: {} configs compared ({})", c.family, c.configs_compared, sections);
+  std::string out = fmt::format("GOLDEN {}: {} configs ({})", c.family, c.configs_in_run, sections);
   if (!c.shard_exists) out += ", no shard yet";
+  else if (c.configs_compared != c.configs_in_run)
+    out += fmt::format(", {} of them in the shard", c.configs_compared);
   if (c.clean()) return out + ": OK\n";
   std::string counts;
   for (Category cat : {Category::changed, Category::new_entry, Category::missing, Category::moved,
@@ -104,7 +105,7 @@ std::string describe_comparison(const Comparison& c) {
                        Category::resources_changed})
     if (std::size_t n = c.count(cat)) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", category_name(cat), n);
   out += ": " + counts + "\n";
-  for (const Finding& f : c.findings) out += "  " + describe_finding(c.family, f) + "\n";
+  for (const Finding& f : c.findings) out += "  " + describe_finding(c.family, f, run_diff) + "\n";
   return out;
 }
 

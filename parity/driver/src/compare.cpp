@@ -27,6 +27,14 @@ struct Judge {
     return result;
   }
 
+  // Sets the section's repro: the two commands, as text and as argv.
+  void set_repro(SectionResult& entry, const std::string& section) const {
+    entry.repro = repro(section);
+    for (size_t side = 0; side < 2; ++side)
+      entry.repro_commands.push_back(
+          repro_argv(name(side), context.locations, context.config_path, config.id, section));
+  }
+
   std::string repro(const std::string& section) const {
     return "reproduce (from the source root):\n  " +
            repro_command(name(0), context.locations, context.config_path, config.id, section) + "\n  " +
@@ -58,7 +66,7 @@ ConfigResult judge_failure(const Judge& judge, ConfigResult result) {
     SectionResult entry = judge.blank(section);
     entry.verdict = verdict;
     entry.detail = detail;
-    entry.repro = judge.repro(section);
+    judge.set_repro(entry, section);
     result.sections.push_back(entry);
   }
   return result;
@@ -89,7 +97,7 @@ ConfigResult judge_validation_refusal(const Judge& judge, ConfigResult result) {
     for (size_t side = 0; side < 2; ++side) entry.refusal[side] = judge.sides[side].reason;
     if (verdict_fails(verdict)) {
       entry.detail = detail;
-      entry.repro = judge.repro(section);
+      judge.set_repro(entry, section);
     }
     result.sections.push_back(entry);
   }
@@ -105,7 +113,7 @@ SectionResult compare_texts(const Judge& judge, const std::string& section, cons
   if (left != right) prefix += describe_text_difference(left, right, judge.name(0), judge.name(1));
   if (!same) {
     entry.detail = prefix;
-    entry.repro = judge.repro(section);
+    judge.set_repro(entry, section);
   }
   return entry;
 }
@@ -121,7 +129,7 @@ SectionResult compare_canonical(const Judge& judge) {
     entry.verdict = Verdict::expectation_failed;
     entry.detail = "expect is \"reject\" but both engines emit kernel " + quoted(left.kernel_name) +
                    "\nfix the engines' validation, or set expect to \"emit\" if emitting is intended";
-    entry.repro = judge.repro("canonical");
+    judge.set_repro(entry, "canonical");
   }
   return entry;
 }
@@ -152,7 +160,7 @@ SectionResult compare_flavor(const Judge& judge, const std::string& flavor) {
                    quoted((refusing == 0 ? left : right).content) + "\n" + judge.name(1 - refusing) + " emits " +
                    std::to_string((refusing == 0 ? right : left).content.size()) + " bytes";
   }
-  entry.repro = judge.repro(flavor);
+  judge.set_repro(entry, flavor);
   return entry;
 }
 

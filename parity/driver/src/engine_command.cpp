@@ -115,12 +115,30 @@ void check_engine_available(const EngineCommand& command, const EngineLocations&
                               "/emit.py is missing (python3 -m kemit.emit); pass --root DIR or --py-cmd");
 }
 
+ReproCommand repro_argv(const std::string& engine, const EngineLocations& where, const std::string& config_path,
+                        int config_id, const std::string& section) {
+  ReproCommand command{engine, where.root, {}, {}};
+  if (engine == "py") {
+    command.env = {{"PYTHONPATH", "py_engine"}};
+    command.argv = {kPython, "-m", "kemit.emit"};
+  } else {
+    command.argv = {relative_to(where.build + "/cpp_engine/kemit_emit", where.root)};
+  }
+  command.argv.insert(command.argv.end(), {"--config", config_path + ":" + std::to_string(config_id)});
+  if (section == "canonical")
+    command.argv.push_back("--canonical");
+  else
+    command.argv.insert(command.argv.end(), {"--flavor", section});
+  return command;
+}
+
 std::string repro_command(const std::string& engine, const EngineLocations& where, const std::string& config_path,
                           int config_id, const std::string& section) {
-  std::string tail = " --config " + config_path + ":" + std::to_string(config_id) +
-                     (section == "canonical" ? std::string(" --canonical") : " --flavor " + section);
-  if (engine == "py") return std::string("PYTHONPATH=py_engine ") + kPython + " -m kemit.emit" + tail;
-  return relative_to(where.build + "/cpp_engine/kemit_emit", where.root) + tail;
+  ReproCommand command = repro_argv(engine, where, config_path, config_id, section);
+  std::string line;
+  for (const auto& [name, value] : command.env) line += name + "=" + value + " ";
+  for (const auto& word : command.argv) line += (line.empty() || line.back() == ' ' ? "" : " ") + word;
+  return line;
 }
 
 }  // namespace kemit::driver

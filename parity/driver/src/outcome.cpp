@@ -70,7 +70,7 @@ const char* row_status_name(RowStatus status) {
 }
 
 bool RunOutcome::green() const {
-  if (families.empty()) return false;
+  if (families.empty() || not_run > 0) return false;
   for (const auto& family : families) {
     if (family.rows.empty()) return false;
     for (const auto& row : family.rows)

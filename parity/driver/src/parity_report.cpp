@@ -1,5 +1,7 @@
 #include "kemit/driver/parity_report.h"
 
+#include <fmt/format.h>
+
 namespace kemit::driver {
 namespace {
 
@@ -50,6 +52,9 @@ report::Report parity_report(const RunOutcome& outcome, const report::RunInfo& r
   out.rows = parity_rows(outcome);
   out.cases = parity_cases(outcome, false);
   if (outcome.families.empty()) out.run_failures.push_back("no family was checked");
+  if (outcome.not_run > 0)  // --max-failures stopped the run: what was not run is not GREEN
+    out.run_failures.push_back(fmt::format("stopped after {} failing config(s) (--max-failures {}): {} config(s) not run",
+                                           outcome.max_failures, outcome.max_failures, outcome.not_run));
   return out;
 }
 

@@ -19,6 +19,11 @@ json section_json(const SectionResult& section, const std::vector<std::string>& 
   json entry = {{"verdict", verdict_name(section.verdict)}, {"sha256", sha}, {"refusal", refusal}};
   if (!section.detail.empty()) entry["detail"] = section.detail;
   if (!section.repro.empty()) entry["repro"] = section.repro;
+  for (const auto& command : section.repro_commands) {
+    json env = json::object();
+    for (const auto& [name, value] : command.env) env[name] = value;
+    entry["repro_argv"].push_back({{"engine", command.engine}, {"cwd", command.cwd}, {"env", env}, {"argv", command.argv}});
+  }
   return entry;
 }
 

@@ -96,6 +96,9 @@ void write_text_report(const RunOutcome& outcome, std::ostream& out) {
   if (failures > kDetailedFailures)
     out << fmt::format("(details of the failures after the first {} are in the --json report)\n", kDetailedFailures);
   if (failures > 0) out << fmt::format("{} failure(s)\n", failures);
+  if (outcome.not_run > 0)
+    out << fmt::format("stopped after {} failing config(s) (--max-failures {}): {} config(s) not run\n",
+                       outcome.max_failures, outcome.max_failures, outcome.not_run);
   out << "RESULT: " << (outcome.green() ? "GREEN" : "RED") << "\n";
 }
 

@@ -55,12 +55,25 @@ Plan plan_requests(const std::vector<FamilyConfigs>& families,
   return plan;
 }
 
+void resolve_locations(CheckOptions& options) {
+  try {
+    options.where = tooling::locate(options.location_flags);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(error.what());
+  }
+  options.locations.root = options.where.root;
+  options.locations.build = options.where.build;
+  options.configs_dir = options.where.configs;
+}
+
 std::vector<FamilyConfigs> load_selected_families(const CheckOptions& options) {
   std::string dir = options.configs_dir.empty() ? options.locations.root + "/parity/configs" : options.configs_dir;
   std::vector<FamilyConfigs> families = load_config_dir(dir, display_dir(dir, options.locations.root), options.only);
   if (families.empty())  // an empty selection must never pass as an empty GREEN
     throw UsageError(options.only.empty() ? "no <family>.json config file in " + dir
                                           : "--only " + join(options.only) + " matches no config file in " + dir);
+  // FAMILY:ID words, --filter and --last-failed first (nothing selected is exit 2), then the shard.
+  apply_selection(options.selection, families);
   // A shard keeps every family (so that the merge sees them all) with the configs it owns.
   for (auto& family : families)
     family.configs.erase(std::remove_if(family.configs.begin(), family.configs.end(),
@@ -99,6 +112,57 @@ std::vector<EngineCommand> engine_commands(const CheckOptions& options) {
   return commands;
 }
 
+namespace {
+
+bool config_failed(const ConfigResult& config) {
+  return std::any_of(config.sections.begin(), config.sections.end(),
+                     [](const SectionResult& s) { return verdict_fails(s.verdict); });
+}
+
+// Runs the plan's requests and judges each config. With --max-failures, requests go to the pool
+// in slices that keep every worker busy, and no slice starts once that many configs failed; the
+// configs never sent are counted in outcome.not_run (the run is RED). Returns the answers of the
+// requests that ran, per engine.
+std::vector<std::vector<Answer>> run_and_compare(const CheckOptions& options, const std::vector<FamilyConfigs>& families,
+                                                 const Plan& plan, WorkerPool& pool, RunOutcome& outcome,
+                                                 std::ostream& notes) {
+  const size_t total = plan.requests.size();
+  const size_t slice = options.max_failures ? 8 * pool_options_for(options).workers_per_engine : total;
+  std::vector<std::vector<Answer>> answers(outcome.engines.size());
+  size_t failed = 0;
+  outcome.max_failures = options.max_failures;
+  for (size_t begin = 0; begin < total; begin += slice) {
+    if (options.max_failures && failed >= options.max_failures) {
+      outcome.not_run = total - begin;
+      break;
+    }
+    std::vector<nlohmann::json> requests(plan.requests.begin() + begin,
+                                         plan.requests.begin() + std::min(total, begin + slice));
+    ProgressFn progress;
+    // The pool counts answers (one per engine and request); so does the line, over the whole run.
+    const size_t engines = outcome.engines.size();
+    if (options.progress)
+      progress = [&](size_t done, size_t) { show_progress(notes, begin * engines + done, total * engines); };
+    std::vector<std::vector<Answer>> part = pool.run(requests, progress);
+    for (size_t r = 0; r < requests.size(); ++r) {
+      auto [f, c] = plan.owner[begin + r];
+      CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
+      std::vector<Answer> pair;
+      for (size_t e = 0; e < part.size(); ++e) {
+        pair.push_back(part[e][r]);
+        answers[e].push_back(std::move(part[e][r]));
+      }
+      outcome.families[f].configs.push_back(compare_config(families[f].configs[c], pair, context));
+      outcome.families[f].configs.back().seconds = pair[0].seconds + pair[1].seconds;
+      failed += config_failed(outcome.families[f].configs.back());
+    }
+  }
+  if (options.progress) notes << "\r\033[K" << std::flush;
+  return answers;
+}
+
+}  // namespace
+
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
   RunOutcome outcome;
   outcome.sharded = options.shard.has_value();
@@ -111,21 +175,11 @@ RunOutcome run_parity(const CheckOptions& options, std::ostream& notes) {
   for (size_t engine = 0; engine < hellos.size(); ++engine) engine_families[commands[engine].name] = hellos[engine].families;
 
   Plan plan = plan_requests(families, engine_families, outcome);
-  ProgressFn progress;
-  if (options.progress) progress = [&](size_t done, size_t total) { show_progress(notes, done, total); };
-  std::vector<std::vector<Answer>> answers = pool.run(plan.requests, progress);
-  if (options.progress) notes << "\r\033[K" << std::flush;
-
-  for (size_t r = 0; r < plan.requests.size(); ++r) {
-    auto [f, c] = plan.owner[r];
-    CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
-    outcome.families[f].configs.push_back(compare_config(families[f].configs[c], {answers[0][r], answers[1][r]}, context));
-    outcome.families[f].configs.back().seconds = answers[0][r].seconds + answers[1][r].seconds;
-  }
+  std::vector<std::vector<Answer>> answers = run_and_compare(options, families, plan, pool, outcome, notes);
   // Explain each flavor MISMATCH by cross-lowering (the configs vectors no longer grow).
   std::vector<TriageItem> triage;
   std::vector<size_t> seen(outcome.families.size(), 0);
-  for (size_t r = 0; r < plan.requests.size(); ++r) {
+  for (size_t r = 0; r < answers[0].size(); ++r) {
     size_t f = plan.owner[r].first;
     auto items = triage_items(outcome.families[f].configs[seen[f]++], answers[0][r], answers[1][r]);
     triage.insert(triage.end(), items.begin(), items.end());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "golden_check.h"
+#include "process.h"
 #include "kemit/driver/reports.h"
 #include "kemit/golden/shard_io.h"
 #include "kemit/report/render.h"
@@ -108,6 +109,7 @@ std::string bless_command_for(const Options& options, const GoldenCheck& check) 
   if (moves) command += " --renumber";
   if (prune) command += " --prune";
   if (!options.resources) command += " --no-resources";
+  for (const auto& word : driver::selection_words(options.check.selection)) command += " " + shell_quoted({word});
   return command;
 }
 
@@ -135,7 +137,8 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run) {
   // A shard whose family lost its config file: every blessed config is MISSING.
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
-    if (with_configs.count(family) || !selected(options.check.only, family)) continue;
+    if (with_configs.count(family) || !selected(options.check.only, family) || !options.check.selection.empty())
+      continue;  // a selection of configs says nothing about families it left out
     FamilyCheck f = compare_family(dir, vanished_family_results(run, family), options.check.shard);
     f.has_configs = false;
     check.families.push_back(std::move(f));
@@ -147,15 +150,30 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run) {
   for (const auto& p : run.lane_problems) ++check.counts[p.spill() ? "SPILL" : "LANE"];
   check.bless_command = bless_command_for(options, check);
   if (!red.empty()) {
-    std::string command = options.check.locations.build + "/parity/check_byte_identity";
-    std::string relative = std::filesystem::path(command).lexically_relative(options.check.locations.root).string();
-    if (!relative.empty() && relative.rfind("..", 0) != 0) command = relative;
-    check.parity_command = command + " --only " + join_strings(red, ",");
+    check.parity_command = sibling_command(options, "parity/check_byte_identity") + " --only " + join_strings(red, ",");
   }
   return check;
 }
 
+// What the OK line may claim about resources: compared only where the shard holds figures too (a
+// bless with --no-resources stores none, and a figure on one side only is not compared).
+std::string resources_claim(const Options& options, const FreshRun& run, const GoldenCheck& check) {
+  if (!run.resources_measured) return ", resources not compared (" + std::string(options.resources ? "lane unavailable" : "--no-resources") + ")";
+  size_t compared = 0, unstored = 0;
+  std::vector<std::string> families;
+  for (const auto& f : check.families) {
+    compared += f.comparison.resources_compared;
+    unstored += f.comparison.resources_unstored;
+    if (f.comparison.resources_unstored) families.push_back(f.family);
+  }
+  if (!unstored) return fmt::format(", resources compared ({} modules)", compared);
+  return fmt::format(", resources compared for {} of {} modules: {} blessed without resources (fill them in: {} "
+                     "--record-golden --only {})",
+                     compared, compared + unstored, unstored, self_command(options), join_strings(families, ","));
+}
+
 void write_check_text(const Options& options, const FreshRun& run, const GoldenCheck& check, std::ostream& out) {
+  size_t diffs = options.inline_diffs;
   out << "== engines: " << engines_label(options) << "\n";
   driver::write_text_report(run.outcome, out);
   out << "== golden: " << shard_dir(options) << "\n";
@@ -165,7 +183,7 @@ void write_check_text(const Options& options, const FreshRun& run, const GoldenC
       continue;
     }
     if (!f.has_configs) out << fmt::format("{}: no config file any more (every blessed config is MISSING)\n", f.family);
-    out << golden::describe_comparison(f.comparison);
+    out << describe_with_diffs(options, f, diffs);
   }
   if (options.resources || !run.resource_notes.empty()) {
     size_t measured = 0;
@@ -181,18 +199,19 @@ void write_check_text(const Options& options, const FreshRun& run, const GoldenC
       out << fmt::format("{} {} #{} [{}] {}: {}{}\n", p.spill() ? "SPILL" : "LANE", p.family, p.config, p.arch, p.flavor,
                          p.spill() ? "the config says expect_no_spill, but " : p.verdict + ": ", p.detail);
     if (!run.lane_problems.empty())
-      out << "  (each module again: " << options.check.locations.build << "/llvm_lane/check_llvm --only "
+      out << "  (each module again: " << sibling_command(options, "llvm_lane/check_llvm") << " --only "
           << run.lane_problems.front().family << " --flavor " << run.lane_problems.front().flavor << ")\n";
   }
   if (check.ok()) {
     size_t configs = 0;
     for (const auto& f : check.families) configs += f.comparison.configs_compared;
     out << fmt::format("GOLDEN OK: {} families, {} configs, sections canonical,{}{}\n", check.families.size(), configs,
-                       join_strings(run.flavors, ","), run.resources_measured ? ", resources compared" : "");
+                       join_strings(run.flavors, ","), resources_claim(options, run, check));
     return;
   }
-  std::vector<std::string> counts;
-  for (const auto& name : category_order()) counts.push_back(fmt::format("{} {}", name, check.counts.at(name)));
+  std::vector<std::string> counts;  // only the categories that occurred
+  for (const auto& name : category_order())
+    if (check.counts.at(name)) counts.push_back(fmt::format("{} {}", name, check.counts.at(name)));
   out << "GOLDEN MISMATCH: " << join_strings(counts, ", ") << "\n";
   if (!check.parity_command.empty())
     out << "parity first (nothing is compared or blessed from engines that disagree): " << check.parity_command << "\n";
@@ -215,6 +234,7 @@ int check_golden(const Options& options, std::ostream& out, std::ostream& err) {
   } catch (const std::runtime_error& error) {
     throw driver::InfrastructureError(error.what());
   }
+  driver::keep_last_report(options.check.locations.build, "run_diff", check_json(options, run, check), summary, err);
   if (options.check.shard)
     out << "shard " << options.check.shard->text() << ": blessed configs of other shards are not compared here; "
         << "merge the shards' --json reports with kemit_report merge\n";

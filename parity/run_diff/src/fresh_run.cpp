@@ -129,6 +129,7 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
     FreshFamily fresh;
     fresh.family = outcome.family;
     fresh.display_path = outcome.display_path;
+    fresh.complete = !families[f].subset;
     fresh.parity_green = outcome.lacking_engines.empty() && !outcome.rows.empty() &&
                          std::all_of(outcome.rows.begin(), outcome.rows.end(),
                                      [](const driver::SectionRow& row) { return row.status != driver::RowStatus::red; });
@@ -152,7 +153,7 @@ golden::FreshResults fresh_results(const FreshRun& run, const FreshFamily& famil
   fresh.family = family.family;
   fresh.flavors = run.flavors;
   fresh.all_flavors = run.all_flavors;
-  fresh.complete = true;  // --only selects families; each selected family runs every config
+  fresh.complete = family.complete;  // a selection of some configs cannot tell MISSING or MOVED
   fresh.entries = family.entries;
   return fresh;
 }

@@ -44,6 +44,10 @@ nlohmann::json check_json(const Options& options, const FreshRun& run, const Gol
 // ("<family>@flavors", "<family>@counters"). The JSON envelope and the JUnit file render it.
 report::Report golden_report(const FreshRun& run, const GoldenCheck& check, const report::RunInfo& info);
 
+// describe_comparison's lines, each CHANGED / REASON_CHANGED finding followed by its first
+// differing lines while `budget` lasts (one per finding shown).
+std::string describe_with_diffs(const Options& options, const FamilyCheck& check, size_t& budget);
+
 // Small helpers shared by the modes.
 std::string join_strings(const std::vector<std::string>& items, const std::string& separator);
 std::string engines_label(const Options& options);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "kemit/driver/engine_command.h"
+#include "kemit/tooling/locations.h"
 
 extern char** environ;
 
@@ -82,20 +83,6 @@ CommandResult run_command(const std::vector<std::string>& argv,
   return result;
 }
 
-std::string shell_quoted(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& word : argv) {
-    bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                                         "_-./:=,+@%") == std::string::npos;
-    std::string quoted = word;
-    if (!plain) {
-      quoted = "'";
-      for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      quoted += "'";
-    }
-    out += (out.empty() ? "" : " ") + quoted;
-  }
-  return out;
-}
+std::string shell_quoted(const std::vector<std::string>& argv) { return tooling::shell_join(argv); }
 
 }  // namespace kemit::run_diff

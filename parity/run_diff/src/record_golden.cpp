@@ -35,8 +35,9 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   // Refusals that need no run come first, so a refused bless costs nothing.
   if (golden::ci_environment() && !options.force && !options.dry_run)
     return refuse(out, "CI is set: golden shards are only checked in CI, never written; bless locally (or pass --force)");
-  if (options.prune && (!options.check.only.empty() || !options.check.flavors.empty()))
-    return refuse(out, "--prune needs a complete run: no --only, no --flavor");
+  if (options.prune &&
+      (!options.check.only.empty() || !options.check.flavors.empty() || !options.check.selection.empty()))
+    return refuse(out, "--prune needs a complete run: no --only, no --flavor, no FAMILY:ID, --filter or --last-failed");
 
   // An explicit --golden-dir must exist: a typo would otherwise start a fresh golden there.
   if (!options.golden_dir.empty() && !std::filesystem::is_directory(options.golden_dir))
@@ -77,7 +78,8 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   if (!options.dry_run) std::filesystem::create_directories(dir);  // the default folder of a fresh checkout
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
-    if (with_configs.count(family) || !selected(options.check.only, family)) continue;
+    if (with_configs.count(family) || !selected(options.check.only, family) || !options.check.selection.empty())
+      continue;  // a selection of configs says nothing about families it left out
     runs.push_back(vanished_family_results(run, family));
   }
   golden::BlessOptions bless_options;

@@ -67,7 +67,11 @@ struct Comparison {
   std::string family;
   bool shard_exists = false;
   std::vector<std::string> flavors_compared;
+  std::size_t configs_in_run = 0;    // the run's configs of this family (NEW ones included)
   std::size_t configs_compared = 0;  // fresh configs found in the shard (by id or by move)
+  // Flavor sections of compared configs whose resources the run measured: with figures stored
+  // too (compared), and without (blessed with --no-resources: nothing to compare them with).
+  std::size_t resources_compared = 0, resources_unstored = 0;
   std::vector<Finding> findings;     // by category, then id
 
   bool clean() const { return findings.empty(); }
@@ -79,9 +83,11 @@ struct Comparison {
 Comparison compare_with_golden(const Shard* stored, const FreshResults& fresh);
 
 // Human-readable lines: one summary line, then one line per finding, each with the command
-// that blesses it.
-std::string describe_finding(const std::string& family, const Finding& finding);
-std::string describe_comparison(const Comparison& comparison);
+// that blesses it. `run_diff` is how that command starts: the caller passes its own path and
+// location flags, so that the command looks where the run looked.
+std::string describe_finding(const std::string& family, const Finding& finding,
+                             const std::string& run_diff = "run_diff");
+std::string describe_comparison(const Comparison& comparison, const std::string& run_diff = "run_diff");
 
 // The section-level differences between two entries over "canonical" + `flavors` (both entries
 // must hold those flavors unless refused); used by compare and by the merge reports.

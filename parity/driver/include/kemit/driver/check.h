@@ -14,13 +14,21 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/outcome.h"
+#include "kemit/driver/selection.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/report/shard.h"
+#include "kemit/tooling/locations.h"
+
+namespace CLI {
+class App;
+}
 
 namespace kemit::driver {
 
 struct CheckOptions {
+  tooling::LocationFlags location_flags;  // --root / --build / --configs as typed
+  tooling::Locations where;               // what the rule found (resolve_locations); printed on the header
   EngineLocations locations = default_locations();
   std::string configs_dir;             // "" = <root>/parity/configs
   std::optional<std::string> py_cmd;   // overrides the Python worker command (shell-split)
@@ -31,7 +39,13 @@ struct CheckOptions {
   double timeout_seconds = 60;         // per config
   bool progress = false;               // a progress line on stderr (only on a terminal)
   std::optional<report::Shard> shard;  // --shard K/N: only the configs of shard K (docs/reports.md)
+  Selection selection;                 // FAMILY:ID words, --filter, --last-failed (selection.h)
+  size_t max_failures = 0;             // stop sending configs after this many failed (0: never)
 };
+
+// Applies the rule of kemit/tooling/locations.h to options.location_flags and fills `where`,
+// `locations` and `configs_dir` from it. Throws UsageError (exit 2) when a folder is missing.
+void resolve_locations(CheckOptions& options);
 
 // The worker commands the options ask for, checked to exist (InfrastructureError otherwise).
 std::vector<EngineCommand> engine_commands(const CheckOptions& options);
@@ -69,6 +83,9 @@ std::vector<Hello> start_and_check(WorkerPool& pool, const std::vector<EngineCom
 // Loads the configs, drives both engines and judges every config. Throws ConfigError,
 // UsageError or InfrastructureError (all exit 2); `notes` gets alias notes and progress.
 RunOutcome run_parity(const CheckOptions& options, std::ostream& notes);
+
+// --only and --flavor as check_byte_identity and run_diff spell them (one value each time given).
+void add_family_and_flavor_flags(CLI::App& app, CheckOptions& options);
 
 // The command line: parses argv, runs, prints the report to `out`, writes --json / --junit.
 // Returns 0 (GREEN), 1 (RED) or 2 (usage or infrastructure error, message on `err`).

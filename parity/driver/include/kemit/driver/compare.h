@@ -19,6 +19,7 @@ struct SectionResult {
   Verdict verdict = Verdict::crash;
   std::string detail;   // why it failed; empty when it passed
   std::string repro;    // when it failed: the commands that print each side, one per line
+  std::vector<ReproCommand> repro_commands;  // the same commands as argv (JSON `repro_argv`)
   std::vector<std::optional<std::string>> sha256;  // per engine: sha256 of its emitted text, if any
   std::vector<std::string> refusal;                // per engine: its refusal reason, "" if none
   bool gate_refused = false;  // both engines refused this flavor by its gate, after validation passed

@@ -33,6 +33,7 @@ struct FamilyConfigs {
   std::filesystem::path file;   // as opened
   std::string display_path;     // as printed in messages and repro commands, e.g. parity/configs/x.json
   std::vector<ParityConfig> configs;  // increasing id order
+  bool subset = false;  // some configs were left out by a selection (selection.h): not a complete run
 };
 
 // sha256 (hex) of the canonical JSON of {"arch": arch, "spec": spec}: keys sorted, no spaces,

@@ -45,7 +45,17 @@ EngineCommand custom_command(const std::string& name, const std::string& command
 // Throws InfrastructureError naming the missing file and how to build or point at it.
 void check_engine_available(const EngineCommand& command, const EngineLocations& where, bool is_default);
 
-// The command a human runs from the source root to print one section of one config.
+// The command a human runs from the source root to print one section of one config: as argv with
+// its extra environment and the folder to run it from (the JSON reports' `repro_argv`), and as the
+// line a human types there (repro_command).
+struct ReproCommand {
+  std::string engine;
+  std::string cwd;  // the source root
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> argv;
+};
+ReproCommand repro_argv(const std::string& engine, const EngineLocations& where, const std::string& config_path,
+                        int config_id, const std::string& section);
 std::string repro_command(const std::string& engine, const EngineLocations& where, const std::string& config_path,
                           int config_id, const std::string& section);
 

@@ -38,7 +38,9 @@ struct RunOutcome {
   std::vector<std::string> flavors;  // canonical names, in table order
   std::vector<FamilyOutcome> families;
   bool sharded = false;              // a --shard run: rows no config of the shard decides are PARTIAL
-  // GREEN only with at least one family and every row GREEN or N/A.
+  size_t max_failures = 0;  // --max-failures (0: run everything)
+  size_t not_run = 0;       // configs left out after max_failures failing configs
+  // GREEN only with at least one family, every row GREEN or N/A, and every config run.
   bool green() const;
 };
 

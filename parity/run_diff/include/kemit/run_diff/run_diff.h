@@ -16,7 +16,7 @@
 
 namespace kemit::run_diff {
 
-enum class Mode { check, record, explain };
+enum class Mode { check, record, explain, review };
 enum class EngineChoice { both, python_only, cpp_only };
 
 struct Options {
@@ -32,6 +32,9 @@ struct Options {
   std::string explain;     // FAMILY:ID
   size_t diff_lines = 60;  // cap of each unified diff of --explain
   std::vector<std::string> argv;  // as typed, for the reports' repro
+  size_t inline_diffs = 3; // --check-golden: CHANGED / REASON_CHANGED findings shown with their first differing lines
+  bool review = false;     // --review: walk the changes on a terminal, bless the accepted ones
+  std::string review_answers;  // --review-answers: the answers, one letter each, instead of a terminal
 };
 
 // True when this build links the LLVM lane (resources are measured by default).
@@ -62,6 +65,7 @@ struct FreshFamily {
   std::string display_path;
   bool parity_green = false;   // every parity row GREEN or N/A (the only families compared or blessed)
   std::string parity_note;     // why not green
+  bool complete = true;        // every config of the family ran (no FAMILY:ID selection or --filter left one out)
   std::vector<golden::Entry> entries;  // from the engines' answers (filled only when parity_green)
   std::vector<bool> expect_no_spill;   // per entry
 };
@@ -93,13 +97,17 @@ golden::FreshResults vanished_family_results(const FreshRun& run, const std::str
 // --- modes -----------------------------------------------------------------------------------
 
 std::string shard_dir(const Options& options);
-// The command that runs this run_diff, as a human types it from the source root, with the flags
-// that locate the run (root, build, golden dir, configs, worker commands) carried over.
+// The command that runs this run_diff, as a human types it from the source root. Carries tooling::suggested_flags (so it looks where this run looked), --golden-dir and the
+// worker commands; the bless command adds what its findings need.
 std::string self_command(const Options& options);
+// Another tool of the same build (`parity/check_byte_identity`, `llvm_lane/check_llvm`) with the
+// location flags, --flavor and the worker commands of this run.
+std::string sibling_command(const Options& options, const std::string& tool);
 
 int check_golden(const Options& options, std::ostream& out, std::ostream& err);
 int record_golden(const Options& options, std::ostream& out, std::ostream& err);
 int explain(const Options& options, std::ostream& out, std::ostream& err);
+int review(const Options& options, std::ostream& out, std::ostream& err);
 
 // The whole command line. Exit codes: 0 ok, 1 mismatch / refusal / failure, 2 usage or
 // infrastructure error.
