@@ -1,0 +1,146 @@
+// The three lanes over a batch of drawn specs.
+#include "kemit/fuzz/lanes.h"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include "kemit/lane/lane.h"
+
+namespace kemit::fuzz {
+namespace {
+
+using nlohmann::json;
+const char* const kFuzzConfigPath = "fuzz";  // what the judge prints where a config file would be
+
+driver::ParityConfig as_config(const DrawnSpec& drawn, bool emit) {
+  driver::ParityConfig config;
+  config.id = static_cast<int>(drawn.index);
+  config.arch = drawn.arch;
+  config.spec = drawn.spec;
+  config.expect = emit ? driver::Expect::emit : driver::Expect::reject;
+  return config;
+}
+
+bool status_ok(const driver::Answer& answer) {
+  return answer.kind == driver::AnswerKind::response && answer.response.is_object() &&
+         answer.response.value("status", "") == "ok";
+}
+
+std::vector<std::string> intersect(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::vector<std::string> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+driver::EngineCommand numerics_command(const FuzzOptions& options) {
+  const auto& where = options.check.locations;
+  if (!options.numerics_cmd.empty()) return driver::custom_command("numerics", options.numerics_cmd, where);
+  return {"numerics", {"/usr/bin/python3", where.root + "/parity/fuzz/numerics_worker.py", "--build", where.build}, {}};
+}
+
+}  // namespace
+
+FuzzLanes::FuzzLanes(FuzzOptions options) : options_(std::move(options)) {}
+FuzzLanes::~FuzzLanes() = default;
+
+void FuzzLanes::start() {
+  std::ostringstream notes;
+  flavors_ = driver::resolve_flavor_names(options_.check.flavors, notes);
+  auto commands = driver::engine_commands(options_.check);
+  engines_ = std::make_unique<driver::WorkerPool>(commands, driver::pool_options_for(options_.check));
+  auto hellos = engines_->start();
+  driver::require_flavors_served(hellos, commands, flavors_);
+  families_ = intersect(hellos[0].families, hellos[1].families);
+  if (!options_.numerics) return;
+  driver::PoolOptions pool = driver::pool_options_for(options_.check);
+  numerics_ = std::make_unique<driver::WorkerPool>(std::vector<driver::EngineCommand>{numerics_command(options_)}, pool);
+  numerics_families_ = numerics_->start()[0].families;
+}
+
+std::vector<driver::Answer> FuzzLanes::ask_reference(const std::vector<json>& requests) {
+  return engines_->run(requests, nullptr)[0];
+}
+
+std::vector<SpecResult> FuzzLanes::check(const std::vector<DrawnSpec>& specs) {
+  std::vector<json> requests;
+  for (const auto& drawn : specs) requests.push_back(driver::emit_request(drawn.family, as_config(drawn, true), flavors_));
+  auto answers = engines_->run(requests, nullptr);
+  driver::CompareContext context{{"py", "cpp"}, flavors_, options_.check.locations, kFuzzConfigPath};
+  std::vector<SpecResult> results(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SpecResult& result = results[i];
+    // The fuzzer has no expectation of its own: the reference engine's decision stands in for
+    // it, so only a disagreement between the engines (or a crash) fails.
+    result.reference_accepts = status_ok(answers[0][i]);
+    result.parity = driver::compare_config(as_config(specs[i], result.reference_accepts),
+                                           {answers[0][i], answers[1][i]}, context);
+    result.validated = result.parity.validated;
+    for (const auto& section : result.parity.sections)
+      if (driver::verdict_fails(section.verdict))
+        result.failures.push_back({"parity", driver::verdict_name(section.verdict), section.section, section.detail});
+  }
+  if (options_.llvm) check_llvm(specs, answers, results);
+  if (options_.numerics) check_numerics(specs, results);
+  return results;
+}
+
+void FuzzLanes::check_llvm(const std::vector<DrawnSpec>& specs, const std::vector<std::vector<driver::Answer>>& answers,
+                           std::vector<SpecResult>& results) {
+  std::vector<lane::LaneModule> modules;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!results[i].validated) continue;
+    const json& ll = answers[1][i].response.at("ll");  // the C++ engine's: the one that ships
+    for (const auto& section : results[i].parity.sections) {
+      if (section.verdict != driver::Verdict::identical || section.section == "canonical") continue;
+      modules.push_back({specs[i].family, static_cast<int>(specs[i].index), section.section, specs[i].arch,
+                         ll.at(section.section).at("text").get<std::string>(), false});
+      owner.push_back(i);
+    }
+  }
+  if (modules.empty()) return;
+  lane::LaneOptions lane_options;
+  lane_options.run_codegen = options_.codegen;
+  lane_options.jobs = options_.check.jobs;
+  auto checked = lane::check_modules(modules, lane_options);
+  for (size_t m = 0; m < modules.size(); ++m) {
+    SpecResult& result = results[owner[m]];
+    ++result.modules_checked;
+    if (checked[m].verdict != lane::Verdict::LLVM_OK)
+      result.failures.push_back({"llvm", lane::verdict_name(checked[m].verdict), modules[m].flavor, checked[m].detail});
+  }
+}
+
+void FuzzLanes::check_numerics(const std::vector<DrawnSpec>& specs, std::vector<SpecResult>& results) {
+  std::vector<json> requests;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    bool agreed = results[i].validated && results[i].failures.empty();
+    if (!agreed || std::find(numerics_families_.begin(), numerics_families_.end(), specs[i].family) ==
+                       numerics_families_.end())
+      continue;
+    requests.push_back({{"op", "numerics"}, {"family", specs[i].family}, {"config", specs[i].index},
+                        {"arch", specs[i].arch}, {"spec", specs[i].spec}});
+    owner.push_back(i);
+  }
+  if (requests.empty()) return;
+  auto answers = numerics_->run(requests, nullptr)[0];
+  for (size_t r = 0; r < requests.size(); ++r) {
+    SpecResult& result = results[owner[r]];
+    const auto& answer = answers[r];
+    if (answer.kind != driver::AnswerKind::response || answer.response.value("status", "") != "ok") {
+      result.numerics = answer.kind == driver::AnswerKind::timeout ? "TIMEOUT" : "CRASH";
+      std::string detail = answer.kind == driver::AnswerKind::response ? answer.response.dump() : answer.detail;
+      result.failures.push_back({"numerics", result.numerics, "", detail});
+      continue;
+    }
+    result.numerics = answer.response.value("verdict", "CRASH");
+    if (result.numerics != "NUMERIC_OK" && result.numerics != "SKIPPED")
+      result.failures.push_back({"numerics", result.numerics, "", answer.response.value("detail", "")});
+  }
+}
+
+}  // namespace kemit::fuzz

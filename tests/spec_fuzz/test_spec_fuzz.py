@@ -1,0 +1,100 @@
+"""kemit_fuzz end to end (docs/fuzz.md): the domain check passes on the numbered configs and fails
+on configs outside their domain; a fixed seed gives the same run twice; a divergence planted in
+one engine, in a region no numbered config covers, is found, shrunk and promoted; bad input exits 2.
+
+Run by ctest (test `fuzz_cli`) with KEMIT_BUILD_DIR set to the build directory.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
+FUZZ = os.path.join(BUILD, "parity", "kemit_fuzz")
+PLANTED = f"{sys.executable} {os.path.join(HERE, 'fixtures', 'planted_engine.py')}"
+
+
+def fuzz(*args, timeout=300):
+    if not os.path.exists(FUZZ):
+        pytest.fail(f"{FUZZ} is missing: build it with `cmake --build {BUILD} --target kemit_fuzz`")
+    return subprocess.run([FUZZ, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+def without_timings(report):
+    return {key: value for key, value in report.items() if key not in ("wall_seconds", "cpu_seconds")}
+
+
+def test_every_numbered_config_lies_inside_its_domain():
+    run = fuzz("--check-domains")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "RESULT: GREEN" in run.stdout
+    assert "of 7 families checked" in run.stdout
+
+
+def test_configs_outside_their_domain_fail_the_check():
+    run = fuzz("--check-domains", "--configs", os.path.join(HERE, "fixtures", "outside"))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "OUTSIDE parity/configs/elementwise.json config 2 (expect emit)" in run.stdout
+    assert "OUTSIDE parity/configs/elementwise.json config 3 (expect reject)" in run.stdout
+    assert "config 1 " not in run.stdout
+    assert run.stdout.rstrip().endswith("RESULT: RED")
+
+
+def test_a_seed_reproduces_the_run(tmp_path):
+    reports = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.json"
+        run = fuzz("--seed", "99", "--budget", "150", "--no-llvm", "--json", str(path))
+        assert run.returncode == 0, run.stdout + run.stderr
+        reports.append(without_timings(json.loads(path.read_text())))
+    assert reports[0] == reports[1]
+    assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 7
+
+
+def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):
+    configs = tmp_path / "configs"
+    shutil.copytree(os.path.join(REPO, "parity", "configs"), configs)
+    numbered = json.loads((configs / "reduce_rows.json").read_text())["configs"]
+    assert not any(c["spec"].get("rows_per_block") == 3 for c in numbered), "the planted region must be new"
+    last_id = numbered[-1]["id"]
+    report = tmp_path / "r.json"
+    run = fuzz("--only", "reduce_rows", "--seed", "7", "--budget", "300", "--no-llvm", "--py-cmd", PLANTED,
+               "--configs", str(configs), "--promote", "--json", str(report))
+    assert run.returncode == 1, run.stdout + run.stderr
+    failures = json.loads(report.read_text())["failures"]
+    assert [(f["lane"], f["verdict"], f["section"]) for f in failures] == [("parity", "MISMATCH", "llvm19")]
+    shrunk = failures[0]["shrunk"]
+    assert (shrunk["arch"], shrunk["spec"]) == ("gfx90a", {"rows_per_block": 3})
+    assert shrunk["promoted_id"] == last_id + 1
+    promoted = json.loads((configs / "reduce_rows.json").read_text())["configs"][-1]
+    assert promoted == {"id": last_id + 1, "arch": "gfx90a", "expect": "emit", "why": promoted["why"],
+                        "spec": {"rows_per_block": 3}}
+    lines = (configs / "reduce_rows.json").read_text().splitlines()
+    assert lines[-3].strip() == shrunk["config_line"].replace('"id": 0', f'"id": {last_id + 1}') or \
+        lines[-3].strip() == shrunk["config_line"]
+    # The driver's loader accepts the file, the real engines agree on the new config, and the
+    # planted engine still fails it: the promoted config pins the divergence.
+    check = os.path.join(BUILD, "parity", "check_byte_identity")
+    real = subprocess.run([check, "--configs", str(configs), "--only", "reduce_rows"], capture_output=True, text=True)
+    assert real.returncode == 0, real.stdout + real.stderr
+    planted = subprocess.run([check, "--configs", str(configs), "--only", "reduce_rows", "--py-cmd", PLANTED],
+                             capture_output=True, text=True)
+    assert planted.returncode == 1 and f"config {last_id + 1} [llvm19]: MISMATCH" in planted.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--budget", "lots"], "--budget must be a positive number"),
+    (["--seed", "-3"], "--seed must be a non-negative integer"),
+    (["--only", "nosuchfamily"], "--only matches no family"),
+    (["--family", "elementwise", "--arch", "gfx942", "--spec", "{"], "--spec is not JSON"),
+    (["--domains", "/nonexistent"], "cannot list the domain folder"),
+])
+def test_bad_input_exits_2_with_a_message(args, message):
+    run = fuzz(*args, "--budget", "10", "--no-llvm") if "--budget" not in args else fuzz(*args, "--no-llvm")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert message in run.stderr
