@@ -10,11 +10,14 @@ isolated to one spec and the worker is respawned. It calls the numerics lane's o
     <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
         "detail": "...", "spec_run": {...}, "seconds": 0.12}
 
-SKIPPED: the lane's plan cannot shrink this spec to a problem it runs (its small spec is refused);
-it is counted, never a pass in disguise. Anything else is a failure of the spec.
+SKIPPED: the spec is not small enough to run: the lane's plan cannot shrink it to a problem it runs
+(its small spec is refused), or the problem is larger than the largest numbered config's (work =
+canonical lines x lanes launched, measured over parity/configs when the worker starts). Skips are
+counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -25,17 +28,39 @@ import check_numerics  # noqa: E402
 import plans  # noqa: E402
 
 
-def answer(request, kemit_cpp):
+def work(case, canonical):
+    """Canonical lines x lanes launched: a proxy of the interpreter's time on the case."""
+    runs = case.runs or [("", case.grid, case.block, ())]
+    lanes = sum(math.prod(grid) * block for _, grid, block, _ in runs)
+    return canonical.count("\n") * lanes
+
+
+def largest_numbered_work():
+    """The largest work of a numbered emitting config: what the numerics lane runs every day."""
+    largest = 0
+    for family, configs in check_numerics.load_configs([]):
+        for config in configs:
+            case, canonical, _ = check_numerics.build_case(family, config)
+            if case is not None:
+                largest = max(largest, work(case, canonical))
+    return largest
+
+
+def answer(request, kemit_cpp, limit):
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
-    case, _, reason = check_numerics.build_case(request["family"], config)
+    case, canonical, reason = check_numerics.build_case(request["family"], config)
     if case is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": reason}
+    if work(case, canonical) > limit:
+        return {"status": "ok", "verdict": "SKIPPED",
+                "detail": f"too large to run: work {work(case, canonical)} over the largest numbered config's {limit}"}
     result = check_numerics.check_config(kemit_cpp, request["family"], config)
     return {"status": "ok", "verdict": result.verdict, "detail": result.detail, "spec_run": result.spec,
             "seconds": round(result.seconds, 4)}
 
 
 def serve(kemit_cpp):
+    limit = largest_numbered_work()
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("op") == "hello":
@@ -43,7 +68,7 @@ def serve(kemit_cpp):
                      "flavors": []}
         elif request.get("op") == "numerics":
             try:
-                reply = answer(request, kemit_cpp)
+                reply = answer(request, kemit_cpp, limit)
             except Exception as error:  # a bug of the lane or the engine: the spec fails as CRASH
                 reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
         else:

@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 struct Single {
-  std::string family, arch, spec;
+  std::string family, spec;  // with --arch: one spec in every lane
 };
 
 struct CliState {
@@ -82,11 +82,11 @@ uint64_t parse_seed(const std::string& text) {
 }
 
 int run_single(const RunSettings& settings, const Single& single, std::ostream& out) {
-  if (single.arch.empty() || single.spec.empty())
+  if (settings.archs.size() != 1 || single.spec.empty())
     throw driver::UsageError("--family needs --arch (one processor) and --spec JSON");
   DrawnSpec drawn;
   drawn.family = single.family;
-  drawn.arch = single.arch;
+  drawn.arch = settings.archs.front();
   try {
     drawn.spec = json::parse(single.spec);
   } catch (const json::parse_error& error) {
@@ -95,7 +95,7 @@ int run_single(const RunSettings& settings, const Single& single, std::ostream& 
   FuzzLanes lanes(settings.lanes);
   lanes.start();
   SpecResult result = lanes.check({drawn})[0];
-  out << single.family << " " << single.arch << " " << drawn.spec.dump() << ": "
+  out << single.family << " " << drawn.arch << " " << drawn.spec.dump() << ": "
       << (result.validated ? "both engines emit" : result.reference_accepts ? "only the reference engine emits"
                                                                             : "refused")
       << ", " << result.modules_checked << " module(s) through LLVM"
