@@ -72,10 +72,9 @@ void parse_budget(const std::string& text, RunSettings& settings) {
 uint64_t parse_seed(const std::string& text) {
   if (text.empty()) return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000000;
   try {
-    size_t used = 0;
-    unsigned long long seed = std::stoull(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-    return seed;
+    // stoull would take "-3" as 2^64 - 3: only digits are a seed.
+    if (text.find_first_not_of("0123456789") != std::string::npos) throw std::invalid_argument(text);
+    return std::stoull(text);
   } catch (const std::exception&) {
     throw driver::UsageError("--seed must be a non-negative integer, got '" + text + "'");
   }
