@@ -11,7 +11,8 @@ namespace kemit::fuzz {
 namespace {
 
 using nlohmann::json;
-const char* const kFuzzConfigPath = "fuzz";  // what the judge prints where a config file would be
+const char* const kFuzzConfigPath = "fuzz";
+constexpr double kNumericsTimeoutSeconds = 300;  // what the judge prints where a config file would be
 
 driver::ParityConfig as_config(const DrawnSpec& drawn, bool emit) {
   driver::ParityConfig config;
@@ -56,6 +57,9 @@ void FuzzLanes::start() {
   families_ = intersect(hellos[0].families, hellos[1].families);
   if (!options_.numerics) return;
   driver::PoolOptions pool = driver::pool_options_for(options_.check);
+  // A worker's first spec also measures the largest numbered config (numerics_worker.py), and the
+  // interpreter is slow on a loaded machine: give a numerics request room.
+  pool.timeout_seconds = std::max(pool.timeout_seconds, kNumericsTimeoutSeconds);
   numerics_ = std::make_unique<driver::WorkerPool>(std::vector<driver::EngineCommand>{numerics_command(options_)}, pool);
   numerics_families_ = numerics_->start()[0].families;
 }
