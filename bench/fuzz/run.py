@@ -123,8 +123,8 @@ def lane_count(text):
     count = 0
     for line in text.splitlines():
         for word, following in zip(line.split(), line.split()[1:]):
-            if following.rstrip(",") == "checked" and word.isdigit():
-                count += int(word)
+            if word == "checked" and following.isdigit():
+                count += int(following)
     return count
 
 
