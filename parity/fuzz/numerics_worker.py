@@ -2,24 +2,30 @@
 
 kemit_fuzz drives this worker with the parity driver's worker pool, so a crash or a hang is
 isolated to one spec and the worker is respawned. It calls the numerics lane's own entry points
-(parity/numerics/check_numerics.py: build_case, check_config), unchanged:
+(parity/numerics/check_numerics.py: build_case, check_config), unchanged, with the lane's own
+module source (the C++ engine's protocol worker) and executors, in every section (canonical and
+each flavor's module):
 
     -> {"id": 0, "op": "hello"}
     <- {"id": 0, "status": "ok", "engine": "numerics", "protocol": 1, "families": [...], "flavors": []}
     -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...}}
     <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
-        "detail": "...", "spec_run": {...}, "seconds": 0.12}
+        "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
+        "spec_run": {...}, "seconds": 0.12}
 
-SKIPPED: the spec is not small enough to run: the lane's plan cannot shrink it to a problem it runs
-(its small spec is refused), or the problem is larger than the largest numbered config's (work =
-canonical lines x lanes launched, measured over parity/configs when the worker starts). Skips are
-counted and reported, never a pass in disguise. Anything else is a failure of the spec.
+`verdict` is the first section's that is not NUMERIC_OK (its `section` and `detail`), else
+NUMERIC_OK; `sections` holds every section's verdict (a flavor the engine refuses for the arch is
+absent). SKIPPED: the spec is not small enough to run: the lane's plan cannot shrink it to a
+problem it runs (its small spec is refused), or the problem is larger than the largest numbered
+config's (work = canonical lines x lanes launched, measured over parity/configs at the first spec).
+Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse
 import json
 import math
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
@@ -35,31 +41,42 @@ def work(case, canonical):
     return canonical.count("\n") * lanes
 
 
-def largest_numbered_work():
+def largest_numbered_work(source):
     """The largest work of a numbered emitting config: what the numerics lane runs every day."""
     largest = 0
     for family, configs in check_numerics.load_configs([]):
+        if family not in plans.PLANS:
+            continue
         for config in configs:
-            case, canonical, _ = check_numerics.build_case(family, config)
+            case, built = check_numerics.build_case(family, config, source)
             if case is not None:
-                largest = max(largest, work(case, canonical))
+                largest = max(largest, work(case, built.canonical))
     return largest
 
 
-def answer(request, kemit_cpp, limit):
+def verdict_of(results):
+    """The first section run that is not NUMERIC_OK, else the first (all agree)."""
+    return next((r for r in results if r.verdict != "NUMERIC_OK"), results[0])
+
+
+def answer(request, lane, limit):
+    kemit_cpp, source, checkers = lane
+    start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
-    case, canonical, reason = check_numerics.build_case(request["family"], config)
+    case, built = check_numerics.build_case(request["family"], config, source)
     if case is None:
-        return {"status": "ok", "verdict": "SKIPPED", "detail": reason}
-    if work(case, canonical) > limit:
+        return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
+    if work(case, built.canonical) > limit:
         return {"status": "ok", "verdict": "SKIPPED",
-                "detail": f"too large to run: work {work(case, canonical)} over the largest numbered config's {limit}"}
-    result = check_numerics.check_config(kemit_cpp, request["family"], config)
-    return {"status": "ok", "verdict": result.verdict, "detail": result.detail, "spec_run": result.spec,
-            "seconds": round(result.seconds, 4)}
+                "detail": f"too large to run: work {work(case, built.canonical)} over the largest numbered config's {limit}"}
+    results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
+    worst = verdict_of(results)
+    return {"status": "ok", "verdict": worst.verdict, "section": worst.section, "detail": worst.detail,
+            "sections": {r.section: r.verdict for r in results}, "spec_run": worst.spec,
+            "seconds": round(time.perf_counter() - start, 4)}
 
 
-def serve(kemit_cpp):
+def serve(lane):
     limit = None  # measured at the first spec, so that hello answers at once
     for line in sys.stdin:
         request = json.loads(line)
@@ -68,8 +85,8 @@ def serve(kemit_cpp):
                      "flavors": []}
         elif request.get("op") == "numerics":
             try:
-                limit = limit if limit is not None else largest_numbered_work()
-                reply = answer(request, kemit_cpp, limit)
+                limit = limit if limit is not None else largest_numbered_work(lane[1])
+                reply = answer(request, lane, limit)
             except Exception as error:  # a bug of the lane or the engine: the spec fails as CRASH
                 reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
         else:
@@ -81,9 +98,15 @@ def serve(kemit_cpp):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", required=True, help="the CMake build dir holding bindings/kemit_cpp")
+    parser.add_argument("--build", required=True,
+                        help="the CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN")
     args = parser.parse_args()
-    serve(check_numerics.load_kemit_cpp(args.build))
+    source, checkers = check_numerics.EngineSource("cpp", args.build), check_numerics.Checkers(args.build)
+    try:
+        serve((check_numerics.load_kemit_cpp(args.build), source, checkers))
+    finally:
+        source.close()
+        checkers.close()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 on configs outside their domain; a fixed seed gives the same run twice; a divergence planted in
 one engine, in a region no numbered config covers, is found, shrunk and promoted; bad input exits 2.
 
-Run by ctest (test `fuzz_cli`) with KEMIT_BUILD_DIR set to the build directory.
+Run by ctest (test `spec_fuzz.cli`) with KEMIT_BUILD_DIR set to the build directory.
 """
 import json
 import os

@@ -46,10 +46,10 @@ int check_configs(const Domain& domain, const driver::FamilyConfigs& family, std
 }  // namespace
 
 int check_domains(const RunSettings& settings, const std::string& configs_dir, std::ostream& out) {
-  auto domains = load_domains(settings.domains_dir, "parity/domains");
   auto families = driver::load_config_dir(configs_dir, "parity/configs", settings.only);
   FuzzLanes lanes(settings.lanes);
   lanes.start();
+  auto domains = load_domains(settings.domains_dir, "parity/domains", lanes.arch_facts());
   std::vector<json> probes;
   for (const auto& family : families)
     probes.push_back({{"family", family.family}, {"arch", "gfx942"}, {"spec", {{kProbeField, 0}}},

@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "kemit/driver/strict_json.h"
-#include "kemit/target/arch.h"
 
 namespace kemit::fuzz {
 namespace {
@@ -124,7 +123,8 @@ struct Domain::Compiled {
   std::vector<std::unique_ptr<mu::Parser>> derived, constraints;  // muparser copies are not safe
 };
 
-Domain::Domain(const std::string& text, const std::string& display_path) : path_(display_path) {
+Domain::Domain(const std::string& text, const std::string& display_path, std::vector<driver::ArchFacts> archs)
+    : path_(display_path), archs_(std::move(archs)) {
   json root;
   try {
     auto parsed = driver::parse_json_detecting_duplicates(text);
@@ -158,6 +158,12 @@ const FieldDomain* Domain::field(const std::string& name) const {
   return nullptr;
 }
 
+int Domain::arch_position(const std::string& arch) const {
+  for (size_t i = 0; i < archs_.size(); ++i)
+    if (archs_[i].name == arch) return static_cast<int>(i);
+  return static_cast<int>(archs_.size());
+}
+
 void Domain::compile() {
   compiled_ = std::make_unique<Compiled>();
   auto& variables = compiled_->variables;
@@ -170,7 +176,7 @@ void Domain::compile() {
     for (const auto& [value, attributes] : table)
       for (const auto& [attribute, _] : attributes) variables[field + "_" + attribute] = 0;
   variables["wave_size"] = variables["lds_bytes"] = 0;
-  for (const auto& arch : target::archs()) variables["arch_is_" + arch.name] = variables["arch_mma_is_" + arch.mma] = 0;
+  for (const auto& arch : archs_) variables["arch_is_" + arch.name] = variables["arch_mma_is_" + arch.mma] = 0;
   for (const auto& rule : derived_) variables[rule.name] = 0;
   auto make = [&](const Rule& rule, const char* kind) {
     auto parser = std::make_unique<mu::Parser>();
@@ -191,8 +197,8 @@ void Domain::compile() {
 
 void Domain::set_variables(const std::string& arch_name, const json& spec) const {
   auto& variables = compiled_->variables;
-  const auto& arch = target::find_arch(arch_name);
-  for (const auto& known : target::archs()) {
+  const auto& arch = archs_.at(arch_position(arch_name));  // judge() has checked that it is known
+  for (const auto& known : archs_) {
     variables["arch_is_" + known.name] = known.name == arch.name;
     variables["arch_mma_is_" + known.mma] = known.mma == arch.mma;
   }
@@ -223,11 +229,8 @@ Judgement Domain::judge(const std::string& arch, const json& spec) const {
     if (spec.contains(field.name))
       if (auto problem = type_problem(field, spec.at(field.name)); !problem.empty())
         return {Prediction::malformed, "field '" + field.name + "' is " + problem};
-  try {
-    target::find_arch(arch);
-  } catch (const target::UnknownArch&) {
+  if (arch_position(arch) == static_cast<int>(archs_.size()))
     return {Prediction::malformed, "unknown processor '" + arch + "'"};
-  }
   for (const auto& field : fields_) {
     const json& value = spec.contains(field.name) ? spec.at(field.name) : field.default_value;
     bool outside = !field.values.empty() && !value_in(value, field.values);
@@ -243,7 +246,8 @@ Judgement Domain::judge(const std::string& arch, const json& spec) const {
   return {};
 }
 
-std::map<std::string, Domain> load_domains(const std::string& dir, const std::string& display_dir) {
+std::map<std::string, Domain> load_domains(const std::string& dir, const std::string& display_dir,
+                                           const std::vector<driver::ArchFacts>& archs) {
   std::map<std::string, Domain> domains;
   std::error_code error;
   std::vector<std::filesystem::path> files;
@@ -255,7 +259,7 @@ std::map<std::string, Domain> load_domains(const std::string& dir, const std::st
     std::stringstream text;
     text << in.rdbuf();
     if (!in) throw DomainError(file.string() + ": cannot read");
-    Domain domain(text.str(), display_dir + "/" + file.filename().string());
+    Domain domain(text.str(), display_dir + "/" + file.filename().string(), archs);
     std::string family = domain.family();
     domains.emplace(family, std::move(domain));
   }

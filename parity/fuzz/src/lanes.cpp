@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kemit/driver/served_tables.h"
 #include "kemit/lane/lane.h"
 
 namespace kemit::fuzz {
@@ -36,6 +37,33 @@ std::vector<std::string> intersect(std::vector<std::string> a, std::vector<std::
   return out;
 }
 
+bool same_facts(const driver::ArchFacts& a, const driver::ArchFacts& b) {
+  return a.name == b.name && a.wave_size == b.wave_size && a.lds_bytes == b.lds_bytes && a.mma == b.mma;
+}
+
+// The domains judge a spec by each processor's LDS size and matrix-core kind: both engines must
+// state them (hello's arch_facts, docs/protocol.md) and state them alike.
+std::vector<driver::ArchFacts> agreed_arch_facts(const std::vector<driver::Hello>& hellos,
+                                                 const std::vector<driver::EngineCommand>& commands) {
+  for (size_t e = 0; e < hellos.size(); ++e) {
+    const auto& facts = hellos[e].arch_facts;
+    bool complete = !facts.empty() && std::all_of(facts.begin(), facts.end(), [](const driver::ArchFacts& f) {
+      return f.lds_bytes > 0 && !f.mma.empty();
+    });
+    if (!complete)
+      throw driver::InfrastructureError("the " + commands[e].name + " engine's hello lists no arch_facts with lds_bytes "
+                                        "and mma (an older engine?); kemit_fuzz judges specs by them "
+                                        "(docs/protocol.md, hello)");
+  }
+  const auto& first = hellos[0].arch_facts;
+  for (size_t e = 1; e < hellos.size(); ++e)
+    if (!std::equal(first.begin(), first.end(), hellos[e].arch_facts.begin(), hellos[e].arch_facts.end(), same_facts))
+      throw driver::InfrastructureError("the " + commands[0].name + " and " + commands[e].name +
+                                        " engines' hellos state different arch_facts; regenerate both engines' "
+                                        "tables from tables/archs.json (tables/gen_tables.py)");
+  return first;
+}
+
 driver::EngineCommand numerics_command(const FuzzOptions& options) {
   const auto& where = options.check.locations;
   if (!options.numerics_cmd.empty()) return driver::custom_command("numerics", options.numerics_cmd, where);
@@ -49,12 +77,17 @@ FuzzLanes::~FuzzLanes() = default;
 
 void FuzzLanes::start() {
   std::ostringstream notes;
-  flavors_ = driver::resolve_flavor_names(options_.check.flavors, notes);
   auto commands = driver::engine_commands(options_.check);
   engines_ = std::make_unique<driver::WorkerPool>(commands, driver::pool_options_for(options_.check));
   auto hellos = engines_->start();
+  flavors_ = driver::resolve_flavor_names(*engines_, hellos, commands, options_.check.flavors, notes);
   driver::require_flavors_served(hellos, commands, flavors_);
   families_ = intersect(hellos[0].families, hellos[1].families);
+  arch_facts_ = agreed_arch_facts(hellos, commands);
+  flavor_facts_ = hellos[0].flavor_facts;
+  if (options_.llvm && flavor_facts_.empty())
+    throw driver::InfrastructureError("the " + commands[0].name + " engine's hello lists no flavor_facts; the LLVM "
+                                      "lane checks modules against them (--no-llvm skips the lane)");
   if (!options_.numerics) return;
   driver::PoolOptions pool = driver::pool_options_for(options_.check);
   // A worker's first spec also measures the largest numbered config (numerics_worker.py), and the
@@ -109,6 +142,7 @@ void FuzzLanes::check_llvm(const std::vector<DrawnSpec>& specs, const std::vecto
   lane::LaneOptions lane_options;
   lane_options.run_codegen = options_.codegen;
   lane_options.jobs = options_.check.jobs;
+  lane_options.flavors = flavor_facts_;
   auto checked = lane::check_modules(modules, lane_options);
   for (size_t m = 0; m < modules.size(); ++m) {
     SpecResult& result = results[owner[m]];
@@ -143,7 +177,8 @@ void FuzzLanes::check_numerics(const std::vector<DrawnSpec>& specs, std::vector<
     }
     result.numerics = answer.response.value("verdict", "CRASH");
     if (result.numerics != "NUMERIC_OK" && result.numerics != "SKIPPED")
-      result.failures.push_back({"numerics", result.numerics, "", answer.response.value("detail", "")});
+      result.failures.push_back({"numerics", result.numerics, answer.response.value("section", ""),
+                                 answer.response.value("detail", "")});
   }
 }
 

@@ -7,7 +7,6 @@
 
 #include "kemit/fuzz/fuzz.h"
 #include "kemit/fuzz/promote.h"
-#include "kemit/target/arch.h"
 
 namespace kemit::fuzz {
 namespace {
@@ -23,6 +22,12 @@ double cpu_seconds() {
     total += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   }
   return total;
+}
+
+std::vector<std::string> arch_names(const std::vector<driver::ArchFacts>& facts) {
+  std::vector<std::string> names;
+  for (const auto& fact : facts) names.push_back(fact.name);
+  return names;
 }
 
 bool selected(const std::string& family, const std::vector<std::string>& only) {
@@ -100,7 +105,6 @@ void shrink_and_promote(const RunSettings& settings, const std::map<std::string,
 }  // namespace
 
 RunTally run_fuzz(const RunSettings& settings, std::ostream& notes) {
-  auto domains = load_domains(settings.domains_dir, "parity/domains");
   RunTally tally;
   tally.seed = settings.seed;
   double cpu_start = cpu_seconds();
@@ -108,8 +112,9 @@ RunTally run_fuzz(const RunSettings& settings, std::ostream& notes) {
   {
     FuzzLanes lanes(settings.lanes);
     lanes.start();
+    auto domains = load_domains(settings.domains_dir, "parity/domains", lanes.arch_facts());
     auto families = selected_domains(domains, settings, lanes.families());
-    SpecDrawer drawer(settings.seed, families, settings.archs.empty() ? target::arch_names() : settings.archs);
+    SpecDrawer drawer(settings.seed, families, settings.archs.empty() ? arch_names(lanes.arch_facts()) : settings.archs);
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     while ((settings.budget_specs == 0 || tally.specs < settings.budget_specs) &&
            (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds)) {

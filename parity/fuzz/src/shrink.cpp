@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "kemit/target/arch.h"
-
 namespace kemit::fuzz {
 namespace {
 
@@ -18,13 +16,6 @@ double value_cost(const FieldDomain* field, const json& value) {
   if (field->type != FieldType::integer) return 1;
   double distance = std::fabs(static_cast<double>(value.get<long long>() - field->default_value.get<long long>()));
   return 1 + std::log2(1 + distance);
-}
-
-int arch_position(const std::string& arch) {
-  const auto names = target::arch_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == arch) return static_cast<int>(i);
-  return static_cast<int>(names.size());
 }
 
 // Integer values between the default (or the valid minimum) and `value`, nearest the default first.
@@ -41,8 +32,8 @@ std::vector<json> smaller_integers(const FieldDomain& field, long long value) {
 
 std::vector<std::pair<std::string, json>> candidates(const Domain& domain, const DrawnSpec& current) {
   std::vector<std::pair<std::string, json>> out;  // (arch, spec)
-  for (const auto& name : target::arch_names())
-    if (arch_position(name) < arch_position(current.arch)) out.push_back({name, current.spec});
+  for (const auto& arch : domain.archs())
+    if (domain.arch_position(arch.name) < domain.arch_position(current.arch)) out.push_back({arch.name, current.spec});
   if (!current.spec.is_object()) return out;
   for (const auto& [key, value] : current.spec.items()) {
     json without = current.spec;
@@ -78,7 +69,7 @@ const Failure* same_way(const SpecResult& result, const Failure& target) {
 }  // namespace
 
 double spec_size(const Domain& domain, const std::string& arch, const json& spec) {
-  double size = arch_position(arch);
+  double size = domain.arch_position(arch);
   if (!spec.is_object()) return size + 1000;
   for (const auto& [key, value] : spec.items()) size += 10 + value_cost(domain.field(key), value);
   return size;

@@ -1,7 +1,8 @@
 // A family's spec space as data: parity/domains/<family>.json (docs/fuzz.md). Every spec field with
 // its type, default, valid values or range, the values worth drawing and the boundary values worth
 // hitting; the derived quantities and the cross-field rules a valid spec obeys, as expressions
-// (muparser) over the fields, the attributes of string values and the processor's facts.
+// (muparser) over the fields, the attributes of string values and the processor's facts (hello's
+// `arch_facts`: the harness keeps no arch table of its own).
 #pragma once
 #include <map>
 #include <memory>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kemit/driver/arch_facts.h"
 
 namespace kemit::fuzz {
 
@@ -45,8 +48,9 @@ struct Judgement {
 
 class Domain {
  public:
-  // Parses one domain file's text; `display_path` names it in messages. Throws DomainError.
-  Domain(const std::string& text, const std::string& display_path);
+  // Parses one domain file's text; `display_path` names it in messages; `archs` are the processors
+  // the engines serve, from their hello. Throws DomainError.
+  Domain(const std::string& text, const std::string& display_path, std::vector<driver::ArchFacts> archs);
   ~Domain();
   Domain(Domain&&) noexcept;
   Domain& operator=(Domain&&) noexcept;
@@ -55,6 +59,9 @@ class Domain {
   const std::string& path() const { return path_; }
   const std::vector<FieldDomain>& fields() const { return fields_; }
   const FieldDomain* field(const std::string& name) const;
+  const std::vector<driver::ArchFacts>& archs() const { return archs_; }
+  // The processor's position in the engines' table (the table's size for an unknown one).
+  int arch_position(const std::string& arch) const;
 
   // Valid, invalid (a field outside its values or range, or a rule broken: the first one named)
   // or malformed (not an object, an unknown field, a wrong type, an unknown processor).
@@ -66,13 +73,15 @@ class Domain {
   void set_variables(const std::string& arch, const nlohmann::json& spec) const;
   std::string family_, path_;
   std::vector<FieldDomain> fields_;
+  std::vector<driver::ArchFacts> archs_;
   std::map<std::string, std::map<std::string, std::map<std::string, double>>> attributes_;
   std::vector<Rule> derived_, constraints_;
   std::unique_ptr<Compiled> compiled_;
 };
 
 // Every parity/domains/<family>.json of `dir`, by family. Throws DomainError.
-std::map<std::string, Domain> load_domains(const std::string& dir, const std::string& display_dir);
+std::map<std::string, Domain> load_domains(const std::string& dir, const std::string& display_dir,
+                                           const std::vector<driver::ArchFacts>& archs);
 
 // "" when the JSON value has the field's type (and an integer fits in 32 bits), else what it is.
 std::string type_problem(const FieldDomain& field, const nlohmann::json& value);

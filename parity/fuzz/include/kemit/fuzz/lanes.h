@@ -17,7 +17,7 @@ namespace kemit::fuzz {
 struct FuzzOptions {
   driver::CheckOptions check;  // engine locations and commands, --jobs, --flavor, --timeout
   bool llvm = true;            // the real-LLVM lane on every emitted module
-  bool codegen = false;        // ... with llc too (slow: one llc process per module today)
+  bool codegen = false;        // ... with codegen too (in the flavor's checker: the lane's default)
   bool numerics = false;       // the numerics lane on every spec the engines accept
   std::string numerics_cmd;    // overrides the numerics worker command (shell-split)
 };
@@ -27,7 +27,7 @@ struct FuzzOptions {
 struct Failure {
   std::string lane;     // parity, llvm, numerics
   std::string verdict;  // MISMATCH, VERIFY_ERROR, NUMERIC_MISMATCH, ...
-  std::string section;  // canonical or a flavor ("" for numerics)
+  std::string section;  // canonical or a flavor (numerics: the first section that failed; "" for a crash)
   std::string detail;
   std::string signature() const { return lane + ":" + verdict; }
 };
@@ -52,6 +52,8 @@ class FuzzLanes {
   const FuzzOptions& options() const { return options_; }
   // The families the engines serve (both), for --only and the domain checks.
   const std::vector<std::string>& families() const { return families_; }
+  // The processors both engines serve, with their facts, from hello (the domains judge by them).
+  const std::vector<driver::ArchFacts>& arch_facts() const { return arch_facts_; }
   // One engine's answers to raw emit requests (the domain checks ask for refusal texts).
   std::vector<driver::Answer> ask_reference(const std::vector<nlohmann::json>& requests);
 
@@ -62,6 +64,8 @@ class FuzzLanes {
 
   FuzzOptions options_;
   std::vector<std::string> flavors_, families_, numerics_families_;
+  std::vector<driver::ArchFacts> arch_facts_;
+  std::vector<driver::FlavorFacts> flavor_facts_;
   std::unique_ptr<driver::WorkerPool> engines_, numerics_;
 };
 
