@@ -8,10 +8,14 @@ children): on a shared machine wall time carries the neighbours, CPU time does n
 
 1. parity only: `kemit_fuzz --no-llvm --budget N` -> specs/s.
 2. LLVM lane (parse + verify): `kemit_fuzz --budget N` minus (1), per module, against
-   `check_llvm --no-codegen` over every numbered config, per module.
+   `check_llvm --no-codegen --no-cache` over every numbered config, per module.
 3. numerics: `kemit_fuzz --no-llvm --numerics --budget M` minus the same run without numerics, per
-   spec the lane ran, against `check_numerics.py` over every emitting config, per config.
+   spec the lane ran (every section), against `check_numerics.py --no-cache` over every emitting
+   config (every section), per config. Neither side reads the result cache: the fuzzer's specs are
+   new, so the numbered side must pay for its runs too.
 4. parity per spec against `check_byte_identity` over every numbered config, per config.
+5. where the parity-only CPU goes: the run of (1) again with each engine's worker under
+   /usr/bin/time, so the Python engine's, the C++ engine's and kemit_fuzz's own share are apart.
 """
 import argparse
 import json
@@ -50,6 +54,22 @@ def fuzz_run(build, budget, *flags):
     return wall, cpu, report
 
 
+def cpu_split(build, budget):
+    """CPU seconds of the parity-only run by process: python engine workers, C++ workers, kemit_fuzz."""
+    with tempfile.TemporaryDirectory() as folder:
+        logs = {name: os.path.join(folder, name) for name in ("py", "cpp")}
+        wrap = "/usr/bin/time -a -o {} -f '%U %S' "
+        _, cpu, report = fuzz_run(build, budget, "--no-llvm",
+                                  "--py-cmd", wrap.format(logs["py"]) + "/usr/bin/python3 -m kemit.emit --serve",
+                                  "--cpp-cmd", wrap.format(logs["cpp"]) + os.path.join(build, "cpp_engine", "kemit_emit") + " --serve")
+        split = {}
+        for name, path in logs.items():
+            with open(path, encoding="utf-8") as handle:
+                split[name] = sum(float(word) for line in handle for word in line.split())
+    split["kemit_fuzz"] = cpu - split["py"] - split["cpp"]
+    return {name: seconds / report["specs"] for name, seconds in split.items()}
+
+
 def total(report, key):
     return sum(row[key] for row in report["families"].values())
 
@@ -63,9 +83,24 @@ def configs_count():
 
 
 def numbered_numerics(build):
-    wall, cpu, out = timed(["/usr/bin/python3", "parity/numerics/check_numerics.py", "--build", build])
-    ran = int(out.splitlines()[-2].split()[0])  # "223 config(s), ..."
-    return wall, cpu, ran
+    """(wall, cpu, configs run) of the numerics lane over every emitting config, uncached."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "n.json")
+        wall, cpu, _ = timed(["/usr/bin/python3", "parity/numerics/check_numerics.py", "--build", build, "--no-cache",
+                              "--json", path])
+        with open(path, encoding="utf-8") as handle:
+            cases = json.load(handle)["summary"]["cases"]
+    return wall, cpu, len({(case["family"], case["id"]) for case in cases})
+
+
+def numbered_llvm(build):
+    """(wall, cpu, modules checked) of the LLVM lane (parse + verify) over every numbered config, uncached."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "l.json")
+        wall, cpu, _ = timed([os.path.join(build, "llvm_lane", "check_llvm"), "--no-codegen", "--no-cache", "--json", path])
+        with open(path, encoding="utf-8") as handle:
+            modules = len(json.load(handle)["summary"]["cases"])
+    return wall, cpu, modules
 
 
 def row(name, fuzz, numbered, unit):
@@ -91,7 +126,7 @@ def main():
     small_parity = fuzz_run(build, args.numerics_specs, "--no-llvm")
     with_numerics = fuzz_run(build, args.numerics_specs, "--no-llvm", "--numerics")
     gate = timed([os.path.join(build, "parity", "check_byte_identity")])
-    lane = timed([os.path.join(build, "llvm_lane", "check_llvm"), "--no-codegen", "--json", os.devnull])
+    lane = numbered_llvm(build)
     numerics = numbered_numerics(build)
 
     specs = parity[2]["specs"]
@@ -100,13 +135,16 @@ def main():
           f"(load average before: {results['load_before']:.1f})")
     results["parity_specs_per_s_wall"] = specs / parity[0]
     results["parity_specs_per_cpu_s"] = specs / parity[1]
+    split = cpu_split(build, args.specs)
+    print("CPU per spec, parity only: " + ", ".join(f"{name} {seconds * 1e3:.2f} ms" for name, seconds in split.items()))
+    results["parity_cpu_ms_per_spec"] = {name: seconds * 1e3 for name, seconds in split.items()}
     print("| lane | fuzz (wall / CPU) | numbered configs (wall / CPU) | fuzz / numbered | unit |")
     print("|---|---|---|---|---|")
     configs = configs_count()
     results["parity"] = row("parity", (parity[0] / specs, parity[1] / specs), (gate[0] / configs, gate[1] / configs),
                             "spec or config")
     modules = total(with_llvm[2], "modules")
-    lane_modules = lane_count(lane[2])
+    lane_modules = lane[2]
     results["llvm"] = row("LLVM parse + verify", ((with_llvm[0] - parity[0]) / modules, (with_llvm[1] - parity[1]) / modules),
                           (lane[0] / lane_modules, lane[1] / lane_modules), "module")
     ran = total(with_numerics[2], "numerics_ok")
@@ -116,16 +154,6 @@ def main():
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(results, handle, indent=1)
-
-
-def lane_count(text):
-    """Modules check_llvm checked: the sum of its per-row `checked` counts."""
-    count = 0
-    for line in text.splitlines():
-        for word, following in zip(line.split(), line.split()[1:]):
-            if word == "checked" and following.isdigit():
-                count += int(following)
-    return count
 
 
 if __name__ == "__main__":

@@ -17,10 +17,13 @@ each flavor's module):
 NUMERIC_OK; `sections` holds every section's verdict (a flavor the engine refuses for the arch is
 absent). SKIPPED: the spec is not small enough to run: the lane's plan cannot shrink it to a
 problem it runs (its small spec is refused), or the problem is larger than the largest numbered
-config's (work = canonical lines x lanes launched, measured over parity/configs at the first spec).
+config's (work = canonical lines x lanes launched, measured over parity/configs at the first spec
+and kept in the shared result cache, keyed by the configs, the lane's sources and the engine
+binary, so that a later run's first spec does not pay the ~20 s again).
 Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -31,7 +34,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
 
 import check_numerics  # noqa: E402
+import numerics_cache  # noqa: E402
 import plans  # noqa: E402
+import result_cache  # noqa: E402
+
+LIMIT_KEY_VERSION = "numerics-fuzz-limit 1"
 
 
 def work(case, canonical):
@@ -54,6 +61,23 @@ def largest_numbered_work(source):
     return largest
 
 
+def cached_largest_work(source, build):
+    """largest_numbered_work, from the result cache when nothing it depends on has changed."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    configs = glob.glob(os.path.join(root, "parity", "configs", "*.json"))
+    key = result_cache.cache_key([LIMIT_KEY_VERSION, numerics_cache.lane_digest(os.path.join(root, "parity", "numerics")),
+                                  numerics_cache.digest_files(configs + [source.command[0]])])
+    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(None, False, build))
+    stored = cache.get(key)
+    if stored is not None and stored.decode().isdigit():
+        return int(stored.decode())
+    if stored is not None:
+        cache.reject(key, "its value is not a work figure")
+    limit = largest_numbered_work(source)
+    cache.put(key, str(limit).encode())
+    return limit
+
+
 def verdict_of(results):
     """The first section run that is not NUMERIC_OK, else the first (all agree)."""
     return next((r for r in results if r.verdict != "NUMERIC_OK"), results[0])
@@ -71,12 +95,13 @@ def answer(request, lane, limit):
                 "detail": f"too large to run: work {work(case, built.canonical)} over the largest numbered config's {limit}"}
     results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
     worst = verdict_of(results)
-    return {"status": "ok", "verdict": worst.verdict, "section": worst.section, "detail": worst.detail,
+    failed = worst.verdict != "NUMERIC_OK"
+    return {"status": "ok", "verdict": worst.verdict, "section": worst.section if failed else "", "detail": worst.detail,
             "sections": {r.section: r.verdict for r in results}, "spec_run": worst.spec,
             "seconds": round(time.perf_counter() - start, 4)}
 
 
-def serve(lane):
+def serve(lane, build):
     limit = None  # measured at the first spec, so that hello answers at once
     for line in sys.stdin:
         request = json.loads(line)
@@ -85,7 +110,7 @@ def serve(lane):
                      "flavors": []}
         elif request.get("op") == "numerics":
             try:
-                limit = limit if limit is not None else largest_numbered_work(lane[1])
+                limit = limit if limit is not None else cached_largest_work(lane[1], build)
                 reply = answer(request, lane, limit)
             except Exception as error:  # a bug of the lane or the engine: the spec fails as CRASH
                 reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
@@ -103,7 +128,7 @@ def main():
     args = parser.parse_args()
     source, checkers = check_numerics.EngineSource("cpp", args.build), check_numerics.Checkers(args.build)
     try:
-        serve((check_numerics.load_kemit_cpp(args.build), source, checkers))
+        serve((check_numerics.load_kemit_cpp(args.build), source, checkers), args.build)
     finally:
         source.close()
         checkers.close()
