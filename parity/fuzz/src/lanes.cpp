@@ -101,10 +101,15 @@ std::vector<driver::Answer> FuzzLanes::ask_reference(const std::vector<json>& re
   return engines_->run(requests, nullptr)[0];
 }
 
-std::vector<SpecResult> FuzzLanes::check(const std::vector<DrawnSpec>& specs) {
+std::vector<SpecResult> FuzzLanes::check(const std::vector<DrawnSpec>& specs) { return judge(specs, ask(specs)); }
+
+FuzzLanes::EngineAnswers FuzzLanes::ask(const std::vector<DrawnSpec>& specs) {
   std::vector<json> requests;
   for (const auto& drawn : specs) requests.push_back(driver::emit_request(drawn.family, as_config(drawn, true), flavors_));
-  auto answers = engines_->run(requests, nullptr);
+  return engines_->run(requests, nullptr);
+}
+
+std::vector<SpecResult> FuzzLanes::judge(const std::vector<DrawnSpec>& specs, const EngineAnswers& answers) {
   driver::CompareContext context{{"py", "cpp"}, flavors_, options_.check.locations, kFuzzConfigPath};
   std::vector<SpecResult> results(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {

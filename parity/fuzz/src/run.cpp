@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <future>
 #include <set>
 
 #include "kemit/fuzz/fuzz.h"
@@ -116,14 +117,29 @@ RunTally run_fuzz(const RunSettings& settings, std::ostream& notes) {
     auto families = selected_domains(domains, settings, lanes.families());
     SpecDrawer drawer(settings.seed, families, settings.archs.empty() ? arch_names(lanes.arch_facts()) : settings.archs);
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    while ((settings.budget_specs == 0 || tally.specs < settings.budget_specs) &&
-           (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds)) {
-      long size = settings.batch;
-      if (settings.budget_specs) size = std::min(size, settings.budget_specs - tally.specs);
+    // A pipeline of two: while the engines answer batch i (a second thread), this thread judges
+    // batch i - 1, so that the fuzzer's own work (compare, LLVM lane) does not leave cores idle.
+    long drawn = 0;
+    auto more = [&] {
+      return (settings.budget_specs == 0 || drawn < settings.budget_specs) &&
+             (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds);
+    };
+    std::vector<DrawnSpec> previous;
+    FuzzLanes::EngineAnswers previous_answers;
+    while (more() || !previous.empty()) {
       std::vector<DrawnSpec> batch;
-      for (long i = 0; i < size; ++i) batch.push_back(drawer.draw());
-      auto results = lanes.check(batch);
-      for (size_t i = 0; i < batch.size(); ++i) tally_one(tally, batch[i], results[i]);
+      long size = settings.budget_specs ? std::min<long>(settings.batch, settings.budget_specs - drawn) : settings.batch;
+      if (more())
+        for (long i = 0; i < size; ++i, ++drawn) batch.push_back(drawer.draw());
+      auto asking = std::async(std::launch::async, [&lanes, &batch] {
+        return batch.empty() ? FuzzLanes::EngineAnswers{} : lanes.ask(batch);
+      });
+      if (!previous.empty()) {
+        auto results = lanes.judge(previous, previous_answers);
+        for (size_t i = 0; i < previous.size(); ++i) tally_one(tally, previous[i], results[i]);
+      }
+      previous_answers = asking.get();
+      previous = std::move(batch);
     }
     tally.seconds = elapsed();
     shrink_and_promote(settings, domains, lanes, tally, notes);

@@ -48,6 +48,12 @@ class FuzzLanes {
   // Starts the workers. Throws driver::InfrastructureError / UsageError (exit 2).
   void start();
   std::vector<SpecResult> check(const std::vector<DrawnSpec>& specs);
+  // check() in two steps, so that a run can judge one batch while the engines work on the next:
+  // ask() drives the engines' pool (answers[engine][spec]); judge() compares and runs the LLVM and
+  // numerics lanes. ask() and judge() may run at the same time on different threads, one of each.
+  using EngineAnswers = std::vector<std::vector<driver::Answer>>;
+  EngineAnswers ask(const std::vector<DrawnSpec>& specs);
+  std::vector<SpecResult> judge(const std::vector<DrawnSpec>& specs, const EngineAnswers& answers);
   const std::vector<std::string>& flavors() const { return flavors_; }
   const FuzzOptions& options() const { return options_; }
   // The families the engines serve (both), for --only and the domain checks.
