@@ -87,6 +87,13 @@ def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):
     assert planted.returncode == 1 and f"config {last_id + 1} [llvm19]: MISMATCH" in planted.stdout
 
 
+def test_an_engine_whose_hello_lacks_the_arch_facts_is_refused():
+    """The domains judge a spec by each processor's LDS size and matrix-core kind, from hello."""
+    run = fuzz("--budget", "10", "--no-llvm", "--py-cmd", PLANTED + " --old-hello")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "the py engine's hello lists no arch_facts with lds_bytes and mma" in run.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--budget", "lots"], "--budget must be a positive number"),
     (["--seed", "-3"], "--seed must be a non-negative integer"),

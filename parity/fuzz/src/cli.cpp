@@ -34,7 +34,7 @@ void add_flags(CLI::App& app, CliState& state) {
   app.add_option("--only", s.only, "only families whose name contains one of these (comma-separated)")->delimiter(',');
   app.add_option("--arch", s.archs, "draw only these processors (comma-separated; default: all)")->delimiter(',');
   app.add_flag("--no-llvm", state.no_llvm, "skip the real-LLVM lane");
-  app.add_flag("--codegen", s.lanes.codegen, "run llc on every module too (slow: one llc process per module)");
+  app.add_flag("--codegen", s.lanes.codegen, "run codegen on every module too (in the LLVM lane's checkers)");
   app.add_flag("--numerics", s.lanes.numerics, "run the numerics lane on every spec both engines accept");
   app.add_flag("--promote", s.promote, "append each shrunk failure to parity/configs/<family>.json");
   app.add_option("--max-shrinks", s.max_shrinks, "distinct failures to shrink (default 8)");
