@@ -26,7 +26,9 @@ def fuzz(*args, timeout=300):
 
 
 def without_timings(report):
-    return {key: value for key, value in report.items() if key not in ("wall_seconds", "cpu_seconds")}
+    """The report less what differs between two runs of one seed: times, and the report file's name."""
+    varying = ("wall_seconds", "cpu_seconds", "duration_seconds", "started", "repro")
+    return {key: value for key, value in report.items() if key not in varying}
 
 
 def test_every_numbered_config_lies_inside_its_domain():
@@ -54,6 +56,8 @@ def test_a_seed_reproduces_the_run(tmp_path):
         reports.append(without_timings(json.loads(path.read_text())))
     assert reports[0] == reports[1]
     assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 7
+    assert reports[0]["summary"]["result"] == "GREEN" and reports[0]["lane"] == "fuzz"
+    assert {row["section"] for row in reports[0]["summary"]["rows"]} == {"parity"}
 
 
 def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):
@@ -68,6 +72,10 @@ def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):
     assert run.returncode == 1, run.stdout + run.stderr
     failures = json.loads(report.read_text())["failures"]
     assert [(f["lane"], f["verdict"], f["section"]) for f in failures] == [("parity", "MISMATCH", "llvm19")]
+    cases = json.loads(report.read_text())["summary"]["cases"]
+    assert [(c["family"], c["section"], c["verdict"], c["outcome"]) for c in cases] == \
+        [("reduce_rows", "parity", "MISMATCH", "failed")]
+    assert cases[0]["message"].startswith("MISMATCH at llvm19: first difference")
     shrunk = failures[0]["shrunk"]
     assert (shrunk["arch"], shrunk["spec"]) == ("gfx90a", {"rows_per_block": 3})
     assert shrunk["promoted_id"] == last_id + 1
@@ -85,6 +93,20 @@ def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):
     planted = subprocess.run([check, "--configs", str(configs), "--only", "reduce_rows", "--py-cmd", PLANTED],
                              capture_output=True, text=True)
     assert planted.returncode == 1 and f"config {last_id + 1} [llvm19]: MISMATCH" in planted.stdout
+
+
+def test_a_planted_wrong_number_is_found_in_its_section_and_shrunk(tmp_path):
+    report = tmp_path / "r.json"
+    numerics = f"{sys.executable} {os.path.join(HERE, 'fixtures', 'planted_numerics.py')}"
+    run = fuzz("--only", "reduce_rows", "--seed", "7", "--budget", "300", "--no-llvm", "--numerics",
+               "--numerics-cmd", numerics, "--json", str(report))
+    assert run.returncode == 1, run.stdout + run.stderr
+    failures = json.loads(report.read_text())["failures"]
+    assert [(f["lane"], f["verdict"], f["section"]) for f in failures] == [("numerics", "NUMERIC_MISMATCH", "llvm19")]
+    shrunk = failures[0]["shrunk"]
+    assert (shrunk["arch"], shrunk["spec"]) == ("gfx90a", {"rows_per_block": 3})
+    assert shrunk["reproduce"].startswith("build/parity/kemit_fuzz --family reduce_rows --arch gfx90a")
+    assert "--numerics" in shrunk["reproduce"].splitlines()[0]
 
 
 def test_an_engine_whose_hello_lacks_the_arch_facts_is_refused():

@@ -8,6 +8,7 @@
 #include "kemit/driver/config.h"
 #include "kemit/fuzz/fuzz.h"
 #include "kemit/fuzz/report.h"
+#include "kemit/report/run_info.h"
 
 namespace kemit::fuzz {
 namespace {
@@ -112,6 +113,7 @@ int dispatch(CliState& state, std::ostream& out, std::ostream& err) {
   if (settings.domains_dir.empty()) settings.domains_dir = where.root + "/parity/domains";
   settings.lanes.llvm = !state.no_llvm;
   settings.seed = parse_seed(state.seed);
+  if (state.seed.empty()) settings.argv.insert(settings.argv.end(), {"--seed", std::to_string(settings.seed)});
   parse_budget(state.budget, settings);
   if (state.check_domains) {
     std::string configs = settings.lanes.check.configs_dir.empty() ? where.root + "/parity/configs"
@@ -120,8 +122,9 @@ int dispatch(CliState& state, std::ostream& out, std::ostream& err) {
   }
   if (!state.single.family.empty()) return run_single(settings, state.single, out);
   err << "kemit_fuzz: seed " << settings.seed << "\n";
+  report::RunClock clock("kemit_fuzz", where.root, settings.argv, std::nullopt);
   RunTally tally = run_fuzz(settings, err);
-  write_reports(settings, tally);
+  write_reports(settings, tally, clock.finish());
   write_text(settings, tally, out);
   return tally.green() ? 0 : 1;
 }
@@ -132,6 +135,7 @@ int kemit_fuzz_main(int argc, const char* const* argv, std::ostream& out, std::o
   CLI::App app{"kemit_fuzz: draw specs from every family's domain and check them in every lane"};
   CliState state;
   state.settings.lanes.check.locations = driver::default_locations();
+  state.settings.argv.assign(argv, argv + argc);
   add_flags(app, state);
   try {
     app.parse(argc, argv);

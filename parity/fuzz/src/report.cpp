@@ -1,10 +1,11 @@
-// The fuzz run's views: terminal text, JSON (--json) and JUnit XML (--junit), written through the
-// driver's atomic writer.
+// The fuzz run's views: terminal text, JSON (--json, with the shared envelope) and JUnit XML
+// (--junit, the shared writer), both written atomically by kemit_reports.
 #include "kemit/fuzz/report.h"
 
 #include <fmt/format.h>
 
 #include "kemit/driver/reports.h"
+#include "kemit/report/render.h"
 
 namespace kemit::fuzz {
 namespace {
@@ -22,20 +23,6 @@ std::string indented(const std::string& text, const std::string& prefix, size_t 
     start = end + 1;
   }
   if (start < text.size()) out += prefix + "... (the JSON report keeps the whole detail)\n";
-  return out;
-}
-
-std::string xml_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    unsigned char byte = static_cast<unsigned char>(c);
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else if (byte < 0x20 && c != '\n' && c != '\t') out += '?';
-    else out += c;
-  }
   return out;
 }
 
@@ -111,28 +98,49 @@ json json_report(const RunSettings& settings, const RunTally& tally) {
           {"failures", failures}};
 }
 
-std::string junit_report(const RunTally& tally) {
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
+report::Report lane_report(const RunSettings& settings, const RunTally& tally, report::RunInfo run) {
+  report::Report out;
+  out.lane = "fuzz";
+  out.run = std::move(run);
   for (const auto& [family, row] : tally.families) {
-    std::vector<const FoundFailure*> mine;
-    for (const auto& found : tally.failures)
-      if (found.spec.family == family) mine.push_back(&found);
-    out += fmt::format("  <testsuite name=\"fuzz.{}\" tests=\"{}\" failures=\"{}\">\n", family, mine.size() + 1,
-                       mine.size() + (row.failed && mine.empty()));
-    out += fmt::format("    <testcase classname=\"fuzz.{}\" name=\"{} specs\"/>\n", family, row.specs);
-    for (const auto* found : mine)
-      out += fmt::format("    <testcase classname=\"fuzz.{}\" name=\"{}\"><failure message=\"{}\">{}</failure></testcase>\n",
-                         family, xml_escaped(failure_headline(*found)), xml_escaped(found->failure.verdict),
-                         xml_escaped(found->failure.detail + "\nshrunk: " + found->config_line));
-    out += "  </testsuite>\n";
+    auto add = [&](const char* lane, long passed, long failed) {
+      report::Evidence evidence;
+      evidence.passed = passed;
+      evidence.failed = failed;
+      evidence.not_applicable = row.specs - passed - failed;  // refused specs, skipped numerics
+      // The notes count specs (the shared default counts configs).
+      std::string note = failed ? fmt::format("{} spec(s) failed", failed)
+                                : passed ? "" : fmt::format("none of the {} spec(s) reached the {} lane", row.specs, lane);
+      out.rows.push_back({family, lane, evidence, report::Status::red, note});
+    };
+    add("parity", row.specs - row.parity_failed, row.parity_failed);
+    if (settings.lanes.llvm) add("llvm", row.llvm_passed, row.llvm_failed);
+    if (settings.lanes.numerics) add("numerics", row.numerics_ok, row.numerics_failed);
   }
-  return out + "</testsuites>\n";
+  for (const auto& found : tally.failures) {
+    const Failure& failure = found.failure;
+    std::string verdict = failure.verdict + (failure.section.empty() ? "" : " at " + failure.section);
+    std::string detail = failure.detail + "\ndrawn: arch " + found.spec.arch + " spec " + found.spec.spec.dump();
+    if (found.shrunk_done)
+      detail += "\nshrunk: arch " + found.shrunk.spec.arch + " spec " + found.shrunk.spec.spec.dump() +
+                "\nconfig entry: " + found.config_line + "\nreproduce:\n" +
+                reproduce_commands(settings, final_spec(found), found.shrunk.failure);
+    out.cases.push_back({found.spec.family, found.spec.index, failure.lane, failure.verdict, report::Outcome::failed,
+                         report::failure_message(verdict, failure.detail), detail, 0});
+  }
+  report::judge_rows(out);
+  return out;
 }
 
-void write_reports(const RunSettings& settings, const RunTally& tally) {
-  if (!settings.json_path.empty())
-    driver::write_file_atomically(settings.json_path, json_report(settings, tally).dump(2) + "\n");
-  if (!settings.junit_path.empty()) driver::write_file_atomically(settings.junit_path, junit_report(tally));
+void write_reports(const RunSettings& settings, const RunTally& tally, const report::RunInfo& run) {
+  report::Report summary = lane_report(settings, tally, run);
+  try {
+    if (!settings.json_path.empty())
+      report::write_json_report(settings.json_path, json_report(settings, tally), summary);
+    if (!settings.junit_path.empty()) report::write_text_file(settings.junit_path, report::junit_xml(summary));
+  } catch (const std::runtime_error& error) {
+    throw driver::InfrastructureError(error.what());
+  }
 }
 
 }  // namespace kemit::fuzz

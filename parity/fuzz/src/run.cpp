@@ -2,6 +2,7 @@
 // distinct failure and (with --promote) append it to the family's parity configs.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <set>
@@ -63,6 +64,13 @@ void tally_one(RunTally& tally, const DrawnSpec& drawn, const SpecResult& result
   family.modules += result.modules_checked;
   family.numerics_ok += result.numerics == "NUMERIC_OK";
   family.numerics_skipped += result.numerics == "SKIPPED";
+  auto failed_in = [&](const char* lane) {
+    return std::any_of(result.failures.begin(), result.failures.end(), [&](const Failure& f) { return f.lane == lane; });
+  };
+  family.parity_failed += failed_in("parity");
+  family.llvm_failed += failed_in("llvm");
+  family.llvm_passed += result.modules_checked > 0 && !failed_in("llvm");
+  family.numerics_failed += failed_in("numerics");
   bool predicted = drawn.predicted == Prediction::valid;
   if (predicted == result.reference_accepts) ++tally.domain_agrees;
   else if (tally.domain_misses.size() < kDomainMissExamples)

@@ -25,10 +25,13 @@ struct RunSettings {
   int max_shrinks = 8;             // distinct failures (family, lane, verdict) shrunk
   bool promote = false;            // append each shrunk failure to parity/configs/<family>.json
   std::string json_path, junit_path;
+  std::vector<std::string> argv;   // the command line, for the reports' repro and run key
 };
 
 struct FamilyTally {
   long specs = 0, accepted = 0, modules = 0, numerics_ok = 0, numerics_skipped = 0, failed = 0;
+  // Specs by lane, for the report's rows: failed in the lane; passed the LLVM lane (every module).
+  long parity_failed = 0, llvm_passed = 0, llvm_failed = 0, numerics_failed = 0;
 };
 
 struct FoundFailure {
