@@ -24,6 +24,24 @@ ACCUMULATION = 2.0 ** -19
 EXP_RTOL = 2.0 ** -20  # exp is approximate in hardware (docs/ir.md): silu in f32 gets this slack
 
 
+# What a plan builds before anything runs: the largest input array, and the multiply-adds of a
+# reference. The numbered configs stay far below (conv_fwd_lds_halo's largest: 65,536 input
+# elements, 38 M multiply-adds); the fuzzer's boundary specs (w = 100000) do not, and took
+# minutes before the lane's size check could skip them.
+MAX_ELEMENTS = 1 << 22
+MAX_REFERENCE_MACS = 1 << 28
+
+
+class TooLarge(Exception):
+    """A spec whose case is too large to build: the lane reports it, never runs it."""
+
+
+def require_small(elements, macs, what):
+    if elements > MAX_ELEMENTS or macs > MAX_REFERENCE_MACS:
+        raise TooLarge(f"{what} is too large to run: {elements} input elements (limit {MAX_ELEMENTS}), "
+                       f"{macs} reference multiply-adds (limit {MAX_REFERENCE_MACS})")
+
+
 @dataclass
 class Output:
     name: str
@@ -191,9 +209,11 @@ def plan_conv_fwd_lds_halo(spec, arch, rng):
     dtype = spec["dtype"]
     groups = s["groups"] if s["grouped"] else 1
     per_group = s["c"] // groups
+    ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    require_small(max(s["n"] * s["h"] * s["w"] * s["c"], s["k"] * s["kh"] * s["kw"] * per_group),
+                  s["n"] * ho * wo * s["k"] * s["kh"] * s["kw"] * per_group, "the conv problem")
     x = random_values(rng, (s["n"], s["h"], s["w"], s["c"]), dtype)
     wt = random_values(rng, (s["k"], s["kh"], s["kw"], per_group), dtype)
-    ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
     want = conv_fwd_lds_halo.conv_forward(x, wt, s["stride"], s["pad"], groups)
     scale = conv_fwd_lds_halo.conv_forward(np.abs(x), np.abs(wt), s["stride"], s["pad"], groups)
     problem_channels = s["group_merge"] * (s["k"] // groups)
