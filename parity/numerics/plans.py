@@ -8,6 +8,7 @@ compile-time shapes in a spec (the depthwise convolutions' n, h, w, c) shrink to
 problem that still has interior, edge and partial tiles. Inputs hold values exactly representable
 in their dtype; outputs start as NaN so an element the kernel never writes fails.
 """
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,6 +102,7 @@ def plan_elementwise(spec, arch, rng):
     grid = 2
     # two grid-stride trips for some lanes, one for others, and an n % vec tail of vec - 1
     n = (2 * grid * block + block // 2 + 1) * vec + (vec - 1)
+    require_small(n, 0, "the elementwise problem")
     names = ("a", "b", "c")[:elementwise.ARITY[spec["op"]]]
     inputs = [random_values(rng, n, dtype) for _ in names]
     buffers = {name: to_memory(v, dtype) for name, v in zip(names, inputs)}
@@ -115,6 +117,7 @@ def plan_reduce_rows(spec, arch, rng):
     per_block, cols, dtype = spec["rows_per_block"], spec["cols"], spec["dtype"]
     grid = 2
     rows = grid * per_block + max(1, per_block // 2)  # a second grid-stride trip, a partial block
+    require_small(rows * cols, rows * cols, "the reduce_rows problem")
     x = random_values(rng, (rows, cols), dtype)
     out_dtype = "f32" if spec["out_f32"] else dtype
     want = reduce_rows.reduce_rows(x, spec["op"], out_dtype)
@@ -129,6 +132,7 @@ def plan_transpose_lds(spec, arch, rng):
     tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
     rows = tile + tile // 2 + 1             # a partial strip row
     cols = width + 3 * vec                  # a partial strip (cols stays a multiple of vec)
+    require_small(rows * cols, 0, "the transpose_lds problem")
     a = random_values(rng, (rows, cols), dtype)
     buffers = {"a": to_memory(a, dtype), "b": nan_memory(rows * cols, dtype)}
     want = transpose_lds.transpose(a).reshape(-1)
@@ -139,6 +143,7 @@ def plan_transpose_lds(spec, arch, rng):
 # ---- gemm_mma ---------------------------------------------------------------------------
 def plan_gemm_mma(spec, arch, rng):
     m, n, k, dtype = 2 * spec["tile_m"], 2 * spec["tile_n"], 2 * spec["tile_k"], spec["dtype"]
+    require_small(max(m * k, k * n, m * n), m * n * k, "the gemm problem")
     a, b = random_values(rng, (m, k), dtype), random_values(rng, (k, n), dtype)
     c = random_values(rng, (m, n), "f32") if spec["accumulate"] else None
     want = gemm_mma.gemm(a, b, c)
@@ -163,6 +168,8 @@ def small_conv_shape(spec, rows_per_lane, columns_per_lane):
 
 def conv_case(spec, arch, rng, names, source_shape, out_shape, want_of, lanes):
     dtype = spec["dtype"]
+    require_small(max(math.prod(source_shape), math.prod(out_shape)),
+                  math.prod(out_shape) * spec["kh"] * spec["kw"], "the depthwise conv problem")
     source = random_values(rng, source_shape, dtype)
     wt = random_values(rng, (spec["c"], spec["kh"], spec["kw"]), dtype)
     want, scale = want_of(source, wt)
