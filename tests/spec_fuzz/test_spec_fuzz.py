@@ -109,6 +109,28 @@ def test_a_planted_wrong_number_is_found_in_its_section_and_shrunk(tmp_path):
     assert "--numerics" in shrunk["reproduce"].splitlines()[0]
 
 
+def test_the_numerics_worker_skips_specs_too_large_to_build_or_run():
+    """Specs the engines accept but the lane must not run: a 48 GiB input, a problem that would
+    take minutes to build, a loop-heavy kernel far over the numbered configs' work."""
+    worker = os.path.join(REPO, "parity", "fuzz", "numerics_worker.py")
+    specs = [("reduce_rows", {"cols": 2147483647}, "the reduce_rows problem is too large to run"),
+             ("conv_fwd_lds_halo", {"w": 100000}, "the conv problem is too large to run"),
+             ("conv_fwd_lds_halo", {"c": 128, "k": 128, "kh": 5, "kw": 5}, "too large to run: work 18358272 over"),
+             ("elementwise", {}, None)]
+    lines = [json.dumps({"id": 0, "op": "hello"})]
+    lines += [json.dumps({"id": i + 1, "op": "numerics", "family": family, "config": i, "arch": "gfx942", "spec": spec})
+              for i, (family, spec, _) in enumerate(specs)]
+    done = subprocess.run([sys.executable, worker, "--build", BUILD], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=600)
+    answers = [json.loads(line) for line in done.stdout.splitlines()][1:]
+    assert len(answers) == len(specs), done.stdout + done.stderr
+    for (family, spec, reason), answer in zip(specs, answers):
+        if reason is None:
+            assert answer["verdict"] == "NUMERIC_OK", answer
+        else:
+            assert answer["verdict"] == "SKIPPED" and reason in answer["detail"], answer
+
+
 def test_an_engine_whose_hello_lacks_the_arch_facts_is_refused():
     """The domains judge a spec by each processor's LDS size and matrix-core kind, from hello."""
     run = fuzz("--budget", "10", "--no-llvm", "--py-cmd", PLANTED + " --old-hello")
