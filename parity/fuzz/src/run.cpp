@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <set>
 
@@ -111,6 +112,35 @@ void shrink_and_promote(const RunSettings& settings, const std::map<std::string,
   }
 }
 
+// A pipeline of two: while the engines answer batch i (a second thread), this thread judges batch
+// i - 1, so that the fuzzer's own work (compare, LLVM lane, numerics) does not leave cores idle.
+// The tallies are taken in draw order, as one batch at a time would.
+void run_batches(const RunSettings& settings, FuzzLanes& lanes, SpecDrawer& drawer,
+                 const std::function<double()>& elapsed, RunTally& tally) {
+  long drawn = 0;
+  auto more = [&] {
+    return (settings.budget_specs == 0 || drawn < settings.budget_specs) &&
+           (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds);
+  };
+  std::vector<DrawnSpec> previous;
+  FuzzLanes::EngineAnswers previous_answers;
+  while (more() || !previous.empty()) {
+    std::vector<DrawnSpec> batch;
+    long size = settings.budget_specs ? std::min<long>(settings.batch, settings.budget_specs - drawn) : settings.batch;
+    if (more())
+      for (long i = 0; i < size; ++i, ++drawn) batch.push_back(drawer.draw());
+    auto asking = std::async(std::launch::async, [&lanes, &batch] {
+      return batch.empty() ? FuzzLanes::EngineAnswers{} : lanes.ask(batch);
+    });
+    if (!previous.empty()) {
+      auto results = lanes.judge(previous, previous_answers);
+      for (size_t i = 0; i < previous.size(); ++i) tally_one(tally, previous[i], results[i]);
+    }
+    previous_answers = asking.get();
+    previous = std::move(batch);
+  }
+}
+
 }  // namespace
 
 RunTally run_fuzz(const RunSettings& settings, std::ostream& notes) {
@@ -125,30 +155,7 @@ RunTally run_fuzz(const RunSettings& settings, std::ostream& notes) {
     auto families = selected_domains(domains, settings, lanes.families());
     SpecDrawer drawer(settings.seed, families, settings.archs.empty() ? arch_names(lanes.arch_facts()) : settings.archs);
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    // A pipeline of two: while the engines answer batch i (a second thread), this thread judges
-    // batch i - 1, so that the fuzzer's own work (compare, LLVM lane) does not leave cores idle.
-    long drawn = 0;
-    auto more = [&] {
-      return (settings.budget_specs == 0 || drawn < settings.budget_specs) &&
-             (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds);
-    };
-    std::vector<DrawnSpec> previous;
-    FuzzLanes::EngineAnswers previous_answers;
-    while (more() || !previous.empty()) {
-      std::vector<DrawnSpec> batch;
-      long size = settings.budget_specs ? std::min<long>(settings.batch, settings.budget_specs - drawn) : settings.batch;
-      if (more())
-        for (long i = 0; i < size; ++i, ++drawn) batch.push_back(drawer.draw());
-      auto asking = std::async(std::launch::async, [&lanes, &batch] {
-        return batch.empty() ? FuzzLanes::EngineAnswers{} : lanes.ask(batch);
-      });
-      if (!previous.empty()) {
-        auto results = lanes.judge(previous, previous_answers);
-        for (size_t i = 0; i < previous.size(); ++i) tally_one(tally, previous[i], results[i]);
-      }
-      previous_answers = asking.get();
-      previous = std::move(batch);
-    }
+    run_batches(settings, lanes, drawer, elapsed, tally);
     tally.seconds = elapsed();
     shrink_and_promote(settings, domains, lanes, tally, notes);
   }  // the workers end here, so their CPU time is counted
