@@ -2,14 +2,15 @@
 synthetic configs (generate.py), N = 100, 1,000, 5,000 by default. bench/README.md, "scale".
 
     /usr/bin/python3 bench/scale/run.py --build build [--sizes 100,1000,5000] [--lanes parity,golden,llvm,numerics]
-        [--full-llvm-max 100] [--numerics-max 1000] [--json out.json] [--keep-configs DIR]
+        [--full-llvm-max 5000] [--numerics-max 1000] [--json out.json] [--keep-configs DIR]
 
-Each lane runs twice over the same configs with one fresh result cache (KEMIT_CACHE, issue 11's
-cache; a lane without a cache does the same work twice): the first run is cold, the second warm.
+Each lane runs twice over the same configs with a fresh result cache of its own (KEMIT_CACHE,
+issue 11's cache; the golden check's bless fills another): the first run is cold (empty cache),
+the second warm (everything cached; a lane without a cache does the same work twice).
 CPU time is the children's user + system time (the lane and every worker it waited for). Lanes
-that spawn llc per module (golden with resources, check_llvm with codegen) run in full only up to
---full-llvm-max configs; above it they run without codegen (`--no-resources` / `--no-codegen`),
-and the table says which. Figures on a shared machine carry its load in the wall times, not CPU.
+that compile every module (golden with resources, check_llvm with codegen; in-process codegen by
+default) run in full up to --full-llvm-max configs (default 5,000); above it they run without
+codegen (`--no-resources` / `--no-codegen`), and the table says which. Figures on a shared machine carry its load in the wall times, not CPU.
 """
 import argparse
 import json
@@ -68,8 +69,12 @@ def bench_size(args, size, work):
             handle.write(f"{unique}\n")
     full_llvm = size <= args.full_llvm_max
     os.makedirs(golden, exist_ok=True)
-    env = {**os.environ, "KEMIT_CACHE": os.path.join(work, "cache")}
-    env.pop("CI", None)
+    def env_with_cache(name):
+        # A cache of its own per lane, so that a lane's cold run finds nothing another lane (or
+        # the bless before the golden check) computed: cold means an empty cache.
+        env = {**os.environ, "KEMIT_CACHE": os.path.join(work, "cache-" + name)}
+        env.pop("CI", None)
+        return env
     bless = [os.path.join(args.build, "parity", "run_diff"), "--record-golden", "--configs", configs,
              "--golden-dir", golden] + ([] if full_llvm else ["--no-resources"])
     rows = []
@@ -77,7 +82,8 @@ def bench_size(args, size, work):
         if lane not in args.lanes or (lane == "numerics" and size > args.numerics_max):
             continue
         if lane == "golden":
-            timed(bless, env)
+            timed(bless, env_with_cache("bless"))
+        env = env_with_cache(lane)
         runs = [timed(argv, env) for _ in ("cold", "warm")]
         rows.append({"configs": size, "unique": unique, "lane": lane, "variant": variant, "exit": runs[0][0],
                      "cold_wall": runs[0][1], "cold_cpu": runs[0][2], "warm_wall": runs[1][1], "warm_cpu": runs[1][2]})
@@ -97,7 +103,7 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--sizes", default="100,1000,5000")
     parser.add_argument("--lanes", default="parity,golden,llvm,numerics")
-    parser.add_argument("--full-llvm-max", type=int, default=100, help="largest N with llc (resources, codegen)")
+    parser.add_argument("--full-llvm-max", type=int, default=5000, help="largest N with codegen (resources, check_llvm)")
     parser.add_argument("--numerics-max", type=int, default=1000, help="largest N for the numerics lane")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders (printed)")

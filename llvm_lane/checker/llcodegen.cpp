@@ -4,6 +4,7 @@
 // (check_llvm --codegen both, docs/llvm_lane.md).
 #include "llcodegen.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -125,15 +126,31 @@ void initialise_amdgpu_codegen() {
   LLVMInitializeAMDGPUAsmParser();  // inline asm, as llc's InitializeAllAsmParsers
 }
 
-CodegenOutcome compile_for_amdgpu(const std::string& text, const std::string& name, const std::string& arch) {
-  CodegenOutcome outcome;
-  std::unique_ptr<llvm::TargetMachine> machine = target_machine(arch, outcome.diagnostic);
-  if (!machine) return outcome;
+namespace {
+
+// One TargetMachine per processor for the checker's life, as one llc run keeps one: building it
+// and its subtarget (register info, instruction tables, the register alias cache) again for
+// every module was most of a small module's codegen time. Nothing module-specific lives in it.
+llvm::TargetMachine* machine_for(const std::string& arch, std::string& problem) {
+  static std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
+  auto found = machines.find(arch);
+  if (found != machines.end()) return found->second.get();
+  std::unique_ptr<llvm::TargetMachine> machine = target_machine(arch, problem);
+  if (!machine) return nullptr;
   // llc-N only warns here and compiles for the generic processor (llvm_flavors.md §2).
   if (!machine->getMCSubtargetInfo()->isCPUStringValid(arch)) {
-    outcome.diagnostic = "'" + arch + "' is not a recognized processor for this target";
-    return outcome;
+    problem = "'" + arch + "' is not a recognized processor for this target";
+    return nullptr;
   }
+  return machines.emplace(arch, std::move(machine)).first->second.get();
+}
+
+}  // namespace
+
+CodegenOutcome compile_for_amdgpu(const std::string& text, const std::string& name, const std::string& arch) {
+  CodegenOutcome outcome;
+  llvm::TargetMachine* machine = machine_for(arch, outcome.diagnostic);
+  if (!machine) return outcome;
   llvm::LLVMContext context;  // fresh per module, like the check's
   context.setDiagnosticHandler(std::make_unique<FirstErrorHandler>(&outcome.diagnostic));
   std::unique_ptr<llvm::Module> module = parse_for_target(text, name, *machine, context, outcome.diagnostic);

@@ -93,3 +93,18 @@ def test_explain_in_a_shallow_clone_warns_about_the_boundary(repo, tmp_path):
     assert "run `git fetch --unshallow` and explain again" in r.stdout
     r = run([RUN_DIFF, "--explain", "elementwise:1", "--root", repo])
     assert r.returncode == 0 and "shallow" not in r.stdout
+
+
+def test_explain_lists_commits_that_touched_the_tables(repo, tmp_path):
+    # Both engines are generated from tables/, so a table change explains a hash change as well
+    # as an engine change does; it used to be left out of the list.
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", f"file://{repo}", str(clone)], check=True)
+    ops = clone / "tables" / "ops.json"
+    ops.write_text(ops.read_text() + "\n")
+    git(clone, "commit", "-q", "-am", "tables: a trailing newline in ops.json")
+    r = run([RUN_DIFF, "--explain", "elementwise:1", "--root", clone])
+    assert r.returncode == 0, r.stdout + r.stderr
+    listed = r.stdout.split("that touched py_engine/, cpp_engine/ or tables/:\n", 1)[1]
+    assert "tables: a trailing newline in ops.json" in listed
+    assert "lower: comment after ret" in listed

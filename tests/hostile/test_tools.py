@@ -23,8 +23,14 @@ HOSTILE = Path(__file__).resolve().parent / "fixtures" / "hostile_engine.py"
 BASIC = ROOT / "tests" / "driver" / "fixtures" / "configs" / "basic"
 
 
+# The tools refuse to write golden shards when CI is set; these tests play a developer at a
+# desk, so the CI machine that runs them must not change which check answers first.
+DESK_ENV = {k: v for k, v in os.environ.items() if k != "CI"}
+
+
 def run(argv, timeout=180, **kwargs):
     """Runs a tool; a signal or a hang fails the test, whatever the test expects."""
+    kwargs.setdefault("env", DESK_ENV)
     result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
                             errors="replace", **kwargs)
     assert result.returncode >= 0, f"{argv[0]} died by signal {-result.returncode}: {result.stderr[-2000:]}"

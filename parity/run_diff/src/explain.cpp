@@ -11,8 +11,9 @@
 //    (docs/protocol.md). The old tree's Python engine is authoritative: run_diff blesses only a
 //    family whose two engines agreed byte for byte, so the old C++ engine emitted the same texts,
 //    and the Python engine needs no build (an old C++ tree would need a full build of its own).
-// 4. The commits between the blessing commit and HEAD that touched py_engine/ or cpp_engine/,
-//    and uncommitted engine changes. The worktree is removed on every path out.
+// 4. The commits between the blessing commit and HEAD that touched what the engines are made of
+//    (py_engine/, cpp_engine/, and tables/, which both engines are generated from), and
+//    uncommitted changes there. The worktree is removed on every path out.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -321,11 +322,11 @@ int explain(const Options& options, std::ostream& out, std::ostream& err) {
 
   // 4. What happened to the engines in between.
   std::string log = git_or_throw(top, {"log", "--date=short", "--format=  %h %ad %an: %s", commit + "..HEAD", "--",
-                                       "py_engine", "cpp_engine"},
+                                       "py_engine", "cpp_engine", "tables"},
                                  "cannot list the commits since " + short_commit);
-  out << "== commits since " << short_commit << " that touched py_engine/ or cpp_engine/:\n"
+  out << "== commits since " << short_commit << " that touched py_engine/, cpp_engine/ or tables/:\n"
       << (log.empty() ? "  (none)\n" : log);
-  std::string dirty = git_or_throw(top, {"status", "--porcelain", "--", "py_engine", "cpp_engine"},
+  std::string dirty = git_or_throw(top, {"status", "--porcelain", "--", "py_engine", "cpp_engine", "tables"},
                                    "cannot read the working tree's status");
   if (!dirty.empty()) {
     out << "== uncommitted engine changes in the working tree:\n";
