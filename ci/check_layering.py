@@ -30,7 +30,7 @@ PENDING = {}
 INTERPRETER_USERS = {"parity/numerics/check_numerics.py": "kemit_cpp"}
 ENGINE_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(ir|llvm|target|families|interp)/[^">]*|kemit/engine\.h'
                             r'|serve\.h|kemit_interp/[^">]*)[">]')
-HARNESS_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(driver|lane|golden|run_diff|report)/[^">]*)[">]')
+HARNESS_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(driver|lane|golden|run_diff|report|fuzz)/[^">]*)[">]')
 PY_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))", re.M)
 ENGINE_MODULES = ("kemit", "kemit_cpp")
 HARNESS_MODULES = ("kemit_harness",)

@@ -267,8 +267,8 @@ json parse_line(const std::string& line) {
 }
 
 // What the engine serves: families, flavors (with the facts the LLVM lane checks a module
-// against) and processors (with the facts the numerics lane sizes a launch by), so that no
-// harness tool needs the engine's tables.
+// against) and processors (with the facts the numerics lane sizes a launch by and the fuzzer's
+// domains judge a spec by), so that no harness tool needs the engine's tables.
 json hello_response(const json& request_id) {
   json facts = json::array();
   for (const auto& flavor : llvm::flavors())
@@ -277,7 +277,9 @@ json hello_response(const json& request_id) {
                      {"datalayout", flavor.datalayout},
                      {"processors", flavor.processors}});
   json arch_facts = json::array();
-  for (const auto& arch : target::archs()) arch_facts.push_back({{"name", arch.name}, {"wave_size", arch.wave_size}});
+  for (const auto& arch : target::archs())
+    arch_facts.push_back(
+        {{"name", arch.name}, {"wave_size", arch.wave_size}, {"lds_bytes", arch.lds_bytes}, {"mma", arch.mma}});
   return {{"id", request_id},         {"status", "ok"},
           {"engine", "cpp"},          {"protocol", PROTOCOL},
           {"families", family_names()}, {"flavors", llvm::flavor_names()},

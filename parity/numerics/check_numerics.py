@@ -136,7 +136,10 @@ def make_case(family, config, source):
         return None, f"the engine refuses the config: {reason or refusal}"
     if family not in plans.PLANS:
         return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
-    return plans.make_case(family, spec, arch, config["id"]), ""
+    try:
+        return plans.make_case(family, spec, arch, config["id"]), ""
+    except plans.TooLarge as error:
+        return None, str(error)
 
 
 def compare_outputs(result, case, buffers):

@@ -8,6 +8,7 @@ compile-time shapes in a spec (the depthwise convolutions' n, h, w, c) shrink to
 problem that still has interior, edge and partial tiles. Inputs hold values exactly representable
 in their dtype; outputs start as NaN so an element the kernel never writes fails.
 """
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,24 @@ EXP_RTOL = 2.0 ** -20  # exp is approximate in hardware (docs/ir.md): silu in f3
 # One step of the dtype's subnormal spacing: an output that small is rounded on an absolute grid,
 # so a relative slack alone cannot cover one rounding there (softmax of a long f16 row).
 SUBNORMAL_STEP = {"f32": 2.0 ** -149, "f16": 2.0 ** -24, "bf16": 2.0 ** -133}
+
+
+# What a plan builds before anything runs: the largest input array, and the multiply-adds of a
+# reference. The numbered configs stay far below (conv_fwd_lds_halo's largest: 65,536 input
+# elements, 38 M multiply-adds); the fuzzer's boundary specs (w = 100000) do not, and took
+# minutes before the lane's size check could skip them.
+MAX_ELEMENTS = 1 << 22
+MAX_REFERENCE_MACS = 1 << 28
+
+
+class TooLarge(Exception):
+    """A spec whose case is too large to build: the lane reports it, never runs it."""
+
+
+def require_small(elements, macs, what):
+    if elements > MAX_ELEMENTS or macs > MAX_REFERENCE_MACS:
+        raise TooLarge(f"{what} is too large to run: {elements} input elements (limit {MAX_ELEMENTS}), "
+                       f"{macs} reference multiply-adds (limit {MAX_REFERENCE_MACS})")
 
 
 @dataclass
@@ -89,6 +108,7 @@ def plan_elementwise(spec, arch, rng):
     grid = 2
     # two grid-stride trips for some lanes, one for others, and an n % vec tail of vec - 1
     n = (2 * grid * block + block // 2 + 1) * vec + (vec - 1)
+    require_small(n, 0, "the elementwise problem")
     names = ("a", "b", "c")[:elementwise.ARITY[spec["op"]]]
     inputs = [random_values(rng, n, dtype) for _ in names]
     buffers = {name: to_memory(v, dtype) for name, v in zip(names, inputs)}
@@ -103,6 +123,7 @@ def plan_reduce_rows(spec, arch, rng):
     per_block, cols, dtype = spec["rows_per_block"], spec["cols"], spec["dtype"]
     grid = 2
     rows = grid * per_block + max(1, per_block // 2)  # a second grid-stride trip, a partial block
+    require_small(rows * cols, rows * cols, "the reduce_rows problem")
     x = random_values(rng, (rows, cols), dtype)
     out_dtype = "f32" if spec["out_f32"] else dtype
     want = reduce_rows.reduce_rows(x, spec["op"], out_dtype)
@@ -178,6 +199,7 @@ def plan_transpose_lds(spec, arch, rng):
     tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
     rows = tile + tile // 2 + 1             # a partial strip row
     cols = width + 3 * vec                  # a partial strip (cols stays a multiple of vec)
+    require_small(rows * cols, 0, "the transpose_lds problem")
     a = random_values(rng, (rows, cols), dtype)
     buffers = {"a": to_memory(a, dtype), "b": nan_memory(rows * cols, dtype)}
     want = transpose_lds.transpose(a).reshape(-1)
@@ -188,6 +210,7 @@ def plan_transpose_lds(spec, arch, rng):
 # ---- gemm_mma ---------------------------------------------------------------------------
 def plan_gemm_mma(spec, arch, rng):
     m, n, k, dtype = 2 * spec["tile_m"], 2 * spec["tile_n"], 2 * spec["tile_k"], spec["dtype"]
+    require_small(max(m * k, k * n, m * n), m * n * k, "the gemm problem")
     a, b = random_values(rng, (m, k), dtype), random_values(rng, (k, n), dtype)
     c = random_values(rng, (m, n), "f32") if spec["accumulate"] else None
     want = gemm_mma.gemm(a, b, c)
@@ -258,6 +281,8 @@ def small_conv_shape(spec, rows_per_lane, columns_per_lane):
 
 def conv_case(spec, arch, rng, names, source_shape, out_shape, want_of, lanes):
     dtype = spec["dtype"]
+    require_small(max(math.prod(source_shape), math.prod(out_shape)),
+                  math.prod(out_shape) * spec["kh"] * spec["kw"], "the depthwise conv problem")
     source = random_values(rng, source_shape, dtype)
     wt = random_values(rng, (spec["c"], spec["kh"], spec["kw"]), dtype)
     want, scale = want_of(source, wt)
@@ -327,18 +352,23 @@ def chunked_small_spec(spec, real_sizes):
 
 
 def plan_conv_fwd_lds_halo(spec, arch, rng):
-    """The spec's own (small) shape, or, when the real batch runs as chunks, a small one that chunks
-    alike under a lowered range. The engine's plan runs every launch (both kernels of a split_c
-    module, per chunk) over views of these buffers; the reference convolves chunk by chunk."""
+    """The spec's own shape with the batch cut to two images (every numbered config has n <= 2, a
+    fuzzed one up to 1000, whose reference alone took minutes), or, when the real batch runs as
+    chunks, a small shape that chunks alike under a lowered range. The engine's plan runs every
+    launch (both kernels of a split_c module, per chunk) over views of these buffers; the
+    reference convolves chunk by chunk."""
     real_sizes = conv_fwd_lds_halo.batch_chunks(spec["n"], conv_per_image_bytes(spec))
-    s, buffer_range = chunked_small_spec(spec, real_sizes) if len(real_sizes) > 1 else (spec, None)
+    s, buffer_range = chunked_small_spec(spec, real_sizes) if len(real_sizes) > 1 \
+        else (dict(spec, n=min(spec["n"], 2)), None)
     sizes = conv_fwd_lds_halo.batch_chunks(s["n"], conv_per_image_bytes(s), buffer_range or conv_fwd_lds_halo.BUFFER_RANGE)
     dtype = s["dtype"]
     groups = s["groups"] if s["grouped"] else 1
     per_group = s["c"] // groups
+    ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    require_small(max(s["n"] * s["h"] * s["w"] * s["c"], s["k"] * s["kh"] * s["kw"] * per_group),
+                  s["n"] * ho * wo * s["k"] * s["kh"] * s["kw"] * per_group, "the conv problem")
     x = random_values(rng, (s["n"], s["h"], s["w"], s["c"]), dtype)
     wt = random_values(rng, (s["k"], s["kh"], s["kw"], per_group), dtype)
-    ho, wo = conv_fwd_lds_halo.output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
     want = conv_fwd_lds_halo.conv_forward_chunked(x, wt, s["stride"], s["pad"], groups, sizes)
     scale = conv_fwd_lds_halo.conv_forward_chunked(np.abs(x), np.abs(wt), s["stride"], s["pad"], groups, sizes)
     y = nan_memory((s["n"], ho, wo, s["k"]), dtype)

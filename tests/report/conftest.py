@@ -17,7 +17,10 @@ TOOLS = {
     "golden": [os.path.join(BUILD, "parity", "run_diff"), "--check-golden"],
     "llvm": [os.path.join(BUILD, "llvm_lane", "check_llvm")],
     "numerics": [PYTHON, os.path.join(REPO, "parity", "numerics", "check_numerics.py"), "--build", BUILD],
+    "fuzz": [os.path.join(BUILD, "parity", "kemit_fuzz")],
 }
+# The spec fuzzer's planted divergence (tests/spec_fuzz): a run with failing cases to report.
+PLANTED = os.path.join(REPO, "tests", "spec_fuzz", "fixtures", "planted_engine.py")
 KEMIT_REPORT = os.path.join(BUILD, "parity", "kemit_report")
 
 

@@ -1,4 +1,4 @@
-"""Every report kind (the four lanes, a shard, a merge) is JUnit that GitLab and Jenkins read
+"""Every report kind (the four lanes, the spec fuzzer, a shard, a merge) is JUnit that GitLab and Jenkins read
 (tests/report/junit.xsd through xmllint, and junitparser), named one way, and a JSON envelope
 with the run's facts (docs/reports.md)."""
 import json
@@ -9,7 +9,7 @@ import subprocess
 import junitparser
 import pytest
 
-from conftest import KEMIT_REPORT, REPO, TOOLS, fake_engine_flags, load, run
+from conftest import KEMIT_REPORT, PLANTED, PYTHON, REPO, TOOLS, fake_engine_flags, load, run
 
 SCHEMA = os.path.join(REPO, "tests", "report", "junit.xsd")
 CASE_NAME = re.compile(r"^[a-z0-9_]+(:-?[0-9]+)?@[a-z0-9_.]+$")
@@ -35,6 +35,8 @@ def reports(tmp_path_factory, request):
         "golden": TOOLS["golden"] + fake + ["--golden-dir", str(golden), "--no-resources"] + fake_engine_flags(),
         "llvm": TOOLS["llvm"] + ["--only", "transpose_lds", "--no-codegen"],
         "numerics": TOOLS["numerics"] + ["--only", "transpose_lds", "--jobs", "1"],
+        "fuzz": TOOLS["fuzz"] + ["--only", "reduce_rows", "--seed", "7", "--budget", "300", "--no-llvm",
+                                 "--py-cmd", f"{PYTHON} {PLANTED}"],
     }
     out = {}
     for kind, argv in runs.items():
@@ -50,7 +52,7 @@ def reports(tmp_path_factory, request):
     return out
 
 
-KINDS = ["parity", "parity_shard", "golden", "llvm", "numerics", "merged"]
+KINDS = ["parity", "parity_shard", "golden", "llvm", "numerics", "fuzz", "merged"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -109,7 +111,7 @@ def test_a_mismatch_message_carries_the_first_difference(reports):
 def test_json_envelope(reports, kind):
     document = load(reports[kind][0])
     assert document["format"] == "kemit-report/1"
-    assert document["tool"] in ("check_byte_identity", "run_diff", "check_llvm", "check_numerics")
+    assert document["tool"] in ("check_byte_identity", "run_diff", "check_llvm", "check_numerics", "kemit_fuzz")
     assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+.*", document["tool_version"])
     assert re.fullmatch(r"[0-9a-f]{40}|unknown", document["commit"])
     assert re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", document["started"])

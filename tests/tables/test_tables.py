@@ -22,6 +22,8 @@ SCANNED = ["cpp_engine/src", "cpp_engine/include", "py_engine/kemit", "interp", 
 NOT_SCANNED = ("/families/",)
 # (file, literal) pairs that are not op names, with the reason.
 NOT_OP_NAMES = {("bindings/tables_bindings.cpp", "mma"): "the Arch field `mma` (matrix-core kind)",
+                ("cpp_engine/src/serve.cpp", "mma"): "hello's arch_facts key `mma` (matrix-core kind)",
+                ("py_engine/kemit/serve.py", "mma"): "hello's arch_facts key `mma` (matrix-core kind)",
                 ("py_engine/kemit/__init__.py", "add"): "elementwise's spec word in the docstring's example"}
 
 

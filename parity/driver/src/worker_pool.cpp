@@ -38,6 +38,24 @@ std::vector<FlavorFacts> parse_flavor_facts(const json& facts, const Bad& bad) {
   return parsed;
 }
 
+// hello's `arch_facts`: one object per processor with name and wave_size, and (from engines that
+// have them) lds_bytes and mma.
+template <class Bad>
+std::vector<ArchFacts> parse_arch_facts(const json& facts, const Bad& bad) {
+  if (!facts.is_array()) throw bad("'arch_facts' must be an array");
+  std::vector<ArchFacts> parsed;
+  for (const auto& fact : facts) {
+    if (!fact.is_object() || !fact.contains("name") || !fact["name"].is_string() || !fact.contains("wave_size") ||
+        !fact["wave_size"].is_number_integer() || (fact.contains("lds_bytes") && !fact["lds_bytes"].is_number_integer()) ||
+        (fact.contains("mma") && !fact["mma"].is_string()))
+      throw bad("each 'arch_facts' entry needs name (string) and wave_size (integer); lds_bytes (integer) and "
+                "mma (string) when present");
+    parsed.push_back({fact["name"].get<std::string>(), fact["wave_size"].get<int>(), fact.value("lds_bytes", 0),
+                      fact.value("mma", std::string())});
+  }
+  return parsed;
+}
+
 // Throws InfrastructureError unless `response` is a well-formed protocol-1 hello answer.
 Hello parse_hello(const json& response, const std::string& who) {
   auto bad = [&](const std::string& what) {
@@ -60,6 +78,7 @@ Hello parse_hello(const json& response, const std::string& who) {
     hello.arches = response["arches"].get<std::vector<std::string>>();
   }
   if (response.contains("flavor_facts")) hello.flavor_facts = parse_flavor_facts(response["flavor_facts"], bad);
+  if (response.contains("arch_facts")) hello.arch_facts = parse_arch_facts(response["arch_facts"], bad);
   return hello;
 }
 

@@ -14,15 +14,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/driver/arch_facts.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/flavor_facts.h"
 #include "kemit/driver/worker_process.h"
 
 namespace kemit::driver {
 
-// What a worker says about itself in answer to `{"op": "hello"}` (docs/protocol.md). `arches`
-// and `flavor_facts` are optional on the wire (an older engine, e.g. an old tree's worker for
-// run_diff --explain, lacks them): empty here, and a tool that needs them says so.
+// What a worker says about itself in answer to `{"op": "hello"}` (docs/protocol.md). `arches`,
+// `flavor_facts` and `arch_facts` are optional on the wire (an older engine, e.g. an old tree's
+// worker for run_diff --explain, lacks them): empty here, and a tool that needs them says so.
 struct Hello {
   std::string engine;
   int protocol = 0;
@@ -30,6 +31,7 @@ struct Hello {
   std::vector<std::string> flavors;
   std::vector<std::string> arches;
   std::vector<FlavorFacts> flavor_facts;
+  std::vector<ArchFacts> arch_facts;
 };
 
 enum class AnswerKind { response, crash, timeout };

@@ -1,0 +1,175 @@
+"""The numerics lane behind the engine line protocol, for kemit_fuzz (docs/fuzz.md).
+
+kemit_fuzz drives this worker with the parity driver's worker pool, so a crash or a hang is
+isolated to one spec and the worker is respawned. It calls the numerics lane's own entry points
+(parity/numerics/check_numerics.py: build_case, check_config), unchanged, with the lane's own
+module source (the C++ engine's protocol worker) and executors, in every section (canonical and
+each flavor's module):
+
+    -> {"id": 0, "op": "hello"}
+    <- {"id": 0, "status": "ok", "engine": "numerics", "protocol": 1, "families": [...], "flavors": []}
+    -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...}}
+    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
+        "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
+        "spec_run": {...}, "seconds": 0.12}
+
+`verdict` is the first section's that is not NUMERIC_OK (its `section` and `detail`), else
+NUMERIC_OK; `sections` holds every section's verdict (a flavor the engine refuses for the arch is
+absent). SKIPPED: the spec is not small enough to run: the lane's plan cannot shrink it to a
+problem it runs (its small spec is refused), or the problem is larger than 95% of the numbered
+configs' (work = lanes launched x the canonical lines each lane runs, a line inside `for` loops
+with constant bounds counted once per trip, within a few percent of the interpreter's lane
+instructions; measured over parity/configs at the first spec
+and kept in the shared result cache, keyed by the configs, the lane's sources and the engine
+binary, so that a later run's first spec does not pay the ~20 s again).
+Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
+
+import check_numerics  # noqa: E402
+import numerics_cache  # noqa: E402
+import plans  # noqa: E402
+import result_cache  # noqa: E402
+
+LIMIT_KEY_VERSION = "numerics-fuzz-limit 3"  # 2: loop trips counted; 3: the 95th percentile
+LIMIT_QUANTILE = 0.95
+CONST = re.compile(r"%(\d+) = const \{value=(-?\d+)\}")
+FOR = re.compile(r"for %\d+ = %(\d+) to %(\d+) step %(\d+)")
+
+
+def trips(loop, consts):
+    """A `for` line's trip count when its bounds and step are constants, else 1 (unknown)."""
+    low, high, step = (consts.get(value) for value in loop.groups())
+    if None in (low, high, step) or step <= 0:
+        return 1
+    return max(1, -(-(high - low) // step))
+
+
+def lines_per_lane(canonical):
+    """The canonical lines one lane runs: each line weighted by the trips of the loops around it
+    (both arms of an `if` counted). Lines alone missed the loops: a conv_fwd_lds_halo spec with a
+    large filter over many channels ran minutes in the interpreter inside the old limit."""
+    consts, weights, total = {}, [1], 0
+    for line in canonical.splitlines():
+        text = line.strip()
+        constant = CONST.match(text)
+        if constant:
+            consts[constant.group(1)] = int(constant.group(2))
+        if text.startswith("}"):
+            weights.pop()
+        total += weights[-1]
+        if text.endswith("{"):
+            loop = FOR.search(text)
+            weights.append(weights[-1] * (trips(loop, consts) if loop else 1))
+    return total
+
+
+def work(case, canonical):
+    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case."""
+    runs = case.runs or [("", case.grid, case.block, ())]
+    lanes = sum(math.prod(grid) * block for _, grid, block, _ in runs)
+    return lines_per_lane(canonical) * lanes
+
+
+def numbered_work_limit(source):
+    """The work that 95% of the numbered emitting configs stay within. Not the largest: the few
+    largest numbered configs (up to 80 times the 95th percentile) run minutes in the executors on a
+    shared machine, and the fuzzer draws thousands of specs, not a handful."""
+    works = []
+    for family, configs in check_numerics.load_configs([]):
+        if family not in plans.PLANS:
+            continue
+        for config in configs:
+            case, built = check_numerics.build_case(family, config, source)
+            if case is not None:
+                works.append(work(case, built.canonical))
+    works.sort()
+    return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
+
+
+def cached_work_limit(source, build):
+    """numbered_work_limit, from the result cache when nothing it depends on has changed."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    configs = glob.glob(os.path.join(root, "parity", "configs", "*.json"))
+    key = result_cache.cache_key([LIMIT_KEY_VERSION, numerics_cache.lane_digest(os.path.join(root, "parity", "numerics")),
+                                  numerics_cache.digest_files(configs + [source.command[0]])])
+    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(None, False, build))
+    stored = cache.get(key)
+    if stored is not None and stored.decode().isdigit():
+        return int(stored.decode())
+    if stored is not None:
+        cache.reject(key, "its value is not a work figure")
+    limit = numbered_work_limit(source)
+    cache.put(key, str(limit).encode())
+    return limit
+
+
+def verdict_of(results):
+    """The first section run that is not NUMERIC_OK, else the first (all agree)."""
+    return next((r for r in results if r.verdict != "NUMERIC_OK"), results[0])
+
+
+def answer(request, lane, limit):
+    kemit_cpp, source, checkers = lane
+    start = time.perf_counter()
+    config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
+    case, built = check_numerics.build_case(request["family"], config, source)
+    if case is None:
+        return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
+    if work(case, built.canonical) > limit:
+        return {"status": "ok", "verdict": "SKIPPED",
+                "detail": f"too large to run: work {work(case, built.canonical)} over {limit}, the 95th percentile of "
+                          "the numbered configs'"}
+    results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
+    worst = verdict_of(results)
+    failed = worst.verdict != "NUMERIC_OK"
+    return {"status": "ok", "verdict": worst.verdict, "section": worst.section if failed else "", "detail": worst.detail,
+            "sections": {r.section: r.verdict for r in results}, "spec_run": worst.spec,
+            "seconds": round(time.perf_counter() - start, 4)}
+
+
+def serve(lane, build):
+    limit = None  # measured at the first spec, so that hello answers at once
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("op") == "hello":
+            reply = {"status": "ok", "engine": "numerics", "protocol": 1, "families": sorted(plans.PLANS),
+                     "flavors": []}
+        elif request.get("op") == "numerics":
+            try:
+                limit = limit if limit is not None else cached_work_limit(lane[1], build)
+                reply = answer(request, lane, limit)
+            except Exception as error:  # a bug of the lane or the engine: the spec fails as CRASH
+                reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
+        else:
+            reply = {"status": "error", "error": f"unknown op {request.get('op')!r}"}
+        reply["id"] = request.get("id")
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", required=True,
+                        help="the CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN")
+    args = parser.parse_args()
+    source, checkers = check_numerics.EngineSource("cpp", args.build), check_numerics.Checkers(args.build)
+    try:
+        serve((check_numerics.load_kemit_cpp(args.build), source, checkers), args.build)
+    finally:
+        source.close()
+        checkers.close()
+
+
+if __name__ == "__main__":
+    main()
