@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
 
 import check_numerics  # noqa: E402
+from launch_plan import PlanError, parse_plan  # noqa: E402
 import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
@@ -74,11 +75,16 @@ def lines_per_lane(canonical):
     return total
 
 
-def work(case, canonical):
-    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case."""
-    runs = case.runs or [("", case.grid, case.block, ())]
-    lanes = sum(math.prod(grid) * block for _, grid, block, _ in runs)
-    return lines_per_lane(canonical) * lanes
+def work(case, built):
+    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The lanes
+    are those of every launch of the engine's plan (the case's grid and block where the plan says
+    run-time), as the lane runs them."""
+    try:
+        launches = [(launch.grid or case.grid, launch.block or case.block) for launch in parse_plan(built.plan)]
+    except PlanError:  # the lane reports the plan itself; here it is one launch of the case
+        launches = [(case.grid, case.block)]
+    lanes = sum(math.prod(grid if isinstance(grid, tuple) else (grid,)) * block for grid, block in launches)
+    return lines_per_lane(built.canonical) * lanes
 
 
 def numbered_work_limit(source):
@@ -92,7 +98,7 @@ def numbered_work_limit(source):
         for config in configs:
             case, built = check_numerics.build_case(family, config, source)
             if case is not None:
-                works.append(work(case, built.canonical))
+                works.append(work(case, built))
     works.sort()
     return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
 
@@ -126,9 +132,9 @@ def answer(request, lane, limit):
     case, built = check_numerics.build_case(request["family"], config, source)
     if case is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
-    if work(case, built.canonical) > limit:
+    if work(case, built) > limit:
         return {"status": "ok", "verdict": "SKIPPED",
-                "detail": f"too large to run: work {work(case, built.canonical)} over {limit}, the 95th percentile of "
+                "detail": f"too large to run: work {work(case, built)} over {limit}, the 95th percentile of "
                           "the numbered configs'"}
     results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
     worst = verdict_of(results)
