@@ -1,7 +1,10 @@
 // `kemit_emit`: print one config's IR, or serve the engine protocol (--serve).
 // Mirrors py_engine/kemit/emit.py, exit codes included: 0 printed, 1 refused (or a bad
 // config file or spec), 2 a usage error, an unknown family or an unknown flavor.
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -30,6 +33,47 @@ std::string text_of(const json& value) {
 // What --version prints: the CMake project VERSION and git describe of the tree it was built from.
 std::string version_text() { return kemit::tooling::version_line("kemit_emit"); }
 
+// The harness's input limits (docs/limits.md), kept here too: a config file named on the command
+// line is read by the engine itself, and a FIFO must not hang it nor deep nesting exhaust the stack.
+constexpr std::uintmax_t MAX_CONFIG_BYTES = 256u << 20;
+constexpr int MAX_NESTING = 64;
+
+// How deep objects and arrays nest in a JSON text (brackets inside strings do not count).
+int deepest_nesting(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// The text of a config file: a regular file within the size limit, nested at most MAX_NESTING.
+std::string read_config_text(const std::string& path) {
+  std::error_code error;
+  auto status = std::filesystem::status(path, error);  // stat, not open: opening a FIFO would wait for a writer
+  if (error) throw ConfigError(path + ": cannot open the config file (" + error.message() + ")");
+  if (!std::filesystem::is_regular_file(status)) throw ConfigError(path + ": not a regular file; give a parity config file");
+  if (std::filesystem::file_size(path, error) > MAX_CONFIG_BYTES)
+    throw ConfigError(path + ": the file is larger than the input limit of 256 MiB");
+  std::ifstream handle(path, std::ios::binary);
+  if (!handle) throw ConfigError(path + ": cannot open the config file");
+  std::string text((std::istreambuf_iterator<char>(handle)), std::istreambuf_iterator<char>());
+  if (deepest_nesting(text) > MAX_NESTING)
+    throw ConfigError(path + ": nesting deeper than the input limit of " + std::to_string(MAX_NESTING) + " levels");
+  return text;
+}
+
 // FILE:ID -> (family, arch, spec) from a parity config file.
 std::tuple<std::string, std::string, json> config_from_file(const std::string& reference) {
   size_t colon = reference.rfind(':');
@@ -39,11 +83,10 @@ std::tuple<std::string, std::string, json> config_from_file(const std::string& r
                       "parity/configs/elementwise.json:12)");
   std::string path = reference.substr(0, colon);
   std::string config_id = reference.substr(colon + 1);
-  std::ifstream handle(path);
-  if (!handle) throw ConfigError(path + ": cannot open the config file");
+  std::string text = read_config_text(path);
   json document;
   try {
-    document = json::parse(handle);
+    document = json::parse(text);
     for (const auto& config : document.at("configs"))
       if (text_of(config.at("id")) == config_id)
         return {text_of(document.at("family")), text_of(config.at("arch")), config.at("spec")};
@@ -112,6 +155,9 @@ int main(int argc, char** argv) {
     } else if (!family.empty() && !arch.empty()) {
       spec_family = family;
       spec_arch = arch;
+      if (deepest_nesting(spec_text) > MAX_NESTING)
+        throw ConfigError("--spec is not valid JSON: nesting deeper than the input limit of " +
+                          std::to_string(MAX_NESTING) + " levels");
       spec = kemit::serve::parse_line(spec_text);
     } else {
       std::cerr << app.help() << "kemit_emit: error: give --config FILE:ID, or --family and --arch (with --spec)\n";

@@ -3,6 +3,7 @@ import argparse
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 
@@ -28,14 +29,55 @@ def version_text():
             return "python3 -m kemit.emit (version unknown: no source tree, not installed)"
 
 
+# The harness's input limits (docs/limits.md), kept here too: a config file named on the command
+# line is read by the engine itself, and a FIFO must not hang it nor deep nesting exhaust the stack.
+MAX_CONFIG_BYTES = 256 << 20
+MAX_NESTING = 64
+
+
+def deepest_nesting(text):
+    """How deep objects and arrays nest in a JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def read_config_text(path):
+    """The text of a config file: a regular file within the size limit, nested at most MAX_NESTING."""
+    info = os.stat(path)  # stat, not open: opening a FIFO would wait for a writer
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path}: not a regular file; give a parity config file")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: the file is larger than the input limit of 256 MiB")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if deepest_nesting(text) > MAX_NESTING:
+        raise ValueError(f"{path}: nesting deeper than the input limit of {MAX_NESTING} levels")
+    return text
+
+
 def config_from_file(reference):
     """FILE:ID -> (family, arch, spec) from a parity config file."""
     path, _, config_id = reference.rpartition(":")
     if not path or not config_id:
         raise ValueError("give FILE:ID, the config file and the id of one of its configs "
                          "(e.g. parity/configs/elementwise.json:12)")
-    with open(path, encoding="utf-8") as handle:
-        document = json.load(handle)
+    document = json.loads(read_config_text(path))
     for config in document["configs"]:
         if str(config["id"]) == config_id:
             return document["family"], config["arch"], config["spec"]
@@ -64,11 +106,13 @@ def main(argv=None):
     if args.config:
         try:
             family, arch, spec = config_from_file(args.config)
-        except (OSError, ValueError, KeyError) as error:
+        except (OSError, ValueError, KeyError, TypeError) as error:
             print(f"error: --config {args.config}: {error}", file=sys.stderr)
             return 2
     elif args.family and args.arch:
         try:
+            if deepest_nesting(args.spec) > MAX_NESTING:
+                raise ValueError(f"nesting deeper than the input limit of {MAX_NESTING} levels")
             family, arch, spec = args.family, args.arch, json.loads(args.spec)
         except ValueError as error:
             print(f"error: --spec is not valid JSON: {error}", file=sys.stderr)

@@ -125,7 +125,7 @@ def serve(stdin=sys.stdin.buffer, stdout=sys.stdout):
             continue
         try:
             request = decode_line(line)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deep to decode
             response = {"id": None, "status": "error", "error": f"malformed request line: {error}"}
         else:
             response = respond(request)

@@ -208,3 +208,37 @@ def test_check_llvm_with_no_matching_family_is_a_usage_error():
     assert r.returncode == 2
     assert "no configs under" in r.stderr and "nomatch_family_xyz" in r.stderr
     assert "RESULT" not in r.stdout
+
+
+# The engines' own CLIs read a config file named by --config FILE:ID, and a spec by --spec: a FIFO
+# used to hang both (open waits for a writer) and deep nesting to crash the Python one with a
+# RecursionError traceback. Both refuse them with the harness's input limits (docs/limits.md).
+EMIT_CLIS = {"cpp": [BUILD / "cpp_engine" / "kemit_emit"],
+             "py": ["env", f"PYTHONPATH={ROOT / 'py_engine'}", "/usr/bin/python3", "-m", "kemit.emit"]}
+
+
+@pytest.mark.parametrize("engine", sorted(EMIT_CLIS))
+def test_an_engine_cli_refuses_a_fifo_as_config(tmp_path, engine):
+    fifo = tmp_path / "configs.json"
+    os.mkfifo(fifo)
+    r = run([*EMIT_CLIS[engine], "--config", f"{fifo}:1"], timeout=30)
+    assert r.returncode == 2, r.stderr
+    assert f"{fifo}: not a regular file; give a parity config file" in r.stderr
+
+
+@pytest.mark.parametrize("engine", sorted(EMIT_CLIS))
+def test_an_engine_cli_refuses_deep_nesting_in_config_and_spec(tmp_path, engine):
+    deep = '{"family": "elementwise", "configs": [{"id": 1, "arch": "gfx942", "spec": ' + "[" * 100000 + "]" * 100000 + "}]}"
+    config = tmp_path / "deep.json"
+    config.write_text(deep)
+    r = run([*EMIT_CLIS[engine], "--config", f"{config}:1"], timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert f"{config}: nesting deeper than the input limit of 64 levels" in r.stderr
+    r = run([*EMIT_CLIS[engine], "--family", "elementwise", "--arch", "gfx942", "--spec", "[" * 100000 + "]" * 100000],
+            timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "--spec is not valid JSON: nesting deeper than the input limit of 64 levels" in r.stderr
+    # 64 levels are within the limit: the engine reads the file and judges the spec itself.
+    config.write_text(deep.replace("[" * 100000 + "]" * 100000, "[" * 60 + "]" * 60))
+    r = run([*EMIT_CLIS[engine], "--config", f"{config}:1"], timeout=60)
+    assert "nesting deeper" not in r.stderr and r.returncode in (1, 2), r.stderr
