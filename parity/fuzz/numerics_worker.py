@@ -41,7 +41,7 @@ import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
 
-LIMIT_KEY_VERSION = "numerics-fuzz-limit 3"  # 2: loop trips counted; 3: the 95th percentile
+LIMIT_KEY_VERSION = "numerics-fuzz-limit 4"  # 2: loop trips counted; 3: the 95th percentile; 4: the launch plan's launches
 LIMIT_QUANTILE = 0.95
 CONST = re.compile(r"%(\d+) = const \{value=(-?\d+)\}")
 FOR = re.compile(r"for %\d+ = %(\d+) to %(\d+) step %(\d+)")
@@ -74,11 +74,17 @@ def lines_per_lane(canonical):
     return total
 
 
-def work(case, canonical):
-    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case."""
-    runs = case.runs or [("", case.grid, case.block, ())]
-    lanes = sum(math.prod(grid) * block for _, grid, block, _ in runs)
-    return lines_per_lane(canonical) * lanes
+def work(case, built):
+    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The
+    launches are the engine's launch plan as check_numerics runs them (a run-time grid or block is
+    the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
+    it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
+    try:
+        launches = check_numerics.parse_plan(built.plan)
+    except check_numerics.PlanError:
+        return 0
+    lanes = sum(math.prod(launch.grid or case.grid) * (launch.block or case.block) for launch in launches)
+    return lines_per_lane(built.canonical) * lanes
 
 
 def numbered_work_limit(source):
@@ -92,7 +98,7 @@ def numbered_work_limit(source):
         for config in configs:
             case, built = check_numerics.build_case(family, config, source)
             if case is not None:
-                works.append(work(case, built.canonical))
+                works.append(work(case, built))
     works.sort()
     return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
 
@@ -126,9 +132,10 @@ def answer(request, lane, limit):
     case, built = check_numerics.build_case(request["family"], config, source)
     if case is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
-    if work(case, built.canonical) > limit:
+    size = work(case, built)
+    if size > limit:
         return {"status": "ok", "verdict": "SKIPPED",
-                "detail": f"too large to run: work {work(case, built.canonical)} over {limit}, the 95th percentile of "
+                "detail": f"too large to run: work {size} over {limit}, the 95th percentile of "
                           "the numbered configs'"}
     results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
     worst = verdict_of(results)
