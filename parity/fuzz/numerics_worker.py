@@ -37,12 +37,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
 
 import check_numerics  # noqa: E402
-from launch_plan import PlanError, parse_plan  # noqa: E402
 import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
 
-LIMIT_KEY_VERSION = "numerics-fuzz-limit 3"  # 2: loop trips counted; 3: the 95th percentile
+LIMIT_KEY_VERSION = "numerics-fuzz-limit 4"  # 2: loop trips counted; 3: the 95th percentile; 4: the launch plan's launches
 LIMIT_QUANTILE = 0.95
 CONST = re.compile(r"%(\d+) = const \{value=(-?\d+)\}")
 FOR = re.compile(r"for %\d+ = %(\d+) to %(\d+) step %(\d+)")
@@ -76,14 +75,15 @@ def lines_per_lane(canonical):
 
 
 def work(case, built):
-    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The lanes
-    are those of every launch of the engine's plan (the case's grid and block where the plan says
-    run-time), as the lane runs them."""
+    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The
+    launches are the engine's launch plan as check_numerics runs them (a run-time grid or block is
+    the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
+    it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
     try:
-        launches = [(launch.grid or case.grid, launch.block or case.block) for launch in parse_plan(built.plan)]
-    except PlanError:  # the lane reports the plan itself; here it is one launch of the case
-        launches = [(case.grid, case.block)]
-    lanes = sum(math.prod(grid if isinstance(grid, tuple) else (grid,)) * block for grid, block in launches)
+        launches = check_numerics.parse_plan(built.plan)
+    except check_numerics.PlanError:
+        return 0
+    lanes = sum(math.prod(launch.grid or case.grid) * (launch.block or case.block) for launch in launches)
     return lines_per_lane(built.canonical) * lanes
 
 
@@ -132,9 +132,10 @@ def answer(request, lane, limit):
     case, built = check_numerics.build_case(request["family"], config, source)
     if case is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
-    if work(case, built) > limit:
+    size = work(case, built)
+    if size > limit:
         return {"status": "ok", "verdict": "SKIPPED",
-                "detail": f"too large to run: work {work(case, built)} over {limit}, the 95th percentile of "
+                "detail": f"too large to run: work {size} over {limit}, the 95th percentile of "
                           "the numbered configs'"}
     results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
     worst = verdict_of(results)

@@ -143,6 +143,7 @@ def plan_softmax_rows(spec, arch, rng):
     dtype, grid = spec["dtype"], 2
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     rows = grid * per_group + max(1, per_group // 2)
+    require_small(rows * spec["cols"], rows * spec["cols"], "the softmax_rows problem")
     x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
     want = softmax_rows.softmax_rows(x, dtype)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
@@ -159,6 +160,7 @@ def plan_norm_rows(spec, arch, rng):
     dtype, grid, cols = spec["dtype"], 2, spec["cols"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     rows = grid * per_group + max(1, per_group // 2)
+    require_small(rows * cols, rows * cols, "the norm_rows problem")
     x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
     weight = bias = None
@@ -184,6 +186,7 @@ def plan_scan_rows(spec, arch, rng):
     dtype, grid, split = spec["dtype"], 2, spec["split"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     rows = grid * per_group + max(1, per_group // 2)
+    require_small(rows * spec["cols"], rows * spec["cols"], "the scan_rows problem")
     x = random_values(rng, (rows, spec["cols"]), dtype)
     want = scan_rows.scan_rows(x, spec["op"], spec["exclusive"], dtype)
     scale = scan_rows.magnitudes(x, spec["exclusive"]).reshape(-1) if spec["op"] == "sum" else None
@@ -251,6 +254,7 @@ def plan_gemm_epilogue(spec, arch, rng):
     The accumulation scale goes through the activation's slope; exp-based activations get the
     exp slack (and, being several f32 steps, a few f32 ulps more)."""
     m, n, k, out = 2 * spec["tile_m"], 2 * spec["tile_n"], 2 * spec["tile_k"], spec["out_dtype"]
+    require_small(max(m * k, k * n, m * n), m * n * k, "the gemm_epilogue problem")
     a, b, buffers = gemm_operands(spec, arch, rng, m, n, k)
     bias = random_values(rng, n, "f32") if spec["bias"] else None
     residual = random_values(rng, (m, n), out) if spec["residual"] else None

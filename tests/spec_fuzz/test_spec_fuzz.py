@@ -35,7 +35,7 @@ def test_every_numbered_config_lies_inside_its_domain():
     run = fuzz("--check-domains")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "RESULT: GREEN" in run.stdout
-    assert "of 7 families checked" in run.stdout
+    assert "of 11 families checked" in run.stdout
 
 
 def test_configs_outside_their_domain_fail_the_check():
@@ -55,7 +55,7 @@ def test_a_seed_reproduces_the_run(tmp_path):
         assert run.returncode == 0, run.stdout + run.stderr
         reports.append(without_timings(json.loads(path.read_text())))
     assert reports[0] == reports[1]
-    assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 7
+    assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 11
     assert reports[0]["summary"]["result"] == "GREEN" and reports[0]["lane"] == "fuzz"
     assert {row["section"] for row in reports[0]["summary"]["rows"]} == {"parity"}
 
@@ -116,7 +116,11 @@ def test_the_numerics_worker_skips_specs_too_large_to_build_or_run():
     specs = [("reduce_rows", {"cols": 2147483647}, "the reduce_rows problem is too large to run"),
              ("conv_fwd_lds_halo", {"w": 100000}, "the conv problem is too large to run"),
              ("conv_fwd_lds_halo", {"c": 128, "k": 128, "kh": 5, "kw": 5}, "too large to run: work 18358272 over"),
-             ("elementwise", {}, None)]
+             ("softmax_rows", {"cols": 2147483640}, "the softmax_rows problem is too large to run"),
+             ("norm_rows", {"cols": 2147483640, "scope": "wave"}, "the norm_rows problem is too large to run"),
+             ("scan_rows", {"cols": 2147483520, "split": 64}, "the scan_rows problem is too large to run"),
+             ("elementwise", {}, None),
+             ("gemm_epilogue", {"activation": "silu", "residual": True}, None)]
     lines = [json.dumps({"id": 0, "op": "hello"})]
     lines += [json.dumps({"id": i + 1, "op": "numerics", "family": family, "config": i, "arch": "gfx942", "spec": spec})
               for i, (family, spec, _) in enumerate(specs)]
