@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full gate over every family and flavor: engine parity, the golden shards, the real-LLVM lane,
+# The full gate over every family and flavor: engine parity and the golden shards, the real-LLVM lane,
 # and the numerics lane (the reference interpreter and each flavor's LLVM-IR executor against numpy).
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
 # The LLVM and numerics answers come from the result cache where they can ($KEMIT_CACHE, else
@@ -19,9 +19,12 @@ step() {
   "$@" || failed+=("$name")
   awk -v name="$name" -v start="$start" -v end="$EPOCHREALTIME" 'BEGIN { printf "-- %s: %.1f s\n", name, end - start }'
 }
-step parity "$build/parity/check_byte_identity" "$@"
-# The golden check never writes (CI set): GOLDEN OK, or what changed and the command that blesses it.
-step golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
+# Parity and golden in one step: run_diff --check-golden compares the two engines byte for byte
+# first (the same check as check_byte_identity, its table and RESULT line) and compares a family
+# with its shard only when its parity is GREEN; a separate check_byte_identity step ran every
+# engine a second time for nothing. It never writes (CI set): GOLDEN OK, or what changed and the
+# command that blesses it.
+step parity+golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
 step llvm "$build/llvm_lane/check_llvm" "$@"
 # The numerics lane takes the family filter, and --flavor as its section (the canonical section
 # always runs).
