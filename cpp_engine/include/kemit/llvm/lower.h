@@ -5,6 +5,7 @@
 // `%v<id>.<role>` for the helper values an op needs, `<kind><n>.<role>` for blocks in order
 // of appearance.
 #pragma once
+#include <deque>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -61,7 +62,7 @@ class Lowering {
   const std::string& value(const ir::Value& v) const;
   std::string typed(const ir::Value& v) const;
   std::string define(const ir::Value& v, const std::string& suffix = "");
-  // names[id], growing the table when id is new (C++ only: names is a vector, not a dict).
+  // names[id], growing the table when id is new (C++ only: names is a deque, not a dict).
   std::string& name_slot(int id);
 
   // ---- ops ----
@@ -108,7 +109,11 @@ class Lowering {
  private:
   const ir::Kernel& kernel;
   const Flavor& flavor;
-  std::vector<std::string> names;  // by value id ("" = not named yet); ids are dense from 0
+  // By value id ("" = not named yet); ids are dense from 0. A deque, not a vector: growing it
+  // keeps every reference value() handed out valid. In `define(r) + ... + value(v)` the operands
+  // of the `+` calls are evaluated in no fixed order, so value(v)'s reference may be taken before
+  // define(r) grows the table; a vector reallocated under it (AddressSanitizer found it).
+  std::deque<std::string> names;
   std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
   // Python's `lines`: the body after "entry:", one text with each line ending in "\n", so a
   // line is appended once instead of being kept and joined later.
