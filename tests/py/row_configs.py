@@ -1,5 +1,7 @@
-"""What the row families' config tests share (softmax_rows, norm_rows): where each config's row
-falls against its reach, and the refusal reasons its reject configs pin."""
+"""What the row families' config tests share (softmax_rows, norm_rows, scan_rows): the issue's
+floor on a family's configs, where each config's row falls against its reach, and the refusal
+reasons its reject configs pin."""
+import json
 from kemit.engine import emit
 from kemit.target.arch import find_arch
 
@@ -7,6 +9,18 @@ from kemit.target.arch import find_arch
 ROW_REASONS = ("dtype must", "scope must", "cross must", "vec must", "block must be a positive", "block must be at most",
                "cols must", "scope block needs", "unknown field", "must be an integer", "must be a string",
                "must fit in 32 bits", "unknown arch")
+
+
+def load_emitting_checked(path):
+    """The configs of a family file, after asserting issue 17's floor on them (dense ids, at least 90
+    configs, 15 refusals and 12 emitting configs on an llvm16 processor); returns the emitting ones."""
+    with open(path, encoding="utf-8") as handle:
+        configs = json.load(handle)["configs"]
+    assert [c["id"] for c in configs] == list(range(1, len(configs) + 1))
+    assert len(configs) >= 90 and len([c for c in configs if c["expect"] == "reject"]) >= 15
+    emitting = [c for c in configs if c["expect"] == "emit"]
+    assert len([c for c in emitting if c["arch"] in ("gfx90a", "gfx1100")]) >= 12
+    return emitting
 
 
 def reach_relations(configs):
