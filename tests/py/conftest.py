@@ -61,3 +61,17 @@ def kemit_cpp():
                     f"imported from {bindings} ({error}): build the target `kemit_cpp` "
                     f"(cmake --build {build_dir} --target kemit_cpp)", pytrace=False)
     return module
+
+
+class WrappedSource:
+    """An engine source for the numerics lane that passes every request to `base`; a test's
+    subclass rewrites what `build` returns (a plan, a flavor's text)."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def arch(self, name):
+        return self.base.arch(name)
+
+    def parse_spec(self, family, spec):
+        return self.base.parse_spec(family, spec)

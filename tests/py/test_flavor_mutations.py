@@ -17,8 +17,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import check_numerics  # noqa: E402
-from executor_client import checker_path  # noqa: E402
 from module_source import EngineSource  # noqa: E402
+from conftest import WrappedSource  # noqa: E402
 
 BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
 
@@ -28,18 +28,13 @@ def config(family, config_id):
         return next(c for c in json.load(handle)["configs"] if c["id"] == config_id)
 
 
-class MutatedSource:
+class MutatedSource(WrappedSource):
     """The engine's modules with one flavor's text rewritten."""
 
     def __init__(self, base, flavor, rewrite):
-        self.base, self.flavor, self.rewrite = base, flavor, rewrite
+        super().__init__(base)
+        self.flavor, self.rewrite = flavor, rewrite
         self.original = self.mutated = None
-
-    def arch(self, name):
-        return self.base.arch(name)
-
-    def parse_spec(self, family, spec):
-        return self.base.parse_spec(family, spec)
 
     def build(self, family, config_id, arch, spec, **lowered):
         built = self.base.build(family, config_id, arch, spec, **lowered)

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import check_numerics  # noqa: E402
 import launch_plan  # noqa: E402
 from module_source import EngineSource  # noqa: E402
+from conftest import WrappedSource  # noqa: E402
 
 BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
 SECTIONS = ("canonical", "llvm19")
@@ -28,17 +29,12 @@ def config(family, config_id):
         return next(c for c in json.load(handle)["configs"] if c["id"] == config_id)
 
 
-class PlanRewritten:
+class PlanRewritten(WrappedSource):
     """The engine's answers with the launch plan rewritten; `seen` keeps each plan as received."""
 
     def __init__(self, base, rewrite):
-        self.base, self.rewrite, self.seen, self.ranges = base, rewrite, [], []
-
-    def arch(self, name):
-        return self.base.arch(name)
-
-    def parse_spec(self, family, spec):
-        return self.base.parse_spec(family, spec)
+        super().__init__(base)
+        self.rewrite, self.seen, self.ranges = rewrite, [], []
 
     def build(self, family, config_id, arch, spec, **lowered):
         built = self.base.build(family, config_id, arch, spec, **lowered)
