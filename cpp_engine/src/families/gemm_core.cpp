@@ -313,10 +313,15 @@ std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std:
 
 Value load_fragment(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  const Fragment& fragment = FRAGMENTS.at(layout_kind(ctx.spec, ctx.arch));
-  Value tile_k_value = b.const_int(i32, field(ctx.spec, "tile_k"));
+  Value tile_k_value = b.const_int(ir::scalar("i32"), field(ctx.spec, "tile_k"));
   Value line_start = b.mul(line, tile_k_value, NUW_NSW);
+  return load_pieces(b, ctx.spec, ctx.arch, tile, line_start, group, step);
+}
+
+Value load_pieces(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const Value& source,
+                  const Value& line_start, const Value& group, int step) {
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec["dtype"].get<std::string>());
+  const Fragment& fragment = FRAGMENTS.at(layout_kind(spec, arch));
   Value stride_value = b.const_int(i32, fragment.stride);
   Value group_start = b.mul(group, stride_value, NUW_NSW);
   Value base = b.add(line_start, group_start, NUW_NSW);
@@ -325,7 +330,7 @@ Value load_fragment(Context& ctx, const Value& tile, const Value& line, const Va
   for (int offset : fragment.offsets) {
     Value offset_value = b.const_int(i32, step + offset);
     Value slot = b.add(base, offset_value, NUW_NSW);
-    Value address = b.ptr_add(tile, slot, dtype);
+    Value address = b.ptr_add(source, slot, dtype);
     pieces.push_back(b.load(piece_type, address, std::min(ir::byte_size(piece_type), 16)));
   }
   if (pieces.size() == 1) return pieces[0];

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kemit/families/attention_fwd.h"
 #include "kemit/families/conv_depthwise_dgrad_stream.h"
 #include "kemit/families/conv_depthwise_tiled.h"
 #include "kemit/families/conv_fwd_lds_halo.h"
@@ -20,6 +21,8 @@ namespace kemit::families {
 
 const std::vector<Family>& FAMILIES() {
   static const std::vector<Family> table = {
+      {attention_fwd::FAMILY, attention_fwd::parse_spec, attention_fwd::kernel_name, attention_fwd::validate,
+       attention_fwd::build, attention_fwd::flavor_gate},
       {conv_depthwise_dgrad_stream::FAMILY, conv_depthwise_dgrad_stream::parse_spec,
        conv_depthwise_dgrad_stream::kernel_name, conv_depthwise_dgrad_stream::validate,
        conv_depthwise_dgrad_stream::build},

@@ -246,16 +246,22 @@ def multiply(ctx, places, accs):
 
 def load_fragment(ctx, tile, line, group, step):
     """This lane's operand: the pieces of tile row `line` at k = step + group * stride + offset."""
-    b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
+    b, spec = ctx["b"], ctx["spec"]
+    line_start = b.mul(line, b.const_int(scalar("i32"), spec["tile_k"]), ("nuw", "nsw"))
+    return load_pieces(b, spec, ctx["arch"], tile, line_start, group, step)
+
+
+def load_pieces(b, spec, arch, source, line_start, group, step):
+    """This lane's operand from the row of a row-major matrix (in LDS or global memory) that
+    starts at element line_start: the pieces at k = step + group * stride + offset."""
     i32, dtype = scalar("i32"), scalar(spec["dtype"])
     stride, offsets, length = FRAGMENTS[layout_kind(spec, arch)]
-    base = b.add(b.mul(line, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")),
-                 b.mul(group, b.const_int(i32, stride), ("nuw", "nsw")), ("nuw", "nsw"))
+    base = b.add(line_start, b.mul(group, b.const_int(i32, stride), ("nuw", "nsw")), ("nuw", "nsw"))
     piece_type = vector(dtype, length)
     pieces = []
     for offset in offsets:
         slot = b.add(base, b.const_int(i32, step + offset), ("nuw", "nsw"))
-        pieces.append(b.load(piece_type, b.ptr_add(tile, slot, dtype), min(byte_size(piece_type), 16)))
+        pieces.append(b.load(piece_type, b.ptr_add(source, slot, dtype), min(byte_size(piece_type), 16)))
     if len(pieces) == 1:
         return pieces[0]
     return b.shuffle(pieces[0], pieces[1], list(range(2 * length)))

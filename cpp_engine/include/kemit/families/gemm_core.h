@@ -118,6 +118,10 @@ void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
 std::vector<ir::Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<ir::Value> accs);
 // This lane's operand: the pieces of tile row `line` at k = step + group * stride + offset.
 ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
+// This lane's operand from the row of a row-major matrix (in LDS or global memory) that starts at
+// element line_start: the pieces at k = step + group * stride + offset.
+ir::Value load_pieces(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const ir::Value& source,
+                      const ir::Value& line_start, const ir::Value& group, int step);
 // tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
                  const ir::Value& k0);
