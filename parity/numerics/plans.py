@@ -290,7 +290,7 @@ def plan_attention_fwd(spec, arch, rng):
     (P_ROUNDING + SCORE_SLACK) / ACCUMULATION, so the compare's ACCUMULATION term is that bound."""
     dtype, head_dim, tile_kv, heads = spec["dtype"], spec["head_dim"], spec["tile_kv"], 2
     tile_q = spec["waves"] * int(spec["mma"].split("_")[1].split("x")[0])
-    seq_q = max(2 * tile_q, 2 * tile_kv)
+    seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv), tile_q) * tile_q
     seq_k = seq_q - 3 if spec["causal"] else tile_kv + tile_kv // 2 + 3
     require_small(heads * max(seq_q, seq_k) * head_dim, 2 * heads * seq_q * seq_k * head_dim,
                   "the attention_fwd problem")
