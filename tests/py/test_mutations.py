@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import conv_depthwise_tiled, norm_rows, rows_common, scan_rows, softmax_rows
+from kemit.families import attention_fwd, conv_depthwise_tiled, norm_rows, rows_common, scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
 from kemit.plan import BUFFER_RANGE
@@ -134,6 +134,30 @@ def exclusive_as_inclusive(monkeypatch):
     monkeypatch.setattr(scan_rows, "chunk_output", lambda b, op, exclusive, base, local: original(b, op, False, base, local))
 
 
+def accumulator_not_rescaled(monkeypatch):
+    """attention_fwd: O^T keeps its old weight when the running max grows (no exp(m_old - m_new)),
+    while the sum l is rescaled: the earlier key tiles count too much."""
+    original = attention_fwd.multiply_pv
+
+    def multiply_pv(ctx, alpha, outputs):
+        return original(ctx, ctx["b"].const_float(builder_module.scalar("f32"), 1.0), outputs)
+
+    monkeypatch.setattr(attention_fwd, "multiply_pv", multiply_pv)
+
+
+def one_key_too_many(monkeypatch):
+    """attention_fwd: each query sees one key past its last: the clamped copy of the last key in a
+    partial tile, or causal, the next query's key."""
+    original = attention_fwd.attention_context
+
+    def attention_context(b, spec, arch, seq_q, seq_k):
+        ctx = original(b, spec, arch, seq_q, seq_k)
+        ctx["query_keys"] = b.add(ctx["query_keys"], b.const_int(builder_module.scalar("i32"), 1), ("nuw", "nsw"))
+        return ctx
+
+    monkeypatch.setattr(attention_fwd, "attention_context", attention_context)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
@@ -142,6 +166,9 @@ MUTATIONS = [
     ("norm_rows", 1, statistics_of_one_wave),          # layernorm f32 scope block, 4 waves
     ("scan_rows", 5, carry_not_grown),                 # f16 exclusive sum, scope block, 3 chunks a row
     ("scan_rows", 32, exclusive_as_inclusive),         # f32 x8 exclusive max, scope wave, dpp, wave32
+    ("attention_fwd", 3, accumulator_not_rescaled),    # f16 causal, mfma_32x32x8, 4 key tiles of 32
+    ("attention_fwd", 2, one_key_too_many),            # f16, a partial second key tile of 35 keys
+    ("attention_fwd", 19, one_key_too_many),           # f16 causal, wmma_16x16x16 on wave32
 ]
 
 
