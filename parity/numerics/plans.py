@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from references import (attention_fwd, conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_epilogue, gemm_mma, norm_rows,
-                        reduce_rows, scan_rows, softmax_rows, transpose_lds)
+from references import (attention_fwd, conv_depthwise, conv_fwd_lds_halo, elementwise, gemm_epilogue, gemm_mma,
+                        norm_rows, reduce_rows, scan_rows, softmax_rows, transpose_lds)
 from references.reduce_rows import round_to
 
 SEED = 20261202

@@ -18,8 +18,8 @@ from row_configs import load_emitting_checked, missing_reasons, wrong_expectatio
 CONFIGS = os.path.join(REPO, "parity", "configs", "attention_fwd.json")
 # One prefix per refusal reason of validate() and of spec parsing.
 REASONS = ("dtype must", "mma must", "is not an instruction of", "head_dim must", "tile_kv must be a positive",
-           "tile_kv must be at most", "waves must", "score registers per lane", "registers per lane live", "unknown field",
-           "must be an integer", "must be a string", "must be a boolean", "must fit in 32 bits", "unknown arch")
+           "tile_kv must be at most", "waves must", "score registers per lane", "registers per lane live",
+           "unknown field", "must be an integer", "must be a string", "must be a boolean", "must fit in 32 bits", "unknown arch")
 
 
 # ---- the references ----------------------------------------------------------------------------
