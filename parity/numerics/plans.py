@@ -325,14 +325,15 @@ def plan_conv_depthwise_dgrad_stream(spec, arch, rng):
 
 
 def plan_conv_depthwise_wgrad(spec, arch, rng):
-    """Two images and two channel groups; rows and columns enough that a lane of the largest
-    workgroup (1024 lanes) takes a second position in some split (with the config's own filter,
-    split and block_kh). The plan gives every grid; ws (split > 1) starts as NaN, so a partial the
+    """Two images and two channel groups, with the config's own filter, split and block_kh; rows and
+    columns for about 1.5 blocks of positions per split for the first two splits (a second trip for
+    some lanes; later splits share them, or are empty: the cost of a large filter or split stays
+    that of a small one). The plan gives every grid; ws (split > 1) starts as NaN, so a partial the
     wgrad kernel never writes fails."""
     s = dict(spec, n=min(spec["n"], 2))
     s["c"] = min(spec["c"], 2 * spec["cpl"]) if spec["c"] % spec["cpl"] == 0 else spec["c"]
     block = spec["block_waves"] * arch.wave_size
-    side = math.isqrt(ceil_div(block * spec["split"] + block // 2, s["n"])) + 1
+    side = math.isqrt(ceil_div((block + block // 2) * min(spec["split"], 2), s["n"])) + 1
     s["h"] = min(spec["h"], (side - 1) * spec["stride"] + spec["kh"] - 2 * spec["pad"])
     s["w"] = min(spec["w"], (side - 1) * spec["stride"] + spec["kw"] - 2 * conv_depthwise.column_padding(spec["pad"], spec["pad_w"]))
     s["h"], s["w"] = max(s["h"], 1), max(s["w"], 1)
