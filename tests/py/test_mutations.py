@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import conv_depthwise_tiled, norm_rows, rows_common, scan_rows, softmax_rows
+from kemit.families import conv_depthwise_tiled, conv_depthwise_wgrad, norm_rows, rows_common, scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
 from kemit.plan import BUFFER_RANGE
@@ -134,6 +134,25 @@ def exclusive_as_inclusive(monkeypatch):
     monkeypatch.setattr(scan_rows, "chunk_output", lambda b, op, exclusive, base, local: original(b, op, False, base, local))
 
 
+def weight_sums_of_one_wave(monkeypatch):
+    """conv_depthwise_wgrad: the lanes' sums reduce across the wave only, so lane 0 stores wave 0's
+    share of the positions."""
+    monkeypatch.setattr(conv_depthwise_wgrad, "block_reduce", lambda b, arch, cross, lane, wave, waves, partials, values,
+                        identities, combine: values)
+
+
+def positions_lost_between_splits(monkeypatch):
+    """conv_depthwise_wgrad: each split's slice of the positions is one short, so the slices
+    together miss the last `split` positions of the batch."""
+    original = conv_depthwise_wgrad.positions
+
+    def positions(spec):
+        total, per_split = original(spec)
+        return total, per_split - 1
+
+    monkeypatch.setattr(conv_depthwise_wgrad, "positions", positions)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
@@ -142,6 +161,8 @@ MUTATIONS = [
     ("norm_rows", 1, statistics_of_one_wave),          # layernorm f32 scope block, 4 waves
     ("scan_rows", 5, carry_not_grown),                 # f16 exclusive sum, scope block, 3 chunks a row
     ("scan_rows", 32, exclusive_as_inclusive),         # f32 x8 exclusive max, scope wave, dpp, wave32
+    ("conv_depthwise_wgrad", 1, weight_sums_of_one_wave),       # f16 3x3, 4 waves, wave64
+    ("conv_depthwise_wgrad", 11, positions_lost_between_splits),  # f16 3x3 stride 2, cpl 4, split 8, dpp
 ]
 
 
