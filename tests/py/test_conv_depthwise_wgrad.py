@@ -133,7 +133,8 @@ def test_the_configs_meet_the_issue_floor_and_cover_the_code_paths():
 PREFIXES = ("dtype must", "cpl must", "must be a multiple of cpl", "cross must", "pad_w must", "filter sides",
             "split must", "stride must", "must be positive", "pad must be between", "the column padding",
             "the padded input", "block_waves must", "every tensor", "block_kh must divide", "accumulators",
-            "the workspace", "unknown field", "must be an integer")
+            "the workspace", "unknown field", "must be an integer", "must be a string", "must fit in 32 bits",
+            "unknown arch")
 
 
 def test_the_refusal_configs_pin_every_reason():
