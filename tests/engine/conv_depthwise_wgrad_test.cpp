@@ -44,7 +44,7 @@ TEST(ConvDepthwiseWgrad, PlanLaunchesTheReduceKernelAfterASplit) {
   EmitResult two = emit("conv_depthwise_wgrad", "gfx1100", {{"c", 8}, {"split", 4}, {"block_waves", 1}}, {});
   ASSERT_FALSE(two.rejected) << two.reason;
   EXPECT_EQ(two.plan, "; kemit launch plan 1\nlaunch " + two.kernel_name +
-                          " grid 8,1,4 block 32 lds 0 args x=buffer:x dy=buffer:dy ws=buffer:ws\nlaunch " +
+                          " grid 8,1,4 block 32 lds 36 args x=buffer:x dy=buffer:dy ws=buffer:ws\nlaunch " +
                           two.kernel_name + "_reduce grid 1,1,1 block 256 lds 0 args ws=buffer:ws dw=buffer:dw\n");
 }
 

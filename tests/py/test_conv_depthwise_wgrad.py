@@ -106,7 +106,7 @@ def test_split_one_is_one_launch_that_writes_dw():
 def test_a_split_writes_partials_then_the_reduce_kernel_folds_them():
     wgrad_line, reduce_line = plan_lines({"c": 64, "kh": 7, "kw": 7, "pad": 3, "block_kh": 1, "split": 8,
                                           "block_waves": 1}, "gfx1100")
-    assert " grid 64,7,8 block 32 lds 0 " in wgrad_line and wgrad_line.endswith("ws=buffer:ws")
+    assert " grid 64,7,8 block 32 lds 28 " in wgrad_line and wgrad_line.endswith("ws=buffer:ws")
     name = wgrad_line.split()[1]
     assert reduce_line == (f"launch {name}_reduce grid 13,1,1 block 256 lds 0 args ws=buffer:ws dw=buffer:dw")  # 3136 weights
 

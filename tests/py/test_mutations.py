@@ -134,11 +134,19 @@ def exclusive_as_inclusive(monkeypatch):
     monkeypatch.setattr(scan_rows, "chunk_output", lambda b, op, exclusive, base, local: original(b, op, False, base, local))
 
 
-def weight_sums_of_one_wave(monkeypatch):
-    """conv_depthwise_wgrad: the lanes' sums reduce across the wave only, so lane 0 stores wave 0's
-    share of the positions."""
-    monkeypatch.setattr(conv_depthwise_wgrad, "block_reduce", lambda b, arch, cross, lane, wave, waves, partials, values,
-                        identities, combine: values)
+def weight_sums_without_the_last_wave(monkeypatch):
+    """conv_depthwise_wgrad: folding the waves' partials stops one wave short, so the last wave's
+    share of the positions is lost."""
+    common, f32 = conv_depthwise_wgrad.common, conv_depthwise_wgrad.F32
+
+    def fold_waves(b, spec, partials, k):
+        first = common.mul_const(b, k, spec["block_waves"])
+        total = b.load(f32, b.ptr_add(partials, first, f32), 4)
+        for w in range(1, spec["block_waves"] - 1):
+            total = b.fadd(total, b.load(f32, b.ptr_add(partials, common.add_const(b, first, w), f32), 4))
+        return total
+
+    monkeypatch.setattr(conv_depthwise_wgrad, "fold_waves", fold_waves)
 
 
 def positions_lost_between_splits(monkeypatch):
@@ -161,7 +169,7 @@ MUTATIONS = [
     ("norm_rows", 1, statistics_of_one_wave),          # layernorm f32 scope block, 4 waves
     ("scan_rows", 5, carry_not_grown),                 # f16 exclusive sum, scope block, 3 chunks a row
     ("scan_rows", 32, exclusive_as_inclusive),         # f32 x8 exclusive max, scope wave, dpp, wave32
-    ("conv_depthwise_wgrad", 1, weight_sums_of_one_wave),       # f16 3x3, 4 waves, wave64
+    ("conv_depthwise_wgrad", 1, weight_sums_without_the_last_wave),  # f16 3x3, 4 waves, wave64
     ("conv_depthwise_wgrad", 11, positions_lost_between_splits),  # f16 3x3 stride 2, cpl 4, split 8, dpp
 ]
 

@@ -131,8 +131,7 @@ int64_t accumulator_count(const nlohmann::json& spec) {
 }
 
 int64_t lds_floats(const nlohmann::json& spec, const target::Arch& /*arch*/) {
-  int64_t waves = field(spec, "block_waves");
-  return waves > 1 ? accumulator_count(spec) * waves : 0;
+  return accumulator_count(spec) * field(spec, "block_waves");
 }
 
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
@@ -141,9 +140,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   b.attr("flat_work_group_size", "1," + text(block));
   std::string out = field(spec, "split") > 1 ? "ws" : "dw";
   Values tensors = common::tensor_params(b, {"x", "dy", out});
-  int waves = static_cast<int>(field(spec, "block_waves"));
-  Value partials;
-  if (waves > 1) partials = b.lds("partials", F32, static_cast<int>(lds_floats(spec, arch)), 16);
+  Value partials = b.lds("partials", F32, static_cast<int>(lds_floats(spec, arch)), 16);
   Value tid = b.workitem_id("x");
   Value c0;
   if (field(spec, "cpl") > 1) {
@@ -158,22 +155,25 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   Values values = flatten(b, spec, sums);
   Value lane_mask = b.const_int(I32, arch.wave_size - 1);
   Value lane = b.bit_and(tid, lane_mask);
+  Value shift = b.const_int(I32, bit_length(arch.wave_size) - 1);
+  Value wave = b.lshr(tid, shift);
   auto combine = [&b](const Values& a, const Values& c) {
     Values sum;
     for (size_t k = 0; k < a.size(); ++k) sum.push_back(b.fadd(a[k], c[k]));
     return sum;
   };
-  std::string cross = str(spec, "cross");
-  values = rows_common::wave_reduce(b, arch, lane, cross, values, combine);
-  if (waves > 1) {
-    Value shift = b.const_int(I32, bit_length(arch.wave_size) - 1);
-    Value wave = b.lshr(tid, shift);
-    values = rows_common::block_reduce(b, arch, cross, lane, wave, waves, partials, values,
-                                       std::vector<double>(values.size(), 0.0), combine);
-  }
+  values = rows_common::wave_reduce(b, arch, lane, str(spec, "cross"), values, combine);
   Value zero = b.const_int(I32, 0);
-  Value first = b.icmp("eq", tid, zero);
-  b.if_then(first, [&] { store_sums(b, spec, tensors[2], {c0, r0}, values); });
+  Value first = b.icmp("eq", lane, zero);
+  b.if_then(first, [&] { write_partials(b, spec, partials, wave, values); });
+  b.barrier();
+  auto store = [&](const Value& k, const Values& /*iters*/) {
+    store_sum(b, spec, {tensors[2], partials}, {c0, r0}, k);
+    return Values{};
+  };
+  Value count = b.const_int(I32, static_cast<int64_t>(values.size()));
+  Value lanes = b.const_int(I32, block);
+  b.for_loop(tid, count, lanes, {}, store);
   return b.finish();
 }
 
@@ -263,12 +263,38 @@ Values flatten(ir::Builder& b, const nlohmann::json& spec, const Values& sums) {
   return values;
 }
 
-void store_sums(ir::Builder& b, const nlohmann::json& spec, const Value& target, const Values& origin,
-                const Values& values) {
+void write_partials(ir::Builder& b, const nlohmann::json& spec, const Value& partials, const Value& wave,
+                    const Values& values) {
+  int waves = static_cast<int>(field(spec, "block_waves"));
+  for (size_t k = 0; k < values.size(); ++k) {
+    Value slot = rows_common::partial_slot(b, waves, wave, static_cast<int>(k));
+    Value address = b.ptr_add(partials, slot, F32);
+    b.store(values[k], address, 4);
+  }
+}
+
+Value fold_waves(ir::Builder& b, const nlohmann::json& spec, const Value& partials, const Value& k) {
+  int64_t waves = field(spec, "block_waves");
+  Value first = waves > 1 ? common::mul_const(b, k, waves) : k;
+  Value address = b.ptr_add(partials, first, F32);
+  Value total = b.load(F32, address, 4);
+  for (int64_t w = 1; w < waves; ++w) {
+    Value slot = common::add_const(b, first, w);
+    Value slot_address = b.ptr_add(partials, slot, F32);
+    Value part = b.load(F32, slot_address, 4);
+    total = b.fadd(total, part);
+  }
+  return total;
+}
+
+void store_sum(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Values& origin,
+               const Value& k) {
+  const Value &target = tensors[0], &partials = tensors[1];
   const Value &c0 = origin[0], &r0 = origin[1];
-  int64_t kw = field(spec, "kw"), cpl = field(spec, "cpl");
+  int64_t cpl = field(spec, "cpl"), kw = field(spec, "kw");
   int64_t taps = field(spec, "kh") * kw;
   bool split = field(spec, "split") > 1;
+  Value total = fold_waves(b, spec, partials, k);
   Value channel_base = common::mul_const(b, c0, taps);
   Value row_base = common::mul_const(b, r0, kw);
   Value base = b.add(channel_base, row_base, {"nuw", "nsw"});
@@ -277,18 +303,24 @@ void store_sums(ir::Builder& b, const nlohmann::json& spec, const Value& target,
     Value slice_base = common::mul_const(b, slice, weight_count(spec));
     base = b.add(base, slice_base, {"nuw", "nsw"});
   }
-  ir::Type dtype = ir::scalar(str(spec, "dtype"));
-  for (size_t at = 0; at < values.size(); ++at) {
-    int64_t offset = static_cast<int64_t>(at) % cpl * taps + static_cast<int64_t>(at) / cpl;  // channel k, then tap
-    Value index = offset ? common::add_const(b, base, offset) : base;
-    if (split) {
-      Value address = b.ptr_add(target, index, F32);
-      b.store(values[at], address, 4);
-    } else {
-      Value narrow = b.fptrunc(values[at], dtype);
-      Value address = b.ptr_add(target, index, dtype);
-      b.store(narrow, address, 2);
-    }
+  Value offset = k;
+  if (cpl > 1) {  // channel k % cpl, then tap k / cpl
+    Value cpl_value = b.const_int(I32, cpl);
+    Value lane_channel = b.urem(k, cpl_value);
+    Value channel = common::mul_const(b, lane_channel, taps);
+    Value cpl_again = b.const_int(I32, cpl);
+    Value tap = b.udiv(k, cpl_again);
+    offset = b.add(channel, tap, {"nuw", "nsw"});
+  }
+  Value index = b.add(base, offset, {"nuw", "nsw"});
+  if (split) {
+    Value address = b.ptr_add(target, index, F32);
+    b.store(total, address, 4);
+  } else {
+    ir::Type dtype = ir::scalar(str(spec, "dtype"));
+    Value narrow = b.fptrunc(total, dtype);
+    Value address = b.ptr_add(target, index, dtype);
+    b.store(narrow, address, 2);
   }
 }
 

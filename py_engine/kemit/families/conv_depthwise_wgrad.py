@@ -9,12 +9,13 @@ A workgroup owns cpl adjacent channels, block_kh filter rows (all kw taps of eac
 * kw f32 accumulators per lane) and one of `split` slices of the n * Ho * Wo output positions. Its
 lanes stride over the slice: per position one cpl-wide dY load and one x load per tap, one FMA
 (a channel pair's `<2 x f32>` with cpl > 1) per tap. Then the lanes' sums are reduced across the
-wave (rows_common.wave_reduce: ds_bpermute, or DPP within rows of 16 then ds_bpermute) and, with
-more than one wave, across the waves through LDS (rows_common.block_reduce); lane 0 stores them.
+wave (rows_common.wave_reduce: ds_bpermute, or DPP within rows of 16 then ds_bpermute); lane 0 of
+each wave writes its wave's sums to LDS (partials[k * waves + wave]), and after a barrier lane k
+of the workgroup folds sum k over the waves and stores it: the stores are spread over the lanes.
 
-split 1: lane 0 writes dW (rounded to the dtype). split S > 1: it writes its f32 partials to
-ws[s, c, r, q], and the module's second kernel, `<wgrad kernel>_reduce`, folds the S partials
-into dW with one rounding.
+split 1: the lanes write dW (rounded to the dtype). split S > 1: they write the workgroup's f32
+partials to ws[s, c, r, q], and the module's second kernel, `<wgrad kernel>_reduce`, folds the S
+partials into dW with one rounding.
 
 Launch plan (`plan_module`): grid (c / cpl, kh / block_kh, split), block_waves waves; the reduce
 kernel: ceil(c * kh * kw / 256) workgroups of 256 lanes.
@@ -23,7 +24,7 @@ from ..ir.builder import Builder
 from ..ir.types import pointer, scalar
 from ..plan import Binding, Launch, Planned
 from . import conv_depthwise_common as common
-from .rows_common import CROSS, block_reduce, wave_reduce
+from .rows_common import CROSS, partial_slot, wave_reduce
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "conv_depthwise_wgrad"
@@ -120,9 +121,8 @@ def accumulator_count(spec):
 
 
 def lds_floats(spec, arch):
-    """block_reduce's partials: every sum of every wave (none with one wave)."""
-    waves = spec["block_waves"]
-    return accumulator_count(spec) * waves if waves > 1 else 0
+    """The partials in LDS: every sum of every wave."""
+    return accumulator_count(spec) * spec["block_waves"]
 
 
 def build(spec, arch):
@@ -132,21 +132,23 @@ def build(spec, arch):
     b.attr("flat_work_group_size", f"1,{block}")
     out = "ws" if spec["split"] > 1 else "dw"
     x, dy, target = common.tensor_params(b, ("x", "dy", out))
-    partials = b.lds("partials", F32, lds_floats(spec, arch), 16) if spec["block_waves"] > 1 else None
+    partials = b.lds("partials", F32, lds_floats(spec, arch), 16)
     tid = b.workitem_id("x")
     c0 = common.mul_const(b, b.workgroup_id("x"), spec["cpl"]) if spec["cpl"] > 1 else b.workgroup_id("x")
     r0 = common.mul_const(b, b.workgroup_id("y"), spec["block_kh"])
     sums = lane_sums(b, spec, (x, dy), (tid, c0, r0), block)
     values = flatten(b, spec, sums)
     lane = b.bit_and(tid, b.const_int(I32, arch.wave_size - 1))
-    combine = lambda a, c: [b.fadd(u, v) for u, v in zip(a, c)]
-    values = wave_reduce(b, arch, lane, spec["cross"], values, combine)
-    if partials is not None:
-        wave = b.lshr(tid, b.const_int(I32, arch.wave_size.bit_length() - 1))
-        values = block_reduce(b, arch, spec["cross"], lane, wave, spec["block_waves"], partials, values,
-                              [0.0] * len(values), combine)
-    first = b.icmp("eq", tid, b.const_int(I32, 0))
-    b.if_then(first, lambda: store_sums(b, spec, target, (c0, r0), values))
+    wave = b.lshr(tid, b.const_int(I32, arch.wave_size.bit_length() - 1))
+    values = wave_reduce(b, arch, lane, spec["cross"], values, lambda a, c: [b.fadd(u, v) for u, v in zip(a, c)])
+    b.if_then(b.icmp("eq", lane, b.const_int(I32, 0)), lambda: write_partials(b, spec, partials, wave, values))
+    b.barrier()
+
+    def store(k, iters):
+        store_sum(b, spec, (target, partials), (c0, r0), k)
+        return []
+
+    b.for_loop(tid, b.const_int(I32, len(values)), b.const_int(I32, block), [], store)
     return b.finish()
 
 
@@ -219,21 +221,43 @@ def flatten(b, spec, sums):
     return values
 
 
-def store_sums(b, spec, target, origin, values):
-    """dW[c0 + k, r0 + i, q] (rounded), or with split > 1 ws[s, c0 + k, r0 + i, q] (f32), for every sum."""
+def write_partials(b, spec, partials, wave, values):
+    """Lane 0 of each wave: partials[k * waves + wave] = its wave's sum k."""
+    for k, value in enumerate(values):
+        b.store(value, b.ptr_add(partials, partial_slot(b, spec["block_waves"], wave, k), F32), 4)
+
+
+def fold_waves(b, spec, partials, k):
+    """Sum k of the workgroup: the waves' partials[k * waves + w], in wave order."""
+    waves = spec["block_waves"]
+    first = common.mul_const(b, k, waves) if waves > 1 else k
+    total = b.load(F32, b.ptr_add(partials, first, F32), 4)
+    for w in range(1, waves):
+        total = b.fadd(total, b.load(F32, b.ptr_add(partials, common.add_const(b, first, w), F32), 4))
+    return total
+
+
+def store_sum(b, spec, tensors, origin, k):
+    """Sum k (row i, tap q, channel j in flatten's order) to dW[c0 + j, r0 + i, q] (rounded), or with
+    split > 1 to ws[s, c0 + j, r0 + i, q] (f32): lane k of the workgroup (and k + block, ...)."""
+    target, partials = tensors
     c0, r0 = origin
-    taps = spec["kh"] * spec["kw"]
+    cpl, taps = spec["cpl"], spec["kh"] * spec["kw"]
+    total = fold_waves(b, spec, partials, k)
     base = b.add(common.mul_const(b, c0, taps), common.mul_const(b, r0, spec["kw"]), ("nuw", "nsw"))
     if spec["split"] > 1:
         base = b.add(base, common.mul_const(b, b.workgroup_id("z"), weight_count(spec)), ("nuw", "nsw"))
-    dtype = scalar(spec["dtype"])
-    for at, value in enumerate(values):
-        offset = at % spec["cpl"] * taps + at // spec["cpl"]  # channel k, then tap i * kw + q
-        index = common.add_const(b, base, offset) if offset else base
-        if spec["split"] > 1:
-            b.store(value, b.ptr_add(target, index, F32), 4)
-        else:
-            b.store(b.fptrunc(value, dtype), b.ptr_add(target, index, dtype), 2)
+    if cpl > 1:  # channel k % cpl, then tap k / cpl
+        channel = common.mul_const(b, b.urem(k, b.const_int(I32, cpl)), taps)
+        offset = b.add(channel, b.udiv(k, b.const_int(I32, cpl)), ("nuw", "nsw"))
+    else:
+        offset = k
+    index = b.add(base, offset, ("nuw", "nsw"))
+    if spec["split"] > 1:
+        b.store(total, b.ptr_add(target, index, F32), 4)
+    else:
+        dtype = scalar(spec["dtype"])
+        b.store(b.fptrunc(total, dtype), b.ptr_add(target, index, dtype), 2)
 
 
 def build_reduce(spec, arch):

@@ -3,8 +3,9 @@
 //
 // dW[c, r, q] = sum over n, ho, wo of dY[n, ho, wo, c] * x[n, ho * stride - pad + r, wo * stride - pad_w + q, c].
 // A workgroup owns cpl channels, block_kh filter rows and one of `split` slices of the output
-// positions; its lanes' sums are reduced across the wave and the waves (rows_common), and lane 0
-// stores dW, or with split > 1 f32 partials that `<wgrad kernel>_reduce` folds into dW.
+// positions; its lanes' sums are reduced across the wave (rows_common) and, through LDS, the
+// waves, and lane k stores sum k: dW, or with split > 1 f32 partials that `<wgrad kernel>_reduce`
+// folds into dW.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -47,7 +48,7 @@ plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, 
 std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch);
 // The f32 sums of one lane: cpl channels of block_kh * kw taps.
 int64_t accumulator_count(const nlohmann::json& spec);
-// block_reduce's partials: every sum of every wave (none with one wave).
+// The partials in LDS: every sum of every wave.
 int64_t lds_floats(const nlohmann::json& spec, const target::Arch& arch);
 // The wgrad kernel: params x, dy, then dw (split 1) or ws (split > 1).
 ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
@@ -61,9 +62,16 @@ Values position_step(ir::Builder& b, const nlohmann::json& spec, const Values& t
 ir::Value input_origin(ir::Builder& b, const ir::Value& v, int64_t stride, int64_t pad);
 // The sums as f32 values, in the order (row i, tap q, channel k).
 Values flatten(ir::Builder& b, const nlohmann::json& spec, const Values& sums);
-// dW[c0 + k, r0 + i, q] (rounded), or with split > 1 ws[s, c0 + k, r0 + i, q] (f32), for every sum.
-void store_sums(ir::Builder& b, const nlohmann::json& spec, const ir::Value& target, const Values& origin,
-                const Values& values);
+// Lane 0 of each wave: partials[k * waves + wave] = its wave's sum k.
+void write_partials(ir::Builder& b, const nlohmann::json& spec, const ir::Value& partials, const ir::Value& wave,
+                    const Values& values);
+// Sum k of the workgroup: the waves' partials[k * waves + w], in wave order.
+ir::Value fold_waves(ir::Builder& b, const nlohmann::json& spec, const ir::Value& partials, const ir::Value& k);
+// Sum k (row i, tap q, channel j in flatten's order) to dW[c0 + j, r0 + i, q] (rounded), or with
+// split > 1 to ws[s, c0 + j, r0 + i, q] (f32): lane k of the workgroup (and k + block, ...).
+// tensors: (target, partials); origin: (c0, r0).
+void store_sum(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Values& origin,
+               const ir::Value& k);
 // The reduce kernel: dw[i] = round(sum over s of ws[s * c * kh * kw + i]).
 ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch);
 
