@@ -17,7 +17,8 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import attention_fwd, conv_depthwise_tiled, norm_rows, rows_common, scan_rows, softmax_rows
+from kemit.families import attention_fwd, conv_depthwise_tiled, conv_depthwise_wgrad, norm_rows, rows_common
+from kemit.families import scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
 from kemit.plan import BUFFER_RANGE
@@ -158,6 +159,33 @@ def one_key_too_many(monkeypatch):
     monkeypatch.setattr(attention_fwd, "attention_context", attention_context)
 
 
+def weight_sums_without_the_last_wave(monkeypatch):
+    """conv_depthwise_wgrad: folding the waves' partials stops one wave short, so the last wave's
+    share of the positions is lost."""
+    common, f32 = conv_depthwise_wgrad.common, conv_depthwise_wgrad.F32
+
+    def fold_waves(b, spec, partials, k):
+        first = common.mul_const(b, k, spec["block_waves"])
+        total = b.load(f32, b.ptr_add(partials, first, f32), 4)
+        for w in range(1, spec["block_waves"] - 1):
+            total = b.fadd(total, b.load(f32, b.ptr_add(partials, common.add_const(b, first, w), f32), 4))
+        return total
+
+    monkeypatch.setattr(conv_depthwise_wgrad, "fold_waves", fold_waves)
+
+
+def positions_lost_between_splits(monkeypatch):
+    """conv_depthwise_wgrad: each split's slice of the positions is one short, so the slices
+    together miss the last `split` positions of the batch."""
+    original = conv_depthwise_wgrad.positions
+
+    def positions(spec):
+        total, per_split = original(spec)
+        return total, per_split - 1
+
+    monkeypatch.setattr(conv_depthwise_wgrad, "positions", positions)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
@@ -169,6 +197,8 @@ MUTATIONS = [
     ("attention_fwd", 3, accumulator_not_rescaled),    # f16 causal, mfma_32x32x8, 4 key tiles of 32
     ("attention_fwd", 2, one_key_too_many),            # f16, a partial second key tile of 35 keys
     ("attention_fwd", 19, one_key_too_many),           # f16 causal, wmma_16x16x16 on wave32
+    ("conv_depthwise_wgrad", 1, weight_sums_without_the_last_wave),  # f16 3x3, 4 waves, wave64
+    ("conv_depthwise_wgrad", 11, positions_lost_between_splits),  # f16 3x3 stride 2, cpl 4, split 8, dpp
 ]
 
 

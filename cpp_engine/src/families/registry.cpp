@@ -7,6 +7,7 @@
 #include "kemit/families/attention_fwd.h"
 #include "kemit/families/conv_depthwise_dgrad_stream.h"
 #include "kemit/families/conv_depthwise_tiled.h"
+#include "kemit/families/conv_depthwise_wgrad.h"
 #include "kemit/families/conv_fwd_lds_halo.h"
 #include "kemit/families/elementwise.h"
 #include "kemit/families/gemm_epilogue.h"
@@ -28,6 +29,9 @@ const std::vector<Family>& FAMILIES() {
        conv_depthwise_dgrad_stream::build},
       {conv_depthwise_tiled::FAMILY, conv_depthwise_tiled::parse_spec, conv_depthwise_tiled::kernel_name,
        conv_depthwise_tiled::validate, conv_depthwise_tiled::build},
+      {conv_depthwise_wgrad::FAMILY, conv_depthwise_wgrad::parse_spec, conv_depthwise_wgrad::kernel_name,
+       conv_depthwise_wgrad::validate, conv_depthwise_wgrad::build, nullptr, conv_depthwise_wgrad::build_module,
+       conv_depthwise_wgrad::plan_module},
       {conv_fwd_lds_halo::FAMILY, conv_fwd_lds_halo::parse_spec, conv_fwd_lds_halo::kernel_name,
        conv_fwd_lds_halo::validate,
        [](const nlohmann::json& spec, const target::Arch& arch) { return conv_fwd_lds_halo::build(spec, arch); },

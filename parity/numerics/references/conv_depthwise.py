@@ -7,6 +7,9 @@ dgrad(dy, wt, h, w, stride, pad, pad_w)
 dgrad_rotated(dy, wt, h, w, pad, pad_w)
     stride 1 only: the forward correlation of dy with the filter rotated by 180 degrees at padding
     kh-1-pad rows and kw-1-pad_w columns (the way conv_depthwise_tiled's dgrad mode computes it)
+wgrad(x, dy, kh, kw, stride, pad, pad_w)
+    dw[c, kh, kw] = sum over n, ho, wo of dy[n, ho, wo, c] * x[n, ho*s - pad + kh, wo*s - pad_w + kw, c]
+    (zero outside x; the weight gradient conv_depthwise_wgrad computes)
 pad_w = -1 means "same as pad", as in the specs.
 """
 import numpy as np
@@ -63,3 +66,18 @@ def dgrad_rotated(dy, wt, h, w, pad=0, pad_w=-1):
     dx = forward(dy, rotated_filter(wt), 1, kh - 1 - pad, kw - 1 - pad_w)
     assert dx.shape[1:3] == (h, w), (dx.shape, h, w)
     return dx
+
+
+def wgrad(x, dy, kh, kw, stride=1, pad=0, pad_w=-1):
+    """Each tap's weight gradient: the padded input window under every output, times dy, summed."""
+    n, h, w, c = x.shape
+    _, ho, wo, _ = dy.shape
+    pad_w = column_padding(pad, pad_w)
+    padded = np.zeros((n, h + 2 * pad, w + 2 * pad_w, c))
+    padded[:, pad:pad + h, pad_w:pad_w + w, :] = x
+    dw = np.zeros((c, kh, kw))
+    for r in range(kh):
+        for q in range(kw):
+            window = padded[:, r:r + stride * (ho - 1) + 1:stride, q:q + stride * (wo - 1) + 1:stride, :]
+            dw[:, r, q] = (window * dy).sum(axis=(0, 1, 2))
+    return dw

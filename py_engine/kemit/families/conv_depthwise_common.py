@@ -1,4 +1,5 @@
-"""Pieces shared by the depthwise convolution families (conv_depthwise_dgrad_stream, conv_depthwise_tiled).
+"""Pieces shared by the depthwise convolution families (conv_depthwise_dgrad_stream, conv_depthwise_tiled,
+conv_depthwise_wgrad).
 
 Tensors are NHWC, with one filter per channel stored as Wt[c, kh, kw]; f16 or bf16 in memory,
 f32 accumulation. A lane owns `cpl` adjacent channels: their values load and store as one

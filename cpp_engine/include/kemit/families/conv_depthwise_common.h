@@ -1,5 +1,5 @@
 // Pieces shared by the depthwise convolution families (conv_depthwise_dgrad_stream,
-// conv_depthwise_tiled). Mirrors py_engine/kemit/families/conv_depthwise_common.py.
+// conv_depthwise_tiled, conv_depthwise_wgrad). Mirrors py_engine/kemit/families/conv_depthwise_common.py.
 //
 // Tensors are NHWC, with one filter per channel stored as Wt[c, kh, kw]; f16 or bf16 in memory,
 // f32 accumulation. A lane owns `cpl` adjacent channels: their values load and store as one
