@@ -176,9 +176,14 @@ nlohmann::json emit_request(const std::string& family, const ParityConfig& confi
 
 ConfigResult compare_config(const ParityConfig& config, const std::vector<Answer>& answers,
                             const CompareContext& context) {
+  return compare_config(config, answers.at(0), answers.at(1), context);
+}
+
+ConfigResult compare_config(const ParityConfig& config, const Answer& left, const Answer& right,
+                            const CompareContext& context) {
   Judge judge{config, context, {}};
-  for (size_t side = 0; side < 2; ++side)
-    judge.sides.push_back(decode_answer(answers.at(side), context.engine_names.at(side), context.flavors));
+  judge.sides.push_back(decode_answer(left, context.engine_names.at(0), context.flavors));
+  judge.sides.push_back(decode_answer(right, context.engine_names.at(1), context.flavors));
   ConfigResult result;
   result.id = config.id;
   result.expect = config.expect;

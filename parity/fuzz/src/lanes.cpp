@@ -121,8 +121,8 @@ std::vector<SpecResult> FuzzLanes::judge(const std::vector<DrawnSpec>& specs, co
     // The fuzzer has no expectation of its own: the reference engine's decision stands in for
     // it, so only a disagreement between the engines (or a crash) fails.
     result.reference_accepts = status_ok(answers[0][i]);
-    result.parity = driver::compare_config(as_config(specs[i], result.reference_accepts),
-                                           {answers[0][i], answers[1][i]}, context);
+    result.parity = driver::compare_config(as_config(specs[i], result.reference_accepts), answers[0][i],
+                                           answers[1][i], context);
     result.validated = result.parity.validated;
     for (const auto& section : result.parity.sections)
       if (driver::verdict_fails(section.verdict))

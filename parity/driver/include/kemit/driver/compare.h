@@ -50,5 +50,8 @@ nlohmann::json emit_request(const std::string& family, const ParityConfig& confi
 // Judges one config from both engines' answers (answers[i] belongs to context.engine_names[i]).
 ConfigResult compare_config(const ParityConfig& config, const std::vector<Answer>& answers,
                             const CompareContext& context);
+// The same, the two answers apart (no copy of them: an answer holds every emitted text).
+ConfigResult compare_config(const ParityConfig& config, const Answer& left, const Answer& right,
+                            const CompareContext& context);
 
 }  // namespace kemit::driver
