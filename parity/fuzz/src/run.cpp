@@ -65,6 +65,7 @@ void tally_one(RunTally& tally, const DrawnSpec& drawn, const SpecResult& result
   family.modules += result.modules_checked;
   family.numerics_ok += result.numerics == "NUMERIC_OK";
   family.numerics_skipped += result.numerics == "SKIPPED";
+  if (result.numerics == "SKIPPED") tally.skipped.push_back({drawn, "numerics", result.skip_reason});
   auto failed_in = [&](const char* lane) {
     return std::any_of(result.failures.begin(), result.failures.end(), [&](const Failure& f) { return f.lane == lane; });
   };
