@@ -3,10 +3,17 @@ the numbered configs, measured side by side in one run (bench/README.md "fuzz/")
 
     /usr/bin/python3 bench/fuzz/run.py [--build build] [--specs 3000] [--numerics-specs 300] [--json out.json]
 
+On a shared machine run it at a low priority (`nice -n 15`) and read the CPU figures; the wall
+figures, the cores kept busy and the jobs comparison mean something only on a quiet machine.
+
 Each figure is wall and CPU (user + sys of the tool and its workers, from getrusage of the
 children): on a shared machine wall time carries the neighbours, CPU time does not.
 
-1. parity only: `kemit_fuzz --no-llvm --budget N` -> specs/s.
+1. parity only: `kemit_fuzz --no-llvm --budget N` at the default --jobs (one worker per engine and
+   core) and at --jobs 1 -> specs/s wall and per CPU second, the share of the cores the run kept
+   busy (CPU / (wall x cores)), and the ceiling on idle cores (cores x specs per CPU second: every
+   core busy with this run alone). The load average before and after each run is printed with it:
+   wall figures carry the neighbours.
 2. LLVM lane (parse + verify): `kemit_fuzz --budget N` minus (1), per module, against
    `check_llvm --no-codegen --no-cache` over every numbered config, per module.
 3. numerics: `kemit_fuzz --no-llvm --numerics --budget M` minus the same run without numerics, per
@@ -52,6 +59,24 @@ def fuzz_run(build, budget, *flags):
         with open(path, encoding="utf-8") as handle:
             report = json.load(handle)
     return wall, cpu, report
+
+
+def parity_throughput(build, budget, jobs):
+    """One parity-only run: its figures, with the load average (1 min) before and after it."""
+    flags = ["--no-llvm"] + (["--jobs", str(jobs)] if jobs else [])
+    load_before = os.getloadavg()[0]
+    wall, cpu, report = fuzz_run(build, budget, *flags)
+    cores = os.cpu_count()
+    figures = {"jobs": jobs or cores, "specs": report["specs"], "wall": wall, "cpu": cpu,
+               "specs_per_s_wall": report["specs"] / wall, "specs_per_cpu_s": report["specs"] / cpu,
+               "cores_busy": cpu / (wall * cores), "ceiling_specs_per_s": cores * report["specs"] / cpu,
+               "load_before": load_before, "load_after": os.getloadavg()[0]}
+    print(f"kemit_fuzz parity only, --jobs {figures['jobs']}: {figures['specs']} specs in {wall:.2f} s wall, "
+          f"{cpu:.2f} s CPU: {figures['specs_per_s_wall']:.0f} specs/s wall, {figures['specs_per_cpu_s']:.0f} specs "
+          f"per CPU second, {100 * figures['cores_busy']:.0f}% of {cores} cores busy, ceiling on idle cores "
+          f"{figures['ceiling_specs_per_s']:.0f} specs/s (load average {load_before:.1f} before, "
+          f"{figures['load_after']:.1f} after)")
+    return (wall, cpu, report), figures
 
 
 def cpu_split(build, budget):
@@ -116,23 +141,31 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--specs", type=int, default=3000)
     parser.add_argument("--numerics-specs", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="runs of each side of the LLVM and numerics rows; the cheapest (CPU) counts")
     parser.add_argument("--json")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     results = {"cores": os.cpu_count(), "load_before": os.getloadavg()[0]}
 
-    parity = fuzz_run(build, args.specs, "--no-llvm")
-    with_llvm = fuzz_run(build, args.specs)
-    small_parity = fuzz_run(build, args.numerics_specs, "--no-llvm")
-    with_numerics = fuzz_run(build, args.numerics_specs, "--no-llvm", "--numerics")
+    parity, results["parity_default_jobs"] = parity_throughput(build, args.specs, 0)
+    _, results["parity_jobs_1"] = parity_throughput(build, args.specs, 1)
+    # The lane rows subtract a run without the lane from one with it: each side is the cheapest of
+    # --repeats runs (a neighbour only ever adds CPU time), alternating, so a busy moment does not
+    # land on one side only.
+    lane_parity, with_llvm, small_parity, with_numerics = [], [], [], []
+    for _ in range(args.repeats):
+        lane_parity.append(fuzz_run(build, args.specs, "--no-llvm"))
+        with_llvm.append(fuzz_run(build, args.specs))
+        small_parity.append(fuzz_run(build, args.numerics_specs, "--no-llvm"))
+        with_numerics.append(fuzz_run(build, args.numerics_specs, "--no-llvm", "--numerics"))
+    lane_parity, with_llvm, small_parity, with_numerics = (min(runs, key=lambda run: run[1]) for runs in
+                                                           (lane_parity, with_llvm, small_parity, with_numerics))
     gate = timed([os.path.join(build, "parity", "check_byte_identity")])
     lane = numbered_llvm(build)
     numerics = numbered_numerics(build)
 
     specs = parity[2]["specs"]
-    print(f"kemit_fuzz parity only: {specs} specs in {parity[0]:.2f} s wall, {parity[1]:.2f} s CPU: "
-          f"{specs / parity[0]:.0f} specs/s wall, {specs / parity[1]:.0f} specs/s per CPU second "
-          f"(load average before: {results['load_before']:.1f})")
     results["parity_specs_per_s_wall"] = specs / parity[0]
     results["parity_specs_per_cpu_s"] = specs / parity[1]
     split = cpu_split(build, args.specs)
@@ -145,7 +178,7 @@ def main():
                             "spec or config")
     modules = total(with_llvm[2], "modules")
     lane_modules = lane[2]
-    results["llvm"] = row("LLVM parse + verify", ((with_llvm[0] - parity[0]) / modules, (with_llvm[1] - parity[1]) / modules),
+    results["llvm"] = row("LLVM parse + verify", ((with_llvm[0] - lane_parity[0]) / modules, (with_llvm[1] - lane_parity[1]) / modules),
                           (lane[0] / lane_modules, lane[1] / lane_modules), "module")
     ran = total(with_numerics[2], "numerics_ok")
     results["numerics"] = row("numerics", ((with_numerics[0] - small_parity[0]) / ran, (with_numerics[1] - small_parity[1]) / ran),

@@ -71,6 +71,36 @@ TEST(AnswerLine, DeepNestingIsRefusedBeforeATreeIsBuilt) {
   EXPECT_EQ(parsed["id"], 3);
 }
 
+// The plain fast path skips the limit scan for the lines it takes, so it must take none past the
+// limit: 64 containers inside one another are fine, 65 are refused as the scan refuses them.
+TEST(AnswerLine, ThePlainPathStopsAtTheDepthLimit) {
+  nlohmann::json parsed;
+  auto nested = [](size_t arrays) { return "{\"id\": " + std::string(arrays, '[') + std::string(arrays, ']') + "}"; };
+  EXPECT_EQ(driver::parse_answer_line(nested(63), parsed), "");  // the object is the 64th level
+  EXPECT_EQ(driver::parse_answer_line(nested(64), parsed),
+            "breaks an input limit (nesting deeper than the input limit of 64 levels)");
+  EXPECT_TRUE(parsed.is_null());
+}
+
+// The plain path scans strings eight bytes at a time: a quote, an escape, a control byte or a
+// non-ASCII byte at any position of a word decodes (or fails) as nlohmann decides.
+TEST(AnswerLine, StringsDecodeAsNlohmannDecodesThem) {
+  const std::vector<std::string> specials = {"\\\"", "\\\\", "\\n", "\\u00e9", "\xc3\xa9", "\\/", "\t", "\x7f"};
+  for (const auto& special : specials)
+    for (size_t at = 0; at < 19; ++at) {
+      std::string text = std::string(at, 'a') + special + std::string(19 - at, 'b');
+      std::string line = "{\"id\": 1, \"ll\": {\"t\": \"" + text + "\"}, \"" + text + "\": 2}";
+      nlohmann::json parsed, expected = nlohmann::json::parse(line, nullptr, false);
+      std::string problem = driver::parse_answer_line(line, parsed);
+      if (expected.is_discarded()) {
+        EXPECT_EQ(problem, "is not a JSON object") << line;
+      } else {
+        EXPECT_EQ(problem, "") << line;
+        EXPECT_EQ(parsed, expected) << line;
+      }
+    }
+}
+
 std::string shard_error(const std::string& text, const std::string& label = "golden/shards/conv.json") {
   try {
     golden::parse_shard(text, label);

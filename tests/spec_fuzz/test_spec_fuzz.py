@@ -1,6 +1,8 @@
 """kemit_fuzz end to end (docs/fuzz.md): the domain check passes on the numbered configs and fails
-on configs outside their domain; a fixed seed gives the same run twice; a divergence planted in
-one engine, in a region no numbered config covers, is found, shrunk and promoted; bad input exits 2.
+on configs outside their domain; a fixed seed gives the same run twice, and the same report with
+any number of workers and any batch size; a worker that crashes fails only its spec; a divergence
+planted in one engine, in a region no numbered config covers, is found, shrunk and promoted; every
+skipped spec carries its reason into every report; bad input exits 2.
 
 Run by ctest (test `spec_fuzz.cli`) with KEMIT_BUILD_DIR set to the build directory.
 """
@@ -9,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 
@@ -27,7 +30,7 @@ def fuzz(*args, timeout=300):
 
 def without_timings(report):
     """The report less what differs between two runs of one seed: times, and the report file's name."""
-    varying = ("wall_seconds", "cpu_seconds", "duration_seconds", "started", "repro")
+    varying = ("wall_seconds", "cpu_seconds", "duration_seconds", "started", "repro", "run_key")
     return {key: value for key, value in report.items() if key not in varying}
 
 
@@ -58,6 +61,76 @@ def test_a_seed_reproduces_the_run(tmp_path):
     assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 13
     assert reports[0]["summary"]["result"] == "GREEN" and reports[0]["lane"] == "fuzz"
     assert {row["section"] for row in reports[0]["summary"]["rows"]} == {"parity"}
+
+
+def test_the_report_is_the_same_whatever_the_workers_and_batches(tmp_path):
+    """--jobs and --batch change how the specs are spread over workers and round trips, never
+    which specs are drawn or what is reported (parity and the LLVM lane)."""
+    reports = []
+    for jobs, batch in (("1", "512"), ("3", "40")):
+        path = tmp_path / f"jobs{jobs}.json"
+        run = fuzz("--seed", "99", "--budget", "150", "--jobs", jobs, "--batch", batch, "--json", str(path))
+        assert run.returncode == 0, run.stdout + run.stderr
+        reports.append(without_timings(json.loads(path.read_text())))
+    assert reports[0] == reports[1]
+    assert {row["section"] for row in reports[0]["summary"]["rows"]} == {"parity", "llvm"}
+    assert sum(family["modules"] for family in reports[0]["families"].values()) > 0
+
+
+def crash_summary(report):
+    """What a run with crashes must repeat: the counts and each failure's spec and verdict (the
+    crash detail names the worker and its pid, which differ)."""
+    failures = [(f["family"], f["index"], f["lane"], f["verdict"], f["section"]) for f in report["failures"]]
+    return {key: report[key] for key in ("specs", "failing_specs", "families", "draws", "domain_agrees")}, failures
+
+
+def test_a_crashing_worker_fails_only_its_spec_with_several_workers(tmp_path):
+    """The planted engine dies on reduce_rows specs with rows_per_block 3: with three workers per
+    engine each such spec is a CRASH, the worker is respawned, the specs it held are re-sent, and
+    the run reports exactly what one worker reports."""
+    summaries = []
+    for jobs in ("1", "3"):
+        path = tmp_path / f"jobs{jobs}.json"
+        run = fuzz("--only", "reduce_rows", "--seed", "7", "--budget", "300", "--no-llvm", "--jobs", jobs,
+                   "--py-cmd", PLANTED + " --crash", "--max-shrinks", "0", "--json", str(path))
+        assert run.returncode == 1, run.stdout + run.stderr
+        report = json.loads(path.read_text())
+        assert [(f["lane"], f["verdict"]) for f in report["failures"]] == [("parity", "CRASH")]
+        assert "closed its output" in report["failures"][0]["detail"]
+        assert report["failures"][0]["spec"]["rows_per_block"] == 3
+        summaries.append(crash_summary(report))
+    assert summaries[0] == summaries[1]
+    counts = summaries[0][0]
+    assert counts["specs"] == 300 and 0 < counts["failing_specs"] < 300
+    assert counts["families"]["reduce_rows"]["failed"] == counts["failing_specs"]
+
+
+def test_every_skipped_spec_carries_its_reason_into_every_report(tmp_path):
+    """The planted numerics worker skips reduce_rows specs with cols over 4096, with a reason: the
+    text lists them, the JSON's `skipped` and the shared cases hold each one, JUnit marks each
+    <skipped> with the reason."""
+    numerics = f"{sys.executable} {os.path.join(HERE, 'fixtures', 'planted_numerics.py')}"
+    report_path, junit_path = tmp_path / "r.json", tmp_path / "r.xml"
+    run = fuzz("--only", "reduce_rows", "--seed", "7", "--budget", "300", "--no-llvm", "--numerics",
+               "--numerics-cmd", numerics, "--max-shrinks", "0", "--json", str(report_path), "--junit", str(junit_path))
+    assert run.returncode == 1, run.stdout + run.stderr  # the planted wrong number
+    report = json.loads(report_path.read_text())
+    skipped = report["skipped"]
+    assert skipped and len(skipped) == report["families"]["reduce_rows"]["numerics_skipped"]
+    for skip in skipped:
+        assert skip["lane"] == "numerics" and skip["spec"]["cols"] > 4096
+        assert skip["reason"] == f"too large to run: cols {skip['spec']['cols']} (planted)"
+    cases = [c for c in report["summary"]["cases"] if c["outcome"] == "skipped"]
+    assert [(c["name"], c["message"]) for c in cases] == \
+        [(f"reduce_rows:{s['index']}@numerics", "SKIPPED: " + s["reason"]) for s in skipped]
+    junit = ElementTree.parse(junit_path).getroot()
+    marks = [(case.get("name"), case.find("skipped").get("message")) for case in junit.iter("testcase")
+             if case.find("skipped") is not None]
+    assert marks == [(c["name"], c["message"]) for c in cases]
+    assert f"{len(skipped)} spec(s) skipped, not passed:" in run.stdout
+    first = skipped[0]
+    assert f"SKIP reduce_rows spec {first['index']} [numerics] arch {first['arch']}" in run.stdout
+    assert first["reason"] in run.stdout
 
 
 def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):

@@ -49,7 +49,7 @@ struct Judge {
 };
 
 // Engine text echoed into a verdict's detail is cut at the echo limit (the cut says how much).
-std::string quoted(const std::string& text) {
+std::string json_quoted(std::string_view text) {
   return nlohmann::json(limits::cut_text(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -80,15 +80,15 @@ ConfigResult judge_validation_refusal(const Judge& judge, ConfigResult result) {
   if (left.kind != right.kind) {
     size_t refusing = left.kind == Kind::rejected ? 0 : 1;
     verdict = Verdict::asymmetric;
-    detail = judge.name(refusing) + " refuses the spec: " + quoted(judge.sides[refusing].reason) + "\n" +
-             judge.name(1 - refusing) + " emits kernel " + quoted(judge.sides[1 - refusing].kernel_name);
+    detail = judge.name(refusing) + " refuses the spec: " + json_quoted(judge.sides[refusing].reason) + "\n" +
+             judge.name(1 - refusing) + " emits kernel " + json_quoted(judge.sides[1 - refusing].kernel_name);
   } else if (left.reason != right.reason) {
     verdict = Verdict::reason_differs;
-    detail = "the refusal reasons differ:\n  " + judge.name(0) + ": " + quoted(left.reason) + "\n  " + judge.name(1) +
-             ": " + quoted(right.reason);
+    detail = "the refusal reasons differ:\n  " + judge.name(0) + ": " + json_quoted(left.reason) + "\n  " + judge.name(1) +
+             ": " + json_quoted(right.reason);
   } else if (judge.config.expect == Expect::emit) {
     verdict = Verdict::expectation_failed;
-    detail = "expect is \"emit\" but both engines refuse the spec: " + quoted(left.reason) +
+    detail = "expect is \"emit\" but both engines refuse the spec: " + json_quoted(left.reason) +
              "\nfix the engines, or set expect to \"reject\" if the refusal is intended";
   }
   for (const auto& section : judge.sections()) {
@@ -104,13 +104,15 @@ ConfigResult judge_validation_refusal(const Judge& judge, ConfigResult result) {
   return result;
 }
 
-SectionResult compare_texts(const Judge& judge, const std::string& section, const std::string& left,
-                            const std::string& right, std::string prefix) {
+SectionResult compare_texts(const Judge& judge, const std::string& section, std::string_view left,
+                            std::string_view right, std::string prefix) {
   SectionResult entry = judge.blank(section);
-  entry.sha256 = {sha256_hex(left), sha256_hex(right)};
-  bool same = left == right && prefix.empty();
+  if (judge.context.digests) entry.sha256 = {sha256_hex(left), sha256_hex(right)};
+  bool equal = left == right;  // once: the texts are tens of kB
+  bool same = equal && prefix.empty();
   entry.verdict = same ? Verdict::identical : Verdict::mismatch;
-  if (left != right) prefix += describe_text_difference(left, right, judge.name(0), judge.name(1));
+  if (!equal)
+    prefix += describe_text_difference(std::string(left), std::string(right), judge.name(0), judge.name(1));
   if (!same) {
     entry.detail = prefix;
     judge.set_repro(entry, section);
@@ -122,12 +124,12 @@ SectionResult compare_canonical(const Judge& judge) {
   const DecodedAnswer &left = judge.sides[0], &right = judge.sides[1];
   std::string names;
   if (left.kernel_name != right.kernel_name)
-    names = "kernel names differ: " + judge.name(0) + " " + quoted(left.kernel_name) + ", " + judge.name(1) + " " +
-            quoted(right.kernel_name) + "\n";
+    names = "kernel names differ: " + judge.name(0) + " " + json_quoted(left.kernel_name) + ", " + judge.name(1) + " " +
+            json_quoted(right.kernel_name) + "\n";
   SectionResult entry = compare_texts(judge, "canonical", left.canonical, right.canonical, names);
   if (entry.verdict == Verdict::identical && judge.config.expect == Expect::reject) {
     entry.verdict = Verdict::expectation_failed;
-    entry.detail = "expect is \"reject\" but both engines emit kernel " + quoted(left.kernel_name) +
+    entry.detail = "expect is \"reject\" but both engines emit kernel " + json_quoted(left.kernel_name) +
                    "\nfix the engines' validation, or set expect to \"emit\" if emitting is intended";
     judge.set_repro(entry, "canonical");
   }
@@ -142,7 +144,7 @@ SectionResult compare_flavor(const Judge& judge, const std::string& flavor) {
   for (size_t side = 0; side < 2; ++side) {
     const DecodedSection& mine = side == 0 ? left : right;
     if (mine.rejected) entry.refusal[side] = mine.content;
-    else entry.sha256[side] = sha256_hex(mine.content);
+    else if (judge.context.digests) entry.sha256[side] = sha256_hex(mine.content);
   }
   if (left.rejected && right.rejected && left.content == right.content) {
     entry.verdict = Verdict::both_rejected;
@@ -151,13 +153,13 @@ SectionResult compare_flavor(const Judge& judge, const std::string& flavor) {
   }
   if (left.rejected && right.rejected) {
     entry.verdict = Verdict::reason_differs;
-    entry.detail = "the " + flavor + " gate reasons differ:\n  " + judge.name(0) + ": " + quoted(left.content) +
-                   "\n  " + judge.name(1) + ": " + quoted(right.content);
+    entry.detail = "the " + flavor + " gate reasons differ:\n  " + judge.name(0) + ": " + json_quoted(left.content) +
+                   "\n  " + judge.name(1) + ": " + json_quoted(right.content);
   } else {
     size_t refusing = left.rejected ? 0 : 1;
     entry.verdict = Verdict::asymmetric;
     entry.detail = judge.name(refusing) + " refuses at the " + flavor + " gate: " +
-                   quoted((refusing == 0 ? left : right).content) + "\n" + judge.name(1 - refusing) + " emits " +
+                   json_quoted((refusing == 0 ? left : right).content) + "\n" + judge.name(1 - refusing) + " emits " +
                    std::to_string((refusing == 0 ? right : left).content.size()) + " bytes";
   }
   judge.set_repro(entry, flavor);
@@ -174,9 +176,14 @@ nlohmann::json emit_request(const std::string& family, const ParityConfig& confi
 
 ConfigResult compare_config(const ParityConfig& config, const std::vector<Answer>& answers,
                             const CompareContext& context) {
+  return compare_config(config, answers.at(0), answers.at(1), context);
+}
+
+ConfigResult compare_config(const ParityConfig& config, const Answer& left, const Answer& right,
+                            const CompareContext& context) {
   Judge judge{config, context, {}};
-  for (size_t side = 0; side < 2; ++side)
-    judge.sides.push_back(decode_answer(answers.at(side), context.engine_names.at(side), context.flavors));
+  judge.sides.push_back(decode_answer(left, context.engine_names.at(0), context.flavors));
+  judge.sides.push_back(decode_answer(right, context.engine_names.at(1), context.flavors));
   ConfigResult result;
   result.id = config.id;
   result.expect = config.expect;

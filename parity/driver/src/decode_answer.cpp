@@ -33,9 +33,12 @@ std::string decode_ll(const json& ll, const std::vector<std::string>& flavors, D
     if (!section.is_object() || section.size() != 1)
       return "ll." + flavor + " must hold exactly one of 'text' or 'rejected'";
     bool rejected = section.contains("rejected");
-    const json& content = rejected ? section["rejected"] : section.value("text", json());
-    if (!content.is_string()) return "ll." + flavor + " must hold exactly one of 'text' or 'rejected', a string";
-    decoded.ll[flavor] = {rejected, content.get<std::string>()};
+    const char* key = rejected ? "rejected" : "text";
+    // A reference into the response, never a temporary: the decoded section is a view of it.
+    if (!section.contains(key) || !section[key].is_string())
+      return "ll." + flavor + " must hold exactly one of 'text' or 'rejected', a string";
+    const json& content = section[key];
+    decoded.ll[flavor] = {rejected, content.get_ref<const std::string&>()};
   }
   return "";
 }

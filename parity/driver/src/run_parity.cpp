@@ -147,13 +147,9 @@ std::vector<std::vector<Answer>> run_and_compare(const CheckOptions& options, co
     for (size_t r = 0; r < requests.size(); ++r) {
       auto [f, c] = plan.owner[begin + r];
       CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
-      std::vector<Answer> pair;
-      for (size_t e = 0; e < part.size(); ++e) {
-        pair.push_back(part[e][r]);
-        answers[e].push_back(std::move(part[e][r]));
-      }
-      outcome.families[f].configs.push_back(compare_config(families[f].configs[c], pair, context));
-      outcome.families[f].configs.back().seconds = pair[0].seconds + pair[1].seconds;
+      outcome.families[f].configs.push_back(compare_config(families[f].configs[c], part[0][r], part[1][r], context));
+      outcome.families[f].configs.back().seconds = part[0][r].seconds + part[1][r].seconds;
+      for (size_t e = 0; e < part.size(); ++e) answers[e].push_back(std::move(part[e][r]));
       failed += config_failed(outcome.families[f].configs.back());
     }
   }

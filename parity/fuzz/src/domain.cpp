@@ -117,10 +117,26 @@ std::string type_problem(const FieldDomain& field, const json& value) {
   return "?";
 }
 
-// The compiled expressions and the variables they read (std::map nodes keep their addresses).
+// The compiled expressions and the variables they read (std::map nodes keep their addresses), and
+// where judge() writes each spec's values: found once, because a lookup by a freshly built name
+// for every variable of every spec was a third of the fuzzer's own CPU.
 struct Domain::Compiled {
   std::map<std::string, double> variables;
   std::vector<std::unique_ptr<mu::Parser>> derived, constraints;  // muparser copies are not safe
+  struct ArchSlots {
+    double* is_arch;  // arch_is_<name>
+    double* mma_is;   // arch_mma_is_<its mma>
+  };
+  struct FieldSlots {
+    double* number = nullptr;            // an int or bool field's variable
+    std::vector<double*> is_value;       // a str field: <field>_is_<value>, in the order of its values
+    std::vector<std::pair<std::string, double*>> attributes;  // <field>_<attribute>, each once
+  };
+  std::vector<ArchSlots> archs;     // in the order of the engines' table
+  std::vector<FieldSlots> fields;   // in the order of the domain's fields
+  std::vector<double*> derived_slots;
+  double* wave_size = nullptr;
+  double* lds_bytes = nullptr;
 };
 
 Domain::Domain(const std::string& text, const std::string& display_path, std::vector<driver::ArchFacts> archs)
@@ -193,31 +209,56 @@ void Domain::compile() {
   };
   for (const auto& rule : derived_) compiled_->derived.push_back(make(rule, "derived"));
   for (const auto& rule : constraints_) compiled_->constraints.push_back(make(rule, "constraint"));
+  find_slots();
+}
+
+void Domain::find_slots() {
+  Compiled& c = *compiled_;
+  auto slot = [&](const std::string& name) { return &c.variables.at(name); };
+  for (const auto& arch : archs_) c.archs.push_back({slot("arch_is_" + arch.name), slot("arch_mma_is_" + arch.mma)});
+  c.wave_size = slot("wave_size");
+  c.lds_bytes = slot("lds_bytes");
+  for (const auto& field : fields_) {
+    Compiled::FieldSlots& slots = c.fields.emplace_back();
+    if (field.type != FieldType::string) {
+      slots.number = slot(field.name);
+      continue;
+    }
+    for (const auto& value : field.values) slots.is_value.push_back(slot(field.name + "_is_" + value.get<std::string>()));
+    auto table = attributes_.find(field.name);
+    if (table == attributes_.end()) continue;
+    for (const auto& [_, attributes] : table->second)
+      for (const auto& [attribute, __] : attributes)
+        if (std::none_of(slots.attributes.begin(), slots.attributes.end(), [&](const auto& a) { return a.first == attribute; }))
+          slots.attributes.emplace_back(attribute, slot(field.name + "_" + attribute));
+  }
+  for (const auto& rule : derived_) c.derived_slots.push_back(slot(rule.name));
 }
 
 void Domain::set_variables(const std::string& arch_name, const json& spec) const {
-  auto& variables = compiled_->variables;
-  const auto& arch = archs_.at(arch_position(arch_name));  // judge() has checked that it is known
-  for (const auto& known : archs_) {
-    variables["arch_is_" + known.name] = known.name == arch.name;
-    variables["arch_mma_is_" + known.mma] = known.mma == arch.mma;
+  const Compiled& c = *compiled_;
+  size_t position = static_cast<size_t>(arch_position(arch_name));  // judge() has checked that it is known
+  const auto& arch = archs_.at(position);
+  for (size_t known = 0; known < archs_.size(); ++known) {
+    *c.archs[known].is_arch = known == position;
+    *c.archs[known].mma_is = archs_[known].mma == arch.mma;
   }
-  variables["wave_size"] = arch.wave_size;
-  variables["lds_bytes"] = arch.lds_bytes;
-  for (const auto& field : fields_) {
-    const json& value = spec.contains(field.name) ? spec.at(field.name) : field.default_value;
-    if (field.type == FieldType::integer) variables[field.name] = static_cast<double>(value.get<long long>());
-    if (field.type == FieldType::boolean) variables[field.name] = value.get<bool>() ? 1 : 0;
+  *c.wave_size = arch.wave_size;
+  *c.lds_bytes = arch.lds_bytes;
+  for (size_t f = 0; f < fields_.size(); ++f) {
+    const FieldDomain& field = fields_[f];
+    const Compiled::FieldSlots& slots = c.fields[f];
+    auto given = spec.find(field.name);
+    const json& value = given != spec.end() ? *given : field.default_value;
+    if (field.type == FieldType::integer) *slots.number = static_cast<double>(value.get<long long>());
+    if (field.type == FieldType::boolean) *slots.number = value.get<bool>() ? 1 : 0;
     if (field.type != FieldType::string) continue;
-    for (const auto& option : field.values)
-      variables[field.name + "_is_" + option.get<std::string>()] = option == value;
-    auto table = attributes_.find(field.name);
-    if (table == attributes_.end()) continue;
-    auto row = table->second.find(value.get<std::string>());
-    for (const auto& [_, attributes] : table->second)
-      for (const auto& [attribute, __] : attributes)
-        variables[field.name + "_" + attribute] =
-            row != table->second.end() && row->second.count(attribute) ? row->second.at(attribute) : std::nan("");
+    for (size_t option = 0; option < field.values.size(); ++option) *slots.is_value[option] = field.values[option] == value;
+    if (slots.attributes.empty()) continue;
+    const auto& table = attributes_.at(field.name);
+    auto row = table.find(value.get_ref<const std::string&>());
+    for (const auto& [attribute, target] : slots.attributes)
+      *target = row != table.end() && row->second.count(attribute) ? row->second.at(attribute) : std::nan("");
   }
 }
 
@@ -239,8 +280,7 @@ Judgement Domain::judge(const std::string& arch, const json& spec) const {
     if (outside) return {Prediction::invalid, "field '" + field.name + "' = " + value.dump() + " is outside its valid values"};
   }
   set_variables(arch, spec);
-  for (size_t i = 0; i < derived_.size(); ++i)
-    compiled_->variables[derived_[i].name] = compiled_->derived[i]->Eval();
+  for (size_t i = 0; i < derived_.size(); ++i) *compiled_->derived_slots[i] = compiled_->derived[i]->Eval();
   for (size_t i = 0; i < constraints_.size(); ++i)
     if (compiled_->constraints[i]->Eval() == 0) return {Prediction::invalid, constraints_[i].name};
   return {};

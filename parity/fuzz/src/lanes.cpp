@@ -114,14 +114,15 @@ FuzzLanes::EngineAnswers FuzzLanes::ask(const std::vector<DrawnSpec>& specs) {
 
 std::vector<SpecResult> FuzzLanes::judge(const std::vector<DrawnSpec>& specs, const EngineAnswers& answers) {
   driver::CompareContext context{{"py", "cpp"}, flavors_, options_.check.locations, kFuzzConfigPath};
+  context.digests = false;  // the fuzzer writes no golden and reports no digest
   std::vector<SpecResult> results(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     SpecResult& result = results[i];
     // The fuzzer has no expectation of its own: the reference engine's decision stands in for
     // it, so only a disagreement between the engines (or a crash) fails.
     result.reference_accepts = status_ok(answers[0][i]);
-    result.parity = driver::compare_config(as_config(specs[i], result.reference_accepts),
-                                           {answers[0][i], answers[1][i]}, context);
+    result.parity = driver::compare_config(as_config(specs[i], result.reference_accepts), answers[0][i],
+                                           answers[1][i], context);
     result.validated = result.parity.validated;
     for (const auto& section : result.parity.sections)
       if (driver::verdict_fails(section.verdict))
@@ -164,10 +165,12 @@ void FuzzLanes::check_numerics(const std::vector<DrawnSpec>& specs, std::vector<
   std::vector<json> requests;
   std::vector<size_t> owner;
   for (size_t i = 0; i < specs.size(); ++i) {
-    bool agreed = results[i].validated && results[i].failures.empty();
-    if (!agreed || std::find(numerics_families_.begin(), numerics_families_.end(), specs[i].family) ==
-                       numerics_families_.end())
+    if (!results[i].validated || !results[i].failures.empty()) continue;
+    if (std::find(numerics_families_.begin(), numerics_families_.end(), specs[i].family) == numerics_families_.end()) {
+      results[i].numerics = "SKIPPED";
+      results[i].skip_reason = "the numerics lane has no plan for " + specs[i].family + " (parity/numerics/plans.py)";
       continue;
+    }
     requests.push_back({{"op", "numerics"}, {"family", specs[i].family}, {"config", specs[i].index},
                         {"arch", specs[i].arch}, {"spec", specs[i].spec}});
     owner.push_back(i);
@@ -184,6 +187,7 @@ void FuzzLanes::check_numerics(const std::vector<DrawnSpec>& specs, std::vector<
       continue;
     }
     result.numerics = answer.response.value("verdict", "CRASH");
+    if (result.numerics == "SKIPPED") result.skip_reason = answer.response.value("detail", "(the worker gave no reason)");
     if (result.numerics != "NUMERIC_OK" && result.numerics != "SKIPPED")
       result.failures.push_back({"numerics", result.numerics, answer.response.value("section", ""),
                                  answer.response.value("detail", "")});

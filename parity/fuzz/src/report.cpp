@@ -34,6 +34,22 @@ std::string failure_headline(const FoundFailure& found) {
 
 const DrawnSpec& final_spec(const FoundFailure& found) { return found.shrunk_done ? found.shrunk.spec : found.spec; }
 
+constexpr size_t kSkipLines = 20;  // skipped specs listed in the text; the JSON and JUnit list all
+
+std::string skip_headline(const SkippedSpec& skip) {
+  return skip.spec.family + " spec " + std::to_string(skip.spec.index) + " [" + skip.lane + "] arch " +
+         skip.spec.arch + " " + skip.spec.spec.dump();
+}
+
+void write_skips(const RunTally& tally, std::ostream& out) {
+  if (tally.skipped.empty()) return;
+  out << tally.skipped.size() << " spec(s) skipped, not passed:\n";
+  for (size_t i = 0; i < tally.skipped.size() && i < kSkipLines; ++i)
+    out << "SKIP " << skip_headline(tally.skipped[i]) << "\n    " << tally.skipped[i].reason << "\n";
+  if (tally.skipped.size() > kSkipLines)
+    out << "  ... " << tally.skipped.size() - kSkipLines << " more, each with its reason, in the JSON and JUnit reports\n";
+}
+
 }  // namespace
 
 void write_text(const RunSettings& settings, const RunTally& tally, std::ostream& out) {
@@ -52,6 +68,7 @@ void write_text(const RunSettings& settings, const RunTally& tally, std::ostream
   out << fmt::format("domain: predicted the reference engine's decision for {} of {} specs\n", tally.domain_agrees,
                      tally.specs);
   for (const auto& miss : tally.domain_misses) out << "  differs: " << miss << "\n";
+  write_skips(tally, out);
   for (const auto& found : tally.failures) {
     out << "FAIL " << failure_headline(found) << "\n" << indented(found.failure.detail, "    ", 12);
     out << "    drawn: arch " << found.spec.arch << " spec " << found.spec.spec.dump() << " ("
@@ -73,7 +90,7 @@ void write_text(const RunSettings& settings, const RunTally& tally, std::ostream
 }
 
 json json_report(const RunSettings& settings, const RunTally& tally) {
-  json families = json::object(), failures = json::array();
+  json families = json::object(), failures = json::array(), skipped = json::array();
   for (const auto& [family, row] : tally.families)
     families[family] = {{"specs", row.specs}, {"accepted", row.accepted}, {"modules", row.modules},
                         {"numerics_ok", row.numerics_ok}, {"numerics_skipped", row.numerics_skipped},
@@ -90,12 +107,16 @@ json json_report(const RunSettings& settings, const RunTally& tally) {
                          {"reproduce", reproduce_commands(settings, found.shrunk.spec, found.shrunk.failure)}};
     failures.push_back(entry);
   }
+  for (const auto& skip : tally.skipped)
+    skipped.push_back({{"family", skip.spec.family}, {"index", skip.spec.index}, {"arch", skip.spec.arch},
+                       {"spec", skip.spec.spec}, {"kind", draw_kind_name(skip.spec.kind)}, {"lane", skip.lane},
+                       {"reason", skip.reason}});
   return {{"tool", "kemit_fuzz"}, {"result", tally.green() ? "GREEN" : "RED"}, {"seed", tally.seed},
           {"specs", tally.specs}, {"failing_specs", tally.failing_specs}, {"wall_seconds", tally.seconds},
           {"cpu_seconds", tally.cpu_seconds}, {"lanes", {{"parity", true}, {"llvm", settings.lanes.llvm},
           {"codegen", settings.lanes.codegen}, {"numerics", settings.lanes.numerics}}},
           {"draws", tally.kinds}, {"domain_agrees", tally.domain_agrees}, {"families", families},
-          {"failures", failures}};
+          {"failures", failures}, {"skipped", skipped}};
 }
 
 report::Report lane_report(const RunSettings& settings, const RunTally& tally, report::RunInfo run) {
@@ -128,6 +149,9 @@ report::Report lane_report(const RunSettings& settings, const RunTally& tally, r
     out.cases.push_back({found.spec.family, found.spec.index, failure.lane, failure.verdict, report::Outcome::failed,
                          report::failure_message(verdict, failure.detail), detail, 0});
   }
+  for (const auto& skip : tally.skipped)
+    out.cases.push_back({skip.spec.family, skip.spec.index, skip.lane, "SKIPPED", report::Outcome::skipped,
+                         "SKIPPED: " + skip.reason, "arch " + skip.spec.arch + " spec " + skip.spec.spec.dump(), 0});
   report::judge_rows(out);
   return out;
 }

@@ -65,6 +65,7 @@ void tally_one(RunTally& tally, const DrawnSpec& drawn, const SpecResult& result
   family.modules += result.modules_checked;
   family.numerics_ok += result.numerics == "NUMERIC_OK";
   family.numerics_skipped += result.numerics == "SKIPPED";
+  if (result.numerics == "SKIPPED") tally.skipped.push_back({drawn, "numerics", result.skip_reason});
   auto failed_in = [&](const char* lane) {
     return std::any_of(result.failures.begin(), result.failures.end(), [&](const Failure& f) { return f.lane == lane; });
   };
@@ -113,22 +114,23 @@ void shrink_and_promote(const RunSettings& settings, const std::map<std::string,
 }
 
 // A pipeline of two: while the engines answer batch i (a second thread), this thread judges batch
-// i - 1, so that the fuzzer's own work (compare, LLVM lane, numerics) does not leave cores idle.
-// The tallies are taken in draw order, as one batch at a time would.
+// i - 1 and draws batch i + 1, so that the fuzzer's own work (drawing, compare, LLVM lane,
+// numerics) does not leave the engines idle between batches. The tallies are taken in draw
+// order, as one batch at a time would.
 void run_batches(const RunSettings& settings, FuzzLanes& lanes, SpecDrawer& drawer,
                  const std::function<double()>& elapsed, RunTally& tally) {
   long drawn = 0;
-  auto more = [&] {
-    return (settings.budget_specs == 0 || drawn < settings.budget_specs) &&
-           (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds);
-  };
-  std::vector<DrawnSpec> previous;
-  FuzzLanes::EngineAnswers previous_answers;
-  while (more() || !previous.empty()) {
+  auto draw_batch = [&] {
     std::vector<DrawnSpec> batch;
+    bool more = (settings.budget_specs == 0 || drawn < settings.budget_specs) &&
+                (settings.budget_seconds == 0 || elapsed() < settings.budget_seconds);
     long size = settings.budget_specs ? std::min<long>(settings.batch, settings.budget_specs - drawn) : settings.batch;
-    if (more())
-      for (long i = 0; i < size; ++i, ++drawn) batch.push_back(drawer.draw());
+    for (long i = 0; more && i < size; ++i, ++drawn) batch.push_back(drawer.draw());
+    return batch;
+  };
+  std::vector<DrawnSpec> previous, batch = draw_batch();
+  FuzzLanes::EngineAnswers previous_answers;
+  while (!batch.empty() || !previous.empty()) {
     auto asking = std::async(std::launch::async, [&lanes, &batch] {
       return batch.empty() ? FuzzLanes::EngineAnswers{} : lanes.ask(batch);
     });
@@ -136,8 +138,10 @@ void run_batches(const RunSettings& settings, FuzzLanes& lanes, SpecDrawer& draw
       auto results = lanes.judge(previous, previous_answers);
       for (size_t i = 0; i < previous.size(); ++i) tally_one(tally, previous[i], results[i]);
     }
+    std::vector<DrawnSpec> next = batch.empty() ? std::vector<DrawnSpec>{} : draw_batch();
     previous_answers = asking.get();
     previous = std::move(batch);
+    batch = std::move(next);
   }
 }
 

@@ -118,7 +118,7 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
     auto [f, c] = owner[r];
     driver::CompareContext context{names, run.flavors, options.check.locations, families[f].display_path};
     run.outcome.families[f].configs.push_back(
-        driver::compare_config(families[f].configs[c], {answers[0][r], answers[second][r]}, context));
+        driver::compare_config(families[f].configs[c], answers[0][r], answers[second][r], context));
   }
   for (auto& family : run.outcome.families) driver::summarize_family(family, run.flavors, engine_families, run.outcome.sharded);
 

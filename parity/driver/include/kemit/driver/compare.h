@@ -20,7 +20,7 @@ struct SectionResult {
   std::string detail;   // why it failed; empty when it passed
   std::string repro;    // when it failed: the commands that print each side, one per line
   std::vector<ReproCommand> repro_commands;  // the same commands as argv (JSON `repro_argv`)
-  std::vector<std::optional<std::string>> sha256;  // per engine: sha256 of its emitted text, if any
+  std::vector<std::optional<std::string>> sha256;  // per engine: sha256 of its emitted text, if any (and digests)
   std::vector<std::string> refusal;                // per engine: its refusal reason, "" if none
   bool gate_refused = false;  // both engines refused this flavor by its gate, after validation passed
 };
@@ -40,6 +40,7 @@ struct CompareContext {
   std::vector<std::string> flavors;       // canonical names, in order
   EngineLocations locations;              // for the repro commands
   std::string config_path;                // as printed in repro commands, e.g. parity/configs/x.json
+  bool digests = true;  // sha256 of every emitted text (reports, golden); the fuzzer keeps none
 };
 
 // The emit request of one config (without the "id" the pool adds).
@@ -48,6 +49,9 @@ nlohmann::json emit_request(const std::string& family, const ParityConfig& confi
 
 // Judges one config from both engines' answers (answers[i] belongs to context.engine_names[i]).
 ConfigResult compare_config(const ParityConfig& config, const std::vector<Answer>& answers,
+                            const CompareContext& context);
+// The same, the two answers apart (no copy of them: an answer holds every emitted text).
+ConfigResult compare_config(const ParityConfig& config, const Answer& left, const Answer& right,
                             const CompareContext& context);
 
 }  // namespace kemit::driver

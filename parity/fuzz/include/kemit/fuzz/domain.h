@@ -70,6 +70,7 @@ class Domain {
  private:
   struct Compiled;
   void compile();
+  void find_slots();
   void set_variables(const std::string& arch, const nlohmann::json& spec) const;
   std::string family_, path_;
   std::vector<FieldDomain> fields_;

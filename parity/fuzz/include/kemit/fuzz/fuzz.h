@@ -43,6 +43,13 @@ struct FoundFailure {
   int promoted_id = 0;
 };
 
+// A spec a lane did not run, and why (the report lists every one: a skip is never a silent pass).
+struct SkippedSpec {
+  DrawnSpec spec;
+  std::string lane;  // numerics
+  std::string reason;
+};
+
 struct RunTally {
   uint64_t seed = 0;
   long specs = 0;
@@ -52,6 +59,7 @@ struct RunTally {
   long domain_agrees = 0;             // the domain predicted the reference engine's decision
   std::vector<std::string> domain_misses;  // a few examples where it did not
   std::vector<FoundFailure> failures;      // one per distinct (family, lane, verdict), in draw order
+  std::vector<SkippedSpec> skipped;        // every skipped spec, in draw order
   long failing_specs = 0;
   bool green() const { return specs > 0 && failing_specs == 0; }
 };

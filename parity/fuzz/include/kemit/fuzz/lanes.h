@@ -38,6 +38,7 @@ struct SpecResult {
   bool validated = false;          // both engines did
   int modules_checked = 0;         // modules through the LLVM lane
   std::string numerics;            // the numerics verdict, "" when not run
+  std::string skip_reason;         // numerics SKIPPED: why (the worker's reason, or no plan for the family)
   std::vector<Failure> failures;   // empty: the spec ran clean
 };
 
