@@ -2,11 +2,13 @@
 # UndefinedBehaviorSanitizer, detected from CMAKE_CXX_FLAGS.
 #
 # Every instrumented executable links the sanitizer runtimes itself. The one instrumented piece
-# loaded by a process that is not ours is the kemit_cpp module inside /usr/bin/python3, and ASan
-# must come first in that interpreter's library list: kemit_sanitize_python_tests() gives only the
-# tests whose Python processes import kemit_cpp the runtimes in LD_PRELOAD (and LeakSanitizer off:
-# the interpreter keeps its objects at exit). Every other process (llc, cmake, the compiler, a
-# fake checker that kills itself) runs without them, as a user runs it.
+# loaded by a program that is not ours is the kemit_cpp module inside /usr/bin/python3, and ASan
+# must come first in that interpreter's library list. kemit_sanitize_python_tests() marks the
+# tests whose Python processes import kemit_cpp: there every Python process starts itself again
+# with the runtimes in LD_PRELOAD and takes them out of its children's environment
+# (sanitizer_python/sitecustomize.py), and LeakSanitizer is off (the interpreter keeps its objects
+# at exit). No other process gets the runtimes: llc, cmake, git, the compiler and a fake checker
+# that kills itself run as a user runs them.
 # The -fsanitize= options, which a program linking the instrumented libkemit.a needs too.
 string(REGEX MATCHALL "-fsanitize=[^ ]+" KEMIT_SANITIZER_LINK_OPTIONS "${CMAKE_CXX_FLAGS}")
 set(KEMIT_SANITIZER_PRELOAD "")
@@ -28,10 +30,22 @@ if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=[^ ]*address")
   endif()
 endif()
 
-# kemit_sanitize_python_tests(TEST...): tests whose Python processes import kemit_cpp.
+# kemit_sanitize_python_tests(TEST...): tests whose Python processes import kemit_cpp. They run the
+# most instrumented code (the interpreter, both engines in one process): their TIMEOUT, which only
+# stops a hung run, is KEMIT_SANITIZER_TIMEOUT_FACTOR times longer (pytest took over 300 s on the
+# loaded 2-core machine).
+set(KEMIT_SANITIZER_TIMEOUT_FACTOR 3)
 function(kemit_sanitize_python_tests)
   if(KEMIT_SANITIZER_PRELOAD)
-    set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT "LD_PRELOAD=${KEMIT_SANITIZER_PRELOAD}")
+    foreach(test IN LISTS ARGN)
+      get_property(timeout TEST ${test} PROPERTY TIMEOUT)
+      if(timeout)
+        math(EXPR timeout "${timeout} * ${KEMIT_SANITIZER_TIMEOUT_FACTOR}")
+        set_property(TEST ${test} PROPERTY TIMEOUT ${timeout})
+      endif()
+    endforeach()
+    set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT "KEMIT_SANITIZER_PRELOAD=${KEMIT_SANITIZER_PRELOAD}"
+                 "PYTHONPATH=${PROJECT_SOURCE_DIR}/cmake/sanitizer_python")
     set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
   endif()
 endfunction()
