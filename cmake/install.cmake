@@ -5,6 +5,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 set(kemit_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kemit)
 
+# An instrumented libkemit.a (a sanitizer build) calls the sanitizer runtimes: its consumers link them.
+if(KEMIT_SANITIZER_LINK_OPTIONS)
+  target_link_options(kemit INTERFACE "$<INSTALL_INTERFACE:${KEMIT_SANITIZER_LINK_OPTIONS}>")
+endif()
 install(TARGETS kemit EXPORT kemitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -4,6 +4,17 @@
 // would wait forever), as is any error inside a wave (rethrown here, outside the coroutine).
 #include <ucontext.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KEMIT_INTERP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KEMIT_INTERP_ASAN 1
+#endif
+#endif
+#ifdef KEMIT_INTERP_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -25,6 +36,7 @@ struct WaveStorage {
 
 struct Coroutine {
   ucontext_t context{};
+  char* stack = nullptr;  // STACK_BYTES, owned by the run's WaveStorage
   std::unique_ptr<Wave> wave;
   bool finished = false;
   bool waiting = false;  // at a barrier
@@ -33,6 +45,8 @@ struct Coroutine {
 
 struct Workgroup {
   ucontext_t scheduler{};
+  const void* scheduler_bottom = nullptr;  // the scheduler's stack, for AddressSanitizer
+  size_t scheduler_size = 0;
   std::vector<Coroutine> waves;
   const std::vector<uint64_t>* params = nullptr;
   Coroutine* current = nullptr;
@@ -40,8 +54,32 @@ struct Workgroup {
 
 thread_local Workgroup* active_group = nullptr;
 
+// Every swapcontext is announced to AddressSanitizer (ci/sanitize.sh): it keeps one stack per
+// thread, so without these an exception thrown on a wave's stack (an out-of-bounds access, say)
+// unpoisons the wrong range, and later calls report stack-use-after-scope on memory that is fine.
+// `leaving` is the caller's slot for its fake stack (nullptr: this stack is left for good);
+// bottom and size are those of the stack being entered. Without ASan both are empty.
+void leave_stack(void** leaving, const void* bottom, size_t size) {
+#ifdef KEMIT_INTERP_ASAN
+  __sanitizer_start_switch_fiber(leaving, bottom, size);
+#else
+  (void)leaving, (void)bottom, (void)size;
+#endif
+}
+
+// On the stack just entered: `left` is what leave_stack stored for it (nullptr on a first entry);
+// the stack just left is reported in bottom and size when they are given.
+void entered_stack(void* left, const void** bottom, size_t* size) {
+#ifdef KEMIT_INTERP_ASAN
+  __sanitizer_finish_switch_fiber(left, bottom, size);
+#else
+  (void)left, (void)bottom, (void)size;
+#endif
+}
+
 void wave_entry() {
   Workgroup& group = *active_group;
+  entered_stack(nullptr, &group.scheduler_bottom, &group.scheduler_size);
   Coroutine& self = *group.current;
   try {
     self.wave->run(*group.params);
@@ -49,6 +87,7 @@ void wave_entry() {
     self.error = std::current_exception();
   }
   self.finished = true;
+  leave_stack(nullptr, group.scheduler_bottom, group.scheduler_size);
   swapcontext(&self.context, &group.scheduler);
 }
 
@@ -114,11 +153,15 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
         program, memory, stats, place,
         [&group, &co]() {
           co.waiting = true;
+          void* left = nullptr;
+          leave_stack(&left, group.scheduler_bottom, group.scheduler_size);
           swapcontext(&co.context, &group.scheduler);
+          entered_stack(left, &group.scheduler_bottom, &group.scheduler_size);
         },
         own.regs);
+    co.stack = own.stack.get();
     getcontext(&co.context);
-    co.context.uc_stack.ss_sp = own.stack.get();
+    co.context.uc_stack.ss_sp = co.stack;
     co.context.uc_stack.ss_size = STACK_BYTES;
     co.context.uc_link = nullptr;
     makecontext(&co.context, wave_entry, 0);
@@ -128,7 +171,10 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
       if (co.finished) continue;
       co.waiting = false;
       group.current = &co;
+      void* left = nullptr;
+      leave_stack(&left, co.stack, STACK_BYTES);
       swapcontext(&group.scheduler, &co.context);
+      entered_stack(left, nullptr, nullptr);
       if (co.error) std::rethrow_exception(co.error);
     }
     int finished = 0, waiting = 0;

@@ -30,7 +30,11 @@ def main():
     run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv])
     python = os.path.join(venv, "bin", "python")
     env = dict(os.environ, KEMIT_CMAKE_BUILD_DIR=args.build, PIP_NO_INDEX="1")
-    env.pop("PYTHONPATH", None)
+    env.pop("PYTHONPATH", None)  # only the install may answer
+    # A sanitizer run (cmake/sanitizer.cmake) names the folder of its sitecustomize, which starts
+    # Python again with the runtimes the instrumented kemit_cpp needs; it holds no kemit code.
+    if os.environ.get("KEMIT_SANITIZER_PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["KEMIT_SANITIZER_PYTHONPATH"]
     run([python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", args.source], env=env)
 
     outside = os.path.join(args.scratch, "elsewhere")  # no source tree above: only the install can answer

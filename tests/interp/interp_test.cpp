@@ -49,6 +49,23 @@ TEST(Interp, OutOfBoundsNamesTheOpAndTheIndex) {
   }
 }
 
+// An error thrown on a wave's own stack, caught outside, then two more runs of several waves and
+// workgroups on the same thread. Under AddressSanitizer (ci/sanitize.sh) the unannotated stack
+// switches made that throw report stack-use-after-scope (run.cpp: leave_stack, entered_stack).
+TEST(Interp, ErrorThrownOnAWaveStackLeavesLaterRunsIntact) {
+  std::vector<int32_t> small(10, 0);
+  EXPECT_THROW(interp::run(prefix_sums("gfx1100"), interp::Launch{{1, 1, 1}, {64, 1, 1}},
+                           {{"out", {reinterpret_cast<uint8_t*>(small.data()), 40, true}}}, {}),
+               interp::InterpError);
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    std::vector<int32_t> out(64, -1);
+    auto stats = interp::run(prefix_sums("gfx1100"), interp::Launch{{3, 1, 1}, {64, 1, 1}},
+                             {{"out", {reinterpret_cast<uint8_t*>(out.data()), out.size() * 4, true}}}, {});
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], i * (i - 1) / 2);
+    EXPECT_EQ(stats.workgroups, 3u);
+  }
+}
+
 TEST(Interp, MissingParamIsAnError) {
   interp::Launch launch;
   EXPECT_THROW(interp::run(prefix_sums("gfx90a"), launch, {}, {}), interp::InterpError);
