@@ -380,6 +380,7 @@ void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeChe
 Value Builder::_int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags) {
   _same_types(name, {a, b}, is_int, "integer");
   Attrs attrs;
+  attrs.reserve(flags.size());
   for (const auto& flag : flags) {
     if (!tables::op_row(name).flags.contains(flag))
       throw BuildError(text_of(name) + " does not take flag '" + flag + "'");
