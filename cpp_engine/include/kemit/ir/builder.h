@@ -264,8 +264,7 @@ class Builder {
                              const std::optional<Type>& result_type, Attrs attrs);
   void _check_new_name(const std::string& name) const;
   static std::string _dim(const std::string& dim);
-  static void _same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate,
-                          const std::string& what);
+  static void _same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate, const char* what);
   Value _int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags);
   Value _float_op(OpKind name, const std::vector<Value>& operands);
   Value _compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,

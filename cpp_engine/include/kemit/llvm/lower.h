@@ -50,7 +50,7 @@ struct Typed {
 };
 // Out is a std::string or an ir::TextBuffer.
 template <typename Out>
-void append_piece(Out& out, std::string_view text) {
+[[gnu::always_inline]] inline void append_piece(Out& out, std::string_view text) {
   out.append(text.data(), text.size());
 }
 template <typename Out>
