@@ -5,7 +5,6 @@
 // `%v<id>.<role>` for the helper values an op needs, `<kind><n>.<role>` for blocks in order
 // of appearance.
 #pragma once
-#include <charconv>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -165,13 +164,13 @@ class Lowering {
   const ir::Kernel& kernel;
   const Flavor& flavor;
   // By value id ("" = not named yet); ids are dense from 0. A deque, not a vector: growing it
-  // keeps every reference value() handed out valid. In `define(r) + ... + value(v)` the operands
-  // of the `+` calls are evaluated in no fixed order, so value(v)'s reference may be taken before
+  // keeps every reference value() and typed() handed out valid. In `emit(define(r), ..., value(v))`
+  // the arguments are evaluated in no fixed order, so value(v)'s reference may be taken before
   // define(r) grows the table; a vector reallocated under it (AddressSanitizer found it).
   std::deque<std::string> names;
   std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
-  // Python's `lines`: the body after "entry:", one text with each line ending in "\n", so a
-  // line is appended once instead of being kept and joined later.
+  // Python's `lines`: the body after "entry:", one text with each line ending in "\n" (emit
+  // appends a line's pieces to it in place) instead of a list of lines joined later.
   ir::TextBuffer lines;
   std::string declaration_scratch;  // C++ only: call() spells each declaration here (kept capacity)
   std::string block = "entry";
