@@ -134,9 +134,10 @@ void Compiler::immediates(const ir::Op& op, Instr& in) {
 
 std::string op_label(const ir::Op& op) {
   if (op.name == Code::for_loop || op.name == Code::if_then) {
-    std::string text;  // the op with its regions; its label is the head line without " {"
-    if (op.name == Code::for_loop) ir::print_for(op, 0, text);
-    else ir::print_if(op, 0, text);
+    ir::TextBuffer printed;  // the op with its regions; its label is the head line without " {"
+    if (op.name == Code::for_loop) ir::print_for(op, 0, printed);
+    else ir::print_if(op, 0, printed);
+    std::string text = printed.str();
     std::string head = text.substr(0, text.find('\n'));
     return head.size() < 2 ? std::string(tables::op_name(op.name)) : head.substr(0, head.size() - 2);
   }

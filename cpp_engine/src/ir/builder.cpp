@@ -367,8 +367,7 @@ std::string Builder::_dim(const std::string& dim) {
   return dim;
 }
 
-void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate,
-                          const std::string& what) {
+void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate, const char* what) {
   bool same = std::all_of(values.begin(), values.end(), [&](const Value& v) { return v.type == values[0].type; });
   if (!same || !predicate(values[0].type)) {
     std::vector<std::string> got;
@@ -378,14 +377,16 @@ void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeChe
 }
 
 Value Builder::_int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags) {
-  _same_types(name, {a, b}, is_int, "integer");
+  std::vector<Value> operands = {a, b};  // checked, then moved into the op: one vector, not two
+  _same_types(name, operands, is_int, "integer");
   Attrs attrs;
+  attrs.reserve(flags.size());
   for (const auto& flag : flags) {
     if (!tables::op_row(name).flags.contains(flag))
       throw BuildError(text_of(name) + " does not take flag '" + flag + "'");
     attrs[flag] = Attr::flag();
   }
-  return *_emit(name, {a, b}, a.type, std::move(attrs));
+  return *_emit(name, std::move(operands), a.type, std::move(attrs));
 }
 
 Value Builder::_float_op(OpKind name, const std::vector<Value>& operands) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "kemit/ir/text.h"
+
 namespace kemit::ir {
 
 const char* const HEADER = "; kemit canonical IR 1\n";
@@ -14,21 +16,25 @@ std::string id_text(const Value& v) { return "%" + std::to_string(v.id); }
 
 std::string pad_text(int depth) { return std::string(2 * depth, ' '); }
 
-// C++ only: attrs_text, values_text and op_text append to the line being printed through
-// these, instead of building a string for each piece (same text, fewer allocations).
-void append_id(std::string& out, const Value& v) {
+// C++ only: attrs_text, values_text and op_text append to the text being printed through
+// these, instead of building a string for each piece (same text, fewer allocations). Out is a
+// std::string or a TextBuffer.
+template <typename Out>
+void append_id(Out& out, const Value& v) {
   out += '%';
-  out += std::to_string(v.id);
+  TextBuffer::append_number(out, v.id);
 }
 
-void append_values(std::string& out, const std::vector<Value>& values) {
+template <typename Out>
+void append_values(Out& out, const std::vector<Value>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (i) out += ", ";
     append_id(out, values[i]);
   }
 }
 
-void append_attrs(std::string& out, const Attrs& attrs) {
+template <typename Out>
+void append_attrs(Out& out, const Attrs& attrs) {
   if (attrs.empty()) return;
   out += " {";
   bool first = true;
@@ -38,7 +44,7 @@ void append_attrs(std::string& out, const Attrs& attrs) {
     out += key;
     if (value.kind == Attr::Kind::integer) {
       out += '=';
-      out += std::to_string(value.integer);
+      TextBuffer::append_number(out, value.integer);
     }
     if (value.kind == Attr::Kind::text) {
       out += '=';
@@ -48,9 +54,8 @@ void append_attrs(std::string& out, const Attrs& attrs) {
   out += '}';
 }
 
-void append_type(std::string& out, const Type& t) { append_type_text(out, t); }
-
-void append_op_text(std::string& out, const Op& op) {
+template <typename Out>
+void append_op_text(Out& out, const Op& op) {
   if (!op.results.empty()) {
     append_values(out, op.results);
     out += " = ";
@@ -63,12 +68,12 @@ void append_op_text(std::string& out, const Op& op) {
   append_attrs(out, op.attrs);
   if (!op.results.empty()) {
     out += " : ";
-    append_type(out, op.results[0].type);
+    append_type_text(out, op.results[0].type);
   }
 }
 
 // Python's lines.append(text): C++ appends the line and its "\n" to the one output text.
-void add_line(std::string& lines, const std::string& text) {
+void add_line(TextBuffer& lines, std::string_view text) {
   lines += text;
   lines += '\n';
 }
@@ -88,8 +93,7 @@ std::string print_module(const std::vector<Kernel>& kernels) {
 }
 
 std::string kernel_lines(const Kernel& kernel) {
-  std::string lines;
-  lines.reserve(4096);
+  TextBuffer lines;
   add_line(lines, "kernel @" + kernel.name + " {");
   add_line(lines, "  arch " + kernel.arch);
   auto attrs = kernel.attrs;
@@ -103,7 +107,7 @@ std::string kernel_lines(const Kernel& kernel) {
                         std::to_string(buffer.count) + "]" + attrs_text({{"align", Attr::of(int64_t{buffer.align})}}));
   print_region(kernel.body, 1, lines);
   add_line(lines, "}");
-  return lines;
+  return lines.str();
 }
 
 std::string attrs_text(const Attrs& attrs) {
@@ -118,7 +122,7 @@ std::string values_text(const std::vector<Value>& values) {
   return out;
 }
 
-void print_region(const Region& region, int depth, std::string& lines) {
+void print_region(const Region& region, int depth, TextBuffer& lines) {
   for (const auto& op : region.ops) {
     if (op.name == OpKind::for_loop)
       print_for(op, depth, lines);
@@ -138,29 +142,48 @@ std::string op_text(const Op& op) {
   return text;
 }
 
-void print_for(const Op& op, int depth, std::string& lines) {
-  std::string pad = pad_text(depth);
+void print_for(const Op& op, int depth, TextBuffer& lines) {
   const auto& operands = op.operands;
   const auto& args = op.regions[0].args;
-  std::string head = op.results.empty() ? "" : values_text(op.results) + " = ";
-  head += "for " + id_text(args[0]) + " = " + id_text(operands[0]) + " to " + id_text(operands[1]) + " step " +
-          id_text(operands[2]);
-  if (args.size() > 1) {
-    std::string pairs;
-    // zip(iters, inits): stops at the shorter of the two, as Python's zip does.
-    for (size_t i = 1; i < args.size() && i + 2 < operands.size(); ++i)
-      pairs += (pairs.empty() ? "" : ", ") + id_text(args[i]) + " = " + id_text(operands[i + 2]) + " : " +
-               type_text(operands[i + 2].type);
-    head += " iter(" + pairs + ")";
+  // Python builds the head as one f-string; C++ appends its pieces to the line in place.
+  lines.append(2 * static_cast<size_t>(depth), ' ');
+  if (!op.results.empty()) {
+    append_values(lines, op.results);
+    lines += " = ";
   }
-  add_line(lines, pad + head + " {");
+  lines += "for ";
+  append_id(lines, args[0]);
+  lines += " = ";
+  append_id(lines, operands[0]);
+  lines += " to ";
+  append_id(lines, operands[1]);
+  lines += " step ";
+  append_id(lines, operands[2]);
+  if (args.size() > 1) {
+    lines += " iter(";
+    // zip(iters, inits): stops at the shorter of the two, as Python's zip does.
+    for (size_t i = 1; i < args.size() && i + 2 < operands.size(); ++i) {
+      if (i > 1) lines += ", ";
+      append_id(lines, args[i]);
+      lines += " = ";
+      append_id(lines, operands[i + 2]);
+      lines += " : ";
+      append_type_text(lines, operands[i + 2].type);
+    }
+    lines += ')';
+  }
+  lines += " {\n";
   print_region(op.regions[0], depth + 1, lines);
-  add_line(lines, pad + "}");
+  lines.append(2 * static_cast<size_t>(depth), ' ');
+  add_line(lines, "}");
 }
 
-void print_if(const Op& op, int depth, std::string& lines) {
+void print_if(const Op& op, int depth, TextBuffer& lines) {
   std::string pad = pad_text(depth);
-  add_line(lines, pad + "if " + id_text(op.operands[0]) + " {");
+  lines += pad;
+  lines += "if ";
+  append_id(lines, op.operands[0]);
+  lines += " {\n";
   print_region(op.regions[0], depth + 1, lines);
   if (op.regions.size() == 2) {
     add_line(lines, pad + "} else {");

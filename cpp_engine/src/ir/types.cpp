@@ -88,21 +88,6 @@ std::string type_text(const Type& t) {
   return out;
 }
 
-void append_type_text(std::string& out, const Type& t) {
-  if (t.kind == TypeKind::scalar) {
-    out += scalar_name(t.name);
-  } else if (t.kind == TypeKind::vector) {
-    out += '<';
-    out += std::to_string(t.count);
-    out += " x ";
-    out += scalar_name(t.name);
-    out += '>';
-  } else {
-    out += "ptr.";
-    out += space_row(t.space).name;
-  }
-}
-
 Type parse_type(std::string_view text) {
   if (text.substr(0, 4) == "ptr.") return pointer(text.substr(4));
   if (text.size() >= 2 && text.front() == '<' && text.back() == '>' && text.find(" x ") != std::string_view::npos) {

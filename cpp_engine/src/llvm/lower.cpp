@@ -133,7 +133,7 @@ std::string Lowering::function_lines() {
   std::string out =
       "define amdgpu_kernel void @" + kernel.name + "(" + params + ") #" + std::to_string(index_) + " {\nentry:\n";
   out.reserve(out.size() + lines.size() + 16);
-  out += lines;
+  out += lines.view();
   out += "  ret void\n}\n";
   return out;
 }
@@ -163,12 +163,6 @@ std::string Lowering::param_text(const ir::Param& param) {
 }
 
 // ---- helpers --------------------------------------------------------------------------------
-void Lowering::emit(const std::string& text) {
-  lines += "  ";
-  lines += text;
-  lines += '\n';
-}
-
 void Lowering::start_block(const std::string& label) {
   lines += label;
   lines += ":\n";
@@ -187,17 +181,37 @@ void Lowering::declare(const std::string& name, const std::string& result, const
 
 std::string Lowering::call(const std::string& name, const std::string& result_type,
                            const std::vector<std::pair<std::string, std::string>>& args) {
-  std::vector<std::string> types;
-  types.reserve(args.size());
-  std::string text = "call " + result_type + " @" + name + "(";
+  // Python declares through declare(); C++ spells the same declaration into a kept buffer and
+  // stores it only when it is new or differs (most calls repeat an intrinsic already declared).
+  std::string& declaration = declaration_scratch;
+  declaration = "declare ";
+  declaration += result_type;
+  declaration += " @";
+  declaration += name;
+  declaration += '(';
+  std::string text;
+  text.reserve(64 + name.size() + 24 * args.size());  // one allocation for the whole call
+  text += "call ";
+  text += result_type;
+  text += " @";
+  text += name;
+  text += '(';
   for (size_t i = 0; i < args.size(); ++i) {
-    types.push_back(args[i].first);
-    if (i) text += ", ";
+    if (i) {
+      text += ", ";
+      declaration += ", ";
+    }
+    declaration += args[i].first;
     text += args[i].first;
     text += ' ';
     text += args[i].second;
   }
-  declare(name, result_type, types);
+  declaration += ')';
+  auto found = declarations.find(name);
+  if (found == declarations.end())
+    declarations.emplace(name, declaration);
+  else if (found->second != declaration)
+    found->second = declaration;
   text += ')';
   return text;
 }
@@ -209,23 +223,16 @@ const std::string& Lowering::value(const Value& v) const {
   return names[static_cast<size_t>(v.id)];
 }
 
-std::string Lowering::typed(const Value& v) const {
-  std::string out;
-  out.reserve(64);  // most lines append more to it: one allocation instead of several
-  append_llvm_type(out, v.type);
-  out += ' ';
-  out += value(v);
-  return out;
-}
+Typed Lowering::typed(const Value& v) const { return Typed{v.type, value(v)}; }
 
-std::string Lowering::define(const Value& v, const std::string& suffix) {
-  // The name usually heads the line being built (`define(r) + " = " + ...`): room for the
-  // whole line up front spares the reallocations of each `+` after it.
-  std::string name;
-  name.reserve(128);
-  name += "%v";
-  name += std::to_string(v.id);
-  name += suffix;
+std::string Lowering::define(const Value& v, std::string_view suffix) {
+  // Spelled in a stack buffer, then made a string once (most names fit std::string's own bytes).
+  char text[64] = {'%', 'v'};
+  char* end = std::to_chars(text + 2, text + 24, v.id).ptr;
+  size_t size = std::min(suffix.size(), sizeof text - static_cast<size_t>(end - text));
+  std::memcpy(end, suffix.data(), size);
+  std::string name(text, static_cast<size_t>(end - text) + size);
+  if (suffix.size() > size) name.append(suffix.substr(size));
   if (suffix.empty()) name_slot(v.id) = name;
   return name;
 }
@@ -285,12 +292,12 @@ void Lowering::lower_const(const Op& op) {
 
 void Lowering::lower_workitem_id(const Op& op) {
   std::string dim = op.attrs.at("dim").text;
-  emit(define(op.results[0]) + " = " + call("llvm.amdgcn.workitem.id." + dim, "i32", {}));
+  emit(define(op.results[0]), " = ", call("llvm.amdgcn.workitem.id." + dim, "i32", {}));
 }
 
 void Lowering::lower_workgroup_id(const Op& op) {
   std::string dim = op.attrs.at("dim").text;
-  emit(define(op.results[0]) + " = " + call("llvm.amdgcn.workgroup.id." + dim, "i32", {}));
+  emit(define(op.results[0]), " = ", call("llvm.amdgcn.workgroup.id." + dim, "i32", {}));
 }
 
 // grid size / workgroup size, both read from the HSA dispatch packet.
@@ -298,36 +305,33 @@ void Lowering::lower_num_workgroups(const Op& op) {
   const Value& result = op.results[0];
   auto [size_offset, grid_offset] = DISPATCH_OFFSETS.at(op.attrs.at("dim").text);
   std::string packet = define(result, ".packet");
-  emit(packet + " = " + call("llvm.amdgcn.dispatch.ptr", "ptr addrspace(4)", {}));
+  emit(packet, " = ", call("llvm.amdgcn.dispatch.ptr", "ptr addrspace(4)", {}));
   const std::tuple<std::string, int, std::string> reads[] = {{"size", size_offset, "i16"},
                                                              {"grid", grid_offset, "i32"}};
   for (const auto& [role, offset, t] : reads) {
     std::string address = define(result, "." + role + ".addr");
-    emit(address + " = getelementptr inbounds i8, ptr addrspace(4) " + packet + ", i64 " + std::to_string(offset));
-    emit(define(result, "." + role) + " = load " + t + ", ptr addrspace(4) " + address + ", align " +
-         std::to_string(std::stoi(t.substr(1)) / 8));
+    emit(address, " = getelementptr inbounds i8, ptr addrspace(4) ", packet, ", i64 ", offset);
+    std::string loaded = define(result, "." + role);
+    emit(loaded, " = load ", t, ", ptr addrspace(4) ", address, ", align ", std::stoi(t.substr(1)) / 8);
   }
   std::string size32 = define(result, ".size32");
-  emit(size32 + " = zext i16 " + define(result, ".size") + " to i32");
-  emit(define(result) + " = udiv i32 " + define(result, ".grid") + ", " + size32);
+  emit(size32, " = zext i16 ", define(result, ".size"), " to i32");
+  std::string grid = define(result, ".grid");
+  emit(define(result), " = udiv i32 ", grid, ", ", size32);
 }
 
 void Lowering::lower_int_binary(const Op& op) {
   const Value& a = op.operands[0];
   const Value& b = op.operands[1];
-  // Python joins a list of words; C++ appends them to the line (no list, no join).
-  std::string line = define(op.results[0]) + " = ";
-  line += tables::op_row(op.name).llvm;
-  for (const char* flag : {"nuw", "nsw", "disjoint"})
-    if (has_flag(op.attrs, flag) && (std::strcmp(flag, "disjoint") != 0 || flavor.or_disjoint)) {
-      line += ' ';
-      line += flag;
-    }
-  line += ' ';
-  line += typed(a);
-  line += ", ";
-  line += value(b);
-  emit(line);
+  // Python joins the opcode and its flags; C++ appends the flags to a short text.
+  std::string flags;
+  if (!op.attrs.empty())  // most int ops carry no flags: no lookups then
+    for (const char* flag : {"nuw", "nsw", "disjoint"})
+      if (has_flag(op.attrs, flag) && (std::strcmp(flag, "disjoint") != 0 || flavor.or_disjoint)) {
+        flags += ' ';
+        flags += flag;
+      }
+  emit(define(op.results[0]), " = ", tables::op_row(op.name).llvm, flags, ' ', typed(a), ", ", value(b));
 }
 
 void Lowering::lower_float_op(const Op& op) {
@@ -336,29 +340,29 @@ void Lowering::lower_float_op(const Op& op) {
   std::string text;
   const tables::OpRow& row = tables::op_row(op.name);
   if (!row.llvm_intrinsic) {  // fneg a, or fadd a, b
-    text = std::string(row.llvm) + " " + typed(op.operands[0]);
-    for (size_t i = 1; i < op.operands.size(); ++i) text += ", " + value(op.operands[i]);
+    text = text_of(row.llvm, ' ', typed(op.operands[0]));
+    for (size_t i = 1; i < op.operands.size(); ++i) text += text_of(", ", value(op.operands[i]));
   } else {
-    std::string name = std::string(row.llvm) + "." + mangle(result.type);
+    std::string name = text_of(row.llvm, '.', mangle(result.type));
     std::vector<std::pair<std::string, std::string>> args;
     for (const auto& v : op.operands) args.emplace_back(t, value(v));
     text = call(name, t, args);
   }
-  emit(define(result) + " = " + text);
+  emit(define(result), " = ", text);
 }
 
 void Lowering::lower_icmp(const Op& op) {
-  emit(define(op.results[0]) + " = icmp " + op.attrs.at("pred").text + " " + typed(op.operands[0]) + ", " +
+  emit(define(op.results[0]), " = icmp ", op.attrs.at("pred").text, ' ', typed(op.operands[0]), ", ",
        value(op.operands[1]));
 }
 
 void Lowering::lower_fcmp(const Op& op) {
-  emit(define(op.results[0]) + " = fcmp " + op.attrs.at("pred").text + " " + typed(op.operands[0]) + ", " +
+  emit(define(op.results[0]), " = fcmp ", op.attrs.at("pred").text, ' ', typed(op.operands[0]), ", ",
        value(op.operands[1]));
 }
 
 void Lowering::lower_select(const Op& op) {
-  emit(define(op.results[0]) + " = select " + typed(op.operands[0]) + ", " + typed(op.operands[1]) + ", " +
+  emit(define(op.results[0]), " = select ", typed(op.operands[0]), ", ", typed(op.operands[1]), ", ",
        typed(op.operands[2]));
 }
 
@@ -370,8 +374,8 @@ void Lowering::lower_cast(const Op& op) {
   bool float_cast = row.cast_from_float && row.cast_to_float;  // Python's FLOAT_CASTS
   if (result.type.kind == ir::TypeKind::vector && bf16 && float_cast && !flavor.vector_bf16_casts)
     return lower_cast_per_lane(op);
-  std::string opcode = std::string(row.llvm) + (has_flag(op.attrs, "nneg") && flavor.zext_nneg ? " nneg" : "");
-  emit(define(result) + " = " + opcode + " " + typed(source) + " to " + llvm_type(result.type));
+  std::string_view nneg = flavor.zext_nneg && has_flag(op.attrs, "nneg") ? " nneg" : "";
+  emit(define(result), " = ", row.llvm, nneg, ' ', typed(source), " to ", result.type);
 }
 
 // extractelement / scalar cast / insertelement, for casts a flavor's llc cannot select.
@@ -383,13 +387,13 @@ void Lowering::lower_cast_per_lane(const Op& op) {
   for (int lane = 0; lane < result.type.count; ++lane) {
     std::string index = std::to_string(lane);
     std::string element = define(result, ".e" + index);
-    emit(element + " = extractelement " + typed(source) + ", i64 " + index);
-    emit(define(result, ".c" + index) + " = " + std::string(tables::op_row(op.name).llvm) + " " + llvm_type(ir::element_type(source.type)) + " " +
-         element + " to " + lane_type);
+    emit(element, " = extractelement ", typed(source), ", i64 ", index);
+    emit(define(result, ".c" + index), " = ", tables::op_row(op.name).llvm, ' ', ir::element_type(source.type), ' ',
+         element, " to ", lane_type);
     bool last = lane + 1 == result.type.count;
     std::string inserted = last ? define(result) : define(result, ".i" + index);
-    emit(inserted + " = insertelement " + llvm_type(result.type) + " " + vector + ", " + lane_type + " " +
-         define(result, ".c" + index) + ", i64 " + index);
+    emit(inserted, " = insertelement ", result.type, ' ', vector, ", ", lane_type, ' ', define(result, ".c" + index),
+         ", i64 ", index);
     vector = inserted;
   }
 }
@@ -398,27 +402,26 @@ void Lowering::lower_ptr_add(const Op& op) {
   const Value& pointer = op.operands[0];
   const Value& index = op.operands[1];
   const Value& result = op.results[0];
-  std::string element = llvm_type(ir::parse_type(op.attrs.at("element").text));
-  std::string index_text = typed(index);
+  ir::Type element = ir::parse_type(op.attrs.at("element").text);
+  std::string index_text = text_of(typed(index));
   if (pointer.type.space == ir::AddressSpace::global || pointer.type.space == ir::AddressSpace::constant) {
     std::string wide = define(result, ".idx");
-    std::string nneg = flavor.zext_nneg ? " nneg" : "";
-    emit(wide + " = zext" + nneg + " " + index_text + " to i64");
-    index_text = "i64 " + wide;
+    std::string_view nneg = flavor.zext_nneg ? " nneg" : "";
+    emit(wide, " = zext", nneg, ' ', index_text, " to i64");
+    index_text = text_of("i64 ", wide);
   }
-  std::string inbounds = flavor.gep_nuw ? "inbounds nuw" : "inbounds";
-  emit(define(result) + " = getelementptr " + inbounds + " " + element + ", " + typed(pointer) + ", " + index_text);
+  std::string_view inbounds = flavor.gep_nuw ? "inbounds nuw" : "inbounds";
+  emit(define(result), " = getelementptr ", inbounds, ' ', element, ", ", typed(pointer), ", ", index_text);
 }
 
 void Lowering::lower_load(const Op& op) {
   const Value& result = op.results[0];
-  emit(define(result) + " = load " + llvm_type(result.type) + ", " + typed(op.operands[0]) + ", align " +
+  emit(define(result), " = load ", result.type, ", ", typed(op.operands[0]), ", align ",
        attr_text(op.attrs.at("align")));
 }
 
 void Lowering::lower_store(const Op& op) {
-  emit("store " + typed(op.operands[0]) + ", " + typed(op.operands[1]) + ", align " +
-       attr_text(op.attrs.at("align")));
+  emit("store ", typed(op.operands[0]), ", ", typed(op.operands[1]), ", align ", attr_text(op.attrs.at("align")));
 }
 
 void Lowering::lower_barrier(const Op&) {
@@ -429,7 +432,7 @@ void Lowering::lower_barrier(const Op&) {
 
 void Lowering::lower_readfirstlane(const Op& op) {
   std::string name = std::string("llvm.amdgcn.readfirstlane") + (flavor.readfirstlane_mangled ? ".i32" : "");
-  emit(define(op.results[0]) + " = " + call(name, "i32", {{"i32", value(op.operands[0])}}));
+  emit(define(op.results[0]), " = ", call(name, "i32", {{"i32", value(op.operands[0])}}));
 }
 
 // ---- structured control flow ---------------------------------------------------------------------
@@ -445,8 +448,8 @@ void Lowering::lower_for(const Op& op) {
   std::vector<Value> iters(region.args.begin() + 1, region.args.end());
   std::string body_label = prefix + ".body", exit_label = prefix + ".exit";
   std::string guard = define(iv, ".guard");
-  emit(guard + " = icmp slt " + typed(lo) + ", " + value(hi));
-  emit("br i1 " + guard + ", label %" + body_label + ", label %" + exit_label);
+  emit(guard, " = icmp slt ", typed(lo), ", ", value(hi));
+  emit("br i1 ", guard, ", label %", body_label, ", label %", exit_label);
   std::string preheader = block;
   start_block(body_label);
   const std::vector<Value>& yields = region.ops.back().operands;
@@ -461,17 +464,19 @@ void Lowering::lower_for(const Op& op) {
     carried.emplace_back(iters[i], inits[i], value(yields[i]));
   std::string phis;
   for (const auto& [arg, init, back] : carried)
-    phis += "  " + value(arg) + " = phi " + llvm_type(arg.type) + " [ " + value(init) + ", %" + preheader +
-            " ], [ " + back + ", %" + latch + " ]\n";
+    phis += text_of("  ", value(arg), " = phi ", arg.type, " [ ", value(init), ", %", preheader, " ], [ ", back, ", %",
+                    latch, " ]\n");
   lines.insert(phi_at, phis);
-  emit(next_iv + " = add nsw i32 " + value(iv) + ", " + value(step));
+  emit(next_iv, " = add nsw i32 ", value(iv), ", ", value(step));
   std::string again = define(iv, ".again");
-  emit(again + " = icmp slt i32 " + next_iv + ", " + value(hi));
-  emit("br i1 " + again + ", label %" + body_label + ", label %" + exit_label);
+  emit(again, " = icmp slt i32 ", next_iv, ", ", value(hi));
+  emit("br i1 ", again, ", label %", body_label, ", label %", exit_label);
   start_block(exit_label);
-  for (size_t i = 0; i < op.results.size() && i < inits.size() && i < yields.size(); ++i)
-    emit(define(op.results[i]) + " = phi " + llvm_type(op.results[i].type) + " [ " + value(inits[i]) + ", %" +
-         preheader + " ], [ " + value(yields[i]) + ", %" + latch + " ]");
+  for (size_t i = 0; i < op.results.size() && i < inits.size() && i < yields.size(); ++i) {
+    std::string result = define(op.results[i]);
+    emit(result, " = phi ", op.results[i].type, " [ ", value(inits[i]), ", %", preheader, " ], [ ", value(yields[i]),
+         ", %", latch, " ]");
+  }
 }
 
 void Lowering::lower_if(const Op& op) {
@@ -480,11 +485,11 @@ void Lowering::lower_if(const Op& op) {
   if (op.regions.size() == 2) labels.push_back(prefix + ".else");
   std::string end = prefix + ".end";
   std::string otherwise = labels.size() == 2 ? labels[1] : end;
-  emit("br " + typed(op.operands[0]) + ", label %" + labels[0] + ", label %" + otherwise);
+  emit("br ", typed(op.operands[0]), ", label %", labels[0], ", label %", otherwise);
   for (size_t i = 0; i < labels.size() && i < op.regions.size(); ++i) {
     start_block(labels[i]);
     lower_region(op.regions[i]);
-    emit("br label %" + end);
+    emit("br label %", end);
   }
   start_block(end);
 }

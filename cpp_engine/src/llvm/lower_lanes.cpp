@@ -19,7 +19,7 @@ void Lowering::lower_bpermute(const ir::Op& op) {
   const ir::Value& lane = op.operands[1];
   const ir::Value& result = op.results[0];
   std::string address = define(result, ".addr");
-  emit(address + " = shl i32 " + value(lane) + ", 2");
+  emit(address, " = shl i32 ", value(lane), ", 2");
   std::string word = word_of(v, result, ".in");
   finish_word(result, call(BPERMUTE, "i32", {{"i32", address}, {"i32", word}}));
 }
@@ -43,18 +43,18 @@ void Lowering::lower_update_dpp(const ir::Op& op) {
 std::string Lowering::word_of(const ir::Value& v, const ir::Value& result, const std::string& role) {
   if (v.type.name == ir::ScalarKind::i32) return value(v);
   std::string word = define(result, role);
-  emit(word + " = bitcast float " + value(v) + " to i32");
+  emit(word, " = bitcast float ", value(v), " to i32");
   return word;
 }
 
 void Lowering::finish_word(const ir::Value& result, const std::string& call_text) {
   if (result.type.name == ir::ScalarKind::i32) {
-    emit(define(result) + " = " + call_text);
+    emit(define(result), " = ", call_text);
     return;
   }
   std::string word = define(result, ".out");
-  emit(word + " = " + call_text);
-  emit(define(result) + " = bitcast i32 " + word + " to float");
+  emit(word, " = ", call_text);
+  emit(define(result), " = bitcast i32 ", word, " to float");
 }
 
 }  // namespace kemit::llvm

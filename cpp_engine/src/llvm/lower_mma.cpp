@@ -57,11 +57,11 @@ void Lowering::lower_mma(const ir::Op& op) {
     operand = ir::vector(ir::scalar("i16"), ir::lanes(a.type));
     a_text = define(result, ".a");
     b_text = define(result, ".b");
-    emit(a_text + " = bitcast " + typed(a) + " to " + llvm_type(operand));
-    emit(b_text + " = bitcast " + typed(b) + " to " + llvm_type(operand));
+    emit(a_text, " = bitcast ", typed(a), " to ", operand);
+    emit(b_text, " = bitcast ", typed(b), " to ", operand);
   }
   std::string name = mma_intrinsic_name(found->base, found->call_form, result.type, operand, flavor);
-  emit(define(result) + " = " +
+  emit(define(result), " = ",
        call(name, llvm_type(c.type),
             mma_arguments(found->call_form, llvm_type(operand), a_text, b_text, llvm_type(c.type), value(c))));
 }

@@ -9,16 +9,14 @@ namespace kemit::llvm {
 
 void Lowering::lower_extract_element(const ir::Op& op) {
   std::string result = define(op.results[0]);
-  emit(result + " = extractelement " + typed(op.operands[0]) + ", i64 " +
-       std::to_string(op.attrs.at("index").integer));
+  emit(result, " = extractelement ", typed(op.operands[0]), ", i64 ", op.attrs.at("index").integer);
 }
 
 void Lowering::lower_insert_element(const ir::Op& op) {
   const ir::Value& v = op.operands[0];
   const ir::Value& s = op.operands[1];
   std::string result = define(op.results[0]);
-  emit(result + " = insertelement " + typed(v) + ", " + typed(s) + ", i64 " +
-       std::to_string(op.attrs.at("index").integer));
+  emit(result, " = insertelement ", typed(v), ", ", typed(s), ", i64 ", op.attrs.at("index").integer);
 }
 
 void Lowering::lower_shuffle(const ir::Op& op) {
@@ -37,8 +35,7 @@ void Lowering::lower_shuffle(const ir::Op& op) {
     start = comma + 1;
   }
   std::string result = define(op.results[0]);
-  emit(result + " = shufflevector " + typed(a) + ", " + typed(b) + ", <" + std::to_string(count) + " x i32> <" +
-       mask + ">");
+  emit(result, " = shufflevector ", typed(a), ", ", typed(b), ", <", count, " x i32> <", mask, '>');
 }
 
 }  // namespace kemit::llvm

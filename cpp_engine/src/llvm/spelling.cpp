@@ -25,28 +25,6 @@ std::string llvm_type(const ir::Type& t) {
   return out;
 }
 
-// llvm_type appended to `out`: the lowering spells a type for almost every operand, so this
-// writes in place instead of building a string per call (same rows as the two tables).
-void append_llvm_type(std::string& out, const ir::Type& t) {
-  using ir::TypeKind;
-  if (t.kind == TypeKind::pointer) {
-    out += "ptr addrspace(";
-    out += std::to_string(ir::space_row(t.space).llvm);
-    out += ')';
-    return;
-  }
-  std::string_view name = ir::scalar_row(t.name).llvm;
-  if (t.kind == TypeKind::vector) {
-    out += '<';
-    out += std::to_string(t.count);
-    out += " x ";
-    out += name;
-    out += '>';
-    return;
-  }
-  out += name;
-}
-
 std::string mangle(const ir::Type& t) {
   std::string name(ir::scalar_name(t.name));
   return t.kind == ir::TypeKind::vector ? "v" + std::to_string(t.count) + name : name;

@@ -8,12 +8,15 @@
 // C++ evaluates call arguments in an unspecified order, and ids are given in creation order:
 // a caller that nests builder calls must sequence them (one statement per op) to mirror Python.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,10 +45,58 @@ struct Attr {
   static Attr flag() { return Attr{}; }
   static Attr of(int64_t value) { return Attr{Kind::integer, value, ""}; }
   static Attr of(std::string value) { return Attr{Kind::text, 0, std::move(value)}; }
+  bool operator==(const Attr& other) const {
+    return kind == other.kind && integer == other.integer && text == other.text;
+  }
 };
-// Sorted by key, as every reader of an op's attributes sorts them. std::less<> lets a lookup
-// by a literal key (attrs.find("nsw")) compare in place instead of building a std::string.
-using Attrs = std::map<std::string, Attr, std::less<>>;
+// Sorted by key, as every reader of an op's attributes sorts them (Python: a dict). C++ keeps
+// them in one sorted vector with the part of std::map's interface the engine uses: an op has at
+// most a few attributes, so this is one allocation per op instead of one per attribute, and a
+// lookup compares a few short keys in place.
+class Attrs {
+ public:
+  using value_type = std::pair<std::string, Attr>;
+  using const_iterator = std::vector<value_type>::const_iterator;
+
+  Attrs() = default;
+  // As std::map's: sorted by key; of repeated keys the first one counts.
+  Attrs(std::initializer_list<value_type> items) : items_(items) {
+    // Insertion sort (a few items; std::stable_sort would allocate), then drop repeats.
+    for (size_t i = 1; i < items_.size(); ++i)
+      for (size_t j = i; j > 0 && items_[j].first < items_[j - 1].first; --j) std::swap(items_[j], items_[j - 1]);
+    items_.erase(std::unique(items_.begin(), items_.end(),
+                             [](const value_type& a, const value_type& b) { return a.first == b.first; }),
+                 items_.end());
+  }
+  const_iterator begin() const { return items_.begin(); }
+  const_iterator end() const { return items_.end(); }
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  const_iterator find(std::string_view key) const {
+    for (auto item = items_.begin(); item != items_.end(); ++item)
+      if (item->first == key) return item;
+    return items_.end();
+  }
+  size_t count(std::string_view key) const { return find(key) == end() ? 0 : 1; }
+  // Throws std::out_of_range for a missing key, as std::map::at does.
+  const Attr& at(std::string_view key) const {
+    auto found = find(key);
+    if (found == end()) throw std::out_of_range("no attribute '" + std::string(key) + "'");
+    return found->second;
+  }
+  // The value of `key`, inserted in key order when new.
+  Attr& operator[](std::string_view key) {
+    auto place = items_.begin();
+    while (place != items_.end() && place->first < key) ++place;
+    if (place == items_.end() || place->first != key) place = items_.insert(place, value_type(std::string(key), Attr{}));
+    return place->second;
+  }
+  bool operator==(const Attrs& other) const { return items_ == other.items_; }
+  void reserve(size_t count) { items_.reserve(count); }
+
+ private:
+  std::vector<value_type> items_;
+};
 
 struct Op;
 struct Region {
@@ -213,8 +264,7 @@ class Builder {
                              const std::optional<Type>& result_type, Attrs attrs);
   void _check_new_name(const std::string& name) const;
   static std::string _dim(const std::string& dim);
-  static void _same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate,
-                          const std::string& what);
+  static void _same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate, const char* what);
   Value _int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags);
   Value _float_op(OpKind name, const std::vector<Value>& operands);
   Value _compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,

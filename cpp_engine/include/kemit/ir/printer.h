@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kemit/ir/builder.h"
+#include "kemit/ir/text.h"
 
 namespace kemit::ir {
 
@@ -19,9 +20,9 @@ std::string print_module(const std::vector<Kernel>& kernels);
 std::string kernel_lines(const Kernel& kernel);
 std::string attrs_text(const Attrs& attrs);
 std::string values_text(const std::vector<Value>& values);
-void print_region(const Region& region, int depth, std::string& lines);
+void print_region(const Region& region, int depth, TextBuffer& lines);
 std::string op_text(const Op& op);
-void print_for(const Op& op, int depth, std::string& lines);
-void print_if(const Op& op, int depth, std::string& lines);
+void print_for(const Op& op, int depth, TextBuffer& lines);
+void print_if(const Op& op, int depth, TextBuffer& lines);
 
 }  // namespace kemit::ir

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kemit/ir/text.h"
 #include "kemit/tables.h"
 
 namespace kemit::ir {
@@ -64,8 +65,23 @@ bool is_int(const Type& t);
 int scalar_bits(const Type& t);
 int byte_size(const Type& t);
 std::string type_text(const Type& t);
-// C++ only: type_text appended to `out` (the printer and the lowering write types in place).
-void append_type_text(std::string& out, const Type& t);
+// C++ only: type_text appended to `out`, a std::string or a TextBuffer (the printer and the
+// lowering write types in place).
+template <typename Out>
+void append_type_text(Out& out, const Type& t) {
+  if (t.kind == TypeKind::scalar) {
+    out += scalar_name(t.name);
+  } else if (t.kind == TypeKind::vector) {
+    out += '<';
+    TextBuffer::append_number(out, t.count);
+    out += " x ";
+    out += scalar_name(t.name);
+    out += '>';
+  } else {
+    out += "ptr.";
+    out += space_row(t.space).name;
+  }
+}
 // The inverse of type_text.
 Type parse_type(std::string_view text);
 

@@ -5,16 +5,20 @@
 // `%v<id>.<role>` for the helper values an op needs, `<kind><n>.<role>` for blocks in order
 // of appearance.
 #pragma once
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kemit/ir/builder.h"
+#include "kemit/ir/text.h"
 #include "kemit/llvm/flavors.h"
+#include "kemit/llvm/spelling.h"
 
 namespace kemit::llvm {
 
@@ -36,6 +40,48 @@ std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor);
 // lower_module({k}, f) == lower_kernel(k, f).
 std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kernel>>& kernels, const Flavor& flavor);
 
+// C++ only: the pieces of a line as Python's f-strings spell them, appended in place to the
+// lowering's text (no string built per piece, per operand or per line). A piece is text, a
+// number, a type (spelled as llvm_type spells it) or an operand as typed(v) spells it.
+struct Typed {
+  const ir::Type& type;
+  const std::string& name;
+};
+// Out is a std::string or an ir::TextBuffer.
+template <typename Out>
+[[gnu::always_inline]] inline void append_piece(Out& out, std::string_view text) {
+  out.append(text.data(), text.size());
+}
+template <typename Out>
+void append_piece(Out& out, char c) {
+  out += c;
+}
+template <typename Out>
+void append_piece(Out& out, int64_t number) {
+  ir::TextBuffer::append_number(out, number);
+}
+template <typename Out>
+void append_piece(Out& out, int number) {
+  ir::TextBuffer::append_number(out, number);
+}
+template <typename Out>
+void append_piece(Out& out, const ir::Type& t) {
+  append_llvm_type(out, t);
+}
+template <typename Out>
+void append_piece(Out& out, const Typed& operand) {
+  append_llvm_type(out, operand.type);
+  out += ' ';
+  append_piece(out, operand.name);
+}
+// Python's f"..." of the pieces, as one string (where a piece is kept, not emitted at once).
+template <typename... Pieces>
+std::string text_of(const Pieces&... pieces) {
+  std::string out;
+  (append_piece(out, pieces), ...);
+  return out;
+}
+
 class Lowering {
  public:
   // index: the kernel's place in its module; its attribute group is #index.
@@ -52,7 +98,13 @@ class Lowering {
   std::string param_text(const ir::Param& param);
 
   // ---- helpers ----
-  void emit(const std::string& text);
+  // Python's emit(f"..."): C++ passes the f-string's pieces, appended to the line in place.
+  template <typename... Pieces>
+  void emit(const Pieces&... pieces) {
+    lines += "  ";
+    (append_piece(lines, pieces), ...);
+    lines += '\n';
+  }
   void start_block(const std::string& label);
   std::string new_block_prefix(const std::string& kind);
   void declare(const std::string& name, const std::string& result, const std::vector<std::string>& args);
@@ -60,8 +112,10 @@ class Lowering {
   std::string call(const std::string& name, const std::string& result_type,
                    const std::vector<std::pair<std::string, std::string>>& args);
   const std::string& value(const ir::Value& v) const;
-  std::string typed(const ir::Value& v) const;
-  std::string define(const ir::Value& v, const std::string& suffix = "");
+  // Python returns the text; C++ returns the operand as a piece for emit (text_of spells it).
+  Typed typed(const ir::Value& v) const;
+  // The value's name (suffix empty: the name it is known by from now on) or a helper's name.
+  std::string define(const ir::Value& v, std::string_view suffix = "");
   // names[id], growing the table when id is new (C++ only: names is a deque, not a dict).
   std::string& name_slot(int id);
 
@@ -110,14 +164,15 @@ class Lowering {
   const ir::Kernel& kernel;
   const Flavor& flavor;
   // By value id ("" = not named yet); ids are dense from 0. A deque, not a vector: growing it
-  // keeps every reference value() handed out valid. In `define(r) + ... + value(v)` the operands
-  // of the `+` calls are evaluated in no fixed order, so value(v)'s reference may be taken before
+  // keeps every reference value() and typed() handed out valid. In `emit(define(r), ..., value(v))`
+  // the arguments are evaluated in no fixed order, so value(v)'s reference may be taken before
   // define(r) grows the table; a vector reallocated under it (AddressSanitizer found it).
   std::deque<std::string> names;
   std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
-  // Python's `lines`: the body after "entry:", one text with each line ending in "\n", so a
-  // line is appended once instead of being kept and joined later.
-  std::string lines;
+  // Python's `lines`: the body after "entry:", one text with each line ending in "\n" (emit
+  // appends a line's pieces to it in place) instead of a list of lines joined later.
+  ir::TextBuffer lines;
+  std::string declaration_scratch;  // C++ only: call() spells each declaration here (kept capacity)
   std::string block = "entry";
   int blocks_made = 0;
   int index_ = 0;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kemit/ir/builder.h"
+#include "kemit/ir/text.h"
 #include "kemit/ir/types.h"
 #include "kemit/llvm/flavors.h"
 
@@ -15,7 +16,28 @@ namespace kemit::llvm {
 
 std::string llvm_type(const ir::Type& t);
 // llvm_type(t) appended to out (C++ only: spares a string per operand in the lowering).
-void append_llvm_type(std::string& out, const ir::Type& t);
+// C++ only: llvm_type appended to `out` (a std::string or an ir::TextBuffer): the lowering spells
+// a type for almost every operand, so it writes in place instead of building a string per call.
+template <typename Out>
+void append_llvm_type(Out& out, const ir::Type& t) {
+  using ir::TypeKind;
+  if (t.kind == TypeKind::pointer) {
+    out += "ptr addrspace(";
+    ir::TextBuffer::append_number(out, ir::space_row(t.space).llvm);
+    out += ')';
+    return;
+  }
+  std::string_view name = ir::scalar_row(t.name).llvm;
+  if (t.kind == TypeKind::vector) {
+    out += '<';
+    ir::TextBuffer::append_number(out, t.count);
+    out += " x ";
+    out += name;
+    out += '>';
+    return;
+  }
+  out += name;
+}
 // The overload suffix of an intrinsic name: f32, v4f32, i32.
 std::string mangle(const ir::Type& t);
 // A scalar constant: decimal integers, LLVM's hex forms for floats (exact, never rounded).
