@@ -8,6 +8,7 @@ Run by ctest (test `spec_fuzz.cli`) with KEMIT_BUILD_DIR set to the build direct
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,7 +97,8 @@ def test_a_crashing_worker_fails_only_its_spec_with_several_workers(tmp_path):
         assert run.returncode == 1, run.stdout + run.stderr
         report = json.loads(path.read_text())
         assert [(f["lane"], f["verdict"]) for f in report["failures"]] == [("parity", "CRASH")]
-        assert "closed its output" in report["failures"][0]["detail"]
+        # Which pipe shows the death first is timing: either way the worker is named as gone.
+        assert re.search(r"closed its output|stopped reading its requests", report["failures"][0]["detail"])
         assert report["failures"][0]["spec"]["rows_per_block"] == 3
         summaries.append(crash_summary(report))
     assert summaries[0] == summaries[1]

@@ -160,18 +160,25 @@ void WorkerPool::poll_once() {
 
 void WorkerPool::service(Slot& slot, short stdin_events, short stdout_events, short stderr_events) {
   if (stderr_events) slot.process->drain_stderr();
-  if (stdin_events && !slot.process->flush()) {
-    fail_head(slot, AnswerKind::crash, worker_label(slot) + " stopped reading its requests", 200);
-    return;
-  }
-  if (!stdout_events) return;
+  bool stopped_reading = stdin_events && !slot.process->flush();
+  // A worker that stopped reading may have answered the requests before the one it died on: take
+  // those answers first, so that the crash is blamed on a request it did not answer.
+  if (!stdout_events && !stopped_reading) return;
   std::vector<std::string> lines;
   bool open = slot.process->read_lines(lines);
   for (const auto& line : lines) {
     if (!slot.process) return;  // an earlier line was bad and the worker is gone
     handle_line(slot, line);
   }
-  if (!open && slot.process) fail_head(slot, AnswerKind::crash, worker_label(slot) + " closed its output", 200);
+  if (!slot.process) return;
+  if (stopped_reading && slot.in_flight.empty()) {  // it answered all it held: respawn on demand
+    slot.process->stop(0);
+    slot.process.reset();
+  } else if (stopped_reading) {
+    fail_head(slot, AnswerKind::crash, worker_label(slot) + " stopped reading its requests", 200);
+  } else if (!open) {
+    fail_head(slot, AnswerKind::crash, worker_label(slot) + " closed its output", 200);
+  }
 }
 
 void WorkerPool::handle_line(Slot& slot, const std::string& line) {
