@@ -17,10 +17,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include <boost/container/deque.hpp>
+#include <boost/container/options.hpp>
 #include <boost/container/small_vector.hpp>
 
 #include "kemit/ir/types.h"
@@ -121,9 +122,13 @@ class Attrs {
 };
 
 struct Op;
+// C++ only: a region's ops in blocks of 16, so adding one never moves the others (an op holds
+// its values in place and is a few hundred bytes: a growing std::vector spent most of the build
+// moving them). Reads like a std::vector: iteration, size, back, [i].
+using Ops = boost::container::deque<Op, void, boost::container::deque_options_t<boost::container::block_size<16>>>;
 struct Region {
   std::vector<Value> args;
-  std::vector<Op> ops;
+  Ops ops;
 };
 
 using tables::OpKind;
@@ -139,18 +144,7 @@ struct Op {
   Values<3> operands;
   Attrs attrs;
   std::vector<Region> regions;
-
-  // C++ only. A region's ops grow by moving them, and std::vector copies instead when a move may
-  // throw. None of these moves can (values, attributes and regions move by taking storage or
-  // element by element without allocating), but Boost 1.74 only calls small_vector's move
-  // noexcept for POD elements: said here.
-  Op() = default;
-  Op(const Op&) = default;
-  Op(Op&&) noexcept = default;
-  Op& operator=(const Op&) = default;
-  Op& operator=(Op&&) noexcept = default;
 };
-static_assert(std::is_nothrow_move_constructible_v<Op>, "ir::Op must move without throwing");
 
 struct Param {
   Value value;
