@@ -144,7 +144,7 @@ Value Builder::param(const std::string& name, const Type& t, int64_t align, bool
   _check_new_name(name);
   if (_next_id != static_cast<int>(_kernel.params.size()))
     throw BuildError("param '" + name + "' must be declared before LDS buffers and ops");
-  const std::pair<const char*, bool> flags[] = {
+  const std::pair<AttrKey, bool> flags[] = {
       {"noalias", noalias}, {"nocapture", nocapture}, {"readonly", readonly}, {"writeonly", writeonly}};
   bool any_flag = noalias || nocapture || readonly || writeonly;
   if (t.kind != TypeKind::pointer && (align || any_flag))
@@ -313,26 +313,30 @@ std::vector<Value> Builder::for_loop(const Value& lo, const Value& hi, const Val
   bool same = yields.size() == inits.size();
   for (size_t i = 0; same && i < yields.size(); ++i) same = yields[i].type == inits[i].type;
   if (!same) throw BuildError("for_loop body must yield " + std::to_string(inits.size()) + " values of the init types");
-  placed.regions[0].ops.push_back(Op{OpKind::yield_values, {}, yields, {}, {}});
+  Op& yield = placed.regions[0].ops.emplace_back();
+  yield.name = OpKind::yield_values;
+  yield.operands.assign(yields.begin(), yields.end());
   for (const auto& init : inits) placed.results.push_back(_new_value(init.type));
-  return placed.results;
+  return std::vector<Value>(placed.results.begin(), placed.results.end());
 }
 
-void Builder::if_then(const Value& cond, const IfBody& then_body) { _if(cond, {then_body}); }
+// C++ passes the bodies by address: copying a std::function may allocate.
+void Builder::if_then(const Value& cond, const IfBody& then_body) { _if(cond, {&then_body}); }
 
 void Builder::if_then_else(const Value& cond, const IfBody& then_body, const IfBody& else_body) {
-  _if(cond, {then_body, else_body});
+  _if(cond, {&then_body, &else_body});
 }
 
 // ---- internals ------------------------------------------------------------------------------------
-void Builder::_if(const Value& cond, const std::vector<IfBody>& bodies) {
+void Builder::_if(const Value& cond, std::initializer_list<const IfBody*> bodies) {
   if (cond.type != scalar(ScalarKind::i1)) throw BuildError("if needs an i1 condition (got " + type_text(cond.type) + ")");
   Region& parent = _current();
   parent.ops.push_back(Op{OpKind::if_then, {}, {cond}, {}, std::vector<Region>(bodies.size())});
   Op& placed = parent.ops.back();
-  for (size_t i = 0; i < bodies.size(); ++i) {
-    _regions.push_back(&placed.regions[i]);
-    bodies[i]();
+  size_t i = 0;
+  for (const IfBody* body : bodies) {
+    _regions.push_back(&placed.regions[i++]);
+    (*body)();
     _regions.pop_back();
   }
 }
@@ -341,11 +345,11 @@ Region& Builder::_current() { return *_regions.back(); }
 
 Value Builder::_new_value(const Type& t) { return Value{_next_id++, t}; }
 
-std::optional<Value> Builder::_emit(OpKind name, std::vector<Value> operands,
-                                    const std::optional<Type>& result_type, Attrs attrs) {
+std::optional<Value> Builder::_emit(OpKind name, std::initializer_list<Value> operands,
+                                    const std::optional<Type>& result_type, Attrs&& attrs) {
   Op& op = _current().ops.emplace_back();  // built in place: nothing copied into the region
   op.name = name;
-  op.operands = std::move(operands);
+  op.operands.assign(operands.begin(), operands.end());
   op.attrs = std::move(attrs);
   if (!result_type) return std::nullopt;
   op.results.push_back(_new_value(*result_type));
@@ -367,9 +371,10 @@ std::string Builder::_dim(const std::string& dim) {
   return dim;
 }
 
-void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate, const char* what) {
-  bool same = std::all_of(values.begin(), values.end(), [&](const Value& v) { return v.type == values[0].type; });
-  if (!same || !predicate(values[0].type)) {
+void Builder::_same_types(OpKind name, std::initializer_list<Value> values, TypeCheck predicate, const char* what) {
+  const Type& first = values.begin()->type;
+  bool same = std::all_of(values.begin(), values.end(), [&](const Value& v) { return v.type == first; });
+  if (!same || !predicate(first)) {
     std::vector<std::string> got;
     for (const auto& v : values) got.push_back(type_text(v.type));
     throw BuildError(text_of(name) + " operands must be " + what + " values of one type (got " + join(got) + ")");
@@ -377,21 +382,20 @@ void Builder::_same_types(OpKind name, const std::vector<Value>& values, TypeChe
 }
 
 Value Builder::_int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags) {
-  std::vector<Value> operands = {a, b};  // checked, then moved into the op: one vector, not two
-  _same_types(name, operands, is_int, "integer");
+  _same_types(name, {a, b}, is_int, "integer");
   Attrs attrs;
-  attrs.reserve(flags.size());
-  for (const auto& flag : flags) {
-    if (!tables::op_row(name).flags.contains(flag))
-      throw BuildError(text_of(name) + " does not take flag '" + flag + "'");
-    attrs[flag] = Attr::flag();
+  const tables::Names& known = tables::op_row(name).flags;
+  for (std::string_view flag : flags) {
+    const std::string_view* spelled = std::find(known.begin(), known.end(), flag);
+    if (spelled == known.end()) throw BuildError(text_of(name) + " does not take flag '" + std::string(flag) + "'");
+    attrs[AttrKey::from_table(*spelled)] = Attr::flag();  // the table's text: the caller's may not outlive the op
   }
-  return *_emit(name, std::move(operands), a.type, std::move(attrs));
+  return *_emit(name, {a, b}, a.type, std::move(attrs));
 }
 
-Value Builder::_float_op(OpKind name, const std::vector<Value>& operands) {
+Value Builder::_float_op(OpKind name, std::initializer_list<Value> operands) {
   _same_types(name, operands, is_float, "float");
-  return *_emit(name, operands, operands[0].type, {});
+  return *_emit(name, operands, operands.begin()->type, {});
 }
 
 Value Builder::_compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,
@@ -404,7 +408,7 @@ Value Builder::_compare(OpKind name, const std::string& pred, const tables::Name
   return *_emit(name, {a, b}, with_lanes(scalar(ScalarKind::i1), lanes(a.type)), {{"pred", Attr::of(pred)}});
 }
 
-Value Builder::_cast(OpKind name, const Value& v, const Type& t, Attrs attrs) {
+Value Builder::_cast(OpKind name, const Value& v, const Type& t, Attrs&& attrs) {
   // Python's CAST_RULES: the cast columns of tables/ops.json.
   const tables::OpRow& rule = tables::op_row(name);
   auto class_ok = [](bool is_float_class, const Type& type) { return is_float_class ? is_float(type) : is_int(type); };
@@ -496,14 +500,15 @@ Value Builder::update_dpp(const Value& old, const Value& v, int ctrl) {
 // ---- matrix ops ---------------------------------------------------------------------------------
 Value Builder::mma(const std::string& instr, const Value& a, const Value& b, const Value& c) {
   const MmaInstruction* found = nullptr;
-  std::string known;
-  for (const auto& entry : MMA_INSTRUCTIONS) {
+  for (const auto& entry : MMA_INSTRUCTIONS)
     if (entry.name == instr) found = &entry;
-    known += (known.empty() ? "" : ", ") + entry.name;
+  if (!found) {
+    std::string known;
+    for (const auto& entry : MMA_INSTRUCTIONS) known += (known.empty() ? "" : ", ") + entry.name;
+    throw BuildError("unknown mma instruction '" + instr + "' (known: " + known + ")");
   }
-  if (!found) throw BuildError("unknown mma instruction '" + instr + "' (known: " + known + ")");
-  std::vector<std::string> got = {type_text(a.type), type_text(b.type), type_text(c.type)};
-  if (got != std::vector<std::string>{found->operand, found->operand, found->accumulator})
+  const std::string got[] = {type_text(a.type), type_text(b.type), type_text(c.type)};
+  if (got[0] != found->operand || got[1] != found->operand || got[2] != found->accumulator)
     throw BuildError("mma " + instr + " needs " + found->operand + ", " + found->operand + ", " +
                      found->accumulator + " (got " + got[0] + ", " + got[1] + ", " + got[2] + ")");
   return *_emit(OpKind::mma, {a, b, c}, c.type, {{"instr", Attr::of(instr)}});

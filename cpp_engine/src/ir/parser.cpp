@@ -450,7 +450,7 @@ std::optional<Value> build_op(Parser& parser, const std::string& name, const std
     std::sort(flags.begin(), flags.end());
     const Value &x = operands[0], &y = operands[1];
     if (tables::find_op(name)->flags.size == 0) {
-      if (!flags.empty()) parser.fail(name + " does not take attribute '" + flags[0] + "'");
+      if (!flags.empty()) parser.fail(name + " does not take attribute '" + std::string(flags[0]) + "'");
       if (is_op(name, tables::OpKind::udiv)) return b.udiv(x, y);
       if (is_op(name, tables::OpKind::urem)) return b.urem(x, y);
       if (is_op(name, tables::OpKind::lshr)) return b.lshr(x, y);

@@ -25,8 +25,8 @@ void append_id(Out& out, const Value& v) {
   TextBuffer::append_number(out, v.id);
 }
 
-template <typename Out>
-void append_values(Out& out, const std::vector<Value>& values) {
+template <typename Out, typename Values>  // Values: a std::vector or an op's in-place list
+void append_values(Out& out, const Values& values) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (i) out += ", ";
     append_id(out, values[i]);

@@ -452,7 +452,7 @@ void Lowering::lower_for(const Op& op) {
   emit("br i1 ", guard, ", label %", body_label, ", label %", exit_label);
   std::string preheader = block;
   start_block(body_label);
-  const std::vector<Value>& yields = region.ops.back().operands;
+  const auto& yields = region.ops.back().operands;
   std::string next_iv = define(iv, ".next");
   // (arg, init, back-edge value) per phi; the iv's back edge is its increment.
   std::vector<std::tuple<Value, Value, std::string>> carried = {{iv, lo, next_iv}};

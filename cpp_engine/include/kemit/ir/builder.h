@@ -20,6 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/deque.hpp>
+#include <boost/container/options.hpp>
+#include <boost/container/small_vector.hpp>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::ir {
@@ -49,18 +53,37 @@ struct Attr {
     return kind == other.kind && integer == other.integer && text == other.text;
   }
 };
+// C++ only: an attribute's key is text that lives as long as the program (a string literal or a
+// name from tables::), so an op holds a view of it and never copies it. Only those two can make
+// one: a key can never point into a string that dies before the op.
+class AttrKey {
+ public:
+  template <size_t N>
+  constexpr AttrKey(const char (&literal)[N]) : text_(literal, N - 1) {}  // implicit: {"align", ...}
+  // A name out of one of the generated tables (tables.h: static storage), e.g. an op's flag.
+  static constexpr AttrKey from_table(std::string_view name) { return AttrKey(name, 0); }
+  constexpr std::string_view text() const { return text_; }
+
+ private:
+  constexpr AttrKey(std::string_view name, int) : text_(name) {}
+  std::string_view text_;
+};
+
 // Sorted by key, as every reader of an op's attributes sorts them (Python: a dict). C++ keeps
-// them in one sorted vector with the part of std::map's interface the engine uses: an op has at
-// most a few attributes, so this is one allocation per op instead of one per attribute, and a
+// them in one sorted list, held in place up to two items, with the part of std::map's interface
+// the engine uses: an op has at most a few attributes, so building one allocates nothing and a
 // lookup compares a few short keys in place.
 class Attrs {
  public:
-  using value_type = std::pair<std::string, Attr>;
-  using const_iterator = std::vector<value_type>::const_iterator;
+  using value_type = std::pair<std::string_view, Attr>;
+  using Items = boost::container::small_vector<value_type, 2>;
+  using const_iterator = Items::const_iterator;
 
   Attrs() = default;
   // As std::map's: sorted by key; of repeated keys the first one counts.
-  Attrs(std::initializer_list<value_type> items) : items_(items) {
+  Attrs(std::initializer_list<std::pair<AttrKey, Attr>> items) {
+    items_.reserve(items.size());
+    for (const auto& [key, value] : items) items_.emplace_back(key.text(), value);
     // Insertion sort (a few items; std::stable_sort would allocate), then drop repeats.
     for (size_t i = 1; i < items_.size(); ++i)
       for (size_t j = i; j > 0 && items_[j].first < items_[j - 1].first; --j) std::swap(items_[j], items_[j - 1]);
@@ -85,31 +108,40 @@ class Attrs {
     return found->second;
   }
   // The value of `key`, inserted in key order when new.
-  Attr& operator[](std::string_view key) {
+  Attr& operator[](AttrKey key) {
     auto place = items_.begin();
-    while (place != items_.end() && place->first < key) ++place;
-    if (place == items_.end() || place->first != key) place = items_.insert(place, value_type(std::string(key), Attr{}));
+    while (place != items_.end() && place->first < key.text()) ++place;
+    if (place == items_.end() || place->first != key.text()) place = items_.emplace(place, key.text(), Attr{});
     return place->second;
   }
   bool operator==(const Attrs& other) const { return items_ == other.items_; }
   void reserve(size_t count) { items_.reserve(count); }
 
  private:
-  std::vector<value_type> items_;
+  Items items_;
 };
 
 struct Op;
+// C++ only: a region's ops in blocks of 16, so adding one never moves the others (an op holds
+// its values in place and is a few hundred bytes: a growing std::vector spent most of the build
+// moving them). Reads like a std::vector: iteration, size, back, [i].
+using Ops = boost::container::deque<Op, void, boost::container::deque_options_t<boost::container::block_size<16>>>;
 struct Region {
   std::vector<Value> args;
-  std::vector<Op> ops;
+  Ops ops;
 };
 
 using tables::OpKind;
 
+// C++ only: an op's values, held in place up to N (every op but for and yield has at most three
+// operands and one result), so building an op allocates nothing; they read like a std::vector.
+template <size_t N>
+using Values = boost::container::small_vector<Value, N>;
+
 struct Op {
   OpKind name;  // Python's op.name; tables::op_name(name) is its text
-  std::vector<Value> results;
-  std::vector<Value> operands;
+  Values<1> results;
+  Values<3> operands;
   Attrs attrs;
   std::vector<Region> regions;
 };
@@ -159,7 +191,9 @@ std::string float_repr(double value);
 uint32_t float_bits(const Type& t, double value);
 bool is_power_of_two(int64_t n);
 
-using Flags = std::vector<std::string>;
+// C++ only: held in place ({"nuw", "nsw"} at a call allocates nothing); the builder keeps the
+// table's spelling of each flag, not the caller's text.
+using Flags = boost::container::small_vector<std::string_view, 2>;
 // body(iv, iters) returns the next iters.
 using LoopBody = std::function<std::vector<Value>(const Value& iv, const std::vector<Value>& iters)>;
 using IfBody = std::function<void()>;
@@ -257,19 +291,19 @@ class Builder {
  private:
   using TypeCheck = bool (*)(const Type&);
 
-  void _if(const Value& cond, const std::vector<IfBody>& bodies);
+  void _if(const Value& cond, std::initializer_list<const IfBody*> bodies);
   Region& _current();
   Value _new_value(const Type& t);
-  std::optional<Value> _emit(OpKind name, std::vector<Value> operands,
-                             const std::optional<Type>& result_type, Attrs attrs);
+  std::optional<Value> _emit(OpKind name, std::initializer_list<Value> operands,
+                             const std::optional<Type>& result_type, Attrs&& attrs);
   void _check_new_name(const std::string& name) const;
   static std::string _dim(const std::string& dim);
-  static void _same_types(OpKind name, const std::vector<Value>& values, TypeCheck predicate, const char* what);
+  static void _same_types(OpKind name, std::initializer_list<Value> values, TypeCheck predicate, const char* what);
   Value _int_binary(OpKind name, const Value& a, const Value& b, const Flags& flags);
-  Value _float_op(OpKind name, const std::vector<Value>& operands);
+  Value _float_op(OpKind name, std::initializer_list<Value> operands);
   Value _compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,
                  const Value& b);
-  Value _cast(OpKind name, const Value& v, const Type& t, Attrs attrs);
+  Value _cast(OpKind name, const Value& v, const Type& t, Attrs&& attrs);
   static void _check_access(OpKind name, const Type& t, const Value& p, int align);
   static void _check_lane(OpKind name, const Type& t, int index);
 
