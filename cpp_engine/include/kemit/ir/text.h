@@ -30,7 +30,7 @@ class TextBuffer {
   // Inlined into every caller: a piece's size is then mostly a constant and the copy a move or two.
   [[gnu::always_inline]] void append(const char* data, size_t size) {
     if (size > static_cast<size_t>(capacity_end_ - end_)) grow(size);
-    std::memcpy(end_, data, size);
+    copy(end_, data, size);
     end_ += size;
   }
   [[gnu::always_inline]] TextBuffer& operator+=(std::string_view text) {
@@ -42,7 +42,6 @@ class TextBuffer {
     *end_++ = c;
     return *this;
   }
-  // Decimal digits, as Python's str(int) spells them.
   // count copies of c (an indent).
   void append(size_t count, char c) {
     if (count > static_cast<size_t>(capacity_end_ - end_)) grow(count);
@@ -56,6 +55,12 @@ class TextBuffer {
     std::memcpy(begin_ + at, text.data(), text.size());
     end_ += text.size();
   }
+  // Room for `more` bytes after the end: the unchecked writes of append_digits follow it.
+  [[gnu::always_inline]] void reserve_more(size_t more) {
+    if (more > static_cast<size_t>(capacity_end_ - end_)) grow(more);
+  }
+  // Empties the text and keeps the capacity (a buffer reused from one module to the next).
+  void clear() { end_ = begin_; }
   size_t size() const { return static_cast<size_t>(end_ - begin_); }
   std::string_view view() const { return std::string_view(begin_, size()); }
   std::string str() const { return std::string(begin_, size()); }
@@ -66,8 +71,37 @@ class TextBuffer {
     char digits[24];
     out.append(digits, static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, number).ptr - digits));
   }
+  // A TextBuffer writes the digits in place (no copy through a stack array).
+  static void append_number(TextBuffer& out, int64_t number) {
+    out.reserve_more(24);
+    out.end_ = std::to_chars(out.end_, out.end_ + 24, number).ptr;
+  }
 
  private:
+  // memcpy, with the short copies most pieces are (a name, ", ", a type) done inline: a call into
+  // the library costs more than the copy itself. Overlapping loads and stores cover every size.
+  [[gnu::always_inline]] static void copy(char* to, const char* from, size_t size) {
+    if (__builtin_constant_p(size) || size > 16) {
+      std::memcpy(to, from, size);
+    } else if (size >= 8) {
+      uint64_t head, tail;
+      std::memcpy(&head, from, 8);
+      std::memcpy(&tail, from + size - 8, 8);
+      std::memcpy(to, &head, 8);
+      std::memcpy(to + size - 8, &tail, 8);
+    } else if (size >= 4) {
+      uint32_t head, tail;
+      std::memcpy(&head, from, 4);
+      std::memcpy(&tail, from + size - 4, 4);
+      std::memcpy(to, &head, 4);
+      std::memcpy(to + size - 4, &tail, 4);
+    } else if (size) {
+      to[0] = from[0];
+      to[size / 2] = from[size / 2];
+      to[size - 1] = from[size - 1];
+    }
+  }
+
   [[gnu::noinline]] void grow(size_t more) {
     size_t used = size();
     size_t capacity = static_cast<size_t>(capacity_end_ - begin_);
