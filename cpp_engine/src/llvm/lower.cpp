@@ -15,6 +15,7 @@ namespace kemit::llvm {
 using ir::Op;
 using ir::OpKind;
 using ir::Value;
+using namespace std::string_view_literals;
 
 const std::map<std::string, std::string> KERNEL_ATTRIBUTES = {
     {"flat_work_group_size", "amdgpu-flat-work-group-size"}, {"waves_per_eu", "amdgpu-waves-per-eu"}};
@@ -172,7 +173,7 @@ void Lowering::kernel_attributes(ir::TextBuffer& out) const {
   }
   std::sort(pairs.begin(), pairs.end());
   for (size_t i = 0; i < pairs.size(); ++i)
-    append_pieces(out, i ? " \"" : "\"", pairs[i].first, "\"=\"", pairs[i].second, '"');
+    append_pieces(out, i ? " \""sv : "\""sv, pairs[i].first, "\"=\"", pairs[i].second, '"');
 }
 
 void Lowering::param_text(const ir::Param& param, ir::TextBuffer& out) {
@@ -180,7 +181,7 @@ void Lowering::param_text(const ir::Param& param, ir::TextBuffer& out) {
   append_llvm_type(out, param.value.type);
   const auto& attrs = param.attrs;
   if (has_flag(attrs, "noalias")) out += " noalias";
-  if (has_flag(attrs, "nocapture")) out += flavor.captures_attr ? " captures(none)" : " nocapture";
+  if (has_flag(attrs, "nocapture")) out += flavor.captures_attr ? " captures(none)"sv : " nocapture"sv;
   for (const char* flag : {"readonly", "writeonly"})
     if (has_flag(attrs, flag)) append_pieces(out, ' ', flag);
   auto align = attrs.find("align");
@@ -208,7 +209,7 @@ void Lowering::declare(std::string_view name, std::string_view result, Args args
   append_pieces(text, "declare ", result, " @");
   size_t name_at = text.size();
   append_pieces(text, name, '(');
-  for (size_t i = 0; i < args.size; ++i) append_pieces(text, i ? ", " : "", args.data[i].type);
+  for (size_t i = 0; i < args.size; ++i) append_pieces(text, i ? ", "sv : ""sv, args.data[i].type);
   text += ')';
   for (auto& known : declarations)
     if (known.name() == name) {
@@ -223,28 +224,13 @@ Call Lowering::call(std::string_view name, std::string_view result_type, Args ar
   return Call{result_type, name, args};
 }
 
-Name Lowering::value(const Value& v) const {
-  // Python: self.names[v.id] (a KeyError for a value never defined).
-  size_t at = static_cast<size_t>(v.id);
-  if (v.id < 0 || at >= names.size() || names[at] == NOT_NAMED)
-    throw std::out_of_range("no LLVM name for value %" + std::to_string(v.id));
-  int slot = names[at];
-  if (slot == DEFAULT_NAME) return Name{v.id, {}, {}};
-  return Name{v.id, custom_names[static_cast<size_t>(slot - CUSTOM)], {}};
+// value, typed, define and name_slot: inline in lower.h (they run for every operand).
+
+void Lowering::no_name(const Value& v) {
+  throw std::out_of_range("no LLVM name for value %" + std::to_string(v.id));
 }
 
-Typed Lowering::typed(const Value& v) const { return Typed{v.type, value(v)}; }
-
-Name Lowering::define(const Value& v, std::string_view suffix) {
-  if (suffix.empty()) name_slot(v.id) = DEFAULT_NAME;
-  return Name{v.id, {}, suffix};
-}
-
-int& Lowering::name_slot(int id) {
-  size_t at = static_cast<size_t>(id);
-  if (at >= names.size()) names.resize(std::max(at + 1, 2 * names.size()), NOT_NAMED);
-  return names[at];
-}
+void Lowering::grow_names(size_t at) { names.resize(std::max(at + 1, 2 * names.size()), NOT_NAMED); }
 
 void Lowering::set_name(int id, std::string text) {
   custom_names.push_back(std::move(text));
@@ -260,6 +246,18 @@ void Lowering::lower_region(const ir::Region& region) {
 }
 
 Lowering::Handler Lowering::handler(OpKind name) const {
+  // C++ only: the answer for each op kind is looked up once (handler_of), then read from a table.
+  static const std::vector<Handler> table = [] {
+    std::vector<Handler> out;
+    for (const auto& row : tables::OPS) out.push_back(handler_of(row.kind));
+    return out;
+  }();
+  size_t at = static_cast<size_t>(name);
+  if (at < table.size() && table[at]) return table[at];
+  throw LowerError("no lowering for op '" + std::string(tables::op_name(name)) + "'");
+}
+
+Lowering::Handler Lowering::handler_of(OpKind name) {
   // Python looks up the three op groups, then `lower_<name>`: the same order, by the op's row.
   switch (tables::op_row(name).group) {
     case tables::OpGroup::int_binary: return &Lowering::lower_int_binary;
@@ -288,9 +286,8 @@ Lowering::Handler Lowering::handler(OpKind name) const {
     case OpKind::mma: return &Lowering::lower_mma;
     case OpKind::for_loop: return &Lowering::lower_for;
     case OpKind::if_then: return &Lowering::lower_if;
-    default: break;
+    default: return nullptr;
   }
-  throw LowerError("no lowering for op '" + std::string(tables::op_name(name)) + "'");
 }
 
 void Lowering::lower_const(const Op& op) {
@@ -339,12 +336,13 @@ void Lowering::lower_int_binary(const Op& op) {
   bool nuw = false, nsw = false, disjoint = false;
   for (const auto& [key, attr] : op.attrs) {
     if (!truthy(attr)) continue;
-    nuw = nuw || key == "nuw";
-    nsw = nsw || key == "nsw";
-    disjoint = disjoint || key == "disjoint";
+    std::string_view flag = key;
+    nuw = nuw || flag == "nuw"sv;
+    nsw = nsw || flag == "nsw"sv;
+    disjoint = disjoint || flag == "disjoint"sv;
   }
-  emit(define(op.results[0]), " = ", tables::op_row(op.name).llvm, nuw ? " nuw" : "", nsw ? " nsw" : "",
-       disjoint && flavor.or_disjoint ? " disjoint" : "", ' ', typed(a), ", ", value(b));
+  emit(define(op.results[0]), " = ", tables::op_row(op.name).llvm, nuw ? " nuw"sv : ""sv, nsw ? " nsw"sv : ""sv,
+       disjoint && flavor.or_disjoint ? " disjoint"sv : ""sv, ' ', typed(a), ", ", value(b));
 }
 
 void Lowering::lower_float_op(const Op& op) {
@@ -389,7 +387,7 @@ void Lowering::lower_cast(const Op& op) {
   bool float_cast = row.cast_from_float && row.cast_to_float;  // Python's FLOAT_CASTS
   if (result.type.kind == ir::TypeKind::vector && bf16 && float_cast && !flavor.vector_bf16_casts)
     return lower_cast_per_lane(op);
-  std::string_view nneg = flavor.zext_nneg && has_flag(op.attrs, "nneg") ? " nneg" : "";
+  std::string_view nneg = flavor.zext_nneg && has_flag(op.attrs, "nneg") ? " nneg"sv : ""sv;
   emit(define(result), " = ", row.llvm, nneg, ' ', typed(source), " to ", result.type);
 }
 
@@ -422,11 +420,11 @@ void Lowering::lower_ptr_add(const Op& op) {
   Typed index_text = typed(index);
   if (pointer.type.space == ir::AddressSpace::global || pointer.type.space == ir::AddressSpace::constant) {
     Name wide = define(result, ".idx");
-    std::string_view nneg = flavor.zext_nneg ? " nneg" : "";
+    std::string_view nneg = flavor.zext_nneg ? " nneg"sv : ""sv;
     emit(wide, " = zext", nneg, ' ', index_text, " to i64");
     index_text = Typed{ir::scalar(ir::ScalarKind::i64), wide};
   }
-  std::string_view inbounds = flavor.gep_nuw ? "inbounds nuw" : "inbounds";
+  std::string_view inbounds = flavor.gep_nuw ? "inbounds nuw"sv : "inbounds"sv;
   emit(define(result), " = getelementptr ", inbounds, ' ', element, ", ", typed(pointer), ", ", index_text);
 }
 
@@ -447,7 +445,7 @@ void Lowering::lower_barrier(const Op&) {
 
 void Lowering::lower_readfirstlane(const Op& op) {
   std::string_view name =
-      flavor.readfirstlane_mangled ? "llvm.amdgcn.readfirstlane.i32" : "llvm.amdgcn.readfirstlane";
+      flavor.readfirstlane_mangled ? "llvm.amdgcn.readfirstlane.i32"sv : "llvm.amdgcn.readfirstlane"sv;
   emit(define(op.results[0]), " = ", call(name, "i32", {{"i32", value(op.operands[0])}}));
 }
 

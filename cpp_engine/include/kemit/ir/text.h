@@ -71,13 +71,41 @@ class TextBuffer {
     char digits[24];
     out.append(digits, static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, number).ptr - digits));
   }
-  // A TextBuffer writes the digits in place (no copy through a stack array).
-  static void append_number(TextBuffer& out, int64_t number) {
+  // A TextBuffer writes the digits in place (no copy through a stack array); the numbers a
+  // module holds (value ids, lanes, offsets) are mostly below 10000: those are spelled from a
+  // table of digit pairs, without std::to_chars' loops.
+  [[gnu::always_inline]] static void append_number(TextBuffer& out, int64_t number) {
     out.reserve_more(24);
-    out.end_ = std::to_chars(out.end_, out.end_ + 24, number).ptr;
+    if (number >= 0 && number < 10000)
+      out.end_ = small_digits(out.end_, static_cast<uint32_t>(number));
+    else
+      out.end_ = std::to_chars(out.end_, out.end_ + 24, number).ptr;
   }
 
  private:
+  // The digits of n < 10000 written at `to`; returns their end.
+  [[gnu::always_inline]] static char* small_digits(char* to, uint32_t n) {
+    static constexpr char PAIRS[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    if (n < 10) {
+      *to = static_cast<char>('0' + n);
+      return to + 1;
+    }
+    if (n < 100) {
+      std::memcpy(to, PAIRS + 2 * n, 2);
+      return to + 2;
+    }
+    if (n < 1000) {
+      *to = static_cast<char>('0' + n / 100);
+      std::memcpy(to + 1, PAIRS + 2 * (n % 100), 2);
+      return to + 3;
+    }
+    std::memcpy(to, PAIRS + 2 * (n / 100), 2);
+    std::memcpy(to + 2, PAIRS + 2 * (n % 100), 2);
+    return to + 4;
+  }
   // memcpy, with the short copies most pieces are (a name, ", ", a type) done inline: a call into
   // the library costs more than the copy itself. Overlapping loads and stores cover every size.
   [[gnu::always_inline]] static void copy(char* to, const char* from, size_t size) {

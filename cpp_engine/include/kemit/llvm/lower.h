@@ -84,6 +84,11 @@ template <typename Out>
 [[gnu::always_inline]] inline void append_piece(Out& out, std::string_view text) {
   out.append(text.data(), text.size());
 }
+// A string literal: its size is known, no strlen.
+template <typename Out, size_t N>
+[[gnu::always_inline]] inline void append_piece(Out& out, const char (&text)[N]) {
+  out.append(text, N - 1);
+}
 template <typename Out>
 [[gnu::always_inline]] inline void append_piece(Out& out, char c) {
   out += c;
@@ -210,13 +215,27 @@ class Lowering {
     return call(name, result_type, Args{args.begin(), args.size()});
   }
   // Python returns the name's text; C++ returns it as a piece (valid while the lowering lives).
-  Name value(const ir::Value& v) const;
-  Typed typed(const ir::Value& v) const;
+  Name value(const ir::Value& v) const {
+    // Python: self.names[v.id] (a KeyError for a value never defined).
+    size_t at = static_cast<size_t>(v.id);
+    if (v.id < 0 || at >= names.size() || names[at] == NOT_NAMED) no_name(v);
+    int slot = names[at];
+    if (slot == DEFAULT_NAME) return Name{v.id, {}, {}};
+    return Name{v.id, custom_names[static_cast<size_t>(slot - CUSTOM)], {}};
+  }
+  Typed typed(const ir::Value& v) const { return Typed{v.type, value(v)}; }
   // The value's name (suffix empty: the name it is known by from now on) or a helper's name.
-  Name define(const ir::Value& v, std::string_view suffix = "");
+  Name define(const ir::Value& v, std::string_view suffix = {}) {
+    if (suffix.empty()) name_slot(v.id) = DEFAULT_NAME;
+    return Name{v.id, {}, suffix};
+  }
   // C++ only: how value id is named (Python's self.names[id]), growing the table when id is new:
   // NOT_NAMED, DEFAULT_NAME (%v<id>) or CUSTOM + an index into custom_names.
-  int& name_slot(int id);
+  int& name_slot(int id) {
+    size_t at = static_cast<size_t>(id);
+    if (at >= names.size()) grow_names(at);
+    return names[at];
+  }
   // C++ only: names[id] = text, for the names that are not %v<id>.
   void set_name(int id, std::string text);
 
@@ -224,6 +243,8 @@ class Lowering {
   using Handler = void (Lowering::*)(const ir::Op&);
   void lower_region(const ir::Region& region);
   Handler handler(ir::OpKind name) const;
+  // C++ only: the handler of one op kind, or nullptr (handler() keeps them in a table).
+  static Handler handler_of(ir::OpKind name);
   void lower_const(const ir::Op& op);
   void lower_workitem_id(const ir::Op& op);
   void lower_workgroup_id(const ir::Op& op);
@@ -266,6 +287,9 @@ class Lowering {
   static constexpr int CUSTOM = 2;
 
  private:
+  [[noreturn]] static void no_name(const ir::Value& v);
+  void grow_names(size_t at);
+
   const ir::Kernel& kernel;
   const Flavor& flavor;
   // Python's `names` dict, by value id (ids are dense from 0): most values are named %v<id>, which
