@@ -232,6 +232,11 @@ void Lowering::no_name(const Value& v) {
 
 void Lowering::grow_names(size_t at) { names.resize(std::max(at + 1, 2 * names.size()), NOT_NAMED); }
 
+void Lowering::set_number(int id, int64_t number) {
+  numbers.push_back(number);
+  name_slot(id) = -static_cast<int>(numbers.size());
+}
+
 void Lowering::set_name(int id, std::string text) {
   custom_names.push_back(std::move(text));
   name_slot(id) = CUSTOM + static_cast<int>(custom_names.size() - 1);
@@ -292,7 +297,12 @@ Lowering::Handler Lowering::handler_of(OpKind name) {
 
 void Lowering::lower_const(const Op& op) {
   const Value& result = op.results[0];
-  set_name(result.id, constant_literal(result.type, op.attrs.at("value"), flavor));
+  const ir::Attr& value = op.attrs.at("value");
+  // C++ only: a scalar integer's literal (spelling.cpp's str(value)) is kept as its number.
+  if (result.type.kind == ir::TypeKind::scalar && result.type.name != ir::ScalarKind::i1 &&
+      !ir::scalar_row(result.type.name).is_float && value.kind == ir::Attr::Kind::integer)
+    return set_number(result.id, value.integer);
+  set_name(result.id, constant_literal(result.type, value, flavor));
 }
 
 void Lowering::lower_workitem_id(const Op& op) {

@@ -24,8 +24,7 @@ std::string attrs_text(const Attrs& attrs);
 // C++ only: `%<id>` of one value, appended to out (a std::string or a TextBuffer).
 template <typename Out>
 void append_id(Out& out, const Value& v) {
-  out += '%';
-  TextBuffer::append_number(out, v.id);
+  TextBuffer::append_number(out, v.id, "%");
 }
 // C++ only: values_text appended to out; values is any container of Values (begin/end).
 template <typename Out, typename Values>

@@ -67,15 +67,19 @@ class TextBuffer {
 
   // Python's str(int): the digits of `number` appended to `out` (a std::string or a TextBuffer).
   template <typename Out>
-  static void append_number(Out& out, int64_t number) {
+  static void append_number(Out& out, int64_t number, std::string_view prefix = {}) {
+    out.append(prefix.data(), prefix.size());
     char digits[24];
     out.append(digits, static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, number).ptr - digits));
   }
   // A TextBuffer writes the digits in place (no copy through a stack array); the numbers a
   // module holds (value ids, lanes, offsets) are mostly below 10000: those are spelled from a
   // table of digit pairs, without std::to_chars' loops.
-  [[gnu::always_inline]] static void append_number(TextBuffer& out, int64_t number) {
-    out.reserve_more(24);
+  // `prefix` (at most 8 bytes: "%", "%v") goes first, under the same room check.
+  [[gnu::always_inline]] static void append_number(TextBuffer& out, int64_t number, std::string_view prefix = {}) {
+    out.reserve_more(32);
+    copy(out.end_, prefix.data(), prefix.size());
+    out.end_ += prefix.size();
     if (number >= 0 && number < 10000)
       out.end_ = small_digits(out.end_, static_cast<uint32_t>(number));
     else

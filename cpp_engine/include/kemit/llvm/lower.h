@@ -49,10 +49,13 @@ std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kern
 // A value's LLVM name, spelled when it is appended (Python keeps each name as a str in a dict).
 // `text` is the name when it is not %v<id> (a param, an LDS buffer, a constant's literal), else
 // empty; `suffix` is a helper value's role: %v<id><suffix>. Both views must outlive the emit.
+// An integer constant's literal is its decimal number: is_number, spelled from `number`.
 struct Name {
   int id = 0;
   std::string_view text;
   std::string_view suffix;
+  bool is_number = false;
+  int64_t number = 0;
 };
 struct Typed {
   ir::Type type;
@@ -118,13 +121,14 @@ inline Name literal(std::string_view text) { return Name{-1, text, {}}; }
 
 template <typename Out>
 [[gnu::always_inline]] inline void append_piece(Out& out, const Name& name) {
-  if (!name.text.empty() || name.id < 0) {
+  if (name.is_number) {
+    ir::TextBuffer::append_number(out, name.number);
+  } else if (!name.text.empty() || name.id < 0) {
     append_piece(out, name.text);
-    return;
+  } else {
+    ir::TextBuffer::append_number(out, name.id, "%v");
+    append_piece(out, name.suffix);
   }
-  out += "%v";
-  ir::TextBuffer::append_number(out, name.id);
-  append_piece(out, name.suffix);
 }
 template <typename Out>
 void append_piece(Out& out, const Typed& operand) {
@@ -221,6 +225,7 @@ class Lowering {
     if (v.id < 0 || at >= names.size() || names[at] == NOT_NAMED) no_name(v);
     int slot = names[at];
     if (slot == DEFAULT_NAME) return Name{v.id, {}, {}};
+    if (slot < 0) return Name{v.id, {}, {}, true, numbers[static_cast<size_t>(-1 - slot)]};
     return Name{v.id, custom_names[static_cast<size_t>(slot - CUSTOM)], {}};
   }
   Typed typed(const ir::Value& v) const { return Typed{v.type, value(v)}; }
@@ -230,7 +235,8 @@ class Lowering {
     return Name{v.id, {}, suffix};
   }
   // C++ only: how value id is named (Python's self.names[id]), growing the table when id is new:
-  // NOT_NAMED, DEFAULT_NAME (%v<id>) or CUSTOM + an index into custom_names.
+  // NOT_NAMED, DEFAULT_NAME (%v<id>), CUSTOM + an index into custom_names, or -1 - an index into
+  // numbers (an integer constant).
   int& name_slot(int id) {
     size_t at = static_cast<size_t>(id);
     if (at >= names.size()) grow_names(at);
@@ -238,6 +244,8 @@ class Lowering {
   }
   // C++ only: names[id] = text, for the names that are not %v<id>.
   void set_name(int id, std::string text);
+  // C++ only: names[id] = str(number), kept as the number (most constants are integers).
+  void set_number(int id, int64_t number);
 
   // ---- ops ----
   using Handler = void (Lowering::*)(const ir::Op&);
@@ -297,6 +305,7 @@ class Lowering {
   // deque: growing it moves no string, so a Name's view of one stays valid.
   std::vector<int> names;
   std::deque<std::string> custom_names;
+  std::vector<int64_t> numbers;
   std::vector<Declaration> declarations;
   // Python's `lines`: the body after "entry:". C++ writes it straight into the module's text, each
   // line ending in "\n" (emit appends a line's pieces in place) instead of a list joined later.
