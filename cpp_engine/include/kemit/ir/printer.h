@@ -23,7 +23,7 @@ void kernel_lines(const Kernel& kernel, TextBuffer& lines);
 std::string attrs_text(const Attrs& attrs);
 // C++ only: `%<id>` of one value, appended to out (a std::string or a TextBuffer).
 template <typename Out>
-void append_id(Out& out, const Value& v) {
+[[gnu::always_inline]] inline void append_id(Out& out, const Value& v) {
   TextBuffer::append_number(out, v.id, "%");
 }
 // C++ only: values_text appended to out; values is any container of Values (begin/end).

@@ -110,23 +110,24 @@ class TextBuffer {
     std::memcpy(to + 2, PAIRS + 2 * (n % 100), 2);
     return to + 4;
   }
+  // The first and the last sizeof(Word) bytes (they overlap when size < 2 * sizeof(Word)).
+  template <typename Word>
+  [[gnu::always_inline]] static void copy_ends(char* to, const char* from, size_t size) {
+    Word head, tail;
+    std::memcpy(&head, from, sizeof head);
+    std::memcpy(&tail, from + size - sizeof tail, sizeof tail);
+    std::memcpy(to, &head, sizeof head);
+    std::memcpy(to + size - sizeof tail, &tail, sizeof tail);
+  }
   // memcpy, with the short copies most pieces are (a name, ", ", a type) done inline: a call into
   // the library costs more than the copy itself. Overlapping loads and stores cover every size.
   [[gnu::always_inline]] static void copy(char* to, const char* from, size_t size) {
     if (__builtin_constant_p(size) || size > 16) {
       std::memcpy(to, from, size);
     } else if (size >= 8) {
-      uint64_t head, tail;
-      std::memcpy(&head, from, 8);
-      std::memcpy(&tail, from + size - 8, 8);
-      std::memcpy(to, &head, 8);
-      std::memcpy(to + size - 8, &tail, 8);
+      copy_ends<uint64_t>(to, from, size);
     } else if (size >= 4) {
-      uint32_t head, tail;
-      std::memcpy(&head, from, 4);
-      std::memcpy(&tail, from + size - 4, 4);
-      std::memcpy(to, &head, 4);
-      std::memcpy(to + size - 4, &tail, 4);
+      copy_ends<uint32_t>(to, from, size);
     } else if (size) {
       to[0] = from[0];
       to[size / 2] = from[size / 2];
