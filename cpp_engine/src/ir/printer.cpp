@@ -12,33 +12,15 @@ const char* const HEADER = "; kemit canonical IR 1\n";
 
 namespace {
 
-std::string id_text(const Value& v) { return "%" + std::to_string(v.id); }
-
-std::string pad_text(int depth) { return std::string(2 * depth, ' '); }
-
-// C++ only: attrs_text, values_text and op_text append to the text being printed through
-// these, instead of building a string for each piece (same text, fewer allocations). Out is a
-// std::string or a TextBuffer.
-template <typename Out>
-void append_id(Out& out, const Value& v) {
-  out += '%';
-  TextBuffer::append_number(out, v.id);
-}
-
-template <typename Out, typename Values>  // Values: a std::vector or an op's in-place list
-void append_values(Out& out, const Values& values) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ", ";
-    append_id(out, values[i]);
-  }
-}
-
+// C++ only: attrs_text and op_text append to the text being printed through these, instead of
+// building a string for each piece (same text, fewer allocations). Out is a std::string or a
+// TextBuffer.
 template <typename Out>
 void append_attrs(Out& out, const Attrs& attrs) {
   if (attrs.empty()) return;
   out += " {";
   bool first = true;
-  for (const auto& [key, value] : attrs) {  // a std::map iterates in sorted key order
+  for (const auto& [key, value] : attrs) {  // Attrs iterates in sorted key order
     if (!first) out += ", ";
     first = false;
     out += key;
@@ -72,42 +54,75 @@ void append_op_text(Out& out, const Op& op) {
   }
 }
 
-// Python's lines.append(text): C++ appends the line and its "\n" to the one output text.
-void add_line(TextBuffer& lines, std::string_view text) {
-  lines += text;
-  lines += '\n';
+// Python's "  " * depth, appended (a copy of the spaces it needs; deeper than these: one by one).
+void indent(TextBuffer& lines, int depth) {
+  static constexpr std::string_view SPACES = "                                ";
+  size_t width = 2 * static_cast<size_t>(depth);
+  if (width <= SPACES.size())
+    lines += SPACES.substr(0, width);
+  else
+    lines.append(width, ' ');
 }
 
 }  // namespace
 
 std::string print_kernel(const Kernel& kernel) {
-  std::string out = HEADER;
-  out += kernel_lines(kernel);
-  return out;
+  TextBuffer lines;
+  lines += HEADER;
+  kernel_lines(kernel, lines);
+  return lines.str();
 }
 
 std::string print_module(const std::vector<Kernel>& kernels) {
-  std::string out = HEADER;
-  for (const auto& kernel : kernels) out += kernel_lines(kernel);
-  return out;
+  // C++ only: one text per thread, kept from one module to the next (no regrowth while printing).
+  thread_local TextBuffer lines(1 << 16);
+  lines.clear();
+  lines += HEADER;
+  for (const auto& kernel : kernels) kernel_lines(kernel, lines);
+  return lines.str();
 }
 
-std::string kernel_lines(const Kernel& kernel) {
-  TextBuffer lines;
-  add_line(lines, "kernel @" + kernel.name + " {");
-  add_line(lines, "  arch " + kernel.arch);
-  auto attrs = kernel.attrs;
-  std::sort(attrs.begin(), attrs.end());
-  for (const auto& [key, value] : attrs) add_line(lines, "  attr " + key + " " + value);
-  for (const auto& param : kernel.params)
-    add_line(lines, "  param " + id_text(param.value) + " " + param.name + " : " + type_text(param.value.type) +
-                        attrs_text(param.attrs));
-  for (const auto& buffer : kernel.lds)
-    add_line(lines, "  lds " + id_text(buffer.value) + " " + buffer.name + " : " + type_text(buffer.element) + "[" +
-                        std::to_string(buffer.count) + "]" + attrs_text({{"align", Attr::of(int64_t{buffer.align})}}));
+void kernel_lines(const Kernel& kernel, TextBuffer& lines) {
+  lines += "kernel @";
+  lines += kernel.name;
+  lines += " {\n  arch ";
+  lines += kernel.arch;
+  lines += '\n';
+  std::vector<const std::pair<std::string, std::string>*> attrs;  // sorted by key
+  for (const auto& attr : kernel.attrs) attrs.push_back(&attr);
+  std::sort(attrs.begin(), attrs.end(), [](const auto* a, const auto* b) { return *a < *b; });
+  for (const auto* attr : attrs) {
+    lines += "  attr ";
+    lines += attr->first;
+    lines += ' ';
+    lines += attr->second;
+    lines += '\n';
+  }
+  for (const auto& param : kernel.params) {
+    lines += "  param ";
+    append_id(lines, param.value);
+    lines += ' ';
+    lines += param.name;
+    lines += " : ";
+    append_type_text(lines, param.value.type);
+    append_attrs(lines, param.attrs);
+    lines += '\n';
+  }
+  for (const auto& buffer : kernel.lds) {
+    lines += "  lds ";
+    append_id(lines, buffer.value);
+    lines += ' ';
+    lines += buffer.name;
+    lines += " : ";
+    append_type_text(lines, buffer.element);
+    lines += '[';
+    TextBuffer::append_number(lines, buffer.count);
+    lines += "] {align=";  // attrs_text({"align": buffer.align})
+    TextBuffer::append_number(lines, buffer.align);
+    lines += "}\n";
+  }
   print_region(kernel.body, 1, lines);
-  add_line(lines, "}");
-  return lines.str();
+  lines += "}\n";
 }
 
 std::string attrs_text(const Attrs& attrs) {
@@ -116,11 +131,7 @@ std::string attrs_text(const Attrs& attrs) {
   return out;
 }
 
-std::string values_text(const std::vector<Value>& values) {
-  std::string out;
-  append_values(out, values);
-  return out;
-}
+// values_text: a template in printer.h (any container of values).
 
 void print_region(const Region& region, int depth, TextBuffer& lines) {
   for (const auto& op : region.ops) {
@@ -129,7 +140,7 @@ void print_region(const Region& region, int depth, TextBuffer& lines) {
     else if (op.name == OpKind::if_then)
       print_if(op, depth, lines);
     else {
-      lines.append(2 * static_cast<size_t>(depth), ' ');
+      indent(lines, depth);
       append_op_text(lines, op);  // op_text(op), written in place
       lines += '\n';
     }
@@ -146,7 +157,7 @@ void print_for(const Op& op, int depth, TextBuffer& lines) {
   const auto& operands = op.operands;
   const auto& args = op.regions[0].args;
   // Python builds the head as one f-string; C++ appends its pieces to the line in place.
-  lines.append(2 * static_cast<size_t>(depth), ' ');
+  indent(lines, depth);
   if (!op.results.empty()) {
     append_values(lines, op.results);
     lines += " = ";
@@ -174,22 +185,23 @@ void print_for(const Op& op, int depth, TextBuffer& lines) {
   }
   lines += " {\n";
   print_region(op.regions[0], depth + 1, lines);
-  lines.append(2 * static_cast<size_t>(depth), ' ');
-  add_line(lines, "}");
+  indent(lines, depth);
+  lines += "}\n";
 }
 
 void print_if(const Op& op, int depth, TextBuffer& lines) {
-  std::string pad = pad_text(depth);
-  lines += pad;
+  indent(lines, depth);
   lines += "if ";
   append_id(lines, op.operands[0]);
   lines += " {\n";
   print_region(op.regions[0], depth + 1, lines);
   if (op.regions.size() == 2) {
-    add_line(lines, pad + "} else {");
+    indent(lines, depth);
+    lines += "} else {\n";
     print_region(op.regions[1], depth + 1, lines);
   }
-  add_line(lines, pad + "}");
+  indent(lines, depth);
+  lines += "}\n";
 }
 
 }  // namespace kemit::ir

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <set>
-#include <tuple>
-#include <unordered_map>
+#include <iterator>
 
 #include "kemit/ir/types.h"
 #include "kemit/llvm/spelling.h"
@@ -17,6 +15,7 @@ namespace kemit::llvm {
 using ir::Op;
 using ir::OpKind;
 using ir::Value;
+using namespace std::string_view_literals;
 
 const std::map<std::string, std::string> KERNEL_ATTRIBUTES = {
     {"flat_work_group_size", "amdgpu-flat-work-group-size"}, {"waves_per_eu", "amdgpu-waves-per-eu"}};
@@ -24,24 +23,46 @@ const std::map<std::string, std::pair<int, int>> DISPATCH_OFFSETS = {{"x", {4, 1
 
 namespace {
 
-bool has_flag(const ir::Attrs& attrs, std::string_view key) {
-  // Python's attrs.get(key): a present flag or a non-zero/non-empty value is truthy.
-  auto found = attrs.find(key);
-  if (found == attrs.end()) return false;
-  const ir::Attr& attr = found->second;
+// Python's truthiness of an attribute value: a present flag or a non-zero/non-empty value.
+bool truthy(const ir::Attr& attr) {
   return attr.kind == ir::Attr::Kind::flag || (attr.kind == ir::Attr::Kind::integer ? attr.integer != 0
-                                                                                     : !attr.text.empty());
+                                                                                   : !attr.text.empty());
 }
 
-std::string attr_text(const ir::Attr& attr) {
-  return attr.kind == ir::Attr::Kind::text ? attr.text : std::to_string(attr.integer);
+bool has_flag(const ir::Attrs& attrs, std::string_view key) {
+  // Python's attrs.get(key).
+  auto found = attrs.find(key);
+  return found != attrs.end() && truthy(found->second);
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
+std::string join(const std::vector<std::string_view>& items, std::string_view separator) {
   std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
   return out;
 }
+
+// C++ only: a short text spelled on the stack (an intrinsic's name), with TextBuffer's appends.
+class StackText {
+ public:
+  void append(const char* data, size_t size) {
+    if (size > sizeof text_ - size_) throw LowerError("intrinsic name longer than " + std::to_string(sizeof text_) + " bytes");
+    std::memcpy(text_ + size_, data, size);
+    size_ += size;
+  }
+  StackText& operator+=(std::string_view piece) {
+    append(piece.data(), piece.size());
+    return *this;
+  }
+  StackText& operator+=(char c) { return *this += std::string_view(&c, 1); }
+  std::string_view view() const { return std::string_view(text_, size_); }
+
+ private:
+  char text_[128];
+  size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -57,190 +78,168 @@ std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor) {
 }
 
 std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kernel>>& kernels, const Flavor& flavor) {
-  std::vector<std::string> names, buffers;
-  std::set<std::string> arches;
-  for (const ir::Kernel& kernel : kernels) {
-    names.push_back(kernel.name);
-    for (const auto& buffer : kernel.lds) buffers.push_back(buffer.name);
-    arches.insert(kernel.arch);
-  }
-  std::vector<std::string> all = names;
-  all.insert(all.end(), buffers.begin(), buffers.end());
-  if (std::set<std::string>(all.begin(), all.end()).size() != all.size())
+  std::vector<std::string_view> all;  // Python's names + buffers
+  size_t buffers = 0;
+  for (const ir::Kernel& kernel : kernels) all.push_back(kernel.name);
+  for (const ir::Kernel& kernel : kernels)
+    for (const auto& buffer : kernel.lds) all.push_back(buffer.name), ++buffers;
+  std::vector<std::string_view> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     throw LowerError("kernel and LDS names must be unique in a module (got " + join(all, ", ") + ")");
-  if (arches.size() != 1) throw LowerError("the kernels of a module must share one arch");
+  const ir::Kernel& first = kernels[0].get();
+  for (const ir::Kernel& kernel : kernels)
+    if (kernel.arch != first.arch) throw LowerError("the kernels of a module must share one arch");
+  // C++ only: Python joins a list of lines; C++ writes every line, the functions' included, into
+  // one text per thread, kept from one module to the next (no regrowth, no copy per function).
+  thread_local ir::TextBuffer out(1 << 16);
+  out.clear();
   std::vector<Lowering> lowerings;
   lowerings.reserve(kernels.size());
   for (size_t index = 0; index < kernels.size(); ++index)
-    lowerings.emplace_back(kernels[index].get(), flavor, static_cast<int>(index));
-  std::vector<std::string> functions;
-  size_t size = 0;
+    lowerings.emplace_back(kernels[index].get(), flavor, static_cast<int>(index), out);
+  std::vector<std::string_view> names(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(kernels.size()));
+  out += "; kemit ";
+  if (names.size() == 1)
+    append_pieces(out, "kernel ", names[0]);
+  else
+    append_pieces(out, "kernels ", join(names, ", "));
+  append_pieces(out, " for ", first.arch, " at ", flavor.name, '\n');
+  append_pieces(out, "target datalayout = \"", flavor.datalayout, "\"\n");
+  out += "target triple = \"amdgcn-amd-amdhsa\"\n\n";
+  for (const auto& lowering : lowerings) lowering.lds_lines(out);
+  if (buffers) out += '\n';
   for (auto& lowering : lowerings) {
-    functions.push_back(lowering.function_lines());
-    size += functions.back().size() + 1;
-  }
-  const ir::Kernel& first = kernels[0].get();
-  std::string what = names.size() == 1 ? "kernel " + names[0] : "kernels " + join(names, ", ");
-  // Python joins a list of lines; C++ appends each line and its "\n" to one reserved text.
-  std::string out;
-  out.reserve(size + 1024);
-  auto line = [&out](const std::string& text) {
-    out += text;
+    lowering.function_lines();
     out += '\n';
-  };
-  line("; kemit " + what + " for " + first.arch + " at " + flavor.name);
-  line("target datalayout = \"" + flavor.datalayout + "\"");
-  line("target triple = \"amdgcn-amd-amdhsa\"");
-  line("");
-  for (const auto& lowering : lowerings)
-    for (const auto& text : lowering.lds_lines()) line(text);
-  if (!buffers.empty()) line("");
-  for (const auto& text : functions) {
-    out += text;  // already one "\n"-terminated line after another
-    line("");
   }
-  std::map<std::string, std::string> declarations;  // sorted by name, as the module prints them
+  std::vector<const Lowering::Declaration*> declarations;
   for (const auto& lowering : lowerings)
-    for (const auto& [name, text] : lowering.declared())
-      if (declarations.emplace(name, text).first->second != text)
-        throw LowerError("kernels of one module declare " + name + " differently");
-  for (const auto& entry : declarations) line(entry.second);
-  if (!declarations.empty()) line("");
-  for (const auto& lowering : lowerings)
-    line("attributes #" + std::to_string(lowering.index()) + " = { " + lowering.kernel_attributes() + " }");
-  return out;
+    for (const auto& declaration : lowering.declared()) {
+      auto same = std::find_if(declarations.begin(), declarations.end(),
+                               [&](const Lowering::Declaration* known) { return known->name() == declaration.name(); });
+      if (same == declarations.end())
+        declarations.push_back(&declaration);
+      else if ((*same)->text != declaration.text)
+        throw LowerError("kernels of one module declare " + std::string(declaration.name()) + " differently");
+    }
+  std::sort(declarations.begin(), declarations.end(),
+            [](const Lowering::Declaration* a, const Lowering::Declaration* b) { return a->name() < b->name(); });
+  for (const auto* declaration : declarations) append_pieces(out, declaration->text, '\n');
+  if (!declarations.empty()) out += '\n';
+  for (const auto& lowering : lowerings) {
+    append_pieces(out, "attributes #", lowering.index(), " = { ");
+    lowering.kernel_attributes(out);
+    out += " }\n";
+  }
+  return out.str();
 }
 
-Lowering::Lowering(const ir::Kernel& kernel, const Flavor& flavor, int index)
-    : kernel(kernel), flavor(flavor), index_(index) {}
+Lowering::Lowering(const ir::Kernel& kernel, const Flavor& flavor, int index, ir::TextBuffer& out)
+    : kernel(kernel), flavor(flavor), names(256, NOT_NAMED), lines(out), index_(index) {}
 
 // ---- module ---------------------------------------------------------------------------------
-std::vector<std::string> Lowering::lds_lines() const {
-  std::vector<std::string> out;
+void Lowering::lds_lines(ir::TextBuffer& out) const {
   for (const auto& buffer : kernel.lds)
-    out.push_back("@" + buffer.name + " = internal unnamed_addr addrspace(3) global [" +
-                  std::to_string(buffer.count) + " x " + llvm_type(buffer.element) + "] poison, align " +
-                  std::to_string(buffer.align));
-  return out;
+    append_pieces(out, '@', buffer.name, " = internal unnamed_addr addrspace(3) global [", buffer.count, " x ",
+                  buffer.element, "] poison, align ", buffer.align, '\n');
 }
 
-std::string Lowering::function_lines() {
-  std::vector<std::string> param_texts;
-  for (const auto& param : kernel.params) param_texts.push_back(param_text(param));
-  std::string params = join(param_texts, ", ");
-  for (const auto& buffer : kernel.lds) name_slot(buffer.value.id) = "@" + buffer.name;
+void Lowering::function_lines() {
+  append_pieces(lines, "define amdgpu_kernel void @", kernel.name, '(');
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    if (i) lines += ", ";
+    param_text(kernel.params[i], lines);
+  }
+  append_pieces(lines, ") #", index_, " {\nentry:\n");
+  for (const auto& buffer : kernel.lds) set_name(buffer.value.id, "@" + buffer.name);
   lower_region(kernel.body);
-  std::string out =
-      "define amdgpu_kernel void @" + kernel.name + "(" + params + ") #" + std::to_string(index_) + " {\nentry:\n";
-  out.reserve(out.size() + lines.size() + 16);
-  out += lines.view();
-  out += "  ret void\n}\n";
-  return out;
+  lines += "  ret void\n}\n";
 }
 
-std::string Lowering::kernel_attributes() const {
-  std::map<std::string, std::string> pairs = {{"target-cpu", kernel.arch}, {"uniform-work-group-size", "true"}};
+void Lowering::kernel_attributes(ir::TextBuffer& out) const {
+  // Python's pairs dict, sorted by key: target-cpu, uniform-work-group-size and at most one more
+  // per KERNEL_ATTRIBUTES entry (a later value of the same key replaces the earlier one).
+  std::vector<std::pair<std::string_view, std::string_view>> pairs = {{"target-cpu", kernel.arch},
+                                                                      {"uniform-work-group-size", "true"}};
   for (const auto& [key, value] : kernel.attrs) {
     auto spelled = KERNEL_ATTRIBUTES.find(key);
     if (spelled == KERNEL_ATTRIBUTES.end()) throw LowerError("kernel attribute '" + key + "' has no LLVM spelling");
-    pairs[spelled->second] = value;
+    auto same = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pair) { return pair.first == spelled->second; });
+    if (same == pairs.end())
+      pairs.emplace_back(spelled->second, value);
+    else
+      same->second = value;
   }
-  std::vector<std::string> words;
-  for (const auto& [key, value] : pairs) words.push_back("\"" + key + "\"=\"" + value + "\"");
-  return join(words, " ");
+  std::sort(pairs.begin(), pairs.end());
+  for (size_t i = 0; i < pairs.size(); ++i)
+    append_pieces(out, i ? " \""sv : "\""sv, pairs[i].first, "\"=\"", pairs[i].second, '"');
 }
 
-std::string Lowering::param_text(const ir::Param& param) {
-  name_slot(param.value.id) = "%" + param.name;
-  std::vector<std::string> words = {llvm_type(param.value.type)};
+void Lowering::param_text(const ir::Param& param, ir::TextBuffer& out) {
+  set_name(param.value.id, "%" + param.name);
+  append_llvm_type(out, param.value.type);
   const auto& attrs = param.attrs;
-  if (has_flag(attrs, "noalias")) words.push_back("noalias");
-  if (has_flag(attrs, "nocapture")) words.push_back(flavor.captures_attr ? "captures(none)" : "nocapture");
+  if (has_flag(attrs, "noalias")) out += " noalias";
+  if (has_flag(attrs, "nocapture")) out += flavor.captures_attr ? " captures(none)"sv : " nocapture"sv;
   for (const char* flag : {"readonly", "writeonly"})
-    if (has_flag(attrs, flag)) words.push_back(flag);
-  if (attrs.count("align")) words.push_back("align " + attr_text(attrs.at("align")));
-  return join(words, " ") + " %" + param.name;
+    if (has_flag(attrs, flag)) append_pieces(out, ' ', flag);
+  auto align = attrs.find("align");
+  if (align != attrs.end()) append_pieces(out, " align ", align->second);
+  append_pieces(out, " %", param.name);
 }
 
 // ---- helpers --------------------------------------------------------------------------------
 void Lowering::start_block(const std::string& label) {
-  lines += label;
-  lines += ":\n";
+  append_pieces(lines, label, ":\n");
   block = label;
 }
 
-std::string Lowering::new_block_prefix(const std::string& kind) {
-  std::string prefix = kind + std::to_string(blocks_made);
+std::string Lowering::new_block_prefix(std::string_view kind) {
+  std::string prefix = text_of(kind, blocks_made);
   blocks_made += 1;
   return prefix;
 }
 
-void Lowering::declare(const std::string& name, const std::string& result, const std::vector<std::string>& args) {
-  declarations[name] = "declare " + result + " @" + name + "(" + join(args, ", ") + ")";
-}
-
-std::string Lowering::call(const std::string& name, const std::string& result_type,
-                           const std::vector<std::pair<std::string, std::string>>& args) {
-  // Python declares through declare(); C++ spells the same declaration into a kept buffer and
-  // stores it only when it is new or differs (most calls repeat an intrinsic already declared).
-  std::string& declaration = declaration_scratch;
-  declaration = "declare ";
-  declaration += result_type;
-  declaration += " @";
-  declaration += name;
-  declaration += '(';
-  std::string text;
-  text.reserve(64 + name.size() + 24 * args.size());  // one allocation for the whole call
-  text += "call ";
-  text += result_type;
-  text += " @";
-  text += name;
-  text += '(';
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (i) {
-      text += ", ";
-      declaration += ", ";
-    }
-    declaration += args[i].first;
-    text += args[i].first;
-    text += ' ';
-    text += args[i].second;
-  }
-  declaration += ')';
-  auto found = declarations.find(name);
-  if (found == declarations.end())
-    declarations.emplace(name, declaration);
-  else if (found->second != declaration)
-    found->second = declaration;
+void Lowering::declare(std::string_view name, std::string_view result, Args args) {
+  // Python stores the text by name; C++ spells it into a kept buffer and stores it only when it
+  // is new or differs (most calls repeat an intrinsic already declared).
+  ir::TextBuffer& text = declaration_scratch;
+  text.clear();
+  append_pieces(text, "declare ", result, " @");
+  size_t name_at = text.size();
+  append_pieces(text, name, '(');
+  for (size_t i = 0; i < args.size; ++i) append_pieces(text, i ? ", "sv : ""sv, args.data[i].type);
   text += ')';
-  return text;
+  for (auto& known : declarations)
+    if (known.name() == name) {
+      if (known.text != text.view()) known = Declaration{std::string(text.view()), name_at, name.size()};
+      return;
+    }
+  declarations.push_back(Declaration{std::string(text.view()), name_at, name.size()});
 }
 
-const std::string& Lowering::value(const Value& v) const {
-  // Python: self.names[v.id] (a KeyError for a value never defined).
-  if (v.id < 0 || static_cast<size_t>(v.id) >= names.size() || names[static_cast<size_t>(v.id)].empty())
-    throw std::out_of_range("no LLVM name for value %" + std::to_string(v.id));
-  return names[static_cast<size_t>(v.id)];
+Call Lowering::call(std::string_view name, std::string_view result_type, Args args) {
+  declare(name, result_type, args);
+  return Call{result_type, name, args};
 }
 
-Typed Lowering::typed(const Value& v) const { return Typed{v.type, value(v)}; }
+// value, typed, define and name_slot: inline in lower.h (they run for every operand).
 
-std::string Lowering::define(const Value& v, std::string_view suffix) {
-  // Spelled in a stack buffer, then made a string once (most names fit std::string's own bytes).
-  char text[64] = {'%', 'v'};
-  char* end = std::to_chars(text + 2, text + 24, v.id).ptr;
-  size_t size = std::min(suffix.size(), sizeof text - static_cast<size_t>(end - text));
-  std::memcpy(end, suffix.data(), size);
-  std::string name(text, static_cast<size_t>(end - text) + size);
-  if (suffix.size() > size) name.append(suffix.substr(size));
-  if (suffix.empty()) name_slot(v.id) = name;
-  return name;
+void Lowering::no_name(const Value& v) {
+  throw std::out_of_range("no LLVM name for value %" + std::to_string(v.id));
 }
 
-std::string& Lowering::name_slot(int id) {
-  size_t at = static_cast<size_t>(id);
-  if (at >= names.size()) names.resize(std::max(at + 1, 2 * names.size()));
-  return names[at];
+void Lowering::grow_names(size_t at) { names.resize(std::max(at + 1, 2 * names.size()), NOT_NAMED); }
+
+void Lowering::set_number(int id, int64_t number) {
+  numbers.push_back(number);
+  name_slot(id) = -static_cast<int>(numbers.size());
+}
+
+void Lowering::set_name(int id, std::string text) {
+  custom_names.push_back(std::move(text));
+  name_slot(id) = CUSTOM + static_cast<int>(custom_names.size() - 1);
 }
 
 // ---- ops --------------------------------------------------------------------------------------
@@ -252,6 +251,18 @@ void Lowering::lower_region(const ir::Region& region) {
 }
 
 Lowering::Handler Lowering::handler(OpKind name) const {
+  // C++ only: the answer for each op kind is looked up once (handler_of), then read from a table.
+  static const std::vector<Handler> table = [] {
+    std::vector<Handler> out;
+    for (const auto& row : tables::OPS) out.push_back(handler_of(row.kind));
+    return out;
+  }();
+  size_t at = static_cast<size_t>(name);
+  if (at < table.size() && table[at]) return table[at];
+  throw LowerError("no lowering for op '" + std::string(tables::op_name(name)) + "'");
+}
+
+Lowering::Handler Lowering::handler_of(OpKind name) {
   // Python looks up the three op groups, then `lower_<name>`: the same order, by the op's row.
   switch (tables::op_row(name).group) {
     case tables::OpGroup::int_binary: return &Lowering::lower_int_binary;
@@ -280,75 +291,87 @@ Lowering::Handler Lowering::handler(OpKind name) const {
     case OpKind::mma: return &Lowering::lower_mma;
     case OpKind::for_loop: return &Lowering::lower_for;
     case OpKind::if_then: return &Lowering::lower_if;
-    default: break;
+    default: return nullptr;
   }
-  throw LowerError("no lowering for op '" + std::string(tables::op_name(name)) + "'");
 }
 
 void Lowering::lower_const(const Op& op) {
   const Value& result = op.results[0];
-  name_slot(result.id) = constant_literal(result.type, op.attrs.at("value"), flavor);
+  const ir::Attr& value = op.attrs.at("value");
+  // C++ only: a scalar integer's literal (spelling.cpp's str(value)) is kept as its number.
+  if (result.type.kind == ir::TypeKind::scalar && result.type.name != ir::ScalarKind::i1 &&
+      !ir::scalar_row(result.type.name).is_float && value.kind == ir::Attr::Kind::integer)
+    return set_number(result.id, value.integer);
+  set_name(result.id, constant_literal(result.type, value, flavor));
 }
 
 void Lowering::lower_workitem_id(const Op& op) {
-  std::string dim = op.attrs.at("dim").text;
-  emit(define(op.results[0]), " = ", call("llvm.amdgcn.workitem.id." + dim, "i32", {}));
+  std::string name = "llvm.amdgcn.workitem.id." + op.attrs.at("dim").text;
+  emit(define(op.results[0]), " = ", call(name, "i32", {}));
 }
 
 void Lowering::lower_workgroup_id(const Op& op) {
-  std::string dim = op.attrs.at("dim").text;
-  emit(define(op.results[0]), " = ", call("llvm.amdgcn.workgroup.id." + dim, "i32", {}));
+  std::string name = "llvm.amdgcn.workgroup.id." + op.attrs.at("dim").text;
+  emit(define(op.results[0]), " = ", call(name, "i32", {}));
 }
 
 // grid size / workgroup size, both read from the HSA dispatch packet.
 void Lowering::lower_num_workgroups(const Op& op) {
   const Value& result = op.results[0];
   auto [size_offset, grid_offset] = DISPATCH_OFFSETS.at(op.attrs.at("dim").text);
-  std::string packet = define(result, ".packet");
+  Name packet = define(result, ".packet");
   emit(packet, " = ", call("llvm.amdgcn.dispatch.ptr", "ptr addrspace(4)", {}));
-  const std::tuple<std::string, int, std::string> reads[] = {{"size", size_offset, "i16"},
-                                                             {"grid", grid_offset, "i32"}};
-  for (const auto& [role, offset, t] : reads) {
-    std::string address = define(result, "." + role + ".addr");
+  // Python's (role, offset, type); C++ keeps the role's two suffixes (".size.addr", ".size") as text.
+  struct Read {
+    std::string_view address_role, role;
+    int offset;
+    std::string_view t;
+  };
+  const Read reads[] = {{".size.addr", ".size", size_offset, "i16"}, {".grid.addr", ".grid", grid_offset, "i32"}};
+  for (const auto& [address_role, role, offset, t] : reads) {
+    Name address = define(result, address_role);
     emit(address, " = getelementptr inbounds i8, ptr addrspace(4) ", packet, ", i64 ", offset);
-    std::string loaded = define(result, "." + role);
-    emit(loaded, " = load ", t, ", ptr addrspace(4) ", address, ", align ", std::stoi(t.substr(1)) / 8);
+    emit(define(result, role), " = load ", t, ", ptr addrspace(4) ", address, ", align ",
+         std::stoi(std::string(t.substr(1))) / 8);
   }
-  std::string size32 = define(result, ".size32");
+  Name size32 = define(result, ".size32");
   emit(size32, " = zext i16 ", define(result, ".size"), " to i32");
-  std::string grid = define(result, ".grid");
-  emit(define(result), " = udiv i32 ", grid, ", ", size32);
+  emit(define(result), " = udiv i32 ", define(result, ".grid"), ", ", size32);
 }
 
 void Lowering::lower_int_binary(const Op& op) {
   const Value& a = op.operands[0];
   const Value& b = op.operands[1];
-  // Python joins the opcode and its flags; C++ appends the flags to a short text.
-  std::string flags;
-  if (!op.attrs.empty())  // most int ops carry no flags: no lookups then
-    for (const char* flag : {"nuw", "nsw", "disjoint"})
-      if (has_flag(op.attrs, flag) && (std::strcmp(flag, "disjoint") != 0 || flavor.or_disjoint)) {
-        flags += ' ';
-        flags += flag;
-      }
-  emit(define(op.results[0]), " = ", tables::op_row(op.name).llvm, flags, ' ', typed(a), ", ", value(b));
+  // Python joins the opcode and its flags; C++ reads the attributes once and spells the flags.
+  bool nuw = false, nsw = false, disjoint = false;
+  for (const auto& [key, attr] : op.attrs) {
+    if (!truthy(attr)) continue;
+    std::string_view flag = key;
+    nuw = nuw || flag == "nuw"sv;
+    nsw = nsw || flag == "nsw"sv;
+    disjoint = disjoint || flag == "disjoint"sv;
+  }
+  emit(define(op.results[0]), " = ", tables::op_row(op.name).llvm, nuw ? " nuw"sv : ""sv, nsw ? " nsw"sv : ""sv,
+       disjoint && flavor.or_disjoint ? " disjoint"sv : ""sv, ' ', typed(a), ", ", value(b));
 }
 
 void Lowering::lower_float_op(const Op& op) {
   const Value& result = op.results[0];
-  std::string t = llvm_type(result.type);
-  std::string text;
   const tables::OpRow& row = tables::op_row(op.name);
   if (!row.llvm_intrinsic) {  // fneg a, or fadd a, b
-    text = text_of(row.llvm, ' ', typed(op.operands[0]));
-    for (size_t i = 1; i < op.operands.size(); ++i) text += text_of(", ", value(op.operands[i]));
-  } else {
-    std::string name = text_of(row.llvm, '.', mangle(result.type));
-    std::vector<std::pair<std::string, std::string>> args;
-    for (const auto& v : op.operands) args.emplace_back(t, value(v));
-    text = call(name, t, args);
+    if (op.operands.size() == 1)
+      emit(define(result), " = ", row.llvm, ' ', typed(op.operands[0]));
+    else
+      emit(define(result), " = ", row.llvm, ' ', typed(op.operands[0]), ", ", value(op.operands[1]));
+    return;
   }
-  emit(define(result), " = ", text);
+  std::string t = llvm_type(result.type);
+  StackText name;
+  append_pieces(name, row.llvm, '.', mangle(result.type));
+  Arg args[3];  // fma's a, b, c at most
+  if (op.operands.size() > std::size(args)) throw LowerError("float op with more than three operands");
+  for (size_t i = 0; i < op.operands.size(); ++i) args[i] = Arg{t, value(op.operands[i])};
+  emit(define(result), " = ", call(name.view(), t, Args{args, op.operands.size()}));
 }
 
 void Lowering::lower_icmp(const Op& op) {
@@ -374,7 +397,7 @@ void Lowering::lower_cast(const Op& op) {
   bool float_cast = row.cast_from_float && row.cast_to_float;  // Python's FLOAT_CASTS
   if (result.type.kind == ir::TypeKind::vector && bf16 && float_cast && !flavor.vector_bf16_casts)
     return lower_cast_per_lane(op);
-  std::string_view nneg = flavor.zext_nneg && has_flag(op.attrs, "nneg") ? " nneg" : "";
+  std::string_view nneg = flavor.zext_nneg && has_flag(op.attrs, "nneg") ? " nneg"sv : ""sv;
   emit(define(result), " = ", row.llvm, nneg, ' ', typed(source), " to ", result.type);
 }
 
@@ -382,19 +405,20 @@ void Lowering::lower_cast(const Op& op) {
 void Lowering::lower_cast_per_lane(const Op& op) {
   const Value& source = op.operands[0];
   const Value& result = op.results[0];
-  std::string lane_type = llvm_type(ir::element_type(result.type));
+  ir::Type lane_type = ir::element_type(result.type);
   std::string vector = "poison";
   for (int lane = 0; lane < result.type.count; ++lane) {
     std::string index = std::to_string(lane);
-    std::string element = define(result, ".e" + index);
+    std::string extracted = ".e" + index, cast = ".c" + index, inserted_role = ".i" + index;
+    Name element = define(result, extracted);
     emit(element, " = extractelement ", typed(source), ", i64 ", index);
-    emit(define(result, ".c" + index), " = ", tables::op_row(op.name).llvm, ' ', ir::element_type(source.type), ' ',
-         element, " to ", lane_type);
+    emit(define(result, cast), " = ", tables::op_row(op.name).llvm, ' ', ir::element_type(source.type), ' ', element,
+         " to ", lane_type);
     bool last = lane + 1 == result.type.count;
-    std::string inserted = last ? define(result) : define(result, ".i" + index);
-    emit(inserted, " = insertelement ", result.type, ' ', vector, ", ", lane_type, ' ', define(result, ".c" + index),
+    Name inserted = last ? define(result) : define(result, inserted_role);
+    emit(inserted, " = insertelement ", result.type, ' ', vector, ", ", lane_type, ' ', define(result, cast),
          ", i64 ", index);
-    vector = inserted;
+    vector = text_of(inserted);
   }
 }
 
@@ -403,25 +427,24 @@ void Lowering::lower_ptr_add(const Op& op) {
   const Value& index = op.operands[1];
   const Value& result = op.results[0];
   ir::Type element = ir::parse_type(op.attrs.at("element").text);
-  std::string index_text = text_of(typed(index));
+  Typed index_text = typed(index);
   if (pointer.type.space == ir::AddressSpace::global || pointer.type.space == ir::AddressSpace::constant) {
-    std::string wide = define(result, ".idx");
-    std::string_view nneg = flavor.zext_nneg ? " nneg" : "";
+    Name wide = define(result, ".idx");
+    std::string_view nneg = flavor.zext_nneg ? " nneg"sv : ""sv;
     emit(wide, " = zext", nneg, ' ', index_text, " to i64");
-    index_text = text_of("i64 ", wide);
+    index_text = Typed{ir::scalar(ir::ScalarKind::i64), wide};
   }
-  std::string_view inbounds = flavor.gep_nuw ? "inbounds nuw" : "inbounds";
+  std::string_view inbounds = flavor.gep_nuw ? "inbounds nuw"sv : "inbounds"sv;
   emit(define(result), " = getelementptr ", inbounds, ' ', element, ", ", typed(pointer), ", ", index_text);
 }
 
 void Lowering::lower_load(const Op& op) {
   const Value& result = op.results[0];
-  emit(define(result), " = load ", result.type, ", ", typed(op.operands[0]), ", align ",
-       attr_text(op.attrs.at("align")));
+  emit(define(result), " = load ", result.type, ", ", typed(op.operands[0]), ", align ", op.attrs.at("align"));
 }
 
 void Lowering::lower_store(const Op& op) {
-  emit("store ", typed(op.operands[0]), ", ", typed(op.operands[1]), ", align ", attr_text(op.attrs.at("align")));
+  emit("store ", typed(op.operands[0]), ", ", typed(op.operands[1]), ", align ", op.attrs.at("align"));
 }
 
 void Lowering::lower_barrier(const Op&) {
@@ -431,62 +454,63 @@ void Lowering::lower_barrier(const Op&) {
 }
 
 void Lowering::lower_readfirstlane(const Op& op) {
-  std::string name = std::string("llvm.amdgcn.readfirstlane") + (flavor.readfirstlane_mangled ? ".i32" : "");
+  std::string_view name =
+      flavor.readfirstlane_mangled ? "llvm.amdgcn.readfirstlane.i32"sv : "llvm.amdgcn.readfirstlane"sv;
   emit(define(op.results[0]), " = ", call(name, "i32", {{"i32", value(op.operands[0])}}));
 }
 
 // ---- structured control flow ---------------------------------------------------------------------
 // Rotated loop: entry guard, body with phis, latch at the end of the body.
 void Lowering::lower_for(const Op& op) {
-  std::string prefix = new_block_prefix(std::string(tables::op_name(op.name)));
+  std::string prefix = new_block_prefix(tables::op_name(op.name));
   const Value& lo = op.operands[0];
   const Value& hi = op.operands[1];
   const Value& step = op.operands[2];
-  std::vector<Value> inits(op.operands.begin() + 3, op.operands.end());
+  // Python's inits (operands[3:]) and iters (args[1:]) are read in place.
   const ir::Region& region = op.regions[0];
   const Value& iv = region.args[0];
-  std::vector<Value> iters(region.args.begin() + 1, region.args.end());
   std::string body_label = prefix + ".body", exit_label = prefix + ".exit";
-  std::string guard = define(iv, ".guard");
+  Name guard = define(iv, ".guard");
   emit(guard, " = icmp slt ", typed(lo), ", ", value(hi));
   emit("br i1 ", guard, ", label %", body_label, ", label %", exit_label);
   std::string preheader = block;
   start_block(body_label);
   const auto& yields = region.ops.back().operands;
-  std::string next_iv = define(iv, ".next");
-  // (arg, init, back-edge value) per phi; the iv's back edge is its increment.
-  std::vector<std::tuple<Value, Value, std::string>> carried = {{iv, lo, next_iv}};
+  Name next_iv = define(iv, ".next");
   size_t phi_at = lines.size();
   for (const auto& arg : region.args) define(arg);
   lower_region(region);
   std::string latch = block;
-  for (size_t i = 0; i < iters.size() && i < inits.size() && i < yields.size(); ++i)
-    carried.emplace_back(iters[i], inits[i], value(yields[i]));
-  std::string phis;
-  for (const auto& [arg, init, back] : carried)
-    phis += text_of("  ", value(arg), " = phi ", arg.type, " [ ", value(init), ", %", preheader, " ], [ ", back, ", %",
-                    latch, " ]\n");
-  lines.insert(phi_at, phis);
+  // The phis of (arg, init, back-edge value), spelled apart and put at phi_at: the iv's back
+  // edge is its increment, each iter's the value yielded for it (zip stops at the shortest).
+  size_t carried = std::min({region.args.size() - 1, op.operands.size() - 3, yields.size()});
+  phi_scratch.clear();
+  auto phi = [&](const Value& arg, const Value& init, const Name& back) {
+    append_pieces(phi_scratch, "  ", value(arg), " = phi ", arg.type, " [ ", value(init), ", %", preheader, " ], [ ",
+                  back, ", %", latch, " ]\n");
+  };
+  phi(iv, lo, next_iv);
+  for (size_t i = 0; i < carried; ++i) phi(region.args[1 + i], op.operands[3 + i], value(yields[i]));
+  lines.insert(phi_at, phi_scratch.view());
   emit(next_iv, " = add nsw i32 ", value(iv), ", ", value(step));
-  std::string again = define(iv, ".again");
+  Name again = define(iv, ".again");
   emit(again, " = icmp slt i32 ", next_iv, ", ", value(hi));
   emit("br i1 ", again, ", label %", body_label, ", label %", exit_label);
   start_block(exit_label);
-  for (size_t i = 0; i < op.results.size() && i < inits.size() && i < yields.size(); ++i) {
-    std::string result = define(op.results[i]);
-    emit(result, " = phi ", op.results[i].type, " [ ", value(inits[i]), ", %", preheader, " ], [ ", value(yields[i]),
-         ", %", latch, " ]");
-  }
+  size_t results = std::min({op.results.size(), op.operands.size() - 3, yields.size()});
+  for (size_t i = 0; i < results; ++i)
+    emit(define(op.results[i]), " = phi ", op.results[i].type, " [ ", value(op.operands[3 + i]), ", %", preheader,
+         " ], [ ", value(yields[i]), ", %", latch, " ]");
 }
 
 void Lowering::lower_if(const Op& op) {
-  std::string prefix = new_block_prefix(std::string(tables::op_name(op.name)));
-  std::vector<std::string> labels = {prefix + ".then"};
-  if (op.regions.size() == 2) labels.push_back(prefix + ".else");
+  std::string prefix = new_block_prefix(tables::op_name(op.name));
+  size_t count = op.regions.size() == 2 ? 2 : 1;
+  const std::string labels[2] = {prefix + ".then", count == 2 ? prefix + ".else" : ""};
   std::string end = prefix + ".end";
-  std::string otherwise = labels.size() == 2 ? labels[1] : end;
+  const std::string& otherwise = count == 2 ? labels[1] : end;
   emit("br ", typed(op.operands[0]), ", label %", labels[0], ", label %", otherwise);
-  for (size_t i = 0; i < labels.size() && i < op.regions.size(); ++i) {
+  for (size_t i = 0; i < count && i < op.regions.size(); ++i) {
     start_block(labels[i]);
     lower_region(op.regions[i]);
     emit("br label %", end);

@@ -18,9 +18,9 @@ void Lowering::lower_bpermute(const ir::Op& op) {
   const ir::Value& v = op.operands[0];
   const ir::Value& lane = op.operands[1];
   const ir::Value& result = op.results[0];
-  std::string address = define(result, ".addr");
+  Name address = define(result, ".addr");
   emit(address, " = shl i32 ", value(lane), ", 2");
-  std::string word = word_of(v, result, ".in");
+  Name word = word_of(v, result, ".in");
   finish_word(result, call(BPERMUTE, "i32", {{"i32", address}, {"i32", word}}));
 }
 
@@ -28,31 +28,32 @@ void Lowering::lower_update_dpp(const ir::Op& op) {
   const ir::Value& old = op.operands[0];
   const ir::Value& v = op.operands[1];
   const ir::Value& result = op.results[0];
-  std::string old_word = word_of(old, result, ".old");
-  std::string word = word_of(v, result, ".in");
-  std::vector<std::pair<std::string, std::string>> args = {
-      {"i32", old_word},
-      {"i32", word},
-      {"i32", std::to_string(op.attrs.at("ctrl").integer)},
-      {"i32", std::to_string(DPP_ROW_MASK)},
-      {"i32", std::to_string(DPP_BANK_MASK)},
-      {"i1", "false"}};
-  finish_word(result, call(UPDATE_DPP, "i32", args));
+  Name old_word = word_of(old, result, ".old");
+  Name word = word_of(v, result, ".in");
+  std::string ctrl = std::to_string(op.attrs.at("ctrl").integer);
+  std::string row_mask = std::to_string(DPP_ROW_MASK), bank_mask = std::to_string(DPP_BANK_MASK);
+  finish_word(result, call(UPDATE_DPP, "i32",
+                           {{"i32", old_word},
+                            {"i32", word},
+                            {"i32", literal(ctrl)},
+                            {"i32", literal(row_mask)},
+                            {"i32", literal(bank_mask)},
+                            {"i1", literal("false")}}));
 }
 
-std::string Lowering::word_of(const ir::Value& v, const ir::Value& result, const std::string& role) {
+Name Lowering::word_of(const ir::Value& v, const ir::Value& result, std::string_view role) {
   if (v.type.name == ir::ScalarKind::i32) return value(v);
-  std::string word = define(result, role);
+  Name word = define(result, role);
   emit(word, " = bitcast float ", value(v), " to i32");
   return word;
 }
 
-void Lowering::finish_word(const ir::Value& result, const std::string& call_text) {
+void Lowering::finish_word(const ir::Value& result, const Call& call_text) {
   if (result.type.name == ir::ScalarKind::i32) {
     emit(define(result), " = ", call_text);
     return;
   }
-  std::string word = define(result, ".out");
+  Name word = define(result, ".out");
   emit(word, " = ", call_text);
   emit(define(result), " = bitcast i32 ", word, " to float");
 }

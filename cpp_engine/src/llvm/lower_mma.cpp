@@ -51,19 +51,19 @@ void Lowering::lower_mma(const ir::Op& op) {
   const MmaIntrinsic* found = nullptr;
   for (const auto& entry : MMA_INTRINSICS)
     if (entry.instr == instr) found = &entry;
-  std::string a_text = value(a), b_text = value(b);
+  Name a_text = value(a), b_text = value(b);
   ir::Type operand = a.type;
   if (found->operand_form == "i16") {
-    operand = ir::vector(ir::scalar("i16"), ir::lanes(a.type));
+    operand = ir::vector(ir::scalar(ir::ScalarKind::i16), ir::lanes(a.type));
     a_text = define(result, ".a");
     b_text = define(result, ".b");
     emit(a_text, " = bitcast ", typed(a), " to ", operand);
     emit(b_text, " = bitcast ", typed(b), " to ", operand);
   }
   std::string name = mma_intrinsic_name(found->base, found->call_form, result.type, operand, flavor);
-  emit(define(result), " = ",
-       call(name, llvm_type(c.type),
-            mma_arguments(found->call_form, llvm_type(operand), a_text, b_text, llvm_type(c.type), value(c))));
+  std::string operand_type = llvm_type(operand), c_type = llvm_type(c.type);
+  std::vector<Arg> args = mma_arguments(found->call_form, operand_type, a_text, b_text, c_type, value(c));
+  emit(define(result), " = ", call(name, c_type, Args{args.data(), args.size()}));
 }
 
 std::string mma_intrinsic_name(const std::string& base, const std::string& call_form, const ir::Type& result_type,
@@ -73,16 +73,14 @@ std::string mma_intrinsic_name(const std::string& base, const std::string& call_
   return flavor.wmma_operand_mangled ? name + "." + mangle(operand_type) : name;
 }
 
-std::vector<std::pair<std::string, std::string>> mma_arguments(const std::string& call_form,
-                                                               const std::string& operand_type,
-                                                               const std::string& a_text, const std::string& b_text,
-                                                               const std::string& c_type, const std::string& c_text) {
+std::vector<Arg> mma_arguments(const std::string& call_form, std::string_view operand_type, const Name& a_text,
+                               const Name& b_text, std::string_view c_type, const Name& c_text) {
+  Name zero = literal("0"), off = literal("false");
   if (call_form == "mfma")
-    return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text},
-            {"i32", "0"},           {"i32", "0"},           {"i32", "0"}};
+    return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text}, {"i32", zero}, {"i32", zero}, {"i32", zero}};
   if (call_form == "wmma") return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text}};
-  return {{"i1", "false"}, {operand_type, a_text}, {"i1", "false"}, {operand_type, b_text},
-          {"i16", "0"},    {c_type, c_text},       {"i1", "false"}, {"i1", "false"}};
+  return {{"i1", off},    {operand_type, a_text}, {"i1", off}, {operand_type, b_text},
+          {"i16", zero},  {c_type, c_text},       {"i1", off}, {"i1", off}};
 }
 
 }  // namespace kemit::llvm

@@ -3,18 +3,22 @@
 #include "kemit/llvm/spelling.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-
 
 namespace kemit::llvm {
 
 namespace {
 
+// Python's f"{bits:0<digits>X}": upper-case hex digits, zero-padded to `digits` (at most 16).
 std::string hex(uint64_t bits, int digits) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%0*llX", digits, static_cast<unsigned long long>(bits));
-  return text;
+  char text[16];
+  int count = 0;
+  do {
+    text[15 - count++] = "0123456789ABCDEF"[bits & 15];
+    bits >>= 4;
+  } while (bits);
+  while (count < digits && count < 16) text[15 - count++] = '0';
+  return std::string(text + 16 - count, static_cast<size_t>(count));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "kemit/ir/types.h"
 #include "kemit/llvm/flavors.h"
+#include "kemit/llvm/lower.h"
 
 namespace kemit::llvm {
 
@@ -27,9 +28,8 @@ std::string mma_gate(const std::string& instr, const Flavor& flavor);
 std::string mma_intrinsic_name(const std::string& base, const std::string& call_form, const ir::Type& result_type,
                                const ir::Type& operand_type, const Flavor& flavor);
 // (type, operand) pairs of the call; every modifier is off (no negation, no broadcast, no reuse).
-std::vector<std::pair<std::string, std::string>> mma_arguments(const std::string& call_form,
-                                                               const std::string& operand_type,
-                                                               const std::string& a_text, const std::string& b_text,
-                                                               const std::string& c_type, const std::string& c_text);
+// The pairs view the texts passed in (C++: no string per argument).
+std::vector<Arg> mma_arguments(const std::string& call_form, std::string_view operand_type, const Name& a_text,
+                               const Name& b_text, std::string_view c_type, const Name& c_text);
 
 }  // namespace kemit::llvm
