@@ -29,7 +29,6 @@ namespace {
 const ir::Type I32 = ir::scalar("i32");
 
 std::string text(int64_t v) { return std::to_string(v); }
-bool dgrad_of(const Spec& spec) { return spec.dgrad; }
 int pairs_of(int cpl) { return cpl / 2 > 1 ? cpl / 2 : 1; }
 }  // namespace
 
@@ -42,7 +41,7 @@ Spec read_spec(const nlohmann::json& spec) {
 
 std::string kernel_name(const Spec& spec) {
   int64_t pad_w = common::pad_w_of(spec);
-  std::string name = std::string("dw_tiled") + (dgrad_of(spec) ? "_dg" : "") + "_" + spec.dtype + "_n" + text(spec.n) +
+  std::string name = std::string("dw_tiled") + (spec.dgrad ? "_dg" : "") + "_" + spec.dtype + "_n" + text(spec.n) +
                      "h" + text(spec.h) + "w" + text(spec.w) + "c" + text(spec.c) + "_k" + text(spec.kh) + "x" +
                      text(spec.kw) + "_s" + text(spec.stride) + "_p" + text(spec.pad) +
                      (pad_w != spec.pad ? "x" + text(pad_w) : "") + "_t" + text(spec.block_h) + "x" +
@@ -50,10 +49,10 @@ std::string kernel_name(const Spec& spec) {
   return name + (spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "");
 }
 
-std::string mode_name(const Spec& spec) { return dgrad_of(spec) ? "dgrad" : "forward"; }
+std::string mode_name(const Spec& spec) { return spec.dgrad ? "dgrad" : "forward"; }
 
 std::string validate(const Spec& spec, const target::Arch& arch) {
-  bool dgrad = dgrad_of(spec);
+  bool dgrad = spec.dgrad;
   int64_t side = dgrad ? MAX_SIDE_DGRAD : MAX_SIDE_FORWARD;
   // Products of three 32-bit fields can pass 64 bits before the positivity checks run.
   auto product = [](int64_t a, int64_t b, int64_t c) { return static_cast<__int128>(a) * b * c; };
@@ -104,7 +103,7 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
 Geometry geometry(const Spec& spec) {
   auto [ho, wo] = common::forward_extent(spec);
   int64_t pad_w = common::pad_w_of(spec);
-  if (dgrad_of(spec)) return {ho, wo, spec.h, spec.w, 1, spec.kh - 1 - spec.pad, spec.kw - 1 - pad_w};
+  if (spec.dgrad) return {ho, wo, spec.h, spec.w, 1, spec.kh - 1 - spec.pad, spec.kw - 1 - pad_w};
   return {spec.h, spec.w, ho, wo, spec.stride, spec.pad, pad_w};
 }
 
@@ -112,8 +111,8 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block = spec.block_waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + text(block));
-  std::vector<std::string> names = dgrad_of(spec) ? std::vector<std::string>{"dy", "wt", "dx"}
-                                                  : std::vector<std::string>{"x", "wt", "y"};
+  std::vector<std::string> names =
+      spec.dgrad ? std::vector<std::string>{"dy", "wt", "dx"} : std::vector<std::string>{"x", "wt", "y"};
   Values tensors = common::tensor_params(b, names);
   Geometry g = geometry(spec);
   std::array<int64_t, 3> extents = {common::ceil_div(g.out_h, spec.block_h), common::ceil_div(g.out_w, spec.block_w),
@@ -169,7 +168,7 @@ Value input_origin(ir::Builder& b, const Value& origin, int64_t stride, int64_t 
 std::vector<Values> load_filter_row(ir::Builder& b, const Spec& spec, const Value& wt, const Value& weight_base,
                                     const Value& r) {
   int64_t kh = spec.kh, kw = spec.kw;
-  bool dgrad = dgrad_of(spec);
+  bool dgrad = spec.dgrad;
   Value row = r;
   if (dgrad) {
     Value last = b.const_int(I32, kh - 1);

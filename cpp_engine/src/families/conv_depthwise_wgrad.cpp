@@ -31,7 +31,6 @@ const ir::Type I32 = ir::scalar("i32");
 const ir::Type F32 = ir::scalar("f32");
 
 std::string text(int64_t v) { return std::to_string(v); }
-int64_t pairs_of(int64_t cpl) { return std::max<int64_t>(1, cpl / 2); }
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
@@ -205,6 +204,8 @@ Values lane_sums(ir::Builder& b, const Spec& spec, const Values& tensors, const 
   Value lanes = b.const_int(I32, block);
   return b.for_loop(first, end, lanes, Values(count, zero), step);
 }
+
+int64_t pairs_of(int64_t cpl) { return std::max<int64_t>(1, cpl / 2); }
 
 Values position_step(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, const Value& p,
                      Values sums) {

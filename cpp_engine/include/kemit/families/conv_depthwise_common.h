@@ -40,7 +40,7 @@ struct ShapeSpec {
   int64_t block_waves, cpl;
 };
 ShapeSpec read_shape_spec(const nlohmann::json& spec);
-// The fields of `more` after the shape fields.
+// The fields of `more` after the shape fields (Python adds the tuples; no Python counterpart).
 std::vector<Field> with_shape_fields(const std::vector<Field>& more);
 
 // ---- problem shape ----

@@ -63,6 +63,8 @@ int64_t lds_floats(const Spec& spec, const target::Arch& arch);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // This lane's sums over its positions of the workgroup's split.
 Values lane_sums(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, int64_t block);
+// The f32 values a lane's cpl channels take: channel pairs, or one scalar with cpl 1.
+int64_t pairs_of(int64_t cpl);
 // sums[i][q] += dY[p] * x[the input under position p at tap (r0 + i, q)] for every tap of the block.
 Values position_step(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, const ir::Value& p,
                      Values sums);

@@ -26,7 +26,7 @@ constexpr int MAX_BLOCK = 1024;
 constexpr int MAX_WAVES_PER_EU = 8;
 extern const std::vector<std::string> INPUT_NAMES;
 
-// FIELDS, typed.
+// FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
 struct Spec {
   std::string op, dtype;
   int64_t vec, block, waves_per_eu;

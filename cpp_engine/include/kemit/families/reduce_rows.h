@@ -27,7 +27,7 @@ constexpr int MIN_BLOCK = 64;
 constexpr int MAX_BLOCK = 1024;
 constexpr int MAX_GLOBAL_ALIGN = 16;
 
-// FIELDS, typed.
+// FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
 struct Spec {
   std::string op, dtype;
   bool out_f32;

@@ -55,9 +55,6 @@ struct Spec : rows_common::RowSpec {
   int64_t split;
 };
 
-// The kernels in module order and their launches in run order (the carry pass first).
-plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
-
 nlohmann::json parse_spec(const nlohmann::json& raw);
 // A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
 Spec read_spec(const nlohmann::json& spec);
@@ -69,6 +66,8 @@ std::string carry_kernel_name(const Spec& spec);
 std::string validate(const Spec& spec, const target::Arch& arch);
 // The scan kernel, then (split > 1) its carry pass, which is launched first.
 std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch);
+// The kernels in module order and their launches in run order (the carry pass first).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 // The scan kernel: params x, y, (split > 1) carries, rows.
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // The carry pass: params x, carries, rows; its LDS is carry_partials (the scan kernel has partials).

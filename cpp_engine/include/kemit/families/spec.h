@@ -1,6 +1,9 @@
 // Strict spec parsing shared by the families: unknown or mistyped fields are refusals.
 // Mirrors py_engine/kemit/families/spec.py. A parsed spec is a JSON object holding every
-// field of the family (defaults filled in), as the Python side holds a dict.
+// field of the family (defaults filled in), as the Python side holds a dict. The C++ families
+// then read it once (their read_spec) into a typed `struct Spec`, one member per field: the C++
+// representation of the same parsed spec, as ir::Type's enums are of Python's type strings
+// (docs/architecture.md, "The mirror").
 #pragma once
 #include <functional>
 #include <stdexcept>

@@ -30,7 +30,7 @@ constexpr int MAX_TILES = 16;
 constexpr int MAX_BLOCK = 1024;
 constexpr int GLOBAL_ALIGN = 16;
 
-// FIELDS, typed.
+// FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
 struct Spec {
   std::string dtype;
   int64_t tile, tiles, pad, vec, block;
