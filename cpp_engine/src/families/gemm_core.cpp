@@ -15,8 +15,12 @@ namespace kemit::families::gemm_core {
 
 using ir::Value;
 
-const std::vector<Field> CORE_FIELDS = {{"dtype", "str", "f16"}, {"mma", "str", "mfma_32x32x8"}, {"tile_m", "int", 64},
-                                        {"tile_n", "int", 64},   {"tile_k", "int", 32},          {"waves", "int", 4}};
+const std::vector<Field>& CORE_FIELDS() {
+  static const std::vector<Field> fields = {{"dtype", "str", "f16"}, {"mma", "str", "mfma_32x32x8"},
+                                            {"tile_m", "int", 64},   {"tile_n", "int", 64},
+                                            {"tile_k", "int", 32},   {"waves", "int", 4}};
+  return fields;
+}
 const std::vector<std::string> DTYPES = {"f16", "bf16"};
 const std::vector<Shape> SHAPES = {{"mfma_32x32x8", 32, 32, 8},
                                    {"mfma_16x16x16", 16, 16, 16},

@@ -14,7 +14,7 @@ namespace core = gemm_core;
 
 const char* const FAMILY = "gemm_epilogue";
 const std::vector<Field> FIELDS = [] {
-  std::vector<Field> fields = core::CORE_FIELDS;
+  std::vector<Field> fields = core::CORE_FIELDS();
   fields.push_back({"bias", "bool", true});
   fields.push_back({"activation", "str", "relu"});
   fields.push_back({"residual", "bool", false});

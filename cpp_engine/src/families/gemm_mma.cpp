@@ -14,7 +14,7 @@ namespace core = gemm_core;
 
 const char* const FAMILY = "gemm_mma";
 const std::vector<Field> FIELDS = [] {
-  std::vector<Field> fields = core::CORE_FIELDS;
+  std::vector<Field> fields = core::CORE_FIELDS();
   fields.push_back({"accumulate", "bool", false});
   return fields;
 }();

@@ -29,8 +29,10 @@
 
 namespace kemit::families::gemm_core {
 
-// the spec fields of the core, first in every gemm family's FIELDS
-extern const std::vector<Field> CORE_FIELDS;
+// the spec fields of the core, first in every gemm family's FIELDS. A function, not a global: the
+// families' FIELDS are built from it during static initialization, which may not have reached a
+// global of this file yet (in the order a binary links, gemm_epilogue's FIELDS came out empty).
+const std::vector<Field>& CORE_FIELDS();
 extern const std::vector<std::string> DTYPES;
 struct Shape {
   std::string name;  // the spec name
