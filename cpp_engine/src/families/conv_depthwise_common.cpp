@@ -76,6 +76,13 @@ std::vector<Check> channel_checks(const ShapeSpec& spec, const std::vector<int>&
   };
 }
 
+NamedValues shape_positives(const ShapeSpec& spec, const NamedValues& more) {
+  NamedValues positives = {{"n", spec.n}, {"h", spec.h},   {"w", spec.w},
+                           {"c", spec.c}, {"kh", spec.kh}, {"kw", spec.kw}};
+  positives.insert(positives.end(), more.begin(), more.end());
+  return positives;
+}
+
 std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch, const NamedValues& positives) {
   auto text = [](int64_t v) { return std::to_string(v); };
   auto stride = [&spec] {

@@ -87,15 +87,8 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
-  for (auto& check : common::shape_checks(spec, arch,
-                                          {{"n", spec.n},
-                                           {"h", spec.h},
-                                           {"w", spec.w},
-                                           {"c", spec.c},
-                                           {"kh", spec.kh},
-                                           {"kw", spec.kw},
-                                           {"block_w", spec.block_w},
-                                           {"block_h", spec.block_h}}))
+  for (auto& check : common::shape_checks(
+           spec, arch, common::shape_positives(spec, {{"block_w", spec.block_w}, {"block_h", spec.block_h}})))
     checks.push_back(check);
   return first_reason(checks);
 }

@@ -70,14 +70,7 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
-  for (auto& check : common::shape_checks(spec, arch,
-                                          {{"n", spec.n},
-                                           {"h", spec.h},
-                                           {"w", spec.w},
-                                           {"c", spec.c},
-                                           {"kh", spec.kh},
-                                           {"kw", spec.kw},
-                                           {"block_kh", spec.block_kh}}))
+  for (auto& check : common::shape_checks(spec, arch, common::shape_positives(spec, {{"block_kh", spec.block_kh}})))
     checks.push_back(check);
   std::vector<common::Check> after = {
       [&]() -> std::string {

@@ -53,6 +53,9 @@ int64_t ceil_div(int64_t a, int64_t b);
 int64_t element_count(const std::vector<int64_t>& dims);
 // The checks both families run first: the dtype, cpl, and channels a multiple of cpl.
 std::vector<Check> channel_checks(const ShapeSpec& spec, const std::vector<int>& cpls);
+// n, h, w, c, kh, kw and then `more`, with their values: the positives a family passes to
+// shape_checks (Python lists their names; no Python counterpart).
+NamedValues shape_positives(const ShapeSpec& spec, const NamedValues& more);
 // The checks both families run after their own: each returns "" or the refusal text.
 std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch, const NamedValues& positives);
 
