@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from scratch import write
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECK = os.path.join(REPO, "ci", "check_layering.py")
 
@@ -23,12 +25,6 @@ build cpp_engine/CMakeFiles/kemit.dir/src/engine.cpp.o: CXX_COMPILER__kemit_RelW
 build cpp_engine/kemit_emit: CXX_EXECUTABLE_LINKER__kemit_emit_RelWithDebInfo cpp_engine/CMakeFiles/kemit.dir/src/engine.cpp.o | cpp_engine/libkemit.a
   LINK_LIBRARIES = cpp_engine/libkemit.a
 """
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
 
 
 @pytest.fixture

@@ -56,9 +56,27 @@ TEST(Elementwise, SpecParsingRefusals) {
 TEST(Elementwise, KernelNames) {
   using families::elementwise::kernel_name;
   using families::elementwise::parse_spec;
-  EXPECT_EQ(kernel_name(parse_spec(json::object())), "ew_add_f32_v1_b256");
-  EXPECT_EQ(kernel_name(parse_spec({{"op", "silu"}, {"dtype", "bf16"}, {"vec", 8}, {"waves_per_eu", 3}})),
+  using families::elementwise::read_spec;
+  EXPECT_EQ(kernel_name(read_spec(parse_spec(json::object()))), "ew_add_f32_v1_b256");
+  EXPECT_EQ(kernel_name(read_spec(parse_spec({{"op", "silu"}, {"dtype", "bf16"}, {"vec", 8}, {"waves_per_eu", 3}}))),
             "ew_silu_bf16_v8_b256_w3");
+}
+
+// read_spec takes every field of the parsed spec (defaults filled in) into its typed member.
+TEST(Elementwise, ReadSpecTypesEveryField) {
+  using families::elementwise::parse_spec;
+  using families::elementwise::read_spec;
+  families::elementwise::Spec spec = read_spec(parse_spec({{"op", "fma"}, {"vec", 4}, {"waves_per_eu", 2}}));
+  EXPECT_EQ(spec.op, "fma");
+  EXPECT_EQ(spec.dtype, "f32");
+  EXPECT_EQ(spec.vec, 4);
+  EXPECT_EQ(spec.block, 256);
+  EXPECT_EQ(spec.waves_per_eu, 2);
+}
+
+// A JSON object that parse_spec did not fill is not a parsed spec: read_spec names the missing field.
+TEST(Elementwise, ReadSpecRefusesAnUnparsedSpec) {
+  EXPECT_THROW(families::elementwise::read_spec({{"op", "add"}}), json::out_of_range);
 }
 
 TEST(Engine, FlavorGatesArePerSection) {

@@ -29,12 +29,10 @@ namespace {
 
 const ir::Flags NUW_NSW = {"nuw", "nsw"};
 
-int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
-
 std::string number(int64_t value) { return std::to_string(value); }
 
-const core::Shape& shape_of(const nlohmann::json& spec) {
-  std::string name = spec["mma"].get<std::string>();
+const core::Shape& shape_of(const Spec& spec) {
+  std::string name = spec.mma;
   for (const auto& shape : core::SHAPES)
     if (shape.name == name) return shape;
   throw std::invalid_argument("unknown mma shape '" + name + "'");
@@ -44,64 +42,67 @@ const core::Shape& shape_of(const nlohmann::json& spec) {
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string causal = spec["causal"].get<bool>() ? "_causal" : "";
-  return "attn_" + str_field(spec, "mma") + "_" + str_field(spec, "dtype") + "_d" + number(field(spec, "head_dim")) +
-         "_kv" + number(field(spec, "tile_kv")) + "_w" + number(field(spec, "waves")) + causal;
+Spec read_spec(const nlohmann::json& spec) {
+  return {core::read_mma_spec(spec), int_field(spec, "head_dim"), bool_field(spec, "causal"),
+          int_field(spec, "tile_kv"), int_field(spec, "waves")};
 }
 
-int key_step(const nlohmann::json& spec) {
+std::string kernel_name(const Spec& spec) {
+  std::string causal = spec.causal ? "_causal" : "";
+  return "attn_" + spec.mma + "_" + spec.dtype + "_d" + number(spec.head_dim) + "_kv" + number(spec.tile_kv) + "_w" +
+         number(spec.waves) + causal;
+}
+
+int key_step(const Spec& spec) {
   const core::Shape& shape = shape_of(spec);
   return std::max(shape.m, shape.k);
 }
 
-int score_registers(const nlohmann::json& spec, const target::Arch& arch) {
-  return field(spec, "tile_kv") / shape_of(spec).m * core::accumulator_length(spec, arch);
+int score_registers(const Spec& spec, const target::Arch& arch) {
+  return spec.tile_kv / shape_of(spec).m * core::accumulator_length(spec, arch);
 }
 
-int registers(const nlohmann::json& spec, const target::Arch& arch) {
+int registers(const Spec& spec, const target::Arch& arch) {
   const core::Shape& shape = shape_of(spec);
   std::string instr = core::instruction(spec, arch);
   int operand = 0;
   for (const auto& entry : ir::MMA_INSTRUCTIONS)
     if (entry.name == instr) operand = ir::parse_type(entry.operand).count;
-  return (field(spec, "tile_kv") + field(spec, "head_dim")) / shape.m * core::accumulator_length(spec, arch) +
-         field(spec, "head_dim") / shape.k * operand / 2;
+  return (spec.tile_kv + spec.head_dim) / shape.m * core::accumulator_length(spec, arch) +
+         spec.head_dim / shape.k * operand / 2;
 }
 
-int64_t lds_bytes(const nlohmann::json& spec) {
+int64_t lds_bytes(const Spec& spec) {
   int m = shape_of(spec).m;
-  return int64_t{field(spec, "head_dim") + field(spec, "waves") * m} * field(spec, "tile_kv") *
-         core::element_bytes(spec);
+  return int64_t{spec.head_dim + spec.waves * m} * spec.tile_kv * core::element_bytes(spec);
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  std::vector<std::function<std::string()>> checks = core::core_checks(spec, arch);
-  checks.resize(3);
-  checks.push_back([&] { return one_of("head_dim", spec["head_dim"], json_list(HEAD_DIMS)); });
-  checks.push_back([&] { return core::tile_check(spec, "tile_kv", key_step(spec), MAX_TILE_KV); });
-  checks.push_back([&] { return one_of("waves", spec["waves"], json_list(WAVES)); });
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  std::vector<std::function<std::string()>> checks = core::mma_checks(spec, arch);
+  checks.push_back([&] { return one_of("head_dim", spec.head_dim, json_list(HEAD_DIMS)); });
+  checks.push_back([&] { return core::tile_check(spec, "tile_kv", spec.tile_kv, key_step(spec), MAX_TILE_KV); });
+  checks.push_back([&] { return one_of("waves", spec.waves, json_list(WAVES)); });
   checks.push_back([&] {
     if (score_registers(spec, arch) <= MAX_SCORES) return std::string();
-    return "tile_kv " + number(field(spec, "tile_kv")) + " needs " + number(score_registers(spec, arch)) +
-           " score registers per lane with " + str_field(spec, "mma") + ", more than " + number(MAX_SCORES);
+    return "tile_kv " + number(spec.tile_kv) + " needs " + number(score_registers(spec, arch)) +
+           " score registers per lane with " + spec.mma + ", more than " + number(MAX_SCORES);
   });
   checks.push_back([&] {
     if (registers(spec, arch) <= MAX_REGISTERS) return std::string();
-    return "head_dim " + number(field(spec, "head_dim")) + " and tile_kv " + number(field(spec, "tile_kv")) +
-           " keep " + number(registers(spec, arch)) + " registers per lane live with " + str_field(spec, "mma") +
-           " on " + arch.name + " (accumulators and q's operands), more than " + number(MAX_REGISTERS);
+    return "head_dim " + number(spec.head_dim) + " and tile_kv " + number(spec.tile_kv) + " keep " +
+           number(registers(spec, arch)) + " registers per lane live with " + spec.mma + " on " + arch.name +
+           " (accumulators and q's operands), more than " + number(MAX_REGISTERS);
   });
   return first_reason(checks);
 }
 
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return core::flavor_gate(spec, arch, flavor);
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + number(field(spec, "waves") * arch.wave_size));
+  b.attr("flat_work_group_size", "1," + number(spec.waves * arch.wave_size));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value q = b.param("q", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value k = b.param("k", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
@@ -116,8 +117,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   int m = shape_of(spec).m;
   std::vector<Value> inits = {b.const_float(f32, softmax_rows::LOWEST)};
   inits.push_back(b.const_float(f32, 0.0));
-  for (int fragment = 0; fragment < field(spec, "head_dim") / m; ++fragment)
-    inits.push_back(b.const_float(accumulator, 0.0));
+  for (int fragment = 0; fragment < spec.head_dim / m; ++fragment) inits.push_back(b.const_float(accumulator, 0.0));
 
   auto key_body = [&](const Value& k0, const std::vector<Value>& iters) -> std::vector<Value> {
     stage_v(ctx, v, k0);
@@ -133,17 +133,17 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   };
 
   Value zero = b.const_int(i32, 0);
-  Value step = b.const_int(i32, field(spec, "tile_kv"));
+  Value step = b.const_int(i32, spec.tile_kv);
   std::vector<Value> results = b.for_loop(zero, ctx.key_end, step, inits, key_body);
   store_output(ctx, o, results[1], std::vector<Value>(results.begin() + 2, results.end()));
   return b.finish();
 }
 
-Context attention_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const Value& seq_q,
+Context attention_context(ir::Builder& b, const Spec& spec, const target::Arch& arch, const Value& seq_q,
                           const Value& seq_k) {
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(str_field(spec, "dtype"));
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec.dtype);
   int m = shape_of(spec).m;
-  int head_dim = field(spec, "head_dim"), tile_kv = field(spec, "tile_kv"), tile_q = field(spec, "waves") * m;
+  int head_dim = spec.head_dim, tile_kv = spec.tile_kv, tile_q = spec.waves * m;
   Value v_tile = b.lds("v_tile", dtype, head_dim * tile_kv, 16);
   Value p_tile = b.lds("p_tile", dtype, tile_q * tile_kv, 16);
   Value tid = b.workitem_id("x");
@@ -179,10 +179,10 @@ Context attention_context(ir::Builder& b, const nlohmann::json& spec, const targ
   Value group_rows = b.mul(group, factor, NUW_NSW);
   Value one = b.const_int(i32, 1);
   Value last_key = b.sub(seq_k, one, {"nsw"});
-  Value block = b.const_int(i32, field(spec, "waves") * arch.wave_size);
+  Value block = b.const_int(i32, spec.waves * arch.wave_size);
   Context ctx{b,        spec,   arch,     tid,    lane,       group,    in_fragment, seq_k,    v_tile, p_tile,
               kv_base,  kind,   q_line,   p_line, group_rows, last_key, block,       seq_k,    seq_k};
-  if (spec["causal"].get<bool>()) {
+  if (spec.causal) {
     Value tile_q_end = b.const_int(i32, tile_q);
     Value limit = b.add(first, tile_q_end, NUW_NSW);
     ctx.key_end = at_most(b, limit, seq_k);
@@ -200,15 +200,15 @@ Value at_most(ir::Builder& b, const Value& value, const Value& limit) {
 
 std::vector<Value> load_queries(Context& ctx, const Value& q) {
   std::vector<Value> fragments;
-  for (int step = 0; step < field(ctx.spec, "head_dim"); step += shape_of(ctx.spec).k)
+  for (int step = 0; step < ctx.spec.head_dim; step += shape_of(ctx.spec).k)
     fragments.push_back(core::load_pieces(ctx.b, ctx.spec, ctx.arch, q, ctx.q_line, ctx.group, step));
   return fragments;
 }
 
 void stage_v(Context& ctx, const Value& v, const Value& k0) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(str_field(ctx.spec, "dtype"));
-  int head_dim = field(ctx.spec, "head_dim"), tile_kv = field(ctx.spec, "tile_kv");
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
+  int head_dim = ctx.spec.head_dim, tile_kv = ctx.spec.tile_kv;
   Value per_row = b.const_int(i32, head_dim / STAGE_VEC);
   Value shift = b.const_int(i32, bit_length(STAGE_VEC) - 1);
   Value tile_kv_value = b.const_int(i32, tile_kv);
@@ -254,17 +254,17 @@ std::vector<Value> score_tile(Context& ctx, const Value& k, const std::vector<Va
   std::string instr = core::instruction(ctx.spec, ctx.arch);
   Value zero = b.const_float(ir::vector(f32, core::accumulator_length(ctx.spec, ctx.arch)), 0.0);
   std::vector<Value> accs;
-  for (int fragment = 0; fragment < field(ctx.spec, "tile_kv") / shape.m; ++fragment) {
+  for (int fragment = 0; fragment < ctx.spec.tile_kv / shape.m; ++fragment) {
     Value fragment_start = b.const_int(i32, fragment * shape.m);
     Value in_tile = b.add(fragment_start, ctx.in_fragment, NUW_NSW);
     Value key = b.add(k0, in_tile, NUW_NSW);
     Value clamped = clamp_key(ctx, key);
-    Value head_dim_value = b.const_int(i32, field(ctx.spec, "head_dim"));
+    Value head_dim_value = b.const_int(i32, ctx.spec.head_dim);
     Value key_start = b.mul(clamped, head_dim_value, NUW_NSW);
     Value line = b.add(ctx.kv_base, key_start, NUW_NSW);
     Value acc = zero;
     size_t index = 0;
-    for (int step = 0; step < field(ctx.spec, "head_dim"); step += shape.k, ++index) {
+    for (int step = 0; step < ctx.spec.head_dim; step += shape.k, ++index) {
       Value a_frag = core::load_pieces(b, ctx.spec, ctx.arch, k, line, ctx.group, step);
       acc = b.mma(instr, a_frag, queries[index], acc);
     }
@@ -290,8 +290,8 @@ std::vector<Value> accumulator_rows(Context& ctx, const std::vector<Value>& accs
 Softmax online_softmax(Context& ctx, const std::vector<Value>& accs, const Value& k0, const Value& m_old,
                        const Value& l_old) {
   ir::Builder& b = ctx.b;
-  ir::Type f32 = ir::scalar("f32"), dtype = ir::scalar(str_field(ctx.spec, "dtype"));
-  Value scale = b.const_float(f32, SCALES.at(field(ctx.spec, "head_dim")));
+  ir::Type f32 = ir::scalar("f32"), dtype = ir::scalar(ctx.spec.dtype);
+  Value scale = b.const_float(f32, SCALES.at(ctx.spec.head_dim));
   Value lowest = b.const_float(f32, softmax_rows::LOWEST);
   std::vector<Value> keys = accumulator_rows(ctx, accs);
   std::vector<Value> valid, scores;
@@ -349,7 +349,7 @@ std::vector<Value> multiply_pv(Context& ctx, const Value& alpha, std::vector<Val
   ir::Type i32 = ir::scalar("i32");
   const core::Shape& shape = shape_of(ctx.spec);
   std::string instr = core::instruction(ctx.spec, ctx.arch);
-  int tile_kv = field(ctx.spec, "tile_kv");
+  int tile_kv = ctx.spec.tile_kv;
   Value rescale = rows_common::splat(b, alpha, outputs[0].type.count);
   for (auto& acc : outputs) acc = b.fmul(acc, rescale);
   std::vector<Value> v_lines;
@@ -371,7 +371,7 @@ std::vector<Value> multiply_pv(Context& ctx, const Value& alpha, std::vector<Val
 
 void store_output(Context& ctx, const Value& o, const Value& l_lane, const std::vector<Value>& outputs) {
   ir::Builder& b = ctx.b;
-  ir::Type f32 = ir::scalar("f32"), dtype = ir::scalar(str_field(ctx.spec, "dtype"));
+  ir::Type f32 = ir::scalar("f32"), dtype = ir::scalar(ctx.spec.dtype);
   Value one = b.const_float(f32, 1.0);
   auto fadd = [&b](const Value& a, const Value& c) { return b.fadd(a, c); };
   Value l_total = group_reduce(ctx, l_lane, fadd);

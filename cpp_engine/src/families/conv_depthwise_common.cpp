@@ -27,7 +27,11 @@ const ir::Type I32 = ir::scalar("i32");
 const ir::Type F32 = ir::scalar("f32");
 }  // namespace
 
-int64_t field(const nlohmann::json& spec, const std::string& name) { return spec.at(name).get<int64_t>(); }
+ShapeSpec read_shape_spec(const nlohmann::json& spec) {
+  return {int_field(spec, "n"),     int_field(spec, "h"),     int_field(spec, "w"),           int_field(spec, "c"),
+          int_field(spec, "kh"),    int_field(spec, "kw"),    int_field(spec, "stride"),      int_field(spec, "pad"),
+          int_field(spec, "pad_w"), str_field(spec, "dtype"), int_field(spec, "block_waves"), int_field(spec, "cpl")};
+}
 
 std::vector<Field> with_shape_fields(const std::vector<Field>& more) {
   std::vector<Field> fields = SHAPE_FIELDS();
@@ -36,14 +40,11 @@ std::vector<Field> with_shape_fields(const std::vector<Field>& more) {
 }
 
 // ---- problem shape ----------------------------------------------------------------------------
-int64_t pad_w_of(const nlohmann::json& spec) {
-  return field(spec, "pad_w") == -1 ? field(spec, "pad") : field(spec, "pad_w");
-}
+int64_t pad_w_of(const ShapeSpec& spec) { return spec.pad_w == -1 ? spec.pad : spec.pad_w; }
 
-std::pair<int64_t, int64_t> forward_extent(const nlohmann::json& spec) {
-  int64_t stride = field(spec, "stride");
-  return {(field(spec, "h") + 2 * field(spec, "pad") - field(spec, "kh")) / stride + 1,
-          (field(spec, "w") + 2 * pad_w_of(spec) - field(spec, "kw")) / stride + 1};
+std::pair<int64_t, int64_t> forward_extent(const ShapeSpec& spec) {
+  int64_t stride = spec.stride;
+  return {(spec.h + 2 * spec.pad - spec.kh) / stride + 1, (spec.w + 2 * pad_w_of(spec) - spec.kw) / stride + 1};
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -57,69 +58,72 @@ int64_t element_count(const std::vector<int64_t>& dims) {
   return total;
 }
 
-std::vector<Check> channel_checks(const nlohmann::json& spec, const std::vector<int>& cpls) {
+std::vector<Check> channel_checks(const ShapeSpec& spec, const std::vector<int>& cpls) {
   return {
       [&spec] {
         std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end());
-        return one_of("dtype", spec.at("dtype"), dtypes);
+        return one_of("dtype", spec.dtype, dtypes);
       },
       [&spec, cpls] {
         std::vector<nlohmann::json> allowed(cpls.begin(), cpls.end());
-        return one_of("cpl", spec.at("cpl"), allowed);
+        return one_of("cpl", spec.cpl, allowed);
       },
       [&spec]() -> std::string {
-        int64_t c = field(spec, "c"), cpl = field(spec, "cpl");
+        int64_t c = spec.c, cpl = spec.cpl;
         if (c % cpl == 0) return "";
         return "groups (c = " + std::to_string(c) + ") must be a multiple of cpl " + std::to_string(cpl);
       },
   };
 }
 
-std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
-                                const std::vector<std::string>& positives) {
-  auto s = [&spec](const char* name) { return field(spec, name); };
+NamedValues shape_positives(const ShapeSpec& spec, const NamedValues& more) {
+  NamedValues positives = {{"n", spec.n}, {"h", spec.h},   {"w", spec.w},
+                           {"c", spec.c}, {"kh", spec.kh}, {"kw", spec.kw}};
+  positives.insert(positives.end(), more.begin(), more.end());
+  return positives;
+}
+
+std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch, const NamedValues& positives) {
   auto text = [](int64_t v) { return std::to_string(v); };
   auto stride = [&spec] {
     std::vector<nlohmann::json> allowed(STRIDES.begin(), STRIDES.end());
-    return one_of("stride", spec.at("stride"), allowed);
+    return one_of("stride", spec.stride, allowed);
   };
-  auto positive = [&spec, positives, text]() -> std::string {
-    for (const auto& name : positives)
-      if (field(spec, name) < 1) return name + " must be positive (got " + text(field(spec, name)) + ")";
+  auto positive = [positives, text]() -> std::string {
+    for (const auto& [name, value] : positives)
+      if (value < 1) return name + " must be positive (got " + text(value) + ")";
     return "";
   };
-  auto paddings = [&spec, s, text]() -> std::string {
-    if (!(0 <= s("pad") && s("pad") <= s("kh") - 1))
-      return "pad must be between 0 and kh - 1 = " + text(s("kh") - 1) + " (got " + text(s("pad")) + ")";
-    if (pad_w_of(spec) > s("kw") - 1)
-      return "the column padding must be at most kw - 1 = " + text(s("kw") - 1) + " (got " + text(pad_w_of(spec)) +
-             ")";
+  auto paddings = [&spec, text]() -> std::string {
+    if (!(0 <= spec.pad && spec.pad <= spec.kh - 1))
+      return "pad must be between 0 and kh - 1 = " + text(spec.kh - 1) + " (got " + text(spec.pad) + ")";
+    if (pad_w_of(spec) > spec.kw - 1)
+      return "the column padding must be at most kw - 1 = " + text(spec.kw - 1) + " (got " + text(pad_w_of(spec)) + ")";
     return "";
   };
-  auto fits = [&spec, s, text]() -> std::string {
-    int64_t padded_h = s("h") + 2 * s("pad"), padded_w = s("w") + 2 * pad_w_of(spec);
-    if (padded_h < s("kh") || padded_w < s("kw"))
-      return "the padded input " + text(padded_h) + "x" + text(padded_w) +
-             " must be at least as large as the filter " + text(s("kh")) + "x" + text(s("kw"));
+  auto fits = [&spec, text]() -> std::string {
+    int64_t padded_h = spec.h + 2 * spec.pad, padded_w = spec.w + 2 * pad_w_of(spec);
+    if (padded_h < spec.kh || padded_w < spec.kw)
+      return "the padded input " + text(padded_h) + "x" + text(padded_w) + " must be at least as large as the filter " +
+             text(spec.kh) + "x" + text(spec.kw);
     return "";
   };
-  auto waves = [s, text, &arch]() -> std::string {
+  auto waves = [&spec, text, &arch]() -> std::string {
     int64_t most = MAX_BLOCK / arch.wave_size;
-    if (1 <= s("block_waves") && s("block_waves") <= most) return "";
-    return "block_waves must be between 1 and " + text(most) + " on " + arch.name + " (got " +
-           text(s("block_waves")) + ")";
+    if (1 <= spec.block_waves && spec.block_waves <= most) return "";
+    return "block_waves must be between 1 and " + text(most) + " on " + arch.name + " (got " + text(spec.block_waves) +
+           ")";
   };
-  auto sizes = [&spec, s]() -> std::string {
+  auto sizes = [&spec]() -> std::string {
     auto [ho, wo] = forward_extent(spec);
     const std::vector<std::vector<int64_t>> tensors = {
-        {s("n"), s("h"), s("w"), s("c")}, {s("n"), ho, wo, s("c")}, {s("c"), s("kh"), s("kw")}};
+        {spec.n, spec.h, spec.w, spec.c}, {spec.n, ho, wo, spec.c}, {spec.c, spec.kh, spec.kw}};
     for (const auto& dims : tensors)
       if (element_count(dims) >= MAX_ELEMENTS) return "every tensor must have fewer than 2^31 elements";
     return "";
   };
   return {stride, positive, paddings, fits, waves, sizes};
 }
-
 
 // ---- lanes and indices ------------------------------------------------------------------------
 Values tensor_params(ir::Builder& b, const std::vector<std::string>& names) {
@@ -219,10 +223,10 @@ void store_channels(ir::Builder& b, const Value& tensor, const Value& index, con
 ir::Type accumulator_type(int cpl) { return cpl == 1 ? F32 : ir::vector(F32, 2); }
 
 Values load_weight_pairs(ir::Builder& b, const Value& wt, const Value& channel_base, const Value& tap,
-                         const nlohmann::json& spec) {
-  std::string dtype = spec.at("dtype").get<std::string>();
-  int cpl = static_cast<int>(field(spec, "cpl"));
-  int64_t taps = field(spec, "kh") * field(spec, "kw");
+                         const ShapeSpec& spec) {
+  std::string dtype = spec.dtype;
+  int cpl = static_cast<int>(spec.cpl);
+  int64_t taps = spec.kh * spec.kw;
   if (cpl == 1) {
     Value index = b.add(channel_base, tap, {"nuw", "nsw"});
     Value loaded = load_channels(b, wt, index, dtype, 1);
@@ -244,8 +248,8 @@ Values load_weight_pairs(ir::Builder& b, const Value& wt, const Value& channel_b
   return pairs;
 }
 
-Value zero_channels(ir::Builder& b, const nlohmann::json& spec) {
-  return b.const_float(channel_type(spec.at("dtype").get<std::string>(), static_cast<int>(field(spec, "cpl"))), 0.0);
+Value zero_channels(ir::Builder& b, const ShapeSpec& spec) {
+  return b.const_float(channel_type(spec.dtype, static_cast<int>(spec.cpl)), 0.0);
 }
 
 }  // namespace kemit::families::conv_depthwise_common

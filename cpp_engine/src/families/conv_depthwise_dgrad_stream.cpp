@@ -17,7 +17,6 @@
 namespace kemit::families::conv_depthwise_dgrad_stream {
 
 namespace common = conv_depthwise_common;
-using common::field;
 using ir::Value;
 
 const char* const FAMILY = "conv_depthwise_dgrad_stream";
@@ -37,98 +36,98 @@ Values slice(const Values& values, size_t first, size_t last) {
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  auto s = [&spec](const char* name) { return text(field(spec, name)); };
-  std::string name = "dwdg_stream_" + spec.at("dtype").get<std::string>() + "_n" + s("n") + "h" + s("h") + "w" +
-                     s("w") + "c" + s("c") + "_k" + s("kh") + "x" + s("kw") + "_s" + s("stride") + "_p" + s("pad") +
-                     "_bw" + s("block_w") + "_wv" + s("block_waves");
-  return name + (field(spec, "cpl") > 1 ? "_cpl" + s("cpl") : "");
+Spec read_spec(const nlohmann::json& spec) { return {common::read_shape_spec(spec), int_field(spec, "block_w")}; }
+
+std::string kernel_name(const Spec& spec) {
+  std::string name = "dwdg_stream_" + spec.dtype + "_n" + text(spec.n) + "h" + text(spec.h) + "w" + text(spec.w) + "c" +
+                     text(spec.c) + "_k" + text(spec.kh) + "x" + text(spec.kw) + "_s" + text(spec.stride) + "_p" +
+                     text(spec.pad) + "_bw" + text(spec.block_w) + "_wv" + text(spec.block_waves);
+  return name + (spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "");
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  auto s = [&spec](const char* name) { return field(spec, name); };
+std::string validate(const Spec& spec, const target::Arch& arch) {
   // Products of three 32-bit fields can pass 64 bits before the positivity checks run.
   auto product = [](int64_t a, int64_t b, int64_t c) { return static_cast<__int128>(a) * b * c; };
   std::vector<common::Check> checks = common::channel_checks(spec, CPLS);
   std::vector<common::Check> own = {
       [&]() -> std::string {
-        if (product(s("cpl"), s("kh"), s("kw")) <= MAX_PACKED_WEIGHTS) return "";
+        if (product(spec.cpl, spec.kh, spec.kw) <= MAX_PACKED_WEIGHTS) return "";
         return "cpl * kh * kw must be at most " + text(MAX_PACKED_WEIGHTS) +
-               " so the packed weights stay in registers (got " + text(s("cpl")) + " * " + text(s("kh")) + " * " +
-               text(s("kw")) + ")";
+               " so the packed weights stay in registers (got " + text(spec.cpl) + " * " + text(spec.kh) + " * " +
+               text(spec.kw) + ")";
       },
       [&]() -> std::string {
-        if (product(s("cpl"), s("block_w"), s("kh")) <= MAX_ACCUMULATORS) return "";
+        if (product(spec.cpl, spec.block_w, spec.kh) <= MAX_ACCUMULATORS) return "";
         return "cpl * block_w * kh must be at most " + text(MAX_ACCUMULATORS) + " accumulator slots (got " +
-               text(s("cpl")) + " * " + text(s("block_w")) + " * " + text(s("kh")) + ")";
+               text(spec.cpl) + " * " + text(spec.block_w) + " * " + text(spec.kh) + ")";
       },
       [&]() -> std::string {
-        if (s("pad_w") >= -1) return "";
-        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(s("pad_w")) + ")";
+        if (spec.pad_w >= -1) return "";
+        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(spec.pad_w) + ")";
       },
       [&]() -> std::string {
-        if (common::pad_w_of(spec) == s("pad")) return "";
-        return std::string(FAMILY) + " offsets columns by pad, so pad_w must be -1 or equal pad " + text(s("pad")) +
-               " (got " + text(s("pad_w")) + ")";
+        if (common::pad_w_of(spec) == spec.pad) return "";
+        return std::string(FAMILY) + " offsets columns by pad, so pad_w must be -1 or equal pad " + text(spec.pad) +
+               " (got " + text(spec.pad_w) + ")";
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
-  for (auto& check : common::shape_checks(spec, arch, {"n", "h", "w", "c", "kh", "kw", "block_w"}))
+  for (auto& check : common::shape_checks(spec, arch, common::shape_positives(spec, {{"block_w", spec.block_w}})))
     checks.push_back(check);
   checks.push_back([&]() -> std::string {
-    if (s("kh") >= s("stride")) return "";
-    return "kh must be at least the stride " + text(s("stride")) + " (got " + text(s("kh")) + ")";
+    if (spec.kh >= spec.stride) return "";
+    return "kh must be at least the stride " + text(spec.stride) + " (got " + text(spec.kh) + ")";
   });
   checks.push_back([&]() -> std::string {
-    if (s("block_w") % s("stride") == 0) return "";
-    return "block_w must be a multiple of the stride " + text(s("stride")) + " (got " + text(s("block_w")) + ")";
+    if (spec.block_w % spec.stride == 0) return "";
+    return "block_w must be a multiple of the stride " + text(spec.stride) + " (got " + text(spec.block_w) + ")";
   });
   return first_reason(checks);
 }
 
-std::vector<ColumnTap> column_taps(const nlohmann::json& spec) {
+std::vector<ColumnTap> column_taps(const Spec& spec) {
   std::vector<ColumnTap> taps;
-  int64_t stride = field(spec, "stride");
-  for (int64_t j = 0; j < field(spec, "block_w"); ++j)
-    for (int64_t kw = 0; kw < field(spec, "kw"); ++kw) {
-      int64_t offset = j + field(spec, "pad") - kw;
+  int64_t stride = spec.stride;
+  for (int64_t j = 0; j < spec.block_w; ++j)
+    for (int64_t kw = 0; kw < spec.kw; ++kw) {
+      int64_t offset = j + spec.pad - kw;
       if (offset % stride == 0) taps.push_back({j, kw, offset / stride});
     }
   return taps;
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int64_t block = field(spec, "block_waves") * arch.wave_size;
+  int64_t block = spec.block_waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + text(block));
   Values tensors = common::tensor_params(b, {"dy", "wt", "dx"});
   auto [ho, wo] = common::forward_extent(spec);
-  int64_t blocks_w = common::ceil_div(field(spec, "w"), field(spec, "block_w"));
-  int64_t groups = field(spec, "c") / field(spec, "cpl");
+  int64_t blocks_w = common::ceil_div(spec.w, spec.block_w);
+  int64_t groups = spec.c / spec.cpl;
   Value lane = common::global_lane(b, block);
-  Value total = b.const_int(I32, field(spec, "n") * blocks_w * groups);
+  Value total = b.const_int(I32, spec.n * blocks_w * groups);
   Value active = b.icmp("ult", lane, total);
   std::array<int64_t, 4> extents = {ho, wo, blocks_w, groups};
   b.if_then(active, [&] { stream_body(b, spec, tensors, lane, extents); });
   return b.finish();
 }
 
-void stream_body(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Value& lane,
+void stream_body(ir::Builder& b, const Spec& spec, const Values& tensors, const Value& lane,
                  const std::array<int64_t, 4>& extents) {
   const Value &dy = tensors[0], &wt = tensors[1], &dx = tensors[2];
   auto [ho, wo, blocks_w, groups] = extents;
-  int64_t kh = field(spec, "kh"), stride = field(spec, "stride");
-  int cpl = static_cast<int>(field(spec, "cpl"));
-  Values coordinates_of_lane = common::decompose(b, lane, {groups, blocks_w, field(spec, "n")});
+  int64_t kh = spec.kh, stride = spec.stride;
+  int cpl = static_cast<int>(spec.cpl);
+  Values coordinates_of_lane = common::decompose(b, lane, {groups, blocks_w, spec.n});
   Value group = coordinates_of_lane[0], column_block = coordinates_of_lane[1], image = coordinates_of_lane[2];
   Value c0 = cpl > 1 ? common::mul_const(b, group, cpl) : group;
-  Value w0 = common::mul_const(b, column_block, field(spec, "block_w"));
+  Value w0 = common::mul_const(b, column_block, spec.block_w);
   std::vector<std::vector<Values>> weights = load_weights(b, spec, wt, c0);
   std::vector<ColumnTap> taps = column_taps(spec);
   Columns columns = dy_columns(b, spec, column_block, taps, wo);
   auto dy_row = [&](const Value& row) { return load_dy_row(b, spec, dy, {image, row, c0}, columns, {ho, wo}); };
   Value zero = b.const_float(common::accumulator_type(cpl), 0.0);
-  size_t slot = static_cast<size_t>(field(spec, "block_w") * pairs_of(cpl));
+  size_t slot = static_cast<size_t>(spec.block_w * pairs_of(cpl));
   Value row0 = b.const_int(I32, 0);
   Values first_row = dy_row(row0);
   Values coordinates = {image, w0, c0};
@@ -147,7 +146,7 @@ void stream_body(ir::Builder& b, const nlohmann::json& spec, const Values& tenso
     scatter_taps(b, spec, accumulators, values, weights, taps);
     Value top = stride > 1 ? common::mul_const(b, row, stride) : row;
     for (int64_t r = 0; r < stride; ++r) {
-      Value h = offset_row(b, top, r - field(spec, "pad"));
+      Value h = offset_row(b, top, r - spec.pad);
       flush_row(b, spec, dx, coordinates, h, slice(accumulators, r * slot, (r + 1) * slot));
     }
     Values next = slice(accumulators, stride * slot, accumulators.size());
@@ -164,17 +163,16 @@ void stream_body(ir::Builder& b, const nlohmann::json& spec, const Values& tenso
   Values results = b.for_loop(lo, hi, one, inits, row_step);
   // The last (h + 2 pad - kh) % stride - pad dX rows, when that is positive, lie below every dY
   // row's reach: their gradient is zero, and they are flushed (the zeros) like the open rows.
-  int64_t pad = field(spec, "pad");
-  int64_t open_rows = kh - stride + std::max<int64_t>(0, (field(spec, "h") + 2 * pad - kh) % stride - pad);
+  int64_t pad = spec.pad;
+  int64_t open_rows = kh - stride + std::max<int64_t>(0, (spec.h + 2 * pad - kh) % stride - pad);
   if (open_rows > 0)
     flush_tail(b, spec, dx, coordinates, slice(results, 0, static_cast<size_t>(open_rows) * slot), ho, zero, one);
 }
 
 int pairs_of(int cpl) { return cpl / 2 > 1 ? cpl / 2 : 1; }
 
-std::vector<std::vector<Values>> load_weights(ir::Builder& b, const nlohmann::json& spec, const Value& wt,
-                                              const Value& c0) {
-  int64_t kh = field(spec, "kh"), kw = field(spec, "kw");
+std::vector<std::vector<Values>> load_weights(ir::Builder& b, const Spec& spec, const Value& wt, const Value& c0) {
+  int64_t kh = spec.kh, kw = spec.kw;
   Value base = common::mul_const(b, c0, kh * kw);
   std::vector<std::vector<Values>> weights;
   for (int64_t r = 0; r < kh; ++r) {
@@ -188,9 +186,9 @@ std::vector<std::vector<Values>> load_weights(ir::Builder& b, const nlohmann::js
   return weights;
 }
 
-Columns dy_columns(ir::Builder& b, const nlohmann::json& spec, const Value& column_block,
-                   const std::vector<ColumnTap>& taps, int64_t wo) {
-  Value first = common::mul_const(b, column_block, field(spec, "block_w") / field(spec, "stride"));
+Columns dy_columns(ir::Builder& b, const Spec& spec, const Value& column_block, const std::vector<ColumnTap>& taps,
+                   int64_t wo) {
+  Value first = common::mul_const(b, column_block, spec.block_w / spec.stride);
   std::set<int64_t> offsets;
   for (const auto& tap : taps) offsets.insert(tap[2]);
   Columns columns;
@@ -206,8 +204,8 @@ Value offset_row(ir::Builder& b, const Value& v, int64_t k) {
   return k > 0 ? common::add_const(b, v, k, {"nuw", "nsw"}) : common::add_const(b, v, k, {"nsw"});
 }
 
-Values load_dy_row(ir::Builder& b, const nlohmann::json& spec, const Value& dy, const Values& where,
-                   const Columns& columns, std::pair<int64_t, int64_t> extents) {
+Values load_dy_row(ir::Builder& b, const Spec& spec, const Value& dy, const Values& where, const Columns& columns,
+                   std::pair<int64_t, int64_t> extents) {
   const Value &image = where[0], &row = where[1], &c0 = where[2];
   auto [ho, wo] = extents;
   Value image_start = common::mul_const(b, image, ho);
@@ -218,21 +216,19 @@ Values load_dy_row(ir::Builder& b, const nlohmann::json& spec, const Value& dy, 
   for (const auto& [d, column_entry] : columns) {
     const Value &inside = column_entry.first, &column = column_entry.second;
     Value element = b.add(row_start, column, {"nuw", "nsw"});
-    Value scaled = common::mul_const(b, element, field(spec, "c"));
+    Value scaled = common::mul_const(b, element, spec.c);
     Value index = b.add(scaled, c0, {"nuw", "nsw"});
-    Value value = common::load_channels(b, dy, index, spec.at("dtype").get<std::string>(),
-                                        static_cast<int>(field(spec, "cpl")));
+    Value value = common::load_channels(b, dy, index, spec.dtype, static_cast<int>(spec.cpl));
     loaded.push_back(b.select(inside, value, zero));
   }
   return loaded;
 }
 
-void scatter_taps(ir::Builder& b, const nlohmann::json& spec, Values& accumulators,
-                  const std::map<int64_t, Values>& values, const std::vector<std::vector<Values>>& weights,
-                  const std::vector<ColumnTap>& taps) {
-  int64_t pairs = pairs_of(static_cast<int>(field(spec, "cpl")));
-  int64_t slot = field(spec, "block_w") * pairs;
-  for (int64_t r = 0; r < field(spec, "kh"); ++r)
+void scatter_taps(ir::Builder& b, const Spec& spec, Values& accumulators, const std::map<int64_t, Values>& values,
+                  const std::vector<std::vector<Values>>& weights, const std::vector<ColumnTap>& taps) {
+  int64_t pairs = pairs_of(static_cast<int>(spec.cpl));
+  int64_t slot = spec.block_w * pairs;
+  for (int64_t r = 0; r < spec.kh; ++r)
     for (const auto& [j, kw, d] : taps)
       for (int64_t p = 0; p < pairs; ++p) {
         size_t at = static_cast<size_t>(r * slot + j * pairs + p);
@@ -240,26 +236,26 @@ void scatter_taps(ir::Builder& b, const nlohmann::json& spec, Values& accumulato
       }
 }
 
-void flush_row(ir::Builder& b, const nlohmann::json& spec, const Value& dx, const Values& coordinates,
-               const Value& h, const Values& row_slots) {
-  Value height = b.const_int(I32, field(spec, "h"));
+void flush_row(ir::Builder& b, const Spec& spec, const Value& dx, const Values& coordinates, const Value& h,
+               const Values& row_slots) {
+  Value height = b.const_int(I32, spec.h);
   Value inside = b.icmp("ult", h, height);
   b.if_then(inside, [&] { store_row(b, spec, dx, coordinates, h, row_slots); });
 }
 
-void store_row(ir::Builder& b, const nlohmann::json& spec, const Value& dx, const Values& coordinates,
-               const Value& h, const Values& row_slots) {
+void store_row(ir::Builder& b, const Spec& spec, const Value& dx, const Values& coordinates, const Value& h,
+               const Values& row_slots) {
   const Value &image = coordinates[0], &w0 = coordinates[1], &c0 = coordinates[2];
-  size_t pairs = static_cast<size_t>(pairs_of(static_cast<int>(field(spec, "cpl"))));
-  Value image_start = common::mul_const(b, image, field(spec, "h"));
+  size_t pairs = static_cast<size_t>(pairs_of(static_cast<int>(spec.cpl)));
+  Value image_start = common::mul_const(b, image, spec.h);
   Value image_row = b.add(image_start, h, {"nuw", "nsw"});
-  Value row_start = common::mul_const(b, image_row, field(spec, "w"));
-  for (int64_t j = 0; j < field(spec, "block_w"); ++j) {
+  Value row_start = common::mul_const(b, image_row, spec.w);
+  for (int64_t j = 0; j < spec.block_w; ++j) {
     Value column = offset_row(b, w0, j);
     Values slots = slice(row_slots, j * pairs, (j + 1) * pairs);
     auto store = [&] { store_column(b, spec, dx, {row_start, column, c0}, slots); };
-    if (field(spec, "w") % field(spec, "block_w")) {
-      Value width = b.const_int(I32, field(spec, "w"));
+    if (spec.w % spec.block_w) {
+      Value width = b.const_int(I32, spec.w);
       Value inside = b.icmp("ult", column, width);
       b.if_then(inside, store);
     } else {
@@ -268,22 +264,20 @@ void store_row(ir::Builder& b, const nlohmann::json& spec, const Value& dx, cons
   }
 }
 
-void store_column(ir::Builder& b, const nlohmann::json& spec, const Value& dx, const Values& where,
-                  const Values& slots) {
+void store_column(ir::Builder& b, const Spec& spec, const Value& dx, const Values& where, const Values& slots) {
   const Value &row_start = where[0], &column = where[1], &c0 = where[2];
   Value element = b.add(row_start, column, {"nuw", "nsw"});
-  Value scaled = common::mul_const(b, element, field(spec, "c"));
+  Value scaled = common::mul_const(b, element, spec.c);
   Value index = b.add(scaled, c0, {"nuw", "nsw"});
-  common::store_channels(b, dx, index, slots, spec.at("dtype").get<std::string>(),
-                         static_cast<int>(field(spec, "cpl")));
+  common::store_channels(b, dx, index, slots, spec.dtype, static_cast<int>(spec.cpl));
 }
 
-void flush_tail(ir::Builder& b, const nlohmann::json& spec, const Value& dx, const Values& coordinates,
-                const Values& rows, int64_t ho, const Value& zero, const Value& one) {
-  size_t slot = static_cast<size_t>(field(spec, "block_w") * pairs_of(static_cast<int>(field(spec, "cpl"))));
+void flush_tail(ir::Builder& b, const Spec& spec, const Value& dx, const Values& coordinates, const Values& rows,
+                int64_t ho, const Value& zero, const Value& one) {
+  size_t slot = static_cast<size_t>(spec.block_w * pairs_of(static_cast<int>(spec.cpl)));
   int64_t open_rows = static_cast<int64_t>(rows.size() / slot);
   auto tail_step = [&](const Value& t, const Values& iters) -> Values {
-    Value h = offset_row(b, t, ho * field(spec, "stride") - field(spec, "pad"));
+    Value h = offset_row(b, t, ho * spec.stride - spec.pad);
     flush_row(b, spec, dx, coordinates, h, slice(iters, 0, slot));
     Values next = slice(iters, slot, iters.size());
     next.insert(next.end(), slot, zero);

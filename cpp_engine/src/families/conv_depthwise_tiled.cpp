@@ -13,7 +13,6 @@
 namespace kemit::families::conv_depthwise_tiled {
 
 namespace common = conv_depthwise_common;
-using common::field;
 using ir::Value;
 
 const char* const FAMILY = "conv_depthwise_tiled";
@@ -30,117 +29,117 @@ namespace {
 const ir::Type I32 = ir::scalar("i32");
 
 std::string text(int64_t v) { return std::to_string(v); }
-bool dgrad_of(const nlohmann::json& spec) { return spec.at("dgrad").get<bool>(); }
 int pairs_of(int cpl) { return cpl / 2 > 1 ? cpl / 2 : 1; }
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  auto s = [&spec](const char* name) { return text(field(spec, name)); };
-  int64_t pad_w = common::pad_w_of(spec);
-  std::string name = std::string("dw_tiled") + (dgrad_of(spec) ? "_dg" : "") + "_" +
-                     spec.at("dtype").get<std::string>() + "_n" + s("n") + "h" + s("h") + "w" + s("w") + "c" +
-                     s("c") + "_k" + s("kh") + "x" + s("kw") + "_s" + s("stride") + "_p" + s("pad") +
-                     (pad_w != field(spec, "pad") ? "x" + text(pad_w) : "") + "_t" + s("block_h") + "x" +
-                     s("block_w") + "_wv" + s("block_waves");
-  return name + (field(spec, "cpl") > 1 ? "_cpl" + s("cpl") : "");
+Spec read_spec(const nlohmann::json& spec) {
+  return {common::read_shape_spec(spec), int_field(spec, "block_w"), int_field(spec, "block_h"),
+          bool_field(spec, "dgrad")};
 }
 
-std::string mode_name(const nlohmann::json& spec) { return dgrad_of(spec) ? "dgrad" : "forward"; }
+std::string kernel_name(const Spec& spec) {
+  int64_t pad_w = common::pad_w_of(spec);
+  std::string name = std::string("dw_tiled") + (spec.dgrad ? "_dg" : "") + "_" + spec.dtype + "_n" + text(spec.n) +
+                     "h" + text(spec.h) + "w" + text(spec.w) + "c" + text(spec.c) + "_k" + text(spec.kh) + "x" +
+                     text(spec.kw) + "_s" + text(spec.stride) + "_p" + text(spec.pad) +
+                     (pad_w != spec.pad ? "x" + text(pad_w) : "") + "_t" + text(spec.block_h) + "x" +
+                     text(spec.block_w) + "_wv" + text(spec.block_waves);
+  return name + (spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "");
+}
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  auto s = [&spec](const char* name) { return field(spec, name); };
-  bool dgrad = dgrad_of(spec);
+std::string mode_name(const Spec& spec) { return spec.dgrad ? "dgrad" : "forward"; }
+
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  bool dgrad = spec.dgrad;
   int64_t side = dgrad ? MAX_SIDE_DGRAD : MAX_SIDE_FORWARD;
   // Products of three 32-bit fields can pass 64 bits before the positivity checks run.
   auto product = [](int64_t a, int64_t b, int64_t c) { return static_cast<__int128>(a) * b * c; };
   std::vector<common::Check> checks = common::channel_checks(spec, CPLS);
   std::vector<common::Check> own = {
       [&]() -> std::string {
-        if (s("pad_w") >= -1) return "";
-        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(s("pad_w")) + ")";
+        if (spec.pad_w >= -1) return "";
+        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(spec.pad_w) + ")";
       },
       [&]() -> std::string {
-        if (!dgrad || s("stride") == 1) return "";
-        return "the dgrad mode needs stride 1 (got " + text(s("stride")) + ")";
+        if (!dgrad || spec.stride == 1) return "";
+        return "the dgrad mode needs stride 1 (got " + text(spec.stride) + ")";
       },
       [&]() -> std::string {
-        if (std::max(s("kh"), s("kw")) <= side) return "";
+        if (std::max(spec.kh, spec.kw) <= side) return "";
         return "filter sides must be at most " + text(side) + " in the " + mode_name(spec) + " mode (got " +
-               text(s("kh")) + "x" + text(s("kw")) + ")";
+               text(spec.kh) + "x" + text(spec.kw) + ")";
       },
       [&]() -> std::string {
-        if (dgrad || common::pad_w_of(spec) == s("pad")) return "";
-        return "the forward mode takes one padding for both axes (got pad " + text(s("pad")) + ", pad_w " +
-               text(s("pad_w")) + ")";
+        if (dgrad || common::pad_w_of(spec) == spec.pad) return "";
+        return "the forward mode takes one padding for both axes (got pad " + text(spec.pad) + ", pad_w " +
+               text(spec.pad_w) + ")";
       },
       [&]() -> std::string {
-        if (!dgrad || s("cpl") == 1) return "";
-        return "the dgrad mode takes cpl 1 (got " + text(s("cpl")) + ")";
+        if (!dgrad || spec.cpl == 1) return "";
+        return "the dgrad mode takes cpl 1 (got " + text(spec.cpl) + ")";
       },
       [&]() -> std::string {
-        if (product(s("cpl"), s("block_w"), s("block_h")) <= MAX_ACCUMULATORS) return "";
+        if (product(spec.cpl, spec.block_w, spec.block_h) <= MAX_ACCUMULATORS) return "";
         return "cpl * block_w * block_h must be at most " + text(MAX_ACCUMULATORS) + " accumulators (got " +
-               text(s("cpl")) + " * " + text(s("block_w")) + " * " + text(s("block_h")) + ")";
+               text(spec.cpl) + " * " + text(spec.block_w) + " * " + text(spec.block_h) + ")";
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
-  for (auto& check : common::shape_checks(spec, arch, {"n", "h", "w", "c", "kh", "kw", "block_w", "block_h"}))
+  for (auto& check : common::shape_checks(
+           spec, arch, common::shape_positives(spec, {{"block_w", spec.block_w}, {"block_h", spec.block_h}})))
     checks.push_back(check);
   return first_reason(checks);
 }
 
-Geometry geometry(const nlohmann::json& spec) {
+Geometry geometry(const Spec& spec) {
   auto [ho, wo] = common::forward_extent(spec);
   int64_t pad_w = common::pad_w_of(spec);
-  if (dgrad_of(spec))
-    return {ho, wo, field(spec, "h"), field(spec, "w"), 1, field(spec, "kh") - 1 - field(spec, "pad"),
-            field(spec, "kw") - 1 - pad_w};
-  return {field(spec, "h"), field(spec, "w"), ho, wo, field(spec, "stride"), field(spec, "pad"), pad_w};
+  if (spec.dgrad) return {ho, wo, spec.h, spec.w, 1, spec.kh - 1 - spec.pad, spec.kw - 1 - pad_w};
+  return {spec.h, spec.w, ho, wo, spec.stride, spec.pad, pad_w};
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int64_t block = field(spec, "block_waves") * arch.wave_size;
+  int64_t block = spec.block_waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + text(block));
-  std::vector<std::string> names = dgrad_of(spec) ? std::vector<std::string>{"dy", "wt", "dx"}
-                                                  : std::vector<std::string>{"x", "wt", "y"};
+  std::vector<std::string> names =
+      spec.dgrad ? std::vector<std::string>{"dy", "wt", "dx"} : std::vector<std::string>{"x", "wt", "y"};
   Values tensors = common::tensor_params(b, names);
   Geometry g = geometry(spec);
-  std::array<int64_t, 3> extents = {common::ceil_div(g.out_h, field(spec, "block_h")),
-                                    common::ceil_div(g.out_w, field(spec, "block_w")),
-                                    field(spec, "c") / field(spec, "cpl")};
+  std::array<int64_t, 3> extents = {common::ceil_div(g.out_h, spec.block_h), common::ceil_div(g.out_w, spec.block_w),
+                                    spec.c / spec.cpl};
   Value lane = common::global_lane(b, block);
-  Value total = b.const_int(I32, field(spec, "n") * extents[0] * extents[1] * extents[2]);
+  Value total = b.const_int(I32, spec.n * extents[0] * extents[1] * extents[2]);
   Value active = b.icmp("ult", lane, total);
   b.if_then(active, [&] { tile_body(b, spec, tensors, lane, extents); });
   return b.finish();
 }
 
-void tile_body(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Value& lane,
+void tile_body(ir::Builder& b, const Spec& spec, const Values& tensors, const Value& lane,
                const std::array<int64_t, 3>& extents) {
   const Value &source = tensors[0], &wt = tensors[1], &target = tensors[2];
   auto [tiles_h, tiles_w, groups] = extents;
   Geometry g = geometry(spec);
-  int cpl = static_cast<int>(field(spec, "cpl"));
-  Values coordinates = common::decompose(b, lane, {groups, tiles_w, tiles_h, field(spec, "n")});
+  int cpl = static_cast<int>(spec.cpl);
+  Values coordinates = common::decompose(b, lane, {groups, tiles_w, tiles_h, spec.n});
   Value group = coordinates[0], tile_col = coordinates[1], tile_row = coordinates[2], image = coordinates[3];
   Value c0 = cpl > 1 ? common::mul_const(b, group, cpl) : group;
-  Value oh0 = common::mul_const(b, tile_row, field(spec, "block_h"));
-  Value ow0 = common::mul_const(b, tile_col, field(spec, "block_w"));
+  Value oh0 = common::mul_const(b, tile_row, spec.block_h);
+  Value ow0 = common::mul_const(b, tile_col, spec.block_w);
   Value ih0 = input_origin(b, oh0, g.stride, g.pad_h);
   Value iw0 = input_origin(b, ow0, g.stride, g.pad_w);
-  Value weight_base = common::mul_const(b, c0, field(spec, "kh") * field(spec, "kw"));
+  Value weight_base = common::mul_const(b, c0, spec.kh * spec.kw);
   Value image_row0 = common::mul_const(b, image, g.in_h);
   Value zero = b.const_float(common::accumulator_type(cpl), 0.0);
-  size_t count = static_cast<size_t>(field(spec, "block_h") * field(spec, "block_w") * pairs_of(cpl));
+  size_t count = static_cast<size_t>(spec.block_h * spec.block_w * pairs_of(cpl));
   Values where = {image_row0, ih0, iw0, c0};
 
   auto filter_row = [&](const Value& r, const Values& iters) -> Values {
     std::vector<Values> weights = load_filter_row(b, spec, wt, weight_base, r);
     Values accumulators = iters;
-    for (int64_t i = 0; i < field(spec, "block_h"); ++i) {
+    for (int64_t i = 0; i < spec.block_h; ++i) {
       std::vector<Values> segment = load_segment(b, spec, source, where, r, i, g);
       accumulate(b, spec, accumulators, i, segment, weights, g.stride);
     }
@@ -149,7 +148,7 @@ void tile_body(ir::Builder& b, const nlohmann::json& spec, const Values& tensors
 
   Value one = b.const_int(I32, 1);
   Value lo = b.const_int(I32, 0);
-  Value hi = b.const_int(I32, field(spec, "kh"));
+  Value hi = b.const_int(I32, spec.kh);
   Values results = b.for_loop(lo, hi, one, Values(count, zero), filter_row);
   store_tile(b, spec, target, {image, oh0, ow0, c0}, results);
 }
@@ -159,10 +158,10 @@ Value input_origin(ir::Builder& b, const Value& origin, int64_t stride, int64_t 
   return pad ? common::add_const(b, scaled, -pad, {"nsw"}) : scaled;
 }
 
-std::vector<Values> load_filter_row(ir::Builder& b, const nlohmann::json& spec, const Value& wt,
-                                    const Value& weight_base, const Value& r) {
-  int64_t kh = field(spec, "kh"), kw = field(spec, "kw");
-  bool dgrad = dgrad_of(spec);
+std::vector<Values> load_filter_row(ir::Builder& b, const Spec& spec, const Value& wt, const Value& weight_base,
+                                    const Value& r) {
+  int64_t kh = spec.kh, kw = spec.kw;
+  bool dgrad = spec.dgrad;
   Value row = r;
   if (dgrad) {
     Value last = b.const_int(I32, kh - 1);
@@ -178,11 +177,11 @@ std::vector<Values> load_filter_row(ir::Builder& b, const nlohmann::json& spec, 
   return weights;
 }
 
-std::vector<Values> load_segment(ir::Builder& b, const nlohmann::json& spec, const Value& source,
-                                 const Values& where, const Value& r, int64_t i, const Geometry& g) {
+std::vector<Values> load_segment(ir::Builder& b, const Spec& spec, const Value& source, const Values& where,
+                                 const Value& r, int64_t i, const Geometry& g) {
   const Value &image_row0 = where[0], &ih0 = where[1], &iw0 = where[2], &c0 = where[3];
-  int cpl = static_cast<int>(field(spec, "cpl"));
-  std::string dtype = spec.at("dtype").get<std::string>();
+  int cpl = static_cast<int>(spec.cpl);
+  std::string dtype = spec.dtype;
   Value row = b.add(ih0, r, {"nsw"});
   if (i) row = common::add_const(b, row, i * g.stride, {"nsw"});
   auto [row_inside, row_clamped] = common::clamp_index(b, row, g.in_h);
@@ -190,12 +189,12 @@ std::vector<Values> load_segment(ir::Builder& b, const nlohmann::json& spec, con
   Value row_start = common::mul_const(b, image_row, g.in_w);
   Value zero = common::zero_channels(b, spec);
   std::vector<Values> segment;
-  for (int64_t t = 0; t < (field(spec, "block_w") - 1) * g.stride + field(spec, "kw"); ++t) {
+  for (int64_t t = 0; t < (spec.block_w - 1) * g.stride + spec.kw; ++t) {
     Value column = t ? common::add_const(b, iw0, t, {"nsw"}) : iw0;
     auto [column_inside, column_clamped] = common::clamp_index(b, column, g.in_w);
     Value inside = b.bit_and(row_inside, column_inside);
     Value element = b.add(row_start, column_clamped, {"nuw", "nsw"});
-    Value scaled = common::mul_const(b, element, field(spec, "c"));
+    Value scaled = common::mul_const(b, element, spec.c);
     Value index = b.add(scaled, c0, {"nuw", "nsw"});
     Value value = common::load_channels(b, source, index, dtype, cpl);
     Value masked = b.select(inside, value, zero);
@@ -204,25 +203,24 @@ std::vector<Values> load_segment(ir::Builder& b, const nlohmann::json& spec, con
   return segment;
 }
 
-void accumulate(ir::Builder& b, const nlohmann::json& spec, Values& accumulators, int64_t i,
-                const std::vector<Values>& segment, const std::vector<Values>& weights, int64_t stride) {
-  int64_t pairs = pairs_of(static_cast<int>(field(spec, "cpl")));
-  int64_t block_w = field(spec, "block_w");
+void accumulate(ir::Builder& b, const Spec& spec, Values& accumulators, int64_t i, const std::vector<Values>& segment,
+                const std::vector<Values>& weights, int64_t stride) {
+  int64_t pairs = pairs_of(static_cast<int>(spec.cpl));
+  int64_t block_w = spec.block_w;
   for (int64_t j = 0; j < block_w; ++j)
-    for (int64_t q = 0; q < field(spec, "kw"); ++q)
+    for (int64_t q = 0; q < spec.kw; ++q)
       for (int64_t p = 0; p < pairs; ++p) {
         size_t at = static_cast<size_t>((i * block_w + j) * pairs + p);
         accumulators[at] = b.fma(segment[j * stride + q][p], weights[q][p], accumulators[at]);
       }
 }
 
-void store_tile(ir::Builder& b, const nlohmann::json& spec, const Value& target, const Values& origin,
-                const Values& results) {
+void store_tile(ir::Builder& b, const Spec& spec, const Value& target, const Values& origin, const Values& results) {
   const Value &image = origin[0], &oh0 = origin[1], &ow0 = origin[2], &c0 = origin[3];
   Geometry g = geometry(spec);
-  int cpl = static_cast<int>(field(spec, "cpl"));
-  int64_t pairs = pairs_of(cpl), block_h = field(spec, "block_h"), block_w = field(spec, "block_w");
-  std::string dtype = spec.at("dtype").get<std::string>();
+  int cpl = static_cast<int>(spec.cpl);
+  int64_t pairs = pairs_of(cpl), block_h = spec.block_h, block_w = spec.block_w;
+  std::string dtype = spec.dtype;
   for (int64_t i = 0; i < block_h; ++i)
     for (int64_t j = 0; j < block_w; ++j) {
       Value row = i ? common::add_const(b, oh0, i) : oh0;
@@ -240,7 +238,7 @@ void store_tile(ir::Builder& b, const nlohmann::json& spec, const Value& target,
         guards.push_back(b.icmp("ult", column, width));
       }
       auto store = [&] {
-        Value index = common::nhwc_index(b, image, row, column, c0, {g.out_h, g.out_w, field(spec, "c")});
+        Value index = common::nhwc_index(b, image, row, column, c0, {g.out_h, g.out_w, spec.c});
         common::store_channels(b, target, index, slots, dtype, cpl);
       };
       if (!guards.empty()) {

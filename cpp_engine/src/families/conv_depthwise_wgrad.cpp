@@ -15,7 +15,6 @@
 namespace kemit::families::conv_depthwise_wgrad {
 
 namespace common = conv_depthwise_common;
-using common::field;
 using ir::Value;
 
 const char* const FAMILY = "conv_depthwise_wgrad";
@@ -32,59 +31,59 @@ const ir::Type I32 = ir::scalar("i32");
 const ir::Type F32 = ir::scalar("f32");
 
 std::string text(int64_t v) { return std::to_string(v); }
-std::string str(const nlohmann::json& spec, const char* name) { return spec.at(name).get<std::string>(); }
-int64_t pairs_of(int64_t cpl) { return std::max<int64_t>(1, cpl / 2); }
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  auto s = [&spec](const char* name) { return text(field(spec, name)); };
-  int64_t pad_w = common::pad_w_of(spec);
-  std::string name = "dw_wgrad_" + str(spec, "dtype") + "_n" + s("n") + "h" + s("h") + "w" + s("w") + "c" + s("c") +
-                     "_k" + s("kh") + "x" + s("kw") + "_s" + s("stride") + "_p" + s("pad") +
-                     (pad_w != field(spec, "pad") ? "x" + text(pad_w) : "") + "_r" + s("block_kh") + "_wv" +
-                     s("block_waves") + "_" + str(spec, "cross");
-  name += field(spec, "cpl") > 1 ? "_cpl" + s("cpl") : "";
-  return name + (field(spec, "split") > 1 ? "_split" + s("split") : "");
+Spec read_spec(const nlohmann::json& spec) {
+  return {common::read_shape_spec(spec), int_field(spec, "block_kh"), int_field(spec, "split"),
+          str_field(spec, "cross")};
 }
 
-std::string reduce_kernel_name(const nlohmann::json& spec) { return kernel_name(spec) + "_reduce"; }
+std::string kernel_name(const Spec& spec) {
+  int64_t pad_w = common::pad_w_of(spec);
+  std::string name = "dw_wgrad_" + spec.dtype + "_n" + text(spec.n) + "h" + text(spec.h) + "w" + text(spec.w) + "c" +
+                     text(spec.c) + "_k" + text(spec.kh) + "x" + text(spec.kw) + "_s" + text(spec.stride) + "_p" +
+                     text(spec.pad) + (pad_w != spec.pad ? "x" + text(pad_w) : "") + "_r" + text(spec.block_kh) +
+                     "_wv" + text(spec.block_waves) + "_" + spec.cross;
+  name += spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "";
+  return name + (spec.split > 1 ? "_split" + text(spec.split) : "");
+}
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  auto s = [&spec](const char* name) { return field(spec, name); };
+std::string reduce_kernel_name(const Spec& spec) { return kernel_name(spec) + "_reduce"; }
+
+std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<common::Check> checks = common::channel_checks(spec, CPLS);
   std::vector<common::Check> own = {
-      [&] { return one_of("cross", spec.at("cross"), json_list(rows_common::CROSS)); },
+      [&] { return one_of("cross", spec.cross, json_list(rows_common::CROSS)); },
       [&]() -> std::string {
-        if (s("pad_w") >= -1) return "";
-        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(s("pad_w")) + ")";
+        if (spec.pad_w >= -1) return "";
+        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(spec.pad_w) + ")";
       },
       [&]() -> std::string {
-        if (std::max(s("kh"), s("kw")) <= MAX_SIDE) return "";
-        return "filter sides must be at most " + text(MAX_SIDE) + " (got " + text(s("kh")) + "x" + text(s("kw")) +
-               ")";
+        if (std::max(spec.kh, spec.kw) <= MAX_SIDE) return "";
+        return "filter sides must be at most " + text(MAX_SIDE) + " (got " + text(spec.kh) + "x" + text(spec.kw) + ")";
       },
       [&]() -> std::string {
-        if (1 <= s("split") && s("split") <= MAX_SPLIT) return "";
-        return "split must be between 1 and " + text(MAX_SPLIT) + " (got " + text(s("split")) + ")";
+        if (1 <= spec.split && spec.split <= MAX_SPLIT) return "";
+        return "split must be between 1 and " + text(MAX_SPLIT) + " (got " + text(spec.split) + ")";
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
-  for (auto& check : common::shape_checks(spec, arch, {"n", "h", "w", "c", "kh", "kw", "block_kh"}))
+  for (auto& check : common::shape_checks(spec, arch, common::shape_positives(spec, {{"block_kh", spec.block_kh}})))
     checks.push_back(check);
   std::vector<common::Check> after = {
       [&]() -> std::string {
-        if (s("kh") % s("block_kh") == 0) return "";
-        return "block_kh must divide kh = " + text(s("kh")) + " (got " + text(s("block_kh")) + ")";
+        if (spec.kh % spec.block_kh == 0) return "";
+        return "block_kh must divide kh = " + text(spec.kh) + " (got " + text(spec.block_kh) + ")";
       },
       [&]() -> std::string {
-        if (s("cpl") * s("block_kh") * s("kw") <= MAX_ACCUMULATORS) return "";
+        if (spec.cpl * spec.block_kh * spec.kw <= MAX_ACCUMULATORS) return "";
         return "cpl * block_kh * kw must be at most " + text(MAX_ACCUMULATORS) + " accumulators (got " +
-               text(s("cpl")) + " * " + text(s("block_kh")) + " * " + text(s("kw")) + ")";
+               text(spec.cpl) + " * " + text(spec.block_kh) + " * " + text(spec.kw) + ")";
       },
       [&]() -> std::string {
-        if (common::element_count({s("split"), s("c"), s("kh"), s("kw")}) < common::MAX_ELEMENTS) return "";
+        if (common::element_count({spec.split, spec.c, spec.kh, spec.kw}) < common::MAX_ELEMENTS) return "";
         return "the workspace (split * c * kh * kw) must have fewer than 2^31 elements";
       },
   };
@@ -92,24 +91,23 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
-std::pair<int64_t, int64_t> positions(const nlohmann::json& spec) {
+std::pair<int64_t, int64_t> positions(const Spec& spec) {
   auto [ho, wo] = common::forward_extent(spec);
-  int64_t total = field(spec, "n") * ho * wo;
-  return {total, common::ceil_div(total, field(spec, "split"))};
+  int64_t total = spec.n * ho * wo;
+  return {total, common::ceil_div(total, spec.split)};
 }
 
-int64_t weight_count(const nlohmann::json& spec) { return field(spec, "c") * field(spec, "kh") * field(spec, "kw"); }
+int64_t weight_count(const Spec& spec) { return spec.c * spec.kh * spec.kw; }
 
 // ---- the module and its launch plan ----
-plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
   plan::Planned planned;
   planned.kernels = build_module(spec, arch);
   auto whole = [](const std::string& name) { return plan::Binding{name, "buffer", name, 0, std::nullopt}; };
-  std::array<int64_t, 3> grid = {field(spec, "c") / field(spec, "cpl"), field(spec, "kh") / field(spec, "block_kh"),
-                                 field(spec, "split")};
-  int64_t block = field(spec, "block_waves") * arch.wave_size;
+  std::array<int64_t, 3> grid = {spec.c / spec.cpl, spec.kh / spec.block_kh, spec.split};
+  int64_t block = spec.block_waves * arch.wave_size;
   int64_t lds = lds_floats(spec, arch) * 4;
-  if (field(spec, "split") == 1) {
+  if (spec.split == 1) {
     planned.launches = {{kernel_name(spec), grid, block, lds, {whole("x"), whole("dy"), whole("dw")}}};
     return planned;
   }
@@ -119,38 +117,36 @@ plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, 
   return planned;
 }
 
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch) {
+std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch) {
   std::vector<ir::Kernel> kernels;
   kernels.push_back(build(spec, arch));
-  if (field(spec, "split") > 1) kernels.push_back(build_reduce(spec, arch));
+  if (spec.split > 1) kernels.push_back(build_reduce(spec, arch));
   return kernels;
 }
 
-int64_t accumulator_count(const nlohmann::json& spec) {
-  return field(spec, "cpl") * field(spec, "block_kh") * field(spec, "kw");
+int64_t accumulator_count(const Spec& spec) { return spec.cpl * spec.block_kh * spec.kw; }
+
+int64_t lds_floats(const Spec& spec, const target::Arch& /*arch*/) {
+  return accumulator_count(spec) * spec.block_waves;
 }
 
-int64_t lds_floats(const nlohmann::json& spec, const target::Arch& /*arch*/) {
-  return accumulator_count(spec) * field(spec, "block_waves");
-}
-
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int64_t block = field(spec, "block_waves") * arch.wave_size;
+  int64_t block = spec.block_waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + text(block));
-  std::string out = field(spec, "split") > 1 ? "ws" : "dw";
+  std::string out = spec.split > 1 ? "ws" : "dw";
   Values tensors = common::tensor_params(b, {"x", "dy", out});
   Value partials = b.lds("partials", F32, static_cast<int>(lds_floats(spec, arch)), 16);
   Value tid = b.workitem_id("x");
   Value c0;
-  if (field(spec, "cpl") > 1) {
+  if (spec.cpl > 1) {
     Value group = b.workgroup_id("x");
-    c0 = common::mul_const(b, group, field(spec, "cpl"));
+    c0 = common::mul_const(b, group, spec.cpl);
   } else {
     c0 = b.workgroup_id("x");
   }
   Value row_block = b.workgroup_id("y");
-  Value r0 = common::mul_const(b, row_block, field(spec, "block_kh"));
+  Value r0 = common::mul_const(b, row_block, spec.block_kh);
   Values sums = lane_sums(b, spec, {tensors[0], tensors[1]}, {tid, c0, r0}, block);
   Values values = flatten(b, spec, sums);
   Value lane_mask = b.const_int(I32, arch.wave_size - 1);
@@ -162,7 +158,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
     for (size_t k = 0; k < a.size(); ++k) sum.push_back(b.fadd(a[k], c[k]));
     return sum;
   };
-  values = rows_common::wave_reduce(b, arch, lane, str(spec, "cross"), values, combine);
+  values = rows_common::wave_reduce(b, arch, lane, spec.cross, values, combine);
   Value zero = b.const_int(I32, 0);
   Value first = b.icmp("eq", lane, zero);
   b.if_then(first, [&] { write_partials(b, spec, partials, wave, values); });
@@ -177,12 +173,11 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   return b.finish();
 }
 
-Values lane_sums(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Values& origin,
-                 int64_t block) {
+Values lane_sums(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, int64_t block) {
   const Value& tid = origin[0];
   auto [total, per_split] = positions(spec);
   Value end, first;
-  if (field(spec, "split") > 1) {
+  if (spec.split > 1) {
     Value split = b.workgroup_id("z");
     Value start = common::mul_const(b, split, per_split);
     Value stop = common::add_const(b, start, per_split);
@@ -195,36 +190,38 @@ Values lane_sums(ir::Builder& b, const nlohmann::json& spec, const Values& tenso
     end = b.const_int(I32, total);
     first = tid;
   }
-  Value zero = b.const_float(common::accumulator_type(static_cast<int>(field(spec, "cpl"))), 0.0);
-  size_t count = static_cast<size_t>(field(spec, "block_kh") * field(spec, "kw") * pairs_of(field(spec, "cpl")));
+  Value zero = b.const_float(common::accumulator_type(static_cast<int>(spec.cpl)), 0.0);
+  size_t count = static_cast<size_t>(spec.block_kh * spec.kw * pairs_of(spec.cpl));
   Values where = {origin[1], origin[2]};
   auto step = [&](const Value& p, const Values& iters) { return position_step(b, spec, tensors, where, p, iters); };
   Value lanes = b.const_int(I32, block);
   return b.for_loop(first, end, lanes, Values(count, zero), step);
 }
 
-Values position_step(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Values& origin,
-                     const Value& p, Values sums) {
+int64_t pairs_of(int64_t cpl) { return std::max<int64_t>(1, cpl / 2); }
+
+Values position_step(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, const Value& p,
+                     Values sums) {
   const Value &x = tensors[0], &dy = tensors[1];
   const Value &c0 = origin[0], &r0 = origin[1];
   auto [ho, wo] = common::forward_extent(spec);
-  int64_t stride = field(spec, "stride"), kw = field(spec, "kw"), h = field(spec, "h"), w = field(spec, "w");
-  int64_t c = field(spec, "c");
-  int cpl = static_cast<int>(field(spec, "cpl"));
+  int64_t stride = spec.stride, kw = spec.kw, h = spec.h, w = spec.w;
+  int64_t c = spec.c;
+  int cpl = static_cast<int>(spec.cpl);
   int64_t pairs = pairs_of(cpl);
-  std::string dtype = str(spec, "dtype");
-  Values coordinates = common::decompose(b, p, {wo, ho, field(spec, "n")});
+  std::string dtype = spec.dtype;
+  Values coordinates = common::decompose(b, p, {wo, ho, spec.n});
   const Value &column = coordinates[0], &row = coordinates[1], &image = coordinates[2];
   Value dy_scaled = common::mul_const(b, p, c);
   Value dy_index = b.add(dy_scaled, c0, {"nuw", "nsw"});
   Value dy_value = common::load_channels(b, dy, dy_index, dtype, cpl);
   Values gradient = common::to_pairs(b, dy_value, cpl);
-  Value row_origin = input_origin(b, row, stride, field(spec, "pad"));
+  Value row_origin = input_origin(b, row, stride, spec.pad);
   Value top = b.add(row_origin, r0, {"nsw"});
   Value left = input_origin(b, column, stride, common::pad_w_of(spec));
   Value image_row0 = common::mul_const(b, image, h);
   Value zero = common::zero_channels(b, spec);
-  for (int64_t i = 0; i < field(spec, "block_kh"); ++i) {
+  for (int64_t i = 0; i < spec.block_kh; ++i) {
     Value tap_row = i ? common::add_const(b, top, i, {"nsw"}) : top;
     auto [row_inside, row_clamped] = common::clamp_index(b, tap_row, h);
     Value image_row = b.add(image_row0, row_clamped, {"nuw", "nsw"});
@@ -253,8 +250,8 @@ Value input_origin(ir::Builder& b, const Value& v, int64_t stride, int64_t pad) 
   return pad ? common::add_const(b, scaled, -pad, {"nsw"}) : scaled;
 }
 
-Values flatten(ir::Builder& b, const nlohmann::json& spec, const Values& sums) {
-  if (field(spec, "cpl") == 1) return sums;
+Values flatten(ir::Builder& b, const Spec& spec, const Values& sums) {
+  if (spec.cpl == 1) return sums;
   Values values;
   for (const auto& pair : sums) {
     values.push_back(b.extract_element(pair, 0));
@@ -263,9 +260,8 @@ Values flatten(ir::Builder& b, const nlohmann::json& spec, const Values& sums) {
   return values;
 }
 
-void write_partials(ir::Builder& b, const nlohmann::json& spec, const Value& partials, const Value& wave,
-                    const Values& values) {
-  int waves = static_cast<int>(field(spec, "block_waves"));
+void write_partials(ir::Builder& b, const Spec& spec, const Value& partials, const Value& wave, const Values& values) {
+  int waves = static_cast<int>(spec.block_waves);
   for (size_t k = 0; k < values.size(); ++k) {
     Value slot = rows_common::partial_slot(b, waves, wave, static_cast<int>(k));
     Value address = b.ptr_add(partials, slot, F32);
@@ -273,8 +269,8 @@ void write_partials(ir::Builder& b, const nlohmann::json& spec, const Value& par
   }
 }
 
-Value fold_waves(ir::Builder& b, const nlohmann::json& spec, const Value& partials, const Value& k) {
-  int64_t waves = field(spec, "block_waves");
+Value fold_waves(ir::Builder& b, const Spec& spec, const Value& partials, const Value& k) {
+  int64_t waves = spec.block_waves;
   Value first = waves > 1 ? common::mul_const(b, k, waves) : k;
   Value address = b.ptr_add(partials, first, F32);
   Value total = b.load(F32, address, 4);
@@ -287,13 +283,12 @@ Value fold_waves(ir::Builder& b, const nlohmann::json& spec, const Value& partia
   return total;
 }
 
-void store_sum(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const Values& origin,
-               const Value& k) {
+void store_sum(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, const Value& k) {
   const Value &target = tensors[0], &partials = tensors[1];
   const Value &c0 = origin[0], &r0 = origin[1];
-  int64_t cpl = field(spec, "cpl"), kw = field(spec, "kw");
-  int64_t taps = field(spec, "kh") * kw;
-  bool split = field(spec, "split") > 1;
+  int64_t cpl = spec.cpl, kw = spec.kw;
+  int64_t taps = spec.kh * kw;
+  bool split = spec.split > 1;
   Value total = fold_waves(b, spec, partials, k);
   Value channel_base = common::mul_const(b, c0, taps);
   Value row_base = common::mul_const(b, r0, kw);
@@ -317,18 +312,18 @@ void store_sum(ir::Builder& b, const nlohmann::json& spec, const Values& tensors
     Value address = b.ptr_add(target, index, F32);
     b.store(total, address, 4);
   } else {
-    ir::Type dtype = ir::scalar(str(spec, "dtype"));
+    ir::Type dtype = ir::scalar(spec.dtype);
     Value narrow = b.fptrunc(total, dtype);
     Value address = b.ptr_add(target, index, dtype);
     b.store(narrow, address, 2);
   }
 }
 
-ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(reduce_kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + text(REDUCE_BLOCK));
   int64_t total = weight_count(spec);
-  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  ir::Type dtype = ir::scalar(spec.dtype);
   Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value dw = b.param("dw", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
                      /*writeonly=*/true);
@@ -339,7 +334,7 @@ ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch) {
   auto body = [&]() {
     Value address = b.ptr_add(ws, lane, F32);
     Value sum = b.load(F32, address, 4);
-    for (int64_t split = 1; split < field(spec, "split"); ++split) {
+    for (int64_t split = 1; split < spec.split; ++split) {
       Value index = common::add_const(b, lane, split * total);
       Value part_address = b.ptr_add(ws, index, F32);
       Value part = b.load(F32, part_address, 4);

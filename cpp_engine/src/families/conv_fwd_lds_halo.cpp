@@ -15,7 +15,6 @@
 namespace kemit::families::conv_fwd_lds_halo {
 
 namespace common = conv_depthwise_common;
-using common::field;
 using ir::Value;
 
 const char* const FAMILY = "conv_fwd_lds_halo";
@@ -46,16 +45,14 @@ std::string text(unsigned __int128 v) {
   return digits;
 }
 
-std::string str(const nlohmann::json& spec, const char* name) { return spec.at(name).get<std::string>(); }
-
-const gemm_core::Shape& shape_of(const nlohmann::json& spec) {
-  std::string name = str(spec, "mma");
+const gemm_core::Shape& shape_of(const Spec& spec) {
+  std::string name = spec.mma;
   for (const auto& shape : gemm_core::SHAPES)
     if (shape.name == name) return shape;
   throw std::invalid_argument("unknown mma shape '" + name + "'");
 }
 
-const gemm_core::Fragment& fragment_of(const nlohmann::json& spec) { return gemm_core::FRAGMENTS.at(str(spec, "mma")); }
+const gemm_core::Fragment& fragment_of(const Spec& spec) { return gemm_core::FRAGMENTS.at(spec.mma); }
 
 int bit_length(int value) {
   int bits = 0;
@@ -69,63 +66,66 @@ std::vector<nlohmann::json> allowed(const std::vector<int>& values) { return {va
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  auto s = [&spec](const char* name) { return text(field(spec, name)); };
-  std::string name = "convfwd_" + str(spec, "dtype") + "_n" + s("n") + "h" + s("h") + "w" + s("w") + "c" + s("c") +
-                     "k" + s("k") + "_f" + s("kh") + "x" + s("kw") + "_s" + s("stride") + "_p" + s("pad") + "_" +
-                     str(spec, "mma").substr(5) + "_t" + s("tile_w") + "x" + s("tile_n") + "_w" + s("waves");
-  if (spec.at("grouped").get<bool>()) name += "_grp" + s("groups");
-  if (field(spec, "group_merge") > 1) name += "_gm" + s("group_merge");
-  return name + (field(spec, "split_c") > 1 ? "_splitc" + s("split_c") : "");
+Spec read_spec(const nlohmann::json& spec) {
+  return {gemm_core::read_mma_spec(spec), int_field(spec, "n"),          int_field(spec, "h"),
+          int_field(spec, "w"),           int_field(spec, "c"),          int_field(spec, "k"),
+          int_field(spec, "kh"),          int_field(spec, "kw"),         int_field(spec, "stride"),
+          int_field(spec, "pad"),         int_field(spec, "tile_w"),     int_field(spec, "tile_n"),
+          int_field(spec, "waves"),       int_field(spec, "split_c"),    bool_field(spec, "grouped"),
+          int_field(spec, "groups"),      int_field(spec, "group_merge")};
 }
 
-std::string reduce_kernel_name(const nlohmann::json& spec) { return kernel_name(spec) + "_reduce"; }
+std::string kernel_name(const Spec& spec) {
+  std::string name = "convfwd_" + spec.dtype + "_n" + text(spec.n) + "h" + text(spec.h) + "w" + text(spec.w) + "c" +
+                     text(spec.c) + "k" + text(spec.k) + "_f" + text(spec.kh) + "x" + text(spec.kw) + "_s" +
+                     text(spec.stride) + "_p" + text(spec.pad) + "_" + spec.mma.substr(5) + "_t" + text(spec.tile_w) +
+                     "x" + text(spec.tile_n) + "_w" + text(spec.waves);
+  if (spec.grouped) name += "_grp" + text(spec.groups);
+  if (spec.group_merge > 1) name += "_gm" + text(spec.group_merge);
+  return name + (spec.split_c > 1 ? "_splitc" + text(spec.split_c) : "");
+}
 
-std::vector<std::string> kernel_names(const nlohmann::json& spec) {
+std::string reduce_kernel_name(const Spec& spec) { return kernel_name(spec) + "_reduce"; }
+
+std::vector<std::string> kernel_names(const Spec& spec) {
   std::vector<std::string> names = {kernel_name(spec)};
-  if (field(spec, "split_c") > 1) names.push_back(reduce_kernel_name(spec));
+  if (spec.split_c > 1) names.push_back(reduce_kernel_name(spec));
   return names;
 }
 
 // ---- derived sizes ------------------------------------------------------------------------------
-int mma_k(const nlohmann::json& spec) { return shape_of(spec).k; }
+int mma_k(const Spec& spec) { return shape_of(spec).k; }
 
-std::pair<int64_t, int64_t> output_extent(const nlohmann::json& spec) {
-  int64_t stride = field(spec, "stride"), pad = field(spec, "pad");
-  return {(field(spec, "h") + 2 * pad - field(spec, "kh")) / stride + 1,
-          (field(spec, "w") + 2 * pad - field(spec, "kw")) / stride + 1};
+std::pair<int64_t, int64_t> output_extent(const Spec& spec) {
+  int64_t stride = spec.stride, pad = spec.pad;
+  return {(spec.h + 2 * pad - spec.kh) / stride + 1, (spec.w + 2 * pad - spec.kw) / stride + 1};
 }
 
-std::pair<int64_t, int64_t> problem_channels(const nlohmann::json& spec) {
-  int64_t groups = field(spec, "groups"), merge = field(spec, "group_merge");
-  return {merge * (field(spec, "c") / groups), merge * (field(spec, "k") / groups)};
+std::pair<int64_t, int64_t> problem_channels(const Spec& spec) {
+  int64_t groups = spec.groups, merge = spec.group_merge;
+  return {merge * (spec.c / groups), merge * (spec.k / groups)};
 }
 
-int64_t halo_width(const nlohmann::json& spec) {
-  return (field(spec, "tile_w") - 1) * field(spec, "stride") + field(spec, "kw");
+int64_t halo_width(const Spec& spec) { return (spec.tile_w - 1) * spec.stride + spec.kw; }
+
+int64_t lds_bytes(const Spec& spec) {
+  return spec.kh * halo_width(spec) * mma_k(spec) * ir::byte_size(ir::scalar(spec.dtype));
 }
 
-int64_t lds_bytes(const nlohmann::json& spec) {
-  return field(spec, "kh") * halo_width(spec) * mma_k(spec) * ir::byte_size(ir::scalar(str(spec, "dtype")));
-}
-
-int64_t fragments(const nlohmann::json& spec) {
+int64_t fragments(const Spec& spec) {
   const gemm_core::Shape& shape = shape_of(spec);
-  return (field(spec, "tile_w") / shape.m) * (field(spec, "tile_n") / shape.n);
+  return (spec.tile_w / shape.m) * (spec.tile_n / shape.n);
 }
 
-std::vector<Tensor> tensors(const nlohmann::json& spec) {
+std::vector<Tensor> tensors(const Spec& spec) {
   using U = unsigned __int128;
   auto [ho, wo] = output_extent(spec);
-  U half = ir::byte_size(ir::scalar(str(spec, "dtype")));
-  U n = field(spec, "n");
-  std::vector<std::pair<std::string, U>> per_image = {
-      {"input", U(field(spec, "h")) * U(field(spec, "w")) * U(field(spec, "c")) * half},
-      {"output", U(ho) * U(wo) * U(field(spec, "k")) * half}};
-  if (field(spec, "split_c") > 1)
-    per_image.emplace_back("workspace", U(field(spec, "split_c")) * U(ho) * U(wo) * U(field(spec, "k")) * 4);
-  U weights = U(field(spec, "k")) * U(field(spec, "kh")) * U(field(spec, "kw")) *
-              U(field(spec, "c") / field(spec, "groups")) * half;
+  U half = ir::byte_size(ir::scalar(spec.dtype));
+  U n = spec.n;
+  std::vector<std::pair<std::string, U>> per_image = {{"input", U(spec.h) * U(spec.w) * U(spec.c) * half},
+                                                      {"output", U(ho) * U(wo) * U(spec.k) * half}};
+  if (spec.split_c > 1) per_image.emplace_back("workspace", U(spec.split_c) * U(ho) * U(wo) * U(spec.k) * 4);
+  U weights = U(spec.k) * U(spec.kh) * U(spec.kw) * U(spec.c / spec.groups) * half;
   std::vector<Tensor> out;
   for (const auto& [name, size] : per_image) out.push_back(Tensor{name, size, n * size});
   out.push_back(Tensor{"weight", 0, weights});
@@ -133,17 +133,11 @@ std::vector<Tensor> tensors(const nlohmann::json& spec) {
 }
 
 // ---- validation ---------------------------------------------------------------------------------
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  auto s = [&spec](const char* name) { return field(spec, name); };
-  auto channels = [&] { return problem_channels(spec).first; };
-  auto outputs = [&] { return problem_channels(spec).second; };
-  auto per_wave = [&] { return fragments(spec) / s("waves"); };
-  auto accumulators = [&] { return per_wave() * (str(spec, "mma") == "mfma_32x32x8" ? 16 : 4); };
-  bool grouped = spec.at("grouped").get<bool>();
+std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<common::Check> checks = {
       [&] {
         std::vector<nlohmann::json> dtypes(common::DTYPES.begin(), common::DTYPES.end());
-        return one_of("dtype", spec.at("dtype"), dtypes);
+        return one_of("dtype", spec.dtype, dtypes);
       },
       [&] {
         if (arch.mma == "mfma") return std::string();
@@ -154,117 +148,143 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
       },
       [&] {
         std::vector<nlohmann::json> mmas(MMAS.begin(), MMAS.end());
-        return one_of("mma", spec.at("mma"), mmas);
+        return one_of("mma", spec.mma, mmas);
       },
       [&] {
         auto pairs = gemm_core::available(arch);
-        std::pair<std::string, std::string> wanted{str(spec, "mma"), str(spec, "dtype")};
+        std::pair<std::string, std::string> wanted{spec.mma, spec.dtype};
         if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
         return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name;
       },
-      [&] { return positive(spec, {"n", "h", "w", "c", "k", "kh", "kw"}); },
       [&] {
-        return std::max(s("kh"), s("kw")) <= MAX_FILTER ? ""
+        return positive({{"n", spec.n},
+                         {"h", spec.h},
+                         {"w", spec.w},
+                         {"c", spec.c},
+                         {"k", spec.k},
+                         {"kh", spec.kh},
+                         {"kw", spec.kw}});
+      },
+      [&] {
+        return std::max(spec.kh, spec.kw) <= MAX_FILTER ? ""
                                                         : "filter sides must be at most " + text(int64_t{MAX_FILTER}) +
-                                                              " (got " + text(s("kh")) + "x" + text(s("kw")) + ")";
+                                                              " (got " + text(spec.kh) + "x" + text(spec.kw) + ")";
       },
-      [&] { return one_of("stride", spec.at("stride"), allowed(common::STRIDES)); },
+      [&] { return one_of("stride", spec.stride, allowed(common::STRIDES)); },
       [&] {
-        int64_t most = std::min(s("kh"), s("kw")) - 1;
-        return 0 <= s("pad") && s("pad") <= most
+        int64_t most = std::min(spec.kh, spec.kw) - 1;
+        return 0 <= spec.pad && spec.pad <= most
                    ? ""
-                   : "pad must be between 0 and " + text(most) + " (got " + text(s("pad")) + ")";
+                   : "pad must be between 0 and " + text(most) + " (got " + text(spec.pad) + ")";
       },
       [&] {
-        int64_t padded_h = s("h") + 2 * s("pad"), padded_w = s("w") + 2 * s("pad");
-        return padded_h >= s("kh") && padded_w >= s("kw")
+        int64_t padded_h = spec.h + 2 * spec.pad, padded_w = spec.w + 2 * spec.pad;
+        return padded_h >= spec.kh && padded_w >= spec.kw
                    ? ""
                    : "the padded input " + text(padded_h) + "x" + text(padded_w) +
-                         " must be at least as large as the filter " + text(s("kh")) + "x" + text(s("kw"));
+                         " must be at least as large as the filter " + text(spec.kh) + "x" + text(spec.kw);
       },
-      // groups >= 1 (in every mode), divisibility, then group_merge
-      [&] { return s("groups") >= 1 ? "" : "groups must be at least 1 (got " + text(s("groups")) + ")"; },
-      [&] { return grouped || s("groups") == 1 ? "" : "groups " + text(s("groups")) + " needs grouped: true"; },
-      [&] {
-        return s("c") % s("groups") == 0
+  };
+  for (auto part : {group_checks(spec), split_checks(spec), tile_checks(spec)})
+    checks.insert(checks.end(), part.begin(), part.end());
+  checks.push_back([&] {
+    return lds_bytes(spec) <= arch.lds_bytes
+               ? ""
+               : "LDS use " + text(lds_bytes(spec)) + " bytes (a " + text(spec.kh) + "-row halo of " +
+                     text(halo_width(spec)) + " columns x " + text(int64_t{mma_k(spec)}) + " channels) exceeds the " +
+                     text(int64_t{arch.lds_bytes}) + " bytes of " + arch.name;
+  });
+  return first_reason(checks);
+}
+
+std::string positive(const NamedValues& fields) {
+  for (const auto& [name, value] : fields)
+    if (value < 1) return name + " must be positive (got " + text(value) + ")";
+  return "";
+}
+
+std::vector<common::Check> group_checks(const Spec& spec) {
+  return {
+      [&spec] { return spec.groups >= 1 ? "" : "groups must be at least 1 (got " + text(spec.groups) + ")"; },
+      [&spec] {
+        return spec.grouped || spec.groups == 1 ? "" : "groups " + text(spec.groups) + " needs grouped: true";
+      },
+      [&spec] {
+        return spec.c % spec.groups == 0
                    ? ""
-                   : "channels c = " + text(s("c")) + " must be divisible by groups " + text(s("groups"));
+                   : "channels c = " + text(spec.c) + " must be divisible by groups " + text(spec.groups);
       },
-      [&] {
-        return s("k") % s("groups") == 0
+      [&spec] {
+        return spec.k % spec.groups == 0
                    ? ""
-                   : "output channels k = " + text(s("k")) + " must be divisible by groups " + text(s("groups"));
+                   : "output channels k = " + text(spec.k) + " must be divisible by groups " + text(spec.groups);
       },
-      [&] {
-        return s("group_merge") >= 1 ? "" : "group_merge must be at least 1 (got " + text(s("group_merge")) + ")";
+      [&spec] {
+        return spec.group_merge >= 1 ? "" : "group_merge must be at least 1 (got " + text(spec.group_merge) + ")";
       },
-      [&] {
-        return grouped || s("group_merge") == 1 ? ""
-                                                : "group_merge " + text(s("group_merge")) + " needs grouped: true";
+      [&spec] {
+        return spec.grouped || spec.group_merge == 1 ? ""
+                                                     : "group_merge " + text(spec.group_merge) + " needs grouped: true";
       },
-      [&] {
-        return s("groups") % s("group_merge") == 0
+      [&spec] {
+        return spec.groups % spec.group_merge == 0
                    ? ""
-                   : "groups " + text(s("groups")) + " must be a multiple of group_merge " + text(s("group_merge"));
+                   : "groups " + text(spec.groups) + " must be a multiple of group_merge " + text(spec.group_merge);
       },
-      [&] {
-        return s("group_merge") == 1 || channels() <= mma_k(spec)
+      [&spec] {
+        return spec.group_merge == 1 || problem_channels(spec).first <= mma_k(spec)
                    ? ""
-                   : "group_merge " + text(s("group_merge")) + " puts " + text(s("group_merge")) + " * " +
-                         text(s("c") / s("groups")) + " = " + text(channels()) +
-                         " channels in one problem, more than one MFMA tile of " + str(spec, "mma") + " (K " +
+                   : "group_merge " + text(spec.group_merge) + " puts " + text(spec.group_merge) + " * " +
+                         text(spec.c / spec.groups) + " = " + text(problem_channels(spec).first) +
+                         " channels in one problem, more than one MFMA tile of " + spec.mma + " (K " +
                          text(int64_t{mma_k(spec)}) + ")";
       },
-      // split_c
-      [&] { return one_of("split_c", spec.at("split_c"), allowed(SPLITS)); },
-      [&] {
-        return channels() % (s("split_c") * mma_k(spec)) == 0
+  };
+}
+
+std::vector<common::Check> split_checks(const Spec& spec) {
+  return {
+      [&spec] { return one_of("split_c", spec.split_c, allowed(SPLITS)); },
+      [&spec] {
+        return problem_channels(spec).first % (spec.split_c * mma_k(spec)) == 0
                    ? ""
-                   : "channels per split (" + text(channels()) + " / " + text(s("split_c")) +
-                         ") must be a multiple of the MFMA K " + text(int64_t{mma_k(spec)}) + " of " +
-                         str(spec, "mma");
+                   : "channels per split (" + text(problem_channels(spec).first) + " / " + text(spec.split_c) +
+                         ") must be a multiple of the MFMA K " + text(int64_t{mma_k(spec)}) + " of " + spec.mma;
       },
-      // tile
-      [&] { return gemm_core::tile_check(spec, "tile_w", shape_of(spec).m, MAX_TILE); },
-      [&] { return gemm_core::tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE); },
-      [&] {
-        return outputs() % s("tile_n") == 0 ? ""
-                                            : "tile_n " + text(s("tile_n")) + " must divide the " + text(outputs()) +
-                                                  " output channels of one problem";
-      },
-      [&] { return one_of("waves", spec.at("waves"), allowed(WAVES)); },
-      [&] {
-        return fragments(spec) % s("waves") == 0
+  };
+}
+
+std::vector<common::Check> tile_checks(const Spec& spec) {
+  auto per_wave = [&spec] { return fragments(spec) / spec.waves; };
+  auto accumulators = [&spec, per_wave] { return per_wave() * (spec.mma == "mfma_32x32x8" ? 16 : 4); };
+  return {
+      [&spec] { return gemm_core::tile_check(spec, "tile_w", spec.tile_w, shape_of(spec).m, MAX_TILE); },
+      [&spec] { return gemm_core::tile_check(spec, "tile_n", spec.tile_n, shape_of(spec).n, MAX_TILE); },
+      [&spec] {
+        return problem_channels(spec).second % spec.tile_n == 0
                    ? ""
-                   : "the " + text(fragments(spec)) + " fragments of a " + text(s("tile_w")) + "x" +
-                         text(s("tile_n")) + " tile do not split evenly over " + text(s("waves")) + " waves";
+                   : "tile_n " + text(spec.tile_n) + " must divide the " + text(problem_channels(spec).second) +
+                         " output channels of one problem";
       },
-      [&] {
+      [&spec] { return one_of("waves", spec.waves, allowed(WAVES)); },
+      [&spec] {
+        return fragments(spec) % spec.waves == 0
+                   ? ""
+                   : "the " + text(fragments(spec)) + " fragments of a " + text(spec.tile_w) + "x" + text(spec.tile_n) +
+                         " tile do not split evenly over " + text(spec.waves) + " waves";
+      },
+      [&spec, per_wave, accumulators] {
         return accumulators() <= MAX_ACCUMULATORS
                    ? ""
                    : text(per_wave()) + " fragments per wave need " + text(accumulators()) +
                          " accumulator registers per lane, more than " + text(int64_t{MAX_ACCUMULATORS});
       },
-      [&] {
-        return lds_bytes(spec) <= arch.lds_bytes
-                   ? ""
-                   : "LDS use " + text(lds_bytes(spec)) + " bytes (a " + text(s("kh")) + "-row halo of " +
-                         text(halo_width(spec)) + " columns x " + text(int64_t{mma_k(spec)}) +
-                         " channels) exceeds the " + text(int64_t{arch.lds_bytes}) + " bytes of " + arch.name;
-      },
   };
-  return first_reason(checks);
 }
 
-std::string positive(const nlohmann::json& spec, const std::vector<std::string>& names) {
-  for (const auto& name : names)
-    if (field(spec, name) < 1) return name + " must be positive (got " + text(field(spec, name)) + ")";
-  return "";
-}
-
-std::pair<std::vector<int64_t>, std::string> batch_chunks(const nlohmann::json& spec, uint64_t buffer_range) {
+std::pair<std::vector<int64_t>, std::string> batch_chunks(const Spec& spec, uint64_t buffer_range) {
   using U = unsigned __int128;
-  int64_t n = field(spec, "n"), fits = n;
+  int64_t n = spec.n, fits = n;
   for (const auto& tensor : tensors(spec)) {
     if (tensor.size < U(buffer_range)) continue;
     std::string reason = "the " + tensor.name + " tensor is " + text(tensor.size) + " bytes, over the " +
@@ -280,12 +300,12 @@ std::pair<std::vector<int64_t>, std::string> batch_chunks(const nlohmann::json& 
   return {sizes, ""};
 }
 
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return llvm::mma_gate(gemm_core::instruction(spec, arch), flavor);
 }
 
 // ---- the module and its launch plan ---------------------------------------------------------------
-plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range) {
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
   auto [sizes, refusal] = batch_chunks(spec, buffer_range);
   plan::Planned planned;
   if (!refusal.empty()) {
@@ -294,8 +314,8 @@ plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, 
   }
   int64_t first = 0;
   for (size_t index = 0; index < sizes.size(); ++index) {
-    nlohmann::json chunk = spec;
-    chunk["n"] = sizes[index];
+    Spec chunk = spec;
+    chunk.n = sizes[index];
     if (std::find(sizes.begin(), sizes.begin() + static_cast<std::ptrdiff_t>(index), sizes[index]) ==
         sizes.begin() + static_cast<std::ptrdiff_t>(index))  // the kernels of each chunk size, once
       for (auto& kernel : build_module(chunk, arch, halo_name(sizes[index], sizes)))
@@ -306,9 +326,9 @@ plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, 
   return planned;
 }
 
-std::vector<plan::Launch> chunk_launches(const nlohmann::json& chunk, const target::Arch& arch, int64_t first) {
+std::vector<plan::Launch> chunk_launches(const Spec& chunk, const target::Arch& arch, int64_t first) {
   auto [ho, wo] = output_extent(chunk);
-  int64_t n = field(chunk, "n");
+  int64_t n = chunk.n;
   auto per_image = [&chunk](const std::string& tensor) {
     for (const auto& t : tensors(chunk))
       if (t.name == tensor) return static_cast<uint64_t>(t.per_image);
@@ -320,13 +340,13 @@ std::vector<plan::Launch> chunk_launches(const nlohmann::json& chunk, const targ
   };
   plan::Binding x = view("x", "input"), y = view("y", "output");
   plan::Binding wt{"wt", "buffer", "wt", 0, std::nullopt};
-  std::array<int64_t, 3> grid = {n * ho * common::ceil_div(wo, field(chunk, "tile_w")),
-                                 problem_channels(chunk).second / field(chunk, "tile_n"),
-                                 field(chunk, "groups") / field(chunk, "group_merge") * field(chunk, "split_c")};
-  int64_t block = field(chunk, "waves") * arch.wave_size;
-  if (field(chunk, "split_c") == 1) return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, y}}};
+  std::array<int64_t, 3> grid = {n * ho * common::ceil_div(wo, chunk.tile_w),
+                                 problem_channels(chunk).second / chunk.tile_n,
+                                 chunk.groups / chunk.group_merge * chunk.split_c};
+  int64_t block = chunk.waves * arch.wave_size;
+  if (chunk.split_c == 1) return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, y}}};
   plan::Binding ws{"ws", "buffer", "ws", 0, static_cast<uint64_t>(n) * per_image("workspace")};
-  int64_t total = n * ho * wo * field(chunk, "k");
+  int64_t total = n * ho * wo * chunk.k;
   std::array<int64_t, 3> reduce_grid = {common::ceil_div(total / REDUCE_VEC, REDUCE_BLOCK), 1, 1};
   return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, ws}},
           plan::Launch{reduce_kernel_name(chunk), reduce_grid, REDUCE_BLOCK, 0, {ws, y}}};
@@ -336,32 +356,31 @@ std::string halo_name(int64_t size, const std::vector<int64_t>& sizes) {
   return size == sizes.front() ? "halo" : "halo_n" + text(size);
 }
 
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch, const std::string& lds_name) {
+std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch, const std::string& lds_name) {
   std::vector<ir::Kernel> kernels;
   kernels.push_back(build(spec, arch, lds_name));
-  if (field(spec, "split_c") > 1) kernels.push_back(build_reduce(spec, arch));
+  if (spec.split_c > 1) kernels.push_back(build_reduce(spec, arch));
   return kernels;
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch, const std::string& lds_name) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch, const std::string& lds_name) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int block = static_cast<int>(field(spec, "waves")) * arch.wave_size;
+  int block = static_cast<int>(spec.waves) * arch.wave_size;
   b.attr("flat_work_group_size", "1," + text(int64_t{block}));
-  ir::Type dtype = ir::scalar(str(spec, "dtype"));
-  bool split = field(spec, "split_c") > 1;
+  ir::Type dtype = ir::scalar(spec.dtype);
+  bool split = spec.split_c > 1;
   Value x = b.param("x", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value wt = b.param("wt", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value out = b.param(split ? "ws" : "y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true,
                       /*readonly=*/false, /*writeonly=*/true);
-  Value halo = b.lds(lds_name, dtype, static_cast<int>(field(spec, "kh") * halo_width(spec) * mma_k(spec)), 16);
+  Value halo = b.lds(lds_name, dtype, static_cast<int>(spec.kh * halo_width(spec) * mma_k(spec)), 16);
   Context ctx{b, spec, arch, x, wt, halo, block, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, std::nullopt, std::nullopt};
   origin(ctx);
   std::vector<Place> places;
-  for (int index = 0; index < fragments(spec) / field(spec, "waves"); ++index)
-    places.push_back(fragment_place(ctx, index));
-  int length = str(spec, "mma") == "mfma_32x32x8" ? 16 : 4;
+  for (int index = 0; index < fragments(spec) / spec.waves; ++index) places.push_back(fragment_place(ctx, index));
+  int length = spec.mma == "mfma_32x32x8" ? 16 : 4;
   Value zero = b.const_float(ir::vector(F32, length), 0.0);
-  int64_t per_split = problem_channels(spec).first / field(spec, "split_c");
+  int64_t per_split = problem_channels(spec).first / spec.split_c;
 
   auto chunk = [&](const Value& c0, const std::vector<Value>& accs) -> std::vector<Value> {
     stage_halo(ctx, c0);
@@ -369,7 +388,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch, const std
     std::vector<Selector> selectors;
     for (const auto& place : places) selectors.push_back(weight_selector(ctx, place, c0));
     Value lo = b.const_int(I32, 0);
-    Value hi = b.const_int(I32, field(spec, "kh"));
+    Value hi = b.const_int(I32, spec.kh);
     Value one = b.const_int(I32, 1);
     std::vector<Value> next = b.for_loop(lo, hi, one, accs, [&](const Value& r, const std::vector<Value>& iters) {
       return filter_row(ctx, places, selectors, r, iters);
@@ -388,10 +407,10 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch, const std
 
 void origin(Context& ctx) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
+  const Spec& spec = ctx.spec;
   auto [ho, wo] = output_extent(spec);
   auto [channels, outputs] = problem_channels(spec);
-  int64_t split = field(spec, "split_c");
+  int64_t split = spec.split_c;
   Value tid = b.workitem_id("x");
   Value lane_mask = b.const_int(I32, ctx.arch.wave_size - 1);
   ctx.lane = b.bit_and(tid, lane_mask);
@@ -399,7 +418,7 @@ void origin(Context& ctx) {
   ctx.wave = b.lshr(tid, wave_shift);
   ctx.tid = tid;
   Value group_x = b.workgroup_id("x");
-  common::Values where = common::decompose(b, group_x, {common::ceil_div(wo, field(spec, "tile_w")), ho, field(spec, "n")});
+  common::Values where = common::decompose(b, group_x, {common::ceil_div(wo, spec.tile_w), ho, spec.n});
   Value tile_col = where[0], row = where[1], image = where[2];
   Value n_tile = b.workgroup_id("y");
   Value z = b.workgroup_id("z");
@@ -414,30 +433,30 @@ void origin(Context& ctx) {
   }
   ctx.image = image;
   ctx.row = row;
-  ctx.wo0 = common::mul_const(b, tile_col, field(spec, "tile_w"));
+  ctx.wo0 = common::mul_const(b, tile_col, spec.tile_w);
   ctx.ih0 = input_origin(b, row, spec);
   ctx.iw0 = input_origin(b, ctx.wo0, spec);
   Value first = common::mul_const(b, problem, channels);
   if (split > 1) ctx.split_first = common::mul_const(b, *ctx.split, channels / split);
   ctx.c_first = split > 1 ? b.add(first, *ctx.split_first, NUW_NSW) : first;
-  ctx.n_first = common::mul_const(b, n_tile, field(spec, "tile_n"));
+  ctx.n_first = common::mul_const(b, n_tile, spec.tile_n);
   Value problem_first = common::mul_const(b, problem, outputs);
   ctx.k_first = b.add(problem_first, ctx.n_first, NUW_NSW);
 }
 
-Value input_origin(ir::Builder& b, const Value& v, const nlohmann::json& spec) {
-  Value scaled = field(spec, "stride") > 1 ? common::mul_const(b, v, field(spec, "stride")) : v;
-  return field(spec, "pad") ? common::add_const(b, scaled, -field(spec, "pad"), {"nsw"}) : scaled;
+Value input_origin(ir::Builder& b, const Value& v, const Spec& spec) {
+  Value scaled = spec.stride > 1 ? common::mul_const(b, v, spec.stride) : v;
+  return spec.pad ? common::add_const(b, scaled, -spec.pad, {"nsw"}) : scaled;
 }
 
 Place fragment_place(Context& ctx, int index) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
+  const Spec& spec = ctx.spec;
   const gemm_core::Shape& shape = shape_of(spec);
   int stride = fragment_of(spec).stride;
-  Value offset = b.const_int(I32, index * field(spec, "waves"));
+  Value offset = b.const_int(I32, index * spec.waves);
   Value fragment = b.add(ctx.wave, offset, NUW_NSW);
-  Value per_row = b.const_int(I32, field(spec, "tile_n") / shape.n);
+  Value per_row = b.const_int(I32, spec.tile_n / shape.n);
   Value fragment_row = b.udiv(fragment, per_row);
   Value row = common::mul_const(b, fragment_row, shape.m);
   Value fragment_col = b.urem(fragment, per_row);
@@ -450,9 +469,9 @@ Place fragment_place(Context& ctx, int index) {
   Value n_mask = b.const_int(I32, shape.n - 1);
   Value in_n = b.bit_and(ctx.lane, n_mask);
   Value b_col = b.add(col, in_n, NUW_NSW);
-  int64_t taps = field(spec, "kh") * field(spec, "kw") * (field(spec, "c") / field(spec, "groups"));
+  int64_t taps = spec.kh * spec.kw * (spec.c / spec.groups);
   Value output = b.add(ctx.k_first, b_col, NUW_NSW);
-  Value a_scaled = common::mul_const(b, a_col, field(spec, "stride") * mma_k(spec));
+  Value a_scaled = common::mul_const(b, a_col, spec.stride * mma_k(spec));
   Value group_scaled = common::mul_const(b, group, stride);
   Value a_offset = b.add(a_scaled, group_scaled, NUW_NSW);
   Value k_offset = common::mul_const(b, group, stride);
@@ -462,8 +481,8 @@ Place fragment_place(Context& ctx, int index) {
 
 void stage_halo(Context& ctx, const Value& c0) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
-  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  const Spec& spec = ctx.spec;
+  ir::Type dtype = ir::scalar(spec.dtype);
   int64_t pieces = mma_k(spec) / STAGE_VEC;
   int64_t width = halo_width(spec);
   Value channel0 = b.add(ctx.c_first, c0, NUW_NSW);
@@ -472,24 +491,23 @@ void stage_halo(Context& ctx, const Value& c0) {
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
     Value col, r, channel;
     if (pieces > 1) {
-      common::Values where = common::decompose(b, i, {pieces, width, field(spec, "kh")});
+      common::Values where = common::decompose(b, i, {pieces, width, spec.kh});
       col = where[1];
       r = where[2];
       Value piece_offset = common::mul_const(b, where[0], STAGE_VEC);
       channel = b.add(channel0, piece_offset, NUW_NSW);
     } else {
-      common::Values where = common::decompose(b, i, {width, field(spec, "kh")});
+      common::Values where = common::decompose(b, i, {width, spec.kh});
       col = where[0];
       r = where[1];
       channel = channel0;
     }
     Value ih = b.add(ctx.ih0, r, {"nsw"});
-    auto [row_inside, row] = common::clamp_index(b, ih, field(spec, "h"));
+    auto [row_inside, row] = common::clamp_index(b, ih, spec.h);
     Value iw = b.add(ctx.iw0, col, {"nsw"});
-    auto [col_inside, column] = common::clamp_index(b, iw, field(spec, "w"));
+    auto [col_inside, column] = common::clamp_index(b, iw, spec.w);
     Value inside = b.bit_and(row_inside, col_inside);
-    Value index = common::nhwc_index(b, ctx.image, row, column, channel,
-                                     {field(spec, "h"), field(spec, "w"), field(spec, "c")});
+    Value index = common::nhwc_index(b, ctx.image, row, column, channel, {spec.h, spec.w, spec.c});
     Value address = b.ptr_add(ctx.x, index, dtype);
     Value value = b.load(ir::vector(dtype, STAGE_VEC), address, 16);
     Value slot = common::mul_const(b, i, STAGE_VEC);
@@ -499,20 +517,20 @@ void stage_halo(Context& ctx, const Value& c0) {
     return {};
   };
 
-  Value count = b.const_int(I32, field(spec, "kh") * width * pieces);
+  Value count = b.const_int(I32, spec.kh * width * pieces);
   Value step = b.const_int(I32, ctx.block);
   b.for_loop(ctx.tid, count, step, {}, body);
 }
 
 Selector weight_selector(Context& ctx, const Place& place, const Value& c0) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
+  const Spec& spec = ctx.spec;
   Value within = b.add(c0, place.k_offset, NUW_NSW);
   if (ctx.split_first) within = b.add(within, *ctx.split_first, NUW_NSW);
-  if (field(spec, "group_merge") == 1) return Selector{within, {}};
-  int64_t per_group = field(spec, "c") / field(spec, "groups");
+  if (spec.group_merge == 1) return Selector{within, {}};
+  int64_t per_group = spec.c / spec.groups;
   Value output_in_problem = b.add(ctx.n_first, place.b_col, NUW_NSW);
-  Value outputs_per_group = b.const_int(I32, field(spec, "k") / field(spec, "groups"));
+  Value outputs_per_group = b.const_int(I32, spec.k / spec.groups);
   Value out_group = b.udiv(output_in_problem, outputs_per_group);
   Selector selector{std::nullopt, {}};
   for (int e = 0; e < fragment_of(spec).length; ++e) {
@@ -530,16 +548,16 @@ Selector weight_selector(Context& ctx, const Place& place, const Value& c0) {
 std::vector<Value> filter_row(Context& ctx, const std::vector<Place>& places, const std::vector<Selector>& selectors,
                               const Value& r, std::vector<Value> accs) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
-  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  const Spec& spec = ctx.spec;
+  ir::Type dtype = ir::scalar(spec.dtype);
   int length = fragment_of(spec).length;
   ir::Type operand = ir::vector(dtype, length);
   int align = std::min(ir::byte_size(operand), 16);
-  int64_t per_group = field(spec, "c") / field(spec, "groups");
+  int64_t per_group = spec.c / spec.groups;
   Value a_row = common::mul_const(b, r, halo_width(spec) * mma_k(spec));
-  Value w_row = common::mul_const(b, r, field(spec, "kw") * per_group);
+  Value w_row = common::mul_const(b, r, spec.kw * per_group);
   std::string instr = gemm_core::instruction(spec, ctx.arch);
-  for (int64_t q = 0; q < field(spec, "kw"); ++q) {
+  for (int64_t q = 0; q < spec.kw; ++q) {
     for (size_t index = 0; index < places.size(); ++index) {
       const Place& place = places[index];
       Value slot = b.add(a_row, place.a_offset, NUW_NSW);
@@ -557,7 +575,7 @@ std::vector<Value> filter_row(Context& ctx, const std::vector<Place>& places, co
 
 Value load_weights(Context& ctx, const Value& tap, const Selector& selector, const ir::Type& operand) {
   ir::Builder& b = ctx.b;
-  ir::Type dtype = ir::scalar(str(ctx.spec, "dtype"));
+  ir::Type dtype = ir::scalar(ctx.spec.dtype);
   if (selector.channel) {
     Value index = b.add(tap, *selector.channel, NUW_NSW);
     Value address = b.ptr_add(ctx.wt, index, dtype);
@@ -578,10 +596,10 @@ Value load_weights(Context& ctx, const Value& tap, const Selector& selector, con
 
 void store_fragment(Context& ctx, const Value& out, const Place& place, const Value& acc) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
+  const Spec& spec = ctx.spec;
   auto [ho, wo] = output_extent(spec);
-  std::string kind = str(spec, "mma");
-  int64_t total = field(spec, "n") * ho * wo * field(spec, "k");
+  std::string kind = spec.mma;
+  int64_t total = spec.n * ho * wo * spec.k;
   Value image_rows = common::mul_const(b, ctx.image, ho);
   Value out_row = b.add(image_rows, ctx.row, NUW_NSW);
   Value pixel_row = common::mul_const(b, out_row, wo);
@@ -597,10 +615,10 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
 
     auto store = [&, column, value]() {
       Value pixel = b.add(pixel_row, column, NUW_NSW);
-      Value scaled = common::mul_const(b, pixel, field(spec, "k"));
+      Value scaled = common::mul_const(b, pixel, spec.k);
       Value index = b.add(scaled, place.output, NUW_NSW);
       if (!base) {
-        ir::Type dtype = ir::scalar(str(spec, "dtype"));
+        ir::Type dtype = ir::scalar(spec.dtype);
         Value narrow = b.fptrunc(value, dtype);
         Value address = b.ptr_add(out, index, dtype);
         b.store(narrow, address, ir::byte_size(dtype));
@@ -611,7 +629,7 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
       }
     };
 
-    if (wo % field(spec, "tile_w")) {
+    if (wo % spec.tile_w) {
       Value limit = b.const_int(I32, wo);
       Value inside = b.icmp("ult", column, limit);
       b.if_then(inside, store);
@@ -621,12 +639,12 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
   }
 }
 
-ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(reduce_kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + text(int64_t{REDUCE_BLOCK}));
   auto [ho, wo] = output_extent(spec);
-  int64_t total = field(spec, "n") * ho * wo * field(spec, "k");
-  ir::Type dtype = ir::scalar(str(spec, "dtype"));
+  int64_t total = spec.n * ho * wo * spec.k;
+  ir::Type dtype = ir::scalar(spec.dtype);
   ir::Type wide = ir::vector(F32, REDUCE_VEC);
   Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value y = b.param("y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
@@ -639,7 +657,7 @@ ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch) {
     Value first = common::mul_const(b, lane, REDUCE_VEC);
     Value address = b.ptr_add(ws, first, F32);
     Value sum = b.load(wide, address, 16);
-    for (int64_t split = 1; split < field(spec, "split_c"); ++split) {
+    for (int64_t split = 1; split < spec.split_c; ++split) {
       Value index = common::add_const(b, first, split * total);
       Value part_address = b.ptr_add(ws, index, F32);
       Value part = b.load(wide, part_address, 16);

@@ -46,24 +46,29 @@ int bit_length(int value) {
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string name = "ew_" + spec["op"].get<std::string>() + "_" + spec["dtype"].get<std::string>() + "_v" +
-                     std::to_string(spec["vec"].get<int64_t>()) + "_b" + std::to_string(spec["block"].get<int64_t>());
-  int64_t waves = spec["waves_per_eu"].get<int64_t>();
+Spec read_spec(const nlohmann::json& spec) {
+  return {str_field(spec, "op"), str_field(spec, "dtype"), int_field(spec, "vec"), int_field(spec, "block"),
+          int_field(spec, "waves_per_eu")};
+}
+
+std::string kernel_name(const Spec& spec) {
+  std::string name =
+      "ew_" + spec.op + "_" + spec.dtype + "_v" + std::to_string(spec.vec) + "_b" + std::to_string(spec.block);
+  int64_t waves = spec.waves_per_eu;
   return name + (waves ? "_w" + std::to_string(waves) : "");
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  int64_t block = spec["block"].get<int64_t>();
-  int64_t waves = spec["waves_per_eu"].get<int64_t>();
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  int64_t block = spec.block;
+  int64_t waves = spec.waves_per_eu;
   std::vector<nlohmann::json> ops, dtypes, vecs;
   for (const auto& entry : ARITY) ops.push_back(entry.first);
   for (const auto& dtype : DTYPES) dtypes.push_back(dtype);
   for (int vec : VECS) vecs.push_back(vec);
   const std::vector<std::function<std::string()>> checks = {
-      [&] { return one_of("op", spec["op"], ops); },
-      [&] { return one_of("dtype", spec["dtype"], dtypes); },
-      [&] { return one_of("vec", spec["vec"], vecs); },
+      [&] { return one_of("op", spec.op, ops); },
+      [&] { return one_of("dtype", spec.dtype, dtypes); },
+      [&] { return one_of("vec", spec.vec, vecs); },
       [&] {
         return block > 0 && block % arch.wave_size == 0
                    ? ""
@@ -85,17 +90,17 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int64_t block_size = spec["block"].get<int64_t>(), waves = spec["waves_per_eu"].get<int64_t>();
+  int64_t block_size = spec.block, waves = spec.waves_per_eu;
   b.attr("flat_work_group_size", "1," + std::to_string(block_size));
   if (waves) b.attr("waves_per_eu", std::to_string(waves));
-  ir::Type dtype = ir::scalar(spec["dtype"].get<std::string>());
-  int vec = static_cast<int>(spec["vec"].get<int64_t>());
+  ir::Type dtype = ir::scalar(spec.dtype);
+  int vec = static_cast<int>(spec.vec);
   ir::Type i32 = ir::scalar("i32");
   int align = std::min(ir::byte_size(dtype) * vec, PARAM_ALIGN);
   std::vector<Value> inputs;
-  int arity = arity_of(spec["op"].get<std::string>());
+  int arity = arity_of(spec.op);
   for (int i = 0; i < arity; ++i)
     inputs.push_back(b.param(INPUT_NAMES[i], ir::pointer("global"), PARAM_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                              /*readonly=*/true));
@@ -131,17 +136,17 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   return b.finish();
 }
 
-void element_step(ir::Builder& b, const nlohmann::json& spec, const std::vector<Value>& inputs, const Value& y,
+void element_step(ir::Builder& b, const Spec& spec, const std::vector<Value>& inputs, const Value& y,
                   const Value& first, const ir::Type& t, int align) {
   ir::Type f32 = ir::with_lanes(ir::scalar("f32"), t.kind == ir::TypeKind::scalar ? 1 : t.count);
-  std::string dtype = spec["dtype"].get<std::string>();
+  std::string dtype = spec.dtype;
   std::vector<Value> operands;
   for (const auto& pointer : inputs) {
     Value address = b.ptr_add(pointer, first, ir::scalar(dtype));
     Value loaded = b.load(t, address, align);
     operands.push_back(dtype == "f32" ? loaded : b.fpext(loaded, f32));
   }
-  Value result = apply_op(b, spec["op"].get<std::string>(), operands, f32);
+  Value result = apply_op(b, spec.op, operands, f32);
   if (dtype != "f32") result = b.fptrunc(result, t);
   Value address = b.ptr_add(y, first, ir::scalar(dtype));
   b.store(result, address, align);

@@ -15,8 +15,12 @@ namespace kemit::families::gemm_core {
 
 using ir::Value;
 
-const std::vector<Field> CORE_FIELDS = {{"dtype", "str", "f16"}, {"mma", "str", "mfma_32x32x8"}, {"tile_m", "int", 64},
-                                        {"tile_n", "int", 64},   {"tile_k", "int", 32},          {"waves", "int", 4}};
+const std::vector<Field>& CORE_FIELDS() {
+  static const std::vector<Field> fields = {{"dtype", "str", "f16"}, {"mma", "str", "mfma_32x32x8"},
+                                            {"tile_m", "int", 64},   {"tile_n", "int", 64},
+                                            {"tile_k", "int", 32},   {"waves", "int", 4}};
+  return fields;
+}
 const std::vector<std::string> DTYPES = {"f16", "bf16"};
 const std::vector<Shape> SHAPES = {{"mfma_32x32x8", 32, 32, 8},
                                    {"mfma_16x16x16", 16, 16, 16},
@@ -50,12 +54,10 @@ int bit_length(int value) {
   return bits;
 }
 
-int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
-
 std::string number(int64_t value) { return std::to_string(value); }
 
-const Shape& shape_of(const nlohmann::json& spec) {
-  std::string name = spec["mma"].get<std::string>();
+const Shape& shape_of(const MmaSpec& spec) {
+  std::string name = spec.mma;
   for (const auto& shape : SHAPES)
     if (shape.name == name) return shape;
   throw std::invalid_argument("unknown mma shape '" + name + "'");
@@ -63,8 +65,15 @@ const Shape& shape_of(const nlohmann::json& spec) {
 
 }  // namespace
 
-bool is_fp8(const nlohmann::json& spec) {
-  return std::find(FP8_DTYPES.begin(), FP8_DTYPES.end(), spec["dtype"].get<std::string>()) != FP8_DTYPES.end();
+MmaSpec read_mma_spec(const nlohmann::json& spec) { return {str_field(spec, "dtype"), str_field(spec, "mma")}; }
+
+CoreSpec read_core_spec(const nlohmann::json& spec) {
+  return {read_mma_spec(spec), int_field(spec, "tile_m"), int_field(spec, "tile_n"), int_field(spec, "tile_k"),
+          int_field(spec, "waves")};
+}
+
+bool is_fp8(const MmaSpec& spec) {
+  return std::find(FP8_DTYPES.begin(), FP8_DTYPES.end(), spec.dtype) != FP8_DTYPES.end();
 }
 
 std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8) {
@@ -79,74 +88,76 @@ std::vector<std::pair<std::string, std::string>> available(const target::Arch& a
   return pairs;
 }
 
-std::string instruction(const nlohmann::json& spec, const target::Arch& arch) {
+std::string instruction(const MmaSpec& spec, const target::Arch& arch) {
   std::string family = arch.mma == "mfma" ? "mfma" : arch.mma;
   std::string variant = is_fp8(spec) ? "_" + FP8_FORMATS.at(arch.name) : "";
-  return family + "_f32_" + spec["mma"].get<std::string>().substr(5) + "_" + spec["dtype"].get<std::string>() +
-         variant;
+  return family + "_f32_" + spec.mma.substr(5) + "_" + spec.dtype + variant;
 }
 
-std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch) {
-  return arch.mma == "mfma" ? spec["mma"].get<std::string>() : arch.mma;
+std::string layout_kind(const MmaSpec& spec, const target::Arch& arch) {
+  return arch.mma == "mfma" ? spec.mma : arch.mma;
 }
 
-int fragments(const nlohmann::json& spec) {
+int fragments(const CoreSpec& spec) {
   const Shape& shape = shape_of(spec);
-  return (field(spec, "tile_m") / shape.m) * (field(spec, "tile_n") / shape.n);
+  return (spec.tile_m / shape.m) * (spec.tile_n / shape.n);
 }
 
-int accumulator_length(const nlohmann::json& spec, const target::Arch& arch) {
+int accumulator_length(const MmaSpec& spec, const target::Arch& arch) {
   std::string instr = instruction(spec, arch);
   for (const auto& entry : ir::MMA_INSTRUCTIONS)
     if (entry.name == instr) return ir::parse_type(entry.accumulator).count;
   throw std::invalid_argument("unknown mma instruction '" + instr + "'");
 }
 
-int element_bytes(const nlohmann::json& spec) {
-  return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
+int element_bytes(const MmaSpec& spec) { return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
+
+int64_t lds_bytes(const CoreSpec& spec) {
+  return int64_t{spec.tile_m + spec.tile_n} * spec.tile_k * element_bytes(spec);
 }
 
-int64_t lds_bytes(const nlohmann::json& spec) {
-  return int64_t{field(spec, "tile_m") + field(spec, "tile_n")} * field(spec, "tile_k") * element_bytes(spec);
-}
-
-std::string tile_check(const nlohmann::json& spec, const std::string& name, int step, int limit) {
-  int64_t value = spec[name].get<int64_t>();
+std::string tile_check(const MmaSpec& spec, const std::string& name, int64_t value, int step, int limit) {
   if (value <= 0 || value % step)
-    return name + " must be a positive multiple of " + number(step) + " for " + spec["mma"].get<std::string>() +
-           " (got " + number(value) + ")";
+    return name + " must be a positive multiple of " + number(step) + " for " + spec.mma + " (got " + number(value) +
+           ")";
   return value <= limit ? "" : name + " must be at most " + number(limit) + " (got " + number(value) + ")";
 }
 
-std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch,
-                                                      bool with_fp8) {
+std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch, bool with_fp8) {
   // the checks outlive this call: they hold copies of the local lists and refer to spec and arch
-  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), waves(WAVES.begin(), WAVES.end()), shapes;
+  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), shapes;
   if (with_fp8) dtypes.insert(dtypes.end(), FP8_DTYPES.begin(), FP8_DTYPES.end());
   for (const auto& shape : SHAPES) shapes.push_back(shape.name);
-  auto per_wave = [&spec] { return fragments(spec) / field(spec, "waves"); };
   return {
-      [=, &spec, &arch] { return one_of("dtype", spec["dtype"], dtypes); },
-      [=, &spec, &arch] { return one_of("mma", spec["mma"], shapes); },
+      [=, &spec] { return one_of("dtype", spec.dtype, dtypes); },
+      [=, &spec] { return one_of("mma", spec.mma, shapes); },
       [=, &spec, &arch] {
         auto pairs = available(arch, with_fp8);
-        std::pair<std::string, std::string> wanted{spec["mma"].get<std::string>(), spec["dtype"].get<std::string>()};
+        std::pair<std::string, std::string> wanted{spec.mma, spec.dtype};
         if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
         std::string listed;
         for (const auto& [name, dtype] : pairs) listed += (listed.empty() ? "" : ", ") + name + " " + dtype;
         return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name + " (it has: " + listed +
                ")";
       },
-      [=, &spec, &arch] { return tile_check(spec, "tile_m", shape_of(spec).m, MAX_TILE_MN); },
-      [=, &spec, &arch] { return tile_check(spec, "tile_n", shape_of(spec).n, MAX_TILE_MN); },
-      [=, &spec, &arch] { return tile_check(spec, "tile_k", shape_of(spec).k, MAX_TILE_K); },
-      [=, &spec, &arch] { return one_of("waves", spec["waves"], waves); },
+  };
+}
+
+std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, const target::Arch& arch, bool with_fp8) {
+  // the checks outlive this call: they hold a copy of the local list and refer to spec and arch
+  std::vector<nlohmann::json> waves(WAVES.begin(), WAVES.end());
+  auto per_wave = [&spec] { return fragments(spec) / spec.waves; };
+  std::vector<std::function<std::string()>> checks = mma_checks(spec, arch, with_fp8);
+  std::vector<std::function<std::string()>> tiles = {
+      [=, &spec, &arch] { return tile_check(spec, "tile_m", spec.tile_m, shape_of(spec).m, MAX_TILE_MN); },
+      [=, &spec, &arch] { return tile_check(spec, "tile_n", spec.tile_n, shape_of(spec).n, MAX_TILE_MN); },
+      [=, &spec, &arch] { return tile_check(spec, "tile_k", spec.tile_k, shape_of(spec).k, MAX_TILE_K); },
+      [=, &spec, &arch] { return one_of("waves", spec.waves, waves); },
       [=, &spec, &arch] {
-        return fragments(spec) % field(spec, "waves") == 0
+        return fragments(spec) % spec.waves == 0
                    ? ""
-                   : "the " + number(fragments(spec)) + " fragments of a " + number(field(spec, "tile_m")) + "x" +
-                         number(field(spec, "tile_n")) + " tile do not split evenly over " +
-                         number(field(spec, "waves")) + " waves";
+                   : "the " + number(fragments(spec)) + " fragments of a " + number(spec.tile_m) + "x" +
+                         number(spec.tile_n) + " tile do not split evenly over " + number(spec.waves) + " waves";
       },
       [=, &spec, &arch] {
         int registers = per_wave() * accumulator_length(spec, arch);
@@ -161,20 +172,21 @@ std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec
                                                        number(arch.lds_bytes) + " bytes of " + arch.name;
       },
   };
+  checks.insert(checks.end(), tiles.begin(), tiles.end());
+  return checks;
 }
 
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return llvm::mma_gate(instruction(spec, arch), flavor);
 }
 
-Tile tile_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const Value& n,
-                  const Value& k) {
-  int block = field(spec, "waves") * arch.wave_size;
+Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const Value& n, const Value& k) {
+  int block = spec.waves * arch.wave_size;
   ir::Type i32 = ir::scalar("i32");
   bool fp8 = is_fp8(spec);
-  ir::Type element = fp8 ? ir::scalar("i64") : ir::scalar(spec["dtype"].get<std::string>());
+  ir::Type element = fp8 ? ir::scalar("i64") : ir::scalar(spec.dtype);
   int per_element = fp8 ? FP8_PER_WORD : 1;
-  int tile_m = field(spec, "tile_m"), tile_n = field(spec, "tile_n"), tile_k = field(spec, "tile_k");
+  int tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k;
   Value a_tile = b.lds("a_tile", element, tile_m * tile_k / per_element, 16);
   Value b_tile = b.lds("b_tile", element, tile_n * tile_k / per_element, 16);
   Value tid = b.workitem_id("x");
@@ -190,7 +202,7 @@ Tile tile_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch
   Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
   Value block_value = b.const_int(i32, block);
   Tile tile{Context{b, spec, arch, tid, lane, n, k, m0, n0, block_value, a_tile, b_tile}, {}};
-  for (int index = 0; index < fragments(spec) / field(spec, "waves"); ++index)
+  for (int index = 0; index < fragments(spec) / spec.waves; ++index)
     tile.places.push_back(fragment_place(tile.ctx, wave, index));
   return tile;
 }
@@ -202,8 +214,8 @@ std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& b
 
   auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
     if (is_fp8(ctx.spec)) {
-      stage_words(ctx, a, ctx.a_tile, field(ctx.spec, "tile_m"), ctx.m0, k0);
-      stage_words(ctx, bm, ctx.b_tile, field(ctx.spec, "tile_n"), ctx.n0, k0);
+      stage_words(ctx, a, ctx.a_tile, ctx.spec.tile_m, ctx.m0, k0);
+      stage_words(ctx, bm, ctx.b_tile, ctx.spec.tile_n, ctx.n0, k0);
     } else {
       stage_a(ctx, a, k0);
       stage_b(ctx, bm, k0);
@@ -215,7 +227,7 @@ std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& b
   };
 
   Value zero = b.const_int(i32, 0);
-  Value step = b.const_int(i32, field(ctx.spec, "tile_k"));
+  Value step = b.const_int(i32, ctx.spec.tile_k);
   return b.for_loop(zero, ctx.k, step, inits, k_body);
 }
 
@@ -223,9 +235,9 @@ Place fragment_place(Context& ctx, const Value& wave, int index) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
   const Shape& shape = shape_of(ctx.spec);
-  Value offset = b.const_int(i32, index * field(ctx.spec, "waves"));
+  Value offset = b.const_int(i32, index * ctx.spec.waves);
   Value fragment = b.add(wave, offset, NUW_NSW);
-  Value per_row = b.const_int(i32, field(ctx.spec, "tile_n") / shape.n);
+  Value per_row = b.const_int(i32, ctx.spec.tile_n / shape.n);
   Value fragment_row = b.udiv(fragment, per_row);
   Value m_value = b.const_int(i32, shape.m);
   Value row = b.mul(fragment_row, m_value, NUW_NSW);
@@ -243,8 +255,8 @@ Place fragment_place(Context& ctx, const Value& wave, int index) {
 
 void stage_a(Context& ctx, const Value& a, const Value& k0) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  int tile_k = field(ctx.spec, "tile_k");
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
+  int tile_k = ctx.spec.tile_k;
   Value per_row = b.const_int(i32, tile_k / STAGE_VEC);
   Value shift = b.const_int(i32, bit_length(STAGE_VEC) - 1);
   ir::Type loaded = ir::vector(dtype, STAGE_VEC);
@@ -267,14 +279,14 @@ void stage_a(Context& ctx, const Value& a, const Value& k0) {
     return {};
   };
 
-  Value count = b.const_int(i32, field(ctx.spec, "tile_m") * tile_k / STAGE_VEC);
+  Value count = b.const_int(i32, ctx.spec.tile_m * tile_k / STAGE_VEC);
   b.for_loop(ctx.tid, count, ctx.block, {}, body);
 }
 
 void stage_b(Context& ctx, const Value& bm, const Value& k0) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  Value width = b.const_int(i32, field(ctx.spec, "tile_n"));
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
+  Value width = b.const_int(i32, ctx.spec.tile_n);
 
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
     Value r = b.udiv(i, width);
@@ -285,7 +297,7 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
     Value source = b.add(row_start, n_index, NUW_NSW);
     Value address = b.ptr_add(bm, source, dtype);
     Value value = b.load(dtype, address, ir::byte_size(dtype));
-    Value tile_k_value = b.const_int(i32, field(ctx.spec, "tile_k"));
+    Value tile_k_value = b.const_int(i32, ctx.spec.tile_k);
     Value line = b.mul(j, tile_k_value, NUW_NSW);
     Value slot = b.add(line, r, NUW_NSW);
     Value target = b.ptr_add(ctx.b_tile, slot, dtype);
@@ -293,14 +305,14 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
     return {};
   };
 
-  Value count = b.const_int(i32, field(ctx.spec, "tile_k") * field(ctx.spec, "tile_n"));
+  Value count = b.const_int(i32, ctx.spec.tile_k * ctx.spec.tile_n);
   b.for_loop(ctx.tid, count, ctx.block, {}, body);
 }
 
 std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<Value> accs) {
   std::string instr = instruction(ctx.spec, ctx.arch);
   auto load = is_fp8(ctx.spec) ? load_word : load_fragment;
-  for (int step = 0; step < field(ctx.spec, "tile_k"); step += shape_of(ctx.spec).k) {
+  for (int step = 0; step < ctx.spec.tile_k; step += shape_of(ctx.spec).k) {
     for (size_t index = 0; index < places.size(); ++index) {
       const Place& place = places[index];
       Value a_frag = load(ctx, ctx.a_tile, place.a_row, place.group, step);
@@ -313,14 +325,14 @@ std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std:
 
 Value load_fragment(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
   ir::Builder& b = ctx.b;
-  Value tile_k_value = b.const_int(ir::scalar("i32"), field(ctx.spec, "tile_k"));
+  Value tile_k_value = b.const_int(ir::scalar("i32"), ctx.spec.tile_k);
   Value line_start = b.mul(line, tile_k_value, NUW_NSW);
   return load_pieces(b, ctx.spec, ctx.arch, tile, line_start, group, step);
 }
 
-Value load_pieces(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const Value& source,
+Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch, const Value& source,
                   const Value& line_start, const Value& group, int step) {
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec["dtype"].get<std::string>());
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec.dtype);
   const Fragment& fragment = FRAGMENTS.at(layout_kind(spec, arch));
   Value stride_value = b.const_int(i32, fragment.stride);
   Value group_start = b.mul(group, stride_value, NUW_NSW);
@@ -342,7 +354,7 @@ Value load_pieces(ir::Builder& b, const nlohmann::json& spec, const target::Arch
 void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
-  int tile_k = field(ctx.spec, "tile_k");
+  int tile_k = ctx.spec.tile_k;
   Value per_row = b.const_int(i32, tile_k / FP8_PER_WORD);
   Value shift = b.const_int(i32, bit_length(FP8_PER_WORD) - 1);
   Value row_words = b.lshr(ctx.k, shift);
@@ -369,7 +381,7 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
 Value load_word(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
-  Value words_per_line = b.const_int(i32, field(ctx.spec, "tile_k") / FP8_PER_WORD);
+  Value words_per_line = b.const_int(i32, ctx.spec.tile_k / FP8_PER_WORD);
   Value line_start = b.mul(line, words_per_line, NUW_NSW);
   Value group_start = b.add(line_start, group, NUW_NSW);
   Value step_word = b.const_int(i32, step / FP8_PER_WORD);

@@ -14,7 +14,7 @@ namespace core = gemm_core;
 
 const char* const FAMILY = "gemm_epilogue";
 const std::vector<Field> FIELDS = [] {
-  std::vector<Field> fields = core::CORE_FIELDS;
+  std::vector<Field> fields = core::CORE_FIELDS();
   fields.push_back({"bias", "bool", true});
   fields.push_back({"activation", "str", "relu"});
   fields.push_back({"residual", "bool", false});
@@ -26,55 +26,54 @@ const std::vector<std::string> OUT_DTYPES = {"f32", "f16", "bf16"};
 
 namespace {
 
-int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
-
 std::string number(int64_t value) { return std::to_string(value); }
-
-std::string str(const nlohmann::json& spec, const std::string& name) { return spec[name].get<std::string>(); }
 
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string fused = (spec["bias"].get<bool>() ? "_bias" : "") +
-                      (str(spec, "activation") != "none" ? "_" + str(spec, "activation") : "") +
-                      (spec["residual"].get<bool>() ? "_res" : "");
-  return "gemm_ep_" + str(spec, "mma") + "_" + str(spec, "dtype") + "_" + number(field(spec, "tile_m")) + "x" +
-         number(field(spec, "tile_n")) + "x" + number(field(spec, "tile_k")) + "_w" + number(field(spec, "waves")) +
-         fused + "_" + str(spec, "out_dtype");
+Spec read_spec(const nlohmann::json& spec) {
+  return {core::read_core_spec(spec), bool_field(spec, "bias"), str_field(spec, "activation"),
+          bool_field(spec, "residual"), str_field(spec, "out_dtype")};
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+std::string kernel_name(const Spec& spec) {
+  std::string fused = (spec.bias ? "_bias" : "") + (spec.activation != "none" ? "_" + spec.activation : "") +
+                      (spec.residual ? "_res" : "");
+  return "gemm_ep_" + spec.mma + "_" + spec.dtype + "_" + number(spec.tile_m) + "x" + number(spec.tile_n) + "x" +
+         number(spec.tile_k) + "_w" + number(spec.waves) + fused + "_" + spec.out_dtype;
+}
+
+std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<nlohmann::json> activations(ACTIVATIONS.begin(), ACTIVATIONS.end());
   std::vector<nlohmann::json> out_dtypes(OUT_DTYPES.begin(), OUT_DTYPES.end());
   std::vector<std::function<std::string()>> checks = core::core_checks(spec, arch, /*with_fp8=*/true);
-  checks.push_back([&] { return one_of("activation", spec["activation"], activations); });
-  checks.push_back([&] { return one_of("out_dtype", spec["out_dtype"], out_dtypes); });
+  checks.push_back([&] { return one_of("activation", spec.activation, activations); });
+  checks.push_back([&] { return one_of("out_dtype", spec.out_dtype, out_dtypes); });
   checks.push_back([&] {
-    return spec["bias"].get<bool>() || str(spec, "activation") != "none" || spec["residual"].get<bool>()
+    return spec.bias || spec.activation != "none" || spec.residual
                ? ""
                : "an epilogue needs bias, an activation or residual (with none of them, use gemm_mma)";
   });
   return first_reason(checks);
 }
 
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return core::flavor_gate(spec, arch, flavor);
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int block = field(spec, "waves") * arch.wave_size;
+  int block = spec.waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + number(block));
-  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), out = ir::scalar(str(spec, "out_dtype"));
+  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), out = ir::scalar(spec.out_dtype);
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value bm = b.param(core::is_fp8(spec) ? "b_t" : "b", ir::pointer("global"), 16, /*noalias=*/true,
                      /*nocapture=*/true, /*readonly=*/true);
   Buffers buffers;
-  if (spec["bias"].get<bool>())
+  if (spec.bias)
     buffers.bias = b.param("bias", ir::pointer("global"), 4, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
-  if (spec["residual"].get<bool>())
+  if (spec.residual)
     buffers.residual = b.param("residual", ir::pointer("global"), ir::byte_size(out), /*noalias=*/true,
                                /*nocapture=*/true, /*readonly=*/true);
   buffers.c = b.param("c", ir::pointer("global"), ir::byte_size(out), /*noalias=*/true, /*nocapture=*/true,
@@ -93,7 +92,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
 
 void store_epilogue(core::Context& ctx, const Buffers& buffers, const core::Place& place, const Value& acc) {
   ir::Builder& b = ctx.b;
-  ir::Type out = ir::scalar(str(ctx.spec, "out_dtype"));
+  ir::Type out = ir::scalar(core::spec_of<Spec>(ctx).out_dtype);
   for (int element = 0; element < acc.type.count; ++element) {
     core::Position position = core::element_position(ctx, place, element);
     Value extracted = b.extract_element(acc, element);
@@ -105,13 +104,13 @@ void store_epilogue(core::Context& ctx, const Buffers& buffers, const core::Plac
 
 Value epilogue(core::Context& ctx, const Buffers& buffers, Value value, const Value& col, const Value& index) {
   ir::Builder& b = ctx.b;
-  ir::Type f32 = ir::scalar("f32"), out = ir::scalar(str(ctx.spec, "out_dtype"));
+  ir::Type f32 = ir::scalar("f32"), out = ir::scalar(core::spec_of<Spec>(ctx).out_dtype);
   if (buffers.bias) {
     Value address = b.ptr_add(*buffers.bias, col, f32);
     Value bias = b.load(f32, address, 4);
     value = b.fadd(value, bias);
   }
-  value = activate(b, str(ctx.spec, "activation"), value);
+  value = activate(b, core::spec_of<Spec>(ctx).activation, value);
   if (buffers.residual) {
     Value address = b.ptr_add(*buffers.residual, index, out);
     Value loaded = b.load(out, address, ir::byte_size(out));

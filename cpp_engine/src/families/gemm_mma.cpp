@@ -14,14 +14,12 @@ namespace core = gemm_core;
 
 const char* const FAMILY = "gemm_mma";
 const std::vector<Field> FIELDS = [] {
-  std::vector<Field> fields = core::CORE_FIELDS;
+  std::vector<Field> fields = core::CORE_FIELDS();
   fields.push_back({"accumulate", "bool", false});
   return fields;
 }();
 
 namespace {
-
-int field(const nlohmann::json& spec, const std::string& name) { return static_cast<int>(spec[name].get<int64_t>()); }
 
 std::string number(int64_t value) { return std::to_string(value); }
 
@@ -29,27 +27,26 @@ std::string number(int64_t value) { return std::to_string(value); }
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string acc = spec["accumulate"].get<bool>() ? "_acc" : "";
-  return "gemm_" + spec["mma"].get<std::string>() + "_" + spec["dtype"].get<std::string>() + "_" +
-         number(field(spec, "tile_m")) + "x" + number(field(spec, "tile_n")) + "x" + number(field(spec, "tile_k")) +
-         "_w" + number(field(spec, "waves")) + acc;
+Spec read_spec(const nlohmann::json& spec) { return {core::read_core_spec(spec), bool_field(spec, "accumulate")}; }
+
+std::string kernel_name(const Spec& spec) {
+  std::string acc = spec.accumulate ? "_acc" : "";
+  return "gemm_" + spec.mma + "_" + spec.dtype + "_" + number(spec.tile_m) + "x" + number(spec.tile_n) + "x" +
+         number(spec.tile_k) + "_w" + number(spec.waves) + acc;
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  return first_reason(core::core_checks(spec, arch));
-}
+std::string validate(const Spec& spec, const target::Arch& arch) { return first_reason(core::core_checks(spec, arch)); }
 
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return core::flavor_gate(spec, arch, flavor);
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  int block = field(spec, "waves") * arch.wave_size;
+  int block = spec.waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + number(block));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
-  bool accumulate = spec["accumulate"].get<bool>();
+  bool accumulate = spec.accumulate;
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value bm = b.param("b", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value c = b.param("c", ir::pointer("global"), 4, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,

@@ -22,38 +22,41 @@ const std::vector<std::string> KINDS = {"layer", "rms"};
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string kind = str_field(spec, "kind") == "layer" ? "ln" : "rms";
-  std::string affine = spec["affine"].get<bool>() ? "_aff" : "";
-  return kind + affine + "_" + str_field(spec, "dtype") + "_c" + std::to_string(int_field(spec, "cols")) + "_v" +
-         std::to_string(int_field(spec, "vec")) + "_b" + std::to_string(int_field(spec, "block")) + "_" +
-         str_field(spec, "scope") + "_" + str_field(spec, "cross");
+Spec read_spec(const nlohmann::json& spec) {
+  return {rows_common::read_row_spec(spec), str_field(spec, "kind"), bool_field(spec, "affine")};
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  rows_common::Checks checks = {[&spec] { return one_of("kind", spec["kind"], json_list(KINDS)); }};
+std::string kernel_name(const Spec& spec) {
+  std::string kind = spec.kind == "layer" ? "ln" : "rms";
+  std::string affine = spec.affine ? "_aff" : "";
+  return kind + affine + "_" + spec.dtype + "_c" + std::to_string(spec.cols) + "_v" + std::to_string(spec.vec) + "_b" +
+         std::to_string(spec.block) + "_" + spec.scope + "_" + spec.cross;
+}
+
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  rows_common::Checks checks = {[&spec] { return one_of("kind", spec.kind, json_list(KINDS)); }};
   for (auto& check : rows_common::row_checks(spec, arch)) checks.push_back(check);
   return first_reason(checks);
 }
 
-std::vector<std::string> weight_names(const nlohmann::json& spec) {
-  if (!spec["affine"].get<bool>()) return {};
-  if (str_field(spec, "kind") == "layer") return {"weight", "bias"};
+std::vector<std::string> weight_names(const Spec& spec) {
+  if (!spec.affine) return {};
+  if (spec.kind == "layer") return {"weight", "bias"};
   return {"weight"};
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   return rows_common::row_kernel(spec, arch, kernel_name(spec), 1, weight_names(spec), norm_row);
 }
 
 void norm_row(rows_common::RowContext& ctx, const Value& row) {
   ir::Builder& b = ctx.b;
-  int vec = static_cast<int>(int_field(ctx.spec, "vec"));
+  int vec = static_cast<int>(ctx.spec.vec);
   ir::Type f32 = ir::scalar("f32");
   Values span = rows_common::row_span(ctx, row);
   Value count = b.sitofp(span[3], f32);
   Deviation deviation = [](const Value& chunk) { return chunk; };
-  if (str_field(ctx.spec, "kind") == "layer") {
+  if (rows_common::spec_of<Spec>(ctx).kind == "layer") {
     Value total = row_sum(ctx, span, [&](const Value& acc, const Value& chunk) { return b.fadd(acc, chunk); });
     Value quotient = b.fdiv(total, count);
     Value mean = rows_common::splat(b, quotient, vec);
@@ -77,7 +80,7 @@ void norm_row(rows_common::RowContext& ctx, const Value& row) {
 
 Value row_sum(rows_common::RowContext& ctx, const Values& span, const Accumulate& accumulate) {
   ir::Builder& b = ctx.b;
-  int vec = static_cast<int>(int_field(ctx.spec, "vec"));
+  int vec = static_cast<int>(ctx.spec.vec);
   const Value &start = span[0], &first = span[1], &step = span[2], &end = span[3];
   Value zero = b.const_float(ir::with_lanes(ir::scalar("f32"), vec), 0.0);
 
@@ -96,7 +99,7 @@ Value row_sum(rows_common::RowContext& ctx, const Values& span, const Accumulate
 void write_row(rows_common::RowContext& ctx, const Values& span, const Deviation& deviation, const Value& scale) {
   ir::Builder& b = ctx.b;
   const Value &start = span[0], &first = span[1], &step = span[2], &end = span[3];
-  bool affine = ctx.spec["affine"].get<bool>(), layer = str_field(ctx.spec, "kind") == "layer";
+  bool affine = rows_common::spec_of<Spec>(ctx).affine, layer = rows_common::spec_of<Spec>(ctx).kind == "layer";
 
   auto column_body = [&](const Value& c, const std::vector<Value>&) -> std::vector<Value> {
     Value index = b.add(start, c, {"nuw", "nsw"});

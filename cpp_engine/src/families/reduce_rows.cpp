@@ -27,26 +27,30 @@ const std::vector<int> VECS = {1, 2, 4, 8};
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string out = spec["out_f32"].get<bool>() ? "_of32" : "";
-  return "rr_" + spec["op"].get<std::string>() + "_" + spec["dtype"].get<std::string>() + out + "_c" +
-         std::to_string(int_field(spec, "cols")) + "_v" + std::to_string(int_field(spec, "vec")) + "_b" +
-         std::to_string(int_field(spec, "block")) + "_r" + std::to_string(int_field(spec, "rows_per_block")) + "_" +
-         spec["cross"].get<std::string>();
+Spec read_spec(const nlohmann::json& spec) {
+  return {
+      str_field(spec, "op"),  str_field(spec, "dtype"), bool_field(spec, "out_f32"),       int_field(spec, "cols"),
+      int_field(spec, "vec"), int_field(spec, "block"), int_field(spec, "rows_per_block"), str_field(spec, "cross")};
 }
 
-int64_t lds_bytes(const nlohmann::json& spec, const target::Arch& arch) {
-  return int_field(spec, "rows_per_block") * (int_field(spec, "block") / arch.wave_size) * 4;
+std::string kernel_name(const Spec& spec) {
+  std::string out = spec.out_f32 ? "_of32" : "";
+  return "rr_" + spec.op + "_" + spec.dtype + out + "_c" + std::to_string(spec.cols) + "_v" + std::to_string(spec.vec) +
+         "_b" + std::to_string(spec.block) + "_r" + std::to_string(spec.rows_per_block) + "_" + spec.cross;
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  int64_t block = int_field(spec, "block"), cols = int_field(spec, "cols"), vec = int_field(spec, "vec");
-  int64_t per_block = int_field(spec, "rows_per_block");
-    const std::vector<std::function<std::string()>> checks = {
-      [&] { return one_of("op", spec["op"], json_list(OPS)); },
-      [&] { return one_of("dtype", spec["dtype"], json_list(DTYPES)); },
-      [&] { return one_of("cross", spec["cross"], json_list(rows_common::CROSS)); },
-      [&] { return one_of("vec", spec["vec"], json_list(VECS)); },
+int64_t lds_bytes(const Spec& spec, const target::Arch& arch) {
+  return spec.rows_per_block * (spec.block / arch.wave_size) * 4;
+}
+
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  int64_t block = spec.block, cols = spec.cols, vec = spec.vec;
+  int64_t per_block = spec.rows_per_block;
+  const std::vector<std::function<std::string()>> checks = {
+      [&] { return one_of("op", spec.op, json_list(OPS)); },
+      [&] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
+      [&] { return one_of("cross", spec.cross, json_list(rows_common::CROSS)); },
+      [&] { return one_of("vec", spec.vec, json_list(VECS)); },
       [&] {
         return block > 0 && block % arch.wave_size == 0
                    ? ""
@@ -64,9 +68,7 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
                                            : "cols must be a positive multiple of vec " + std::to_string(vec) +
                                                  " (got " + std::to_string(cols) + ")";
       },
-      [&] {
-        return per_block >= 1 ? "" : "rows_per_block must be at least 1 (got " + std::to_string(per_block) + ")";
-      },
+      [&] { return per_block >= 1 ? "" : "rows_per_block must be at least 1 (got " + std::to_string(per_block) + ")"; },
       [&] {
         return lds_bytes(spec, arch) <= arch.lds_bytes
                    ? ""
@@ -77,18 +79,18 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + std::to_string(int_field(spec, "block")));
+  b.attr("flat_work_group_size", "1," + std::to_string(spec.block));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
-  ir::Type out_type = spec["out_f32"].get<bool>() ? f32 : ir::scalar(spec["dtype"].get<std::string>());
+  ir::Type out_type = spec.out_f32 ? f32 : ir::scalar(spec.dtype);
   Value x = b.param("x", ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/true);
   Value y = b.param("y", ir::pointer("global"), ir::byte_size(out_type), /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/false, /*writeonly=*/true);
   Value rows = b.param("rows", i32);
-  int waves = static_cast<int>(int_field(spec, "block")) / arch.wave_size;
-  int per_block = static_cast<int>(int_field(spec, "rows_per_block"));
+  int waves = static_cast<int>(spec.block) / arch.wave_size;
+  int per_block = static_cast<int>(spec.rows_per_block);
   Value partials = b.lds("partials", f32, per_block * waves, 16);
   Value tid = b.workitem_id("x");
   Value lane_mask = b.const_int(i32, arch.wave_size - 1);
@@ -127,21 +129,21 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
 
 void row_partial(Context& ctx, const Value& x, const Value& base, const Value& r) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
+  const Spec& spec = ctx.spec;
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value row = b.add(base, r, {"nuw", "nsw"});
 
   auto body = [&] {
-    int vec = static_cast<int>(int_field(spec, "vec"));
-    std::string dtype_name = spec["dtype"].get<std::string>();
-    std::string op = spec["op"].get<std::string>();
+    int vec = static_cast<int>(spec.vec);
+    std::string dtype_name = spec.dtype;
+    std::string op = spec.op;
     ir::Type dtype = ir::scalar(dtype_name);
     ir::Type loaded = ir::with_lanes(dtype, vec);
-    Value cols = b.const_int(i32, int_field(spec, "cols"));
+    Value cols = b.const_int(i32, spec.cols);
     Value start = b.mul(row, cols, {"nuw", "nsw"});
     Value vec_value = b.const_int(i32, vec);
     Value first = b.mul(ctx.tid, vec_value, {"nuw", "nsw"});
-    Value step = b.const_int(i32, int_field(spec, "block") * vec);
+    Value step = b.const_int(i32, spec.block * vec);
     Value identity = b.const_float(ir::with_lanes(f32, vec), identity_value(op));
 
     auto column_body = [&](const Value& c, const std::vector<Value>& iters) -> std::vector<Value> {
@@ -152,7 +154,7 @@ void row_partial(Context& ctx, const Value& x, const Value& base, const Value& r
       return {combine(b, op, iters[0], value)};
     };
 
-    Value end = b.const_int(i32, int_field(spec, "cols"));
+    Value end = b.const_int(i32, spec.cols);
     Value acc = b.for_loop(first, end, step, {identity}, column_body)[0];
     Value folded = fold_vector(b, op, acc, vec);
     Value total = wave_reduce(ctx, folded);
@@ -172,7 +174,7 @@ void row_partial(Context& ctx, const Value& x, const Value& base, const Value& r
 
 void finish_row(Context& ctx, const Value& y, const ir::Type& out_type, const Value& base, const Value& r) {
   ir::Builder& b = ctx.b;
-  const nlohmann::json& spec = ctx.spec;
+  const Spec& spec = ctx.spec;
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value row = b.add(base, r, {"nuw", "nsw"});
 
@@ -184,7 +186,7 @@ void finish_row(Context& ctx, const Value& y, const ir::Type& out_type, const Va
     Value slot = b.add(scaled, index, {"nuw", "nsw"});
     Value address = b.ptr_add(ctx.partials, slot, f32);
     Value loaded = b.load(f32, address, 4);
-    Value identity = b.const_float(f32, identity_value(spec["op"].get<std::string>()));
+    Value identity = b.const_float(f32, identity_value(spec.op));
     Value value = b.select(has_partial, loaded, identity);
     Value total = wave_reduce(ctx, value);
     if (out_type != f32) total = b.fptrunc(total, out_type);
@@ -215,8 +217,8 @@ Value fold_vector(ir::Builder& b, const std::string& op, const Value& acc, int v
 
 Value wave_reduce(Context& ctx, Value value) {
   ir::Builder& b = ctx.b;
-  std::string op = ctx.spec["op"].get<std::string>();
-  return rows_common::wave_reduce(b, ctx.arch, ctx.lane, ctx.spec["cross"].get<std::string>(), {value},
+  std::string op = ctx.spec.op;
+  return rows_common::wave_reduce(b, ctx.arch, ctx.lane, ctx.spec.cross, {value},
                                   [&](const rows_common::Values& a, const rows_common::Values& c) {
                                     return rows_common::Values{combine(b, op, a[0], c[0])};
                                   })[0];

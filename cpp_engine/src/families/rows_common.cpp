@@ -101,13 +101,18 @@ Value partial_slot(ir::Builder& b, int waves, const Value& index, int k) {
 
 // ---- the row frame ----
 
-Checks row_checks(const nlohmann::json& spec, const target::Arch& arch, const std::vector<std::string>& crosses) {
-  int64_t block = int_field(spec, "block");
+RowSpec read_row_spec(const nlohmann::json& spec) {
+  return {str_field(spec, "dtype"), int_field(spec, "cols"),  int_field(spec, "vec"),
+          int_field(spec, "block"), str_field(spec, "scope"), str_field(spec, "cross")};
+}
+
+Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vector<std::string>& crosses) {
+  int64_t block = spec.block;
   return {
-      [&spec] { return one_of("dtype", spec["dtype"], json_list(DTYPES)); },
-      [&spec] { return one_of("scope", spec["scope"], json_list(SCOPES)); },
-      [&spec, crosses] { return one_of("cross", spec["cross"], json_list(crosses)); },
-      [&spec] { return one_of("vec", spec["vec"], json_list(VECS)); },
+      [&spec] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
+      [&spec] { return one_of("scope", spec.scope, json_list(SCOPES)); },
+      [&spec, crosses] { return one_of("cross", spec.cross, json_list(crosses)); },
+      [&spec] { return one_of("vec", spec.vec, json_list(VECS)); },
       [&arch, block]() -> std::string {
         if (block > 0 && block % arch.wave_size == 0) return "";
         return "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " on " +
@@ -118,24 +123,24 @@ Checks row_checks(const nlohmann::json& spec, const target::Arch& arch, const st
         return "block must be at most " + std::to_string(MAX_BLOCK) + " (got " + std::to_string(block) + ")";
       },
       [&spec]() -> std::string {
-        int64_t cols = int_field(spec, "cols"), vec = int_field(spec, "vec");
+        int64_t cols = spec.cols, vec = spec.vec;
         if (cols > 0 && cols % vec == 0) return "";
         return "cols must be a positive multiple of vec " + std::to_string(vec) + " (got " + std::to_string(cols) +
                ")";
       },
       [&spec, &arch, block]() -> std::string {
-        if (str_field(spec, "scope") != "block" || block > arch.wave_size) return "";
+        if (spec.scope != "block" || block > arch.wave_size) return "";
         return "scope block needs at least two waves (block " + std::to_string(block) + " is one wave on " +
                arch.name + "); use scope wave";
       },
   };
 }
 
-ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, const std::string& name,
-                      int values_per_wave, const std::vector<std::string>& inputs, const RowBody& row_body,
-                      const std::string& output, const std::string& lds_name) {
+ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::string& name, int values_per_wave,
+                      const std::vector<std::string>& inputs, const RowBody& row_body, const std::string& output,
+                      const std::string& lds_name) {
   ir::Builder b(name, arch.name);
-  b.attr("flat_work_group_size", "1," + std::to_string(int_field(spec, "block")));
+  b.attr("flat_work_group_size", "1," + std::to_string(spec.block));
   ir::Type i32 = ir::scalar("i32");
   Value x = b.param("x", ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/true);
@@ -146,8 +151,8 @@ ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, cons
     more.push_back(b.param(input, ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                            /*readonly=*/true));
   Value rows = b.param("rows", i32);
-  int waves = static_cast<int>(int_field(spec, "block")) / arch.wave_size;
-  bool by_block = str_field(spec, "scope") == "block";
+  int waves = static_cast<int>(spec.block) / arch.wave_size;
+  bool by_block = spec.scope == "block";
   Value partials;
   if (by_block) partials = b.lds(lds_name, ir::scalar("f32"), values_per_wave * waves, 16);
   Value tid = b.workitem_id("x");
@@ -161,7 +166,7 @@ ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, cons
     first = b.workgroup_id("x");
     stride = b.num_workgroups("x");
     position = tid;
-    lanes = static_cast<int>(int_field(spec, "block"));
+    lanes = static_cast<int>(spec.block);
   } else {
     Value waves_value = b.const_int(i32, waves);
     Value group = b.workgroup_id("x");
@@ -185,20 +190,20 @@ ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, cons
 Values row_span(RowContext& ctx, const Value& row) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
-  Value cols = b.const_int(i32, int_field(ctx.spec, "cols"));
+  Value cols = b.const_int(i32, ctx.spec.cols);
   Value start = b.mul(row, cols, {"nuw", "nsw"});
-  Value vec = b.const_int(i32, int_field(ctx.spec, "vec"));
+  Value vec = b.const_int(i32, ctx.spec.vec);
   Value first = b.mul(ctx.position, vec, {"nuw", "nsw"});
-  Value step = b.const_int(i32, int64_t{ctx.lanes} * int_field(ctx.spec, "vec"));
-  Value end = b.const_int(i32, int_field(ctx.spec, "cols"));
+  Value step = b.const_int(i32, int64_t{ctx.lanes} * ctx.spec.vec);
+  Value end = b.const_int(i32, ctx.spec.cols);
   return {start, first, step, end};
 }
 
 Values reduce_row(RowContext& ctx, const Values& values, const std::vector<double>& identities,
                   const CombineValues& combine) {
-  std::string cross = str_field(ctx.spec, "cross");
+  std::string cross = ctx.spec.cross;
   Values reduced = wave_reduce(ctx.b, ctx.arch, ctx.lane, cross, values, combine);
-  if (str_field(ctx.spec, "scope") == "block")
+  if (ctx.spec.scope == "block")
     reduced = block_reduce(ctx.b, ctx.arch, cross, ctx.lane, ctx.wave, ctx.waves, ctx.partials, reduced, identities,
                            combine);
   return reduced;
@@ -206,8 +211,8 @@ Values reduce_row(RowContext& ctx, const Values& values, const std::vector<doubl
 
 Value load_chunk(RowContext& ctx, const Value& source, const Value& index) {
   ir::Builder& b = ctx.b;
-  std::string dtype_name = str_field(ctx.spec, "dtype");
-  int vec = static_cast<int>(int_field(ctx.spec, "vec"));
+  std::string dtype_name = ctx.spec.dtype;
+  int vec = static_cast<int>(ctx.spec.vec);
   ir::Type dtype = ir::scalar(dtype_name);
   ir::Type loaded = ir::with_lanes(dtype, vec);
   Value address = b.ptr_add(source, index, dtype);
@@ -218,9 +223,9 @@ Value load_chunk(RowContext& ctx, const Value& source, const Value& index) {
 
 void store_chunk(RowContext& ctx, Value value, const Value& index) {
   ir::Builder& b = ctx.b;
-  std::string dtype_name = str_field(ctx.spec, "dtype");
+  std::string dtype_name = ctx.spec.dtype;
   ir::Type dtype = ir::scalar(dtype_name);
-  if (dtype_name != "f32") value = b.fptrunc(value, ir::with_lanes(dtype, static_cast<int>(int_field(ctx.spec, "vec"))));
+  if (dtype_name != "f32") value = b.fptrunc(value, ir::with_lanes(dtype, static_cast<int>(ctx.spec.vec)));
   Value address = b.ptr_add(ctx.y, index, dtype);
   b.store(value, address, std::min(ir::byte_size(value.type), MAX_GLOBAL_ALIGN));
 }

@@ -36,24 +36,28 @@ const std::vector<int> DPP_SHIFTS = {1, 2, 4, 8};
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  std::string kind = spec["exclusive"].get<bool>() ? "ex" : "in";
-  int64_t split = int_field(spec, "split");
+Spec read_spec(const nlohmann::json& spec) {
+  return {rows_common::read_row_spec(spec), str_field(spec, "op"), bool_field(spec, "exclusive"),
+          int_field(spec, "split")};
+}
+
+std::string kernel_name(const Spec& spec) {
+  std::string kind = spec.exclusive ? "ex" : "in";
+  int64_t split = spec.split;
   std::string split_text = split > 1 ? "_s" + std::to_string(split) : "";
-  return "scan_" + str_field(spec, "op") + "_" + kind + "_" + str_field(spec, "dtype") + "_c" +
-         std::to_string(int_field(spec, "cols")) + "_v" + std::to_string(int_field(spec, "vec")) + "_b" +
-         std::to_string(int_field(spec, "block")) + "_" + str_field(spec, "scope") + "_" + str_field(spec, "cross") +
+  return "scan_" + spec.op + "_" + kind + "_" + spec.dtype + "_c" + std::to_string(spec.cols) + "_v" +
+         std::to_string(spec.vec) + "_b" + std::to_string(spec.block) + "_" + spec.scope + "_" + spec.cross +
          split_text;
 }
 
-std::string carry_kernel_name(const nlohmann::json& spec) { return kernel_name(spec) + "_carry"; }
+std::string carry_kernel_name(const Spec& spec) { return kernel_name(spec) + "_carry"; }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  int64_t split = int_field(spec, "split");
-  rows_common::Checks checks = {[&spec] { return one_of("op", spec["op"], json_list(OPS)); }};
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  int64_t split = spec.split;
+  rows_common::Checks checks = {[&spec] { return one_of("op", spec.op, json_list(OPS)); }};
   for (auto& check : rows_common::row_checks(spec, arch, CROSSES())) checks.push_back(check);
   checks.push_back([&spec]() -> std::string {
-    if (str_field(spec, "cross") != "lds" || str_field(spec, "scope") == "block") return "";
+    if (spec.cross != "lds" || spec.scope == "block") return "";
     return "cross lds needs scope block (a barrier after each step); use cross bpermute or dpp with scope wave";
   });
   checks.push_back([split]() -> std::string {
@@ -61,12 +65,12 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
     return "split must be between 1 and " + std::to_string(MAX_SPLIT) + " (got " + std::to_string(split) + ")";
   });
   checks.push_back([&spec, split]() -> std::string {
-    if (split == 1 || str_field(spec, "scope") == "block") return "";
+    if (split == 1 || spec.scope == "block") return "";
     return "split " + std::to_string(split) +
            " needs scope block (one workgroup per segment); use split 1 with scope wave";
   });
   checks.push_back([&spec, split]() -> std::string {
-    int64_t cols = int_field(spec, "cols"), multiple = split * int_field(spec, "vec");
+    int64_t cols = spec.cols, multiple = split * spec.vec;
     if (cols % multiple == 0) return "";
     return "cols must be a multiple of split * vec = " + std::to_string(multiple) + " (got " + std::to_string(cols) +
            ")";
@@ -74,17 +78,17 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch) {
+std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch) {
   std::vector<ir::Kernel> kernels;
   kernels.push_back(build(spec, arch));
-  if (int_field(spec, "split") > 1) kernels.push_back(build_carry(spec, arch));
+  if (spec.split > 1) kernels.push_back(build_carry(spec, arch));
   return kernels;
 }
 
 // The module's kernels in module order (the scan kernel first, its name is the config's), and
 // their launches in run order: the carry pass first. The plan needs no buffer range: every
 // launch takes whole buffers.
-plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
   plan::Planned planned;
   planned.kernels = build_module(spec, arch);
   std::vector<ir::Kernel> run_order(planned.kernels.begin() + 1, planned.kernels.end());
@@ -93,20 +97,18 @@ plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, 
   return planned;
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   std::vector<std::string> inputs;
-  if (int_field(spec, "split") > 1) inputs.push_back("carries");
+  if (spec.split > 1) inputs.push_back("carries");
   return rows_common::row_kernel(spec, arch, kernel_name(spec), lds_per_wave(spec, arch), inputs, scan_row);
 }
 
-ir::Kernel build_carry(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build_carry(const Spec& spec, const target::Arch& arch) {
   return rows_common::row_kernel(spec, arch, carry_kernel_name(spec), lds_per_wave(spec, arch), {}, carry_row,
                                  "carries", "carry_partials");
 }
 
-int lds_per_wave(const nlohmann::json& spec, const target::Arch& arch) {
-  return str_field(spec, "cross") == "lds" ? 2 * arch.wave_size : 1;
-}
+int lds_per_wave(const Spec& spec, const target::Arch& arch) { return spec.cross == "lds" ? 2 * arch.wave_size : 1; }
 
 double identity_value(const std::string& op) {
   return op == "sum" ? 0.0 : -std::numeric_limits<double>::infinity();
@@ -119,9 +121,9 @@ Value combine(ir::Builder& b, const std::string& op, const Value& a, const Value
 std::pair<Value, int64_t> segment_start(RowContext& ctx, const Value& row) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
-  int64_t split = int_field(ctx.spec, "split");
-  int64_t length = int_field(ctx.spec, "cols") / split;
-  Value cols = b.const_int(i32, int_field(ctx.spec, "cols"));
+  int64_t split = rows_common::spec_of<Spec>(ctx).split;
+  int64_t length = ctx.spec.cols / split;
+  Value cols = b.const_int(i32, ctx.spec.cols);
   Value start = b.mul(row, cols, {"nuw", "nsw"});
   if (split > 1) {
     Value segment = b.workgroup_id("y");
@@ -135,9 +137,9 @@ std::pair<Value, int64_t> segment_start(RowContext& ctx, const Value& row) {
 Value carry_in(RowContext& ctx, const Value& row) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
-  std::string op = str_field(ctx.spec, "op");
+  std::string op = rows_common::spec_of<Spec>(ctx).op;
   Value identity = b.const_float(f32, identity_value(op));
-  int64_t split = int_field(ctx.spec, "split");
+  int64_t split = rows_common::spec_of<Spec>(ctx).split;
   if (split == 1) return identity;
   Value split_value = b.const_int(i32, split);
   Value base = b.mul(row, split_value, {"nuw", "nsw"});
@@ -159,7 +161,7 @@ void scan_row(RowContext& ctx, const Value& row) {
   ir::Type i32 = ir::scalar("i32");
   auto [start, length] = segment_start(ctx, row);
   Value carry = carry_in(ctx, row);
-  int64_t vec = int_field(ctx.spec, "vec");
+  int64_t vec = ctx.spec.vec;
   Value vec_value = b.const_int(i32, vec);
   Value first = b.mul(ctx.position, vec_value, {"nuw", "nsw"});
 
@@ -176,8 +178,8 @@ void scan_row(RowContext& ctx, const Value& row) {
 
 Value scan_chunk(RowContext& ctx, const Value& start, int64_t length, const Value& column, const Value& carry) {
   ir::Builder& b = ctx.b;
-  std::string op = str_field(ctx.spec, "op");
-  int vec = static_cast<int>(int_field(ctx.spec, "vec"));
+  std::string op = rows_common::spec_of<Spec>(ctx).op;
+  int vec = static_cast<int>(ctx.spec.vec);
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value length_value = b.const_int(i32, length);
   Value inside = b.icmp("slt", column, length_value);
@@ -189,14 +191,14 @@ Value scan_chunk(RowContext& ctx, const Value& start, int64_t length, const Valu
   Value chunk = b.select(inside, loaded, identities);
   Values local = lane_scan(b, op, chunk, vec);
   Value before, total;
-  if (str_field(ctx.spec, "cross") == "lds") {
+  if (ctx.spec.cross == "lds") {
     std::tie(before, total) = lds_scan(ctx, local.back());
   } else {
     std::tie(before, total) = wave_scan(ctx, local.back());
-    if (str_field(ctx.spec, "scope") == "block") std::tie(before, total) = block_scan(ctx, before, total);
+    if (ctx.spec.scope == "block") std::tie(before, total) = block_scan(ctx, before, total);
   }
   Value base = combine(b, op, carry, before);
-  Value value = chunk_output(b, op, ctx.spec["exclusive"].get<bool>(), base, local);
+  Value value = chunk_output(b, op, rows_common::spec_of<Spec>(ctx).exclusive, base, local);
   b.if_then(inside, [&] {
     Value target = b.add(start, column, {"nuw", "nsw"});
     rows_common::store_chunk(ctx, value, target);
@@ -216,14 +218,14 @@ Values lane_scan(ir::Builder& b, const std::string& op, const Value& chunk, int 
 
 std::pair<Value, Value> wave_scan(RowContext& ctx, const Value& value) {
   ir::Builder& b = ctx.b;
-  std::string op = str_field(ctx.spec, "op");
+  std::string op = rows_common::spec_of<Spec>(ctx).op;
   const Value& lane = ctx.lane;
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value identity = b.const_float(f32, identity_value(op));
   Value mask = b.const_int(i32, ctx.arch.wave_size - 1);
   Value scanned = value, reader = lane;
   int offset = 1;
-  if (str_field(ctx.spec, "cross") == "dpp") {
+  if (ctx.spec.cross == "dpp") {
     for (int shift : DPP_SHIFTS) {
       Value moved = b.update_dpp(identity, scanned, ROW_SHR + shift);
       scanned = combine(b, op, scanned, moved);
@@ -256,7 +258,7 @@ std::pair<Value, Value> wave_scan(RowContext& ctx, const Value& value) {
 
 std::pair<Value, Value> block_scan(RowContext& ctx, const Value& before, const Value& total) {
   ir::Builder& b = ctx.b;
-  std::string op = str_field(ctx.spec, "op");
+  std::string op = rows_common::spec_of<Spec>(ctx).op;
   const Value &partials = ctx.partials, &wave = ctx.wave;
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value zero = b.const_int(i32, 0);
@@ -286,9 +288,9 @@ std::pair<Value, Value> block_scan(RowContext& ctx, const Value& before, const V
 
 std::pair<Value, Value> lds_scan(RowContext& ctx, const Value& value) {
   ir::Builder& b = ctx.b;
-  std::string op = str_field(ctx.spec, "op");
+  std::string op = rows_common::spec_of<Spec>(ctx).op;
   const Value& tid = ctx.position;
-  int64_t block = int_field(ctx.spec, "block");
+  int64_t block = ctx.spec.block;
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value identity = b.const_float(f32, identity_value(op));
   Value first_slot = lds_slot(ctx, 0, tid);
@@ -330,7 +332,7 @@ std::pair<Value, Value> lds_scan(RowContext& ctx, const Value& value) {
 Value lds_slot(RowContext& ctx, int half, Value index) {
   ir::Builder& b = ctx.b;
   if (half) {
-    Value block = b.const_int(ir::scalar("i32"), int_field(ctx.spec, "block"));
+    Value block = b.const_int(ir::scalar("i32"), ctx.spec.block);
     index = b.add(block, index, {"nuw", "nsw"});
   }
   return b.ptr_add(ctx.partials, index, ir::scalar("f32"));
@@ -353,8 +355,8 @@ Value chunk_output(ir::Builder& b, const std::string& op, bool exclusive, const 
 
 void carry_row(RowContext& ctx, const Value& row) {
   ir::Builder& b = ctx.b;
-  std::string op = str_field(ctx.spec, "op");
-  int vec = static_cast<int>(int_field(ctx.spec, "vec"));
+  std::string op = rows_common::spec_of<Spec>(ctx).op;
+  int vec = static_cast<int>(ctx.spec.vec);
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   auto [start, length] = segment_start(ctx, row);
   Value vec_value = b.const_int(i32, vec);
@@ -373,11 +375,11 @@ void carry_row(RowContext& ctx, const Value& row) {
   Value partial = b.for_loop(first, end, step, {identity}, body)[0];
   auto merged = [&](const Values& a, const Values& c) -> Values { return {combine(b, op, a[0], c[0])}; };
   Value total;
-  if (str_field(ctx.spec, "cross") == "lds")
+  if (ctx.spec.cross == "lds")
     total = lds_scan(ctx, partial).second;
   else
     total = rows_common::reduce_row(ctx, {partial}, {identity_value(op)}, merged)[0];
-  Value split_value = b.const_int(i32, int_field(ctx.spec, "split"));
+  Value split_value = b.const_int(i32, rows_common::spec_of<Spec>(ctx).split);
   Value row_base = b.mul(row, split_value, {"nuw", "nsw"});
   Value segment = b.workgroup_id("y");
   Value slot = b.add(row_base, segment, {"nuw", "nsw"});

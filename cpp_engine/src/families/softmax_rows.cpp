@@ -17,23 +17,24 @@ const std::vector<Field> FIELDS = rows_common::ROW_FIELDS();
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  return "sm_" + str_field(spec, "dtype") + "_c" + std::to_string(int_field(spec, "cols")) + "_v" +
-         std::to_string(int_field(spec, "vec")) + "_b" + std::to_string(int_field(spec, "block")) + "_" +
-         str_field(spec, "scope") + "_" + str_field(spec, "cross");
+Spec read_spec(const nlohmann::json& spec) { return rows_common::read_row_spec(spec); }
+
+std::string kernel_name(const Spec& spec) {
+  return "sm_" + spec.dtype + "_c" + std::to_string(spec.cols) + "_v" + std::to_string(spec.vec) + "_b" +
+         std::to_string(spec.block) + "_" + spec.scope + "_" + spec.cross;
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
+std::string validate(const Spec& spec, const target::Arch& arch) {
   return first_reason(rows_common::row_checks(spec, arch));
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   return rows_common::row_kernel(spec, arch, kernel_name(spec), 2, {}, softmax_row);
 }
 
 void softmax_row(rows_common::RowContext& ctx, const Value& row) {
   ir::Builder& b = ctx.b;
-  int vec = static_cast<int>(int_field(ctx.spec, "vec"));
+  int vec = static_cast<int>(ctx.spec.vec);
   ir::Type f32 = ir::scalar("f32");
   Values span = rows_common::row_span(ctx, row);
   const Value &start = span[0], &first = span[1], &step = span[2], &end = span[3];

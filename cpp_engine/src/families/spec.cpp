@@ -79,9 +79,11 @@ std::string first_reason(const std::vector<std::function<std::string()>>& checks
   return "";
 }
 
-int64_t int_field(const nlohmann::json& spec, const char* name) { return spec[name].get<int64_t>(); }
+int64_t int_field(const nlohmann::json& spec, const char* name) { return spec.at(name).get<int64_t>(); }
 
-std::string str_field(const nlohmann::json& spec, const char* name) { return spec[name].get<std::string>(); }
+std::string str_field(const nlohmann::json& spec, const char* name) { return spec.at(name).get<std::string>(); }
+
+bool bool_field(const nlohmann::json& spec, const char* name) { return spec.at(name).get<bool>(); }
 
 std::vector<nlohmann::json> json_list(const std::vector<std::string>& items) {
   return std::vector<nlohmann::json>(items.begin(), items.end());

@@ -29,35 +29,36 @@ int bit_length(int value) {
   return bits;
 }
 
-int64_t field(const nlohmann::json& spec, const char* name) { return spec[name].get<int64_t>(); }
-
 std::string number(int64_t value) { return std::to_string(value); }
 
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
-std::string kernel_name(const nlohmann::json& spec) {
-  return "tr_" + spec["dtype"].get<std::string>() + "_t" + number(field(spec, "tile")) + "x" +
-         number(field(spec, "tiles")) + "_p" + number(field(spec, "pad")) + "_v" + number(field(spec, "vec")) +
-         "_b" + number(field(spec, "block"));
+Spec read_spec(const nlohmann::json& spec) {
+  return {str_field(spec, "dtype"), int_field(spec, "tile"), int_field(spec, "tiles"),
+          int_field(spec, "pad"),   int_field(spec, "vec"),  int_field(spec, "block")};
 }
 
-int64_t lds_bytes(const nlohmann::json& spec) {
-  int64_t tile = field(spec, "tile");
-  return tile * (tile * field(spec, "tiles") + field(spec, "pad")) *
-         ir::byte_size(ir::scalar(spec["dtype"].get<std::string>()));
+std::string kernel_name(const Spec& spec) {
+  return "tr_" + spec.dtype + "_t" + number(spec.tile) + "x" + number(spec.tiles) + "_p" + number(spec.pad) + "_v" +
+         number(spec.vec) + "_b" + number(spec.block);
 }
 
-std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
-  int64_t tile = field(spec, "tile"), tiles = field(spec, "tiles"), vec = field(spec, "vec");
-  int64_t block = field(spec, "block");
+int64_t lds_bytes(const Spec& spec) {
+  int64_t tile = spec.tile;
+  return tile * (tile * spec.tiles + spec.pad) * ir::byte_size(ir::scalar(spec.dtype));
+}
+
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  int64_t tile = spec.tile, tiles = spec.tiles, vec = spec.vec;
+  int64_t block = spec.block;
   std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), vecs(VECS.begin(), VECS.end()),
       pads(PADS.begin(), PADS.end());
   const std::vector<std::function<std::string()>> checks = {
-      [&] { return one_of("dtype", spec["dtype"], dtypes); },
-      [&] { return one_of("vec", spec["vec"], vecs); },
-      [&] { return one_of("pad", spec["pad"], pads); },
+      [&] { return one_of("dtype", spec.dtype, dtypes); },
+      [&] { return one_of("vec", spec.vec, vecs); },
+      [&] { return one_of("pad", spec.pad, pads); },
       [&] {
         return MIN_TILE <= tile && tile <= MAX_TILE ? ""
                                                     : "tile must be between " + number(MIN_TILE) + " and " +
@@ -89,13 +90,13 @@ std::string validate(const nlohmann::json& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
+ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + number(field(spec, "block")));
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec["dtype"].get<std::string>());
-  int tile = static_cast<int>(field(spec, "tile")), vec = static_cast<int>(field(spec, "vec"));
-  int width = tile * static_cast<int>(field(spec, "tiles"));
-  int pitch = width + static_cast<int>(field(spec, "pad"));
+  b.attr("flat_work_group_size", "1," + number(spec.block));
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec.dtype);
+  int tile = static_cast<int>(spec.tile), vec = static_cast<int>(spec.vec);
+  int width = tile * static_cast<int>(spec.tiles);
+  int pitch = width + static_cast<int>(spec.pad);
   Value a = b.param("a", ir::pointer("global"), GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/true);
   Value out = b.param("b", ir::pointer("global"), GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
@@ -110,7 +111,7 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
   Value group_y = b.workgroup_id("y");
   Value tile_value = b.const_int(i32, tile);
   Value row0 = b.mul(group_y, tile_value, {"nuw", "nsw"});
-  Value block = b.const_int(i32, field(spec, "block"));
+  Value block = b.const_int(i32, spec.block);
   Context ctx{b, spec, tid, rows, cols, strip, row0, col0, block};
   read_strip(ctx, a, ir::with_lanes(dtype, vec), width, pitch);
   b.barrier();
@@ -120,11 +121,11 @@ ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch) {
 
 void read_strip(Context& ctx, const Value& a, const ir::Type& loaded, int width, int pitch) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec["dtype"].get<std::string>());
-  int vec = static_cast<int>(field(ctx.spec, "vec"));
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
+  int vec = static_cast<int>(ctx.spec.vec);
   Value per_row = b.const_int(i32, width / vec);
   Value shift = b.const_int(i32, bit_length(vec) - 1);
-  Value vectors = b.const_int(i32, field(ctx.spec, "tile") * width / vec);
+  Value vectors = b.const_int(i32, ctx.spec.tile * width / vec);
   int element_align = ir::byte_size(dtype);
   int lds_align = pitch % vec == 0 ? std::min(ir::byte_size(loaded), 16) : element_align;
 
@@ -157,8 +158,8 @@ void read_strip(Context& ctx, const Value& a, const ir::Type& loaded, int width,
 void write_strip(Context& ctx, const Value& out, const ir::Type& dtype, int width, int pitch) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
-  Value tile = b.const_int(i32, field(ctx.spec, "tile"));
-  Value elements = b.const_int(i32, field(ctx.spec, "tile") * width);
+  Value tile = b.const_int(i32, ctx.spec.tile);
+  Value elements = b.const_int(i32, ctx.spec.tile * width);
 
   auto body = [&](const Value& j, const std::vector<Value>&) -> std::vector<Value> {
     Value r = b.urem(j, tile);

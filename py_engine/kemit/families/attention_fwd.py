@@ -83,7 +83,7 @@ def lds_bytes(spec):
 
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
-    checks = core.core_checks(spec, arch)[:3] + (
+    checks = core.mma_checks(spec, arch) + (
         lambda: one_of("head_dim", spec["head_dim"], HEAD_DIMS),
         lambda: core.tile_check(spec, "tile_kv", key_step(spec), MAX_TILE_KV),
         lambda: one_of("waves", spec["waves"], WAVES),

@@ -100,18 +100,25 @@ def tile_check(spec, field, step, limit):
 
 
 
-def core_checks(spec, arch, with_fp8=False):
-    """The ordered checks of the core's fields, for a family's validate (first_reason); with_fp8:
-    the family offers the fp8 operands."""
-    def shape():
-        return SHAPES[spec["mma"]]
-
+def mma_checks(spec, arch, with_fp8=False):
+    """The ordered checks of the instruction's fields (dtype, mma, and that the arch runs that pair),
+    for a family's validate (first_reason); with_fp8: the family offers the fp8 operands."""
     return (
         lambda: one_of("dtype", spec["dtype"], DTYPES + (FP8_DTYPES if with_fp8 else ())),
         lambda: one_of("mma", spec["mma"], tuple(SHAPES)),
         lambda: "" if (spec["mma"], spec["dtype"]) in available(arch, with_fp8) else
         f"{spec['mma']} {spec['dtype']} is not an instruction of {arch.name} (it has: "
         f"{', '.join(f'{name} {dtype}' for name, dtype in available(arch, with_fp8))})",
+    )
+
+
+def core_checks(spec, arch, with_fp8=False):
+    """The ordered checks of the core's fields (mma_checks first), for a family's validate
+    (first_reason); with_fp8: the family offers the fp8 operands."""
+    def shape():
+        return SHAPES[spec["mma"]]
+
+    return mma_checks(spec, arch, with_fp8) + (
         lambda: tile_check(spec, "tile_m", shape()[0], MAX_TILE_MN),
         lambda: tile_check(spec, "tile_n", shape()[1], MAX_TILE_MN),
         lambda: tile_check(spec, "tile_k", shape()[2], MAX_TILE_K),

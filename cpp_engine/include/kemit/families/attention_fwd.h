@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/families/gemm_core.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
@@ -50,10 +51,17 @@ constexpr int MAX_REGISTERS = 144;
 extern const std::map<int, double> SCALES;
 constexpr int STAGE_VEC = 8;  // elements of a v row per vector load while staging
 
+// FIELDS, typed (gemm_core.h: MmaSpec, the instruction's fields).
+struct Spec : gemm_core::MmaSpec {
+  int64_t head_dim;
+  bool causal;
+  int64_t tile_kv, waves;
+};
+
 // The values every part of the kernel needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
-  const nlohmann::json& spec;
+  const Spec& spec;
   const target::Arch& arch;
   ir::Value tid, lane, group, in_fragment, seq_k, v_tile, p_tile, kv_base;
   std::string kind;
@@ -65,27 +73,29 @@ struct Softmax {
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // tile_kv's unit: keys are S^T's M and O^T's k, so a multiple of both.
-int key_step(const nlohmann::json& spec);
+int key_step(const Spec& spec);
 // S^T's f32 accumulator registers per lane: tile_kv / M fragments.
-int score_registers(const nlohmann::json& spec, const target::Arch& arch);
+int score_registers(const Spec& spec, const target::Arch& arch);
 // What stays live per lane through the key loop: the f32 accumulators of S^T (tile_kv / M
 // fragments) and O^T (head_dim / M), and q's operands (head_dim / K, two 16-bit values a register).
-int registers(const nlohmann::json& spec, const target::Arch& arch);
+int registers(const Spec& spec, const target::Arch& arch);
 // v's tile (head_dim x tile_kv) and every wave's p rows (M x tile_kv), in the input dtype: at
 // most 64 KiB (mfma_16x16x16, head_dim 128, 128 keys, 8 waves) under the other rules, so every
 // processor has the room and validate() needs no LDS rule (a test walks the spec space).
-int64_t lds_bytes(const nlohmann::json& spec);
+int64_t lds_bytes(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // After the kernel's parameters: the LDS tiles, this lane's ids, its query and the rows it
 // owns, and where the key loop ends (seq_k; causal: not past the workgroup's last query).
-Context attention_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch,
-                          const ir::Value& seq_q, const ir::Value& seq_k);
+Context attention_context(ir::Builder& b, const Spec& spec, const target::Arch& arch, const ir::Value& seq_q,
+                          const ir::Value& seq_k);
 // min(value, limit) of two i32.
 ir::Value at_most(ir::Builder& b, const ir::Value& value, const ir::Value& limit);
 // S^T's B operands, one per instruction k step of head_dim: this lane's query row of q.

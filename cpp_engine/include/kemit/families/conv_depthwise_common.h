@@ -30,24 +30,34 @@ constexpr int64_t MAX_ELEMENTS = int64_t{1} << 31;
 using Check = std::function<std::string()>;
 using Values = std::vector<ir::Value>;
 
-// spec[name] as an integer (every int field fits in 32 bits once parsed).
-int64_t field(const nlohmann::json& spec, const std::string& name);
-// The fields of `more` after the shape fields.
+// A parsed spec as the C++ code reads it (Python keeps the dict; docs/architecture.md, "C++
+// representation"): the parsed JSON is read once, by read_*_spec, into one typed member per field.
+// SHAPE_FIELDS, then the fields every depthwise family declares after them and the shared code
+// reads (dtype, block_waves, cpl): the spec each family's Spec extends.
+struct ShapeSpec {
+  int64_t n, h, w, c, kh, kw, stride, pad, pad_w;
+  std::string dtype;
+  int64_t block_waves, cpl;
+};
+ShapeSpec read_shape_spec(const nlohmann::json& spec);
+// The fields of `more` after the shape fields (Python adds the tuples; no Python counterpart).
 std::vector<Field> with_shape_fields(const std::vector<Field>& more);
 
 // ---- problem shape ----
 // The column padding: pad_w, or pad when pad_w is -1.
-int64_t pad_w_of(const nlohmann::json& spec);
+int64_t pad_w_of(const ShapeSpec& spec);
 // (Ho, Wo) of the forward output (dY); valid once shape_checks passed.
-std::pair<int64_t, int64_t> forward_extent(const nlohmann::json& spec);
+std::pair<int64_t, int64_t> forward_extent(const ShapeSpec& spec);
 int64_t ceil_div(int64_t a, int64_t b);
 // The product of dims, or MAX_ELEMENTS once it reaches it (never overflows 64 bits).
 int64_t element_count(const std::vector<int64_t>& dims);
 // The checks both families run first: the dtype, cpl, and channels a multiple of cpl.
-std::vector<Check> channel_checks(const nlohmann::json& spec, const std::vector<int>& cpls);
+std::vector<Check> channel_checks(const ShapeSpec& spec, const std::vector<int>& cpls);
+// n, h, w, c, kh, kw and then `more`, with their values: the positives a family passes to
+// shape_checks (Python lists their names; no Python counterpart).
+NamedValues shape_positives(const ShapeSpec& spec, const NamedValues& more);
 // The checks both families run after their own: each returns "" or the refusal text.
-std::vector<Check> shape_checks(const nlohmann::json& spec, const target::Arch& arch,
-                                const std::vector<std::string>& positives);
+std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch, const NamedValues& positives);
 
 // ---- lanes and indices ----
 // Two read-only tensors, then the written one.
@@ -80,8 +90,8 @@ ir::Type accumulator_type(int cpl);
 // keeps a channel's taps together, so the cpl channels of one tap are KH*KW apart: scalar loads,
 // widened, then packed lane by lane.
 Values load_weight_pairs(ir::Builder& b, const ir::Value& wt, const ir::Value& channel_base, const ir::Value& tap,
-                         const nlohmann::json& spec);
+                         const ShapeSpec& spec);
 // A masked-off load's value: zero in the memory type.
-ir::Value zero_channels(ir::Builder& b, const nlohmann::json& spec);
+ir::Value zero_channels(ir::Builder& b, const ShapeSpec& spec);
 
 }  // namespace kemit::families::conv_depthwise_common

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/families/conv_depthwise_common.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
@@ -26,6 +27,12 @@ constexpr int64_t MAX_SIDE_FORWARD = 32;
 constexpr int64_t MAX_SIDE_DGRAD = 64;
 constexpr int64_t MAX_ACCUMULATORS = 64;
 
+// FIELDS, typed: the shared fields (conv_depthwise_common.h: ShapeSpec), then this family's.
+struct Spec : conv_depthwise_common::ShapeSpec {
+  int64_t block_w, block_h;
+  bool dgrad;
+};
+
 using Values = std::vector<ir::Value>;
 
 // The correlation the kernel runs (Python: the tuple geometry() returns).
@@ -34,28 +41,29 @@ struct Geometry {
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
-std::string mode_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
+std::string mode_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
 // (input H x W, output H x W, stride, row padding, column padding) of the correlation run.
-Geometry geometry(const nlohmann::json& spec);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
-void tile_body(ir::Builder& b, const nlohmann::json& spec, const Values& tensors, const ir::Value& lane,
+Geometry geometry(const Spec& spec);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
+void tile_body(ir::Builder& b, const Spec& spec, const Values& tensors, const ir::Value& lane,
                const std::array<int64_t, 3>& extents);
 // origin * stride - pad (may be negative).
 ir::Value input_origin(ir::Builder& b, const ir::Value& origin, int64_t stride, int64_t pad);
 // weights[q] for filter row r: Wt[c, r, q], or Wt[c, KH-1-r, KW-1-q] in the dgrad mode.
-std::vector<Values> load_filter_row(ir::Builder& b, const nlohmann::json& spec, const ir::Value& wt,
-                                    const ir::Value& weight_base, const ir::Value& r);
+std::vector<Values> load_filter_row(ir::Builder& b, const Spec& spec, const ir::Value& wt, const ir::Value& weight_base,
+                                    const ir::Value& r);
 // The input row under tile row i at filter row r: (block_w - 1) * stride + KW channel values.
-std::vector<Values> load_segment(ir::Builder& b, const nlohmann::json& spec, const ir::Value& source,
-                                 const Values& where, const ir::Value& r, int64_t i, const Geometry& g);
+std::vector<Values> load_segment(ir::Builder& b, const Spec& spec, const ir::Value& source, const Values& where,
+                                 const ir::Value& r, int64_t i, const Geometry& g);
 // accumulators[i][j] += segment[j * stride + q] * weights[q] for every column j and tap q.
-void accumulate(ir::Builder& b, const nlohmann::json& spec, Values& accumulators, int64_t i,
-                const std::vector<Values>& segment, const std::vector<Values>& weights, int64_t stride);
+void accumulate(ir::Builder& b, const Spec& spec, Values& accumulators, int64_t i, const std::vector<Values>& segment,
+                const std::vector<Values>& weights, int64_t stride);
 // Store the tile, guarding the rows and columns a partial edge tile does not own.
-void store_tile(ir::Builder& b, const nlohmann::json& spec, const ir::Value& target, const Values& origin,
-                const Values& results);
+void store_tile(ir::Builder& b, const Spec& spec, const ir::Value& target, const Values& origin, const Values& results);
 
 }  // namespace kemit::families::conv_depthwise_tiled

@@ -10,12 +10,14 @@
 // A batch past the 32-bit buffer range runs as balanced chunk launches (plan_module).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kemit/families/gemm_core.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
@@ -36,10 +38,17 @@ constexpr int STAGE_VEC = 8;           // channels per vector load into the halo
 constexpr int REDUCE_VEC = 4;          // elements per lane of the reduce kernel
 constexpr int REDUCE_BLOCK = 256;
 
+// FIELDS, typed (gemm_core.h: MmaSpec, the instruction's fields).
+struct Spec : gemm_core::MmaSpec {
+  int64_t n, h, w, c, k, kh, kw, stride, pad, tile_w, tile_n, waves, split_c;
+  bool grouped;
+  int64_t groups, group_merge;
+};
+
 // The values every part of the forward kernel needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
-  const nlohmann::json& spec;
+  const Spec& spec;
   const target::Arch& arch;
   ir::Value x, wt, halo;
   int block;
@@ -64,52 +73,58 @@ struct Tensor {
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // The split-C reduce kernel, named after its forward kernel: unique per spec in a code object.
-std::string reduce_kernel_name(const nlohmann::json& spec);
+std::string reduce_kernel_name(const Spec& spec);
 // The kernels of one batch chunk of the spec's n images, in order.
-std::vector<std::string> kernel_names(const nlohmann::json& spec);
+std::vector<std::string> kernel_names(const Spec& spec);
 
 // ---- derived sizes ----
-int mma_k(const nlohmann::json& spec);
+int mma_k(const Spec& spec);
 // (Ho, Wo); valid once the shape checks passed.
-std::pair<int64_t, int64_t> output_extent(const nlohmann::json& spec);
+std::pair<int64_t, int64_t> output_extent(const Spec& spec);
 // (input channels, output channels) of one problem: a group, M merged groups, or all.
-std::pair<int64_t, int64_t> problem_channels(const nlohmann::json& spec);
-int64_t halo_width(const nlohmann::json& spec);
-int64_t lds_bytes(const nlohmann::json& spec);
-int64_t fragments(const nlohmann::json& spec);
-std::vector<Tensor> tensors(const nlohmann::json& spec);
+std::pair<int64_t, int64_t> problem_channels(const Spec& spec);
+int64_t halo_width(const Spec& spec);
+int64_t lds_bytes(const Spec& spec);
+int64_t fragments(const Spec& spec);
+std::vector<Tensor> tensors(const Spec& spec);
 
 // ---- validation ----
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
-std::string positive(const nlohmann::json& spec, const std::vector<std::string>& names);
+std::string validate(const Spec& spec, const target::Arch& arch);
+// The first (name, value) below 1 refused (Python: positive(spec, names), which reads the values by name).
+std::string positive(const NamedValues& fields);
+// groups >= 1 (in every mode), divisibility, then group_merge.
+std::vector<std::function<std::string()>> group_checks(const Spec& spec);
+std::vector<std::function<std::string()>> split_checks(const Spec& spec);
+std::vector<std::function<std::string()>> tile_checks(const Spec& spec);
 // (the batch's chunk sizes in launch order, "") or ({}, the refusal): the fewest chunks whose
 // views fit the range, balanced (sizes differ by at most one image, the larger first); refused
 // when the weights or one image do not fit.
-std::pair<std::vector<int64_t>, std::string> batch_chunks(const nlohmann::json& spec, uint64_t buffer_range);
+std::pair<std::vector<int64_t>, std::string> batch_chunks(const Spec& spec, uint64_t buffer_range);
 // The instruction must be known to the flavor's LLVM (mfma_16x16x32 bf16 from llvm22 only).
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 
 // ---- the module and its launch plan ----
 // The kernels of each chunk size (the larger first) and one launch of each per chunk, in batch
 // order over views of the same buffers; or the refusal of batch_chunks.
-plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range);
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 // The launches of one chunk of chunk["n"] images from image `first`: forward, then (split_c > 1)
 // the reduce kernel; x and y are views at the chunk's images, ws the chunk's partials from 0.
-std::vector<plan::Launch> chunk_launches(const nlohmann::json& chunk, const target::Arch& arch, int64_t first);
+std::vector<plan::Launch> chunk_launches(const Spec& chunk, const target::Arch& arch, int64_t first);
 // LDS names are module-wide: the kernel of the smaller chunk size names its halo after it.
 std::string halo_name(int64_t size, const std::vector<int64_t>& sizes);
 // The forward kernel of spec["n"] images, then (split_c > 1) its reduce kernel.
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch,
-                                     const std::string& lds_name = "halo");
+std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch, const std::string& lds_name = "halo");
 // The forward kernel: partial sums to ws with split_c > 1, else y; its LDS halo is `lds_name`.
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch, const std::string& lds_name = "halo");
+ir::Kernel build(const Spec& spec, const target::Arch& arch, const std::string& lds_name = "halo");
 // The workgroup's output row, first column and channels, and the lane's place in its wave.
 void origin(Context& ctx);
 // v * stride - pad (may be negative).
-ir::Value input_origin(ir::Builder& b, const ir::Value& v, const nlohmann::json& spec);
+ir::Value input_origin(ir::Builder& b, const ir::Value& v, const Spec& spec);
 Place fragment_place(Context& ctx, int index);
 // halo[(r * halo_w + col) * K + ch] = x[image, ih0 + r, iw0 + col, c_first + c0 + ch], zero outside x.
 void stage_halo(Context& ctx, const ir::Value& c0);
@@ -122,6 +137,6 @@ ir::Value load_weights(Context& ctx, const ir::Value& tap, const Selector& selec
 // Every accumulator element to y (cast) or, with split_c > 1, to this split's f32 workspace slice.
 void store_fragment(Context& ctx, const ir::Value& out, const Place& place, const ir::Value& acc);
 // The reduce kernel: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4]).
-ir::Kernel build_reduce(const nlohmann::json& spec, const target::Arch& arch);
+ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
 
 }  // namespace kemit::families::conv_fwd_lds_halo

@@ -26,14 +26,22 @@ constexpr int MAX_BLOCK = 1024;
 constexpr int MAX_WAVES_PER_EU = 8;
 extern const std::vector<std::string> INPUT_NAMES;
 
+// FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
+struct Spec {
+  std::string op, dtype;
+  int64_t vec, block, waves_per_eu;
+};
+
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // Load t-sized operands at element `first`, apply the op in f32, store the result.
-void element_step(ir::Builder& b, const nlohmann::json& spec, const std::vector<ir::Value>& inputs,
-                  const ir::Value& y, const ir::Value& first, const ir::Type& t, int align);
+void element_step(ir::Builder& b, const Spec& spec, const std::vector<ir::Value>& inputs, const ir::Value& y,
+                  const ir::Value& first, const ir::Type& t, int align);
 ir::Value apply_op(ir::Builder& b, const std::string& op, const std::vector<ir::Value>& x, const ir::Type& f32);
 
 }  // namespace kemit::families::elementwise

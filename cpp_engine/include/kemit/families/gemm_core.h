@@ -29,8 +29,10 @@
 
 namespace kemit::families::gemm_core {
 
-// the spec fields of the core, first in every gemm family's FIELDS
-extern const std::vector<Field> CORE_FIELDS;
+// the spec fields of the core, first in every gemm family's FIELDS. A function, not a global: the
+// families' FIELDS are built from it during static initialization, which may not have reached a
+// global of this file yet (in the order a binary links, gemm_epilogue's FIELDS came out empty).
+const std::vector<Field>& CORE_FIELDS();
 extern const std::vector<std::string> DTYPES;
 struct Shape {
   std::string name;  // the spec name
@@ -62,13 +64,33 @@ extern const std::map<std::string, Fragment> FRAGMENTS;
 // accumulator row of element e: static part per layout kind, plus factor * (lane / M)
 extern const std::map<std::string, int> ROW_FACTORS;
 
+// A parsed spec as the C++ code reads it (Python keeps the dict; docs/architecture.md, "C++
+// representation"): the parsed JSON is read once, by read_*_spec, into one typed member per field.
+// The fields an mma instruction is named from, first in every family that runs one (CORE_FIELDS,
+// attention_fwd, conv_fwd_lds_halo).
+struct MmaSpec {
+  std::string dtype, mma;
+};
+// CORE_FIELDS: the spec every gemm family's Spec extends.
+struct CoreSpec : MmaSpec {
+  int64_t tile_m, tile_n, tile_k, waves;
+};
+MmaSpec read_mma_spec(const nlohmann::json& spec);
+CoreSpec read_core_spec(const nlohmann::json& spec);
+
 // The values every part of the kernel needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
-  const nlohmann::json& spec;
+  const CoreSpec& spec;
   const target::Arch& arch;
   ir::Value tid, lane, n, k, m0, n0, block, a_tile, b_tile;
 };
+// The family's own Spec (a CoreSpec) of a context that tile_context built from it: the typed
+// stand-in for Python's ctx["spec"], which is the family's whole dict.
+template <typename Spec>
+const Spec& spec_of(const Context& ctx) {
+  return static_cast<const Spec&>(ctx.spec);
+}
 // One fragment's place (Python: the dict fragment_place returns).
 struct Place {
   ir::Value row, col, group, a_row, b_col;
@@ -83,27 +105,32 @@ struct Position {
   ir::Value col, index;
 };
 
-bool is_fp8(const nlohmann::json& spec);
+bool is_fp8(const MmaSpec& spec);
 // The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones).
 std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8 = false);
 // The canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS) of a validated spec; an fp8
 // one names the arch's variant of the 8-bit floats.
-std::string instruction(const nlohmann::json& spec, const target::Arch& arch);
-std::string layout_kind(const nlohmann::json& spec, const target::Arch& arch);
-int fragments(const nlohmann::json& spec);
-int accumulator_length(const nlohmann::json& spec, const target::Arch& arch);
-int element_bytes(const nlohmann::json& spec);
-int64_t lds_bytes(const nlohmann::json& spec);
-std::string tile_check(const nlohmann::json& spec, const std::string& field, int step, int limit);
-// The ordered checks of the core's fields, for a family's validate (first_reason); with_fp8:
+std::string instruction(const MmaSpec& spec, const target::Arch& arch);
+std::string layout_kind(const MmaSpec& spec, const target::Arch& arch);
+int fragments(const CoreSpec& spec);
+int accumulator_length(const MmaSpec& spec, const target::Arch& arch);
+int element_bytes(const MmaSpec& spec);
+int64_t lds_bytes(const CoreSpec& spec);
+// `value` is the spec's field `field` (Python reads spec[field]; a typed spec has no lookup by name).
+std::string tile_check(const MmaSpec& spec, const std::string& field, int64_t value, int step, int limit);
+// The ordered checks of the instruction's fields (dtype, mma, and that the arch runs that pair), for a
+// family's validate (first_reason); with_fp8: the family offers the fp8 operands.
+std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch,
+                                                     bool with_fp8 = false);
+// The ordered checks of the core's fields (mma_checks first), for a family's validate (first_reason); with_fp8:
 // the family offers the fp8 operands.
-std::vector<std::function<std::string()>> core_checks(const nlohmann::json& spec, const target::Arch& arch,
+std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, const target::Arch& arch,
                                                       bool with_fp8 = false);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 // After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
 // the wave's fragments.
-Tile tile_context(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const ir::Value& n,
+Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const ir::Value& n,
                   const ir::Value& k);
 // The k loop: every tile_k step staged through LDS and multiplied; the final accumulators.
 std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const ir::Value& bm,
@@ -120,7 +147,7 @@ std::vector<ir::Value> multiply(Context& ctx, const std::vector<Place>& places, 
 ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
 // This lane's operand from the row of a row-major matrix (in LDS or global memory) that starts at
 // element line_start: the pieces at k = step + group * stride + offset.
-ir::Value load_pieces(ir::Builder& b, const nlohmann::json& spec, const target::Arch& arch, const ir::Value& source,
+ir::Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch, const ir::Value& source,
                       const ir::Value& line_start, const ir::Value& group, int step);
 // tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,

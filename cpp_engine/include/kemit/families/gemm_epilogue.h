@@ -30,6 +30,14 @@ extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
 extern const std::vector<std::string> ACTIVATIONS;
 extern const std::vector<std::string> OUT_DTYPES;
+
+// FIELDS, typed (gemm_core.h: CoreSpec).
+struct Spec : gemm_core::CoreSpec {
+  bool bias;
+  std::string activation;
+  bool residual;
+  std::string out_dtype;
+};
 // gelu_tanh(x) = 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + GELU_CUBIC x^3), computed as
 // x / (1 + exp(GELU_EXP_SCALE (x + GELU_CUBIC x^3))) with GELU_EXP_SCALE = -2 sqrt(2 / pi); both
 // constants are the f32 nearest to 0.044715 and to -2 sqrt(2 / pi), written exactly
@@ -43,12 +51,14 @@ struct Buffers {
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // Every accumulator element of one fragment through the epilogue into c.
 void store_epilogue(gemm_core::Context& ctx, const Buffers& buffers, const gemm_core::Place& place,
                     const ir::Value& acc);

@@ -22,13 +22,20 @@ namespace kemit::families::gemm_mma {
 extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
 
+// FIELDS, typed (gemm_core.h: CoreSpec).
+struct Spec : gemm_core::CoreSpec {
+  bool accumulate;
+};
+
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
-std::string flavor_gate(const nlohmann::json& spec, const target::Arch& arch, const llvm::Flavor& flavor);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 ir::Value load_accumulator(gemm_core::Context& ctx, const ir::Value& c, const gemm_core::Place& place,
                            const ir::Type& accumulator);
 void store_accumulator(gemm_core::Context& ctx, const ir::Value& c, const gemm_core::Place& place,

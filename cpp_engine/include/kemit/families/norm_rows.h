@@ -32,13 +32,21 @@ constexpr double EPS = 0x1.4f8b58p-17;  // 1e-5 rounded to f32, as the constant 
 using Deviation = std::function<ir::Value(const ir::Value& chunk)>;
 using Accumulate = std::function<ir::Value(const ir::Value& acc, const ir::Value& chunk)>;
 
+// FIELDS, typed: the row fields first (rows_common.h: RowSpec), then this family's.
+struct Spec : rows_common::RowSpec {
+  std::string kind;
+  bool affine;
+};
+
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
 // The affine inputs after x and y: weight (and bias for layer), or none.
-std::vector<std::string> weight_names(const nlohmann::json& spec);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::vector<std::string> weight_names(const Spec& spec);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // One row: its statistics, then y.
 void norm_row(rows_common::RowContext& ctx, const ir::Value& row);
 // The row's f32 sum of what accumulate(acc, chunk) adds per chunk, in every lane.

@@ -27,21 +27,31 @@ constexpr int MIN_BLOCK = 64;
 constexpr int MAX_BLOCK = 1024;
 constexpr int MAX_GLOBAL_ALIGN = 16;
 
+// FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
+struct Spec {
+  std::string op, dtype;
+  bool out_f32;
+  int64_t cols, vec, block, rows_per_block;
+  std::string cross;
+};
+
 // The values a row's code needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
-  const nlohmann::json& spec;
+  const Spec& spec;
   const target::Arch& arch;
   ir::Value lane, wave, tid, rows, partials, waves;
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // One f32 partial per wave and row of the block.
-int64_t lds_bytes(const nlohmann::json& spec, const target::Arch& arch);
+int64_t lds_bytes(const Spec& spec, const target::Arch& arch);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // Row base + r (when it exists): this wave's partial into partials[r * waves + wave].
 void row_partial(Context& ctx, const ir::Value& x, const ir::Value& base, const ir::Value& r);
 // Row base + r (when it exists): reduce its partials across this wave and store y[row].

@@ -1,5 +1,7 @@
 // The families this engine knows, by name. Mirrors py_engine/kemit/families/registry.py,
-// where a family is a module; here it is a row of the module's functions.
+// where a family is a module; here it is a row of the module's functions. The row takes the parsed
+// spec (the JSON object parse_spec returns); each entry point reads it once into the family's typed
+// Spec (read_spec) and calls the family's function on that (registry.cpp, on_spec).
 #pragma once
 #include <string>
 #include <string_view>

@@ -41,10 +41,20 @@ using Combine = std::function<ir::Value(const ir::Value& a, const ir::Value& c)>
 using CombineValues = std::function<Values(const Values& a, const Values& c)>;
 using Checks = std::vector<std::function<std::string()>>;
 
+// A parsed spec as the C++ code reads it (Python keeps the dict; docs/architecture.md, "C++
+// representation"): the parsed JSON is read once, by read_*_spec, into one typed member per field.
+// ROW_FIELDS: the spec every row-frame family's Spec extends (softmax_rows, norm_rows, scan_rows).
+struct RowSpec {
+  std::string dtype;
+  int64_t cols, vec, block;
+  std::string scope, cross;
+};
+RowSpec read_row_spec(const nlohmann::json& spec);
+
 // The values a row's code needs (Python: the `ctx` dict). partials is unset (id 0) in scope wave.
 struct RowContext {
   ir::Builder& b;
-  const nlohmann::json& spec;
+  const RowSpec& spec;
   const target::Arch& arch;
   ir::Value x, y;
   Values inputs;
@@ -54,6 +64,12 @@ struct RowContext {
   int lanes;
 };
 using RowBody = std::function<void(RowContext& ctx, const ir::Value& row)>;
+// The family's own Spec (a RowSpec) of a context that row_kernel built from it: the typed stand-in
+// for Python's ctx["spec"], which is the family's whole dict.
+template <typename Spec>
+const Spec& spec_of(const RowContext& ctx) {
+  return static_cast<const Spec&>(ctx.spec);
+}
 
 // A vector's lanes folded left to right into one value by combine(a, c).
 ir::Value fold_vector(ir::Builder& b, const Combine& combine, const ir::Value& acc, int vec);
@@ -75,14 +91,13 @@ ir::Value partial_slot(ir::Builder& b, int waves, const ir::Value& index, int k)
 // ---- the row frame ----
 // The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
 // are the cross-lane methods the family offers.
-Checks row_checks(const nlohmann::json& spec, const target::Arch& arch,
-                  const std::vector<std::string>& crosses = CROSS);
+Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vector<std::string>& crosses = CROSS);
 // The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
 // rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
 // wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows.
-ir::Kernel row_kernel(const nlohmann::json& spec, const target::Arch& arch, const std::string& name,
-                      int values_per_wave, const std::vector<std::string>& inputs, const RowBody& row_body,
-                      const std::string& output = "y", const std::string& lds_name = "partials");
+ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::string& name, int values_per_wave,
+                      const std::vector<std::string>& inputs, const RowBody& row_body, const std::string& output = "y",
+                      const std::string& lds_name = "partials");
 // (start, first, step, end): the row's first element, and this lane's columns first, first +
 // step, ... below end (cols).
 Values row_span(RowContext& ctx, const ir::Value& row);

@@ -48,24 +48,32 @@ constexpr int ROW_SHR = 0x110;  // the DPP control row_shr:n is ROW_SHR + n (doc
 extern const std::vector<int> DPP_SHIFTS;
 constexpr int DPP_ROW = 16;
 
-// The kernels in module order and their launches in run order (the carry pass first).
-plan::Planned plan_module(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range);
+// FIELDS, typed: the row fields (rows_common.h: RowSpec), then this family's.
+struct Spec : rows_common::RowSpec {
+  std::string op;
+  bool exclusive;
+  int64_t split;
+};
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // The carry pass: the scan kernel's name and _carry, so that two modules linked into one code
 // object never define one symbol twice.
-std::string carry_kernel_name(const nlohmann::json& spec);
+std::string carry_kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
 // The scan kernel, then (split > 1) its carry pass, which is launched first.
-std::vector<ir::Kernel> build_module(const nlohmann::json& spec, const target::Arch& arch);
+std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch);
+// The kernels in module order and their launches in run order (the carry pass first).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 // The scan kernel: params x, y, (split > 1) carries, rows.
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // The carry pass: params x, carries, rows; its LDS is carry_partials (the scan kernel has partials).
-ir::Kernel build_carry(const nlohmann::json& spec, const target::Arch& arch);
+ir::Kernel build_carry(const Spec& spec, const target::Arch& arch);
 // The f32 LDS slots per wave: its total, or (cross lds) a slot per lane in each half of the buffer.
-int lds_per_wave(const nlohmann::json& spec, const target::Arch& arch);
+int lds_per_wave(const Spec& spec, const target::Arch& arch);
 double identity_value(const std::string& op);
 ir::Value combine(ir::Builder& b, const std::string& op, const ir::Value& a, const ir::Value& c);
 // (start, length): the first element of this workgroup's segment of the row (the row itself

@@ -27,11 +27,16 @@ extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
 constexpr double LOWEST = -0x1.fffffep+127;
 
+// FIELDS (ROW_FIELDS), typed.
+using Spec = rows_common::RowSpec;
+
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // One row: its (max, sum) by pass 1 and the reductions, then pass 2 writes y.
 void softmax_row(rows_common::RowContext& ctx, const ir::Value& row);
 // The pair (m, s) after the chunk `value`: m grows to the chunk's max, s is rescaled to it.

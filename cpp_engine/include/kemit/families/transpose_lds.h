@@ -30,20 +30,28 @@ constexpr int MAX_TILES = 16;
 constexpr int MAX_BLOCK = 1024;
 constexpr int GLOBAL_ALIGN = 16;
 
+// FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
+struct Spec {
+  std::string dtype;
+  int64_t tile, tiles, pad, vec, block;
+};
+
 // The values both phases need (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
-  const nlohmann::json& spec;
+  const Spec& spec;
   ir::Value tid, rows, cols, strip, row0, col0, block;
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
-std::string kernel_name(const nlohmann::json& spec);
+// A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
+Spec read_spec(const nlohmann::json& spec);
+std::string kernel_name(const Spec& spec);
 // tile rows of tile * tiles + pad elements.
-int64_t lds_bytes(const nlohmann::json& spec);
+int64_t lds_bytes(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
-std::string validate(const nlohmann::json& spec, const target::Arch& arch);
-ir::Kernel build(const nlohmann::json& spec, const target::Arch& arch);
+std::string validate(const Spec& spec, const target::Arch& arch);
+ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // strip[r * pitch + c .. + vec] = a[row0 + r, col0 + c .. + vec] for every vector in bounds.
 void read_strip(Context& ctx, const ir::Value& a, const ir::Type& loaded, int width, int pitch);
 // b[col0 + c, row0 + r] = strip[r * pitch + c]; lane j takes r = j % tile, c = j / tile.
