@@ -170,16 +170,18 @@ json emit_response(const json& request_id, const json& request) {
   } catch (...) {  // a bug or a malformed request: reported, never fatal
     return {{"id", request_id}, {"status", "error"}, {"error", error_text(std::current_exception())}};
   }
-  if (result.rejected) return {{"id", request_id}, {"status", "rejected"}, {"reason", result.reason}};
+  if (result.rejected) return {{"id", request_id}, {"status", "rejected"}, {"reason", std::move(result.reason)}};
+  // The texts move into the answer: a full gate's are some 64 MB, copied for nothing before.
   json ll = json::object();
-  for (const auto& section : result.ll)
-    ll[section.flavor] = section.rejected ? json{{"rejected", section.reason}} : json{{"text", section.text}};
+  for (auto& section : result.ll)
+    ll[section.flavor] =
+        section.rejected ? json{{"rejected", std::move(section.reason)}} : json{{"text", std::move(section.text)}};
   return {{"id", request_id},
           {"status", "ok"},
-          {"kernel_name", result.kernel_name},
-          {"canonical", result.canonical},
-          {"plan", result.plan},
-          {"ll", ll}};
+          {"kernel_name", std::move(result.kernel_name)},
+          {"canonical", std::move(result.canonical)},
+          {"plan", std::move(result.plan)},
+          {"ll", std::move(ll)}};
 }
 
 // The answer line, byte for byte what response.dump(-1, ' ', false, replace) writes, without
@@ -351,7 +353,7 @@ json respond(const json& request) {
 }
 
 int serve(std::istream& in, std::ostream& out) {
-  std::string line;
+  std::string line, text;  // text keeps its room from one answer to the next
   while (std::getline(in, line)) {
     if (is_blank(line)) continue;
     json response;
@@ -360,7 +362,7 @@ int serve(std::istream& in, std::ostream& out) {
     } catch (const json::exception& error) {
       response = {{"id", nullptr}, {"status", "error"}, {"error", std::string("malformed request line: ") + error.what()}};
     }
-    std::string text;
+    text.clear();
     write_json(text, response);
     text += '\n';
     out << text;
