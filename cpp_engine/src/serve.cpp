@@ -184,22 +184,30 @@ json emit_response(const json& request_id, const json& request) {
           {"ll", std::move(ll)}};
 }
 
+// True for a byte an ASCII JSON string holds as it is (no escape, no UTF-8 question).
+bool is_plain_byte(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
 // The answer line, byte for byte what response.dump(-1, ' ', false, replace) writes, without
 // nlohmann's per-character UTF-8 state machine for the long ASCII texts (the IR): an ASCII string
-// is escaped here in runs; any other string, and every non-string scalar, is still nlohmann's.
+// is escaped here, a run of plain bytes at a time through pointers (byte by byte by index, it
+// cost 20 instructions a byte under callgrind, a third of the worker's); any other string, and
+// every non-string scalar, is still nlohmann's.
 void write_string(std::string& out, const std::string& text) {
-  size_t start = out.size(), done = 0;
+  size_t start = out.size();
+  out.reserve(start + text.size() + 2);
   out += '"';
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
+  const char* end = text.data() + text.size();
+  for (const char* p = text.data(); p < end;) {
+    const char* run = p;
+    while (p < end && is_plain_byte(static_cast<unsigned char>(*p))) ++p;
+    out.append(run, static_cast<size_t>(p - run));
+    if (p == end) break;
+    auto c = static_cast<unsigned char>(*p++);
     if (c >= 0x80) {  // non-ASCII: nlohmann's own escaping (and its replacement of bad UTF-8)
       out.resize(start);
       out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
       return;
     }
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text, done, i - done);
-    done = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -215,7 +223,6 @@ void write_string(std::string& out, const std::string& text) {
       }
     }
   }
-  out.append(text, done, text.size() - done);
   out += '"';
 }
 
