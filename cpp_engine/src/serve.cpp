@@ -3,6 +3,7 @@
 // line in, flushed at once, so a pipelining driver never waits on a buffer.
 #include "serve.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <istream>
@@ -184,8 +185,15 @@ json emit_response(const json& request_id, const json& request) {
           {"ll", std::move(ll)}};
 }
 
-// True for a byte an ASCII JSON string holds as it is (no escape, no UTF-8 question).
-bool is_plain_byte(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+// The bytes an ASCII JSON string holds as they are (no escape, no UTF-8 question): one lookup a
+// byte instead of four comparisons.
+constexpr std::array<bool, 256> kPlainBytes = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return plain;
+}();
+
+bool is_plain_byte(unsigned char c) { return kPlainBytes[c]; }
 
 // The answer line, byte for byte what response.dump(-1, ' ', false, replace) writes, without
 // nlohmann's per-character UTF-8 state machine for the long ASCII texts (the IR): an ASCII string
