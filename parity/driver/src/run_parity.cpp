@@ -128,8 +128,9 @@ bool needs_triage(const ConfigResult& config) {
 // Runs the plan's requests and judges each config as soon as both engines answered it, while the
 // workers go on with the others: judged after the last answer, the whole gate's judging (some
 // 80 ms of CPU: decoding, comparing, hashing) ran alone on one core with every worker done. An
-// answer no triage needs is released once judged: a full gate's answers hold some 130 MB of text. With --max-failures, requests go to the pool in slices that keep every worker
-// busy, and no slice starts once that many configs failed; the configs never sent are counted in
+// answer no triage needs is released once judged: a full gate's answers hold some 130 MB of
+// text. With --max-failures, requests go to the pool in slices that keep every worker busy, and
+// no slice starts once that many configs failed; the configs never sent are counted in
 // outcome.not_run (the run is RED). Returns the answers of the requests that ran, per engine (a
 // released one keeps its kind and detail, with no response).
 std::vector<std::vector<Answer>> run_and_compare(const CheckOptions& options, const std::vector<FamilyConfigs>& families,
