@@ -34,7 +34,9 @@ What it measures (every figure is wall time on this machine, in this run):
    gate / bound is the figure with a 1.5x target (issue 13).
 4. Diagnostics for the gap: serving overhead per config (Python: decode the request line,
    respond, json.dumps the answer; C++: the answer's JSON encoding), the gate's CPU time against
-   the engines' work, the C++ worker's start-up, and the kemit_cpp binding's per-call overhead
+   the engines' work, the driver's own CPU time (one more gate run under perf stat --no-inherit,
+   when perf may count; the rest of the gate's CPU beyond engine work and start-ups is then the
+   serving), the C++ worker's start-up, and the kemit_cpp binding's per-call overhead
    (a trivial call, and emit through the binding minus kemit::emit in C++).
 
 The figures are noisy on a shared machine: the load average is printed with them.
@@ -43,6 +45,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -170,6 +173,26 @@ def time_startup(command, env, runs):
 
 # -- the gate --------------------------------------------------------------------------------------
 
+def driver_cpu_wrapper():
+    """`perf stat` counting the driver's own task-clock (--no-inherit: not its workers'), or None
+    when perf is missing or may not count (perf_event_paranoid): the column then reads n/a."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None
+    probe = subprocess.run([perf, "stat", "--no-inherit", "-x,", "-e", "task-clock", "true"], capture_output=True,
+                           text=True, check=False)
+    return [perf, "stat", "--no-inherit", "-x,", "-e", "task-clock"] if probe.returncode == 0 else None
+
+
+def perf_task_clock_s(counts_text):
+    """The task-clock figure (ms) of `perf stat -x,` output, in seconds."""
+    for line in counts_text.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("task-clock"):
+            return float(fields[0]) / 1e3
+    return None
+
+
 def time_gate(build, family_names, all_families, jobs, runs):
     binary = Path(build) / "parity" / "check_byte_identity"
     command = [str(binary)]
@@ -192,7 +215,19 @@ def time_gate(build, family_names, all_families, jobs, runs):
     if selected and selected != set(family_names):
         sys.exit(f"run.py: the gate's --only selected {sorted(selected)}, not {sorted(family_names)}")
     return {"command": " ".join(command), "wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus),
-            "result": result}
+            "driver_cpu_s": time_driver_cpu(command), "result": result}
+
+
+def time_driver_cpu(command):
+    """The driver's own CPU time in one more run of `command` under perf stat (apart from the timed
+    runs, whose wall time stays the gate's alone), or None when perf cannot count here."""
+    wrapper = driver_cpu_wrapper()
+    if not wrapper:
+        return None
+    with tempfile.NamedTemporaryFile(prefix="kemit-perf-", suffix=".txt") as counts:
+        # perf stat writes its counts to a file of their own; the gate's stdout and stderr stay its.
+        subprocess.run(wrapper + ["-o", counts.name, "--"] + command, capture_output=True, check=False, cwd=ROOT)
+        return perf_task_clock_s(Path(counts.name).read_text(encoding="utf-8"))
 
 
 # -- the binding ------------------------------------------------------------------------------------
@@ -371,6 +406,16 @@ def main(argv=None):
                    f"{default['jobs']} python and {default['jobs']} c++ start-ups {sec(starts_cpu)} + "
                    f"the rest (serving, JSON, driver) {sec(default['cpu_s'] - engines_cpu - starts_cpu)}; "
                    f"cpu / (wall * cores) = {default['cpu_s'] / (default['wall_s'] * cores):.0%}")
+        configs = sum(row["configs"] for row in per_family)
+        for key, gate in gates.items():
+            label = "default" if key == "default" else f"--jobs {key}"
+            driver = gate.get("driver_cpu_s")
+            if driver is None:
+                out.append(f"  {label} run's driver cpu: n/a (perf stat cannot count here)")
+                continue
+            rest = gate["cpu_s"] - engines_cpu - gate["jobs"] * (py_startup_cpu + cpp_startup_cpu) - driver
+            out.append(f"  {label} run's driver cpu {sec(driver)} ({ms(driver / configs)} per config; perf stat "
+                       f"--no-inherit); so serving and the rest {sec(rest)} ({ms(rest / configs)} per config)")
     out.append("")
     if "error" in binding:
         out.append(f"kemit_cpp binding: {binding['error']}")

@@ -3,6 +3,7 @@
 // line in, flushed at once, so a pipelining driver never waits on a buffer.
 #include "serve.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <istream>
@@ -170,34 +171,51 @@ json emit_response(const json& request_id, const json& request) {
   } catch (...) {  // a bug or a malformed request: reported, never fatal
     return {{"id", request_id}, {"status", "error"}, {"error", error_text(std::current_exception())}};
   }
-  if (result.rejected) return {{"id", request_id}, {"status", "rejected"}, {"reason", result.reason}};
+  if (result.rejected) return {{"id", request_id}, {"status", "rejected"}, {"reason", std::move(result.reason)}};
+  // The texts move into the answer: a full gate's are some 64 MB, copied for nothing before.
   json ll = json::object();
-  for (const auto& section : result.ll)
-    ll[section.flavor] = section.rejected ? json{{"rejected", section.reason}} : json{{"text", section.text}};
+  for (auto& section : result.ll)
+    ll[section.flavor] =
+        section.rejected ? json{{"rejected", std::move(section.reason)}} : json{{"text", std::move(section.text)}};
   return {{"id", request_id},
           {"status", "ok"},
-          {"kernel_name", result.kernel_name},
-          {"canonical", result.canonical},
-          {"plan", result.plan},
-          {"ll", ll}};
+          {"kernel_name", std::move(result.kernel_name)},
+          {"canonical", std::move(result.canonical)},
+          {"plan", std::move(result.plan)},
+          {"ll", std::move(ll)}};
 }
+
+// The bytes an ASCII JSON string holds as they are (no escape, no UTF-8 question): one lookup a
+// byte instead of four comparisons.
+constexpr std::array<bool, 256> kPlainBytes = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return plain;
+}();
+
+bool is_plain_byte(unsigned char c) { return kPlainBytes[c]; }
 
 // The answer line, byte for byte what response.dump(-1, ' ', false, replace) writes, without
 // nlohmann's per-character UTF-8 state machine for the long ASCII texts (the IR): an ASCII string
-// is escaped here in runs; any other string, and every non-string scalar, is still nlohmann's.
+// is escaped here, a run of plain bytes at a time through pointers (byte by byte by index, it
+// cost 20 instructions a byte under callgrind, a third of the worker's); any other string, and
+// every non-string scalar, is still nlohmann's.
 void write_string(std::string& out, const std::string& text) {
-  size_t start = out.size(), done = 0;
+  size_t start = out.size();
+  out.reserve(start + text.size() + 2);
   out += '"';
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
+  const char* end = text.data() + text.size();
+  for (const char* p = text.data(); p < end;) {
+    const char* run = p;
+    while (p < end && is_plain_byte(static_cast<unsigned char>(*p))) ++p;
+    out.append(run, static_cast<size_t>(p - run));
+    if (p == end) break;
+    auto c = static_cast<unsigned char>(*p++);
     if (c >= 0x80) {  // non-ASCII: nlohmann's own escaping (and its replacement of bad UTF-8)
       out.resize(start);
       out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
       return;
     }
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text, done, i - done);
-    done = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -213,7 +231,6 @@ void write_string(std::string& out, const std::string& text) {
       }
     }
   }
-  out.append(text, done, text.size() - done);
   out += '"';
 }
 
@@ -351,7 +368,7 @@ json respond(const json& request) {
 }
 
 int serve(std::istream& in, std::ostream& out) {
-  std::string line;
+  std::string line, text;  // text keeps its room from one answer to the next
   while (std::getline(in, line)) {
     if (is_blank(line)) continue;
     json response;
@@ -360,7 +377,7 @@ int serve(std::istream& in, std::ostream& out) {
     } catch (const json::exception& error) {
       response = {{"id", nullptr}, {"status", "error"}, {"error", std::string("malformed request line: ") + error.what()}};
     }
-    std::string text;
+    text.clear();
     write_json(text, response);
     text += '\n';
     out << text;

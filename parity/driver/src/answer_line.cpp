@@ -11,24 +11,32 @@ namespace {
 
 using nlohmann::json;
 
-// True when one of the 8 bytes of `word` ends a plain run of a string: '"', '\\', a control byte
-// or a non-ASCII byte. The tests tell whether such a byte exists (exactly), not where: the caller
-// finds it byte by byte within the word. (Bit Twiddling Hacks, "determine if a word has a byte
-// less than n" and "... equal to n".)
-bool has_special_byte(uint64_t word) {
+// The bytes of `word` (8 bytes in memory order) that end a plain run of a string: '"', '\\', a
+// control byte or a non-ASCII byte, as the high bit of each such byte. The lowest flag is exact (a
+// borrow only runs upward, so a false flag lies above a true one): it is the first such byte.
+// (Bit Twiddling Hacks, "determine if a word has a byte less than n" and "... equal to n".)
+uint64_t special_bytes(uint64_t word) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
-  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  auto zero_bytes = [&](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
   uint64_t below_space = (word - kOnes * 0x20) & ~word & kHighs;
-  return ((word & kHighs) | below_space | has_zero(word ^ (kOnes * '"')) | has_zero(word ^ (kOnes * '\\'))) != 0;
+  return (word & kHighs) | below_space | zero_bytes(word ^ (kOnes * '"')) | zero_bytes(word ^ (kOnes * '\\'));
 }
 
 bool is_plain_byte(unsigned char c) { return c != '"' && c != '\\' && c >= 0x20 && c < 0x80; }
 
-// The first byte at or after `p` that is not plain (or `end`), eight bytes at a time.
+// The first byte at or after `p` that is not plain (or `end`), eight bytes at a time. The IR has
+// an escaped newline every few dozen bytes, so the position comes from the word itself, not from
+// a byte-by-byte rescan.
 const char* end_of_plain_run(const char* p, const char* end) {
   for (uint64_t word; end - p >= 8; p += 8) {
     std::memcpy(&word, p, 8);
-    if (has_special_byte(word)) break;
+    uint64_t special = special_bytes(word);
+    if (special == 0) continue;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return p + (__builtin_ctzll(special) >> 3);
+#else
+    break;
+#endif
   }
   while (p < end && is_plain_byte(static_cast<unsigned char>(*p))) ++p;
   return p;
@@ -128,7 +136,8 @@ class PlainJson {
   // At the opening quote; appends the decoded text to out.
   bool string(std::string& out) {
     ++p_;
-    // Room for the whole text first (it is no longer than its JSON): one allocation, no regrowth.
+    // Room for the whole text first (it is no longer than its JSON): one allocation. Growing as it
+    // goes instead cost more in malloc and copies than this second scan costs.
     const char* close = p_;
     while ((close = end_of_plain_run(close, end_)) < end_ && *close == '\\') close += 2;
     out.reserve(out.size() + static_cast<size_t>(std::min(close, end_) - p_));

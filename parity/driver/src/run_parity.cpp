@@ -119,10 +119,20 @@ bool config_failed(const ConfigResult& config) {
                      [](const SectionResult& s) { return verdict_fails(s.verdict); });
 }
 
-// Runs the plan's requests and judges each config. With --max-failures, requests go to the pool
-// in slices that keep every worker busy, and no slice starts once that many configs failed; the
-// configs never sent are counted in outcome.not_run (the run is RED). Returns the answers of the
-// requests that ran, per engine.
+// Only a flavor MISMATCH is explained later (cross-lowering triage), from both answers.
+bool needs_triage(const ConfigResult& config) {
+  return std::any_of(config.sections.begin() + (config.sections.empty() ? 0 : 1), config.sections.end(),
+                     [](const SectionResult& s) { return s.verdict == Verdict::mismatch; });
+}
+
+// Runs the plan's requests and judges each config as soon as both engines answered it, while the
+// workers go on with the others: judged after the last answer, the whole gate's judging (some
+// 80 ms of CPU: decoding, comparing, hashing) ran alone on one core with every worker done. An
+// answer no triage needs is released once judged: a full gate's answers hold some 130 MB of
+// text. With --max-failures, requests go to the pool in slices that keep every worker busy, and
+// no slice starts once that many configs failed; the configs never sent are counted in
+// outcome.not_run (the run is RED). Returns the answers of the requests that ran, per engine (a
+// released one keeps its kind and detail, with no response).
 std::vector<std::vector<Answer>> run_and_compare(const CheckOptions& options, const std::vector<FamilyConfigs>& families,
                                                  const Plan& plan, WorkerPool& pool, RunOutcome& outcome,
                                                  std::ostream& notes) {
@@ -143,12 +153,19 @@ std::vector<std::vector<Answer>> run_and_compare(const CheckOptions& options, co
     const size_t engines = outcome.engines.size();
     if (options.progress)
       progress = [&](size_t done, size_t) { show_progress(notes, begin * engines + done, total * engines); };
-    std::vector<std::vector<Answer>> part = pool.run(requests, progress);
-    for (size_t r = 0; r < requests.size(); ++r) {
+    std::vector<ConfigResult> judged(requests.size());
+    AnsweredFn judge = [&](size_t r, std::vector<Answer*>& pair) {
       auto [f, c] = plan.owner[begin + r];
       CompareContext context{outcome.engines, outcome.flavors, options.locations, families[f].display_path};
-      outcome.families[f].configs.push_back(compare_config(families[f].configs[c], part[0][r], part[1][r], context));
-      outcome.families[f].configs.back().seconds = part[0][r].seconds + part[1][r].seconds;
+      judged[r] = compare_config(families[f].configs[c], *pair[0], *pair[1], context);
+      judged[r].seconds = pair[0]->seconds + pair[1]->seconds;
+      if (!needs_triage(judged[r]))
+        for (Answer* answer : pair) answer->response = nlohmann::json();
+    };
+    std::vector<std::vector<Answer>> part = pool.run(requests, progress, judge);
+    for (size_t r = 0; r < requests.size(); ++r) {
+      size_t f = plan.owner[begin + r].first;
+      outcome.families[f].configs.push_back(std::move(judged[r]));
       for (size_t e = 0; e < part.size(); ++e) answers[e].push_back(std::move(part[e][r]));
       failed += config_failed(outcome.families[f].configs.back());
     }

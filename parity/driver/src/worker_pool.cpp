@@ -206,8 +206,17 @@ void WorkerPool::handle_line(Slot& slot, const std::string& line) {
     accept_hello(slot, response);
     return;
   }
-  engines_[slot.engine].answers[static_cast<size_t>(head.request)] = {AnswerKind::response, std::move(response), "", seconds};
+  record(slot.engine, head.request, {AnswerKind::response, std::move(response), "", seconds});
+}
+
+void WorkerPool::record(size_t engine, long request, Answer answer) {
+  auto index = static_cast<size_t>(request);
+  engines_[engine].answers[index] = std::move(answer);
   ++done_;
+  if (++answers_in_[index] < engines_.size() || !answered_ || !*answered_) return;
+  std::vector<Answer*> all;
+  for (auto& state : engines_) all.push_back(&state.answers[index]);
+  (*answered_)(index, all);
 }
 
 void WorkerPool::accept_hello(Slot& slot, const json& response) {
@@ -231,8 +240,7 @@ void WorkerPool::fail_head(Slot& slot, AnswerKind kind, const std::string& what,
   // rather than respawn it forever.
   if (head.request == kHelloRequest) throw InfrastructureError(detail);
   EngineState& engine = engines_[slot.engine];
-  engine.answers[static_cast<size_t>(head.request)] = {kind, json(), detail};
-  ++done_;
+  record(slot.engine, head.request, {kind, json(), detail});
   // Re-send the requests the dead worker held, first in line, in their original order.
   for (auto it = slot.in_flight.rbegin(); it != slot.in_flight.rend(); ++it)
     if (it->request != head.request && it->request != kHelloRequest) engine.pending.push_front(it->request);
@@ -260,9 +268,12 @@ std::vector<Hello> WorkerPool::start() {
   return hellos;
 }
 
-std::vector<std::vector<Answer>> WorkerPool::run(const std::vector<json>& requests, const ProgressFn& progress) {
+std::vector<std::vector<Answer>> WorkerPool::run(const std::vector<json>& requests, const ProgressFn& progress,
+                                                 const AnsweredFn& answered) {
   requests_ = &requests;
+  answered_ = &answered;
   done_ = 0;
+  answers_in_.assign(requests.size(), 0);
   size_t total = requests.size() * engines_.size();
   for (auto& engine : engines_) {
     engine.answers.assign(requests.size(), Answer{});
@@ -277,6 +288,7 @@ std::vector<std::vector<Answer>> WorkerPool::run(const std::vector<json>& reques
   std::vector<std::vector<Answer>> answers;
   for (auto& engine : engines_) answers.push_back(std::move(engine.answers));
   requests_ = nullptr;
+  answered_ = nullptr;
   return answers;
 }
 

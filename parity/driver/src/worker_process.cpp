@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -20,6 +21,7 @@ namespace {
 
 constexpr size_t kStderrLinesKept = 12;
 constexpr size_t kStderrLineMax = 300;
+constexpr int kStdoutPipeBytes = 1 << 20;  // Linux's default /proc/sys/fs/pipe-max-size
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -81,6 +83,10 @@ WorkerProcess::WorkerProcess(const EngineCommand& command) {
     throw InfrastructureError("cannot start the " + command.name + " worker '" + argv[0] + "': " + strerror(error));
   }
   for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_}) set_nonblocking(fd);
+  // Room for a few whole answers (64 KiB by default, about one): a worker that finished one while
+  // the driver judged another goes on instead of waiting on a full pipe. Best effort: a smaller
+  // pipe only costs time.
+  fcntl(stdout_fd_, F_SETPIPE_SZ, kStdoutPipeBytes);
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -130,15 +136,26 @@ bool WorkerProcess::read_lines(std::vector<std::string>& lines) {
     if (!open) close_fd(stdout_fd_);
     break;
   }
-  size_t start = 0;
-  for (size_t newline; (newline = stdout_partial_.find('\n', start)) != std::string::npos; start = newline + 1)
+  // Where the last call stopped looking: a long answer arrives in several reads.
+  size_t start = 0, newline;
+  while ((newline = stdout_partial_.find('\n', std::max(start, stdout_scanned_))) != std::string::npos) {
+    if (start == 0 && newline + 1 == stdout_partial_.size()) {  // the buffer is one answer: moved, not copied
+      stdout_partial_.pop_back();
+      lines.push_back(std::move(stdout_partial_));
+      stdout_partial_.clear();
+      break;
+    }
     lines.push_back(stdout_partial_.substr(start, newline - start));
+    start = newline + 1;
+  }
   stdout_partial_.erase(0, start);
+  stdout_scanned_ = stdout_partial_.size();
   // A line past the limit is never buffered whole: it is handed on as it is, and the answer
   // parser refuses it by its length (a 100 MB line would otherwise be held, parsed and echoed).
   if (stdout_partial_.size() > limits::kMaxLineBytes) {
     lines.push_back(std::move(stdout_partial_));
     stdout_partial_.clear();
+    stdout_scanned_ = 0;
   }
   return stdout_fd_ >= 0;
 }

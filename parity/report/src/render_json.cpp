@@ -136,7 +136,7 @@ void write_text_file(const std::string& path, const std::string& content) {
 void write_json_report(const std::string& path, json lane_json, const Report& report) {
   if (!lane_json.is_object()) lane_json = json::object();
   json envelope = envelope_json(report);
-  for (auto& [key, value] : envelope.items()) lane_json[key] = value;
+  for (auto& [key, value] : envelope.items()) lane_json[key] = std::move(value);  // a case per config and section
   write_text_file(path, lane_json.dump(1) + "\n");
 }
 

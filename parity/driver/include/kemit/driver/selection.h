@@ -66,7 +66,7 @@ Selection last_failed_selection(const std::string& report_path);
 
 // Keeps a run's JSON report (the lane's JSON with the envelope) where --last-failed reads it
 // (last_report_path); a note on `err` when it cannot (the run goes on).
-void keep_last_report(const std::string& build, const std::string& tool, const nlohmann::json& lane_json,
+void keep_last_report(const std::string& build, const std::string& tool, nlohmann::json lane_json,
                       const report::Report& summary, std::ostream& err);
 
 // The selection flags as typed, shared by check_byte_identity and run_diff.

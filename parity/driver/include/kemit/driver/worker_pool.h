@@ -52,6 +52,10 @@ struct PoolOptions {
 };
 
 using ProgressFn = std::function<void(size_t done, size_t total)>;
+// Called once per request, as soon as every engine has its answer to it (answers[engine]), from
+// inside run(): a caller judges the request while the workers go on, and may release what it no
+// longer needs (run() returns the answers as the callback left them).
+using AnsweredFn = std::function<void(size_t request, std::vector<Answer*>& answers)>;
 
 class WorkerPool {
  public:
@@ -64,7 +68,8 @@ class WorkerPool {
   // InfrastructureError when a worker cannot start or answers hello badly.
   std::vector<Hello> start();
   // Sends every request (an emit body without "id") to every engine: answers[engine][request].
-  std::vector<std::vector<Answer>> run(const std::vector<nlohmann::json>& requests, const ProgressFn& progress);
+  std::vector<std::vector<Answer>> run(const std::vector<nlohmann::json>& requests, const ProgressFn& progress,
+                                       const AnsweredFn& answered = nullptr);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -96,6 +101,7 @@ class WorkerPool {
   void accept_hello(Slot& slot, const nlohmann::json& response);
   void fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms);
   void check_deadline(Slot& slot);
+  void record(size_t engine, long request, Answer answer);
   double head_timeout(const Slot& slot) const;
   std::string worker_label(const Slot& slot) const;
 
@@ -105,6 +111,8 @@ class WorkerPool {
   const std::vector<nlohmann::json>* requests_ = nullptr;
   long long next_wire_id_ = 1;
   size_t done_ = 0;
+  std::vector<size_t> answers_in_;  // per request: how many engines have answered it
+  const AnsweredFn* answered_ = nullptr;
 };
 
 }  // namespace kemit::driver

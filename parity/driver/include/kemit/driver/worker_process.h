@@ -49,6 +49,7 @@ class WorkerProcess {
   int stdin_fd_ = -1, stdout_fd_ = -1, stderr_fd_ = -1;
   std::string outbox_;
   std::string stdout_partial_;
+  size_t stdout_scanned_ = 0;  // stdout_partial_ holds no newline before this
   std::string stderr_partial_;
   std::deque<std::string> stderr_lines_;
   bool killed_by_driver_ = false;
