@@ -67,7 +67,8 @@ def parse_args(argv):
     parser.add_argument("--py-min-seconds", type=float, default=0.03, help="Python time per config (at least)")
     parser.add_argument("--cpp-min-reps", type=int, default=20, help="C++ repeats per config (at least)")
     parser.add_argument("--cpp-min-seconds", type=float, default=0.02, help="C++ time per config (at least)")
-    parser.add_argument("--gate-runs", type=int, default=1, help="gate runs per --jobs setting (median shown)")
+    parser.add_argument("--gate-runs", type=int, default=5,
+                        help="gate runs per --jobs setting (median shown; one run is noise on a shared machine)")
     parser.add_argument("--startup-runs", type=int, default=5, help="worker start-ups measured (median shown)")
     parser.add_argument("--no-gate", action="store_true", help="skip the gate runs (engine figures only)")
     parser.add_argument("--json", help="also write every figure to this file")
