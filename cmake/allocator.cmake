@@ -1,12 +1,11 @@
 # The malloc the engine's programs link (kemit_emit, its bench): KEMIT_ALLOCATOR is tcmalloc
-# (gperftools' tcmalloc_minimal, Debian's libgoogle-perftools-dev), mimalloc (libmimalloc-dev) or
-# system (glibc). The engine makes and frees many small objects per config (strings, op vectors);
-# a thread-caching allocator serves them in a fraction of glibc's instructions (bench/emit,
-# README "Speed"). The library `kemit` links none: a program embedding it keeps its own malloc,
+# (gperftools' tcmalloc_minimal, Debian's libgoogle-perftools-dev) or system (glibc). The engine
+# makes and frees many small objects per config; tcmalloc serves them in fewer instructions than
+# glibc (README "Speed"). The library `kemit` links none: a program embedding it keeps its own malloc,
 # and so does the kemit_cpp module inside Python. Sanitizer builds use the system one (ASan
 # replaces malloc itself).
-set(KEMIT_ALLOCATOR "tcmalloc" CACHE STRING "malloc of the engine's programs: tcmalloc, mimalloc or system")
-set_property(CACHE KEMIT_ALLOCATOR PROPERTY STRINGS tcmalloc mimalloc system)
+set(KEMIT_ALLOCATOR "tcmalloc" CACHE STRING "malloc of the engine's programs: tcmalloc or system")
+set_property(CACHE KEMIT_ALLOCATOR PROPERTY STRINGS tcmalloc system)
 set(KEMIT_ALLOCATOR_LIBRARY "")
 if(KEMIT_SANITIZER_LINK_OPTIONS)
   message(STATUS "kemit allocator: system (sanitizer build)")
@@ -14,11 +13,8 @@ elseif(KEMIT_ALLOCATOR STREQUAL "tcmalloc")
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(KEMIT_TCMALLOC REQUIRED IMPORTED_TARGET libtcmalloc_minimal)
   set(KEMIT_ALLOCATOR_LIBRARY PkgConfig::KEMIT_TCMALLOC)
-elseif(KEMIT_ALLOCATOR STREQUAL "mimalloc")
-  find_package(mimalloc REQUIRED)
-  set(KEMIT_ALLOCATOR_LIBRARY mimalloc)
 elseif(NOT KEMIT_ALLOCATOR STREQUAL "system")
-  message(FATAL_ERROR "KEMIT_ALLOCATOR must be tcmalloc, mimalloc or system (got '${KEMIT_ALLOCATOR}')")
+  message(FATAL_ERROR "KEMIT_ALLOCATOR must be tcmalloc or system (got '${KEMIT_ALLOCATOR}')")
 endif()
 
 # kemit_use_allocator(TARGET): TARGET (an executable) allocates through KEMIT_ALLOCATOR.
