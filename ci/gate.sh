@@ -8,7 +8,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEMIT_BUILD:-$top/build}
-"$top/ci/setup.sh" || exit 2
+"$top/ci/setup.sh" gate || exit 2
 cd "$top"
 
 failed=()
