@@ -232,14 +232,18 @@ TEST(ResultCacheFolder, PruneNeverTouchesAFileTheCacheDidNotName) {
   const std::string key = ResultCache::key({"k"});
   const std::string stale = dir + "/" + key.substr(0, 2) + "/" + key + ".tmp.1.2.3";
   const std::string fresh = dir + "/" + key.substr(0, 2) + "/" + key + ".tmp.4.5.6";
+  const std::string python = dir + "/" + key.substr(0, 2) + "/" + key + ".tmp.7.8";  // result_cache.py's name
   cache.put(key, std::string(5000, 'x'));  // past the cap alone
   std::ofstream(stale) << "left by a killed run";
   std::ofstream(fresh) << "being written";
+  std::ofstream(python) << "left by a killed Python lane";
   fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::last_write_time(python, fs::file_time_type::clock::now() - std::chrono::hours(2));
   cache.prune();
   for (const auto& path : foreign) EXPECT_TRUE(fs::exists(path)) << path << " was deleted by the cache";
   EXPECT_FALSE(cache.get(key)) << "the cache's own entry past the cap is pruned";
   EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(python));
   EXPECT_TRUE(fs::exists(fresh)) << "a concurrent writer's temporary";
   EXPECT_TRUE(fs::exists(dir + "/CACHEDIR.TAG"));
   fs::remove_all(dir);

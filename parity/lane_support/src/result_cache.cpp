@@ -83,16 +83,19 @@ bool is_entry_name(const std::string& folder, const std::string& name) {
   return name.size() == 64 && is_hex(name) && name.compare(0, 2, folder) == 0;
 }
 
-bool is_temporary_suffix(std::string_view suffix) {  // ".tmp.<digits>.<digits>.<digits>"
+// ".tmp.<pid>.<thread>.<n>" (this writer) or ".tmp.<pid>.<thread>" (result_cache.py's).
+bool is_temporary_suffix(std::string_view suffix) {
   if (suffix.substr(0, 5) != ".tmp.") return false;
   suffix.remove_prefix(5);
-  for (int part = 0; part < 3; ++part) {
+  int parts = 0;
+  while (true) {
     size_t dot = suffix.find('.');
-    if ((part < 2) != (dot != std::string_view::npos)) return false;
     if (!is_digits(suffix.substr(0, dot))) return false;
-    suffix = part < 2 ? suffix.substr(dot + 1) : std::string_view();
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    suffix.remove_prefix(dot + 1);
   }
-  return true;
+  return parts == 2 || parts == 3;
 }
 
 bool is_entry_temporary_name(const std::string& folder, const std::string& name) {
