@@ -60,6 +60,16 @@ def run_diff(mode, golden, cache, env=None, timeout=300):
                 "--cache", cache], timeout=timeout, env=env)
 
 
+def recorded(tmp_path):
+    """A golden folder blessed by a run that filled a fresh cache: (cache, golden, shard, its text)."""
+    cache, golden = tmp_path / "cache", tmp_path / "golden"
+    golden.mkdir()
+    r = run_diff("--record-golden", golden, cache)
+    assert r.returncode == 0, r.stdout + r.stderr
+    shard = golden / "alpha.json"
+    return cache, golden, shard, shard.read_text()
+
+
 def entries(cache):
     """The cache's entries: <cache>/<2 hex>/<64 hex>."""
     return sorted(p for p in Path(cache).glob("??/*") if len(p.name) == 64)
@@ -150,10 +160,7 @@ def test_a_huge_cache_cap_keeps_every_entry(tmp_path):
 # Item 2: a FIFO in the cache hung check_llvm and run_diff --check-golden (entries were opened
 # without the checks every loader makes).
 def test_fifo_entries_hang_neither_tool(tmp_path):
-    cache, golden = tmp_path / "cache", tmp_path / "golden"
-    golden.mkdir()
-    r = run_diff("--record-golden", golden, cache)
-    assert r.returncode == 0, r.stdout + r.stderr
+    cache, golden, _, _ = recorded(tmp_path)
     count = len(entries(cache))
     assert count > 0
     for entry in entries(cache):
@@ -211,11 +218,7 @@ def test_forged_values_are_recomputed_and_reported(tmp_path, forgery):
 # Item 3: a shard that fails to load could not be repaired: the suggested re-record failed, because
 # the bless loaded the bad shard first.
 def test_the_suggested_re_record_repairs_a_shard_that_does_not_load(tmp_path):
-    cache, golden = tmp_path / "cache", tmp_path / "golden"
-    golden.mkdir()
-    assert run_diff("--record-golden", golden, cache).returncode == 0
-    shard = golden / "alpha.json"
-    text = shard.read_text()
+    cache, golden, shard, text = recorded(tmp_path)
     shard.write_text(text.replace('"bytes": ', '"bytes": -', 1))
     r = run_diff("--check-golden", golden, cache)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -230,11 +233,7 @@ def test_the_suggested_re_record_repairs_a_shard_that_does_not_load(tmp_path):
 # Item 3: a shard missing one figure, and a cache saying 7 VGPR spills there, was GOLDEN OK
 # ("resources compared": the six figures it holds).
 def test_a_figure_the_shard_lacks_is_not_called_compared(tmp_path):
-    cache, golden = tmp_path / "cache", tmp_path / "golden"
-    golden.mkdir()
-    assert run_diff("--record-golden", golden, cache).returncode == 0
-    shard = golden / "alpha.json"
-    text = shard.read_text()
+    cache, golden, shard, text = recorded(tmp_path)
     assert text.count('"vgpr_spill": 0, ') > 1
     shard.write_text(text.replace('"vgpr_spill": 0, ', ""))  # every section lacks that one figure
     for entry in entries(cache):

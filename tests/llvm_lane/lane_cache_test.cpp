@@ -60,6 +60,13 @@ void forge_entry(const fs::path& entry, const std::function<void(nlohmann::json&
       << "kemit-result-cache 1\n" << key_line << "\nsha256 " << driver::sha256_hex(forged) << "\n" << forged;
 }
 
+// The lane's options over a fresh cache folder named `name`.
+LaneOptions cached_options(const std::string& name) {
+  LaneOptions options = test_options();
+  options.cache_dir = fresh_dir(name);
+  return options;
+}
+
 // A binary of the given bytes, standing in for a checker or llc (its digest is part of the key).
 std::string fake_binary(const std::string& dir, const std::string& name, const std::string& bytes) {
   fs::create_directories(dir);
@@ -176,8 +183,7 @@ TEST(LaneCache, PruneDropsTheLeastRecentlyUsedPastTheCap) {
 
 TEST(LaneCache, PoisonedLaneEntryIsRecomputedAndReported) {
   REQUIRE_FLAVOR("llvm19");
-  LaneOptions options = test_options();
-  options.cache_dir = fresh_dir("kemit_lane_cache");
+  LaneOptions options = cached_options("kemit_lane_cache");
   const LaneModule module = module_from("lds_reverse.ll", "llvm19", "gfx942");
   LaneRunStats cold, warm, poisoned, again;
   LaneResult truth = check_modules({module}, options, &cold).at(0);
@@ -205,8 +211,7 @@ TEST(LaneCache, PoisonedLaneEntryIsRecomputedAndReported) {
 
 TEST(LaneCache, CrashesAreNeverCached) {
   REQUIRE_FLAVOR("llvm19");
-  LaneOptions options = test_options();
-  options.cache_dir = fresh_dir("kemit_lane_cache_crash");
+  LaneOptions options = cached_options("kemit_lane_cache_crash");
   const LaneModule module = module_from("broken_with_debug_info.ll", "llvm19", "gfx942");
   LaneRunStats first, second;
   EXPECT_EQ(check_modules({module}, options, &first).at(0).verdict, Verdict::CRASH);
@@ -325,8 +330,7 @@ TEST(ResultCacheFolder, ASymlinkOrOversizedEntryIsNotRead) {
 // engine filled the cache; the reverse (a clean engine after the broken one) must stay GREEN.
 TEST(LaneCache, TheHellosAllowListIsPartOfTheKey) {
   REQUIRE_FLAVOR("llvm19");
-  LaneOptions clean = test_options();
-  clean.cache_dir = fresh_dir("kemit_lane_cache_hello");
+  LaneOptions clean = cached_options("kemit_lane_cache_hello");
   LaneOptions dropped = clean;
   for (auto& flavor : dropped.flavors)
     if (flavor.name == "llvm19") flavor.processors.erase(std::remove(flavor.processors.begin(), flavor.processors.end(), "gfx90a"), flavor.processors.end());
@@ -363,8 +367,7 @@ TEST(LaneCache, ForgedValuesWithGoodChecksumsAreRecomputed) {
   };
   for (const auto& forgery : forgeries) {
     SCOPED_TRACE(forgery.name);
-    LaneOptions options = test_options();
-    options.cache_dir = fresh_dir("kemit_lane_cache_forged");
+    LaneOptions options = cached_options("kemit_lane_cache_forged");
     LaneResult truth = check_one(module, options);
     ASSERT_EQ(truth.verdict, Verdict::LLVM_OK) << truth.detail;
     fs::path entry = only_entry(options.cache_dir);
@@ -384,8 +387,7 @@ TEST(LaneCache, ForgedValuesWithGoodChecksumsAreRecomputed) {
 // (it has the cache's own name) and recomputed.
 TEST(LaneCache, AFifoEntryDoesNotHang) {
   REQUIRE_FLAVOR("llvm19");
-  LaneOptions options = test_options();
-  options.cache_dir = fresh_dir("kemit_lane_cache_fifo");
+  LaneOptions options = cached_options("kemit_lane_cache_fifo");
   const LaneModule module = module_from("lds_reverse.ll", "llvm19", "gfx942");
   LaneResult truth = check_one(module, options);
   fs::path entry = only_entry(options.cache_dir);
