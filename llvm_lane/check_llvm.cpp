@@ -374,6 +374,8 @@ int main(int argc, char** argv) {
     if (!args.module_path.empty() && (!picked.words.empty() || !picked.filter.empty() || picked.last_failed))
       throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
     args.selection = kemit::driver::resolve_selection(picked, args.where.build, "check_llvm", std::cerr);
+    kemit::lane_support::check_cache_settings(  // a folder the cache may not use is exit 2 before any work
+        kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, args.where.build));
     std::unique_ptr<Engine> engine = start_engine(args);
     return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
   } catch (const std::exception& error) {

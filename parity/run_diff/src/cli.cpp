@@ -129,6 +129,8 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   out << tooling::header_line("run_diff", options.check.where) << ", golden " << shard_dir(options) << std::endl;
   try {
     options.check.selection = driver::resolve_selection(selection, options.check.locations.build, "run_diff", err);
+    if (options.mode == Mode::check || options.mode == Mode::record || options.mode == Mode::review)
+      check_resource_cache(options);
     switch (options.mode) {
       case Mode::check: return check_golden(options, out, err);
       case Mode::record: return record_golden(options, out, err);
