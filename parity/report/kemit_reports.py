@@ -206,7 +206,15 @@ def _case_json(c):
 
 
 def _xml_safe(text):
-    return "".join("?" if ord(ch) < 0x20 and ch not in "\n\t\r" else ch for ch in text)
+    """As render_junit.cpp's xml_safe: a lone surrogate (bytes decoded with surrogateescape) is no
+    UTF-8 and becomes U+FFFD; what XML 1.0 cannot carry (control characters, U+FFFE, U+FFFF), '?'."""
+    def safe(ch):
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            return "\ufffd"
+        if (ord(ch) < 0x20 and ch not in "\n\t\r") or ch in "\ufffe\uffff":
+            return "?"
+        return ch
+    return "".join(safe(ch) for ch in text)
 
 
 def junit_xml(lane, info, rows, cases, run_failures):
