@@ -27,7 +27,7 @@ NEUTRAL_DIRS = ("tooling",)
 PENDING = {}
 # The one harness file that may import kemit_cpp, for the reference interpreter (kemit_cpp.run): the
 # numerics lane's own opinion of a canonical text, not an engine; its modules come from the worker.
-INTERPRETER_USERS = {"parity/numerics/check_numerics.py": "kemit_cpp"}
+INTERPRETER_USERS = {"parity/numerics/check_numerics.py": "kemit_cpp", "parity/numerics/numerics_worker.py": "kemit_cpp"}
 ENGINE_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(ir|llvm|target|families|interp)/[^">]*|kemit/engine\.h'
                             r'|serve\.h|kemit_interp/[^">]*)[">]')
 HARNESS_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(driver|lane|golden|run_diff|report|fuzz)/[^">]*)[">]')

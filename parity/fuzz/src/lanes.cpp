@@ -70,7 +70,7 @@ std::vector<driver::ArchFacts> agreed_arch_facts(const std::vector<driver::Hello
 driver::EngineCommand numerics_command(const FuzzOptions& options) {
   const auto& where = options.check.locations;
   if (!options.numerics_cmd.empty()) return driver::custom_command("numerics", options.numerics_cmd, where);
-  return {"numerics", {"/usr/bin/python3", where.root + "/parity/fuzz/numerics_worker.py", "--build", where.build}, {}};
+  return {"numerics", {"/usr/bin/python3", where.root + "/parity/numerics/numerics_worker.py", "--build", where.build}, {}};
 }
 
 }  // namespace

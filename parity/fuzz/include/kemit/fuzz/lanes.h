@@ -1,6 +1,6 @@
 // Checking drawn specs in every lane: both engines through their protocol workers (the parity
 // driver's pool and judge), every emitted module through the real-LLVM lane (kemit_lane), and
-// the numerics lane (parity/fuzz/numerics_worker.py: the lane's check_config behind the same
+// the numerics lane (parity/numerics/numerics_worker.py: the lane's check_config behind the same
 // line protocol, so the same pool drives it).
 #pragma once
 #include <memory>

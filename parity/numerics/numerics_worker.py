@@ -1,13 +1,33 @@
-"""The numerics lane behind the engine line protocol, for kemit_fuzz (docs/fuzz.md).
-
-kemit_fuzz drives this worker with the parity driver's worker pool, so a crash or a hang is
-isolated to one spec and the worker is respawned. It calls the numerics lane's own entry points
-(parity/numerics/check_numerics.py: build_case, check_config), unchanged, with the lane's own
-module source (the C++ engine's protocol worker) and executors, in every section (canonical and
-each flavor's module):
+"""The numerics worker: what of the numerics lane must be Python (the plans, their inputs and the
+numpy references), behind a line protocol like the engines' `--serve` (docs/numerics.md, "The
+numerics worker"). `check_numerics` (parity/numerics/check_numerics.cpp) drives it for the configs
+it finds neither in the result cache nor refused; kemit_fuzz drives it for fuzzed specs. Both use
+the parity driver's worker pool, so a crash or a hang is isolated to one request and the worker is
+respawned. One JSON object per line, in order:
 
     -> {"id": 0, "op": "hello"}
     <- {"id": 0, "status": "ok", "engine": "numerics", "protocol": 1, "families": [...], "flavors": []}
+
+    -> {"id": 1, "op": "plan", "family": "gemm_mma", "config": 7,
+        "arch": {"name": "gfx942", "wave_size": 64}, "spec": {the spec with the engine's defaults}}
+    <- {"id": 1, "status": "ok", "spec_run": {the small spec}, "buffer_range": null | bytes}
+     | {"id": 1, "status": "ok", "refused": "no numerics plan for family ... | too large ..."}
+
+    -> {"id": 2, "op": "run", "family", "config", "arch", "spec" (as for plan), "spec_run",
+        "launch_plan": "<the engine's plan text>", "sections": {"canonical": "<text>", "llvm19": "<module>"}}
+    <- {"id": 2, "status": "ok", "results": [{"section", "verdict", "detail", "mismatch",
+        "lane_instructions", "run_seconds", "seconds"}, ...]}   (in the order of "sections")
+
+`plan` is the family's plan (plans.py) of the config: the spec to emit and the lowered buffer range
+(test-only, docs/protocol.md). `run` builds the same case again (inputs from the fixed seed and the
+config id, the reference's outputs), checks its spec is `spec_run`, runs each section's text: the
+canonical text in the reference interpreter (kemit_cpp.run), a flavor's module in that flavor's
+executor (the EXEC verb of kemit_llcheckN), launch by launch as the engine's plan orders them, and
+compares the outputs with the reference. The worker asks no engine for these two: the texts and the
+engine's facts come in the request.
+
+For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itself:
+
     -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...}}
     <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
         "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
@@ -34,9 +54,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
+sys.path.insert(0, HERE)
 
 import check_numerics  # noqa: E402
+from module_source import ArchFacts, Built  # noqa: E402
 import numerics_cache  # noqa: E402
 import plans  # noqa: E402
 import result_cache  # noqa: E402
@@ -125,8 +146,88 @@ def verdict_of(results):
     return next((r for r in results if r.verdict != "NUMERIC_OK"), results[0])
 
 
+class Lane:
+    """What the worker runs with, each started on first use: the interpreter module, the engine's
+    worker (the fuzzer's specs only) and the executors."""
+
+    def __init__(self, build):
+        self.build = build
+        self.checkers = check_numerics.Checkers(build)
+        self._kemit_cpp = self._source = None
+
+    @property
+    def kemit_cpp(self):
+        if self._kemit_cpp is None:
+            sys.path.insert(0, os.path.join(os.path.abspath(self.build), "bindings"))
+            try:
+                import kemit_cpp
+            except ImportError as error:
+                raise RuntimeError(f"cannot import kemit_cpp from {self.build}/bindings ({error}); build it with "
+                                   f"`cmake --build {self.build} --target kemit_cpp`") from error
+            self._kemit_cpp = kemit_cpp
+        return self._kemit_cpp
+
+    @property
+    def source(self):
+        if self._source is None:
+            self._source = check_numerics.EngineSource("cpp", self.build)
+        return self._source
+
+    def close(self):
+        if self._source is not None:
+            self._source.close()
+        self.checkers.close()
+
+
+def requested_case(request):
+    """(case, "") of a plan or run request, or (None, why the config cannot run)."""
+    family, arch = request["family"], request["arch"]
+    if family not in plans.PLANS:
+        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    facts = ArchFacts(arch["name"], int(arch["wave_size"]))
+    try:
+        return plans.make_case(family, request["spec"], facts, int(request["config"])), ""
+    except plans.TooLarge as error:
+        return None, str(error)
+
+
+def finite(value):
+    """JSON has no inf or NaN: a mismatch's non-finite figures travel as "inf", "-inf", "nan"."""
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def plan_answer(request):
+    case, reason = requested_case(request)
+    if case is None:
+        return {"status": "ok", "refused": reason}
+    return {"status": "ok", "spec_run": case.spec, "buffer_range": case.buffer_range}
+
+
+def run_answer(request, lane):
+    case, reason = requested_case(request)
+    if case is None:
+        return {"status": "error", "error": f"the plan refuses the config: {reason}"}
+    if case.spec != request["spec_run"]:
+        return {"status": "error", "error": f"the plan gives the spec {json.dumps(case.spec, sort_keys=True)}, "
+                                            f"not the spec_run of the request"}
+    built = Built(None, {}, "", plan=request["launch_plan"])
+    results = []
+    for section, text in request["sections"].items():
+        kemit_cpp = lane.kemit_cpp if section == "canonical" else None
+        r = check_numerics.run_section(kemit_cpp, lane.checkers, section, text, case, built,
+                                       request["family"], int(request["config"]))
+        results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
+                        "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
+                        "seconds": r.seconds})
+    return {"status": "ok", "results": results}
+
+
 def answer(request, lane, limit):
-    kemit_cpp, source, checkers = lane
+    kemit_cpp, source, checkers = lane.kemit_cpp, lane.source, lane.checkers
     start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
     case, built = check_numerics.build_case(request["family"], config, source)
@@ -145,37 +246,42 @@ def answer(request, lane, limit):
             "seconds": round(time.perf_counter() - start, 4)}
 
 
-def serve(lane, build):
-    limit = None  # measured at the first spec, so that hello answers at once
+def serve(lane):
+    limit = None  # measured at the first fuzzed spec, so that hello answers at once
     for line in sys.stdin:
         request = json.loads(line)
-        if request.get("op") == "hello":
-            reply = {"status": "ok", "engine": "numerics", "protocol": 1, "families": sorted(plans.PLANS),
-                     "flavors": []}
-        elif request.get("op") == "numerics":
-            try:
-                limit = limit if limit is not None else cached_work_limit(lane[1], build)
+        op = request.get("op")
+        try:
+            if op == "hello":
+                reply = {"status": "ok", "engine": "numerics", "protocol": 1, "families": sorted(plans.PLANS),
+                         "flavors": []}
+            elif op == "plan":
+                reply = plan_answer(request)
+            elif op == "run":
+                reply = run_answer(request, lane)
+            elif op == "numerics":
+                limit = limit if limit is not None else cached_work_limit(lane.source, lane.build)
                 reply = answer(request, lane, limit)
-            except Exception as error:  # a bug of the lane or the engine: the spec fails as CRASH
-                reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
-        else:
-            reply = {"status": "error", "error": f"unknown op {request.get('op')!r}"}
+            else:
+                reply = {"status": "error", "error": f"unknown op {op!r}"}
+        except Exception as error:  # a bug of the lane or the engine: the request fails as an error
+            reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
         reply["id"] = request.get("id")
-        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.write(json.dumps(reply, allow_nan=False) + "\n")
         sys.stdout.flush()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--serve", action="store_true", help="answer requests on stdin (the only mode)")
     parser.add_argument("--build", required=True,
                         help="the CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN")
     args = parser.parse_args()
-    source, checkers = check_numerics.EngineSource("cpp", args.build), check_numerics.Checkers(args.build)
+    lane = Lane(args.build)
     try:
-        serve((check_numerics.load_kemit_cpp(args.build), source, checkers), args.build)
+        serve(lane)
     finally:
-        source.close()
-        checkers.close()
+        lane.close()
 
 
 if __name__ == "__main__":
