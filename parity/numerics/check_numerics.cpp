@@ -17,7 +17,6 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -41,6 +40,7 @@
 #include "kemit/input_limits_cli.h"
 #include "kemit/lane_support/progress_line.h"
 #include "kemit/lane_support/result_cache.h"
+#include "kemit/lane_support/source_digest.h"
 #include "kemit/report/render.h"
 #include "kemit/report/run_info.h"
 #include "kemit/report/shard.h"
@@ -221,43 +221,6 @@ std::string cache_key(const LaneFacts& lane, const Item& item, const std::string
   }
   std::vector<std::string_view> views(parts.begin(), parts.end());
   return kemit::lane_support::ResultCache::key(views);
-}
-
-// sha256 of a file, remembered in the cache by (path, size, mtime, inode): the executors are
-// large and a warm run must not read them.
-std::string file_digest(kemit::lane_support::ResultCache& memo, const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) throw driver::InfrastructureError(path + " is missing");
-  std::string key = kemit::lane_support::ResultCache::key(
-      {"file digest 1", path, std::to_string(info.st_size), std::to_string(info.st_mtim.tv_sec),
-       std::to_string(info.st_mtim.tv_nsec), std::to_string(info.st_ino)});
-  if (auto stored = memo.get(key)) {
-    if (stored->size() == 64 && stored->find_first_not_of("0123456789abcdef") == std::string::npos) return *stored;
-    memo.reject(key, "its value is not a sha256");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) throw driver::InfrastructureError("cannot read " + path);
-  std::string digest = driver::sha256_hex(bytes);
-  memo.put(key, digest);
-  return digest;
-}
-
-// The lane's Python sources: every *.py under parity/numerics/, by relative path.
-std::string python_digest(const std::string& root) {
-  std::filesystem::path folder = std::filesystem::path(root) / "parity" / "numerics";
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder))
-    if (entry.is_regular_file() && entry.path().extension() == ".py" &&
-        entry.path().string().find("__pycache__") == std::string::npos)
-      files.push_back(std::filesystem::relative(entry.path(), folder).string());
-  std::sort(files.begin(), files.end());
-  std::string all;
-  for (const auto& file : files) {
-    std::string text = kemit::limits::read_regular_file(folder / file, "parity/numerics/" + file);
-    all += file + '\0' + driver::sha256_hex(text) + '\0';
-  }
-  return driver::sha256_hex(all);
 }
 
 // ---- where the runners are -------------------------------------------------------------------
@@ -811,12 +774,18 @@ std::vector<driver::FamilyConfigs> load_families(const Arguments& args) {
   if (families.empty())  // an empty selection must never pass as an empty GREEN
     throw driver::UsageError(args.only.empty() ? "no <family>.json config file in " + args.where.configs
                                                : "--only " + args.only + " matches no config file in " + args.where.configs);
-  // The lane runs the emitting configs; FAMILY:ID words and --filter select among them.
-  for (auto& family : families)
+  driver::apply_selection(args.selection, families);  // a name or id that does not exist, or nothing: exit 2
+  // The lane runs the emitting configs (a refusal has no numbers).
+  size_t emitting = 0;
+  for (auto& family : families) {
     family.configs.erase(std::remove_if(family.configs.begin(), family.configs.end(),
                                         [](const driver::ParityConfig& c) { return c.expect != driver::Expect::emit; }),
                          family.configs.end());
-  driver::apply_selection(args.selection, families);
+    emitting += family.configs.size();
+  }
+  if (emitting == 0 && !args.selection.empty())
+    throw driver::UsageError("the selection keeps only configs with expect reject: the numerics lane runs the "
+                             "emitting configs (choose some with expect emit)");
   return families;
 }
 
@@ -843,7 +812,8 @@ LaneFacts lane_facts(const Arguments& args, const driver::Hello& hello, const st
                      kemit::lane_support::ResultCache& memo) {
   LaneFacts lane;  // the digests only feed keys: a run without a cache reads no binary
   lane.sections = sections;
-  if (memo.enabled()) lane.python_digest = python_digest(args.where.root);
+  if (memo.enabled())
+    lane.python_digest = kemit::lane_support::tree_digest(args.where.root + "/parity/numerics", "parity/numerics", ".py");
   for (const auto& section : sections) {
     if (section == "canonical") {
       std::string module = interpreter_module(args.where.build);
@@ -851,7 +821,7 @@ LaneFacts lane_facts(const Arguments& args, const driver::Hello& hello, const st
         throw driver::InfrastructureError("cannot find kemit_cpp in " + args.where.build +
                                           "/bindings: the canonical section needs it (cmake --build " +
                                           args.where.build + " --target kemit_cpp; or --flavor to leave it out)");
-      lane.runners[section] = memo.enabled() ? "interpreter " + file_digest(memo, module) : "";
+      lane.runners[section] = memo.enabled() ? "interpreter " + kemit::lane_support::file_digest(memo, module) : "";
       continue;
     }
     int major = 0;
@@ -865,7 +835,7 @@ LaneFacts lane_facts(const Arguments& args, const driver::Hello& hello, const st
       throw driver::InfrastructureError(path + " is missing: the " + section + " section needs it (cmake --build " +
                                         args.where.build + " --target kemit_llcheck" + std::to_string(major) +
                                         "; or --section to leave " + section + " out)");
-    lane.runners[section] = memo.enabled() ? "executor " + file_digest(memo, path) : "";
+    lane.runners[section] = memo.enabled() ? "executor " + kemit::lane_support::file_digest(memo, path) : "";
   }
   return lane;
 }
@@ -903,7 +873,7 @@ int run(Arguments& args) {
   kemit::lane_support::ResultCache plans(cache.dir());
   LaneFacts lane = lane_facts(args, hellos.at(0), sections, plans);
   if (plans.enabled() && args.engine == "cpp" && args.engine_cmd.empty())
-    lane.engine_digest = "kemit_emit " + file_digest(plans, args.where.build + "/cpp_engine/kemit_emit");
+    lane.engine_digest = "kemit_emit " + kemit::lane_support::file_digest(plans, args.where.build + "/cpp_engine/kemit_emit");
   NumericsWorkers workers(args);
 
   parse_specs(items, engine, hellos.at(0));

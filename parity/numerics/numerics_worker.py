@@ -45,24 +45,158 @@ binary, so that a later run's first spec does not pay the ~20 s again).
 Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse
-import glob
 import json
 import math
 import os
 import re
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import plans
+from executor_client import Checker, CheckerError, checker_path
+from launch_plan import PlanError, launch_arguments, parse_plan
+from module_source import FLAVORS, ArchFacts, Built, EngineSource
 
-import check_numerics  # noqa: E402
-from module_source import ArchFacts, Built  # noqa: E402
-import numerics_cache  # noqa: E402
-import plans  # noqa: E402
-import result_cache  # noqa: E402
+VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
+SECTIONS = ("canonical",) + FLAVORS
 
-LIMIT_KEY_VERSION = "numerics-fuzz-limit 4"  # 2: loop trips counted; 3: the 95th percentile; 4: the launch plan's launches
+
+@dataclass
+class Result:
+    family: str
+    config: int
+    verdict: str
+    detail: str = ""
+    mismatch: dict = None
+    lane_instructions: int = 0
+    interp_seconds: float = 0.0   # the interpreter's or the executor's own time
+    seconds: float = 0.0
+    spec: dict = field(default_factory=dict)
+    section: str = "canonical"
+    cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
+
+
+class Checkers:
+    """One executor (kemit_llcheckN) per flavor and thread, started on first use."""
+
+    def __init__(self, build, env=None):
+        self.build, self.env = build, env
+        self._local = threading.local()
+        self._all, self._lock = [], threading.Lock()
+
+    def version(self, flavor):
+        """The LLVM version string the flavor's executor announces (part of its cache keys)."""
+        return self.get(flavor).version
+
+    def get(self, flavor):
+        mine = getattr(self._local, "checkers", None)
+        if mine is None:
+            mine = self._local.checkers = {}
+        if flavor not in mine or not mine[flavor].alive():  # a checker that died is replaced
+            mine[flavor] = Checker(checker_path(self.build, flavor), self.env)
+            with self._lock:
+                self._all.append(mine[flavor])
+        return mine[flavor]
+
+    def close(self):
+        for checker in self._all:
+            checker.close()
+
+
+def make_case(family, config, source):
+    """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
+    come from the engine's worker (the lane imports no engine code)."""
+    arch, reason = source.arch(config["arch"])
+    spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
+    if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
+        return None, f"the engine refuses the config: {reason or refusal}"
+    if family not in plans.PLANS:
+        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    try:
+        return plans.make_case(family, spec, arch, config["id"]), ""
+    except plans.TooLarge as error:
+        return None, str(error)
+
+
+def compare_outputs(result, case, buffers):
+    for output in case.outputs:
+        mismatch = plans.compare(output, buffers[output.name])
+        if mismatch:
+            result.verdict, result.mismatch = "NUMERIC_MISMATCH", mismatch
+            result.detail = (f"{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
+                             f"max abs error {mismatch['max_abs_error']:.6g}, max rel error {mismatch['max_rel_error']:.6g}; "
+                             f"first bad index {mismatch['first_bad_index']}: got {mismatch['got']!r}, "
+                             f"want {mismatch['want']!r} (tolerance {mismatch['tolerance']:.3g})")
+            return
+
+
+def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
+    """One section's Result: the engine's launch plan run, launch by launch over views of the same
+    buffers, on the canonical text in the interpreter or a flavor's module in its executor."""
+    start = time.perf_counter()
+    buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
+    lanes, seconds = 0, 0.0
+    result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
+    try:
+        for launch in parse_plan(built.plan):  # in launch order
+            grid, block = launch.grid or case.grid, launch.block or case.block
+            views, scalars = launch_arguments(launch, buffers, case.scalars)
+            if section == "canonical":
+                stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel)
+                lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
+                continue
+            name = f"{family}.{config_id}.{section}.ll"
+            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, views, scalars,
+                                                                   launch.kernel)
+            lanes, seconds = lanes + count, seconds + took
+            if not ok:
+                raise RuntimeError(f"ExecError: {error}")
+    except PlanError as error:
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"PlanError: {error}"
+    except CheckerError as error:
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"CheckerError: {error}"
+    except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
+    if result.verdict == "NUMERIC_OK":
+        compare_outputs(result, case, buffers)
+    result.lane_instructions, result.interp_seconds = lanes, seconds
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def build_case(family, config, source):
+    """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
+    start = time.perf_counter()
+    case, reason = make_case(family, config, source)
+    if case is None:
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+    lowered = {"buffer_range": case.buffer_range} if case.buffer_range else {}  # test-only, docs/protocol.md
+    built = source.build(family, config["id"], config["arch"], case.spec, **lowered)
+    if built.canonical is None:
+        range_note = f" (buffer range lowered to {case.buffer_range} bytes)" if case.buffer_range else ""
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE",
+                             f"the small spec {json.dumps(case.spec, sort_keys=True)}{range_note} is refused: {built.refused}",
+                             seconds=time.perf_counter() - start, spec=case.spec)]
+    return case, built
+
+
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS):
+    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out)."""
+    case, built = build_case(family, config, source)
+    if case is None:
+        return built
+    results = []
+    for section in sections:
+        text = built.canonical if section == "canonical" else built.flavors.get(section)
+        if text is None:
+            continue  # the engine refuses this flavor for the arch: n/a
+        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
+    return results
+
+
+
 LIMIT_QUANTILE = 0.95
 CONST = re.compile(r"%(\d+) = const \{value=(-?\d+)\}")
 FOR = re.compile(r"for %\d+ = %(\d+) to %(\d+) step %(\d+)")
@@ -101,44 +235,27 @@ def work(case, built):
     the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
     it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
     try:
-        launches = check_numerics.parse_plan(built.plan)
-    except check_numerics.PlanError:
+        launches = parse_plan(built.plan)
+    except PlanError:
         return 0
     lanes = sum(math.prod(launch.grid or case.grid) * (launch.block or case.block) for launch in launches)
     return lines_per_lane(built.canonical) * lanes
 
 
-def numbered_work_limit(source):
-    """The work that 95% of the numbered emitting configs stay within. Not the largest: the few
-    largest numbered configs (up to 80 times the 95th percentile) run minutes in the executors on a
-    shared machine, and the fuzzer draws thousands of specs, not a handful."""
+def numbered_work_limit(configs, source):
+    """The work that 95% of the numbered emitting configs (as kemit_fuzz sends them, loaded by the
+    strict loader) stay within. Not the largest: the few largest numbered configs (up to 80 times
+    the 95th percentile) run minutes in the executors on a shared machine, and the fuzzer draws
+    thousands of specs, not a handful."""
     works = []
-    for family, configs in check_numerics.load_configs([]):
-        if family not in plans.PLANS:
+    for config in configs:
+        if config["family"] not in plans.PLANS:
             continue
-        for config in configs:
-            case, built = check_numerics.build_case(family, config, source)
-            if case is not None:
-                works.append(work(case, built))
+        case, built = build_case(config["family"], dict(config, expect="emit"), source)
+        if case is not None:
+            works.append(work(case, built))
     works.sort()
     return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
-
-
-def cached_work_limit(source, build):
-    """numbered_work_limit, from the result cache when nothing it depends on has changed."""
-    root = os.path.dirname(os.path.dirname(HERE))
-    configs = glob.glob(os.path.join(root, "parity", "configs", "*.json"))
-    key = result_cache.cache_key([LIMIT_KEY_VERSION, numerics_cache.lane_digest(os.path.join(root, "parity", "numerics")),
-                                  numerics_cache.digest_files(configs + [source.command[0]])])
-    cache = result_cache.ResultCache(result_cache.resolve_cache_dir(None, False, build))
-    stored = cache.get(key)
-    if stored is not None and stored.decode().isdigit():
-        return int(stored.decode())
-    if stored is not None:
-        cache.reject(key, "its value is not a work figure")
-    limit = numbered_work_limit(source)
-    cache.put(key, str(limit).encode())
-    return limit
 
 
 def verdict_of(results):
@@ -152,7 +269,7 @@ class Lane:
 
     def __init__(self, build):
         self.build = build
-        self.checkers = check_numerics.Checkers(build)
+        self.checkers = Checkers(build)
         self._kemit_cpp = self._source = None
 
     @property
@@ -170,7 +287,7 @@ class Lane:
     @property
     def source(self):
         if self._source is None:
-            self._source = check_numerics.EngineSource("cpp", self.build)
+            self._source = EngineSource("cpp", self.build)
         return self._source
 
     def close(self):
@@ -218,7 +335,7 @@ def run_answer(request, lane):
     results = []
     for section, text in request["sections"].items():
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
-        r = check_numerics.run_section(kemit_cpp, lane.checkers, section, text, case, built,
+        r = run_section(kemit_cpp, lane.checkers, section, text, case, built,
                                        request["family"], int(request["config"]))
         results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
                         "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
@@ -230,7 +347,7 @@ def answer(request, lane, limit):
     kemit_cpp, source, checkers = lane.kemit_cpp, lane.source, lane.checkers
     start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
-    case, built = check_numerics.build_case(request["family"], config, source)
+    case, built = build_case(request["family"], config, source)
     if case is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
     size = work(case, built)
@@ -238,7 +355,7 @@ def answer(request, lane, limit):
         return {"status": "ok", "verdict": "SKIPPED",
                 "detail": f"too large to run: work {size} over {limit}, the 95th percentile of "
                           "the numbered configs'"}
-    results = check_numerics.check_config(kemit_cpp, request["family"], config, source, checkers)
+    results = check_config(kemit_cpp, request["family"], config, source, checkers)
     worst = verdict_of(results)
     failed = worst.verdict != "NUMERIC_OK"
     return {"status": "ok", "verdict": worst.verdict, "section": worst.section if failed else "", "detail": worst.detail,
@@ -247,7 +364,6 @@ def answer(request, lane, limit):
 
 
 def serve(lane):
-    limit = None  # measured at the first fuzzed spec, so that hello answers at once
     for line in sys.stdin:
         request = json.loads(line)
         op = request.get("op")
@@ -259,9 +375,10 @@ def serve(lane):
                 reply = plan_answer(request)
             elif op == "run":
                 reply = run_answer(request, lane)
+            elif op == "work_limit":
+                reply = {"status": "ok", "work_limit": numbered_work_limit(request["configs"], lane.source)}
             elif op == "numerics":
-                limit = limit if limit is not None else cached_work_limit(lane.source, lane.build)
-                reply = answer(request, lane, limit)
+                reply = answer(request, lane, int(request["work_limit"]))
             else:
                 reply = {"status": "error", "error": f"unknown op {op!r}"}
         except Exception as error:  # a bug of the lane or the engine: the request fails as an error

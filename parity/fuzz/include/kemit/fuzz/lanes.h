@@ -71,6 +71,7 @@ class FuzzLanes {
 
   FuzzOptions options_;
   std::vector<std::string> flavors_, families_, numerics_families_;
+  long long numerics_work_limit_ = 0;  // a fuzzed spec with more work is SKIPPED (numerics_worker.py)
   std::vector<driver::ArchFacts> arch_facts_;
   std::vector<driver::FlavorFacts> flavor_facts_;
   std::unique_ptr<driver::WorkerPool> engines_, numerics_;

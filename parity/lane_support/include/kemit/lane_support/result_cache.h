@@ -7,8 +7,7 @@
 // corrupted or planted entry is detected, deleted, reported and recomputed.
 // Writes go to a temporary file renamed into place (atomic; concurrent runs may
 // share a directory); reads refresh the entry's mtime, and prune() deletes the
-// least recently used entries past the size cap. parity/lane_support/result_cache.py
-// reads and writes the same format for the Python lanes.
+// least recently used entries past the size cap.
 #pragma once
 #include <cstdint>
 #include <mutex>
