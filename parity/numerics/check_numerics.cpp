@@ -87,12 +87,14 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   return parts;
 }
 
-// Python's json.dumps(value, sort_keys=True): the spec as the lane has always printed it.
+// Python's json.dumps(value, sort_keys=True): the spec as the lane has always printed it. Only
+// the separators differ from nlohmann's compact form; scalars (strings with ensure_ascii) print
+// the same.
 std::string python_json(const json& value) {
   if (value.is_object()) {
     std::string out = "{";
     for (auto it = value.begin(); it != value.end(); ++it)  // nlohmann keeps keys sorted
-      out += (it == value.begin() ? "" : ", ") + python_json(it.key()) + ": " + python_json(it.value());
+      out += (it == value.begin() ? "" : ", ") + json(it.key()).dump(-1, ' ', true) + ": " + python_json(it.value());
     return out + "}";
   }
   if (value.is_array()) {
@@ -100,46 +102,7 @@ std::string python_json(const json& value) {
     for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + python_json(value[i]);
     return out + "]";
   }
-  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
-  if (value.is_null()) return "null";
-  if (value.is_string()) {  // ensure_ascii: every non-ASCII character as \uXXXX (UTF-16)
-    std::string out = "\"";
-    std::u32string code_points;
-    const std::string& text = value.get_ref<const std::string&>();
-    for (size_t i = 0; i < text.size();) {
-      unsigned char c = static_cast<unsigned char>(text[i]);
-      char32_t cp = c;
-      size_t length = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-      if (length > 1) {
-        cp = c & (0x3F >> (length - 1));
-        for (size_t k = 1; k < length && i + k < text.size(); ++k) cp = (cp << 6) | (text[i + k] & 0x3F);
-      }
-      i += length;
-      char buffer[16];
-      if (cp == '"' || cp == '\\') {
-        out += '\\';
-        out += static_cast<char>(cp);
-      } else if (cp == '\n') {
-        out += "\\n";
-      } else if (cp == '\t') {
-        out += "\\t";
-      } else if (cp == '\r') {
-        out += "\\r";
-      } else if (cp < 0x20 || cp >= 0x7F) {
-        if (cp >= 0x10000) {
-          char32_t v = cp - 0x10000;
-          std::snprintf(buffer, sizeof buffer, "\\u%04x\\u%04x", unsigned(0xD800 + (v >> 10)), unsigned(0xDC00 + (v & 0x3FF)));
-        } else {
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", unsigned(cp));
-        }
-        out += buffer;
-      } else {
-        out += static_cast<char>(cp);
-      }
-    }
-    return out + "\"";
-  }
-  return value.dump();
+  return value.dump(-1, ' ', true);
 }
 
 // ---- the run's state -------------------------------------------------------------------------
@@ -160,7 +123,6 @@ struct Item {
   std::string family;
   int id = 0;
   std::string arch;
-  std::string why;
   json spec;                             // as the config gives it
   std::optional<driver::ArchFacts> facts;
   json spec_full;                        // with the engine's defaults
@@ -854,7 +816,6 @@ int run(Arguments& args) {
       item.family = family.family;
       item.id = config.id;
       item.arch = config.arch;
-      item.why = config.why;
       item.spec = config.spec;
       items.push_back(item);
     }

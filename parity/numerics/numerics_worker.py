@@ -28,7 +28,10 @@ engine's facts come in the request.
 
 For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itself:
 
-    -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...}}
+    -> {"id": 6, "op": "work_limit", "configs": [{"family", "id", "arch", "spec"}, ...]}
+    <- {"id": 6, "status": "ok", "work_limit": 123456}
+    -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...},
+        "work_limit": 123456}
     <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
         "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
         "spec_run": {...}, "seconds": 0.12}
@@ -39,9 +42,9 @@ absent). SKIPPED: the spec is not small enough to run: the lane's plan cannot sh
 problem it runs (its small spec is refused), or the problem is larger than 95% of the numbered
 configs' (work = lanes launched x the canonical lines each lane runs, a line inside `for` loops
 with constant bounds counted once per trip, within a few percent of the interpreter's lane
-instructions; measured over parity/configs at the first spec
-and kept in the shared result cache, keyed by the configs, the lane's sources and the engine
-binary, so that a later run's first spec does not pay the ~20 s again).
+instructions; `work_limit` measures it over the numbered emitting configs kemit_fuzz sends, and
+kemit_fuzz keeps it in the result cache, keyed by the configs, the lane's sources and the engine
+binary, so that a later run does not pay the ~20 s again).
 Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse

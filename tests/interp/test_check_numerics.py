@@ -60,30 +60,35 @@ def test_a_changed_module_text_runs_its_section_again_and_only_it(tmp_path):
     assert ops.count("run") == 2 and "plan" not in ops, ops  # the plans were cached
 
 
+def scratch_build(tmp_path):
+    """A build folder of its own (its last-run/ is this test's), whose tools are the real build's."""
+    build = tmp_path / "build"
+    build.mkdir()
+    for part in ("cpp_engine", "llvm_lane", "bindings"):
+        (build / part).symlink_to(os.path.join(BUILD, part))
+    return build
+
+
 def test_a_failure_is_reported_and_last_failed_runs_it_again(tmp_path):
-    build_last = os.path.join(BUILD, "last-run", "check_numerics.json")
-    kept = open(build_last, encoding="utf-8").read() if os.path.exists(build_last) else None
-    try:
-        red = lane(CONFIGS, "--json", str(tmp_path / "n.json"), "--junit", str(tmp_path / "n.xml"),
-                   "--numerics-cmd", worker("--mismatch", "transpose_lds:2"))
-        assert red.returncode == 1, red.stdout + red.stderr
-        assert "FAIL transpose_lds config 2 [llvm19]: NUMERIC_MISMATCH" in red.stdout and "RESULT: RED" in red.stdout
-        assert "    reproduce: build/parity/check_numerics transpose_lds:2 --section llvm19" in red.stdout
-        with open(tmp_path / "n.json", encoding="utf-8") as handle:
-            report = json.load(handle)
-        assert report["tool"] == "check_numerics" and report["lane"] == "numerics"
-        assert report["families"]["transpose_lds"]["status"] == "RED"
-        failed = [c["name"] for c in report["summary"]["cases"] if c["outcome"] == "failed"]
-        assert failed == [f"transpose_lds:2@{s}" for s in ("canonical", "llvm16", "llvm19", "llvm22")]
-        assert 'name="transpose_lds:2@llvm19"' in (tmp_path / "n.xml").read_text()
-        again = lane("--last-failed", "--section", "canonical")
-        assert again.returncode == 0, again.stdout + again.stderr
-        assert "--last-failed: the configs that failed in the last run" in again.stderr and "transpose_lds:2" in again.stderr
-        assert re.search(r"^transpose_lds +GREEN +canonical 1/1$", again.stdout, re.M), again.stdout
-    finally:
-        if kept is not None:
-            with open(build_last, "w", encoding="utf-8") as handle:
-                handle.write(kept)
+    build = scratch_build(tmp_path)
+    red = lane(CONFIGS, "--build", str(build), "--json", str(tmp_path / "n.json"), "--junit", str(tmp_path / "n.xml"),
+               "--numerics-cmd", worker("--mismatch", "transpose_lds:2"))
+    assert red.returncode == 1, red.stdout + red.stderr
+    assert "FAIL transpose_lds config 2 [llvm19]: NUMERIC_MISMATCH" in red.stdout and "RESULT: RED" in red.stdout
+    assert re.search(r"^    reproduce: \S*check_numerics --build \S+ transpose_lds:2 --section llvm19$", red.stdout, re.M), \
+        red.stdout
+    with open(tmp_path / "n.json", encoding="utf-8") as handle:
+        report = json.load(handle)
+    assert report["tool"] == "check_numerics" and report["lane"] == "numerics"
+    assert report["families"]["transpose_lds"]["status"] == "RED"
+    failed = [c["name"] for c in report["summary"]["cases"] if c["outcome"] == "failed"]
+    assert failed == [f"transpose_lds:2@{s}" for s in ("canonical", "llvm16", "llvm19", "llvm22")]
+    assert 'name="transpose_lds:2@llvm19"' in (tmp_path / "n.xml").read_text()
+    assert (build / "last-run" / "check_numerics.json").is_file()
+    again = lane("--build", str(build), "--last-failed", "--section", "canonical")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "--last-failed: the configs that failed in the last run" in again.stderr and "transpose_lds:2" in again.stderr
+    assert re.search(r"^transpose_lds +GREEN +canonical 1/1$", again.stdout, re.M), again.stdout
 
 
 def test_a_crashed_worker_is_not_executable_and_never_stored(tmp_path):
