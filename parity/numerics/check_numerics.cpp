@@ -261,6 +261,18 @@ std::string answer_problem(const driver::Answer& answer, const std::string& who)
 
 // ---- the phases ------------------------------------------------------------------------------
 
+// A stored value as JSON, or a discarded value (which no decoder takes, so the entry is rejected)
+// when it is not JSON or passes the input limits (a value nested 100,000 deep is refused before
+// it is parsed).
+json parse_stored(const std::string& text) {
+  try {
+    kemit::limits::check_json_limits(text, "a cache entry");
+  } catch (const std::exception&) {
+    return json::value_t::discarded;
+  }
+  return json::parse(text, nullptr, false);
+}
+
 // The spec with the engine's defaults, and the processor's facts from its hello.
 void parse_specs(std::vector<Item>& items, driver::WorkerPool& engine, const driver::Hello& hello) {
   std::vector<json> requests;
@@ -321,7 +333,7 @@ void plan_configs(std::vector<Item>& items, const LaneFacts& lane, kemit::lane_s
     if (item.stopped) continue;
     keys[i] = cache_key(lane, item, kPlan);
     if (auto stored = plans.get(keys[i])) {
-      json value = json::parse(*stored, nullptr, false);
+      json value = parse_stored(*stored);
       if (decode_plan(value, item)) continue;
       plans.reject(keys[i], "its value is not a numerics plan");
     }
@@ -445,7 +457,7 @@ void emit_configs(std::vector<Item>& items, driver::WorkerPool& engine, const La
     if (!lane.engine_digest.empty()) {
       std::string key = cache_key(lane, item, kEmit);
       if (auto stored = memo.get(key)) {
-        if (take_emit_memo(json::parse(*stored, nullptr, false), item)) continue;
+        if (take_emit_memo(parse_stored(*stored), item)) continue;
         memo.reject(key, "its value is not a numerics emit memo");
       }
     }
@@ -493,7 +505,7 @@ void run_sections(std::vector<Item>& items, const LaneFacts& lane, kemit::lane_s
       keys[i][section] = key;
       if (!key.empty())
         if (auto stored = cache.get(key)) {
-          json value = json::parse(*stored, nullptr, false);
+          json value = parse_stored(*stored);
           if (auto result = decode_result(value, section)) {
             result->cached = true;
             item.results.push_back(*result);

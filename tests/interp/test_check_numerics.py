@@ -2,6 +2,7 @@
 consulted before any numerics worker is asked, a key follows the text that runs, a failure is
 reported as every lane reports it and --last-failed runs it again, a crashed worker's answer is
 never stored, and --flavor means what it means in every lane. Run by ctest (numerics.lane)."""
+import hashlib
 import json
 import os
 import re
@@ -116,3 +117,23 @@ def test_bad_flags_are_usage_errors(words):
     bad = lane(CONFIGS, *words)
     assert bad.returncode == 2, bad.stdout + bad.stderr
     assert "RESULT" not in bad.stdout
+
+
+def test_a_stored_value_nested_too_deep_is_rejected_and_recomputed(tmp_path):
+    """A checksummed entry whose value is JSON nested 100,000 deep (a planted or corrupted store)
+    is refused before it is parsed: reported, deleted and recomputed, the run GREEN."""
+    cache = tmp_path / "cache"
+    assert lane(CONFIGS, "--section", "canonical", cache=cache).returncode == 0
+    planted = None
+    for path in sorted(cache.glob("??/*")):
+        magic, key, total, value = path.read_bytes().split(b"\n", 3)
+        if value.startswith(b"{") and b'"verdict"' in value:
+            deep = b"[" * 100000 + b"]" * 100000
+            path.write_bytes(b"\n".join([magic, key, b"sha256 " + hashlib.sha256(deep).hexdigest().encode(), deep]))
+            planted = path
+            break
+    assert planted is not None
+    again = lane(CONFIGS, "--section", "canonical", cache=cache)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"corrupt cache entry {planted}" in again.stdout and hits(again) == (1, 1), again.stdout
+    assert lane(CONFIGS, "--section", "canonical", cache=cache).stdout.count("corrupt") == 0
