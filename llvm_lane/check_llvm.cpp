@@ -257,7 +257,7 @@ int run_configs(const Arguments& args, Engine& engine) {
     return 2;
   }
   kemit::driver::apply_selection_to(args.selection, configs, [](const ParityConfig& c) {
-    return kemit::driver::ConfigKey{c.family, c.id, ""};
+    return kemit::driver::ConfigKey{c.family, c.id, c.why};
   });
   // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
   configs.erase(std::remove_if(configs.begin(), configs.end(),

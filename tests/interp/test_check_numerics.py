@@ -137,3 +137,21 @@ def test_a_stored_value_nested_too_deep_is_rejected_and_recomputed(tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"corrupt cache entry {planted}" in again.stdout and hits(again) == (1, 1), again.stdout
     assert lane(CONFIGS, "--section", "canonical", cache=cache).stdout.count("corrupt") == 0
+
+
+@pytest.mark.parametrize("tool", [["parity/check_byte_identity"], ["parity/run_diff", "--check-golden"],
+                                  ["llvm_lane/check_llvm"], ["parity/check_numerics"]])
+def test_every_lane_takes_the_same_selection_and_report_flags(tmp_path, tool):
+    """ci/gate.sh and ci/shard.sh hand every lane the same words: each must read them the same."""
+    argv = [os.path.join(BUILD, tool[0]), *tool[1:], "transpose_lds:1,2", "--only", "transpose", "--filter", "f32",
+            "--flavor", "llvm19", "--jobs", "1", "--shard", "1/1", "--json", str(tmp_path / "r.json"),
+            "--junit", str(tmp_path / "r.xml")]
+    env = dict(os.environ, CI="1")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(tmp_path / "r.json", encoding="utf-8") as handle:
+        report = json.load(handle)
+    names = {case["name"].split("@")[0] for case in report["summary"]["cases"] if case.get("id") is not None}
+    assert names == {"transpose_lds:1", "transpose_lds:2"}, names  # both are f32 (--filter searches `why`)
+    assert report["shard"] == {"index": 1, "count": 1}, report["shard"]
+    assert (tmp_path / "r.xml").read_text().startswith("<?xml")
