@@ -72,15 +72,7 @@ struct Engine {
 };
 
 kemit::driver::EngineCommand engine_command(const Arguments& args) {
-  namespace driver = kemit::driver;
-  if (args.engine != "cpp" && args.engine != "py")
-    throw driver::UsageError("--engine must be cpp or py (got '" + args.engine + "'); any other worker: --engine-cmd");
-  driver::EngineLocations where{args.where.root, args.where.build};
-  driver::EngineCommand command = !args.engine_cmd.empty() ? driver::custom_command(args.engine, args.engine_cmd, where)
-                                  : args.engine == "py"    ? driver::default_py_command(where)
-                                                           : driver::default_cpp_command(where);
-  driver::check_engine_available(command, where, args.engine_cmd.empty());
-  return command;
+  return kemit::driver::lane_engine_command(args.engine, args.engine_cmd, {args.where.root, args.where.build});
 }
 
 std::unique_ptr<Engine> start_engine(const Arguments& args) {

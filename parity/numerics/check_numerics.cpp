@@ -203,14 +203,7 @@ std::string checker_path(const std::string& build, int major) {
 // ---- the workers -----------------------------------------------------------------------------
 
 driver::EngineCommand engine_command(const Arguments& args) {
-  if (args.engine != "cpp" && args.engine != "py")
-    throw driver::UsageError("--engine must be cpp or py (got '" + args.engine + "'); any other worker: --engine-cmd");
-  driver::EngineLocations where{args.where.root, args.where.build};
-  driver::EngineCommand command = !args.engine_cmd.empty() ? driver::custom_command(args.engine, args.engine_cmd, where)
-                                  : args.engine == "py"    ? driver::default_py_command(where)
-                                                           : driver::default_cpp_command(where);
-  driver::check_engine_available(command, where, args.engine_cmd.empty());
-  return command;
+  return driver::lane_engine_command(args.engine, args.engine_cmd, {args.where.root, args.where.build});
 }
 
 driver::EngineCommand numerics_command(const Arguments& args) {
@@ -307,13 +300,18 @@ void parse_specs(std::vector<Item>& items, driver::WorkerPool& engine, const dri
   }
 }
 
+// A stored or answered refusal ({"refused": text}) stops the config: true when `value` is one,
+// false (with `valid` false for a refusal that is not text) otherwise.
+bool take_refusal(const json& value, Item& item, bool& valid) {
+  valid = value.is_object() && (!value.contains("refused") || value["refused"].is_string());
+  if (!valid || !value.contains("refused")) return false;
+  item.stop(value["refused"].get<std::string>());
+  return true;
+}
+
 bool decode_plan(const json& value, Item& item) {
-  if (!value.is_object()) return false;
-  if (value.contains("refused")) {
-    if (!value["refused"].is_string()) return false;
-    item.stop(value["refused"].get<std::string>());
-    return true;
-  }
+  bool valid = false;
+  if (take_refusal(value, item, valid) || !valid) return valid;
   if (!value.contains("spec_run") || !value["spec_run"].is_object()) return false;
   json range = value.value("buffer_range", json());
   if (!range.is_null() && !range.is_number_unsigned()) return false;
@@ -403,12 +401,8 @@ json emit_memo(const Item& item) {
 }
 
 bool take_emit_memo(const json& value, Item& item) {
-  if (!value.is_object()) return false;
-  if (value.contains("refused")) {
-    if (!value["refused"].is_string()) return false;
-    item.stop(value["refused"].get<std::string>());
-    return true;
-  }
+  bool valid = false;
+  if (take_refusal(value, item, valid) || !valid) return valid;
   if (!value.contains("launch_plan") || !value["launch_plan"].is_string() || !value.contains("digests") ||
       !value["digests"].is_array())
     return false;
