@@ -64,11 +64,12 @@ configure() {
     cmake -S "$top" -B "$build" -G Ninja -DPython3_EXECUTABLE=/usr/bin/python3
 }
 
-# What a build of TARGET would do: nothing when ninja's dry run has no step but the check of
-# the globbed source folders that every run makes.
+# Whether TARGET needs building: ninja's dry run has a step other than the check of the globbed
+# source folders that every run makes. A dry run that fails needs the real build, to say why.
 needs_build() {
-  cmake --build "$build" --target "$target" -- -n 2>/dev/null \
-    | grep '^\[' | grep -qv 'Re-checking globbed directories'
+  local plan
+  plan=$(cmake --build "$build" --target "$target" -- -n 2>&1) || return 0
+  grep '^\[' <<<"$plan" | grep -qv 'Re-checking globbed directories'
 }
 
 # ninja's status line ([done/total] what), redrawn in place on a terminal.

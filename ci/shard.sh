@@ -3,7 +3,7 @@
 #   bash ci/shard.sh K/N OUT          reports go to OUT/shard-K/<lane>.json and .xml
 #   bash ci/shard.sh merge OUT        every lane's shards -> OUT/merged/<lane>.json and .xml
 # Each shard exits 1 when a config of its own failed; the merge job exits 1 when the whole run is
-# RED (a family whose deciding configs sit in no single shard is judged there). README, "CI matrix".
+# RED (a family whose deciding configs sit in no single shard is judged there). docs/reports.md, "A CI matrix".
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEMIT_BUILD:-$top/build}

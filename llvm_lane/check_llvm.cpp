@@ -15,11 +15,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "kemit/report/render.h"
 #include "kemit/driver/engine_command.h"
 #include "kemit/driver/selection.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/driver/worker_pool.h"
-#include "kemit/input_limits.h"
 #include "kemit/input_limits_cli.h"
 #include "kemit/lane/configs.h"
 #include "kemit/lane/lane.h"
@@ -361,11 +361,18 @@ int main(int argc, char** argv) {
       std::cerr << "check_llvm: " << error.what() << "\n";
       return 2;
     }
-    std::cout << kemit::tooling::header_line("check_llvm", args.where) << std::endl;
+    std::cout << kemit::limits::cut_text(kemit::tooling::header_line("check_llvm", args.where), kemit::limits::kNoCut)
+              << std::endl;  // safe text: the tree's path may hold any bytes
+    std::string unwritable = kemit::report::report_targets_problem(
+        {{"--json", args.json_path}, {"--junit", args.junit_path}},
+        std::vector<std::string>{args.where.root + "/golden/shards", args.where.configs});
+    if (!unwritable.empty()) throw std::invalid_argument(unwritable);
     const auto& picked = args.selection_flags;
     if (!args.module_path.empty() && (!picked.words.empty() || !picked.filter.empty() || picked.last_failed))
       throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
     args.selection = kemit::driver::resolve_selection(picked, args.where.build, "check_llvm", std::cerr);
+    kemit::lane_support::check_cache_settings(  // a folder the cache may not use is exit 2 before any work
+        kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, args.where.build));
     std::unique_ptr<Engine> engine = start_engine(args);
     return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
   } catch (const std::exception& error) {

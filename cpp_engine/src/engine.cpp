@@ -27,9 +27,9 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
     target = &target::find_arch(arch);
     parsed = module.parse_spec(spec);
   } catch (const target::UnknownArch& refusal) {
-    return EmitResult{true, refusal.what(), "", "", "", {}};
+    return EmitResult{true, refusal.reason, "", "", "", {}};
   } catch (const families::SpecError& refusal) {
-    return EmitResult{true, refusal.what(), "", "", "", {}};
+    return EmitResult{true, refusal.reason, "", "", "", {}};
   }
   std::string reason = module.validate(parsed, *target);
   if (!reason.empty()) return EmitResult{true, reason, "", "", "", {}};

@@ -317,7 +317,7 @@ json parse_spec_response(const json& request_id, const json& request) {
     const families::Family& module = families::find_family(python_str(family));
     return {{"id", request_id}, {"status", "ok"}, {"spec", module.parse_spec(request["spec"])}};
   } catch (const families::SpecError& refusal) {
-    return {{"id", request_id}, {"status", "rejected"}, {"reason", refusal.what()}};
+    return {{"id", request_id}, {"status", "rejected"}, {"reason", refusal.reason}};
   } catch (...) {  // a bug or a malformed request: reported, never fatal
     return {{"id", request_id}, {"status", "error"}, {"error", error_text(std::current_exception())}};
   }

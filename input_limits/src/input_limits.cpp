@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -121,11 +122,70 @@ void check_json_limits(std::string_view text, const std::string& display) {
   if (auto breach = find_json_limit_breach(text)) throw InputLimitError(display, breach->line, breach->problem);
 }
 
-std::string cut_text(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t keep = max_bytes;
-  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // not mid-character
-  return std::string(text.substr(0, keep)) + "... [" + std::to_string(text.size() - keep) + " more bytes cut]";
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i], or 0 when none starts there; `prefix`
+// is then the length of the maximal ill-formed subpart (at least 1), the bytes one U+FFFD
+// replaces (Unicode 15, table 3-7 and section 3.9 "U+FFFD Substitution of Maximal Subparts").
+std::size_t utf8_sequence(std::string_view text, std::size_t i, std::size_t& prefix) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  prefix = 1;
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
+  else if (lead == 0xE0) length = 3, low = 0xA0;
+  else if (lead == 0xED) length = 3, high = 0x9F;
+  else if (lead >= 0xE1 && lead <= 0xEF) length = 3;
+  else if (lead == 0xF0) length = 4, low = 0x90;
+  else if (lead == 0xF4) length = 4, high = 0x8F;
+  else if (lead >= 0xF1 && lead <= 0xF3) length = 4;
+  else return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    if (i + k >= text.size()) return 0;
+    unsigned char b = byte(i + k);
+    if (b < (k == 1 ? low : 0x80) || b > (k == 1 ? high : 0xBF)) return 0;
+    prefix = k + 1;
+  }
+  return length;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+  std::size_t prefix = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = utf8_sequence(text, i, prefix);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+std::string cut_text(std::string_view text, std::size_t max_bytes, std::size_t dropped_before) {
+  std::string safe;
+  if (is_valid_utf8(text)) {
+    safe.assign(text);
+  } else {
+    safe.reserve(text.size() + 16);
+    std::size_t prefix = 0;
+    for (std::size_t i = 0; i < text.size();) {
+      std::size_t length = utf8_sequence(text, i, prefix);
+      if (length == 0) {
+        safe += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+        i += prefix;
+      } else {
+        safe.append(text.substr(i, length));
+        i += length;
+      }
+    }
+  }
+  if (safe.size() <= max_bytes && dropped_before == 0) return safe;
+  std::size_t keep = std::min(max_bytes, safe.size());
+  while (keep > 0 && keep < safe.size() && (static_cast<unsigned char>(safe[keep]) & 0xC0) == 0x80)
+    --keep;  // not mid-character
+  return safe.substr(0, keep) + "... [" + std::to_string(safe.size() - keep + dropped_before) + " more bytes cut]";
 }
 
 std::string unsafe_write_target(const std::filesystem::path& path) {

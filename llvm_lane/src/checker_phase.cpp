@@ -65,24 +65,22 @@ struct FlavorQueue {
   std::atomic<size_t> next{0};
 };
 
-std::vector<std::unique_ptr<FlavorQueue>> flavor_queues(const std::vector<LaneModule>& modules,
-                                                        const std::map<int, Toolchain>& toolchains,
-                                                        const std::vector<driver::FlavorFacts>& flavors,
+std::vector<std::unique_ptr<FlavorQueue>> flavor_queues(const std::vector<VerdictInputs>& inputs,
                                                         const std::vector<LaneResult>& results) {
-  std::map<int, std::unique_ptr<FlavorQueue>> by_major;
-  for (size_t i = 0; i < modules.size(); ++i) {
+  std::map<std::pair<int, std::string>, std::unique_ptr<FlavorQueue>> by_checker;
+  for (size_t i = 0; i < inputs.size(); ++i) {
     if (results[i].verdict != Verdict::LLVM_OK) continue;
-    int major = flavor_facts(flavors, modules[i].flavor).major;
-    auto& queue = by_major[major];
+    int major = inputs[i].flavor.major;
+    auto& queue = by_checker[{major, inputs[i].toolchain.checker}];
     if (!queue) {
       queue = std::make_unique<FlavorQueue>();
       queue->major = major;
-      queue->checker = toolchains.at(major).checker;
+      queue->checker = inputs[i].toolchain.checker;
     }
     queue->modules.push_back(i);
   }
   std::vector<std::unique_ptr<FlavorQueue>> queues;
-  for (auto& entry : by_major) queues.push_back(std::move(entry.second));
+  for (auto& entry : by_checker) queues.push_back(std::move(entry.second));
   return queues;
 }
 
@@ -95,14 +93,14 @@ std::string module_file_name(const LaneModule& module) {
   return name + ".ll";
 }
 
-void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                       const LaneOptions& options, const std::vector<char>& compile,
-                       kemit::lane_support::ProgressLine* progress, std::vector<LaneResult>& results) {
-  auto queues = flavor_queues(modules, toolchains, options.flavors, results);
+void run_checker_phase(const std::vector<VerdictInputs>& inputs, const RunSettings& settings,
+                       const std::vector<char>& compile, kemit::lane_support::ProgressLine* progress,
+                       std::vector<LaneResult>& results) {
+  auto queues = flavor_queues(inputs, results);
   // Compiling in the checkers makes them the lane's CPU work: spread them over the jobs.
   bool compiling = std::find(compile.begin(), compile.end(), 1) != compile.end();
-  int per_flavor = std::max(1, options.checkers_per_flavor);
-  if (compiling) per_flavor = std::max(per_flavor, options.jobs > 0 ? options.jobs : default_jobs());
+  int per_flavor = std::max(1, settings.checkers_per_flavor);
+  if (compiling) per_flavor = std::max(per_flavor, settings.jobs > 0 ? settings.jobs : default_jobs());
   // One worker = one persistent checker process draining its flavor's queue.
   std::vector<FlavorQueue*> workers;
   for (auto& queue : queues) {
@@ -112,14 +110,15 @@ void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<in
   int threads = static_cast<int>(compiling ? std::min<size_t>(workers.size(), per_flavor) : workers.size());
   parallel_for(workers.size(), std::max(1, threads), [&](size_t w) {
     FlavorQueue& queue = *workers[w];
-    CheckerSession session(queue.checker, queue.major, options.checker_timeout);
+    CheckerSession session(queue.checker, queue.major, settings.checker_timeout);
     for (size_t k = queue.next++; k < queue.modules.size(); k = queue.next++) {
       size_t i = queue.modules[k];
-      const std::string name = module_file_name(modules[i]);
+      const LaneModule& module = inputs[i].module;
+      const std::string name = module_file_name(module);
       const auto start = std::chrono::steady_clock::now();
-      CheckerAnswer answer = compile[i] ? session.compile(name, modules[i].text, modules[i].arch, options.llc_timeout)
-                                        : session.check(name, modules[i].text);
-      apply_answer(answer, queue.major, modules[i], results[i]);
+      CheckerAnswer answer = compile[i] ? session.compile(name, module.text, module.arch, settings.llc_timeout)
+                                        : session.check(name, module.text);
+      apply_answer(answer, queue.major, module, results[i]);
       if (compile[i]) results[i].compile_ms = milliseconds_since(start);
       if (progress) progress->advance();
     }

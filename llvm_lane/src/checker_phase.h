@@ -6,6 +6,7 @@
 
 #include "kemit/lane/lane.h"
 #include "kemit/lane_support/progress_line.h"
+#include "verdict_inputs.h"
 
 namespace kemit::lane {
 
@@ -13,8 +14,8 @@ namespace kemit::lane {
 // VERIFY_ERROR, UNKNOWN_INTRINSIC, CRASH or TOOLCHAIN_MISSING on failure. A module
 // whose `compile[i]` is set is also compiled in the checker (in-process codegen,
 // step 5: CODEGEN_ERROR, SPILL, resources). `progress` (may be null) advances per module.
-void run_checker_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                       const LaneOptions& options, const std::vector<char>& compile,
+void run_checker_phase(const std::vector<VerdictInputs>& inputs, const RunSettings& settings,
+                       const std::vector<char>& compile,
                        kemit::lane_support::ProgressLine* progress, std::vector<LaneResult>& results);
 
 // The LLVM version each checker reports (its READY line, "19.1.7"), by major;

@@ -30,6 +30,7 @@ bool has_spills(const LaneResult& result, std::string& which) {
 // Judges a finished llc run; true when the output may be read for resources.
 bool llc_run_succeeded(const RunResult& run, std::chrono::milliseconds timeout, LaneResult& result) {
   if (run.timed_out) {
+    result.timed_out = true;
     fail(result, Verdict::CODEGEN_ERROR, "llc did not finish within " + std::to_string(timeout.count()) + " ms");
     return false;
   }

@@ -15,6 +15,7 @@
 #include "kemit/lane_support/result_cache.h"
 #include "lane_cache.h"
 #include "parallel.h"
+#include "verdict_inputs.h"
 
 namespace kemit::lane {
 namespace {
@@ -63,15 +64,17 @@ void set_failure(LaneResult& result, Verdict verdict, const std::string& detail)
   result.detail = detail;
 }
 
+std::string toolchain_problem_of(const VerdictInputs& in) {
+  return toolchain_problem({{in.flavor.major, in.toolchain}}, in.flavor.major);
+}
+
 // Lane text rules and the allow-list need no LLVM; a missing toolchain fails here too.
-void screen_modules(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                    const LaneOptions& options, std::vector<LaneResult>& results) {
-  for (size_t i = 0; i < modules.size(); ++i) {
-    const auto& flavor = flavor_facts(options.flavors, modules[i].flavor);
-    std::string problem = toolchain_problem(toolchains, flavor.major);
+void screen_modules(const std::vector<VerdictInputs>& inputs, std::vector<LaneResult>& results) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string problem = toolchain_problem_of(inputs[i]);
     if (!problem.empty()) {
       set_failure(results[i], Verdict::TOOLCHAIN_MISSING, problem);
-    } else if (!(problem = lane_text_rule_problem(modules[i], flavor)).empty()) {
+    } else if (!(problem = lane_text_rule_problem(inputs[i].module, inputs[i].flavor)).empty()) {
       set_failure(results[i], Verdict::VERIFY_ERROR, problem);
     }
   }
@@ -79,27 +82,26 @@ void screen_modules(const std::vector<LaneModule>& modules, const std::map<int, 
 
 // §2: llc-N warns about an unknown -mcpu and compiles for the generic processor
 // (an empty kernel even succeeds), so the allow-list is checked before llc runs.
-void screen_processors(const std::vector<LaneModule>& modules, const LaneOptions& options,
-                       std::vector<LaneResult>& results) {
-  for (size_t i = 0; i < modules.size(); ++i) {
+void screen_processors(const std::vector<VerdictInputs>& inputs, std::vector<LaneResult>& results) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
     if (results[i].verdict != Verdict::LLVM_OK) continue;
-    std::string problem = allow_list_problem(modules[i], flavor_facts(options.flavors, modules[i].flavor));
+    std::string problem = allow_list_problem(inputs[i].module, inputs[i].flavor);
     if (!problem.empty()) set_failure(results[i], Verdict::CODEGEN_ERROR, problem);
   }
 }
 
-void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<int, Toolchain>& toolchains,
-                       const LaneOptions& options, kemit::lane_support::ProgressLine* progress,
-                       std::vector<LaneResult>& results) {
+void run_codegen_phase(const std::vector<VerdictInputs>& inputs, const RunSettings& settings,
+                       kemit::lane_support::ProgressLine* progress, std::vector<LaneResult>& results) {
   std::vector<size_t> pending;
-  for (size_t i = 0; i < modules.size(); ++i)
-    if (results[i].verdict == Verdict::LLVM_OK) pending.push_back(i);
-  int jobs = options.jobs > 0 ? options.jobs : default_jobs();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (results[i].verdict == Verdict::LLVM_OK && inputs[i].run_codegen && inputs[i].codegen == Codegen::LLC)
+      pending.push_back(i);
+  if (pending.empty()) return;
+  int jobs = settings.jobs > 0 ? settings.jobs : default_jobs();
   parallel_for(pending.size(), jobs, [&](size_t k) {
     size_t i = pending[k];
-    int major = flavor_facts(options.flavors, modules[i].flavor).major;
     const auto start = std::chrono::steady_clock::now();
-    run_codegen(modules[i], toolchains.at(major).llc, options.llc_timeout, results[i]);
+    run_codegen(inputs[i].module, inputs[i].toolchain.llc, settings.llc_timeout, results[i]);
     results[i].compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (progress) progress->advance();
@@ -108,63 +110,63 @@ void run_codegen_phase(const std::vector<LaneModule>& modules, const std::map<in
 
 // Step 5 inside the checker for each module on its flavor's allow-list (the
 // others get CODEGEN_ERROR from screen_processors without being compiled).
-std::vector<char> compile_in_checker(const std::vector<LaneModule>& modules, const LaneOptions& options) {
-  std::vector<char> compile(modules.size(), 0);
-  if (!options.run_codegen || options.codegen != Codegen::INPROCESS) return compile;
-  for (size_t i = 0; i < modules.size(); ++i)
-    compile[i] = allow_list_problem(modules[i], flavor_facts(options.flavors, modules[i].flavor)).empty();
+std::vector<char> compile_in_checker(const std::vector<VerdictInputs>& inputs) {
+  std::vector<char> compile(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    compile[i] = inputs[i].run_codegen && inputs[i].codegen == Codegen::INPROCESS &&
+                 allow_list_problem(inputs[i].module, inputs[i].flavor).empty();
   return compile;
 }
 
-// Steps 1-6 for every module, no cache.
-std::vector<LaneResult> compute_results(const std::vector<LaneModule>& modules,
-                                        const std::map<int, Toolchain>& toolchains, const LaneOptions& options) {
-  std::vector<LaneResult> results(modules.size());
-  if (modules.empty()) return results;
-  bool llc = options.run_codegen && options.codegen == Codegen::LLC;
-  kemit::lane_support::ProgressLine progress(options.progress_label, modules.size() * (llc ? 2 : 1));
-  auto* shown = options.progress_label.empty() ? nullptr : &progress;
-  screen_modules(modules, toolchains, options, results);
-  run_checker_phase(modules, toolchains, options, compile_in_checker(modules, options), shown, results);
-  screen_processors(modules, options, results);
-  if (llc) run_codegen_phase(modules, toolchains, options, shown, results);
+// Steps 1-6 for every module, no cache: from each module's VerdictInputs, as fast as `settings` allow.
+std::vector<LaneResult> compute_results(const std::vector<VerdictInputs>& inputs, const RunSettings& settings) {
+  std::vector<LaneResult> results(inputs.size());
+  if (inputs.empty()) return results;
+  size_t llc = 0;
+  for (const auto& in : inputs) llc += in.run_codegen && in.codegen == Codegen::LLC;
+  kemit::lane_support::ProgressLine progress(settings.progress_label, inputs.size() + llc);
+  auto* shown = settings.progress_label.empty() ? nullptr : &progress;
+  screen_modules(inputs, results);
+  run_checker_phase(inputs, settings, compile_in_checker(inputs), shown, results);
+  screen_processors(inputs, results);
+  run_codegen_phase(inputs, settings, shown, results);
   return results;
 }
 
-std::vector<int> majors_of(const std::vector<LaneModule>& modules, const LaneOptions& options) {
+std::vector<int> majors_of(const std::vector<VerdictInputs>& inputs) {
   std::vector<int> majors;
-  for (const auto& module : modules) {
-    int major = flavor_facts(options.flavors, module.flavor).major;
-    if (std::find(majors.begin(), majors.end(), major) == majors.end()) majors.push_back(major);
-  }
+  for (const auto& in : inputs)
+    if (std::find(majors.begin(), majors.end(), in.flavor.major) == majors.end()) majors.push_back(in.flavor.major);
   return majors;
 }
 
 // Answers from the cache where it has them, the rest computed and stored.
-std::vector<LaneResult> cached_results(const std::vector<LaneModule>& modules,
-                                       const std::map<int, Toolchain>& toolchains, const LaneOptions& options,
-                                       kemit::lane_support::ResultCache& cache) {
-  auto versions = checker_versions(toolchains, majors_of(modules, options), options.checker_timeout);
-  std::vector<LaneResult> results(modules.size());
-  std::vector<std::string> keys(modules.size());
-  std::vector<LaneModule> missed;
+std::vector<LaneResult> cached_results(std::vector<VerdictInputs> inputs, const std::map<int, Toolchain>& toolchains,
+                                       const RunSettings& settings, kemit::lane_support::ResultCache& cache) {
+  auto versions = checker_versions(toolchains, majors_of(inputs), settings.checker_timeout);
+  std::vector<LaneResult> results(inputs.size());
+  std::vector<std::string> keys(inputs.size());
+  std::vector<VerdictInputs> missed;
   std::vector<size_t> missed_at;
-  for (size_t i = 0; i < modules.size(); ++i) {
-    auto version = versions.find(flavor_facts(options.flavors, modules[i].flavor).major);
-    if (version != versions.end()) {  // no version, no key: a missing checker is never cached
-      keys[i] = lane_cache_key(modules[i], options, version->second);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto version = versions.find(inputs[i].flavor.major);
+    // No version, no key: a missing checker (or llc) is never cached.
+    if (version != versions.end() && toolchain_problem_of(inputs[i]).empty()) {
+      inputs[i].llvm_version = version->second;
+      keys[i] = lane_cache_key(inputs[i]);
       if (auto value = cache.get(keys[i])) {
-        if (auto result = decode_lane_result(*value)) {
+        std::string why;
+        if (auto result = decode_lane_result(*value, inputs[i], why)) {
           results[i] = *result;
           continue;
         }
-        cache.reject(keys[i], "its value is not a lane result");
+        cache.reject(keys[i], why);
       }
     }
-    missed.push_back(modules[i]);
+    missed.push_back(inputs[i]);
     missed_at.push_back(i);
   }
-  std::vector<LaneResult> computed = compute_results(missed, toolchains, options);
+  std::vector<LaneResult> computed = compute_results(missed, settings);
   for (size_t k = 0; k < computed.size(); ++k) {
     size_t i = missed_at[k];
     results[i] = computed[k];
@@ -249,9 +251,19 @@ std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, co
   const auto start = std::chrono::steady_clock::now();
   for (const auto& module : modules) flavor_facts(options.flavors, module.flavor);  // throws on an unknown name
   const std::map<int, Toolchain> toolchains = options.toolchains.empty() ? default_toolchains() : options.toolchains;
+  std::vector<VerdictInputs> inputs;
+  inputs.reserve(modules.size());
+  for (const auto& module : modules) {
+    const driver::FlavorFacts& flavor = flavor_facts(options.flavors, module.flavor);
+    auto toolchain = toolchains.find(flavor.major);
+    inputs.push_back({module, flavor, options.run_codegen, options.codegen,
+                      toolchain == toolchains.end() ? Toolchain{} : toolchain->second, ""});
+  }
+  const RunSettings settings{options.jobs, options.checkers_per_flavor, options.checker_timeout, options.llc_timeout,
+                             options.progress_label};
   kemit::lane_support::ResultCache cache(options.cache_dir);
-  std::vector<LaneResult> results = cache.enabled() ? cached_results(modules, toolchains, options, cache)
-                                                    : compute_results(modules, toolchains, options);
+  std::vector<LaneResult> results = cache.enabled() ? cached_results(std::move(inputs), toolchains, settings, cache)
+                                                    : compute_results(inputs, settings);
   if (!options.failure_dir.empty()) write_failure_files(modules, options.flavors, options.failure_dir, results);
   if (stats) {
     auto cache_stats = cache.stats();

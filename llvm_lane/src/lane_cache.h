@@ -1,23 +1,30 @@
-// The LLVM lane's entries in the shared result cache (kemit/lane_support/result_cache.h):
-// what goes into a key, and a LaneResult as the stored value (JSON).
+// What decides one module's verdict, and the LLVM lane's entries in the shared result cache
+// (kemit/lane_support/result_cache.h): the key is the hash of that same structure, and a
+// stored LaneResult (JSON) is believed only when it fits the lane's schema for those inputs.
 #pragma once
 #include <optional>
 #include <string>
 
-#include "kemit/lane/lane.h"
+#include "verdict_inputs.h"
+#include "kemit/lane_support/result_cache.h"
 
 namespace kemit::lane {
 
 // Bump when the lane's logic changes a verdict, a detail or a resource figure:
 // every entry written before then stops matching.
-inline constexpr const char* kLaneCacheVersion = "llvm-lane 3";  // 3: the code digest (TWIN)
+inline constexpr const char* kLaneCacheVersion = "llvm-lane 4";  // 4: inputs named, hello facts, binaries' digests
 
-// sha256 of the lane version, the module's text and name (parse diagnostics name
-// it), flavor, arch, expect_no_spill, codegen on/off and where, and the LLVM version.
-std::string lane_cache_key(const LaneModule& module, const LaneOptions& options, const std::string& llvm_version);
+// The named fields the key hashes (lane version first); the checker's and, when step 5 runs
+// llc, llc's sha256 stand for their paths (lane_support::file_sha256, once per process).
+lane_support::CacheInputs lane_cache_inputs(const VerdictInputs& inputs);
+std::string lane_cache_key(const VerdictInputs& inputs);
 
 std::string encode_lane_result(const LaneResult& result);
-std::optional<LaneResult> decode_lane_result(const std::string& value);
+// The stored value as a LaneResult, or nullopt with `why` set when it breaks the input limits
+// (nesting, numbers) or the lane's schema for these inputs: a verdict the lane stores, figures
+// from 0 to the shard limit of counts, at least one kernel and a code digest where codegen
+// succeeded, none where it did not run.
+std::optional<LaneResult> decode_lane_result(const std::string& value, const VerdictInputs& inputs, std::string& why);
 
 // A crash (it may be a timeout on a busy machine) or a missing toolchain is never stored.
 bool worth_caching(const LaneResult& result);

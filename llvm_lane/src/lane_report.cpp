@@ -201,7 +201,7 @@ void write_json_report(const std::string& path, const LaneReport& report, const 
 }
 
 void write_junit_report(const std::string& path, const LaneReport& report, const report::RunInfo& info) {
-  report::write_text_file(path, report::junit_xml(lane_summary(report, info)));
+  report::write_report_file(path, report::junit_xml(lane_summary(report, info)));
 }
 
 }  // namespace kemit::lane

@@ -165,24 +165,30 @@ constexpr const char* kEmit = "emit";
 //   that runs, the engine's launch plan and the section's runner (interpreter or executor binary).
 std::string cache_key(const LaneFacts& lane, const Item& item, const std::string& section) {
   std::string kind = section == kPlan ? "plan" : section == kEmit ? "emit" : "run";
-  std::vector<std::string> parts{kLaneVersion,
-                                 kind,
-                                 lane.python_digest,
-                                 item.family,
-                                 std::to_string(item.id),
-                                 item.arch,
-                                 std::to_string(item.facts ? item.facts->wave_size : 0),
-                                 item.spec_full.dump()};
+  kemit::lane_support::CacheInputs inputs;
+  inputs.add("lane", kLaneVersion)
+      .add("kind", kind)
+      .add("python sources", lane.python_digest)
+      .add("family", item.family)
+      .add("config", item.id)
+      .add("arch", item.arch)
+      .add("wave size", item.facts ? item.facts->wave_size : 0)
+      .add("spec", item.spec_full.dump());
   if (kind == "emit") {
-    parts.insert(parts.end(), {lane.engine_digest, item.spec_run.dump(), item.buffer_range.dump()});
-    parts.insert(parts.end(), lane.sections.begin(), lane.sections.end());
+    inputs.add("engine", lane.engine_digest)
+        .add("spec run", item.spec_run.dump())
+        .add("buffer range", item.buffer_range.dump())
+        .add("sections", lane.sections);
   } else if (kind == "run") {
     auto text = std::find_if(item.digests.begin(), item.digests.end(), [&](const auto& t) { return t.first == section; });
-    parts.insert(parts.end(), {section, lane.runners.at(section), item.spec_run.dump(), item.buffer_range.dump(),
-                               item.launch_plan, text == item.digests.end() ? "" : text->second});
+    inputs.add("section", section)
+        .add("runner", lane.runners.at(section))
+        .add("spec run", item.spec_run.dump())
+        .add("buffer range", item.buffer_range.dump())
+        .add("launch plan", item.launch_plan)
+        .add("text sha256", text == item.digests.end() ? "" : text->second);
   }
-  std::vector<std::string_view> views(parts.begin(), parts.end());
-  return kemit::lane_support::ResultCache::key(views);
+  return inputs.key();
 }
 
 // ---- where the runners are -------------------------------------------------------------------

@@ -13,21 +13,26 @@
 
 #include "kemit/driver/config.h"
 #include "kemit/driver/strict_json.h"
+#include "kemit/input_limits.h"
 #include "kemit/report/merge.h"
 #include "kemit/report/render.h"
 #include "kemit/tooling/cli.h"
+#include "kemit/tooling/locations.h"
 
 namespace {
 
 using namespace kemit::report;
 
 NamedReport read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw MergeError("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {  // a regular file of a bounded size, nesting and number range, as every loader reads
+    text = kemit::limits::read_regular_file(path, path);
+    kemit::limits::check_json_limits(text, path);
+  } catch (const kemit::limits::InputLimitError& error) {
+    throw MergeError(error.what());
+  }
   try {
-    auto parsed = kemit::driver::parse_json_detecting_duplicates(text.str());
+    auto parsed = kemit::driver::parse_json_detecting_duplicates(text);
     if (!parsed.duplicates.empty())
       throw MergeError(path + ": key '" + parsed.duplicates.front().key + "' appears twice at '" +
                        parsed.duplicates.front().path + "'");
@@ -51,11 +56,23 @@ void print_summary(const Report& merged, size_t shards, std::ostream& out) {
 }
 
 int merge(const std::string& output, const std::string& junit, const std::vector<std::string>& inputs) {
+  // The tree this tool belongs to (or the one around the cwd): its stores are never a report.
+  std::vector<std::string> stores;
+  try {
+    kemit::tooling::Locations where = kemit::tooling::locate({});
+    stores = {where.root + "/golden/shards", where.configs};
+  } catch (const std::invalid_argument&) {  // no tree: the folder names alone are refused
+  }
+  std::string unwritable = report_targets_problem({{"-o", output}, {"--junit", junit}}, stores);
+  if (!unwritable.empty()) throw MergeError(unwritable);
+  for (const auto& path : inputs)
+    if (path == output || path == junit)
+      throw MergeError(path + " is both a shard to merge and the merged report: name another output file");
   std::vector<NamedReport> shards;
   for (const auto& path : inputs) shards.push_back(read_report(path));
   Report merged = merge_reports(shards);
   write_json_report(output, nlohmann::json{{"merged_from", inputs}}, merged);
-  if (!junit.empty()) write_text_file(junit, junit_xml(merged));
+  if (!junit.empty()) write_report_file(junit, junit_xml(merged));
   print_summary(merged, shards.size(), std::cout);
   return merged.green() ? 0 : 1;
 }

@@ -105,7 +105,7 @@ def main(argv=None):
         from .serve import serve
         # A worker emits one spec after another, and each emit's objects are freed by reference
         # counting once its answer is written. The cyclic collector, run every 700 net allocations
-        # by default, found nothing to free and took about 6% of the worker's CPU (README): run
+        # by default, found nothing to free and took about 6% of the worker's CPU (bench/results.md): run
         # it rarely, and keep the modules imported once out of its scans. Emission is unchanged.
         gc.freeze()
         gc.set_threshold(100_000, 10, 10)

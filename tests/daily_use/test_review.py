@@ -164,3 +164,66 @@ def test_review_across_two_families(tmp_path):
     assert f"CHANGED reduce_rows #{other[0]}" in result.stdout and f"CHANGED elementwise #{ids[0]}" in result.stdout
     assert shard_line(path, other[0], "reduce_rows") != before  # accepted in the second family
     assert git(path, "worktree", "list").count("\n") == 1  # every temporary worktree of the review is gone
+
+
+def review_on_a_pty(path):
+    master, slave = pty.openpty()
+    env = dict(os.environ)
+    env.pop("CI", None)
+    process = subprocess.Popen(args(path, "--review"), cwd=path, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    return process, master
+
+
+def finish(process, master, seen, deadline):
+    """Everything the review still prints, then its exit code."""
+    while True:
+        ready, _, _ = select.select([master], [], [], max(0, deadline - time.time()))
+        try:
+            chunk = os.read(master, 4096).decode(errors="replace") if ready else ""
+        except OSError:
+            chunk = ""
+        if not chunk:
+            break
+        seen[0] += chunk
+    return process.wait(timeout=max(1, deadline - time.time()))
+
+
+def drive_review(path, answers):
+    """--review on a pseudo-terminal: before each answer, waits for the question and keeps what
+    came before it. Returns (exit code, the texts before each question, everything printed)."""
+    process, master = review_on_a_pty(path)
+    seen, deadline, asked = [""], time.time() + 300, []
+    try:
+        for answer in answers:
+            asked.append(read_until(master, "[q]uit? ", seen, deadline))
+            os.write(master, answer)
+        code = finish(process, master, seen, deadline)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    return code, asked, "".join(asked) + seen[0]
+
+
+def test_review_takes_only_a_whole_answer_and_quit_ends_it(repo):
+    """'abort' is no 'accept' (any line starting with a was one), and after q nothing more is shown."""
+    path, ids = repo
+    bless_then_change(path)
+    before = [shard_line(path, i) for i in ids]
+    code, asked, shown = drive_review(path, [b"abort\n", b"  Quit \n"])
+    assert code == 0, shown
+    assert "(a, s, d or q)" in asked[1], asked[1]
+    assert "REVIEW: 0 accepted, 2 left as they are" in shown, shown
+    assert "[2/2]" not in shown, shown  # the next change is not shown after quit
+    assert [shard_line(path, i) for i in ids] == before
+
+
+def test_review_stops_on_the_end_of_its_input_and_says_so(repo):
+    path, ids = repo
+    bless_then_change(path)
+    before = [shard_line(path, i) for i in ids]
+    code, _, shown = drive_review(path, [b"a\n", b"\x04"])  # Ctrl-D: the terminal's end of input
+    assert code == 2, shown
+    assert "REVIEW: stdin ended at change 2 of 2 before an answer: nothing blessed (1 accepted before it)" in shown
+    assert [shard_line(path, i) for i in ids] == before

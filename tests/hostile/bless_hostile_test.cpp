@@ -95,6 +95,76 @@ TEST_F(BlessUnderFailure, AShardThatIsASymlinkIsNotWrittenThrough) {
   EXPECT_FALSE(std::filesystem::exists(outside));
 }
 
+// The store never writes what it cannot load: a figure above the shard limit of counts (a
+// forged cache value, say) is refused by the writer with the loader's own rule, before any rename.
+TEST_F(BlessUnderFailure, AFigureTheLoaderRefusesIsNeverWritten) {
+  std::string alpha = bytes("alpha");
+  Entry e = emitted_entry(2);
+  for (auto& [flavor, section] : e.flavors)
+    for (std::size_t k = 0; k < kResourceKinds; ++k) section.resources.figures[k] = 7;
+  e.flavors.at("llvm19").resources.figures[0] = std::uint64_t(1) << 60;
+  try {
+    bless(dir.path(), {make_run("alpha", {emitted_entry(1), e}, false)}, {});
+    FAIL() << "a shard the loader refuses was written";
+  } catch (const GoldenError& error) {
+    std::string text = error.what();
+    EXPECT_NE(text.find("breaks a rule of the shard loader"), std::string::npos) << text;
+    EXPECT_NE(text.find("above the input limit"), std::string::npos) << text;
+    EXPECT_NE(text.find("nothing was written"), std::string::npos) << text;
+  }
+  EXPECT_EQ(bytes("alpha"), alpha);
+  EXPECT_NO_THROW(load_shard(shard_path(dir.path(), "alpha")));
+}
+
+// A shard section missing one figure, and a run (a cache, say) measuring 7 VGPR spills there: the
+// figure was never compared, so it is a RESOURCES_CHANGED, not "resources compared" and GOLDEN OK.
+TEST(ResourceClaims, AFigureTheShardLacksIsNotCompared) {
+  Shard stored = make_shard("delta", {emitted_entry(1)});
+  for (auto& [flavor, section] : stored.entries[0].flavors)
+    for (std::size_t k = 0; k < kResourceKinds; ++k) section.resources.figures[k] = 0;
+  std::vector<Entry> fresh = stored.entries;
+  stored.entries[0].flavors.at("llvm19").resources[ResourceKind::vgpr_spill] = std::nullopt;  // forged away
+  fresh[0].flavors.at("llvm19").resources[ResourceKind::vgpr_spill] = 7;
+  Comparison c = compare_with_golden(&stored, make_run("delta", fresh));
+  ASSERT_EQ(c.findings.size(), 1u) << describe_comparison(c);
+  EXPECT_EQ(c.findings[0].category, Category::resources_changed);
+  EXPECT_NE(describe_finding("delta", c.findings[0]).find("llvm19 vgpr_spill (not stored) -> 7"), std::string::npos)
+      << describe_finding("delta", c.findings[0]);
+  // A section blessed without any figure (--no-resources) stays "blessed without resources".
+  for (auto& [flavor, section] : stored.entries[0].flavors) section.resources = {};
+  c = compare_with_golden(&stored, make_run("delta", fresh));
+  EXPECT_TRUE(c.clean()) << describe_comparison(c);
+  EXPECT_EQ(c.resources_compared, 0u);
+  EXPECT_EQ(c.resources_unstored, 3u);
+}
+
+// A shard that fails to load is rebuilt from a complete run (the re-record its loader suggests),
+// and only from a complete one: a filtered run cannot know the configs it did not run.
+TEST_F(BlessUnderFailure, AShardThatDoesNotLoadIsRepairedFromACompleteRun) {
+  const std::filesystem::path alpha = shard_path(dir.path(), "alpha");
+  test::write_text(alpha, bytes("alpha").substr(0, 200));  // cut short: not valid JSON
+  EXPECT_THROW(load_shard(alpha), GoldenError);
+  const std::string cut = bytes("alpha");
+  try {
+    bless(dir.path(), {make_run("alpha", {emitted_entry(1)}, /*complete=*/false)}, {});
+    FAIL() << "a filtered run rebuilt a shard it cannot know";
+  } catch (const GoldenError& error) {
+    EXPECT_NE(std::string(error.what()).find("rebuilt only from a complete run"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(bytes("alpha"), cut);
+  BlessReport report = bless(dir.path(), {make_run("alpha", {emitted_entry(1), emitted_entry(2)}, true)}, {});
+  ASSERT_FALSE(report.refused()) << describe_bless(report);
+  ASSERT_EQ(report.families.size(), 1u);
+  EXPECT_TRUE(report.families[0].written);
+  EXPECT_NE(describe_bless(report).find("REPAIRED: the shard did not load ("), std::string::npos) << describe_bless(report);
+  Shard repaired = load_shard(alpha);
+  EXPECT_EQ(repaired.entries.size(), 2u);
+  // A shard merged as text is resolved (both sides kept), never rebuilt over.
+  test::write_text(alpha, "<<<<<<< HEAD\n");
+  EXPECT_THROW(bless(dir.path(), {make_run("alpha", {emitted_entry(1)}, true)}, {}), GoldenError);
+  EXPECT_EQ(bytes("alpha"), "<<<<<<< HEAD\n");
+}
+
 // Item 10: MISSING's remedy suggested `--only F --prune`, which --prune refuses.
 TEST(Remedies, PruneIsSuggestedAsACompleteRun) {
   Finding missing;

@@ -110,6 +110,27 @@ TEST(CutText, KeepsShortTextAndSaysHowMuchWasCut) {
   EXPECT_EQ(cut_text("ab\xC3\xA9", 3), "ab... [2 more bytes cut]");  // never half a character
 }
 
+// Whatever bytes come in, what goes to a writer is valid UTF-8: each maximal ill-formed subpart
+// is one U+FFFD (the Unicode standard's recommendation; Python's errors="replace" does the same).
+TEST(CutText, ReplacesInvalidUtf8WithTheReplacementCharacter) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(cut_text("a\xFF" "b", kNoCut), "a" + fffd + "b");
+  EXPECT_EQ(cut_text("a\xC3", kNoCut), "a" + fffd);                   // a character split at the end
+  EXPECT_EQ(cut_text("\xE2\x82" "x", kNoCut), fffd + "x");            // a truncated 3-byte sequence: one U+FFFD
+  EXPECT_EQ(cut_text("\xED\xA0\x80", kNoCut), fffd + fffd + fffd);    // a surrogate is not UTF-8
+  EXPECT_EQ(cut_text("\xC0\xAF", kNoCut), fffd + fffd);               // an overlong '/'
+  EXPECT_EQ(cut_text("\xF4\x90\x80\x80", kNoCut), fffd + fffd + fffd + fffd);  // above U+10FFFF
+  EXPECT_EQ(cut_text("\xF0\x9F\x98\x80 ok", kNoCut), "\xF0\x9F\x98\x80 ok");    // valid text is untouched
+  for (const std::string& raw : std::vector<std::string>{"\xFF\xFE", "x\xE2\x82", "\xC3(", std::string(400, '\x80')})
+    EXPECT_TRUE(is_valid_utf8(cut_text(raw, 7))) << raw;
+  EXPECT_FALSE(is_valid_utf8("\xC3"));
+}
+
+TEST(CutText, CountsWhatTheCallerDroppedBefore) {
+  EXPECT_EQ(cut_text("abc", 10, 5), "abc... [5 more bytes cut]");
+  EXPECT_EQ(cut_text("abcdef", 3, 5), "abc... [8 more bytes cut]");
+}
+
 TEST(UnsafeWriteTarget, RefusesSymlinksAndSpecialFiles) {
   TempDir dir;
   fs::create_symlink(dir.path / "elsewhere", dir.path / ".golden.lock");

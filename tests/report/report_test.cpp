@@ -167,6 +167,66 @@ TEST(Merge, RefusesWhatIsNotTheShardsOfOneRun) {
   EXPECT_NE(merge_error({{"u.json", unsharded}}).find("is not a shard"), std::string::npos);
 }
 
+Case failed(const std::string& family, std::int64_t id) {
+  return {family, id, "canonical", "MISMATCH", Outcome::failed, "MISMATCH: x", "x", 0.1};
+}
+
+// A shard whose rows were edited to GREEN over its failed cases: summing its evidence would hide
+// the failures ("3 failed", then RESULT: GREEN).
+TEST(Merge, RefusesAShardWhoseRowsContradictItsCases) {
+  Report two = shard_report(2, 2, {{"alpha", "canonical", {1, 0, 0, 0, 0}, Status::red, ""}}, {passed("alpha", 2)});
+  Report honest = shard_report(1, 2, {{"alpha", "canonical", {0, 1, 0, 0, 0}, Status::red, ""}}, {failed("alpha", 1)});
+  EXPECT_FALSE(merge_reports({{"one.json", honest}, {"two.json", two}}).green());
+
+  Report status_edited = honest;
+  status_edited.rows[0].status = Status::green;
+  EXPECT_EQ(merge_error({{"one.json", status_edited}, {"two.json", two}}),
+            "one.json is inconsistent: the row alpha canonical says GREEN but its evidence (failed 1, blocking 0, "
+            "passed 0) says RED; the shard's report was edited or is damaged: run the shard again");
+  Report evidence_edited = honest;
+  evidence_edited.rows[0].evidence = {1, 0, 0, 0, 0};
+  evidence_edited.rows[0].status = Status::green;
+  EXPECT_EQ(merge_error({{"one.json", evidence_edited}, {"two.json", two}}),
+            "one.json is inconsistent: the case alpha:1@canonical failed (MISMATCH) but no row of alpha is RED; the "
+            "shard's report was edited or is damaged: run the shard again");
+  Report other_row_red = evidence_edited;  // a RED row of the family, but not the one that failed
+  other_row_red.rows.push_back({"alpha", "llvm19", {0, 1, 0, 0, 0}, Status::red, ""});
+  EXPECT_NE(merge_error({{"one.json", other_row_red}, {"two.json", two}})
+                .find("1 case(s) of alpha canonical failed but its row counts 0 failure(s)"),
+            std::string::npos);
+  Report row_removed = honest;
+  row_removed.rows.clear();
+  EXPECT_NE(merge_error({{"one.json", row_removed}, {"two.json", two}}).find("one.json is inconsistent"),
+            std::string::npos);
+}
+
+TEST(Reports, AFailedCaseMakesAReportRedWhateverItsRows) {
+  Report r = shard_report(1, 1, {{"alpha", "canonical", {1, 0, 0, 0, 0}, Status::red, ""}}, {failed("alpha", 1)});
+  r.run.shard.reset();
+  judge_rows(r);
+  EXPECT_EQ(r.rows[0].status, Status::green);
+  EXPECT_FALSE(r.green());
+}
+
+// Whatever bytes a case holds, every writer writes it: JSON and JUnit get valid UTF-8.
+TEST(Reports, EveryWriterTakesBytesThatAreNotUtf8) {
+  Report r = shard_report(1, 1, {{"alpha", "canonical", {0, 1, 0, 0, 0}, Status::red, ""}}, {failed("alpha", 1)});
+  r.cases[0].detail = "stderr: \xff\xfe split \xc3";
+  r.cases[0].message = "MISMATCH: \xe2\x82";
+  r.run.repro = {"check_byte_identity", "--root", "/tmp/tree\xff"};
+  nlohmann::json lane = {{"cwd", "/tmp/tree\xff"}, {"k\xff", 1}};
+  make_text_safe(lane);
+  EXPECT_EQ(lane["cwd"], "/tmp/tree\xEF\xBF\xBD");
+  EXPECT_EQ(lane["k\xEF\xBF\xBD"], 1);
+  nlohmann::json envelope = envelope_json(r);
+  make_text_safe(envelope);
+  EXPECT_NO_THROW(envelope.dump());
+  EXPECT_EQ(envelope["summary"]["cases"][0]["detail"], "stderr: \xEF\xBF\xBD\xEF\xBF\xBD split \xEF\xBF\xBD");
+  std::string xml = junit_xml(r);
+  EXPECT_NE(xml.find("stderr: \xEF\xBF\xBD\xEF\xBF\xBD split \xEF\xBF\xBD"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find('\xff'), std::string::npos);
+}
+
 TEST(Reports, FailureMessageIsTheVerdictAndTheFirstDifference) {
   EXPECT_EQ(failure_message("MISMATCH", "first difference at line 7, column 3:\n  py:  \"a\"\n  cpp: \"b\"\n--- diff"),
             "MISMATCH: first difference at line 7, column 3: py:  \"a\" cpp: \"b\"");

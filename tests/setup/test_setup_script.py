@@ -179,3 +179,13 @@ def test_a_terminal_sees_ninjas_status_line(machine):
     assert os.waitstatus_to_exitcode(status) == 0, out
     assert b"\r\x1b[K[1/" in out  # the status line, redrawn in place
     assert b"built all" in out
+
+
+def test_a_broken_build_folder_is_not_taken_for_an_up_to_date_one(machine):
+    tree, shims, env = machine
+    (shims / "dpkg_db").write_text("pkg-a ii\npkg-b ii\npkg-c ii\n")
+    assert run(tree, env).returncode == 0
+    (pathlib.Path(env["KEMIT_BUILD"]) / "build.ninja").write_text("this is not ninja\n")
+    result = run(tree, env)
+    assert result.returncode == 2
+    assert "setup: FAILED: cmake --build" in result.stderr

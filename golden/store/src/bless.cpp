@@ -11,6 +11,7 @@
 #include "kemit/golden/atomic_file.h"
 #include "kemit/golden/error.h"
 #include "kemit/golden/shard_io.h"
+#include "conflict_markers.h"
 
 namespace kemit::golden {
 
@@ -166,17 +167,38 @@ FamilyPlan plan_family(const std::filesystem::path& dir, const FreshResults& fre
   plan.report.path = path;
   std::vector<std::string> all = fresh.all_flavors.empty() ? fresh.flavors : fresh.all_flavors;
   sort_flavors(all);
-  plan.existed = std::filesystem::exists(path);
+  std::error_code ignored;
+  plan.existed = std::filesystem::exists(std::filesystem::symlink_status(path, ignored));
+  bool loaded = false;
   if (plan.existed) {
-    plan.old_bytes = read_file(path);
-    plan.target = parse_shard(plan.old_bytes, path.string());
+    try {
+      plan.old_bytes = read_file(path);
+      plan.target = parse_shard(plan.old_bytes, path.string());
+      loaded = true;
+    } catch (const GoldenError& error) {
+      // A shard that does not load holds nothing this bless could keep: a complete run of the
+      // family rebuilds it whole (every config NEW), which is what the loader's message suggests.
+      if (detail::first_conflict_marker(plan.old_bytes)) throw;  // `golden resolve` keeps both sides' entries
+      if (!fresh.complete)
+        throw GoldenError(error.file(), error.line(), error.problem(),
+                          error.remedy() + "; a shard that does not load is rebuilt only from a complete run of its "
+                                           "family (no FAMILY:ID, --filter, --last-failed or --shard)");
+      plan.report.repaired = error.what();
+      plan.old_bytes.clear();
+    }
+  }
+  if (loaded) {
+  } else if (!plan.report.repaired.empty()) {
+    plan.target = Shard{};
+    plan.target.family = fresh.family;
+    plan.target.flavors = all;
   } else {
     plan.target.family = fresh.family;
     plan.target.flavors = all;
     plan.report.created = true;
   }
   if (options.prune && !fresh.complete) plan.refuse("--prune needs a complete run (no id filter, no sharding)");
-  Comparison cmp = compare_with_golden(plan.existed ? &plan.target : nullptr, fresh);
+  Comparison cmp = compare_with_golden(loaded ? &plan.target : nullptr, fresh);
   plan_flavors(plan, fresh, all, options);
   plan_entries(plan, cmp, fresh, options);
   if (plan.refusals.empty()) {
@@ -193,7 +215,7 @@ void write_all_or_nothing(const std::vector<FamilyPlan>& plans, BlessReport& rep
   std::vector<std::size_t> staged_plan;
   try {
     for (std::size_t i = 0; i < plans.size(); ++i) {
-      if (plans[i].existed && plans[i].bytes == plans[i].old_bytes) continue;
+      if (plans[i].existed && plans[i].report.repaired.empty() && plans[i].bytes == plans[i].old_bytes) continue;
       staged.push_back(stage_file(plans[i].report.path, plans[i].bytes));
       staged_plan.push_back(i);
     }

@@ -173,9 +173,13 @@ std::vector<ResourceChange> resource_changes(const Entry& before, const Entry& a
     if (b == before.flavors.end() || a == after.flavors.end()) continue;
     for (std::size_t k = 0; k < kResourceKinds; ++k) {
       const auto &old_figure = b->second.resources.figures[k], &new_figure = a->second.resources.figures[k];
-      // A figure only one side measured (a run without the LLVM lane) is not a change.
-      if (old_figure && new_figure && *old_figure != *new_figure)
-        out.push_back({f, static_cast<ResourceKind>(k), *old_figure, *new_figure});
+      // A figure this run did not measure (a run without the LLVM lane) is not a change, nor is a
+      // section blessed without figures (--no-resources: nothing to compare with, said apart).
+      // But a figure the run measured that a section with figures lacks is: passing it would
+      // call the section compared on the figures it happens to hold.
+      if (!new_figure) continue;
+      if (old_figure ? *old_figure != *new_figure : !b->second.resources.empty())
+        out.push_back({f, static_cast<ResourceKind>(k), old_figure, *new_figure});
     }
   }
   return out;

@@ -68,7 +68,8 @@ std::string describe_finding(const std::string& family, const Finding& f, const 
       return fmt::format("{}: {}; bless with `{} --allow-changes`", head, join(f.sections, describe_change), bless);
     case Category::resources_changed:
       return fmt::format("{}: {}; bless with `{} --allow-changes`", head, join(f.resources, [](const auto& r) {
-                           return fmt::format("{} {} {} -> {}", r.flavor, resource_name(r.kind), r.before, r.after);
+                           return fmt::format("{} {} {} -> {}", r.flavor, resource_name(r.kind),
+                                              r.before ? std::to_string(*r.before) : "(not stored)", r.after);
                          }), bless);
     case Category::new_entry: return fmt::format("{}: not blessed yet; bless with `{}`", head, bless);
     case Category::missing:
@@ -128,6 +129,7 @@ std::string describe_bless(const BlessReport& report) {
   if (report.refused()) return out + "nothing was written\n";
   for (const FamilyBlessReport& f : report.families) {
     std::vector<std::string> parts;
+    if (!f.repaired.empty()) parts.push_back("REPAIRED: the shard did not load (" + f.repaired + "), rebuilt from this complete run");
     if (!f.added.empty()) parts.push_back(fmt::format("added {}", id_list(f.added)));
     if (!f.changed.empty()) parts.push_back(fmt::format("changed {}", id_list(f.changed)));
     if (!f.filled.empty()) parts.push_back(fmt::format("resources filled in {}", id_list(f.filled)));

@@ -29,16 +29,42 @@ Shard load_side(const std::filesystem::path& file, const std::string& label, con
 
 }  // namespace
 
+namespace {
+
+// A side of the merge that does not load. The loader's own remedy is not repeated: it names the
+// side's label ("x.json (theirs)") as if it were a file, and its commands (`golden resolve`,
+// `git checkout --`) would keep ours alone. What is true: the file holds ours, the other side's
+// entries are not in it, and re-recording the family on the merged configs brings everything back.
+std::string side_failed(const GoldenError& e, const std::string& side, const std::string& merged_path,
+                        const std::string& family) {
+  std::string lost = side == "ours" ? "ours does not load, and theirs' entries are not in it"
+                     : side == "theirs" ? "theirs' entries are not in it"
+                                        : "with no common ancestor to merge from, theirs' entries are not in it";
+  return fmt::format(
+      "golden merge-driver: {} side of {}{}: {}\n"
+      "  the file was left as ours: {}; `golden resolve` cannot bring them back (it sees ours alone)\n"
+      "  merge the configs, then re-record the family: `{}`, and `git add {}`\n",
+      side, merged_path, e.line() ? fmt::format(", line {}", e.line()) : std::string(), e.problem(), lost,
+      record_command(family), merged_path);
+}
+
+}  // namespace
+
 int run_merge_driver(const std::filesystem::path& base, const std::filesystem::path& ours,
                      const std::filesystem::path& theirs, const std::string& merged_path, std::string& report) {
   MergeResult result;
+  std::string family, side;  // side: the one being loaded, for the advice when it does not load
   try {
-    std::string family = family_of_path(merged_path);
+    family = family_of_path(merged_path);
     // %O is empty when both branches created the file: a merge without a base.
     bool has_base = !read_file(base).empty();
+    side = "base";
     Shard base_shard = has_base ? load_side(base, merged_path + " (base)", family) : Shard{};
+    side = "ours";
     Shard ours_shard = load_side(ours, merged_path + " (ours)", family);
+    side = "theirs";
     Shard theirs_shard = load_side(theirs, merged_path + " (theirs)", family);
+    side.clear();
     result = merge_shards(has_base ? &base_shard : nullptr, ours_shard, theirs_shard);
     if (result.clean()) {
       write_file_atomically(ours, serialize_shard(result.merged));
@@ -48,9 +74,14 @@ int run_merge_driver(const std::filesystem::path& base, const std::filesystem::p
     if (result.header_conflict.empty()) write_file_atomically(ours, conflict_marked_text(result));
     return 1;
   } catch (const GoldenError& e) {
-    report = fmt::format("golden merge-driver: {}\n  the file was left as ours; fix the error, then merge again or run "
-                         "`golden resolve {}`\n",
-                         e.what(), merged_path);
+    if (!side.empty()) {
+      report = side_failed(e, side, merged_path, family);
+    } else {
+      report = fmt::format("golden merge-driver: {}\n  the file was left as ours: theirs' entries are not in it; "
+                           "merge the configs, then re-record the family with `run_diff --record-golden --only "
+                           "FAMILY`\n",
+                           e.what());
+    }
     return 2;
   }
 }
@@ -68,10 +99,19 @@ int resolve_file(const std::filesystem::path& path, std::string& report) {
     merged = parse_shard(text, label, options);
   } else {
     detail::ConflictSides sides = detail::split_conflict_sides(text, label);
-    options.line_map = &sides.ours.line_map;
-    Shard ours = parse_shard(sides.ours.text, label + " (ours side of the conflict)", options);
-    options.line_map = &sides.theirs.line_map;
-    Shard theirs = parse_shard(sides.theirs.text, label + " (theirs side of the conflict)", options);
+    // A side that does not load: the loader's remedy would name "FILE (ours side ...)" as a file.
+    auto load = [&](const detail::ConflictSide& side, const char* name) {
+      options.line_map = &side.line_map;
+      try {
+        return parse_shard(side.text, label, options);
+      } catch (const GoldenError& e) {
+        throw GoldenError(label, e.line(), std::string("the ") + name + " side of the conflict: " + e.problem(),
+                          "fix that side's lines between the markers (the file was not changed), then run `golden "
+                          "resolve " + label + "` again; or re-record the family with `" + record_command(family) + "`");
+      }
+    };
+    Shard ours = load(sides.ours, "ours");
+    Shard theirs = load(sides.theirs, "theirs");
     MergeResult result = merge_shards(nullptr, ours, theirs);
     if (!result.clean()) {
       report = describe_merge_conflicts(label, result) + "  (the file was not changed)\n";

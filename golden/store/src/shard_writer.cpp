@@ -141,6 +141,18 @@ std::string serialize_shard(const Shard& shard) {
     out += i + 1 < shard.entries.size() ? ",\n" : "\n";
   }
   out += detail::kShardTail;
+  // The loader's own rules (its limits included) on the exact bytes, before anyone renames them
+  // into place: the store never writes a shard it would then refuse to load.
+  try {
+    LoadOptions options;
+    options.expected_family = shard.family;
+    parse_shard(out, shard.family + ".json", options);
+  } catch (const GoldenError& error) {
+    throw GoldenError(shard.family + ".json", 0,
+                      "the shard as it would be written breaks a rule of the shard loader: " + error.problem(),
+                      "nothing was written; a value of this run is outside what a shard may hold (docs/limits.md): "
+                      "check the engines' answers and the LLVM lane's figures (run again with --no-cache)");
+  }
   return out;
 }
 

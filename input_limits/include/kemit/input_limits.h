@@ -65,9 +65,26 @@ struct JsonLimitBreach {
 };
 std::optional<JsonLimitBreach> find_json_limit_breach(std::string_view text);
 
-// `text` when it has at most `max_bytes`, else its first `max_bytes` bytes (never splitting a
-// UTF-8 character) and "... [N more bytes cut]".
-std::string cut_text(std::string_view text, std::size_t max_bytes = kMaxEchoBytes);
+// A `why` of a config (one line of prose; the longest real one is about 200 bytes). Bounded so
+// that `--filter`'s regex search (std::regex backtracks, one stack frame per character) stays
+// far from the end of a stack.
+inline constexpr std::size_t kMaxWhyBytes = 1000;
+// A `--filter` pattern: a regex, not a document.
+inline constexpr std::size_t kMaxFilterBytes = 1000;
+// cut_text's `max_bytes` for a text that is made safe but never cut (a path, a command).
+inline constexpr std::size_t kNoCut = static_cast<std::size_t>(-1);
+
+// The one "make this text safe and cut it" of every tool: whatever bytes come in (a worker's
+// stderr, a malformed answer line, a path), the result is valid UTF-8 that every writer (the
+// terminal, the JSON reports, JUnit, the last-run report) takes as it is. Each ill-formed
+// sequence is replaced by U+FFFD (one per maximal ill-formed subpart, as the Unicode standard
+// recommends); then, when longer than `max_bytes`, the text is cut on a character boundary and
+// followed by "... [N more bytes cut]". `dropped_before` counts bytes the caller already cut
+// from the end of `text` (a stream kept only in part); they are added to N.
+std::string cut_text(std::string_view text, std::size_t max_bytes = kMaxEchoBytes, std::size_t dropped_before = 0);
+
+// True when `text` is well-formed UTF-8.
+bool is_valid_utf8(std::string_view text);
 
 // For a file a tool is about to write (a shard, a lock): refuses a symlink and anything that
 // exists but is not a regular file. Returns the problem, "" when `path` may be written.

@@ -54,7 +54,7 @@ int run_and_report(const CheckOptions& options, const ReportPaths& reports, cons
   nlohmann::json lane_json = json_report(outcome);  // built once for both reports
   try {
     if (!reports.json.empty()) report::write_json_report(reports.json, lane_json, summary);
-    if (!reports.junit.empty()) report::write_text_file(reports.junit, report::junit_xml(summary));
+    if (!reports.junit.empty()) report::write_report_file(reports.junit, report::junit_xml(summary));
   } catch (const std::runtime_error& error) {
     throw InfrastructureError(error.what());
   }
@@ -104,7 +104,12 @@ int check_byte_identity_main(int argc, const char* const* argv, std::ostream& ou
   }
   try {
     resolve_locations(options);
-    out << tooling::header_line("check_byte_identity", options.where) << std::endl;  // before any note
+    // before any note; safe text: the tree's path may hold any bytes
+    out << limits::cut_text(tooling::header_line("check_byte_identity", options.where), limits::kNoCut) << std::endl;
+    std::string unwritable = report::report_targets_problem(
+        {{"--json", reports.json}, {"--junit", reports.junit}},
+        std::vector<std::string>{options.locations.root + "/golden/shards", options.where.configs});
+    if (!unwritable.empty()) throw UsageError(unwritable);
     options.selection = resolve_selection(extra.selection, options.locations.build, "check_byte_identity", err);
     report::RunClock clock("check_byte_identity", options.locations.root,
                            std::vector<std::string>(argv, argv + argc), options.shard);

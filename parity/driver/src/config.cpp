@@ -24,7 +24,11 @@ const std::vector<std::string> kTopFields = {"family", "configs", "comment"};
 // A short rendering of a found value: "number 7", "string \"x\"".
 std::string describe(const json& value) {
   std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  if (text.size() > 40) {
+    size_t keep = 37;
+    while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // a whole character
+    text = text.substr(0, keep) + "...";
+  }
   return std::string(value.type_name()) + " " + text;
 }
 
@@ -83,6 +87,11 @@ ParityConfig parse_one_config(const json& config, size_t index, const std::strin
   const json& why = config["why"];
   require_type(why.is_string() && !why.get<std::string>().empty() && why.get<std::string>().find('\n') == std::string::npos,
                file, where, "why", "a non-empty one-line string", why);
+  if (why.get_ref<const std::string&>().size() > limits::kMaxWhyBytes)
+    fail(file, where,
+         "field 'why' is " + std::to_string(why.get_ref<const std::string&>().size()) +
+             " bytes, above the input limit of " + std::to_string(limits::kMaxWhyBytes) +
+             " (one line that says what the config pins; details belong in the family's tests or a comment)");
   require_type(config["spec"].is_object(), file, where, "spec", "an object", config["spec"]);
   ParityConfig parsed;
   if (config.contains("expect_no_spill")) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kemit/driver/canonical_section.h"
+#include "kemit/input_limits.h"
 
 namespace kemit::driver {
 namespace {
@@ -17,8 +18,7 @@ DecodedAnswer failed(Verdict verdict, std::string problem) {
 }
 
 std::string excerpt(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  return text.size() <= 300 ? text : text.substr(0, 300) + "...";
+  return limits::cut_text(value.dump(-1, ' ', false, json::error_handler_t::replace), 300);
 }
 
 // The "ll" object: one entry per requested flavor, each with exactly one of text / rejected.

@@ -1,4 +1,5 @@
 #include "kemit/driver/selection.h"
+#include "kemit/input_limits.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -44,6 +45,9 @@ Selection parse_selection(const std::vector<std::string>& words, const std::stri
     }
   }
   selection.filter = filter;
+  if (filter.size() > limits::kMaxFilterBytes)
+    throw UsageError("--filter is " + std::to_string(filter.size()) + " bytes, above the input limit of " +
+                     std::to_string(limits::kMaxFilterBytes) + ": a regex over family:id and why needs far less");
   if (!filter.empty()) {
     try {
       selection.filter_regex.emplace(filter, std::regex::ECMAScript);

@@ -1,6 +1,7 @@
 #include "kemit/driver/worker_pool.h"
 
 #include "answer_line.h"
+#include "kemit/input_limits.h"
 
 #include <poll.h>
 
@@ -13,9 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string excerpt(const std::string& line) {
-  return line.size() <= 200 ? line : line.substr(0, 200) + "... (" + std::to_string(line.size()) + " bytes)";
-}
+// What a worker wrote, as safe text (its bytes may be anything).
+std::string excerpt(const std::string& line) { return limits::cut_text(line, 200); }
 
 bool is_string_array(const json& value) {
   return value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
@@ -144,6 +144,7 @@ void WorkerPool::poll_once() {
     fds.push_back({slot.process->wants_to_write() ? slot.process->stdin_fd() : -1, POLLOUT, 0});
     fds.push_back({slot.process->stdout_fd(), POLLIN, 0});
     fds.push_back({slot.process->stderr_fd(), POLLIN, 0});
+    fds.push_back({slot.process->exit_fd(), POLLIN, 0});
     owners.push_back(&slot);
     if (!slot.in_flight.empty()) {
       auto deadline = slot.head_since + std::chrono::duration<double>(head_timeout(slot));
@@ -154,16 +155,21 @@ void WorkerPool::poll_once() {
   if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
     throw InfrastructureError(std::string("poll() failed: ") + strerror(errno));
   for (size_t i = 0; i < owners.size(); ++i)
-    service(*owners[i], fds[3 * i].revents, fds[3 * i + 1].revents, fds[3 * i + 2].revents);
+    service(*owners[i], fds[4 * i].revents, fds[4 * i + 1].revents, fds[4 * i + 2].revents, fds[4 * i + 3].revents);
   for (auto& slot : slots_) check_deadline(slot);
 }
 
-void WorkerPool::service(Slot& slot, short stdin_events, short stdout_events, short stderr_events) {
+void WorkerPool::service(Slot& slot, short stdin_events, short stdout_events, short stderr_events,
+                         short exit_events) {
   if (stderr_events) slot.process->drain_stderr();
   bool stopped_reading = stdin_events && !slot.process->flush();
+  // The worker process ended, though its pipes may stay open (a child it left holds them): what
+  // it wrote before is in the pipe; after that it is a crash, as if stdout had closed.
+  bool exited = exit_events != 0;
+  if (exited) slot.process->drain_stderr();
   // A worker that stopped reading may have answered the requests before the one it died on: take
   // those answers first, so that the crash is blamed on a request it did not answer.
-  if (!stdout_events && !stopped_reading) return;
+  if (!stdout_events && !stopped_reading && !exited) return;
   std::vector<std::string> lines;
   bool open = slot.process->read_lines(lines);
   for (const auto& line : lines) {
@@ -171,13 +177,15 @@ void WorkerPool::service(Slot& slot, short stdin_events, short stdout_events, sh
     handle_line(slot, line);
   }
   if (!slot.process) return;
-  if (stopped_reading && slot.in_flight.empty()) {  // it answered all it held: respawn on demand
+  if ((stopped_reading || exited) && slot.in_flight.empty()) {  // it answered all it held: respawn on demand
     slot.process->stop(0);
     slot.process.reset();
   } else if (stopped_reading) {
     fail_head(slot, AnswerKind::crash, worker_label(slot) + " stopped reading its requests", 200);
   } else if (!open) {
     fail_head(slot, AnswerKind::crash, worker_label(slot) + " closed its output", 200);
+  } else if (exited) {
+    fail_head(slot, AnswerKind::crash, worker_label(slot) + " ended (a process it started still held its output)", 0);
   }
 }
 

@@ -2,14 +2,17 @@
 
 #include "kemit/input_limits.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -25,17 +28,67 @@ constexpr int kStdoutPipeBytes = 1 << 20;  // Linux's default /proc/sys/fs/pipe-
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-// The driver's environment with the command's variables set on top.
-std::vector<std::string> child_environment(const EngineCommand& command) {
+// Every process a worker starts inherits this variable (unless it clears its environment on
+// purpose), also one that leaves the worker's process group: the cookie by which the driver finds
+// and ends them when the worker ends (Jenkins' ProcessTreeKiller uses the same idea).
+constexpr const char* kTokenVariable = "KEMIT_WORKER_TOKEN";
+
+std::string new_token() {
+  static unsigned long counter = 0;
+  auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  return std::to_string(getpid()) + "." + std::to_string(++counter) + "." + std::to_string(now);
+}
+
+// The driver's environment with the command's variables and the worker's token set on top.
+std::vector<std::string> child_environment(const EngineCommand& command, const std::string& token) {
   std::vector<std::string> env;
+  std::string token_prefix = std::string(kTokenVariable) + "=";
   for (char** entry = environ; *entry; ++entry) {
     std::string text = *entry;
-    bool overridden = false;
+    bool overridden = text.rfind(token_prefix, 0) == 0;
     for (const auto& [name, value] : command.env) overridden = overridden || text.rfind(name + "=", 0) == 0;
     if (!overridden) env.push_back(text);
   }
   for (const auto& [name, value] : command.env) env.push_back(name + "=" + value);
+  env.push_back(token_prefix + token);
   return env;
+}
+
+// Kills every process whose environment holds `entry` ("KEMIT_WORKER_TOKEN=<token>"); returns how
+// many it found. A process of another user cannot be read and is no worker's anyway.
+int kill_holders_of(const std::string& entry) {
+  DIR* proc = opendir("/proc");
+  if (!proc) return 0;
+  int found = 0;
+  std::string wanted = std::string(1, '\0') + entry + '\0';
+  while (dirent* item = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(item->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == getpid()) continue;
+    int fd = open(("/proc/" + std::string(item->d_name) + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    std::string environment(1, '\0');
+    char buffer[8192];
+    ssize_t got;
+    while (environment.size() < (1u << 20) && (got = read(fd, buffer, sizeof buffer)) > 0)
+      environment.append(buffer, static_cast<size_t>(got));
+    close(fd);
+    environment += '\0';
+    if (environment.find(wanted) == std::string::npos) continue;
+    kill(static_cast<pid_t>(pid), SIGKILL);
+    ++found;
+  }
+  closedir(proc);
+  return found;
+}
+
+// The worker's process group, then every process that carries its token (one that called
+// setsid() and so left the group), again until none is left: one may fork while we look.
+void end_descendants(pid_t group, const std::string& token) {
+  kill(-group, SIGKILL);  // ESRCH when the group is empty
+  std::string entry = std::string(kTokenVariable) + "=" + token;
+  for (int round = 0; round < 10 && kill_holders_of(entry) > 0; ++round) {
+  }
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& items) {
@@ -69,7 +122,8 @@ WorkerProcess::WorkerProcess(const EngineCommand& command) {
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attributes, 0);  // own group: a timeout kills the worker's children too
-  std::vector<std::string> argv = command.argv, env = child_environment(command);
+  token_ = new_token();
+  std::vector<std::string> argv = command.argv, env = child_environment(command, token_);
   int error = posix_spawnp(&pid_, argv[0].c_str(), &actions, &attributes, c_strings(argv).data(),
                            c_strings(env).data());
   posix_spawn_file_actions_destroy(&actions);
@@ -83,6 +137,11 @@ WorkerProcess::WorkerProcess(const EngineCommand& command) {
     throw InfrastructureError("cannot start the " + command.name + " worker '" + argv[0] + "': " + strerror(error));
   }
   for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_}) set_nonblocking(fd);
+  // Readable when the worker exits, whoever else holds its pipes open (a child it left behind):
+  // the pool learns of the end at once instead of at a timeout. -1 on a kernel without pidfds
+  // (before Linux 5.3): the end is then seen when stdout closes.
+  exit_fd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+  if (exit_fd_ >= 0) fcntl(exit_fd_, F_SETFD, FD_CLOEXEC);
   // Room for a few whole answers (64 KiB by default, about one): a worker that finished one while
   // the driver judged another goes on instead of waiting on a full pipe. Best effort: a smaller
   // pipe only costs time.
@@ -94,6 +153,7 @@ WorkerProcess::~WorkerProcess() {
   close_fd(stdin_fd_);
   close_fd(stdout_fd_);
   close_fd(stderr_fd_);
+  close_fd(exit_fd_);
 }
 
 void WorkerProcess::close_fd(int& fd) {
@@ -163,11 +223,14 @@ bool WorkerProcess::read_lines(std::vector<std::string>& lines) {
 void WorkerProcess::keep_stderr_text(const char* data, size_t size) {
   for (size_t i = 0; i < size; ++i) {
     if (data[i] != '\n') {
-      if (stderr_partial_.size() < kStderrLineMax) stderr_partial_ += data[i];
+      // A few bytes past the cap, so the cut below can end on a whole character.
+      if (stderr_partial_.size() < kStderrLineMax + 4) stderr_partial_ += data[i];
+      else ++stderr_partial_dropped_;
       continue;
     }
-    stderr_lines_.push_back(stderr_partial_);
+    stderr_lines_.push_back(limits::cut_text(stderr_partial_, kStderrLineMax, stderr_partial_dropped_));
     stderr_partial_.clear();
+    stderr_partial_dropped_ = 0;
     if (stderr_lines_.size() > kStderrLinesKept) stderr_lines_.pop_front();
   }
 }
@@ -190,7 +253,8 @@ void WorkerProcess::drain_stderr() {
 std::string WorkerProcess::stderr_tail() const {
   std::string tail;
   for (const auto& line : stderr_lines_) tail += "  | " + line + "\n";
-  if (!stderr_partial_.empty()) tail += "  | " + stderr_partial_ + "\n";
+  if (!stderr_partial_.empty())
+    tail += "  | " + limits::cut_text(stderr_partial_, kStderrLineMax, stderr_partial_dropped_) + "\n";
   return tail;
 }
 
@@ -209,8 +273,9 @@ std::string WorkerProcess::stop(int grace_ms) {
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
-  kill(-pid_, SIGKILL);  // what the worker started in its group must not outlive it (ESRCH when none)
+  end_descendants(pid_, token_);  // what the worker started must not outlive it
   pid_ = -1;
+  close_fd(exit_fd_);
   drain_stderr();  // what the worker wrote just before it ended explains why it ended
   return describe_status(status, killed_by_driver_);
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "kemit/report/render.h"
 #include "kemit/driver/config.h"
 #include "kemit/fuzz/fuzz.h"
 #include "kemit/fuzz/report.h"
@@ -115,6 +116,11 @@ int dispatch(CliState& state, std::ostream& out, std::ostream& err) {
   settings.seed = parse_seed(state.seed);
   if (state.seed.empty()) settings.argv.insert(settings.argv.end(), {"--seed", std::to_string(settings.seed)});
   parse_budget(state.budget, settings);
+  std::string unwritable = report::report_targets_problem(
+      {{"--json", settings.json_path}, {"--junit", settings.junit_path}},
+      std::vector<std::string>{where.root + "/golden/shards", where.root + "/parity/configs",
+                               settings.lanes.check.configs_dir});
+  if (!unwritable.empty()) throw driver::UsageError(unwritable);
   if (state.check_domains) {
     std::string configs = settings.lanes.check.configs_dir.empty() ? where.root + "/parity/configs"
                                                                    : settings.lanes.check.configs_dir;

@@ -161,7 +161,7 @@ void write_reports(const RunSettings& settings, const RunTally& tally, const rep
   try {
     if (!settings.json_path.empty())
       report::write_json_report(settings.json_path, json_report(settings, tally), summary);
-    if (!settings.junit_path.empty()) report::write_text_file(settings.junit_path, report::junit_xml(summary));
+    if (!settings.junit_path.empty()) report::write_report_file(settings.junit_path, report::junit_xml(summary));
   } catch (const std::runtime_error& error) {
     throw driver::InfrastructureError(error.what());
   }

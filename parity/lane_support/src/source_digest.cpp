@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -42,10 +40,7 @@ std::string file_digest(ResultCache& memo, const std::string& path) {
     if (stored->size() == 64 && stored->find_first_not_of("0123456789abcdef") == std::string::npos) return *stored;
     memo.reject(key, "its value is not a sha256");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string digest = driver::sha256_hex(bytes);
+  std::string digest = file_sha256(path);
   memo.put(key, digest);
   return digest;
 }

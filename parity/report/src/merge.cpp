@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 namespace kemit::report {
 namespace {
 
@@ -35,6 +37,42 @@ void require_complete_shards(const std::vector<NamedReport>& inputs) {
     throw MergeError("shard(s) " + missing + " missing: a merge of part of a run would not be the run's result");
 }
 
+// A shard's rows and cases must tell one story, or summing its evidence would hide what its
+// cases say (a row edited to GREEN over failed cases). For every row: its status is the one
+// rule's verdict on its evidence, and it counts at least as many failures as it has failed cases
+// of configs; every failed case belongs to a family with a RED row.
+void require_consistent(const NamedReport& input) {
+  const Report& report = input.report;
+  auto inconsistent = [&](const std::string& what) {
+    return MergeError(input.path + " is inconsistent: " + what +
+                      "; the shard's report was edited or is damaged: run the shard again");
+  };
+  std::map<std::pair<std::string, std::string>, long> failed_cases;
+  std::set<std::string> red_families;
+  for (const auto& row : report.rows) {
+    Status judged = row_status(row.evidence, report.run.shard.has_value());
+    if (row.status != judged)
+      throw inconsistent(fmt::format("the row {} {} says {} but its evidence (failed {}, blocking {}, passed {}) "
+                                     "says {}",
+                                     row.family, row.section, status_name(row.status), row.evidence.failed,
+                                     row.evidence.blocking, row.evidence.passed, status_name(judged)));
+    if (row.status == Status::red) red_families.insert(row.family);
+  }
+  for (const auto& c : report.cases) {
+    if (c.outcome != Outcome::failed) continue;
+    if (!red_families.count(c.family))
+      throw inconsistent("the case " + case_name(c) + " failed (" + c.verdict + ") but no row of " + c.family +
+                         " is RED");
+    if (c.id) ++failed_cases[{c.family, c.section}];
+  }
+  for (const auto& row : report.rows) {
+    auto at = failed_cases.find({row.family, row.section});
+    if (at != failed_cases.end() && at->second > row.evidence.failed)
+      throw inconsistent(fmt::format("{} case(s) of {} {} failed but its row counts {} failure(s)", at->second,
+                                     row.family, row.section, row.evidence.failed));
+  }
+}
+
 // Cases by name. A family's own case (no config id: its flavors, its counters) is reported by
 // every shard that holds the family: it is kept once, failed if any shard failed it.
 void add_cases(const NamedReport& input, std::map<std::string, std::pair<std::string, size_t>>& owner, Report& merged) {
@@ -64,6 +102,7 @@ Report merge_reports(const std::vector<NamedReport>& inputs) {
                  input.report.run.run_key);
   }
   require_complete_shards(inputs);
+  for (const auto& input : inputs) require_consistent(input);
 
   Report merged;
   merged.lane = first.report.lane;

@@ -1,10 +1,12 @@
 // The JSON envelope of a report, both ways (merge reads what the lanes write).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 #include <unistd.h>
 
+#include "kemit/input_limits.h"
 #include "kemit/report/render.h"
 
 namespace kemit::report {
@@ -133,11 +135,89 @@ void write_text_file(const std::string& path, const std::string& content) {
   }
 }
 
+namespace {
+
+// The folders a report never goes into, by name: any checkout's golden store and configs.
+bool is_store_folder(const std::filesystem::path& folder) {
+  std::string name = folder.filename().string(), parent = folder.parent_path().filename().string();
+  return (parent == "golden" && name == "shards") || (parent == "parity" && name == "configs");
+}
+
+bool is_under(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  auto p = path.begin(), f = folder.begin();
+  for (; f != folder.end(); ++f, ++p)
+    if (p == path.end() || *p != *f) return false;
+  return p != path.end();
+}
+
+}  // namespace
+
+std::string report_target_problem(const std::string& flag, const std::string& path,
+                                  const std::vector<std::string>& stores) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  // Resolved as the write will resolve it: `..` and symlinked folders cannot hide a store.
+  fs::path target = fs::weakly_canonical(fs::absolute(path, error), error);
+  if (error) target = fs::absolute(path, error).lexically_normal();
+  auto refuse = [&](const std::string& store) {
+    return flag + " " + path + ": a report may not be written into " + store +
+           " (kemit's golden shards and parity configs are written only by their own commands); name a file "
+           "outside golden/shards/ and parity/configs/";
+  };
+  for (const auto& store : stores) {
+    if (store.empty()) continue;
+    fs::path folder = fs::weakly_canonical(fs::absolute(store, error), error);
+    if (!error && is_under(target, folder)) return refuse(store + "/");
+  }
+  for (fs::path folder = target.parent_path(); !folder.empty() && folder != folder.root_path();
+       folder = folder.parent_path())
+    if (is_store_folder(folder)) return refuse(folder.string() + "/");
+  std::string unsafe = limits::unsafe_write_target(path);
+  if (!unsafe.empty()) return flag + " " + path + ": cannot write the report: it " + unsafe;
+  return "";
+}
+
+std::string report_targets_problem(const std::vector<std::pair<std::string, std::string>>& flag_paths,
+                                   const std::vector<std::string>& stores) {
+  for (const auto& [flag, path] : flag_paths) {
+    if (path.empty()) continue;
+    std::string problem = report_target_problem(flag, path, stores);
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
+void write_report_file(const std::string& path, const std::string& content) {
+  std::string problem = report_target_problem("report", path);
+  if (!problem.empty()) throw std::runtime_error(problem);
+  write_text_file(path, content);
+}
+
+void make_text_safe(json& document) {
+  if (document.is_string()) {
+    std::string& text = document.get_ref<std::string&>();
+    if (!limits::is_valid_utf8(text)) text = limits::cut_text(text, limits::kNoCut);
+  } else if (document.is_array()) {
+    for (auto& item : document) make_text_safe(item);
+  } else if (document.is_object()) {
+    bool keys_safe = true;
+    for (auto& [key, value] : document.items()) {
+      keys_safe = keys_safe && limits::is_valid_utf8(key);
+      make_text_safe(value);
+    }
+    if (keys_safe) return;
+    json rebuilt = json::object();
+    for (auto& [key, value] : document.items()) rebuilt[limits::cut_text(key, limits::kNoCut)] = std::move(value);
+    document = std::move(rebuilt);
+  }
+}
+
 void write_json_report(const std::string& path, json lane_json, const Report& report) {
   if (!lane_json.is_object()) lane_json = json::object();
   json envelope = envelope_json(report);
   for (auto& [key, value] : envelope.items()) lane_json[key] = std::move(value);  // a case per config and section
-  write_text_file(path, lane_json.dump(1) + "\n");
+  make_text_safe(lane_json);
+  write_report_file(path, lane_json.dump(1) + "\n");
 }
 
 }  // namespace kemit::report

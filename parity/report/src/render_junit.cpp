@@ -7,17 +7,22 @@
 
 #include <pugixml.hpp>
 
+#include "kemit/input_limits.h"
 #include "kemit/report/render.h"
 
 namespace kemit::report {
 namespace {
 
-// XML 1.0 cannot carry most control characters, even escaped: they become '?'.
+// Every text of the document: safe UTF-8 (limits::cut_text, uncut: an ill-formed byte would
+// make the file no XML at all), and XML 1.0 cannot carry most control characters, even escaped,
+// nor U+FFFE and U+FFFF: they become '?'.
 std::string xml_safe(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 && c != '\n' && c != '\t' && c != '\r') c = '?';
+  std::string out = limits::cut_text(text, limits::kNoCut);
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto byte = static_cast<unsigned char>(out[i]);
+    if (byte < 0x20 && out[i] != '\n' && out[i] != '\t' && out[i] != '\r') out[i] = '?';
+    if (byte == 0xEF && i + 2 < out.size() && out[i + 1] == '\xBF' && (out[i + 2] == '\xBE' || out[i + 2] == '\xBF'))
+      out.replace(i, 3, "?");
   }
   return out;
 }
@@ -26,7 +31,7 @@ std::string seconds_text(double seconds) { return fmt::format("{:.3f}", seconds 
 
 void add_property(pugi::xml_node properties, const std::string& name, const std::string& value) {
   pugi::xml_node property = properties.append_child("property");
-  property.append_attribute("name") = name.c_str();
+  property.append_attribute("name") = xml_safe(name).c_str();
   property.append_attribute("value") = xml_safe(value).c_str();
 }
 
@@ -38,7 +43,7 @@ std::string evidence_text(const Evidence& e) {
 void add_case(pugi::xml_node suite, const std::string& classname, const Case& c) {
   pugi::xml_node testcase = suite.append_child("testcase");
   testcase.append_attribute("name") = xml_safe(case_name(c)).c_str();
-  testcase.append_attribute("classname") = classname.c_str();
+  testcase.append_attribute("classname") = xml_safe(classname).c_str();
   testcase.append_attribute("time") = seconds_text(c.seconds).c_str();
   if (c.outcome == Outcome::passed) return;
   pugi::xml_node child = testcase.append_child(c.outcome == Outcome::failed ? "failure" : "skipped");
@@ -84,7 +89,7 @@ std::string junit_xml(const Report& report) {
   declaration.append_attribute("version") = "1.0";
   declaration.append_attribute("encoding") = "UTF-8";
   pugi::xml_node root = document.append_child("testsuites");
-  root.append_attribute("name") = report.run.tool.c_str();
+  root.append_attribute("name") = xml_safe(report.run.tool).c_str();
 
   std::vector<Case> cases = report.cases;
   for (auto& c : unexplained_red_rows(report)) cases.push_back(std::move(c));
@@ -100,7 +105,7 @@ std::string junit_xml(const Report& report) {
   for (const auto& family : families) {
     std::string name = report.lane + "." + family;
     pugi::xml_node suite = root.append_child("testsuite");
-    suite.append_attribute("name") = name.c_str();
+    suite.append_attribute("name") = xml_safe(name).c_str();
     pugi::xml_node properties = suite.append_child("properties");
     add_run_properties(properties, report);
     for (const auto& row : report.rows) {
@@ -122,7 +127,7 @@ std::string junit_xml(const Report& report) {
     suite.append_attribute("errors") = 0;
     suite.append_attribute("skipped") = totals.skipped;
     suite.append_attribute("time") = seconds_text(totals.seconds).c_str();
-    suite.append_attribute("timestamp") = report.run.started.substr(0, 19).c_str();
+    suite.append_attribute("timestamp") = xml_safe(report.run.started.substr(0, 19)).c_str();
     all.tests += totals.tests;
     all.failures += totals.failures;
   }

@@ -37,6 +37,8 @@ std::string case_name(const Case& c) {
 bool Report::green() const {
   if (!run_failures.empty()) return false;
   if (std::any_of(rows.begin(), rows.end(), [](const Row& row) { return row.status == Status::red; })) return false;
+  // A failed case is a failure whatever the rows say (a report whose rows were edited).
+  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.outcome == Outcome::failed; })) return false;
   // A whole run passes only when something passed; a shard only says that nothing failed in it.
   return run.shard || std::any_of(rows.begin(), rows.end(), [](const Row& row) { return row.status == Status::green; });
 }

@@ -230,7 +230,7 @@ int check_golden(const Options& options, std::ostream& out, std::ostream& err) {
   try {
     if (!options.json_path.empty())
       report::write_json_report(options.json_path, check_json(options, run, check), summary);
-    if (!options.junit_path.empty()) report::write_text_file(options.junit_path, report::junit_xml(summary));
+    if (!options.junit_path.empty()) report::write_report_file(options.junit_path, report::junit_xml(summary));
   } catch (const std::runtime_error& error) {
     throw driver::InfrastructureError(error.what());
   }

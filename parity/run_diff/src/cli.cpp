@@ -8,6 +8,7 @@
 #include "kemit/driver/config.h"
 #include "kemit/input_limits_cli.h"
 #include "kemit/golden/error.h"
+#include "kemit/report/render.h"
 #include "kemit/report/shard.h"
 #include "kemit/run_diff/run_diff.h"
 #include "kemit/tooling/cli.h"
@@ -110,6 +111,11 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
     options.argv.assign(argv, argv + argc);
     check_flag_combinations(options, python_only, cpp_only);
     driver::resolve_locations(options.check);
+    std::string unwritable = report::report_targets_problem(
+        {{"--json", options.json_path}, {"--junit", options.junit_path}},
+        std::vector<std::string>{options.check.locations.root + "/golden/shards", shard_dir(options),
+                                 options.check.where.configs});
+    if (!unwritable.empty()) throw driver::UsageError(unwritable);
     if (options.mode == Mode::explain && (!selection.words.empty() || selection.last_failed || !selection.filter.empty()))
       throw driver::UsageError("--explain takes FAMILY or FAMILY:ID; FAMILY:ID words, --filter and --last-failed do not apply");
   } catch (const CLI::Success& help) {
@@ -126,9 +132,13 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   }
   options.check.progress = err_is_terminal;
   signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the driver
-  out << tooling::header_line("run_diff", options.check.where) << ", golden " << shard_dir(options) << std::endl;
+  out << limits::cut_text(tooling::header_line("run_diff", options.check.where) + ", golden " + shard_dir(options),
+                         limits::kNoCut)
+      << std::endl;  // safe text: the tree's path may hold any bytes
   try {
     options.check.selection = driver::resolve_selection(selection, options.check.locations.build, "run_diff", err);
+    if (options.mode == Mode::check || options.mode == Mode::record || options.mode == Mode::review)
+      check_resource_cache(options);
     switch (options.mode) {
       case Mode::check: return check_golden(options, out, err);
       case Mode::record: return record_golden(options, out, err);

@@ -1,6 +1,7 @@
 // The fresh run of run_diff: the same pool and verdicts as check_byte_identity, but the answers
 // are kept, so the emitted texts can be hashed into golden entries and handed to the LLVM lane.
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "kemit/driver/canonical_section.h"
@@ -9,6 +10,7 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/worker_pool.h"
 #include "kemit/golden/digest.h"
+#include "kemit/golden/shard_io.h"
 #include "kemit/run_diff/run_diff.h"
 
 namespace kemit::run_diff {
@@ -78,6 +80,32 @@ std::string red_rows(const driver::FamilyOutcome& family) {
   return "RED at " + join(rows);
 }
 
+// The configs of the run. `--only` that matches no config file but a shard (a family whose
+// config file was deleted) says why it cannot be checked alone: a run with no config checks
+// nothing (never an empty GREEN), and the shard's configs are MISSING in a run that holds
+// another family, whose bless (`--prune`) needs the complete run anyway.
+std::vector<FamilyConfigs> load_families(const Options& options) {
+  try {
+    return driver::load_selected_families(options.check);
+  } catch (const driver::UsageError& error) {
+    if (options.check.only.empty()) throw;
+    std::vector<std::string> orphans;
+    std::error_code missing;
+    if (std::filesystem::is_directory(shard_dir(options), missing))
+      for (const auto& path : golden::list_shard_files(shard_dir(options)))
+        for (const auto& part : options.check.only)
+          if (path.stem().string().find(part) != std::string::npos) {
+            orphans.push_back(path.string());
+            break;
+          }
+    if (orphans.empty()) throw;
+    throw driver::UsageError(std::string(error.what()) + "; the shard(s) " + join(orphans) +
+                             " have no config file any more, and a run of no config checks nothing: run "
+                             "--check-golden without --only (or with a family that still has configs) to see their "
+                             "configs MISSING, and `run_diff --record-golden --prune` (no --only) to remove them");
+  }
+}
+
 }  // namespace
 
 bool FreshRun::parity_green() const {
@@ -88,7 +116,7 @@ bool FreshRun::parity_green() const {
 FreshRun run_engines(const Options& options, std::ostream& notes) {
   FreshRun run;
   run.outcome.sharded = options.check.shard.has_value();
-  std::vector<FamilyConfigs> families = driver::load_selected_families(options.check);
+  std::vector<FamilyConfigs> families = load_families(options);
   std::vector<EngineCommand> commands = chosen_commands(options);
   for (const auto& command : commands) run.outcome.engines.push_back(command.name);
 

@@ -54,7 +54,7 @@ json finding_json(const std::string& family, const golden::Finding& f) {
   json resources = json::array();
   for (const auto& r : f.resources)
     resources.push_back(
-        {{"flavor", r.flavor}, {"kind", golden::resource_name(r.kind)}, {"before", r.before}, {"after", r.after}});
+        {{"flavor", r.flavor}, {"kind", golden::resource_name(r.kind)}, {"before", r.before ? nlohmann::json(*r.before) : nlohmann::json(nullptr)}, {"after", r.after}});
   if (!resources.empty()) out["resources"] = resources;
   return out;
 }

@@ -2,7 +2,10 @@
 // and the per-kernel figures of llc's metadata are stored per flavor section.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
+#include "kemit/driver/engine_command.h"
+#include "kemit/input_limits.h"
 #include "kemit/run_diff/run_diff.h"
 
 #ifdef KEMIT_RUN_DIFF_HAVE_LANE
@@ -16,6 +19,8 @@ namespace kemit::run_diff {
 
 bool lane_built() { return false; }
 
+void check_resource_cache(const Options&) {}
+
 void measure_resources(const Options& options, FreshRun& run, std::ostream& notes) {
   if (options.resources)
     run.resource_notes.push_back("resources not measured: this build has no LLVM lane (llvm_lane/)");
@@ -27,10 +32,14 @@ namespace {
 
 using golden::ResourceKind;
 
-golden::Resources figures_of(const lane::KernelResources& k) {
+// All seven figures, or nullopt when one is outside what a shard holds (0 .. the count limit):
+// a partial set would be stored, and compared, on the figures it has only.
+std::optional<golden::Resources> figures_of(const lane::KernelResources& k) {
   golden::Resources r;
+  bool ok = true;
   auto set = [&](ResourceKind kind, int64_t value) {
-    if (value >= 0) r[kind] = static_cast<std::uint64_t>(value);
+    if (value < 0 || static_cast<std::uint64_t>(value) > limits::kMaxCount) ok = false;
+    else r[kind] = static_cast<std::uint64_t>(value);
   };
   set(ResourceKind::vgpr, k.vgpr_count);
   set(ResourceKind::agpr, k.agpr_count);
@@ -39,6 +48,7 @@ golden::Resources figures_of(const lane::KernelResources& k) {
   set(ResourceKind::sgpr_spill, k.sgpr_spill_count);
   set(ResourceKind::scratch, k.private_segment_fixed_size);
   set(ResourceKind::lds, k.group_segment_fixed_size);
+  if (!ok) return std::nullopt;
   return r;
 }
 
@@ -47,6 +57,19 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 }  // namespace
 
 bool lane_built() { return true; }
+
+std::string resource_cache_dir(const Options& options) {
+  return lane_support::resolve_cache_dir(options.cache_dir, options.no_cache, options.check.locations.build);
+}
+
+void check_resource_cache(const Options& options) {
+  if (!options.resources) return;
+  try {
+    lane_support::check_cache_settings(resource_cache_dir(options));
+  } catch (const lane_support::CacheError& error) {
+    throw driver::UsageError(error.what());
+  }
+}
 
 void measure_resources(const Options& options, FreshRun& run, std::ostream& notes) {
   if (!options.resources || run.modules.empty()) return;
@@ -74,11 +97,15 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
   lane::LaneOptions lane_options;
   lane_options.jobs = options.check.jobs;
   lane_options.flavors = run.flavor_facts;
-  lane_options.cache_dir =
-      lane_support::resolve_cache_dir(options.cache_dir, options.no_cache, options.check.locations.build);
+  lane_options.cache_dir = resource_cache_dir(options);
   lane_options.progress_label = "run_diff resources";
   lane::LaneRunStats stats;
-  std::vector<lane::LaneResult> results = lane::check_modules(modules, lane_options, &stats);
+  std::vector<lane::LaneResult> results;
+  try {
+    results = lane::check_modules(modules, lane_options, &stats);
+  } catch (const lane_support::CacheError& error) {  // the folder changed since check_resource_cache
+    throw driver::UsageError(error.what());
+  }
   run.resources_measured = true;
   char cost[96];
   std::snprintf(cost, sizeof cost, "%.1f s, %zu compiled, median %.1f ms each", stats.seconds, stats.compiled,
@@ -105,7 +132,13 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
       problem("NO_KERNEL_METADATA", "llc's metadata has no entry for kernel " + entry.kernel_name);
       continue;
     }
-    entry.flavors[em.flavor].resources = figures_of(*kernel);
+    std::optional<golden::Resources> figures = figures_of(*kernel);
+    if (!figures) {
+      problem("BAD_RESOURCES", "a resource figure of kernel " + kernel->name + " is negative or above " +
+                                   std::to_string(limits::kMaxCount) + " (docs/limits.md)");
+      continue;
+    }
+    entry.flavors[em.flavor].resources = *figures;
     entry.flavors[em.flavor].code = result.code_sha256;
     if (result.verdict == lane::Verdict::SPILL) problem("SPILL", first_line(result.detail));
   }

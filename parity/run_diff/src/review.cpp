@@ -7,8 +7,11 @@
 // Only the accepted configs are blessed, through --record-golden with a FAMILY:ID selection (so a
 // config nobody looked at is never written). Interactive only: refused in CI and without a
 // terminal, unless the answers come from --review-answers LETTERS (one letter per prompt; running
-// out of letters quits), the scripted path the tests use.
+// out of letters quits), the scripted path the tests use. On a terminal an answer is the letter or
+// its word; the end of the input is no answer: the review stops and blesses nothing (exit 2).
 #include <unistd.h>
+
+#include <cctype>
 
 #include <iostream>
 #include <map>
@@ -56,9 +59,21 @@ std::vector<Change> changes_of(const GoldenCheck& check) {
   return changes;
 }
 
+// The answer a terminal line means: the letter or the whole word, nothing else ("abort" is not
+// "accept"); '?' for anything else, so the question is asked again.
+char answer_of(const std::string& line) {
+  size_t first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+  std::string word = first == std::string::npos ? "" : line.substr(first, last - first + 1);
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* known : {"accept", "skip", "diff", "quit"})
+    if (word == known || word == std::string(1, known[0])) return known[0];
+  return '?';
+}
+
 class Answers {
  public:
   explicit Answers(const std::string& scripted) : scripted_(scripted), from_script_(!scripted.empty()) {}
+  // The next answer; 'e' when the terminal's input ended (not an answer: the review stops).
   char next(std::ostream& out) {
     out << "[a]ccept  [s]kip  [d]iff  [q]uit? " << std::flush;
     if (from_script_) {
@@ -67,8 +82,11 @@ class Answers {
       return c;
     }
     std::string line;
-    if (!std::getline(std::cin, line)) return 'q';
-    return line.empty() ? '?' : line[0];
+    if (!std::getline(std::cin, line)) {
+      out << "\n";
+      return 'e';
+    }
+    return answer_of(line);
   }
 
  private:
@@ -89,9 +107,9 @@ void show_whole_diff(const Options& options, const Change& change, std::unique_p
       }
 }
 
-// Asks about one change; true when accepted. Sets `quit` on q.
+// Asks about one change; true when accepted. Sets `quit` on q, and `ended` too when the input ended.
 bool ask(const Options& options, const Change& change, std::unique_ptr<BlessedHistory>& history,
-         Answers& answers, bool& quit, std::ostream& out) {
+         Answers& answers, bool& quit, bool& ended, std::ostream& out) {
   // One history at a time (its signal cleanup is process-wide): the changes come family by family.
   if (history && history->shard().family != change.family) history.reset();
   for (const golden::Finding* f : change.findings) {
@@ -103,6 +121,7 @@ bool ask(const Options& options, const Change& change, std::unique_ptr<BlessedHi
       case 'a': return true;
       case 's': return false;
       case 'q': quit = true; return false;
+      case 'e': quit = ended = true; return false;
       case 'd': show_whole_diff(options, change, history, out); break;
       default: out << "  (a, s, d or q)\n";
     }
@@ -132,12 +151,21 @@ int review(const Options& options, std::ostream& out, std::ostream& err) {
   Options bless = options;
   bless.check.selection = driver::Selection{};
   size_t accepted = 0, index = 0;
-  bool quit = false;
+  bool quit = false, ended = false;
   for (const Change& change : changes) {
     out << fmt::format("[{}/{}] {} #{}\n", ++index, changes.size(), change.family, change.id);
-    if (quit || !ask(options, change, history, answers, quit, out)) continue;
+    bool accept = ask(options, change, history, answers, quit, ended, out);
+    if (quit) break;  // q: nothing more is shown or asked
+    if (!accept) continue;
     bless.check.selection.ids[change.family].insert(static_cast<int>(change.id));
     ++accepted;
+  }
+  if (ended) {
+    // The input closed (Ctrl-D, a lost terminal): not an answer, so nothing is blessed.
+    out << fmt::format("REVIEW: stdin ended at change {} of {} before an answer: nothing blessed ({} accepted "
+                       "before it); run --review again\n",
+                       index, changes.size(), accepted);
+    return 2;
   }
   out << fmt::format("REVIEW: {} accepted, {} left as they are\n", accepted, changes.size() - accepted);
   if (!accepted) return 0;

@@ -15,9 +15,11 @@
 
 namespace kemit::families {
 
-// A spec the family refuses; the message is the refusal reason (part of the contract).
+// A spec the family refuses; `reason` is the refusal reason (part of the contract), whole: what()
+// is a C string and would end it at a NUL byte that a field name may hold.
 struct SpecError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+  explicit SpecError(const std::string& text) : std::invalid_argument(text), reason(text) {}
+  std::string reason;
 };
 
 // One field of a family's spec: kind is "int", "str" or "bool".

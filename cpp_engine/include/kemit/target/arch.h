@@ -18,8 +18,10 @@ struct Arch {
 
 const std::vector<Arch>& archs();
 
+// `reason` is the whole refusal text (what() would end it at a NUL byte of the name).
 struct UnknownArch : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+  explicit UnknownArch(const std::string& text) : std::invalid_argument(text), reason(text) {}
+  std::string reason;
 };
 
 std::vector<std::string> arch_names();

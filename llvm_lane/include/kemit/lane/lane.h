@@ -59,6 +59,7 @@ struct LaneResult {
   std::vector<KernelResources> kernels;  // filled when llc ran and its metadata was read
   std::string code_sha256;  // sha256 of the module's code text (kemit/lane/code_text.h) when codegen ran
   double compile_ms = 0;  // wall time of this module's codegen request (in-process: check included); 0 if none
+  bool timed_out = false;  // llc was stopped at llc_timeout: a busy machine's answer, never cached
 };
 
 // Where one LLVM version's tools are. Empty or absent paths mean "not installed".

@@ -24,6 +24,7 @@ struct FamilyBlessReport {
   std::string family;
   std::filesystem::path path;
   bool created = false;  // the family had no shard
+  std::string repaired;  // the shard did not load (the loader's message): rebuilt whole from a complete run
   bool written = false;  // the file's bytes changed and were written (false in a dry run)
   std::vector<std::uint64_t> added, changed, removed;
   std::vector<std::uint64_t> filled;  // unchanged configs that gained resource figures
@@ -38,7 +39,8 @@ struct BlessReport {
 };
 
 // Blesses `runs` (one per family) into `shard_dir`. Policy refusals come back in the report;
-// a shard that fails to load or an I/O failure throws GoldenError. Either way nothing is
+// a shard that fails to load is rebuilt whole from a complete run of its family (`repaired`),
+// and throws GoldenError for any other run; an I/O failure throws GoldenError. Either way nothing is
 // written unless every family can be blessed. Refuses when ci_environment() unless `force`.
 BlessReport bless(const std::filesystem::path& shard_dir, const std::vector<FreshResults>& runs,
                   const BlessOptions& options);

@@ -47,7 +47,8 @@ struct SectionChange {
 struct ResourceChange {
   std::string flavor;
   ResourceKind kind;
-  std::uint64_t before, after;
+  std::optional<std::uint64_t> before;  // none: the section holds other figures but not this one
+  std::uint64_t after = 0;
 };
 
 struct Finding {

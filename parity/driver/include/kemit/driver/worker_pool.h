@@ -96,7 +96,7 @@ class WorkerPool {
   void send(Slot& slot, long request);
   void fill(Slot& slot);
   void poll_once();
-  void service(Slot& slot, short stdin_events, short stdout_events, short stderr_events);
+  void service(Slot& slot, short stdin_events, short stdout_events, short stderr_events, short exit_events);
   void handle_line(Slot& slot, const std::string& line);
   void accept_hello(Slot& slot, const nlohmann::json& response);
   void fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms);

@@ -11,9 +11,9 @@ namespace kemit::lane_support {
 // folder in messages. Throws std::runtime_error when a file cannot be read.
 std::string tree_digest(const std::string& folder, const std::string& display, const std::string& extension);
 
-// sha256 of a file, remembered in `memo` under (path, size, mtime, inode) so that a warm run does
-// not read a large executable again; computed each time when `memo` is disabled. Throws
-// std::runtime_error when the file is missing or unreadable.
+// file_sha256 of a file, remembered in `memo` under (path, size, mtime, inode) across runs, so that
+// a warm run does not read a large executable again. Throws std::runtime_error when the file is
+// missing, CacheError when it is unreadable.
 std::string file_digest(ResultCache& memo, const std::string& path);
 
 }  // namespace kemit::lane_support

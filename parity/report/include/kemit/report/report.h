@@ -76,8 +76,8 @@ struct Report {
   std::vector<Row> rows;
   std::vector<Case> cases;
   std::vector<std::string> run_failures;  // failures of the run as a whole (a toolchain is missing)
-  // No run failure, no RED row, and (unless a shard, where nothing failing is all it can say)
-  // at least one GREEN row.
+  // No run failure, no RED row, no failed case, and (unless a shard, where nothing failing is
+  // all it can say) at least one GREEN row.
   bool green() const;
 };
 

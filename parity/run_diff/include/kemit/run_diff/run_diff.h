@@ -39,6 +39,9 @@ struct Options {
 
 // True when this build links the LLVM lane (resources are measured by default).
 bool lane_built();
+// The result cache the resource phase will use (folder, KEMIT_CACHE_MAX_MB), checked before the
+// run does any work: throws driver::UsageError naming the problem (docs/run_diff.md "Result cache").
+void check_resource_cache(const Options& options);
 
 // --- the fresh run ---------------------------------------------------------------------------
 
