@@ -26,8 +26,9 @@ NEUTRAL_DIRS = ("tooling",)
 # An entry here is a known debt, not a permission: remove it when the move lands.
 PENDING = {}
 # The one harness file that may import kemit_cpp, for the reference interpreter (kemit_cpp.run): the
-# numerics lane's own opinion of a canonical text, not an engine; its modules come from the worker.
-INTERPRETER_USERS = {"parity/numerics/check_numerics.py": "kemit_cpp"}
+# numerics worker's own opinion of a canonical text, not an engine; its modules come from the
+# engine's worker (through check_numerics, or for the fuzzer through module_source.py).
+INTERPRETER_USERS = {"parity/numerics/numerics_worker.py": "kemit_cpp"}
 ENGINE_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(ir|llvm|target|families|interp)/[^">]*|kemit/engine\.h'
                             r'|serve\.h|kemit_interp/[^">]*)[">]')
 HARNESS_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(driver|lane|golden|run_diff|report|fuzz)/[^">]*)[">]')

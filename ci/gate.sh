@@ -4,7 +4,7 @@
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
 # The LLVM and numerics answers come from the result cache where they can ($KEMIT_CACHE, else
 # BUILD/result-cache; docs/run_diff.md): run_diff fills it and check_llvm reads it, and a gate over
-# an unchanged tree compiles and interprets nothing.
+# an unchanged tree compiles and interprets nothing. Every lane takes the same flags ("$@").
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEMIT_BUILD:-$top/build}
@@ -26,14 +26,7 @@ step() {
 # command that blesses it.
 step parity+golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
 step llvm "$build/llvm_lane/check_llvm" "$@"
-# The numerics lane takes the family filter, and --flavor as its section (the canonical section
-# always runs).
-only=(); while (($#)); do
-  [[ $1 == --only ]] && only+=(--only "$2")
-  [[ $1 == --flavor ]] && only+=(--section "canonical,$2")
-  shift
-done
-step numerics /usr/bin/python3 "$top/parity/numerics/check_numerics.py" --build "$build" "${only[@]}"
+step numerics "$build/parity/check_numerics" "$@"
 
 # The children's user and system CPU: the gate's work whatever the load. `times` must run in this
 # shell (in a pipeline or $(...) it would report a subshell's children: zeros).

@@ -39,6 +39,6 @@ step() {
 step parity "$build/parity/check_byte_identity"
 step golden env CI=1 "$build/parity/run_diff" --check-golden
 step llvm "$build/llvm_lane/check_llvm"
-step numerics /usr/bin/python3 "$top/parity/numerics/check_numerics.py" --build "$build"
+step numerics "$build/parity/check_numerics"
 if ((${#failed[@]})); then echo "SHARD $shard: RED (${failed[*]})"; exit 1; fi
 echo "SHARD $shard: GREEN"

@@ -72,15 +72,7 @@ struct Engine {
 };
 
 kemit::driver::EngineCommand engine_command(const Arguments& args) {
-  namespace driver = kemit::driver;
-  if (args.engine != "cpp" && args.engine != "py")
-    throw driver::UsageError("--engine must be cpp or py (got '" + args.engine + "'); any other worker: --engine-cmd");
-  driver::EngineLocations where{args.where.root, args.where.build};
-  driver::EngineCommand command = !args.engine_cmd.empty() ? driver::custom_command(args.engine, args.engine_cmd, where)
-                                  : args.engine == "py"    ? driver::default_py_command(where)
-                                                           : driver::default_cpp_command(where);
-  driver::check_engine_available(command, where, args.engine_cmd.empty());
-  return command;
+  return kemit::driver::lane_engine_command(args.engine, args.engine_cmd, {args.where.root, args.where.build});
 }
 
 std::unique_ptr<Engine> start_engine(const Arguments& args) {
@@ -257,7 +249,7 @@ int run_configs(const Arguments& args, Engine& engine) {
     return 2;
   }
   kemit::driver::apply_selection_to(args.selection, configs, [](const ParityConfig& c) {
-    return kemit::driver::ConfigKey{c.family, c.id, ""};
+    return kemit::driver::ConfigKey{c.family, c.id, c.why};
   });
   // A shard checks the configs it owns (docs/reports.md); the selection above was not empty.
   configs.erase(std::remove_if(configs.begin(), configs.end(),

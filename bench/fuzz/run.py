@@ -17,7 +17,7 @@ children): on a shared machine wall time carries the neighbours, CPU time does n
 2. LLVM lane (parse + verify): `kemit_fuzz --budget N` minus (1), per module, against
    `check_llvm --no-codegen --no-cache` over every numbered config, per module.
 3. numerics: `kemit_fuzz --no-llvm --numerics --budget M` minus the same run without numerics, per
-   spec the lane ran (every section), against `check_numerics.py --no-cache` over every emitting
+   spec the lane ran (every section), against `check_numerics --no-cache` over every emitting
    config (every section), per config. Neither side reads the result cache: the fuzzer's specs are
    new, so the numbered side must pay for its runs too.
 4. parity per spec against `check_byte_identity` over every numbered config, per config.
@@ -111,8 +111,7 @@ def numbered_numerics(build):
     """(wall, cpu, configs run) of the numerics lane over every emitting config, uncached."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "n.json")
-        wall, cpu, _ = timed(["/usr/bin/python3", "parity/numerics/check_numerics.py", "--build", build, "--no-cache",
-                              "--json", path])
+        wall, cpu, _ = timed([os.path.join(build, "parity", "check_numerics"), "--no-cache", "--json", path])
         with open(path, encoding="utf-8") as handle:
             cases = json.load(handle)["summary"]["cases"]
     return wall, cpu, len({(case["family"], case["id"]) for case in cases})

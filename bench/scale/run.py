@@ -51,8 +51,7 @@ def lane_commands(build, configs, golden, full_llvm):
                    "full" if full_llvm else "--no-resources"),
         "llvm": ([os.path.join(build, "llvm_lane", "check_llvm"), "--configs", configs]
                  + ([] if full_llvm else ["--no-codegen"]), "full" if full_llvm else "--no-codegen"),
-        "numerics": (["/usr/bin/python3", os.path.join(ROOT, "parity", "numerics", "check_numerics.py"), "--build",
-                      build, "--configs", configs], "full"),
+        "numerics": ([os.path.join(build, "parity", "check_numerics"), "--configs", configs], "full"),
     }
 
 

@@ -31,6 +31,7 @@ ParityConfig read_config(const nlohmann::json& item, const std::string& family, 
   if (config.expect != "emit" && config.expect != "reject")
     throw std::runtime_error(where("expect") + " must be \"emit\" or \"reject\"");
   config.spec = item["spec"];
+  if (item.contains("why") && item["why"].is_string()) config.why = item["why"].get<std::string>();
   if (item.contains("expect_no_spill")) {
     if (!item["expect_no_spill"].is_boolean()) throw std::runtime_error(where("expect_no_spill") + " must be a boolean");
     config.expect_no_spill = item["expect_no_spill"].get<bool>();

@@ -35,7 +35,7 @@ def tree(tmp_path):
     write(f"{root}/py_engine/kemit/__init__.py", "from .engine import emit\nimport json\n")
     write(f"{root}/parity/driver/src/triage.cpp", '#include "kemit/driver/triage.h"\n#include <string>\n')
     write(f"{root}/parity/pyharness/kemit_harness/engines.py", "import subprocess\nfrom .worker import Worker\n")
-    write(f"{root}/parity/numerics/check_numerics.py", "import kemit_cpp\n")  # the interpreter: allowed there only
+    write(f"{root}/parity/numerics/numerics_worker.py", "import kemit_cpp\n")  # the interpreter: allowed there only
     write(f"{root}/build/build.ninja", CLEAN_NINJA.format(root=root))
     return root
 
@@ -62,8 +62,8 @@ def test_a_clean_tree_passes(tree):
      "parity/pyharness/kemit_harness/engines.py: import kemit_cpp: a harness module imports the engine module"),
     ("parity/numerics/plans.py", "from kemit.target.arch import find_arch\n",
      "parity/numerics/plans.py: from kemit.target.arch import: a harness module imports the engine module kemit"),
-    ("parity/numerics/check_numerics.py", "from kemit.families.registry import find_family\n",
-     "parity/numerics/check_numerics.py: from kemit.families.registry import: a harness module imports the engine module kemit"),
+    ("parity/numerics/numerics_worker.py", "from kemit.families.registry import find_family\n",
+     "parity/numerics/numerics_worker.py: from kemit.families.registry import: a harness module imports the engine module kemit"),
     ("parity/numerics/module_source.py", "import kemit_cpp\n",
      "parity/numerics/module_source.py: import kemit_cpp: a harness module imports the engine module"),
     ("golden/tools/x.py", "from kemit.llvm.flavors import FLAVORS\n",

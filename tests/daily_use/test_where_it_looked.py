@@ -4,12 +4,8 @@ import json
 import os
 import re
 import shlex
-import sys
 
 from conftest import BUILD, PYTHON, SOURCE, git, run, tool
-
-sys.path.insert(0, os.path.join(SOURCE, "parity", "numerics"))
-import locations  # noqa: E402
 
 
 def break_the_python_engine(clone):
@@ -81,7 +77,7 @@ def test_every_tool_has_version_from_one_place():
         "check_llvm": [tool("llvm_lane/check_llvm")],
         "golden": [tool("golden/golden")],
         "python3 -m kemit.emit": [PYTHON, "-m", "kemit.emit"],
-        "check_numerics": [PYTHON, os.path.join(SOURCE, "parity", "numerics", "check_numerics.py")],
+        "check_numerics": [tool("parity/check_numerics")],
     }
     for name, argv in commands.items():
         result = run(argv + ["--version"], cwd=SOURCE, env={"PYTHONPATH": os.path.join(SOURCE, "py_engine")})
@@ -90,15 +86,11 @@ def test_every_tool_has_version_from_one_place():
 
 
 def test_the_numerics_lane_applies_the_same_rule(clone):
-    ours = locations.locate(cwd=clone, environ={})
-    assert (ours.root, ours.root_origin) == (clone, "cwd")
     theirs = header(run([tool("parity/check_byte_identity"), "--only", "elementwise", "--flavor", "llvm19"], cwd=clone))
-    assert f"tree {ours.root} ({ours.root_origin})" in theirs and f"configs {ours.configs} (tree)" in theirs
-    # Run from the clone, this tree's script hands over to the clone's copy of the lane.
-    lane = run([PYTHON, os.path.join(SOURCE, "parity", "numerics", "check_numerics.py"), "--build", BUILD,
-                "--only", "no_such_family"], cwd=clone)
+    lane = run([tool("parity/check_numerics"), "--only", "no_such_family"], cwd=clone)
     assert lane.returncode == 2
-    assert f"tree {clone} (cwd)" in header(lane), lane.stdout + lane.stderr
+    assert f"tree {clone} (cwd)" in header(lane) and f"tree {clone} (cwd)" in theirs, lane.stdout + lane.stderr
+    assert header(lane).split(": ", 1)[1] == theirs.split(": ", 1)[1]  # the same places, the same words
 
 
 def test_kemit_emit_help_and_config_without_an_id():
@@ -159,14 +151,14 @@ def test_check_llvm_selects_and_reruns_what_failed(clone, tmp_path):
 
 
 def test_check_numerics_selects_as_the_other_tools(tmp_path):
-    lane = [PYTHON, os.path.join(SOURCE, "parity", "numerics", "check_numerics.py"), "--build", BUILD,
-            "--section", "canonical", "--no-cache"]
+    lane = [tool("parity/check_numerics"), "--section", "canonical", "--no-cache"]
     some = run(lane + ["elementwise:1,2", "--json", str(tmp_path / "n.json")], cwd=SOURCE)
     assert some.returncode == 0, some.stdout + some.stderr
     with open(tmp_path / "n.json", encoding="utf-8") as handle:
         cases = json.load(handle)["summary"]["cases"]
     assert sorted(c["name"] for c in cases) == ["elementwise:1@canonical", "elementwise:2@canonical"], cases
-    for words, message in ((["elementwise:999999"], "elementwise:999999: no emitting config 999999"),
+    for words, message in ((["elementwise:999999"], "elementwise:999999: no config 999999"),
+                           (["elementwise:1", "--flavor", "llvm19"], "--section names every section itself"),
                            (["no_such_family"], "no family no_such_family among the selected config files"),
                            (["--filter", "("], "--filter '(' is not a regular expression"),
                            (["--filter", "matches nothing at all"], "matches no config"),
@@ -174,20 +166,3 @@ def test_check_numerics_selects_as_the_other_tools(tmp_path):
         wrong = run(lane + words, cwd=SOURCE)
         assert wrong.returncode == 2 and message in wrong.stderr, f"{words}: {wrong.stderr}"
         assert "RESULT:" not in wrong.stdout
-
-
-def test_numerics_last_failed_reads_the_failed_cases(tmp_path):
-    sys.path.insert(0, os.path.join(SOURCE, "parity", "numerics"))
-    import selection
-    build = str(tmp_path)
-    try:
-        selection.last_failed(build)
-        raise AssertionError("no report must be a usage error")
-    except selection.SelectionError as error:
-        assert "no last report at" in str(error)
-    os.makedirs(os.path.join(build, "last-run"))
-    cases = [{"family": "elementwise", "id": 3, "outcome": "failed"}, {"family": "elementwise", "id": 4, "outcome": "passed"},
-             {"family": "gemm_mma", "id": None, "outcome": "failed"}]
-    with open(selection.last_report_path(build), "w", encoding="utf-8") as handle:
-        json.dump({"summary": {"cases": cases}}, handle)
-    assert selection.last_failed(build) == {"elementwise": {3}, "gemm_mma": set()}

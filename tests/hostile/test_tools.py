@@ -243,3 +243,53 @@ def test_an_engine_cli_refuses_deep_nesting_in_config_and_spec(tmp_path, engine)
     config.write_text(deep.replace("[" * 100000 + "]" * 100000, "[" * 60 + "]" * 60))
     r = run([*EMIT_CLIS[engine], "--config", f"{config}:1"], timeout=60)
     assert "nesting deeper" not in r.stderr and r.returncode in (1, 2), r.stderr
+
+
+# The numerics lane loads its configs through the strict loader, as every lane does: each bad
+# file is exit 2 naming the file (before, a FIFO hung the lane, deep nesting, invalid UTF-8, a
+# missing field or a folder named *.json ended in a traceback with exit 1, and duplicate keys
+# or ids passed GREEN).
+CHECK_NUMERICS = BUILD / "parity" / "check_numerics"
+NUMERIC_CONFIG = ('{"family": "transpose_lds", "configs": [\n'
+                  '  {"id": 1, "arch": "gfx90a", "expect": "emit", "why": "f32 tile 32", "spec": {"dtype": "f32"}}%s\n]}\n')
+SECOND_CONFIG = ',\n  {"id": 2, "arch": "gfx90a", "expect": "emit", "why": "f32 no pad", "spec": {"dtype": "f32", "pad": 0}}'
+NUMERIC_INPUTS = {
+    "fifo": (None, "transpose_lds.json: is a FIFO; kemit reads only regular files"),
+    "folder": (None, "transpose_lds.json: is a directory"),
+    "deep": (NUMERIC_CONFIG.replace('"spec": {"dtype": "f32"}', '"spec": {"dtype": ' + "[" * 100 + "]" * 100 + "}") % "",
+             "nesting deeper than the input limit"),
+    "utf8": ((NUMERIC_CONFIG % "").replace("tile 32", "tile \udcff32"), "ill-formed UTF-8"),
+    "duplicate_key": (NUMERIC_CONFIG.replace('"arch": "gfx90a",', '"arch": "gfx90a", "arch": "gfx942",') % "",
+                      "duplicate key"),
+    "duplicate_id": (NUMERIC_CONFIG % SECOND_CONFIG.replace('"id": 2', '"id": 1'), "duplicate"),
+    "missing_field": (NUMERIC_CONFIG.replace('"why": "f32 tile 32", ', "") % "", "why"),
+}
+
+
+@pytest.mark.skipif(not CHECK_NUMERICS.exists(), reason="check_numerics is not built")
+@pytest.mark.parametrize("kind", sorted(NUMERIC_INPUTS))
+def test_the_numerics_lane_refuses_a_bad_config_file_naming_it(tmp_path, kind):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    path = folder / "transpose_lds.json"
+    text, message = NUMERIC_INPUTS[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    r = run([CHECK_NUMERICS, "--configs", folder, "--no-cache"], timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "transpose_lds.json" in r.stderr and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "RESULT" not in r.stdout
+
+
+@pytest.mark.skipif(not CHECK_NUMERICS.exists(), reason="check_numerics is not built")
+def test_the_numerics_lane_says_a_config_id_that_does_not_exist_is_exit_2(tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "transpose_lds.json").write_text(NUMERIC_CONFIG % SECOND_CONFIG)
+    r = run([CHECK_NUMERICS, "--configs", folder, "--no-cache", "transpose_lds:3"], timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "transpose_lds" in r.stderr and "3" in r.stderr and "RESULT" not in r.stdout

@@ -135,8 +135,9 @@ TEST(LaneCache, ARebuiltCheckerAtTheSamePathIsANewKey) {
   fs::remove_all(dir);
 }
 
-TEST(LaneCache, KeyIsTheSameInPython) {
-  // parity/lane_support/result_cache.py: cache_key(["llvm-lane 2", "text\n\twith tabs", ""]) and cache_key([])
+TEST(LaneCache, KeyIsPinned) {
+  // The key of a list of parts is sha256 over the length-prefixed parts: entries of an earlier
+  // build stay readable.
   EXPECT_EQ(ResultCache::key({"llvm-lane 2", "text\n\twith tabs", ""}),
             "b18b8fb5fa70776bc5bb0a1c3dd2a472277e9f6ee62b2d9d42bc3baba21dbbd1");
   EXPECT_EQ(ResultCache::key({}), "4a510f3a3490a34f0c9d6a9f266b19b16d1784839c51c76fb368b85152fa65ff");

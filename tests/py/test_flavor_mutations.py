@@ -16,7 +16,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
-import check_numerics  # noqa: E402
+import numerics_worker  # noqa: E402
 from module_source import EngineSource  # noqa: E402
 from conftest import WrappedSource  # noqa: E402
 
@@ -92,7 +92,7 @@ MUTATIONS = [
 def lane():
     sys.path.insert(0, os.path.join(os.path.abspath(BUILD), "bindings"))
     import kemit_cpp
-    source, checkers = EngineSource("cpp", BUILD), check_numerics.Checkers(BUILD)
+    source, checkers = EngineSource("cpp", BUILD), numerics_worker.Checkers(BUILD)
     yield kemit_cpp, source, checkers
     source.close()
     checkers.close()
@@ -102,12 +102,12 @@ def lane():
 def test_a_flavor_mutation_is_a_mismatch_in_that_section_only(lane, family, config_id, flavor, rewrite):
     kemit_cpp, base, checkers = lane
     entry = config(family, config_id)
-    clean = check_numerics.check_config(kemit_cpp, family, entry, base, checkers)
+    clean = numerics_worker.check_config(kemit_cpp, family, entry, base, checkers)
     assert [r.verdict for r in clean] == ["NUMERIC_OK"] * len(clean), [(r.section, r.detail) for r in clean]
     assert flavor in [r.section for r in clean]
 
     source = MutatedSource(base, flavor, rewrite)
-    results = check_numerics.check_config(kemit_cpp, family, entry, source, checkers)
+    results = numerics_worker.check_config(kemit_cpp, family, entry, source, checkers)
     assert source.mutated != source.original, "the mutation must change the module"
     checker = checkers.get(flavor)
     assert checker.check(source.mutated, f"{family}.{config_id}.{flavor}.ll") == (True, True), "LLVM accepts it"

@@ -26,7 +26,7 @@ from kemit.target.arch import find_arch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
-import check_numerics  # noqa: E402
+import numerics_worker  # noqa: E402
 from module_source import ArchFacts, Built  # noqa: E402
 
 
@@ -50,7 +50,7 @@ class InProcessPythonSource:
 
 def check_canonical(kemit_cpp, family, entry):
     """The config's canonical-section Result (the interpreter's opinion)."""
-    [result] = check_numerics.check_config(kemit_cpp, family, entry, InProcessPythonSource(), sections=("canonical",))
+    [result] = numerics_worker.check_config(kemit_cpp, family, entry, InProcessPythonSource(), sections=("canonical",))
     return result
 
 

@@ -15,7 +15,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
-import check_numerics  # noqa: E402
+import numerics_worker  # noqa: E402
 import launch_plan  # noqa: E402
 from module_source import EngineSource  # noqa: E402
 from conftest import WrappedSource  # noqa: E402
@@ -62,7 +62,7 @@ def shift_view(param, launch_index, images):
 def lane():
     sys.path.insert(0, os.path.join(os.path.abspath(BUILD), "bindings"))
     import kemit_cpp
-    source, checkers = EngineSource("cpp", BUILD), check_numerics.Checkers(BUILD)
+    source, checkers = EngineSource("cpp", BUILD), numerics_worker.Checkers(BUILD)
     yield kemit_cpp, source, checkers
     source.close()
     checkers.close()
@@ -72,7 +72,7 @@ def lane():
 def test_chunked_batches_run_as_the_planned_chunks(lane, config_id, chunks):
     kemit_cpp, base, checkers = lane
     source = PlanRewritten(base, lambda plan: plan)
-    results = check_numerics.check_config(kemit_cpp, "conv_fwd_lds_halo", config("conv_fwd_lds_halo", config_id),
+    results = numerics_worker.check_config(kemit_cpp, "conv_fwd_lds_halo", config("conv_fwd_lds_halo", config_id),
                                           source, checkers, sections=SECTIONS)
     assert [r.verdict for r in results] == ["NUMERIC_OK"] * len(SECTIONS), [(r.section, r.detail) for r in results]
     [plan], [lowered] = source.seen, source.ranges
@@ -88,7 +88,7 @@ def test_chunked_batches_run_as_the_planned_chunks(lane, config_id, chunks):
 def test_a_chunk_offset_off_by_one_image_is_a_mismatch(lane, param, launch_index):
     kemit_cpp, base, checkers = lane
     source = PlanRewritten(base, shift_view(param, launch_index, 1))
-    results = check_numerics.check_config(kemit_cpp, "conv_fwd_lds_halo", config("conv_fwd_lds_halo", 69),
+    results = numerics_worker.check_config(kemit_cpp, "conv_fwd_lds_halo", config("conv_fwd_lds_halo", 69),
                                           source, checkers, sections=SECTIONS)
     assert [r.verdict for r in results] == ["NUMERIC_MISMATCH"] * len(SECTIONS), [(r.section, r.detail) for r in results]
     assert all(r.mismatch["first_bad_index"] >= 0 for r in results)
@@ -97,7 +97,7 @@ def test_a_chunk_offset_off_by_one_image_is_a_mismatch(lane, param, launch_index
 def test_a_view_past_its_buffer_is_not_executable(lane):
     kemit_cpp, base, checkers = lane
     source = PlanRewritten(base, shift_view("y", 2, 1))  # the last chunk's output one image on
-    results = check_numerics.check_config(kemit_cpp, "conv_fwd_lds_halo", config("conv_fwd_lds_halo", 69),
+    results = numerics_worker.check_config(kemit_cpp, "conv_fwd_lds_halo", config("conv_fwd_lds_halo", 69),
                                           source, checkers, sections=SECTIONS)
     assert [r.verdict for r in results] == ["NOT_EXECUTABLE"] * len(SECTIONS)
     assert all("PlanError: view y@" in r.detail and "passes the end of buffer y" in r.detail for r in results)
@@ -105,7 +105,7 @@ def test_a_view_past_its_buffer_is_not_executable(lane):
 
 def test_an_answer_without_a_plan_is_not_executable(lane):
     kemit_cpp, base, checkers = lane
-    results = check_numerics.check_config(kemit_cpp, "elementwise", config("elementwise", 1),
+    results = numerics_worker.check_config(kemit_cpp, "elementwise", config("elementwise", 1),
                                           PlanRewritten(base, lambda plan: ""), checkers, sections=("canonical",))
     assert [r.verdict for r in results] == ["NOT_EXECUTABLE"]
     assert "no launch plan" in results[0].detail

@@ -2,7 +2,6 @@
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -10,13 +9,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
 FAKE = os.path.join(REPO, "tests", "driver", "fixtures", "fake_engine.py")
 PYTHON = "/usr/bin/python3"
-sys.path.insert(0, os.path.join(REPO, "parity", "report"))
 
 TOOLS = {
     "parity": [os.path.join(BUILD, "parity", "check_byte_identity")],
     "golden": [os.path.join(BUILD, "parity", "run_diff"), "--check-golden"],
     "llvm": [os.path.join(BUILD, "llvm_lane", "check_llvm")],
-    "numerics": [PYTHON, os.path.join(REPO, "parity", "numerics", "check_numerics.py"), "--build", BUILD],
+    "numerics": [os.path.join(BUILD, "parity", "check_numerics")],
     "fuzz": [os.path.join(BUILD, "parity", "kemit_fuzz")],
 }
 # The spec fuzzer's planted divergence (tests/spec_fuzz): a run with failing cases to report.

@@ -66,8 +66,7 @@ TEST(Shards, GeneratedConfigsArePartitionedAndSpreadEvenly) {
 }
 
 TEST(Shards, TheAssignmentIsPinned) {
-  // The Python lane (parity/report/kemit_reports.py) must give the same; tests/report checks it
-  // on every config, these pin the rule itself.
+  // Every lane shards through this one function; these pin the rule itself.
   EXPECT_EQ(shard_of("elementwise", 12, 3), shard_of("elementwise", 12, 3));
   std::set<int> seen;
   for (std::int64_t id = 0; id < 30; ++id) seen.insert(shard_of("elementwise", id, 3));

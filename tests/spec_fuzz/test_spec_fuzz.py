@@ -187,7 +187,7 @@ def test_a_planted_wrong_number_is_found_in_its_section_and_shrunk(tmp_path):
 def test_the_numerics_worker_skips_specs_too_large_to_build_or_run():
     """Specs the engines accept but the lane must not run: a 48 GiB input, a problem that would
     take minutes to build, a loop-heavy kernel far over the numbered configs' work."""
-    worker = os.path.join(REPO, "parity", "fuzz", "numerics_worker.py")
+    worker = os.path.join(REPO, "parity", "numerics", "numerics_worker.py")
     specs = [("reduce_rows", {"cols": 2147483647}, "the reduce_rows problem is too large to run"),
              ("conv_fwd_lds_halo", {"w": 100000}, "the conv problem is too large to run"),
              ("conv_fwd_lds_halo", {"c": 128, "k": 128, "kh": 5, "kw": 5}, "too large to run: work 18358272 over"),
@@ -196,10 +196,20 @@ def test_the_numerics_worker_skips_specs_too_large_to_build_or_run():
              ("scan_rows", {"cols": 2147483520, "split": 64}, "the scan_rows problem is too large to run"),
              ("elementwise", {}, None),
              ("gemm_epilogue", {"activation": "silu", "residual": True}, None)]
+    numbered = []  # what kemit_fuzz sends for the work limit: every emitting numbered config
+    for name in sorted(os.listdir(os.path.join(REPO, "parity", "configs"))):
+        with open(os.path.join(REPO, "parity", "configs", name), encoding="utf-8") as handle:
+            numbered += [{"family": name[:-5], "id": c["id"], "arch": c["arch"], "spec": c["spec"]}
+                         for c in json.load(handle)["configs"] if c["expect"] == "emit"]
+    lines = [json.dumps({"id": 0, "op": "hello"}), json.dumps({"id": 1, "op": "work_limit", "configs": numbered})]
+    limit = subprocess.run([sys.executable, worker, "--serve", "--build", BUILD], input="\n".join(lines) + "\n",
+                           capture_output=True, text=True, timeout=600)
+    work_limit = json.loads(limit.stdout.splitlines()[1])["work_limit"]
     lines = [json.dumps({"id": 0, "op": "hello"})]
-    lines += [json.dumps({"id": i + 1, "op": "numerics", "family": family, "config": i, "arch": "gfx942", "spec": spec})
+    lines += [json.dumps({"id": i + 1, "op": "numerics", "family": family, "config": i, "arch": "gfx942", "spec": spec,
+                          "work_limit": work_limit})
               for i, (family, spec, _) in enumerate(specs)]
-    done = subprocess.run([sys.executable, worker, "--build", BUILD], input="\n".join(lines) + "\n",
+    done = subprocess.run([sys.executable, worker, "--serve", "--build", BUILD], input="\n".join(lines) + "\n",
                           capture_output=True, text=True, timeout=600)
     answers = [json.loads(line) for line in done.stdout.splitlines()][1:]
     assert len(answers) == len(specs), done.stdout + done.stderr

@@ -141,4 +141,15 @@ std::string repro_command(const std::string& engine, const EngineLocations& wher
   return line;
 }
 
+EngineCommand lane_engine_command(const std::string& engine, const std::string& engine_cmd,
+                                  const EngineLocations& where) {
+  if (engine != "cpp" && engine != "py")
+    throw UsageError("--engine must be cpp or py (got '" + engine + "'); any other worker: --engine-cmd");
+  EngineCommand command = !engine_cmd.empty() ? custom_command(engine, engine_cmd, where)
+                          : engine == "py"    ? default_py_command(where)
+                                              : default_cpp_command(where);
+  check_engine_available(command, where, engine_cmd.empty());
+  return command;
+}
+
 }  // namespace kemit::driver

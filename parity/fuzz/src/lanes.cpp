@@ -5,8 +5,11 @@
 #include <sstream>
 #include <thread>
 
+#include "kemit/driver/config.h"
 #include "kemit/driver/served_tables.h"
 #include "kemit/lane/lane.h"
+#include "kemit/lane_support/result_cache.h"
+#include "kemit/lane_support/source_digest.h"
 
 namespace kemit::fuzz {
 namespace {
@@ -70,7 +73,44 @@ std::vector<driver::ArchFacts> agreed_arch_facts(const std::vector<driver::Hello
 driver::EngineCommand numerics_command(const FuzzOptions& options) {
   const auto& where = options.check.locations;
   if (!options.numerics_cmd.empty()) return driver::custom_command("numerics", options.numerics_cmd, where);
-  return {"numerics", {"/usr/bin/python3", where.root + "/parity/fuzz/numerics_worker.py", "--build", where.build}, {}};
+  return {"numerics",
+          {"/usr/bin/python3", where.root + "/parity/numerics/numerics_worker.py", "--serve", "--build", where.build},
+          {}};
+}
+
+// The work limit above which a fuzzed spec is SKIPPED (numerics_worker.py, `work_limit`): measured
+// by the worker over the numbered emitting configs (about 20 s), and kept in the result cache under
+// everything it depends on: the configs, the lane's Python sources and the C++ engine's binary.
+long long numerics_work_limit(const FuzzOptions& options, driver::WorkerPool& numerics) {
+  const auto& where = options.check.locations;
+  std::string folder = options.check.configs_dir.empty() ? where.root + "/parity/configs" : options.check.configs_dir;
+  json configs = json::array();
+  for (const auto& family : driver::load_config_dir(folder, folder, {}))
+    for (const auto& config : family.configs) {
+      if (config.expect != driver::Expect::emit) continue;
+      configs.push_back({{"family", family.family}, {"id", config.id}, {"arch", config.arch}, {"spec", config.spec}});
+    }
+  lane_support::ResultCache cache(lane_support::resolve_cache_dir("", false, where.build));
+  std::string key;
+  if (cache.enabled()) {
+    std::string sources = lane_support::tree_digest(where.root + "/parity/numerics", "parity/numerics", ".py");
+    std::string engine = lane_support::file_digest(cache, where.build + "/cpp_engine/kemit_emit");
+    std::string listed = configs.dump();
+    key = lane_support::ResultCache::key({"numerics-fuzz-limit 5", sources, engine, listed});
+    if (auto stored = cache.get(key)) {
+      if (!stored->empty() && stored->find_first_not_of("0123456789") == std::string::npos && stored->size() < 19)
+        return std::stoll(*stored);
+      cache.reject(key, "its value is not a work figure");
+    }
+  }
+  auto answer = numerics.run({{{"op", "work_limit"}, {"configs", configs}}}, nullptr).at(0).at(0);
+  if (answer.kind != driver::AnswerKind::response || !answer.response.contains("work_limit") ||
+      !answer.response["work_limit"].is_number_unsigned())
+    throw driver::InfrastructureError("the numerics worker gave no work limit: " +
+                                      (answer.kind == driver::AnswerKind::response ? answer.response.dump() : answer.detail));
+  long long limit = answer.response["work_limit"].get<long long>();
+  if (!key.empty()) cache.put(key, std::to_string(limit));
+  return limit;
 }
 
 }  // namespace
@@ -98,6 +138,7 @@ void FuzzLanes::start() {
   pool.timeout_seconds = std::max(pool.timeout_seconds, kNumericsTimeoutSeconds);
   numerics_ = std::make_unique<driver::WorkerPool>(std::vector<driver::EngineCommand>{numerics_command(options_)}, pool);
   numerics_families_ = numerics_->start()[0].families;
+  numerics_work_limit_ = numerics_work_limit(options_, *numerics_);
 }
 
 std::vector<driver::Answer> FuzzLanes::ask_reference(const std::vector<json>& requests) {
@@ -172,7 +213,7 @@ void FuzzLanes::check_numerics(const std::vector<DrawnSpec>& specs, std::vector<
       continue;
     }
     requests.push_back({{"op", "numerics"}, {"family", specs[i].family}, {"config", specs[i].index},
-                        {"arch", specs[i].arch}, {"spec", specs[i].spec}});
+                        {"arch", specs[i].arch}, {"spec", specs[i].spec}, {"work_limit", numerics_work_limit_}});
     owner.push_back(i);
   }
   if (requests.empty()) return;

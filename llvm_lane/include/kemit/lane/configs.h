@@ -14,6 +14,7 @@ struct ParityConfig {
   int id = 0;
   std::string arch;
   std::string expect;  // "emit" or "reject"
+  std::string why;     // what --filter searches besides "family:id", as in every lane
   nlohmann::json spec;
   bool expect_no_spill = false;
 };

@@ -1,6 +1,6 @@
 // Where a kemit tool looks: the source tree, the build and the config folder. One rule for
-// every tool (check_byte_identity, run_diff, check_llvm, golden; check_numerics mirrors it in
-// parity/numerics/locations.py), documented in docs/driver.md "Where it looks":
+// every tool (check_byte_identity, run_diff, check_llvm, check_numerics, golden), documented in
+// docs/driver.md "Where it looks":
 //   tree:    --root DIR; else the kemit checkout at or above the current directory (the first
 //            folder up that holds py_engine/kemit/ and parity/configs/); else the tree this
 //            tool was built from.

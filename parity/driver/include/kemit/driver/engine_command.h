@@ -45,6 +45,12 @@ EngineCommand custom_command(const std::string& name, const std::string& command
 // Throws InfrastructureError naming the missing file and how to build or point at it.
 void check_engine_available(const EngineCommand& command, const EngineLocations& where, bool is_default);
 
+// The one engine of a lane that takes its modules from a worker (check_llvm, check_numerics):
+// `--engine cpp|py`, or any `--engine-cmd` (labelled with `engine`), checked to be there. Throws
+// UsageError on another --engine, InfrastructureError when the default engine is missing.
+EngineCommand lane_engine_command(const std::string& engine, const std::string& engine_cmd,
+                                  const EngineLocations& where);
+
 // The command a human runs from the source root to print one section of one config: as argv with
 // its extra environment and the folder to run it from (the JSON reports' `repro_argv`), and as the
 // line a human types there (repro_command).

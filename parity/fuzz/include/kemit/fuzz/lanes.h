@@ -1,6 +1,6 @@
 // Checking drawn specs in every lane: both engines through their protocol workers (the parity
 // driver's pool and judge), every emitted module through the real-LLVM lane (kemit_lane), and
-// the numerics lane (parity/fuzz/numerics_worker.py: the lane's check_config behind the same
+// the numerics lane (parity/numerics/numerics_worker.py: the lane's check_config behind the same
 // line protocol, so the same pool drives it).
 #pragma once
 #include <memory>
@@ -71,6 +71,7 @@ class FuzzLanes {
 
   FuzzOptions options_;
   std::vector<std::string> flavors_, families_, numerics_families_;
+  long long numerics_work_limit_ = 0;  // a fuzzed spec with more work is SKIPPED (numerics_worker.py)
   std::vector<driver::ArchFacts> arch_facts_;
   std::vector<driver::FlavorFacts> flavor_facts_;
   std::unique_ptr<driver::WorkerPool> engines_, numerics_;

@@ -14,7 +14,6 @@
 // The cache owns only what it named: its entries and its temporaries in that layout, and
 // its marker (CACHEDIR.TAG). It never reads, prunes or deletes any other file, and it
 // refuses a folder holding other files unless the folder carries its marker.
-// parity/lane_support/result_cache.py reads and writes the same entry format.
 #pragma once
 #include <cstdint>
 #include <mutex>
@@ -71,8 +70,8 @@ class ResultCache {
   bool enabled() const { return !dir_.empty(); }
   const std::string& dir() const { return dir_; }
 
-  // sha256 over the parts, each length-prefixed so that no two lists collide (the format the
-  // Python lanes compute too; a C++ lane names its inputs with CacheInputs instead).
+  // sha256 over the parts, each length-prefixed so that no two lists collide (a lane names its
+  // inputs with CacheInputs instead).
   static std::string key(const std::vector<std::string_view>& parts);
 
   // The value stored under `key`, verified; nullopt on a miss or a broken entry. The entry is

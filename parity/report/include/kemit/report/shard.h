@@ -4,7 +4,6 @@
 //
 //   shard_of(family, id, N) = 1 + (first 8 bytes of sha256("<family>:<id>"), big-endian) mod N
 //
-// parity/numerics/check_numerics.py mirrors it (shard_of there); tests/report prove both agree.
 #pragma once
 #include <cstdint>
 #include <optional>

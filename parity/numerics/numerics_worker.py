@@ -1,0 +1,408 @@
+"""The numerics worker: what of the numerics lane must be Python (the plans, their inputs and the
+numpy references), behind a line protocol like the engines' `--serve` (docs/numerics.md, "The
+numerics worker"). `check_numerics` (parity/numerics/check_numerics.cpp) drives it for the configs
+it finds neither in the result cache nor refused; kemit_fuzz drives it for fuzzed specs. Both use
+the parity driver's worker pool, so a crash or a hang is isolated to one request and the worker is
+respawned. One JSON object per line, in order:
+
+    -> {"id": 0, "op": "hello"}
+    <- {"id": 0, "status": "ok", "engine": "numerics", "protocol": 1, "families": [...], "flavors": []}
+
+    -> {"id": 1, "op": "plan", "family": "gemm_mma", "config": 7,
+        "arch": {"name": "gfx942", "wave_size": 64}, "spec": {the spec with the engine's defaults}}
+    <- {"id": 1, "status": "ok", "spec_run": {the small spec}, "buffer_range": null | bytes}
+     | {"id": 1, "status": "ok", "refused": "no numerics plan for family ... | too large ..."}
+
+    -> {"id": 2, "op": "run", "family", "config", "arch", "spec" (as for plan), "spec_run",
+        "launch_plan": "<the engine's plan text>", "sections": {"canonical": "<text>", "llvm19": "<module>"}}
+    <- {"id": 2, "status": "ok", "results": [{"section", "verdict", "detail", "mismatch",
+        "lane_instructions", "run_seconds", "seconds"}, ...]}   (in the order of "sections")
+
+`plan` is the family's plan (plans.py) of the config: the spec to emit and the lowered buffer range
+(test-only, docs/protocol.md). `run` builds the same case again (inputs from the fixed seed and the
+config id, the reference's outputs), checks its spec is `spec_run`, runs each section's text: the
+canonical text in the reference interpreter (kemit_cpp.run), a flavor's module in that flavor's
+executor (the EXEC verb of kemit_llcheckN), launch by launch as the engine's plan orders them, and
+compares the outputs with the reference. The worker asks no engine for these two: the texts and the
+engine's facts come in the request.
+
+For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itself:
+
+    -> {"id": 6, "op": "work_limit", "configs": [{"family", "id", "arch", "spec"}, ...]}
+    <- {"id": 6, "status": "ok", "work_limit": 123456}
+    -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...},
+        "work_limit": 123456}
+    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
+        "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
+        "spec_run": {...}, "seconds": 0.12}
+
+`verdict` is the first section's that is not NUMERIC_OK (its `section` and `detail`), else
+NUMERIC_OK; `sections` holds every section's verdict (a flavor the engine refuses for the arch is
+absent). SKIPPED: the spec is not small enough to run: the lane's plan cannot shrink it to a
+problem it runs (its small spec is refused), or the problem is larger than 95% of the numbered
+configs' (work = lanes launched x the canonical lines each lane runs, a line inside `for` loops
+with constant bounds counted once per trip, within a few percent of the interpreter's lane
+instructions; `work_limit` measures it over the numbered emitting configs kemit_fuzz sends, and
+kemit_fuzz keeps it in the result cache, keyed by the configs, the lane's sources and the engine
+binary, so that a later run does not pay the ~20 s again).
+Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+import plans
+from executor_client import Checker, CheckerError, checker_path
+from launch_plan import PlanError, launch_arguments, parse_plan
+from module_source import FLAVORS, ArchFacts, Built, EngineSource
+
+VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
+SECTIONS = ("canonical",) + FLAVORS
+
+
+@dataclass
+class Result:
+    family: str
+    config: int
+    verdict: str
+    detail: str = ""
+    mismatch: dict = None
+    lane_instructions: int = 0
+    interp_seconds: float = 0.0   # the interpreter's or the executor's own time
+    seconds: float = 0.0
+    spec: dict = field(default_factory=dict)
+    section: str = "canonical"
+    cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
+
+
+class Checkers:
+    """One executor (kemit_llcheckN) per flavor and thread, started on first use."""
+
+    def __init__(self, build, env=None):
+        self.build, self.env = build, env
+        self._local = threading.local()
+        self._all, self._lock = [], threading.Lock()
+
+    def version(self, flavor):
+        """The LLVM version string the flavor's executor announces (part of its cache keys)."""
+        return self.get(flavor).version
+
+    def get(self, flavor):
+        mine = getattr(self._local, "checkers", None)
+        if mine is None:
+            mine = self._local.checkers = {}
+        if flavor not in mine or not mine[flavor].alive():  # a checker that died is replaced
+            mine[flavor] = Checker(checker_path(self.build, flavor), self.env)
+            with self._lock:
+                self._all.append(mine[flavor])
+        return mine[flavor]
+
+    def close(self):
+        for checker in self._all:
+            checker.close()
+
+
+def make_case(family, config, source):
+    """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
+    come from the engine's worker (the lane imports no engine code)."""
+    arch, reason = source.arch(config["arch"])
+    spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
+    if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
+        return None, f"the engine refuses the config: {reason or refusal}"
+    if family not in plans.PLANS:
+        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    try:
+        return plans.make_case(family, spec, arch, config["id"]), ""
+    except plans.TooLarge as error:
+        return None, str(error)
+
+
+def compare_outputs(result, case, buffers):
+    for output in case.outputs:
+        mismatch = plans.compare(output, buffers[output.name])
+        if mismatch:
+            result.verdict, result.mismatch = "NUMERIC_MISMATCH", mismatch
+            result.detail = (f"{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
+                             f"max abs error {mismatch['max_abs_error']:.6g}, max rel error {mismatch['max_rel_error']:.6g}; "
+                             f"first bad index {mismatch['first_bad_index']}: got {mismatch['got']!r}, "
+                             f"want {mismatch['want']!r} (tolerance {mismatch['tolerance']:.3g})")
+            return
+
+
+def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
+    """One section's Result: the engine's launch plan run, launch by launch over views of the same
+    buffers, on the canonical text in the interpreter or a flavor's module in its executor."""
+    start = time.perf_counter()
+    buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
+    lanes, seconds = 0, 0.0
+    result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
+    try:
+        for launch in parse_plan(built.plan):  # in launch order
+            grid, block = launch.grid or case.grid, launch.block or case.block
+            views, scalars = launch_arguments(launch, buffers, case.scalars)
+            if section == "canonical":
+                stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel)
+                lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
+                continue
+            name = f"{family}.{config_id}.{section}.ll"
+            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, views, scalars,
+                                                                   launch.kernel)
+            lanes, seconds = lanes + count, seconds + took
+            if not ok:
+                raise RuntimeError(f"ExecError: {error}")
+    except PlanError as error:
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"PlanError: {error}"
+    except CheckerError as error:
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"CheckerError: {error}"
+    except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
+        result.verdict, result.detail = "NOT_EXECUTABLE", f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
+    if result.verdict == "NUMERIC_OK":
+        compare_outputs(result, case, buffers)
+    result.lane_instructions, result.interp_seconds = lanes, seconds
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def build_case(family, config, source):
+    """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
+    start = time.perf_counter()
+    case, reason = make_case(family, config, source)
+    if case is None:
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+    lowered = {"buffer_range": case.buffer_range} if case.buffer_range else {}  # test-only, docs/protocol.md
+    built = source.build(family, config["id"], config["arch"], case.spec, **lowered)
+    if built.canonical is None:
+        range_note = f" (buffer range lowered to {case.buffer_range} bytes)" if case.buffer_range else ""
+        return None, [Result(family, config["id"], "NOT_EXECUTABLE",
+                             f"the small spec {json.dumps(case.spec, sort_keys=True)}{range_note} is refused: {built.refused}",
+                             seconds=time.perf_counter() - start, spec=case.spec)]
+    return case, built
+
+
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS):
+    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out)."""
+    case, built = build_case(family, config, source)
+    if case is None:
+        return built
+    results = []
+    for section in sections:
+        text = built.canonical if section == "canonical" else built.flavors.get(section)
+        if text is None:
+            continue  # the engine refuses this flavor for the arch: n/a
+        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
+    return results
+
+
+
+LIMIT_QUANTILE = 0.95
+CONST = re.compile(r"%(\d+) = const \{value=(-?\d+)\}")
+FOR = re.compile(r"for %\d+ = %(\d+) to %(\d+) step %(\d+)")
+
+
+def trips(loop, consts):
+    """A `for` line's trip count when its bounds and step are constants, else 1 (unknown)."""
+    low, high, step = (consts.get(value) for value in loop.groups())
+    if None in (low, high, step) or step <= 0:
+        return 1
+    return max(1, -(-(high - low) // step))
+
+
+def lines_per_lane(canonical):
+    """The canonical lines one lane runs: each line weighted by the trips of the loops around it
+    (both arms of an `if` counted). Lines alone missed the loops: a conv_fwd_lds_halo spec with a
+    large filter over many channels ran minutes in the interpreter inside the old limit."""
+    consts, weights, total = {}, [1], 0
+    for line in canonical.splitlines():
+        text = line.strip()
+        constant = CONST.match(text)
+        if constant:
+            consts[constant.group(1)] = int(constant.group(2))
+        if text.startswith("}"):
+            weights.pop()
+        total += weights[-1]
+        if text.endswith("{"):
+            loop = FOR.search(text)
+            weights.append(weights[-1] * (trips(loop, consts) if loop else 1))
+    return total
+
+
+def work(case, built):
+    """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The
+    launches are the engine's launch plan as check_numerics runs them (a run-time grid or block is
+    the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
+    it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
+    try:
+        launches = parse_plan(built.plan)
+    except PlanError:
+        return 0
+    lanes = sum(math.prod(launch.grid or case.grid) * (launch.block or case.block) for launch in launches)
+    return lines_per_lane(built.canonical) * lanes
+
+
+def numbered_work_limit(configs, source):
+    """The work that 95% of the numbered emitting configs (as kemit_fuzz sends them, loaded by the
+    strict loader) stay within. Not the largest: the few largest numbered configs (up to 80 times
+    the 95th percentile) run minutes in the executors on a shared machine, and the fuzzer draws
+    thousands of specs, not a handful."""
+    works = []
+    for config in configs:
+        if config["family"] not in plans.PLANS:
+            continue
+        case, built = build_case(config["family"], dict(config, expect="emit"), source)
+        if case is not None:
+            works.append(work(case, built))
+    works.sort()
+    return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
+
+
+def verdict_of(results):
+    """The first section run that is not NUMERIC_OK, else the first (all agree)."""
+    return next((r for r in results if r.verdict != "NUMERIC_OK"), results[0])
+
+
+class Lane:
+    """What the worker runs with, each started on first use: the interpreter module, the engine's
+    worker (the fuzzer's specs only) and the executors."""
+
+    def __init__(self, build):
+        self.build = build
+        self.checkers = Checkers(build)
+        self._kemit_cpp = self._source = None
+
+    @property
+    def kemit_cpp(self):
+        if self._kemit_cpp is None:
+            sys.path.insert(0, os.path.join(os.path.abspath(self.build), "bindings"))
+            try:
+                import kemit_cpp
+            except ImportError as error:
+                raise RuntimeError(f"cannot import kemit_cpp from {self.build}/bindings ({error}); build it with "
+                                   f"`cmake --build {self.build} --target kemit_cpp`") from error
+            self._kemit_cpp = kemit_cpp
+        return self._kemit_cpp
+
+    @property
+    def source(self):
+        if self._source is None:
+            self._source = EngineSource("cpp", self.build)
+        return self._source
+
+    def close(self):
+        if self._source is not None:
+            self._source.close()
+        self.checkers.close()
+
+
+def requested_case(request):
+    """(case, "") of a plan or run request, or (None, why the config cannot run)."""
+    family, arch = request["family"], request["arch"]
+    if family not in plans.PLANS:
+        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    facts = ArchFacts(arch["name"], int(arch["wave_size"]))
+    try:
+        return plans.make_case(family, request["spec"], facts, int(request["config"])), ""
+    except plans.TooLarge as error:
+        return None, str(error)
+
+
+def finite(value):
+    """JSON has no inf or NaN: a mismatch's non-finite figures travel as "inf", "-inf", "nan"."""
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def plan_answer(request):
+    case, reason = requested_case(request)
+    if case is None:
+        return {"status": "ok", "refused": reason}
+    return {"status": "ok", "spec_run": case.spec, "buffer_range": case.buffer_range}
+
+
+def run_answer(request, lane):
+    case, reason = requested_case(request)
+    if case is None:
+        return {"status": "error", "error": f"the plan refuses the config: {reason}"}
+    if case.spec != request["spec_run"]:
+        return {"status": "error", "error": f"the plan gives the spec {json.dumps(case.spec, sort_keys=True)}, "
+                                            f"not the spec_run of the request"}
+    built = Built(None, {}, "", plan=request["launch_plan"])
+    results = []
+    for section, text in request["sections"].items():
+        kemit_cpp = lane.kemit_cpp if section == "canonical" else None
+        r = run_section(kemit_cpp, lane.checkers, section, text, case, built,
+                                       request["family"], int(request["config"]))
+        results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
+                        "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
+                        "seconds": r.seconds})
+    return {"status": "ok", "results": results}
+
+
+def answer(request, lane, limit):
+    kemit_cpp, source, checkers = lane.kemit_cpp, lane.source, lane.checkers
+    start = time.perf_counter()
+    config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
+    case, built = build_case(request["family"], config, source)
+    if case is None:
+        return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
+    size = work(case, built)
+    if size > limit:
+        return {"status": "ok", "verdict": "SKIPPED",
+                "detail": f"too large to run: work {size} over {limit}, the 95th percentile of "
+                          "the numbered configs'"}
+    results = check_config(kemit_cpp, request["family"], config, source, checkers)
+    worst = verdict_of(results)
+    failed = worst.verdict != "NUMERIC_OK"
+    return {"status": "ok", "verdict": worst.verdict, "section": worst.section if failed else "", "detail": worst.detail,
+            "sections": {r.section: r.verdict for r in results}, "spec_run": worst.spec,
+            "seconds": round(time.perf_counter() - start, 4)}
+
+
+def serve(lane):
+    for line in sys.stdin:
+        request = json.loads(line)
+        op = request.get("op")
+        try:
+            if op == "hello":
+                reply = {"status": "ok", "engine": "numerics", "protocol": 1, "families": sorted(plans.PLANS),
+                         "flavors": []}
+            elif op == "plan":
+                reply = plan_answer(request)
+            elif op == "run":
+                reply = run_answer(request, lane)
+            elif op == "work_limit":
+                reply = {"status": "ok", "work_limit": numbered_work_limit(request["configs"], lane.source)}
+            elif op == "numerics":
+                reply = answer(request, lane, int(request["work_limit"]))
+            else:
+                reply = {"status": "error", "error": f"unknown op {op!r}"}
+        except Exception as error:  # a bug of the lane or the engine: the request fails as an error
+            reply = {"status": "error", "error": f"{type(error).__name__}: {error}"}
+        reply["id"] = request.get("id")
+        sys.stdout.write(json.dumps(reply, allow_nan=False) + "\n")
+        sys.stdout.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--serve", action="store_true", help="answer requests on stdin (the only mode)")
+    parser.add_argument("--build", required=True,
+                        help="the CMake build dir holding bindings/kemit_cpp, cpp_engine/kemit_emit and llvm_lane/kemit_llcheckN")
+    args = parser.parse_args()
+    lane = Lane(args.build)
+    try:
+        serve(lane)
+    finally:
+        lane.close()
+
+
+if __name__ == "__main__":
+    main()
