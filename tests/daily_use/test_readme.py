@@ -100,6 +100,8 @@ def test_the_harness_example_runs():
     while "=" in argv[0]:
         name, value = argv.pop(0).split("=", 1)
         env[name] = os.path.join(SOURCE, value)
+    # Engines() takes <tree>/build, as a reader's checkout has it; the test's build may be elsewhere.
+    argv = [arg.replace("Engines()", f"Engines(build={BUILD!r})") for arg in argv]
     result = run(argv, cwd=SOURCE, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().startswith("ew_add"), result.stdout
