@@ -15,9 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kFlavors = {"llvm22"};
+const std::vector<std::string> kReportFlavors = {"llvm22"};
 
-Answer ok(const std::string& text) {
+Answer answer_ok(const std::string& text) {
   return {AnswerKind::response,
           {{"id", 1}, {"status", "ok"}, {"kernel_name", "k"}, {"canonical", "c\n"}, {"ll", {{"llvm22", {{"text", text}}}}}},
           ""};
@@ -26,22 +26,22 @@ Answer ok(const std::string& text) {
 // alpha: config 1 identical, config 2 mismatched at llvm22 (with a character XML must escape);
 // beta: lacked by the cpp engine.
 RunOutcome sample_run() {
-  CompareContext context{{"py", "cpp"}, kFlavors, {"/src", "/src/build"}, "parity/configs/alpha.json"};
+  CompareContext context{{"py", "cpp"}, kReportFlavors, {"/src", "/src/build"}, "parity/configs/alpha.json"};
   ParityConfig config;
   config.arch = "gfx942";
   config.why = "w";
   config.spec = json::object();
   config.spec_digest = "d1";
-  RunOutcome run{{"py", "cpp"}, kFlavors, {}, false};
+  RunOutcome run{{"py", "cpp"}, kReportFlavors, {}, false};
   FamilyOutcome alpha{"alpha", "parity/configs/alpha.json", {}, {}, {}};
   config.id = 1;
-  alpha.configs.push_back(compare_config(config, {ok("same\n"), ok("same\n")}, context));
+  alpha.configs.push_back(compare_config(config, {answer_ok("same\n"), answer_ok("same\n")}, context));
   config.id = 2;
-  alpha.configs.push_back(compare_config(config, {ok("a < b\n"), ok("a & b\n")}, context));
+  alpha.configs.push_back(compare_config(config, {answer_ok("a < b\n"), answer_ok("a & b\n")}, context));
   std::map<std::string, std::vector<std::string>> served = {{"py", {"alpha", "beta"}}, {"cpp", {"alpha"}}};
-  summarize_family(alpha, kFlavors, served);
+  summarize_family(alpha, kReportFlavors, served);
   FamilyOutcome beta{"beta", "parity/configs/beta.json", {"cpp"}, {}, {}};
-  summarize_family(beta, kFlavors, served);
+  summarize_family(beta, kReportFlavors, served);
   run.families = {alpha, beta};
   return run;
 }

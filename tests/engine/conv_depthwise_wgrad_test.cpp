@@ -10,28 +10,28 @@ namespace {
 
 using nlohmann::json;
 
-std::string refusal(const std::string& arch, const json& spec) {
+std::string wgrad_refusal(const std::string& arch, const json& spec) {
   EmitResult result = emit("conv_depthwise_wgrad", arch, spec, {"llvm22"});
   return result.rejected ? result.reason : "emitted";
 }
 
 TEST(ConvDepthwiseWgrad, ValidatorReasonsInOrder) {
-  EXPECT_EQ(refusal("gfx942", {{"cross", "lds"}}), "cross must be one of bpermute, dpp (got 'lds')");
-  EXPECT_EQ(refusal("gfx942", {{"kh", 65}, {"pad", 0}}), "filter sides must be at most 64 (got 65x3)");
-  EXPECT_EQ(refusal("gfx942", {{"split", 65}}), "split must be between 1 and 64 (got 65)");
-  EXPECT_EQ(refusal("gfx942", {{"block_kh", 0}}), "block_kh must be positive (got 0)");
-  EXPECT_EQ(refusal("gfx942", {{"block_kh", 2}}), "block_kh must divide kh = 3 (got 2)");
-  EXPECT_EQ(refusal("gfx942", {{"cpl", 8}}), "cpl * block_kh * kw must be at most 64 accumulators (got 8 * 3 * 3)");
-  EXPECT_EQ(refusal("gfx1100", {{"block_waves", 32}}), "emitted");  // 1024 lanes of wave32
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"cross", "lds"}}), "cross must be one of bpermute, dpp (got 'lds')");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"kh", 65}, {"pad", 0}}), "filter sides must be at most 64 (got 65x3)");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"split", 65}}), "split must be between 1 and 64 (got 65)");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"block_kh", 0}}), "block_kh must be positive (got 0)");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"block_kh", 2}}), "block_kh must divide kh = 3 (got 2)");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"cpl", 8}}), "cpl * block_kh * kw must be at most 64 accumulators (got 8 * 3 * 3)");
+  EXPECT_EQ(wgrad_refusal("gfx1100", {{"block_waves", 32}}), "emitted");  // 1024 lanes of wave32
   // The first failing rule wins: the split range before the shape's rules.
-  EXPECT_EQ(refusal("gfx942", {{"split", 0}, {"n", 0}}), "split must be between 1 and 64 (got 0)");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"split", 0}, {"n", 0}}), "split must be between 1 and 64 (got 0)");
 }
 
 TEST(ConvDepthwiseWgrad, LargeFieldsRefuseWithoutOverflow) {
   // block_kh near 2^31 is refused by divisibility before the accumulator product is formed.
-  EXPECT_EQ(refusal("gfx942", {{"block_kh", 2147483647}}), "block_kh must divide kh = 3 (got 2147483647)");
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"block_kh", 2147483647}}), "block_kh must divide kh = 3 (got 2147483647)");
   // 64 splits of 2^18 * 64 * 64 = 2^30 weights: 2^36, past 32 bits; each tensor alone is under 2^31.
-  EXPECT_EQ(refusal("gfx942", {{"c", 262144}, {"kh", 64}, {"kw", 64}, {"pad", 0}, {"block_kh", 1}, {"split", 64},
+  EXPECT_EQ(wgrad_refusal("gfx942", {{"c", 262144}, {"kh", 64}, {"kw", 64}, {"pad", 0}, {"block_kh", 1}, {"split", 64},
                                {"cpl", 1}, {"h", 64}, {"w", 64}}),
             "the workspace (split * c * kh * kw) must have fewer than 2^31 elements");
 }

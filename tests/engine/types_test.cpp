@@ -8,7 +8,7 @@ namespace kemit::ir {
 namespace {
 
 template <class F>
-std::string error_of(F&& f) {
+std::string type_error_of(F&& f) {
   try {
     f();
   } catch (const TypeError& error) {
@@ -47,11 +47,11 @@ TEST(Types, ByteSizes) {
 }
 
 TEST(Types, RefusalTexts) {
-  EXPECT_EQ(error_of([] { scalar("f64"); }), "unknown scalar type 'f64' (known: i1, i16, i32, i64, f16, bf16, f32)");
-  EXPECT_EQ(error_of([] { vector(pointer("lds"), 4); }), "vector elements must be scalars (got ptr.lds)");
-  EXPECT_EQ(error_of([] { vector(scalar("f32"), 17); }), "vector length must be between 2 and 16 (got 17)");
-  EXPECT_EQ(error_of([] { vector(scalar("f32"), 1); }), "vector length must be between 2 and 16 (got 1)");
-  EXPECT_EQ(error_of([] { pointer("shared"); }),
+  EXPECT_EQ(type_error_of([] { scalar("f64"); }), "unknown scalar type 'f64' (known: i1, i16, i32, i64, f16, bf16, f32)");
+  EXPECT_EQ(type_error_of([] { vector(pointer("lds"), 4); }), "vector elements must be scalars (got ptr.lds)");
+  EXPECT_EQ(type_error_of([] { vector(scalar("f32"), 17); }), "vector length must be between 2 and 16 (got 17)");
+  EXPECT_EQ(type_error_of([] { vector(scalar("f32"), 1); }), "vector length must be between 2 and 16 (got 1)");
+  EXPECT_EQ(type_error_of([] { pointer("shared"); }),
             "unknown address space 'shared' (known: global, lds, constant, private)");
 }
 
@@ -63,11 +63,11 @@ TEST(Types, ParseTypeIsTheInverseOfTypeText) {
 }
 
 TEST(Types, ParseTypeRefusals) {
-  EXPECT_EQ(error_of([] { parse_type("<x x f32>"); }), "malformed vector type '<x x f32>'");
-  EXPECT_EQ(error_of([] { parse_type("<4 x f64>"); }), "unknown scalar type 'f64' (known: i1, i16, i32, i64, f16, bf16, f32)");
-  EXPECT_EQ(error_of([] { parse_type("<99999999999 x f32>"); }),
+  EXPECT_EQ(type_error_of([] { parse_type("<x x f32>"); }), "malformed vector type '<x x f32>'");
+  EXPECT_EQ(type_error_of([] { parse_type("<4 x f64>"); }), "unknown scalar type 'f64' (known: i1, i16, i32, i64, f16, bf16, f32)");
+  EXPECT_EQ(type_error_of([] { parse_type("<99999999999 x f32>"); }),
             "vector length must be between 2 and 16 (got 99999999999)");
-  EXPECT_EQ(error_of([] { parse_type("ptr.shared"); }),
+  EXPECT_EQ(type_error_of([] { parse_type("ptr.shared"); }),
             "unknown address space 'shared' (known: global, lds, constant, private)");
 }
 

@@ -1,5 +1,6 @@
 // The builder: the only way to make IR. Mirrors py_engine/kemit/ir/builder.py.
 #include "kemit/ir/builder.h"
+#include "name_lists.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +19,6 @@ const std::vector<MmaInstruction> MMA_INSTRUCTIONS = [] {
 }();
 
 namespace {
-
-bool contains(const std::vector<std::string>& items, const std::string& item) {
-  return std::find(items.begin(), items.end(), item) != items.end();
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;

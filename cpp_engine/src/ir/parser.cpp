@@ -1,6 +1,7 @@
 // The canonical parser: canonical IR text back into a Kernel.
 // Mirrors py_engine/kemit/ir/parser.py function for function, with the same error texts.
 #include "kemit/ir/parser.h"
+#include "name_lists.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,10 +58,6 @@ const std::vector<std::string> SPECIAL_REGISTERS = names_of_group(tables::OpGrou
 bool is_op(const std::string& name, tables::OpKind kind) { return name == tables::op_name(kind); }
 constexpr size_t MAX_DIGITS = 18;    // an integer attribute fits an int64
 constexpr size_t MAX_ID_DIGITS = 9;  // an id, count or alignment fits an int32
-
-bool contains(const std::vector<std::string>& items, const std::string& item) {
-  return std::find(items.begin(), items.end(), item) != items.end();
-}
 
 std::vector<std::string> split(const std::string& text, const std::string& separator) {
   std::vector<std::string> parts;

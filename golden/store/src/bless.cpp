@@ -12,14 +12,12 @@
 #include "kemit/golden/error.h"
 #include "kemit/golden/shard_io.h"
 #include "conflict_markers.h"
+#include "name_lists.h"
 
 namespace kemit::golden {
 
 namespace {
 
-bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
 
 // A bless in progress for one family: the shard as it will be written, and why not.
 struct FamilyPlan {

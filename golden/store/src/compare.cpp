@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kemit/golden/error.h"
+#include "name_lists.h"
 
 namespace kemit::golden {
 
@@ -19,9 +20,6 @@ bool same_text(const Section& a, const Section& b) {
   return a.sha256 == b.sha256 && a.bytes == b.bytes && a.rejected == b.rejected;
 }
 
-bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
 
 std::vector<std::string> sorted_flavors(std::vector<std::string> flavors) {
   sort_flavors(flavors);

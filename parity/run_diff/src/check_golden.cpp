@@ -47,10 +47,6 @@ std::string engines_label(const Options& options) {
 
 namespace {
 
-bool selected(const std::vector<std::string>& only, const std::string& family) {
-  if (only.empty()) return true;
-  return std::any_of(only.begin(), only.end(), [&](const std::string& s) { return family.find(s) != std::string::npos; });
-}
 
 // Under --shard K/N the blessed entries are those of shard K: the run is complete for them, so
 // MISSING still works, and the counters are theirs (docs/run_diff.md, "Shards").
@@ -137,7 +133,7 @@ GoldenCheck compute_check(const Options& options, const FreshRun& run) {
   // A shard whose family lost its config file: every blessed config is MISSING.
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
-    if (with_configs.count(family) || !selected(options.check.only, family) || !options.check.selection.empty())
+    if (with_configs.count(family) || !family_selected(options.check.only, family) || !options.check.selection.empty())
       continue;  // a selection of configs says nothing about families it left out
     FamilyCheck f = compare_family(dir, vanished_family_results(run, family), options.check.shard);
     f.has_configs = false;
@@ -240,6 +236,11 @@ int check_golden(const Options& options, std::ostream& out, std::ostream& err) {
         << "merge the shards' --json reports with kemit_report merge\n";
   write_check_text(options, run, check, out);
   return check.ok() ? 0 : 1;
+}
+
+bool family_selected(const std::vector<std::string>& only, const std::string& family) {
+  if (only.empty()) return true;
+  return std::any_of(only.begin(), only.end(), [&](const std::string& s) { return family.find(s) != std::string::npos; });
 }
 
 }  // namespace kemit::run_diff

@@ -12,6 +12,9 @@
 
 namespace kemit::run_diff {
 
+// Whether --only (family substrings; none: every family) selects FAMILY.
+bool family_selected(const std::vector<std::string>& only, const std::string& family);
+
 struct FamilyCheck {
   std::string family;
   bool parity_green = false;

@@ -14,12 +14,6 @@ namespace kemit::run_diff {
 
 namespace {
 
-bool selected(const std::vector<std::string>& only, const std::string& family) {
-  if (only.empty()) return true;
-  for (const auto& s : only)
-    if (family.find(s) != std::string::npos) return true;
-  return false;
-}
 
 int refuse(std::ostream& out, const std::string& why) {
   out << "REFUSED " << why << "\nnothing was written\n";
@@ -78,7 +72,7 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   if (!options.dry_run) std::filesystem::create_directories(dir);  // the default folder of a fresh checkout
   for (const auto& path : golden::list_shard_files(dir)) {
     std::string family = path.stem().string();
-    if (with_configs.count(family) || !selected(options.check.only, family) || !options.check.selection.empty())
+    if (with_configs.count(family) || !family_selected(options.check.only, family) || !options.check.selection.empty())
       continue;  // a selection of configs says nothing about families it left out
     runs.push_back(vanished_family_results(run, family));
   }
