@@ -336,11 +336,7 @@ int main(int argc, char** argv) {
   CLI::App app{"check_llvm: the real-LLVM lane (parse, verify, intrinsics, llc, resources)"};
   Arguments args;
   declare_flags(app, args);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? 0 : 2;  // usage errors exit 2, as in every kemit tool
-  }
+  if (std::optional<int> exit_code = kemit::tooling::parse_command_line(app, argc, argv)) return *exit_code;
   args.argv.assign(argv, argv + argc);
   try {
     if (!args.shard_text.empty()) args.shard = kemit::report::parse_shard(args.shard_text);

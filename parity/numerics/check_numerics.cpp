@@ -908,11 +908,7 @@ int main(int argc, char** argv) {
   CLI::App app{"check_numerics: every emitting config computes the right numbers (docs/numerics.md)"};
   Arguments args;
   declare_flags(app, args);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? 0 : 2;  // usage errors exit 2, as in every kemit tool
-  }
+  if (std::optional<int> exit_code = kemit::tooling::parse_command_line(app, argc, argv)) return *exit_code;
   args.argv.assign(argv, argv + argc);
   signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-write must not kill the lane
   try {

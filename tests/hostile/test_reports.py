@@ -158,8 +158,8 @@ def test_no_report_overwrites_a_golden_shard_or_a_config(tmp_path, tool, flag):
         assert target.read_bytes() == before
 
 
-@pytest.mark.skipif(not CHECK_LLVM.exists(), reason="the LLVM lane is not built")
 def test_check_llvm_report_may_not_name_a_shard():
+    assert CHECK_LLVM.exists(), f"{CHECK_LLVM} is not built: cmake --build BUILD"
     target = ROOT / "golden" / "shards" / "elementwise.json"
     before = target.read_bytes()
     r = run([CHECK_LLVM, "--only", "elementwise", "--json", target])
@@ -317,8 +317,7 @@ def test_the_merge_driver_says_what_a_side_that_does_not_load_costs(tmp_path, br
 
 @pytest.mark.parametrize("tool", [CBI, RUN_DIFF, CHECK_LLVM])
 def test_an_id_that_does_not_exist_is_exit_2_in_every_tool(tmp_path, tool):
-    if not tool.exists():
-        pytest.skip(f"{tool.name} is not built")
+    assert tool.exists(), f"{tool} is not built: cmake --build BUILD"
     if tool == CHECK_LLVM:
         r = run([tool, "--configs", BASIC, "--engine-cmd", engine("py"), "alpha:999"])
     else:

@@ -266,9 +266,9 @@ NUMERIC_INPUTS = {
 }
 
 
-@pytest.mark.skipif(not CHECK_NUMERICS.exists(), reason="check_numerics is not built")
 @pytest.mark.parametrize("kind", sorted(NUMERIC_INPUTS))
 def test_the_numerics_lane_refuses_a_bad_config_file_naming_it(tmp_path, kind):
+    assert CHECK_NUMERICS.exists(), f"{CHECK_NUMERICS} is not built: cmake --build BUILD"
     folder = tmp_path / "configs"
     folder.mkdir()
     path = folder / "transpose_lds.json"
@@ -285,8 +285,8 @@ def test_the_numerics_lane_refuses_a_bad_config_file_naming_it(tmp_path, kind):
     assert "Traceback" not in r.stderr and "RESULT" not in r.stdout
 
 
-@pytest.mark.skipif(not CHECK_NUMERICS.exists(), reason="check_numerics is not built")
 def test_the_numerics_lane_says_a_config_id_that_does_not_exist_is_exit_2(tmp_path):
+    assert CHECK_NUMERICS.exists(), f"{CHECK_NUMERICS} is not built: cmake --build BUILD"
     folder = tmp_path / "configs"
     folder.mkdir()
     (folder / "transpose_lds.json").write_text(NUMERIC_CONFIG % SECOND_CONFIG)

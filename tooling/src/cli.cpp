@@ -17,4 +17,13 @@ void add_location_flags(CLI::App& app, LocationFlags& flags) {
   app.add_option("--configs", flags.configs, "the config folder; default: <tree>/parity/configs");
 }
 
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
+  }
+  return std::nullopt;
+}
+
 }  // namespace kemit::tooling

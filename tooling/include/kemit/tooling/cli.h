@@ -1,5 +1,6 @@
 // The flags every kemit tool spells the same way: --version and the location flags.
 #pragma once
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -14,5 +15,9 @@ void add_version_flag(CLI::App& app, const std::string& tool);
 
 // --root, --build, --configs, with the rule of locations.h in their help texts.
 void add_location_flags(CLI::App& app, LocationFlags& flags);
+
+// Parses the command line: std::nullopt to go on, else the exit code (0 after --help or
+// --version, 2 for a usage error, as in every kemit tool) once CLI11 has printed its message.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
 
 }  // namespace kemit::tooling
