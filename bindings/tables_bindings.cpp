@@ -10,31 +10,11 @@ namespace py = pybind11;
 namespace kemit::bindings {
 namespace {
 
-py::dict flavor_dict(const llvm::Flavor& flavor) {
+// Every field of a generated record (kemit/tables.h), by its name.
+template <typename Record>
+py::dict record_dict(const Record& record) {
   py::dict out;
-  out["name"] = flavor.name;
-  out["major"] = flavor.major;
-  out["datalayout"] = flavor.datalayout;
-  out["or_disjoint"] = flavor.or_disjoint;
-  out["zext_nneg"] = flavor.zext_nneg;
-  out["gep_nuw"] = flavor.gep_nuw;
-  out["splat_constants"] = flavor.splat_constants;
-  out["captures_attr"] = flavor.captures_attr;
-  out["readfirstlane_mangled"] = flavor.readfirstlane_mangled;
-  out["vector_bf16_casts"] = flavor.vector_bf16_casts;
-  out["processors"] = flavor.processors;
-  out["wmma_operand_mangled"] = flavor.wmma_operand_mangled;
-  out["mma_instructions"] = flavor.mma_instructions;
-  return out;
-}
-
-py::dict arch_dict(const target::Arch& arch) {
-  py::dict out;
-  out["name"] = arch.name;
-  out["wave_size"] = arch.wave_size;
-  out["lds_bytes"] = arch.lds_bytes;
-  out["oldest_flavor"] = arch.oldest_flavor;
-  out["mma"] = arch.mma;
+  tables::visit_fields(record, [&](const char* name, const auto& value) { out[name] = value; });
   return out;
 }
 
@@ -45,7 +25,7 @@ void populate_tables(py::module_& m) {
       "flavors",
       [] {
         py::list out;
-        for (const auto& flavor : llvm::flavors()) out.append(flavor_dict(flavor));
+        for (const auto& flavor : llvm::flavors()) out.append(record_dict(flavor));
         return out;
       },
       "The flavor table: one dict per flavor, oldest first, with every field of kemit::llvm::Flavor.");
@@ -60,7 +40,7 @@ void populate_tables(py::module_& m) {
       "archs",
       [] {
         py::list out;
-        for (const auto& arch : target::archs()) out.append(arch_dict(arch));
+        for (const auto& arch : target::archs()) out.append(record_dict(arch));
         return out;
       },
       "The arch table: one dict per processor, with every field of kemit::target::Arch.");

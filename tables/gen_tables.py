@@ -19,35 +19,24 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "int", "float"}
-
-# table -> {column: (type, required)}; a column not listed here is an error (a typo is caught).
-COLUMNS = {
-    "scalar_types": {"name": (str, True), "bits": (int, True), "class": (str, True), "llvm": (str, True)},
-    "address_spaces": {"name": (str, True), "ident": (str, False), "llvm": (int, True),
-                       "pointer_bytes": (int, True)},
-    "archs": {"name": (str, True), "wave_size": (int, True), "lds_bytes": (int, True),
-              "oldest_flavor": (str, True), "mma": (str, True)},
-    "flavors": {"name": (str, True), "major": (int, True), "datalayout": (str, True),
-                "or_disjoint": (bool, True), "zext_nneg": (bool, True), "gep_nuw": (bool, True),
-                "splat_constants": (bool, True), "captures_attr": (bool, True),
-                "readfirstlane_mangled": (bool, True), "vector_bf16_casts": (bool, True),
-                "wmma_operand_mangled": (bool, True)},
-    "mma_instructions": {"name": (str, True), "operand": (str, True), "accumulator": (str, True),
-                         "wave_size": (int, True), "oldest_flavor": (str, True), "intrinsic": (str, True),
-                         "operand_form": (str, True), "call_form": (str, True)},
-    "ops": {"name": (str, True), "ident": (str, True), "group": (str, True), "operands": ((int, type(None)), True),
-            "attrs": (list, False), "flags": (list, False), "llvm": (str, False), "llvm_form": (str, False),
-            "cast": (dict, False), "predicates": (list, False)},
-}
-CHOICES = {
-    ("scalar_types", "class"): ("int", "float"),
-    ("mma_instructions", "operand_form"): ("native", "i16"),
-    ("mma_instructions", "call_form"): ("mfma", "wmma", "wmma_mods"),
-    ("ops", "group"): ("constant", "special_register", "int_binary", "float_math", "compare", "select", "cast",
-                       "memory", "sync", "cross_lane", "vector", "matrix", "control"),
-    ("ops", "llvm_form"): ("opcode", "intrinsic"),
-}
-CAST_CHOICES = {"from": ("int", "float"), "to": ("int", "float"), "widths": ("widens", "narrows", "any")}
+# The tables, in the order they are loaded; each file holds its own schema ("columns": each column's
+# type and meaning), so a new column is a JSON edit. What a column may say of itself:
+#   type      str, int, bool, count (an int or null), names (strings), ints, pairs ([string, string]),
+#             object (its keys and their choices in "fields")
+#   doc       what the column means (required: the generated types carry it)
+#   required  false: a row may leave it out (then "default" is its value in the generated types)
+#   choices   the strings a str column (or each item of names) may hold
+#   refers    a table (its row names) or table.column (that column's values) each value must name;
+#             for pairs, the first item of each pair
+# A table with a "record" has a generated type the engines hold its rows in (the C++ struct in
+# tables.h, the Python dataclass built by py_engine/kemit/tables.py): every column, then the
+# record's "derived" fields (what the engines compute from other tables, same keys as a column).
+TABLES = ("flavors", "archs", "scalar_types", "address_spaces", "mma_instructions", "mma_shapes", "mma_layouts",
+          "ops")
+TYPES = {"str": str, "int": int, "bool": bool, "count": (int, type(None)), "names": list, "ints": list,
+         "pairs": list, "object": dict}
+DESCRIPTOR_KEYS = ("type", "doc", "required", "choices", "default", "refers", "fields")
+RECORD_KEYS = ("name", "doc", "derived")
 
 
 class TableError(Exception):
@@ -55,7 +44,7 @@ class TableError(Exception):
 
 
 def load_table(name, tables_dir=HERE):
-    """The rows of tables/<name>.json, each checked against COLUMNS and CHOICES."""
+    """tables/<name>.json: its columns (each descriptor checked) and its rows (each checked against them)."""
     path = os.path.join(tables_dir, name + ".json")
     shown = os.path.relpath(path)
     try:
@@ -65,49 +54,127 @@ def load_table(name, tables_dir=HERE):
         raise TableError(f"{shown}: cannot read the table ({error.strerror})") from None
     except json.JSONDecodeError as error:
         raise TableError(f"{shown}: not JSON (line {error.lineno}: {error.msg})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        raise TableError(f"{shown}: expected an object with a \"rows\" list")
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list) or not isinstance(data.get("columns"), dict):
+        raise TableError(f"{shown}: expected an object with a \"columns\" object and a \"rows\" list")
+    if "name" not in data["columns"]:
+        raise TableError(f"{shown}: every table needs a column 'name' (its rows are looked up by it)")
+    for column, descriptor in data["columns"].items():
+        check_descriptor(f"{shown}: column '{column}'", descriptor)
+    if "record" in data:
+        check_record(shown, data["record"], data["columns"])
     seen = set()
     for index, row in enumerate(data["rows"]):
-        check_row(shown, name, index, row)
+        check_row(shown, data["columns"], index, row)
         if row["name"] in seen:
             raise TableError(f"{shown}: row {index} ({row['name']}): the name is already in the table")
         seen.add(row["name"])
-    return data["rows"]
+    return data
 
 
-def check_row(shown, table, index, row):
+def check_descriptor(where, descriptor, derived=False):
+    """A column's (or a record's derived field's) descriptor: a known type and a meaning."""
+    if not isinstance(descriptor, dict):
+        raise TableError(f"{where}: describe it with an object (type, doc)")
+    for key in descriptor:
+        if key not in DESCRIPTOR_KEYS:
+            raise TableError(f"{where}: unknown key '{key}' (known: {', '.join(DESCRIPTOR_KEYS)})")
+    if descriptor.get("type") not in TYPES:
+        raise TableError(f"{where}: type must be one of {', '.join(TYPES)} (got {json.dumps(descriptor.get('type'))})")
+    if not isinstance(descriptor.get("doc"), str) or not descriptor["doc"].strip():
+        raise TableError(f"{where}: say what it means in \"doc\"")
+    kind = descriptor["type"]
+    if "choices" in descriptor and (kind not in ("str", "names") or not is_strings(descriptor["choices"])):
+        raise TableError(f"{where}: choices must be a list of strings, for a str or names column only")
+    if "fields" in descriptor and (kind != "object" or not isinstance(descriptor["fields"], dict)
+                                   or not all(is_strings(v) for v in descriptor["fields"].values())):
+        raise TableError(f"{where}: fields (key -> its choices) belong to an object column only")
+    if "refers" in descriptor and (kind not in ("str", "names", "pairs") or not isinstance(descriptor["refers"], str)):
+        raise TableError(f"{where}: refers names a table or table.column, for a str, names or pairs column only")
+    if derived and set(descriptor) - {"type", "doc"}:
+        raise TableError(f"{where}: a derived field has a type and a doc only")
+    if "default" in descriptor:
+        if descriptor.get("required", True):
+            raise TableError(f"{where}: only a column with \"required\": false has a default")
+        # the default stands for "left out", so it need not be one of the choices
+        check_value(where, {"type": descriptor["type"]}, descriptor["default"], "default")
+
+
+def check_record(shown, record, columns):
+    where = f"{shown}: record"
+    if not isinstance(record, dict) or set(record) - set(RECORD_KEYS) or not str(record.get("name", "")).isidentifier():
+        raise TableError(f"{where}: expected an object with a type name, a doc and optionally derived fields")
+    if not isinstance(record.get("doc"), str) or not record["doc"].strip():
+        raise TableError(f"{where}: say what a {record['name']} is in \"doc\"")
+    for field, descriptor in record.get("derived", {}).items():
+        if field in columns:
+            raise TableError(f"{where}: derived field '{field}' is also a column")
+        check_descriptor(f"{where}: derived field '{field}'", descriptor, derived=True)
+    for column, descriptor in columns.items():
+        if not descriptor.get("required", True) and "default" not in descriptor:
+            raise TableError(f"{shown}: column '{column}': a column a record holds needs a default when it is "
+                             f"not required")
+
+
+def is_strings(value):
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def check_row(shown, columns, index, row):
     where = f"{shown}: row {index}" + (f" ({row['name']})" if isinstance(row, dict) and "name" in row else "")
     if not isinstance(row, dict):
         raise TableError(f"{where}: a row must be an object")
     for column in row:
-        if column not in COLUMNS[table]:
-            raise TableError(f"{where}: unknown column '{column}' (known: {', '.join(COLUMNS[table])})")
-    for column, (kind, required) in COLUMNS[table].items():
+        if column not in columns:
+            raise TableError(f"{where}: unknown column '{column}' (known: {', '.join(columns)})")
+    for column, descriptor in columns.items():
         if column not in row:
-            if required:
+            if descriptor.get("required", True):
                 raise TableError(f"{where}: missing column '{column}'")
             continue
-        value = row[column]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise TableError(f"{where}: column '{column}' has the wrong type (got {json.dumps(value)})")
-        allowed = CHOICES.get((table, column))
-        if allowed and value not in allowed:
-            raise TableError(f"{where}: column '{column}' must be one of {', '.join(allowed)} (got {value})")
-    for key, allowed in CAST_CHOICES.items():
-        if "cast" in row and row["cast"].get(key) not in allowed:
-            raise TableError(f"{where}: cast.{key} must be one of {', '.join(allowed)}")
+        check_value(where, descriptor, row[column], f"column '{column}'")
+
+
+def check_value(where, descriptor, value, what):
+    kind = descriptor["type"]
+    items = {"names": str, "ints": int, "pairs": list}.get(kind)
+    well_typed = isinstance(value, TYPES[kind]) and not (isinstance(value, bool) and kind in ("int", "count"))
+    if items is not None:
+        well_typed = well_typed and all(isinstance(item, items) and not isinstance(item, bool) for item in value)
+    if kind == "pairs":
+        well_typed = well_typed and all(len(item) == 2 and is_strings(item) for item in value)
+    if not well_typed:
+        raise TableError(f"{where}: {what} has the wrong type (got {json.dumps(value)}; want {kind})")
+    allowed = descriptor.get("choices")
+    for item in (value if kind == "names" else [value] if kind == "str" else []):
+        if allowed and item not in allowed:
+            raise TableError(f"{where}: {what} must be one of {', '.join(allowed)} (got {item})")
+    for key, allowed in descriptor.get("fields", {}).items():
+        if value.get(key) not in allowed:
+            raise TableError(f"{where}: {what}.{key} must be one of {', '.join(allowed)}")
 
 
 def load_all(tables_dir=HERE):
-    tables = {name: load_table(name, tables_dir) for name in COLUMNS}
-    flavors = {row["name"] for row in tables["flavors"]}
-    for table in ("archs", "mma_instructions"):
-        for row in tables[table]:
-            if row["oldest_flavor"] not in flavors:
-                raise TableError(f"tables/{table}.json: {row['name']}: oldest_flavor {row['oldest_flavor']} is not "
-                                 f"in tables/flavors.json")
+    tables = {name: load_table(name, tables_dir) for name in TABLES}
+    for name, data in tables.items():
+        for column, descriptor in data["columns"].items():
+            if "refers" in descriptor:
+                check_refers(tables, name, column, descriptor)
     return tables
+
+
+def check_refers(tables, name, column, descriptor):
+    """Every value of the column names a row (or a value of a column) of another table."""
+    target, _, target_column = descriptor["refers"].partition(".")
+    if target not in tables:
+        raise TableError(f"tables/{name}.json: column '{column}' refers to {target}, which is no table")
+    known = [row.get(target_column or "name") for row in tables[target]["rows"]]
+    for row in tables[name]["rows"]:
+        value = row.get(column, [])
+        values = [value] if descriptor["type"] == "str" else [v[0] for v in value] if descriptor["type"] == "pairs" else value
+        for item in values:
+            if item not in known:
+                raise TableError(f"tables/{name}.json: {row['name']}: {column} {item} is not in tables/{target}.json"
+                                 + (f" ({target_column})" if target_column else ""))
 
 
 def ident(row):
@@ -132,42 +199,104 @@ def enum(name, rows):
     return f"enum class {name} : uint8_t {{ {', '.join(ident(row) for row in rows)} }};"
 
 
+# The tables whose C++ rows are generated column by column: table -> the row struct's name.
+ROW_TYPES = {"archs": "ArchRow", "flavors": "FlavorRow", "mma_instructions": "MmaRow", "mma_shapes": "MmaShapeRow",
+             "mma_layouts": "MmaLayoutRow"}
+ROW_MEMBERS = {"str": "std::string_view", "int": "int", "bool": "bool", "names": "Names", "ints": "Ints",
+               "pairs": "Pairs"}
+RECORD_MEMBERS = {"str": "std::string", "int": "int", "bool": "bool", "names": "std::vector<std::string>",
+                  "ints": "std::vector<int>", "pairs": "std::vector<std::pair<std::string, std::string>>"}
+
+
 def generate(tables):
+    rows = {name: data["rows"] for name, data in tables.items()}
     out = [HEADER]
-    out.append(enum("ScalarKind", tables["scalar_types"]))
+    out.append(enum("ScalarKind", rows["scalar_types"]))
     out.append("struct ScalarRow { std::string_view name; int bits; bool is_float; std::string_view llvm; };")
     out.append("inline constexpr ScalarRow SCALAR_TYPES[] = {\n" + "".join(
         f"    {{{text(r['name'])}, {r['bits']}, {str(r['class'] == 'float').lower()}, {text(r['llvm'])}}},\n"
-        for r in tables["scalar_types"]) + "};")
-    out.append(enum("AddressSpace", tables["address_spaces"]))
+        for r in rows["scalar_types"]) + "};")
+    out.append(enum("AddressSpace", rows["address_spaces"]))
     out.append("struct AddressSpaceRow { std::string_view name; int llvm; int pointer_bytes; };")
     out.append("inline constexpr AddressSpaceRow ADDRESS_SPACES[] = {\n" + "".join(
-        f"    {{{text(r['name'])}, {r['llvm']}, {r['pointer_bytes']}}},\n" for r in tables["address_spaces"]) + "};")
-    out.append("struct ArchRow { std::string_view name; int wave_size; int lds_bytes; std::string_view oldest_flavor; "
-               "std::string_view mma; };")
-    out.append("inline constexpr ArchRow ARCHS[] = {\n" + "".join(
-        f"    {{{text(r['name'])}, {r['wave_size']}, {r['lds_bytes']}, {text(r['oldest_flavor'])}, {text(r['mma'])}}},\n"
-        for r in tables["archs"]) + "};")
-    bools = [c for c, (kind, _) in COLUMNS["flavors"].items() if kind is bool]
-    out.append("struct FlavorRow { std::string_view name; int major; std::string_view datalayout; "
-               + " ".join(f"bool {c};" for c in bools) + " };")
-    out.append("inline constexpr FlavorRow FLAVORS[] = {\n" + "".join(
-        f"    {{{text(r['name'])}, {r['major']}, {text(r['datalayout'])}, "
-        + ", ".join(str(r[c]).lower() for c in bools) + "},\n" for r in tables["flavors"]) + "};")
-    out.append("struct MmaRow { std::string_view name; std::string_view operand; std::string_view accumulator; "
-               "int wave_size; std::string_view oldest_flavor; std::string_view intrinsic; "
-               "std::string_view operand_form; std::string_view call_form; };")
-    out.append("inline constexpr MmaRow MMA_INSTRUCTIONS[] = {\n" + "".join(
-        f"    {{{text(r['name'])}, {text(r['operand'])}, {text(r['accumulator'])}, {r['wave_size']}, "
-        f"{text(r['oldest_flavor'])}, {text(r['intrinsic'])}, {text(r['operand_form'])}, {text(r['call_form'])}}},\n"
-        for r in tables["mma_instructions"]) + "};")
+        f"    {{{text(r['name'])}, {r['llvm']}, {r['pointer_bytes']}}},\n" for r in rows["address_spaces"]) + "};")
+    for name, row_type in ROW_TYPES.items():
+        out.extend(row_section(name, row_type, tables[name]))
+        if "record" in tables[name]:
+            out.extend(record_section(row_type, tables[name]))
     out.extend(ops_section(tables["ops"]))
     out.append(FOOTER)
     return "\n\n".join(out) + "\n"
 
 
-def ops_section(ops):
-    groups = CHOICES[("ops", "group")]
+def comment(doc):
+    return "// " + doc.replace("\n", " ")
+
+
+def row_section(name, row_type, data):
+    """The constexpr rows of a table, one member per column in the file's order (a left-out column
+    holds its default, or the empty value of its type)."""
+    columns, array = data["columns"], name.upper()
+    out, values = [], []
+    for index, row in enumerate(data["rows"]):
+        fields = []
+        for column, descriptor in columns.items():
+            value = row.get(column, descriptor.get("default", EMPTY[descriptor["type"]]))
+            fields.append(cpp_value(f"{array}_{index}_{column.upper()}", descriptor["type"], value, out))
+        values.append("    {" + ", ".join(fields) + "},\n")
+    members = "".join(f"  {ROW_MEMBERS[d['type']]} {c};  {comment(d['doc'])}\n" for c, d in columns.items())
+    out.append(f"// A row of tables/{name}.json. {comment(data['comment'])[3:]}\nstruct {row_type} {{\n{members}}};")
+    out.append(f"inline constexpr {row_type} {array}[] = {{\n" + "".join(values) + "};")
+    return out
+
+
+EMPTY = {"str": "", "int": 0, "bool": False, "names": [], "ints": [], "pairs": []}
+
+
+def cpp_value(array_name, kind, value, out):
+    """The C++ initializer of one value; a list's items go into an array of their own, added to out."""
+    if kind == "str":
+        return text(value)
+    if kind == "bool":
+        return str(value).lower()
+    if kind == "int":
+        return str(value)
+    if not value:
+        return "{nullptr, 0}"
+    item_type = {"names": "std::string_view", "ints": "int", "pairs": "NamePair"}[kind]
+    items = ", ".join(text(v) if kind == "names" else str(v) if kind == "ints" else f"{{{text(v[0])}, {text(v[1])}}}"
+                      for v in value)
+    out.append(f"inline constexpr {item_type} {array_name}[] = {{{items}}};")
+    return f"{{{array_name}, {len(value)}}}"
+
+
+def record_section(row_type, data):
+    """The type the engines hold a row in (owning strings and lists): every column, then the derived
+    fields; to_record fills the columns from a row, visit_fields walks every field by name."""
+    record = data["record"]
+    fields = list(data["columns"].items()) + list(record.get("derived", {}).items())
+    members = "".join(f"  {RECORD_MEMBERS[d['type']]} {f};  {comment(d['doc'])}\n" for f, d in fields)
+    copies = "".join(record_copy(d["type"], c) for c, d in data["columns"].items())
+    visits = "".join(f"  visit(\"{f}\", record.{f});\n" for f, _ in fields)
+    name = record["name"]
+    return [f"// {record['doc'][0].upper()}{record['doc'][1:]}.\nstruct {name} {{\n{members}}};",
+            f"// The columns of a row; the derived fields are left empty for the engine to fill.\n"
+            f"inline {name} to_record(const {row_type}& row) {{\n  {name} record;\n{copies}  return record;\n}}",
+            f"// visit(field name, value) for every field, in order.\ntemplate <typename Visit>\n"
+            f"void visit_fields(const {name}& record, Visit&& visit) {{\n{visits}}}"]
+
+
+def record_copy(kind, column):
+    """The statement that copies a row's column into the record."""
+    if kind == "pairs":
+        return (f"  for (const auto& pair : row.{column}) record.{column}.emplace_back(pair.first, pair.second);\n")
+    value = {"str": f"std::string(row.{column})", "int": f"row.{column}", "bool": f"row.{column}"}.get(
+        kind, f"{{row.{column}.begin(), row.{column}.end()}}")
+    return f"  record.{column} = {value};\n"
+
+
+def ops_section(data):
+    ops, groups = data["rows"], data["columns"]["group"]["choices"]
     out = [enum("OpKind", ops),
            f"enum class OpGroup : uint8_t {{ {', '.join(groups)} }};",
            "enum class CastWidths : uint8_t { widens, narrows, any };"]
@@ -196,7 +325,10 @@ HEADER = """// Generated by tables/gen_tables.py from tables/*.json at build tim
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace kemit::tables {
 
@@ -211,6 +343,23 @@ struct Names {
       if (item == name) return true;
     return false;
   }
+};
+// A fixed list of numbers.
+struct Ints {
+  const int* items;
+  size_t size;
+  const int* begin() const { return items; }
+  const int* end() const { return items + size; }
+};
+struct NamePair {
+  std::string_view first, second;
+};
+// A fixed list of name pairs.
+struct Pairs {
+  const NamePair* items;
+  size_t size;
+  const NamePair* begin() const { return items; }
+  const NamePair* end() const { return items + size; }
 };"""
 
 FOOTER = """template <typename Row, size_t N>

@@ -34,14 +34,18 @@ std::vector<std::string> family_names();
 namespace families {
 struct Family;
 }
+namespace tables {
+struct Flavor;  // llvm::Flavor and target::Arch name these generated records
+struct Arch;
+}  // namespace tables
 namespace llvm {
-struct Flavor;
+using Flavor = tables::Flavor;
 }
 namespace ir {
 struct Kernel;
 }
 namespace target {
-struct Arch;
+using Arch = tables::Arch;
 }
 
 // Parse the spec, validate it for the arch, build the canonical IR once, lower once per flavor.

@@ -10,6 +10,7 @@
 
 #include "kemit/ir/types.h"
 #include "kemit/llvm/lower_mma.h"
+#include "kemit/tables.h"
 
 namespace kemit::families::gemm_core {
 
@@ -22,27 +23,59 @@ const std::vector<Field>& CORE_FIELDS() {
   return fields;
 }
 const std::vector<std::string> DTYPES = {"f16", "bf16"};
-const std::vector<Shape> SHAPES = {{"mfma_32x32x8", 32, 32, 8},
-                                   {"mfma_16x16x16", 16, 16, 16},
-                                   {"mfma_16x16x32", 16, 16, 32},
-                                   {"wmma_16x16x16", 16, 16, 16},
-                                   {"wmma_16x16x32", 16, 16, 32}};
-const std::map<std::string, std::vector<std::string>> KIND_SHAPES = {
-    {"mfma", {"mfma_32x32x8", "mfma_16x16x16"}},
-    {"wmma_gfx11", {"wmma_16x16x16"}},
-    {"wmma_gfx12", {"wmma_16x16x16"}},
-    {"wmma_gfx1250", {"wmma_16x16x32"}}};
-const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS = {
-    {"gfx950", {{"mfma_16x16x32", "bf16"}}}};
+const std::vector<Shape> SHAPES = [] {
+  std::vector<Shape> shapes;
+  for (const auto& row : tables::MMA_SHAPES) shapes.push_back({std::string(row.name), row.m, row.n, row.k});
+  return shapes;
+}();
+const std::map<std::string, std::vector<std::string>> KIND_SHAPES = [] {
+  std::map<std::string, std::vector<std::string>> kinds;
+  for (const auto& arch : target::archs()) {
+    if (kinds.count(arch.mma)) continue;  // several processors share a kind
+    auto& names = kinds[arch.mma];
+    for (const auto& row : tables::MMA_SHAPES)
+      if (row.kinds.contains(arch.mma)) names.emplace_back(row.name);
+  }
+  return kinds;
+}();
+const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS = [] {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> extra;
+  for (const auto& arch : target::archs())
+    if (!arch.extra_mma.empty()) extra[arch.name] = arch.extra_mma;
+  return extra;
+}();
 const std::vector<std::string> FP8_DTYPES = {"fp8", "bf8"};
-const std::map<std::string, std::string> FP8_FORMATS = {{"gfx942", "fnuz"}, {"gfx950", "ocp"}};
-const std::vector<std::string> FP8_SHAPES = {"mfma_16x16x32"};
+const std::map<std::string, std::string> FP8_FORMATS = [] {
+  std::map<std::string, std::string> formats;
+  for (const auto& arch : target::archs())
+    if (!arch.fp8_format.empty()) formats[arch.name] = arch.fp8_format;
+  return formats;
+}();
+const std::vector<std::string> FP8_SHAPES = [] {
+  std::vector<std::string> names;
+  for (const auto& row : tables::MMA_SHAPES)
+    if (row.fp8) names.emplace_back(row.name);
+  return names;
+}();
 const std::vector<int> WAVES = {1, 2, 4, 8};
-const std::map<std::string, Fragment> FRAGMENTS = {
-    {"mfma_32x32x8", {4, {0}, 4}}, {"mfma_16x16x16", {4, {0}, 4}}, {"mfma_16x16x32", {8, {0}, 8}},
-    {"wmma_gfx11", {0, {0}, 16}},  {"wmma_gfx12", {4, {0, 8}, 4}},    {"wmma_gfx1250", {8, {0, 16}, 8}}};
-const std::map<std::string, int> ROW_FACTORS = {{"mfma_32x32x8", 4}, {"mfma_16x16x16", 4}, {"mfma_16x16x32", 4},
-                                                {"wmma_gfx11", 1},   {"wmma_gfx12", 8},    {"wmma_gfx1250", 8}};
+const std::map<std::string, Fragment> FRAGMENTS = [] {
+  std::map<std::string, Fragment> fragments;
+  for (const auto& row : tables::MMA_LAYOUTS)
+    fragments[std::string(row.name)] = {row.k_stride, {row.piece_offsets.begin(), row.piece_offsets.end()},
+                                        row.piece_length};
+  return fragments;
+}();
+const std::map<std::string, int> ROW_FACTORS = [] {
+  std::map<std::string, int> factors;
+  for (const auto& row : tables::MMA_LAYOUTS) factors[std::string(row.name)] = row.row_factor;
+  return factors;
+}();
+const std::map<std::string, RowRun> ROW_RUNS = [] {
+  std::map<std::string, RowRun> runs;
+  for (const auto& row : tables::MMA_LAYOUTS)
+    runs[std::string(row.name)] = {row.row_run, row.row_run_stride, row.row_step};
+  return runs;
+}();
 
 namespace {
 
@@ -415,9 +448,8 @@ Value element_address(Context& ctx, const Value& c, const Place& place, int elem
 }
 
 int static_row(const std::string& kind, int element) {
-  if (kind == "mfma_32x32x8") return element / 4 * 8 + element % 4;
-  if (kind == "wmma_gfx11") return 2 * element;
-  return element;
+  const RowRun& run = ROW_RUNS.at(kind);
+  return element / run.run * run.run_stride + element % run.run * run.step;
 }
 
 }  // namespace kemit::families::gemm_core

@@ -25,9 +25,7 @@ int oldest_major(std::string_view oldest_flavor) {
 // table order) and its mma instructions the instructions (tables/mma_instructions.json, by oldest
 // flavor, then in table order) whose oldest flavor is not newer.
 Flavor flavor_of(const tables::FlavorRow& row) {
-  Flavor flavor{std::string(row.name), row.major, std::string(row.datalayout), row.or_disjoint, row.zext_nneg,
-                row.gep_nuw, row.splat_constants, row.captures_attr, row.readfirstlane_mangled,
-                row.vector_bf16_casts, {}, row.wmma_operand_mangled, {}};
+  Flavor flavor = tables::to_record(row);
   for (const auto& arch : tables::ARCHS)
     if (oldest_major(arch.oldest_flavor) <= row.major) flavor.processors.emplace_back(arch.name);
   for (const auto& older : tables::FLAVORS)

@@ -10,9 +10,7 @@ const std::vector<Arch>& archs() {
   // tables/archs.json, through the generated kemit/tables.h.
   static const std::vector<Arch> table = [] {
     std::vector<Arch> out;
-    for (const auto& row : tables::ARCHS)
-      out.push_back({std::string(row.name), row.wave_size, row.lds_bytes, std::string(row.oldest_flavor),
-                     std::string(row.mma)});
+    for (const auto& row : tables::ARCHS) out.push_back(tables::to_record(row));
     return out;
   }();
   return table;

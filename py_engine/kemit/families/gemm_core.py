@@ -13,28 +13,29 @@ again before the next step overwrites the LDS. The fragment layouts are the inst
 (docs/ir.md). Launch contract: m, n, k are multiples of tile_m, tile_n, tile_k; the grid is
 (n / tile_n, m / tile_m) workgroups.
 """
+from .. import tables
 from ..ir.builder import MMA_INSTRUCTIONS
 from ..ir.types import byte_size, parse_type, scalar, vector
 from ..llvm.lower_mma import mma_gate
+from ..target.arch import ARCHS
 from .spec import one_of
 
 # the spec fields of the core, first in every gemm family's FIELDS
 CORE_FIELDS = (("dtype", "str", "f16"), ("mma", "str", "mfma_32x32x8"), ("tile_m", "int", 64),
                ("tile_n", "int", 64), ("tile_k", "int", 32), ("waves", "int", 4))
 DTYPES = ("f16", "bf16")
-# spec name -> (M, N, K) of one instruction
-SHAPES = {"mfma_32x32x8": (32, 32, 8), "mfma_16x16x16": (16, 16, 16), "mfma_16x16x32": (16, 16, 32),
-          "wmma_16x16x16": (16, 16, 16), "wmma_16x16x32": (16, 16, 32)}
+# spec name -> (M, N, K) of one instruction. The matrix-core facts below come from tables/
+# (mma_shapes.json, mma_layouts.json, archs.json), where each column says what it means.
+SHAPES = {row["name"]: (row["m"], row["n"], row["k"]) for row in tables.MMA_SHAPES}
 # matrix-core kind (target/arch.py) -> the spec names it offers, for both dtypes
-KIND_SHAPES = {"mfma": ("mfma_32x32x8", "mfma_16x16x16"), "wmma_gfx11": ("wmma_16x16x16",),
-               "wmma_gfx12": ("wmma_16x16x16",), "wmma_gfx1250": ("wmma_16x16x32",)}
+KIND_SHAPES = {arch.mma: tuple(row["name"] for row in tables.MMA_SHAPES if arch.mma in row["kinds"]) for arch in ARCHS}
 # instructions one processor adds to its kind: (spec name, dtype)
-EXTRA_INSTRUCTIONS = {"gfx950": (("mfma_16x16x32", "bf16"),)}
+EXTRA_INSTRUCTIONS = {arch.name: arch.extra_mma for arch in ARCHS if arch.extra_mma}
 # fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
 # variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
 FP8_DTYPES = ("fp8", "bf8")
-FP8_FORMATS = {"gfx942": "fnuz", "gfx950": "ocp"}
-FP8_SHAPES = ("mfma_16x16x32",)
+FP8_FORMATS = {arch.name: arch.fp8_format for arch in ARCHS if arch.fp8_format}
+FP8_SHAPES = tuple(row["name"] for row in tables.MMA_SHAPES if row["fp8"])
 FP8_PER_WORD = 8         # fp8 values per 64-bit word: one mfma operand, one LDS and global access
 WAVES = (1, 2, 4, 8)
 MAX_TILE_MN = 256
@@ -43,11 +44,12 @@ MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
 STAGE_VEC = 8            # elements per vector load of a's tile
 # fragment k layout per layout kind: (k stride per lane group, piece offsets, piece length), where a
 # lane's group is lane / M; its fragment is the pieces at k = group * stride + offset, concatenated.
-FRAGMENTS = {"mfma_32x32x8": (4, (0,), 4), "mfma_16x16x16": (4, (0,), 4), "mfma_16x16x32": (8, (0,), 8),
-             "wmma_gfx11": (0, (0,), 16), "wmma_gfx12": (4, (0, 8), 4), "wmma_gfx1250": (8, (0, 16), 8)}
-# accumulator row of element e: static part per layout kind, plus factor * (lane / M)
-ROW_FACTORS = {"mfma_32x32x8": 4, "mfma_16x16x16": 4, "mfma_16x16x32": 4, "wmma_gfx11": 1,
-               "wmma_gfx12": 8, "wmma_gfx1250": 8}
+FRAGMENTS = {row["name"]: (row["k_stride"], tuple(row["piece_offsets"]), row["piece_length"])
+             for row in tables.MMA_LAYOUTS}
+# accumulator row of element e: static part per layout kind (static_row), plus factor * (lane / M)
+ROW_FACTORS = {row["name"]: row["row_factor"] for row in tables.MMA_LAYOUTS}
+# the static part: element e sits at (e // run) * run_stride + (e % run) * step
+ROW_RUNS = {row["name"]: (row["row_run"], row["row_run_stride"], row["row_step"]) for row in tables.MMA_LAYOUTS}
 
 
 def is_fp8(spec):
@@ -327,9 +329,6 @@ def element_address(ctx, c, place, element, element_type):
 
 def static_row(kind, element):
     """The part of an accumulator element's row that does not depend on the lane."""
-    if kind == "mfma_32x32x8":
-        return element // 4 * 8 + element % 4
-    if kind == "wmma_gfx11":
-        return 2 * element
-    return element
+    run, run_stride, step = ROW_RUNS[kind]
+    return element // run * run_stride + element % run * step
 

@@ -3,26 +3,11 @@
 Every row was measured on Debian's llvm-16, llvm-19 and llvm-22 (see docs/flavors.md).
 A flavor is always an argument; nothing here reads the environment.
 """
-from dataclasses import dataclass
-
 from .. import tables
 
-
-@dataclass(frozen=True)
-class Flavor:
-    name: str
-    major: int
-    datalayout: str
-    or_disjoint: bool        # `or disjoint`
-    zext_nneg: bool          # `zext nneg`
-    gep_nuw: bool            # `getelementptr inbounds nuw`
-    splat_constants: bool    # `splat (float 1.0)` vector constants
-    captures_attr: bool      # `captures(none)` instead of `nocapture`
-    readfirstlane_mangled: bool  # `llvm.amdgcn.readfirstlane.i32` instead of the unmangled name
-    vector_bf16_casts: bool      # llc selects fpext/fptrunc between <N x bfloat> and <N x float> (16 aborts)
-    processors: tuple
-    wmma_operand_mangled: bool = False  # wmma names carry the operand type too (`.v8f32.v16f16`, not `.v8f32`)
-    mma_instructions: tuple = ()        # the canonical mma instructions (ir/builder.py) this LLVM knows
+# a flavor: one field per column of tables/flavors.json, then its processors and mma instructions
+# (the record's derived fields there; each field's meaning is its doc)
+Flavor = tables.record_type(tables.TABLES["flavors"])
 
 
 def oldest_major(row):
@@ -36,7 +21,7 @@ def flavor_of(row):
     processors = tuple(arch["name"] for arch in tables.ARCHS if oldest_major(arch) <= row["major"])
     known = sorted((instr for instr in tables.MMA_INSTRUCTIONS if oldest_major(instr) <= row["major"]),
                    key=oldest_major)
-    return Flavor(**row, processors=processors, mma_instructions=tuple(instr["name"] for instr in known))
+    return tables.to_record(Flavor, row, processors=processors, mma_instructions=tuple(instr["name"] for instr in known))
 
 
 FLAVORS = tuple(flavor_of(row) for row in tables.FLAVORS)

@@ -1,19 +1,9 @@
 """The arch table: the processors kemit emits for, and the facts the families need."""
-from dataclasses import dataclass
-
 from .. import tables
 
-
-@dataclass(frozen=True)
-class Arch:
-    name: str
-    wave_size: int
-    lds_bytes: int
-    oldest_flavor: str   # the oldest flavor whose LLVM knows the processor
-    mma: str             # matrix-core kind: mfma, wmma_gfx11, wmma_gfx12, wmma_gfx1250
-
-
-ARCHS = tuple(Arch(**row) for row in tables.ARCHS)  # tables/archs.json
+# a processor: one field per column of tables/archs.json (each column's meaning is its doc there)
+Arch = tables.record_type(tables.TABLES["archs"])
+ARCHS = tuple(tables.to_record(Arch, row) for row in tables.ARCHS)
 
 
 class UnknownArch(ValueError):

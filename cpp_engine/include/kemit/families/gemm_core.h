@@ -38,6 +38,8 @@ struct Shape {
   std::string name;  // the spec name
   int m, n, k;       // of one instruction
 };
+// The matrix-core facts below come from tables/ (mma_shapes.json, mma_layouts.json, archs.json),
+// where each column says what it means.
 extern const std::vector<Shape> SHAPES;
 // matrix-core kind (target/arch.h) -> the spec names it offers, for both dtypes
 extern const std::map<std::string, std::vector<std::string>> KIND_SHAPES;
@@ -61,8 +63,13 @@ struct Fragment {
   int length;
 };
 extern const std::map<std::string, Fragment> FRAGMENTS;
-// accumulator row of element e: static part per layout kind, plus factor * (lane / M)
+// accumulator row of element e: static part per layout kind (static_row), plus factor * (lane / M)
 extern const std::map<std::string, int> ROW_FACTORS;
+// the static part: element e sits at (e / run) * run_stride + (e % run) * step
+struct RowRun {
+  int run, run_stride, step;
+};
+extern const std::map<std::string, RowRun> ROW_RUNS;
 
 // A parsed spec as the C++ code reads it (Python keeps the dict; docs/architecture.md, "C++
 // representation"): the parsed JSON is read once, by read_*_spec, into one typed member per field.

@@ -7,23 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "kemit/tables.h"
+
 namespace kemit::llvm {
 
-struct Flavor {
-  std::string name;
-  int major;
-  std::string datalayout;
-  bool or_disjoint;            // `or disjoint`
-  bool zext_nneg;              // `zext nneg`
-  bool gep_nuw;                // `getelementptr inbounds nuw`
-  bool splat_constants;        // `splat (float 1.0)` vector constants
-  bool captures_attr;          // `captures(none)` instead of `nocapture`
-  bool readfirstlane_mangled;  // `llvm.amdgcn.readfirstlane.i32` instead of the unmangled name
-  bool vector_bf16_casts;      // llc selects fpext/fptrunc between <N x bfloat> and <N x float> (16 aborts)
-  std::vector<std::string> processors;
-  bool wmma_operand_mangled = false;          // wmma names carry the operand type too (`.v8f32.v16f16`)
-  std::vector<std::string> mma_instructions;  // the canonical mma instructions (ir/builder.h) this LLVM knows
-};
+// A flavor: one member per column of tables/flavors.json, then its processors and mma instructions
+// (the record's derived fields there); generated into kemit/tables.h from the table's schema.
+using Flavor = tables::Flavor;
 
 struct UnknownFlavor : std::invalid_argument {
   using std::invalid_argument::invalid_argument;

@@ -6,15 +6,13 @@
 #include <string_view>
 #include <vector>
 
+#include "kemit/tables.h"
+
 namespace kemit::target {
 
-struct Arch {
-  std::string name;
-  int wave_size;
-  int lds_bytes;
-  std::string oldest_flavor;  // the oldest flavor whose LLVM knows the processor
-  std::string mma;            // matrix-core kind: mfma, wmma_gfx11, wmma_gfx12, wmma_gfx1250
-};
+// A processor: one member per column of tables/archs.json, generated into kemit/tables.h from the
+// table's schema (each column's meaning is its doc there).
+using Arch = tables::Arch;
 
 const std::vector<Arch>& archs();
 
