@@ -2,7 +2,8 @@
 """Generate the C++ side of the IR tables: tables/*.json -> <out>/kemit/tables.h.
 
 The JSON files beside this script are the one source of truth for the IR's ops, scalar types,
-address spaces, archs, flavors and mma instructions. The C++ engine and the interpreter include
+address spaces, archs, flavors and the matrix cores' instructions, shapes and layouts, each with its
+schema (every column's type and meaning). The C++ engine and the interpreter include
 the header this writes (CMake runs it at build time, into the build tree; nothing generated is
 committed); the Python engine reads the same files at import (py_engine/kemit/tables.py).
 

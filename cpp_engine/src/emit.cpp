@@ -124,14 +124,18 @@ int print_result(const kemit::EmitResult& result, bool canonical, bool plan) {
 int main(int argc, char** argv) {
   CLI::App app{"kemit_emit: print one config's IR, or serve the engine protocol (--serve)", "kemit_emit"};
   bool serve = false, canonical = false, plan = false;
-  std::string config, family, arch, spec_text = "{}", flavor_name = "llvm22";
+  const std::string newest = kemit::llvm::newest_flavor().name;  // tables/flavors.json's last row
+  std::string config, family, arch, spec_text = "{}", flavor_name = newest;
   app.add_flag("--serve", serve, "serve the engine protocol on stdin/stdout");
   app.add_option("--config", config, "take family, arch and spec from FILE:ID");
   app.add_option("--family", family, "the kernel family (e.g. elementwise), with --arch and --spec");
   app.add_option("--arch", arch, "the processor (e.g. gfx942)");
   app.add_option("--spec", spec_text, "the spec as JSON")->capture_default_str();
-  app.add_option("--flavor", flavor_name, "the LLVM flavor to print (llvm16, llvm19, llvm22; llvmN aliases resolve)")
-      ->capture_default_str();
+  std::string flavors;
+  for (const auto& name : kemit::llvm::flavor_names()) flavors += (flavors.empty() ? "" : ", ") + name;
+  app.add_option("--flavor", flavor_name,
+                 "the LLVM flavor to print (" + flavors + "; default: the newest, " + newest +
+                     "; a newer llvmN resolves to it)");
   app.set_version_flag("--version", version_text(), "print the version and exit");
   app.add_flag("--canonical", canonical, "print the canonical IR instead");
   app.add_flag("--plan", plan, "print the launch plan instead (docs/protocol.md)");

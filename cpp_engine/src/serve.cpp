@@ -284,8 +284,8 @@ json parse_line(const std::string& line) {
 }
 
 // What the engine serves: families, flavors (with the facts the LLVM lane checks a module
-// against) and processors (with the facts the numerics lane sizes a launch by and the fuzzer's
-// domains judge a spec by), so that no harness tool needs the engine's tables.
+// against) and processors (with the facts the numerics lane sizes a launch and encodes fp8 inputs
+// by and the fuzzer's domains judge a spec by), so that no harness tool needs the engine's tables.
 json hello_response(const json& request_id) {
   json facts = json::array();
   for (const auto& flavor : llvm::flavors())
@@ -295,8 +295,11 @@ json hello_response(const json& request_id) {
                      {"processors", flavor.processors}});
   json arch_facts = json::array();
   for (const auto& arch : target::archs())
-    arch_facts.push_back(
-        {{"name", arch.name}, {"wave_size", arch.wave_size}, {"lds_bytes", arch.lds_bytes}, {"mma", arch.mma}});
+    arch_facts.push_back({{"name", arch.name},
+                          {"wave_size", arch.wave_size},
+                          {"lds_bytes", arch.lds_bytes},
+                          {"mma", arch.mma},
+                          {"fp8_format", arch.fp8_format}});
   return {{"id", request_id},         {"status", "ok"},
           {"engine", "cpp"},          {"protocol", PROTOCOL},
           {"families", family_names()}, {"flavors", llvm::flavor_names()},

@@ -1,6 +1,6 @@
 // kemit_llcheckN: a persistent parse + verify + codegen worker linked against one LLVM version.
 //
-// Built once per installed LLVM (16, 19, 22) with exactly that version's
+// Built once per installed LLVM of a flavor (tables/flavors.json) with exactly that version's
 // `llvm-config --cxxflags` (-fno-exceptions, -std=c++17), apart from the rest of
 // the build. The controller (llvm_lane/src/checker_pool.cpp) keeps one or more
 // alive per flavor and streams modules through it, because process start-up

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "checker_phase.h"
@@ -216,15 +217,12 @@ std::map<int, Toolchain> default_toolchains() {
     toolchains[major].llc = "/usr/lib/llvm-" + std::to_string(major) + "/bin/llc";
   // Paths of the checkers this build produced (llvm_lane/CMakeLists.txt); a version
   // whose -dev package was missing at configure time has none.
-#ifdef KEMIT_LLCHECK16_PATH
-  toolchains[16].checker = KEMIT_LLCHECK16_PATH;
-#endif
-#ifdef KEMIT_LLCHECK19_PATH
-  toolchains[19].checker = KEMIT_LLCHECK19_PATH;
-#endif
-#ifdef KEMIT_LLCHECK22_PATH
-  toolchains[22].checker = KEMIT_LLCHECK22_PATH;
-#endif
+  struct BuiltChecker {
+    int major;
+    const char* path;
+  };
+  for (const BuiltChecker& built : std::initializer_list<BuiltChecker>{KEMIT_LANE_CHECKER_PATHS})
+    toolchains[built.major].checker = built.path;
   return toolchains;
 }
 

@@ -148,6 +148,7 @@ struct Item {
 struct LaneFacts {
   std::string python_digest;
   std::map<std::string, std::string> runners;  // section -> "interpreter <sha256>" / "executor <sha256>"
+  std::map<std::string, int> majors;            // flavor section -> its LLVM major (hello's flavor_facts)
   std::string engine_digest;  // the default C++ engine's binary; "" (no emit memo) for any other engine
   std::vector<std::string> sections;
 };
@@ -173,6 +174,7 @@ std::string cache_key(const LaneFacts& lane, const Item& item, const std::string
       .add("config", item.id)
       .add("arch", item.arch)
       .add("wave size", item.facts ? item.facts->wave_size : 0)
+      .add("fp8 format", item.facts ? item.facts->fp8_format : "")
       .add("spec", item.spec_full.dump());
   if (kind == "emit") {
     inputs.add("engine", lane.engine_digest)
@@ -326,6 +328,11 @@ bool decode_plan(const json& value, Item& item) {
   return true;
 }
 
+// What a plan needs of the processor, as the engine's hello states it (the worker keeps no arch table).
+json arch_request(const driver::ArchFacts& facts) {
+  return {{"name", facts.name}, {"wave_size", facts.wave_size}, {"fp8_format", facts.fp8_format}};
+}
+
 // Each config's small spec: from the cache, else from the numerics worker's `plan`.
 void plan_configs(std::vector<Item>& items, const LaneFacts& lane, kemit::lane_support::ResultCache& plans,
                   NumericsWorkers& workers) {
@@ -344,7 +351,7 @@ void plan_configs(std::vector<Item>& items, const LaneFacts& lane, kemit::lane_s
     requests.push_back({{"op", "plan"},
                         {"family", item.family},
                         {"config", item.id},
-                        {"arch", {{"name", item.arch}, {"wave_size", item.facts->wave_size}}},
+                        {"arch", arch_request(*item.facts)},
                         {"spec", item.spec_full}});
     owner.push_back(i);
   }
@@ -533,7 +540,8 @@ void run_sections(std::vector<Item>& items, const LaneFacts& lane, kemit::lane_s
     requests.push_back({{"op", "run"},
                         {"family", item.family},
                         {"config", item.id},
-                        {"arch", {{"name", item.arch}, {"wave_size", item.facts->wave_size}}},
+                        {"arch", arch_request(*item.facts)},
+                        {"majors", lane.majors},
                         {"spec", item.spec_full},
                         {"spec_run", item.spec_run},
                         {"launch_plan", item.launch_plan},
@@ -804,6 +812,7 @@ LaneFacts lane_facts(const Arguments& args, const driver::Hello& hello, const st
     if (major == 0)
       throw driver::InfrastructureError("the engine's hello gives no LLVM major for " + section +
                                         " (flavor_facts, docs/protocol.md): update the engine");
+    lane.majors[section] = major;
     std::string path = checker_path(args.where.build, major);
     if (::access(path.c_str(), X_OK) != 0)
       throw driver::InfrastructureError(path + " is missing: the " + section + " section needs it (cmake --build " +

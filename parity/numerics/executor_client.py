@@ -7,15 +7,14 @@ import threading
 
 import numpy as np
 
-FLAVOR_MAJORS = {"llvm16": 16, "llvm19": 19, "llvm22": 22}
-
 
 class CheckerError(RuntimeError):
     """The checker died, is missing, or answered out of protocol."""
 
 
-def checker_path(build, flavor):
-    return os.path.join(os.path.abspath(build), "llvm_lane", f"kemit_llcheck{FLAVOR_MAJORS[flavor]}")
+def checker_path(build, major):
+    """The checker and executor of LLVM `major` (a flavor's major comes from the engine's hello)."""
+    return os.path.join(os.path.abspath(build), "llvm_lane", f"kemit_llcheck{major}")
 
 
 class Checker:

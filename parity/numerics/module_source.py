@@ -1,10 +1,11 @@
 """Where the numerics lane gets its modules: an engine's protocol worker (docs/protocol.md).
 
 `EngineSource(engine, build)` keeps one `--serve` worker per thread and asks it for what a plan
-needs: a spec with its defaults (`parse_spec`), an arch's wave size (`hello`'s `arch_facts`), and
-the spec emitted at every flavor: the canonical text and each flavor's LLVM text (or the flavor's
-refusal). The lane imports no engine code; a test may hand the lane any object with the same
-`parse_spec`, `arch` and `build` methods (a mutated text, a fake engine).
+needs: a spec with its defaults (`parse_spec`), an arch's facts (`hello`'s `arch_facts`), the
+flavors and their LLVM majors (`hello`'s `flavors` and `flavor_facts`), and the spec emitted at
+every flavor: the canonical text and each flavor's LLVM text (or the flavor's refusal). The lane
+imports no engine code and keeps no engine table; a test may hand the lane any object with the
+same `parse_spec`, `arch`, `flavors` and `build` methods (a mutated text, a fake engine).
 """
 import json
 import os
@@ -14,7 +15,6 @@ import threading
 from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAVORS = ("llvm16", "llvm19", "llvm22")
 
 
 class Built:
@@ -31,6 +31,7 @@ class ArchFacts:
     """What a plan needs of a processor, from the engine's hello."""
     name: str
     wave_size: int
+    fp8_format: str = ""  # the variant of the 8-bit floats its fp8 mma reads ("fnuz", "ocp"); "": none
 
 
 def engine_command(engine, build):
@@ -99,7 +100,15 @@ class EngineSource:
         facts = {a["name"]: a for a in self._hello()["arch_facts"]}
         if name not in facts:
             return None, f"unknown arch '{name}' (known: {', '.join(facts)})"
-        return ArchFacts(name, facts[name]["wave_size"]), ""
+        return ArchFacts(name, facts[name]["wave_size"], facts[name].get("fp8_format", "")), ""
+
+    def flavors(self):
+        """The flavors the engine serves, oldest first."""
+        return tuple(self._hello()["flavors"])
+
+    def flavor_majors(self):
+        """flavor -> the LLVM major whose executor runs its modules (hello's flavor_facts)."""
+        return {facts["name"]: facts["major"] for facts in self._hello().get("flavor_facts", [])}
 
     def parse_spec(self, family, spec):
         """(the spec with its defaults, "") or (None, the engine's refusal or error)."""
@@ -112,7 +121,7 @@ class EngineSource:
         """The spec emitted at every flavor; buffer_range (test-only) lowers the engine's 32-bit
         buffer range so that a small spec plans the chunked launches of a real size."""
         request = {"op": "emit", "family": family, "config": config_id, "arch": arch, "spec": spec,
-                   "flavors": list(FLAVORS)}
+                   "flavors": list(self.flavors())}
         answer = self._worker().ask(dict(request, buffer_range=buffer_range) if buffer_range else request)
         if answer["status"] == "rejected":
             return Built(None, {}, "", refused=answer["reason"])

@@ -9,12 +9,13 @@ respawned. One JSON object per line, in order:
     <- {"id": 0, "status": "ok", "engine": "numerics", "protocol": 1, "families": [...], "flavors": []}
 
     -> {"id": 1, "op": "plan", "family": "gemm_mma", "config": 7,
-        "arch": {"name": "gfx942", "wave_size": 64}, "spec": {the spec with the engine's defaults}}
+        "arch": {"name": "gfx942", "wave_size": 64, "fp8_format": "fnuz"}, "spec": {the spec with the engine's defaults}}
     <- {"id": 1, "status": "ok", "spec_run": {the small spec}, "buffer_range": null | bytes}
      | {"id": 1, "status": "ok", "refused": "no numerics plan for family ... | too large ..."}
 
     -> {"id": 2, "op": "run", "family", "config", "arch", "spec" (as for plan), "spec_run",
-        "launch_plan": "<the engine's plan text>", "sections": {"canonical": "<text>", "llvm19": "<module>"}}
+        "launch_plan": "<the engine's plan text>", "sections": {"canonical": "<text>", "llvm19": "<module>"},
+        "majors": {"llvm19": 19}}
     <- {"id": 2, "status": "ok", "results": [{"section", "verdict", "detail", "mismatch",
         "lane_instructions", "run_seconds", "seconds"}, ...]}   (in the order of "sections")
 
@@ -24,7 +25,7 @@ config id, the reference's outputs), checks its spec is `spec_run`, runs each se
 canonical text in the reference interpreter (kemit_cpp.run), a flavor's module in that flavor's
 executor (the EXEC verb of kemit_llcheckN), launch by launch as the engine's plan orders them, and
 compares the outputs with the reference. The worker asks no engine for these two: the texts and the
-engine's facts come in the request.
+engine's facts (the processor's, each flavor's LLVM major) come in the request.
 
 For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itself:
 
@@ -60,10 +61,9 @@ from dataclasses import dataclass, field
 import plans
 from executor_client import Checker, CheckerError, checker_path
 from launch_plan import PlanError, launch_arguments, parse_plan
-from module_source import FLAVORS, ArchFacts, Built, EngineSource
+from module_source import ArchFacts, Built, EngineSource
 
 VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
-SECTIONS = ("canonical",) + FLAVORS
 
 
 @dataclass
@@ -82,10 +82,12 @@ class Result:
 
 
 class Checkers:
-    """One executor (kemit_llcheckN) per flavor and thread, started on first use."""
+    """One executor (kemit_llcheckN) per flavor and thread, started on first use. `majors` (flavor ->
+    LLVM major) comes from the engine's hello, through the request or the engine's worker."""
 
-    def __init__(self, build, env=None):
+    def __init__(self, build, majors=None, env=None):
         self.build, self.env = build, env
+        self.majors = dict(majors or {})
         self._local = threading.local()
         self._all, self._lock = [], threading.Lock()
 
@@ -97,8 +99,11 @@ class Checkers:
         mine = getattr(self._local, "checkers", None)
         if mine is None:
             mine = self._local.checkers = {}
+        if flavor not in self.majors:
+            raise CheckerError(f"no LLVM major for flavor {flavor}: the engine's hello (flavor_facts) does not "
+                               f"list it")
         if flavor not in mine or not mine[flavor].alive():  # a checker that died is replaced
-            mine[flavor] = Checker(checker_path(self.build, flavor), self.env)
+            mine[flavor] = Checker(checker_path(self.build, self.majors[flavor]), self.env)
             with self._lock:
                 self._all.append(mine[flavor])
         return mine[flavor]
@@ -185,8 +190,10 @@ def build_case(family, config, source):
     return case, built
 
 
-def check_config(kemit_cpp, family, config, source, checkers=None, sections=SECTIONS):
-    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out)."""
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=None):
+    """A config's Results, one per section run (a flavor the engine refuses for the arch is left out);
+    sections: the canonical one and every flavor the source serves unless given."""
+    sections = sections or ("canonical",) + source.flavors()
     case, built = build_case(family, config, source)
     if case is None:
         return built
@@ -304,7 +311,7 @@ def requested_case(request):
     family, arch = request["family"], request["arch"]
     if family not in plans.PLANS:
         return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
-    facts = ArchFacts(arch["name"], int(arch["wave_size"]))
+    facts = ArchFacts(arch["name"], int(arch["wave_size"]), arch["fp8_format"])
     try:
         return plans.make_case(family, request["spec"], facts, int(request["config"])), ""
     except plans.TooLarge as error:
@@ -335,6 +342,7 @@ def run_answer(request, lane):
         return {"status": "error", "error": f"the plan gives the spec {json.dumps(case.spec, sort_keys=True)}, "
                                             f"not the spec_run of the request"}
     built = Built(None, {}, "", plan=request["launch_plan"])
+    lane.checkers.majors.update(request["majors"])
     results = []
     for section, text in request["sections"].items():
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
@@ -348,6 +356,7 @@ def run_answer(request, lane):
 
 def answer(request, lane, limit):
     kemit_cpp, source, checkers = lane.kemit_cpp, lane.source, lane.checkers
+    checkers.majors.update(source.flavor_majors())
     start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
     case, built = build_case(request["family"], config, source)

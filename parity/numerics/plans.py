@@ -231,17 +231,18 @@ def plan_gemm_mma(spec, arch, rng):
 ACTIVATION_SLOPE = 1.2
 
 
-# the variant of the 8-bit floats each processor's fp8 / bf8 mfma reads (docs/numerics.md)
-FP8_VARIANTS = {"gfx942": "fnuz", "gfx950": "ocp"}
 FP8_LAYOUTS = {"fp8": "e4m3", "bf8": "e5m2"}
 
 
 def gemm_operands(spec, arch, rng, m, n, k):
     """(a, b as values, their buffers): 16-bit a and b, or fp8 / bf8 bytes of a and of b transposed
-    (b_t) in the arch's variant of the format."""
+    (b_t) in the variant of the format the arch's mfma reads (its fp8_format, from the engine's hello)."""
     dtype = spec["dtype"]
     if dtype in FP8_LAYOUTS:
-        fmt = f"{FP8_LAYOUTS[dtype]}_{FP8_VARIANTS[arch.name]}"
+        if not arch.fp8_format:
+            raise ValueError(f"the engine's hello gives {arch.name} no fp8_format, so the {dtype} inputs cannot be "
+                             f"encoded (docs/protocol.md, arch_facts)")
+        fmt = f"{FP8_LAYOUTS[dtype]}_{arch.fp8_format}"
         a_bytes, bt_bytes = gemm_epilogue.random_fp8(rng, (m, k), fmt), gemm_epilogue.random_fp8(rng, (n, k), fmt)
         a, b = gemm_epilogue.decode_fp8(a_bytes, fmt), gemm_epilogue.decode_fp8(bt_bytes, fmt).T
         return a, b, {"a": a_bytes, "b_t": bt_bytes}

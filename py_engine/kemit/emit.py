@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from .engine import emit
-from .llvm.flavors import UnknownFlavor, resolve_flavor
+from .llvm.flavors import UnknownFlavor, flavor_names, newest_flavor, resolve_flavor
 
 
 def version_text():
@@ -92,8 +92,10 @@ def main(argv=None):
     parser.add_argument("--family", help="the kernel family (e.g. elementwise), with --arch and --spec")
     parser.add_argument("--arch", help="the processor (e.g. gfx942)")
     parser.add_argument("--spec", default="{}", help="the spec as JSON")
-    parser.add_argument("--flavor", default="llvm22",
-                        help="the LLVM flavor to print (llvm16, llvm19, llvm22; llvmN aliases resolve)")
+    newest = newest_flavor().name  # tables/flavors.json's last row
+    parser.add_argument("--flavor", default=newest,
+                        help=f"the LLVM flavor to print ({', '.join(flavor_names())}; default: the newest, {newest}; "
+                             f"a newer llvmN resolves to it)")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--canonical", action="store_true", help="print the canonical IR instead")
     parser.add_argument("--plan", action="store_true", help="print the launch plan instead (docs/protocol.md)")

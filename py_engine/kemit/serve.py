@@ -49,11 +49,12 @@ def respond(request):
 
 def hello_response(request_id):
     """What the engine serves: families, flavors (with the facts the LLVM lane checks a module
-    against) and processors (with the facts the numerics lane sizes a launch by and the fuzzer's
-    domains judge a spec by), so that no harness tool needs the engine's tables."""
+    against) and processors (with the facts the numerics lane sizes a launch and encodes fp8 inputs
+    by and the fuzzer's domains judge a spec by), so that no harness tool needs the engine's tables."""
     facts = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "processors": list(f.processors)}
              for f in FLAVORS]
-    arch_facts = [{"name": a.name, "wave_size": a.wave_size, "lds_bytes": a.lds_bytes, "mma": a.mma} for a in ARCHS]
+    arch_facts = [{"name": a.name, "wave_size": a.wave_size, "lds_bytes": a.lds_bytes, "mma": a.mma,
+                   "fp8_format": a.fp8_format} for a in ARCHS]
     return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
             "families": family_names(), "flavors": flavor_names(), "arches": arch_names(), "flavor_facts": facts,
             "arch_facts": arch_facts}

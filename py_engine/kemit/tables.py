@@ -40,8 +40,9 @@ def load_table(name, tables_dir=None):
                          f"repository's tables/ folder beside py_engine/") from None
 
 
-TABLES = {name: load_table(name) for name in ("scalar_types", "address_spaces", "archs", "flavors", "mma_instructions",
-                                              "mma_shapes", "mma_layouts", "ops")}
+# every table of the folder, by its file name
+TABLES = {name: load_table(name) for name in sorted(os.path.splitext(file)[0] for file in os.listdir(TABLES_DIR)
+                                                    if file.endswith(".json"))}
 SCALAR_TYPES = TABLES["scalar_types"]["rows"]
 ADDRESS_SPACES = TABLES["address_spaces"]["rows"]
 ARCHS = TABLES["archs"]["rows"]

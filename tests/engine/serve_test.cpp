@@ -32,9 +32,16 @@ TEST(Serve, HelloListsTheTablesTheHarnessNeeds) {
   EXPECT_TRUE(hello["flavor_facts"][2]["datalayout"].is_string());
   ASSERT_EQ(hello["arch_facts"].size(), hello["arches"].size());
   for (size_t i = 0; i < hello["arches"].size(); ++i) EXPECT_EQ(hello["arch_facts"][i]["name"], hello["arches"][i]);
-  EXPECT_EQ(hello["arch_facts"][1], json({{"name", "gfx942"}, {"wave_size", 64}, {"lds_bytes", 65536}, {"mma", "mfma"}}));
-  EXPECT_EQ(hello["arch_facts"][5],
-            json({{"name", "gfx1201"}, {"wave_size", 32}, {"lds_bytes", 65536}, {"mma", "wmma_gfx12"}}));
+  EXPECT_EQ(hello["arch_facts"][1], json({{"name", "gfx942"},
+                                          {"wave_size", 64},
+                                          {"lds_bytes", 65536},
+                                          {"mma", "mfma"},
+                                          {"fp8_format", "fnuz"}}));
+  EXPECT_EQ(hello["arch_facts"][5], json({{"name", "gfx1201"},
+                                          {"wave_size", 32},
+                                          {"lds_bytes", 65536},
+                                          {"mma", "wmma_gfx12"},
+                                          {"fp8_format", ""}}));
 }
 
 TEST(Serve, ParseSpecFillsTheDefaultsOrRefusesAsEmitDoes) {

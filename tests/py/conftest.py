@@ -75,3 +75,6 @@ class WrappedSource:
 
     def parse_spec(self, family, spec):
         return self.base.parse_spec(family, spec)
+
+    def flavors(self):
+        return self.base.flavors()

@@ -15,15 +15,16 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 from executor_client import Checker, checker_path  # noqa: E402
+from kemit.llvm.flavors import find_flavor, flavor_names  # noqa: E402
 
-FLAVORS = ("llvm16", "llvm19", "llvm22")
+FLAVORS = flavor_names()
 HEAD = 'target triple = "amdgcn-amd-amdhsa"\n'
 TAIL = '\nattributes #0 = {{ "target-cpu"="{arch}" }}\n'
 
 
 def started(flavor):
     build = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
-    c = Checker(checker_path(build, flavor))
+    c = Checker(checker_path(build, find_flavor(flavor).major))
     yield c
     c.close()
 

@@ -35,7 +35,8 @@ class InProcessPythonSource:
     mutation stands for what both engines would emit (the lane itself asks a protocol worker)."""
 
     def arch(self, name):
-        return ArchFacts(name, find_arch(name).wave_size), ""
+        arch = find_arch(name)
+        return ArchFacts(name, arch.wave_size, arch.fp8_format), ""
 
     def parse_spec(self, family, spec):
         return find_family(family).parse_spec(spec), ""

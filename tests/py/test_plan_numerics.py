@@ -62,7 +62,8 @@ def shift_view(param, launch_index, images):
 def lane():
     sys.path.insert(0, os.path.join(os.path.abspath(BUILD), "bindings"))
     import kemit_cpp
-    source, checkers = EngineSource("cpp", BUILD), numerics_worker.Checkers(BUILD)
+    source = EngineSource("cpp", BUILD)
+    checkers = numerics_worker.Checkers(BUILD, source.flavor_majors())
     yield kemit_cpp, source, checkers
     source.close()
     checkers.close()

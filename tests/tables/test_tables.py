@@ -127,8 +127,115 @@ def test_the_python_engine_reads_the_same_rows():
     sys.path.insert(0, os.path.join(ROOT, "py_engine"))
     from kemit import tables
     from kemit.target.arch import ARCHS
-    for name in ("ops", "scalar_types", "address_spaces", "archs", "flavors", "mma_instructions"):
+    for name in ("ops", "scalar_types", "address_spaces", "archs", "flavors", "mma_instructions", "mma_shapes",
+                 "mma_layouts"):
         with open(os.path.join(TABLES, f"{name}.json"), encoding="utf-8") as f:
             assert getattr(tables, name.upper()) == json.load(f)["rows"]
     assert [a.name for a in ARCHS] == [row["name"] for row in tables.ARCHS]
     assert tables.OP.fptosi == "fptosi" and tables.OP.for_loop == "for" and tables.OP.yield_values == "yield"
+
+
+def edited_copy(tmp_path, table, edit):
+    """A copy of tables/ with tables/<table>.json changed by edit(data)."""
+    copy = tmp_path / "tables"
+    shutil.copytree(TABLES, copy)
+    with open(copy / f"{table}.json", encoding="utf-8") as f:
+        data = json.load(f)
+    edit(data)
+    (copy / f"{table}.json").write_text(json.dumps(data))
+    return copy
+
+
+def add_column(table, column, descriptor, value):
+    def edit(data):
+        data["columns"][column] = descriptor
+        for row in data["rows"]:
+            row[column] = value
+    return edit
+
+
+@pytest.mark.parametrize("table, edit, message", [
+    ("flavors", add_column("flavors", "scratch_rule", {"type": "bool"}, True),
+     "column 'scratch_rule': say what it means in \"doc\""),
+    ("flavors", add_column("flavors", "scratch_rule", {"type": "float", "doc": "d"}, 1.5),
+     "column 'scratch_rule': type must be one of str, int, bool"),
+    ("flavors", add_column("flavors", "scratch_rule", {"type": "bool", "doc": "d", "choice": [1]}, True),
+     "column 'scratch_rule': unknown key 'choice'"),
+    ("flavors", add_column("flavors", "scratch_rule", {"type": "bool", "doc": "d", "required": False}, True),
+     "column 'scratch_rule': a column a record holds needs a default"),
+    ("flavors", add_column("flavors", "scratch_rule", {"type": "bool", "doc": "d"}, "yes"),
+     "row 0 (llvm16): column 'scratch_rule' has the wrong type (got \"yes\"; want bool)"),
+    ("flavors", lambda data: data["columns"].update(scratch_rule={"type": "bool", "doc": "d"}),
+     "row 0 (llvm16): missing column 'scratch_rule'"),
+    ("flavors", lambda data: data["record"]["derived"].update(major={"type": "int", "doc": "d"}),
+     "record: derived field 'major' is also a column"),
+    ("mma_shapes", lambda data: data["rows"][0].update(kinds=["mfma", "wmma_gfx13"]),
+     "mfma_32x32x8: kinds wmma_gfx13 is not in tables/archs.json (mma)"),
+    ("mma_layouts", lambda data: data["rows"][4].update(piece_offsets=[0, "8"]),
+     "row 4 (wmma_gfx12): column 'piece_offsets' has the wrong type"),
+    ("archs", lambda data: data["rows"][2].update(extra_mma=[["mfma_16x16x64", "bf16"]]),
+     "gfx950: extra_mma mfma_16x16x64 is not in tables/mma_shapes.json"),
+    ("archs", lambda data: data["rows"][1].update(fp8_format="e4m3"), "column 'fp8_format' must be one of fnuz, ocp"),
+    ("mma_shapes", lambda data: data.pop("columns"), "expected an object with a \"columns\" object"),
+])
+def test_a_malformed_schema_or_new_column_is_refused(tmp_path, table, edit, message):
+    copy = edited_copy(tmp_path, table, edit)
+    result = run_generator("--out", str(tmp_path / "out"), tables=str(copy))
+    assert result.returncode == 2
+    assert f"{table}.json" in result.stderr and message in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+SCRATCH = {"type": "bool", "doc": "a scratch rule only this test knows"}
+
+
+def test_a_new_flavor_column_appears_in_the_generated_struct(tmp_path):
+    """The C++ Flavor (kemit/tables.h) follows the schema: the column is a member with its doc, copied
+    by to_record and visited by visit_fields; the header compiles and the member holds the row's value."""
+    copy = edited_copy(tmp_path, "flavors", add_column("flavors", "scratch_rule", SCRATCH, True))
+    assert run_generator("--out", str(tmp_path / "out"), tables=str(copy)).returncode == 0
+    header = (tmp_path / "out" / "kemit" / "tables.h").read_text()
+    flavor = header[header.index("struct Flavor {"):header.index("};", header.index("struct Flavor {"))]
+    assert "  bool scratch_rule;  // a scratch rule only this test knows\n" in flavor
+    assert "record.scratch_rule = row.scratch_rule;" in header and 'visit("scratch_rule", record.scratch_rule);' in header
+    program = tmp_path / "use.cpp"
+    program.write_text('#include "kemit/tables.h"\n'
+                       "int main() { return kemit::tables::to_record(kemit::tables::FLAVORS[0]).scratch_rule ? 0 : 1; }\n")
+    compiled = subprocess.run(["c++", "-std=c++20", "-I", str(tmp_path / "out"), str(program), "-o", str(tmp_path / "use")],
+                              capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr
+    assert subprocess.run([str(tmp_path / "use")]).returncode == 0
+
+
+def test_a_new_flavor_column_appears_in_the_python_dataclass(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "py_engine"))
+    import dataclasses
+    from kemit import tables
+    copy = edited_copy(tmp_path, "flavors", add_column("flavors", "scratch_rule", SCRATCH, True))
+    data = tables.load_table("flavors", str(copy))
+    flavor_type = tables.record_type(data)
+    fields = {field.name: field for field in dataclasses.fields(flavor_type)}
+    assert list(fields) == list(data["columns"]) + list(data["record"]["derived"])
+    assert fields["scratch_rule"].type is bool and fields["scratch_rule"].metadata["doc"] == SCRATCH["doc"]
+    flavor = tables.to_record(flavor_type, data["rows"][0], processors=(), mma_instructions=())
+    assert flavor.scratch_rule is True
+
+
+def test_the_engines_record_types_follow_the_schema():
+    """Both records hold exactly the columns, then the derived fields, of their tables."""
+    sys.path.insert(0, os.path.join(ROOT, "py_engine"))
+    import dataclasses
+    from kemit import tables
+    from kemit.llvm.flavors import Flavor
+    from kemit.target.arch import Arch
+    for record, table in ((Flavor, "flavors"), (Arch, "archs")):
+        data = tables.TABLES[table]
+        assert [f.name for f in dataclasses.fields(record)] == \
+            list(data["columns"]) + list(data["record"].get("derived", {}))
+    with open(BUILT_HEADER, encoding="utf-8") as f:
+        header = f.read()
+    for record, table in (("Flavor", "flavors"), ("Arch", "archs")):
+        body = header[header.index(f"struct {record} {{"):header.index("};", header.index(f"struct {record} {{"))]
+        members = re.findall(r"^  \S.* (\w+);", body, re.M)
+        data = tables.TABLES[table]
+        assert members == list(data["columns"]) + list(data["record"].get("derived", {}))

@@ -39,7 +39,7 @@ std::vector<FlavorFacts> parse_flavor_facts(const json& facts, const Bad& bad) {
 }
 
 // hello's `arch_facts`: one object per processor with name and wave_size, and (from engines that
-// have them) lds_bytes and mma.
+// have them) lds_bytes, mma and fp8_format.
 template <class Bad>
 std::vector<ArchFacts> parse_arch_facts(const json& facts, const Bad& bad) {
   if (!facts.is_array()) throw bad("'arch_facts' must be an array");
@@ -47,11 +47,12 @@ std::vector<ArchFacts> parse_arch_facts(const json& facts, const Bad& bad) {
   for (const auto& fact : facts) {
     if (!fact.is_object() || !fact.contains("name") || !fact["name"].is_string() || !fact.contains("wave_size") ||
         !fact["wave_size"].is_number_integer() || (fact.contains("lds_bytes") && !fact["lds_bytes"].is_number_integer()) ||
-        (fact.contains("mma") && !fact["mma"].is_string()))
-      throw bad("each 'arch_facts' entry needs name (string) and wave_size (integer); lds_bytes (integer) and "
-                "mma (string) when present");
+        (fact.contains("mma") && !fact["mma"].is_string()) ||
+        (fact.contains("fp8_format") && !fact["fp8_format"].is_string()))
+      throw bad("each 'arch_facts' entry needs name (string) and wave_size (integer); lds_bytes (integer), "
+                "mma (string) and fp8_format (string) when present");
     parsed.push_back({fact["name"].get<std::string>(), fact["wave_size"].get<int>(), fact.value("lds_bytes", 0),
-                      fact.value("mma", std::string())});
+                      fact.value("mma", std::string()), fact.value("fp8_format", std::string())});
   }
   return parsed;
 }

@@ -51,8 +51,9 @@ int check_domains(const RunSettings& settings, const std::string& configs_dir, s
   lanes.start();
   auto domains = load_domains(settings.domains_dir, "parity/domains", lanes.arch_facts());
   std::vector<json> probes;
+  const std::string probe_arch = lanes.arch_facts().at(0).name;  // any processor the engines serve
   for (const auto& family : families)
-    probes.push_back({{"family", family.family}, {"arch", "gfx942"}, {"spec", {{kProbeField, 0}}},
+    probes.push_back({{"family", family.family}, {"arch", probe_arch}, {"spec", {{kProbeField, 0}}},
                       {"flavors", json::array()}, {"op", "emit"}, {"config", 0}});
   auto answers = lanes.ask_reference(probes);
   int problems = 0, configs = 0;

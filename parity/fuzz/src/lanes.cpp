@@ -44,7 +44,8 @@ std::vector<std::string> intersect(std::vector<std::string> a, std::vector<std::
 }
 
 bool same_facts(const driver::ArchFacts& a, const driver::ArchFacts& b) {
-  return a.name == b.name && a.wave_size == b.wave_size && a.lds_bytes == b.lds_bytes && a.mma == b.mma;
+  return a.name == b.name && a.wave_size == b.wave_size && a.lds_bytes == b.lds_bytes && a.mma == b.mma &&
+         a.fp8_format == b.fp8_format;
 }
 
 // The domains judge a spec by each processor's LDS size and matrix-core kind: both engines must
