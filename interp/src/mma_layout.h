@@ -1,6 +1,6 @@
 // The matrix-core instructions' fragment layouts (docs/ir.md, "Matrix ops"), as the gemm_mma
-// family's authors laid them out (py_engine/kemit/families/gemm_core.py FRAGMENTS, ROW_FACTORS,
-// static_row): which element of A, B and C each lane's vector element holds.
+// family's authors laid them out (tables/mma_layouts.json, which gemm_core reads as FRAGMENTS,
+// ROW_FACTORS and static_row): which element of A, B and C each lane's vector element holds.
 #pragma once
 #include <string>
 #include <utility>

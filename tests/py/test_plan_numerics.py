@@ -6,6 +6,7 @@ is NOT_EXECUTABLE with the view named.
 
 The plan is rewritten in what the C++ engine's protocol worker returns (what both engines would
 emit after the same change: parity compares the plan with the canonical section)."""
+import dataclasses
 import json
 import os
 import re
@@ -110,3 +111,35 @@ def test_an_answer_without_a_plan_is_not_executable(lane):
                                           PlanRewritten(base, lambda plan: ""), checkers, sections=("canonical",))
     assert [r.verdict for r in results] == ["NOT_EXECUTABLE"]
     assert "no launch plan" in results[0].detail
+
+
+class Fp8FormatOf(WrappedSource):
+    """The engine's answers, with the processor's fp8_format (hello's arch_facts) replaced."""
+
+    def __init__(self, base, fp8_format):
+        super().__init__(base)
+        self.fp8_format = fp8_format
+
+    def arch(self, name):
+        facts, reason = self.base.arch(name)
+        return dataclasses.replace(facts, fp8_format=self.fp8_format), reason
+
+    def build(self, family, config_id, arch, spec, **lowered):
+        return self.base.build(family, config_id, arch, spec, **lowered)
+
+
+def test_fp8_inputs_follow_the_hellos_fp8_format(lane):
+    """The plan encodes fp8 inputs in the variant the engine's hello states for the processor: the
+    stated one runs clean, the other variant is a mismatch, and none is a clear refusal."""
+    kemit_cpp, base, checkers = lane
+    entry = config("gemm_epilogue", 114)  # fp8 on gfx942
+    assert base.arch("gfx942")[0].fp8_format == "fnuz"
+    verdicts = {}
+    for fp8_format in ("fnuz", "ocp"):
+        results = numerics_worker.check_config(kemit_cpp, "gemm_epilogue", entry, Fp8FormatOf(base, fp8_format),
+                                              checkers, sections=SECTIONS)
+        verdicts[fp8_format] = [r.verdict for r in results]
+    assert verdicts == {"fnuz": ["NUMERIC_OK"] * 2, "ocp": ["NUMERIC_MISMATCH"] * 2}
+    with pytest.raises(ValueError, match="gives gfx942 no fp8_format"):
+        numerics_worker.check_config(kemit_cpp, "gemm_epilogue", entry, Fp8FormatOf(base, ""), checkers,
+                                     sections=SECTIONS)
