@@ -29,8 +29,9 @@ PENDING = {}
 # numerics worker's own opinion of a canonical text, not an engine; its modules come from the
 # engine's worker (through check_numerics, or for the fuzzer through module_source.py).
 INTERPRETER_USERS = {"parity/numerics/numerics_worker.py": "kemit_cpp"}
+# kemit/tables.h: the engines' generated tables (the harness takes their facts from hello)
 ENGINE_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(ir|llvm|target|families|interp)/[^">]*|kemit/engine\.h'
-                            r'|serve\.h|kemit_interp/[^">]*)[">]')
+                            r'|kemit/tables\.h|serve\.h|kemit_interp/[^">]*)[">]')
 HARNESS_HEADERS = re.compile(r'#\s*include\s*[<"](kemit/(driver|lane|golden|run_diff|report|fuzz)/[^">]*)[">]')
 PY_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))", re.M)
 ENGINE_MODULES = ("kemit", "kemit_cpp")
@@ -138,13 +139,15 @@ def build_violations(root, build):
     if not harness:
         return [f"{ninja}: no harness target found: the check would compare nothing"]
     problems, seen_includes = [], {}
+    generated = os.path.join(build, "generated")  # the engines' kemit/tables.h (cpp_engine/CMakeLists.txt)
     for outputs, rule, inputs, variables in statements:
         target = target_of(rule)
         if target not in harness:
             continue
         if rule.startswith("CXX_COMPILER__"):
             for include in variables.get("INCLUDES", "").split():
-                if include.startswith("-I") and include.rstrip("/").endswith(ENGINE_INCLUDE_DIRS):
+                folder = include[2:].rstrip("/")
+                if include.startswith("-I") and (folder.endswith(ENGINE_INCLUDE_DIRS) or folder == generated):
                     seen_includes.setdefault(target, (outputs[0], include))
         else:
             linked = inputs + variables.get("LINK_LIBRARIES", "").split()

@@ -58,6 +58,8 @@ def test_a_clean_tree_passes(tree):
      'parity/driver/src/triage.cpp: #include "kemit/llvm/lower.h": a harness source includes an engine header'),
     ("llvm_lane/check_llvm.cpp", '#include "kemit/engine.h"\n',
      'llvm_lane/check_llvm.cpp: #include "kemit/engine.h": a harness source includes an engine header'),
+    ("parity/numerics/check_numerics.cpp", '#include "kemit/tables.h"\n',
+     'parity/numerics/check_numerics.cpp: #include "kemit/tables.h": a harness source includes an engine header'),
     ("parity/pyharness/kemit_harness/engines.py", "import kemit_cpp\n",
      "parity/pyharness/kemit_harness/engines.py: import kemit_cpp: a harness module imports the engine module"),
     ("parity/numerics/plans.py", "from kemit.target.arch import find_arch\n",
@@ -98,16 +100,17 @@ def test_a_harness_target_that_links_the_engine_fails(tree):
             "links an engine library") in out
 
 
-def test_a_harness_target_compiled_with_engine_headers_fails(tree):
+@pytest.mark.parametrize("folder", ["cpp_engine/include", "build/generated"])  # the engine's headers, its tables.h
+def test_a_harness_target_compiled_with_engine_headers_fails(tree, folder):
     ninja = os.path.join(tree, "build", "build.ninja")
     text = open(ninja, encoding="utf-8").read().replace(
         "INCLUDES = -I{0}/parity/driver/include\nbuild parity/libkemit_driver.a".format(tree),
-        "INCLUDES = -I{0}/parity/driver/include -I{0}/cpp_engine/include\nbuild parity/libkemit_driver.a".format(tree))
+        "INCLUDES = -I{0}/parity/driver/include -I{0}/{1}\nbuild parity/libkemit_driver.a".format(tree, folder))
     write(ninja, text)
     code, out = check(tree)
     assert code == 1, out
     assert f"target kemit_driver: parity/CMakeFiles/kemit_driver.dir/driver/src/triage.cpp.o (and its other objects) " \
-           f"is compiled with -I{tree}/cpp_engine/include" in out
+           f"is compiled with -I{tree}/{folder}" in out
 
 
 def test_a_build_without_a_graph_or_harness_fails_closed(tree):
