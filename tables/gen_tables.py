@@ -155,6 +155,11 @@ def check_value(where, descriptor, value, what):
 
 
 def load_all(tables_dir=HERE):
+    for file in sorted(os.listdir(tables_dir)):
+        if file.endswith(".json") and file[:-len(".json")] not in TABLES:
+            raise TableError(f"{os.path.relpath(os.path.join(tables_dir, file))}: not a known table (the Python "
+                             f"engine would load it unchecked): add it to TABLES in tables/gen_tables.py, with "
+                             f"its C++ rows")
     tables = {name: load_table(name, tables_dir) for name in TABLES}
     for name, data in tables.items():
         for column, descriptor in data["columns"].items():

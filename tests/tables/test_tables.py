@@ -99,6 +99,14 @@ def test_a_malformed_table_is_refused_with_its_file_and_row(tmp_path, table, edi
     assert not (tmp_path / "out").exists()
 
 
+def test_a_table_the_generator_does_not_know_is_refused(tmp_path):
+    copy = tmp_path / "tables"
+    shutil.copytree(TABLES, copy)
+    shutil.copy(copy / "mma_shapes.json", copy / "mma_scratch.json")
+    result = run_generator("--out", str(tmp_path / "out"), tables=str(copy))
+    assert result.returncode == 2 and "mma_scratch.json: not a known table" in result.stderr, result.stderr
+
+
 def test_a_table_that_is_not_json_is_refused(tmp_path):
     copy = tmp_path / "tables"
     shutil.copytree(TABLES, copy)
