@@ -84,6 +84,8 @@ def check_descriptor(where, descriptor, derived=False):
     if not isinstance(descriptor.get("doc"), str) or not descriptor["doc"].strip():
         raise TableError(f"{where}: say what it means in \"doc\"")
     kind = descriptor["type"]
+    if not isinstance(descriptor.get("required", True), bool):
+        raise TableError(f"{where}: required is true or false")
     if "choices" in descriptor and (kind not in ("str", "names") or not is_strings(descriptor["choices"])):
         raise TableError(f"{where}: choices must be a list of strings, for a str or names column only")
     if "fields" in descriptor and (kind != "object" or not isinstance(descriptor["fields"], dict)
@@ -161,6 +163,11 @@ def load_all(tables_dir=HERE):
                              f"engine would load it unchecked): add it to TABLES in tables/gen_tables.py, with "
                              f"its C++ rows")
     tables = {name: load_table(name, tables_dir) for name in TABLES}
+    for name, row_type in ROW_TYPES.items():
+        for column, descriptor in tables[name]["columns"].items():
+            if descriptor["type"] not in ROW_MEMBERS:
+                raise TableError(f"tables/{name}.json: column '{column}': the {row_type} rows hold "
+                                 f"{', '.join(ROW_MEMBERS)} only (got {descriptor['type']})")
     for name, data in tables.items():
         for column, descriptor in data["columns"].items():
             if "refers" in descriptor:

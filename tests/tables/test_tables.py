@@ -185,6 +185,8 @@ def add_column(table, column, descriptor, value):
      "gfx950: extra_mma mfma_16x16x64 is not in tables/mma_shapes.json"),
     ("archs", lambda data: data["rows"][1].update(fp8_format="e4m3"), "column 'fp8_format' must be one of fnuz, ocp"),
     ("mma_shapes", lambda data: data.pop("columns"), "expected an object with a \"columns\" object"),
+    ("flavors", add_column("flavors", "scratch_rule", {"type": "count", "doc": "d"}, 1),
+     "column 'scratch_rule': the FlavorRow rows hold str, int, bool, names, ints, pairs only (got count)"),
 ])
 def test_a_malformed_schema_or_new_column_is_refused(tmp_path, table, edit, message):
     copy = edited_copy(tmp_path, table, edit)
