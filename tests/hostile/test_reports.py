@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_tools import BASIC, CBI, CHECK_LLVM, GOLDEN, ROOT, RUN_DIFF, run
+from test_tools import BASIC, CBI, CHECK_LLVM, CHECK_NUMERICS, GOLDEN, ROOT, RUN_DIFF, run
 
 KEMIT_REPORT = CBI.parent / "kemit_report"
 FAKE = ROOT / "tests" / "driver" / "fixtures" / "fake_engine.py"
@@ -158,13 +158,17 @@ def test_no_report_overwrites_a_golden_shard_or_a_config(tmp_path, tool, flag):
         assert target.read_bytes() == before
 
 
-def test_check_llvm_report_may_not_name_a_shard():
-    assert CHECK_LLVM.exists(), f"{CHECK_LLVM} is not built: cmake --build BUILD"
-    target = ROOT / "golden" / "shards" / "elementwise.json"
-    before = target.read_bytes()
-    r = run([CHECK_LLVM, "--only", "elementwise", "--json", target])
-    assert r.returncode == 2 and "a report may not be written into" in r.stderr, r.stderr
-    assert target.read_bytes() == before
+@pytest.mark.parametrize("lane", [CHECK_LLVM, CHECK_NUMERICS])
+@pytest.mark.parametrize("flag", ["--json", "--junit"])
+def test_no_lane_report_overwrites_a_golden_shard_or_a_config(lane, flag):
+    """Every lane refuses a report path into a store before it runs anything."""
+    assert lane.exists(), f"{lane} is not built: cmake --build BUILD"
+    for target in (ROOT / "golden" / "shards" / "elementwise.json", ROOT / "parity" / "configs" / "elementwise.json"):
+        before = target.read_bytes()
+        r = run([lane, "--only", "elementwise", flag, target])
+        assert r.returncode == 2 and "a report may not be written into" in r.stderr, r.stderr
+        assert "RESULT" not in r.stdout, r.stdout
+        assert target.read_bytes() == before
 
 
 # --- text from a worker: invalid UTF-8 and characters split by a cut -----------------------------
