@@ -324,6 +324,18 @@ void check_module_flags(const Arguments& args) {
     throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
 }
 
+// The failing modules are files like a report's: never written into a golden shard or config folder.
+void check_failures_dir(const Arguments& args) {
+  if (args.failures_dir.empty()) return;
+  std::string module_file = (std::filesystem::path(args.failures_dir) / "module.ll").string();
+  std::string problem = kemit::report::report_target_problem(
+      "--failures-dir", module_file, {args.where.root + "/golden/shards", args.where.configs});
+  if (!problem.empty())
+    throw std::invalid_argument("--failures-dir " + args.failures_dir +
+                                ": the failing modules may not be written into a golden shard or config folder (or "
+                                "over a symlink); name a folder outside golden/shards/ and parity/configs/");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -333,6 +345,7 @@ int main(int argc, char** argv) {
   return kemit::lane_support::lane_main(
       "check_llvm", app, argc, argv, args, [&] { check_module_flags(args); },
       [&] {
+        check_failures_dir(args);
         std::unique_ptr<Engine> engine = start_engine(args);
         return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
       },

@@ -171,6 +171,36 @@ def test_no_lane_report_overwrites_a_golden_shard_or_a_config(lane, flag):
         assert target.read_bytes() == before
 
 
+def test_check_llvm_failures_dir_may_not_be_a_store():
+    for folder in (ROOT / "golden" / "shards", ROOT / "parity" / "configs"):
+        before = sorted(p.name for p in folder.iterdir())
+        r = run([CHECK_LLVM, "--only", "elementwise", "--failures-dir", folder])
+        assert r.returncode == 2 and "the failing modules may not be written into" in r.stderr, r.stderr
+        assert "RESULT" not in r.stdout and sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_a_failing_module_file_replaces_a_symlink_instead_of_writing_through_it(tmp_path):
+    module = tmp_path / "broken.ll"
+    module.write_text("define void @f( {\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    failures = tmp_path / "failures"
+    failures.mkdir()
+    r = run([CHECK_LLVM, "--module", module, "--arch", "gfx942", "--flavor", "llvm22", "--failures-dir", failures,
+             "--no-cache"])
+    assert r.returncode == 1 and "PARSE_ERROR" in r.stdout, r.stdout + r.stderr
+    written = list(failures.iterdir())
+    assert len(written) == 1 and written[0].read_text() == module.read_text(), written
+    assert f"reproduce: /usr/lib/llvm-22/bin/llvm-as {written[0]}" in r.stdout, r.stdout
+    written[0].unlink()
+    written[0].symlink_to(victim)
+    r = run([CHECK_LLVM, "--module", module, "--arch", "gfx942", "--flavor", "llvm22", "--failures-dir", failures,
+             "--no-cache"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert victim.read_text() == "keep me" and not written[0].is_symlink(), "the module was written through a link"
+    assert written[0].read_text() == module.read_text()
+
+
 # --- text from a worker: invalid UTF-8 and characters split by a cut -----------------------------
 
 SPLIT_AT_300 = ("x" * 299).encode().hex() + "c3a9"  # 'é' on bytes 300 and 301: a cut at 300 splits it
