@@ -6,6 +6,8 @@
 #include <functional>
 #include <iterator>
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 #include "kemit/llvm/spelling.h"
 #include "kemit/target/arch.h"
@@ -69,8 +71,8 @@ class StackText {
 std::string processor_gate(const std::string& arch_name, const Flavor& flavor) {
   const auto& processors = flavor.processors;
   if (std::find(processors.begin(), processors.end(), arch_name) != processors.end()) return "";
-  return arch_name + " needs flavor " + target::find_arch(arch_name).oldest_flavor + " or newer (got " +
-         flavor.name + ")";
+  return fmt::format("{arch} needs flavor {oldest} or newer (got {flavor})", fmt::arg("arch", arch_name),
+                     fmt::arg("oldest", target::find_arch(arch_name).oldest_flavor), fmt::arg("flavor", flavor.name));
 }
 
 std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor) {

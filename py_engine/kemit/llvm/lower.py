@@ -34,7 +34,8 @@ def processor_gate(arch_name, flavor):
     """The flavor gate: "" when the flavor's LLVM knows the processor, else the refusal."""
     if arch_name in flavor.processors:
         return ""
-    return f"{arch_name} needs flavor {find_arch(arch_name).oldest_flavor} or newer (got {flavor.name})"
+    return "{arch} needs flavor {oldest} or newer (got {flavor})".format(
+        arch=arch_name, oldest=find_arch(arch_name).oldest_flavor, flavor=flavor.name)
 
 
 def lower_kernel(kernel, flavor):

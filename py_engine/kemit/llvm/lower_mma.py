@@ -25,8 +25,8 @@ def mma_gate(instr, flavor):
         return ""
     oldest = next((f.name for f in FLAVORS if instr in f.mma_instructions), "")
     if not oldest:
-        return f"{instr} is known to no flavor"
-    return f"{instr} needs flavor {oldest} or newer (got {flavor.name})"
+        return "{instr} is known to no flavor".format(instr=instr)
+    return "{instr} needs flavor {oldest} or newer (got {flavor})".format(instr=instr, oldest=oldest, flavor=flavor.name)
 
 
 class MmaLowering:
