@@ -50,7 +50,7 @@ void Lowering::lower_mma(const ir::Op& op) {
   const ir::Value& result = op.results[0];
   const std::string& instr = op.attrs.at("instr").text;
   std::string gate = mma_gate(instr, flavor);
-  if (!gate.empty()) throw std::invalid_argument("mma cannot be lowered: " + gate);
+  if (!gate.empty()) throw std::invalid_argument(fmt::format("mma cannot be lowered: {gate}", fmt::arg("gate", gate)));
   const MmaIntrinsic* found = nullptr;
   for (const auto& entry : MMA_INTRINSICS)
     if (entry.instr == instr) found = &entry;

@@ -36,7 +36,7 @@ class MmaLowering:
         instr = op.attrs["instr"]
         gate = mma_gate(instr, self.flavor)
         if gate:
-            raise ValueError(f"mma cannot be lowered: {gate}")
+            raise ValueError("mma cannot be lowered: {gate}".format(gate=gate))
         base, operand_form, call_form = MMA_INTRINSICS[instr]
         a_text, b_text, operand = self.value(a), self.value(b), a.type
         if operand_form == "i16":
