@@ -50,9 +50,10 @@ namespace kemit::families::demo {
 std::string validate(const Spec& spec, const target::Arch& arch) {
   const std::vector<std::function<std::string()>> checks = {
       [&] {
-        return spec.vec <= MAX_VEC ? ""
-                                   : fmt::format("vec must be at most {max_vec} (got {vec})", fmt::arg("max_vec", MAX_VEC),
-                                                 fmt::arg("vec", spec.vec));
+        return spec.vec <= MAX_VEC
+                   ? ""
+                   : fmt::format("vec must be at most {max_vec} (got {vec})", fmt::arg("max_vec", MAX_VEC),
+                                 fmt::arg("vec", spec.vec));
       },
       [&] { return spec.vec % 2 == 0 ? "" : fmt::format("vec must be even (got {vec})", fmt::arg("vec", spec.vec)); },
   };
@@ -192,7 +193,8 @@ def tree(tmp_path):
     write(f"{root}/cpp_engine/src/ir/demo_ir.cpp", IR_SOURCE)
     write(f"{root}/py_engine/kemit/llvm/demo_llvm.py", LLVM_PYTHON.split("\n\nclass")[0] + "\n")
     write(f"{root}/cpp_engine/include/kemit/llvm/demo_llvm.h", LLVM_HEADER)
-    write(f"{root}/py_engine/kemit/llvm/demo_lanes.py", "class LaneLowering:" + LLVM_PYTHON.split("class LaneLowering:")[1])
+    lanes = "class LaneLowering:" + LLVM_PYTHON.split("class LaneLowering:")[1]
+    write(f"{root}/py_engine/kemit/llvm/demo_lanes.py", lanes)
     write(f"{root}/cpp_engine/src/llvm/demo_lanes.cpp", LLVM_LANES)
     return root
 
@@ -303,28 +305,28 @@ def test_an_llvm_module_of_members_only_needs_its_source(tree):
 FIRST_CHECK = """        lambda: "" if spec["vec"] <= MAX_VEC else
         "vec must be at most {max_vec} (got {vec})".format(max_vec=MAX_VEC, vec=spec["vec"]),
 """
-SECOND_CHECK = """        lambda: "" if spec["vec"] % 2 == 0 else "vec must be even (got {vec})".format(vec=spec["vec"]),
-"""
+SECOND_CHECK = ('''        lambda: "" if spec["vec"] % 2 == 0 else '''
+                '''"vec must be even (got {vec})".format(vec=spec["vec"]),\n''')
 PY_DEMO, CPP_DEMO = "py_engine/kemit/families/demo.py", "cpp_engine/src/families/demo.cpp"
 # (what is planted: [(file, old, new)], the line the check must print)
 TEMPLATE_BREAKS = {
     "a changed C++ template": (
         [(CPP_DEMO, '"vec must be even (got {vec})"', '"vec must be an even number (got {vec})"')],
-        "cpp_engine/src/families/demo.cpp:15: validate: template 'vec must be an even number (got {vec})' differs "
+        "cpp_engine/src/families/demo.cpp:16: validate: template 'vec must be an even number (got {vec})' differs "
         "from Python's (expected 'vec must be even (got {vec})' of validate, py_engine/kemit/families/demo.py:19)"),
     "a changed Python template": (
         [(PY_DEMO, "needs flavor llvm19 (got {flavor})", "needs flavor llvm19 or newer (got {flavor})")],
-        "cpp_engine/src/families/demo.cpp:22: flavor_gate: template '{arch} needs flavor llvm19 (got {flavor})' "
+        "cpp_engine/src/families/demo.cpp:23: flavor_gate: template '{arch} needs flavor llvm19 (got {flavor})' "
         "differs from Python's (expected '{arch} needs flavor llvm19 or newer (got {flavor})' of flavor_gate, "
         "py_engine/kemit/families/demo.py:25)"),
     "two templates swapped": (
         [(PY_DEMO, FIRST_CHECK + SECOND_CHECK, SECOND_CHECK + FIRST_CHECK)],
-        "cpp_engine/src/families/demo.cpp:12: validate: template 'vec must be at most {max_vec} (got {vec})' is out "
+        "cpp_engine/src/families/demo.cpp:13: validate: template 'vec must be at most {max_vec} (got {vec})' is out "
         "of the Python order (expected 'vec must be even (got {vec})' of validate, "
         "py_engine/kemit/families/demo.py:17)"),
     "a template missing from C++": (
         [(CPP_DEMO, 'fmt::format("vec must be even (got {vec})", fmt::arg("vec", spec.vec))', '"odd"')],
-        "cpp_engine/src/families/demo.cpp:22: flavor_gate: template '{arch} needs flavor llvm19 (got {flavor})' "
+        "cpp_engine/src/families/demo.cpp:23: flavor_gate: template '{arch} needs flavor llvm19 (got {flavor})' "
         "stands where Python has a template this file lacks (expected 'vec must be even (got {vec})' of validate, "
         "py_engine/kemit/families/demo.py:19)"),
     "an unnamed hole on both sides": (
@@ -333,7 +335,7 @@ TEMPLATE_BREAKS = {
          (CPP_DEMO, 'fmt::format("vec must be even (got {vec})", fmt::arg("vec", spec.vec))',
           'fmt::format("vec must be even (got {})", spec.vec)')],
         "py_engine/kemit/families/demo.py:19: validate: template 'vec must be even (got {})' has an unnamed hole {}; "
-        "name every hole\ncpp_engine/src/families/demo.cpp:15: validate: template 'vec must be even (got {})' has "
+        "name every hole\ncpp_engine/src/families/demo.cpp:16: validate: template 'vec must be even (got {})' has "
         "an unnamed hole {}; name every hole"),
 }
 

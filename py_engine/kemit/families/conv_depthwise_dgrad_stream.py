@@ -46,7 +46,8 @@ def validate(spec, arch):
          "(got {cpl} * {kh} * {kw})").format(most=MAX_PACKED_WEIGHTS, cpl=s["cpl"], kh=s["kh"], kw=s["kw"]),
         lambda: "" if s["cpl"] * s["block_w"] * s["kh"] <= MAX_ACCUMULATORS else
         ("cpl * block_w * kh must be at most {most} accumulator slots "
-         "(got {cpl} * {block_w} * {kh})").format(most=MAX_ACCUMULATORS, cpl=s["cpl"], block_w=s["block_w"], kh=s["kh"]),
+         "(got {cpl} * {block_w} * {kh})").format(
+            most=MAX_ACCUMULATORS, cpl=s["cpl"], block_w=s["block_w"], kh=s["kh"]),
         lambda: "" if s["pad_w"] >= -1 else
         "pad_w must be -1 (same as pad) or at least 0 (got {pad_w})".format(pad_w=s["pad_w"]),
         lambda: "" if common.pad_w_of(s) == s["pad"] else

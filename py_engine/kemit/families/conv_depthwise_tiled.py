@@ -55,7 +55,8 @@ def validate(spec, arch):
         lambda: "" if s["dgrad"] or common.pad_w_of(s) == s["pad"] else
         "the forward mode takes one padding for both axes (got pad {pad}, pad_w {pad_w})".format(
             pad=s["pad"], pad_w=s["pad_w"]),
-        lambda: "" if not s["dgrad"] or s["cpl"] == 1 else "the dgrad mode takes cpl 1 (got {cpl})".format(cpl=s["cpl"]),
+        lambda: "" if not s["dgrad"] or s["cpl"] == 1 else
+        "the dgrad mode takes cpl 1 (got {cpl})".format(cpl=s["cpl"]),
         lambda: "" if s["cpl"] * s["block_w"] * s["block_h"] <= MAX_ACCUMULATORS else
         ("cpl * block_w * block_h must be at most {most} accumulators "
          "(got {cpl} * {block_w} * {block_h})").format(

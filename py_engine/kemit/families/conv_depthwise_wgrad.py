@@ -73,7 +73,8 @@ def validate(spec, arch):
         "block_kh must divide kh = {kh} (got {block_kh})".format(kh=s["kh"], block_kh=s["block_kh"]),
         lambda: "" if s["cpl"] * s["block_kh"] * s["kw"] <= MAX_ACCUMULATORS else
         ("cpl * block_kh * kw must be at most {most} accumulators "
-         "(got {cpl} * {block_kh} * {kw})").format(most=MAX_ACCUMULATORS, cpl=s["cpl"], block_kh=s["block_kh"], kw=s["kw"]),
+         "(got {cpl} * {block_kh} * {kw})").format(
+            most=MAX_ACCUMULATORS, cpl=s["cpl"], block_kh=s["block_kh"], kw=s["kw"]),
         lambda: "" if common.element_count((s["split"], s["c"], s["kh"], s["kw"])) < common.MAX_ELEMENTS else
         "the workspace (split * c * kh * kw) must have fewer than 2^31 elements",
     )

@@ -138,7 +138,8 @@ class Builder:
             raise BuildError("param '{name}': align and memory flags need a pointer (got {type})".format(
                 name=name, type=type_text(t)))
         if align and not is_power_of_two(align):
-            raise BuildError("param '{name}': align must be a power of two (got {align})".format(name=name, align=align))
+            raise BuildError("param '{name}': align must be a power of two (got {align})".format(
+                name=name, align=align))
         attrs = {key: True for key, on in flags.items() if on}
         if align:
             attrs["align"] = align

@@ -28,7 +28,8 @@ class Type:
 
 def scalar(name):
     if name not in SCALAR_BITS:
-        raise TypeError_("unknown scalar type '{name}' (known: {known})".format(name=name, known=", ".join(SCALAR_BITS)))
+        raise TypeError_("unknown scalar type '{name}' (known: {known})".format(
+            name=name, known=", ".join(SCALAR_BITS)))
     return Type("scalar", name)
 
 

@@ -26,7 +26,8 @@ def mma_gate(instr, flavor):
     oldest = next((f.name for f in FLAVORS if instr in f.mma_instructions), "")
     if not oldest:
         return "{instr} is known to no flavor".format(instr=instr)
-    return "{instr} needs flavor {oldest} or newer (got {flavor})".format(instr=instr, oldest=oldest, flavor=flavor.name)
+    return "{instr} needs flavor {oldest} or newer (got {flavor})".format(
+        instr=instr, oldest=oldest, flavor=flavor.name)
 
 
 class MmaLowering:
