@@ -4,14 +4,15 @@
   /usr/bin/python3 ci/check_mirror.py --root .
 
 Declarations. For every Python module py_engine/kemit/LAYER/NAME.py of the layers families, ir and
-llvm, the C++ header cpp_engine/include/kemit/LAYER/NAME.h (or, where the C++ side has no header of
-its own, the source cpp_engine/src/LAYER/NAME.cpp) must exist and declare every top-level Python
-function, in the Python file's order. A function it declares that Python does not define is C++ only:
-it is allowed when it reads the parsed spec (`read_spec`, `read_<group>_spec`, `spec_of`), stands in
-for a Python constant of that module (`ROW_FIELDS()`), sits in the source's anonymous namespace, or
-its comment says "no Python counterpart" or "C++ only" (the comment lines right above it, or the
-comment that opens its group of declarations). A member definition (`Lowering::lower_mma`) mirrors a Python method and
-is not ordered here.
+llvm, the C++ header cpp_engine/include/kemit/LAYER/NAME.h must exist and declare every top-level
+Python function, in the Python file's order. In ir/ and llvm/ a Python helper may instead be defined
+only in the source cpp_engine/src/LAYER/NAME.cpp, and a module without a header of its own (a class
+of Lowering methods) is checked on its source. A function the C++ file declares that Python does not
+define is C++ only: it is allowed when it reads the parsed spec (`read_spec`, `read_<group>_spec`,
+`spec_of`), stands in for a Python constant of that module (`ROW_FIELDS()`, `flavors()`), sits in
+the source's anonymous namespace, or its comment says "no Python counterpart" or "C++ only" (the
+comment lines right above it, or the comment that opens its group of declarations). A member
+definition (`Lowering::lower_mma`) mirrors a Python method and is not ordered here.
 
 Reason templates. Every text the engines format from a template (a string literal followed by
 `.format(` in Python, the literal that opens `fmt::format(` in C++) is contract: each Python module
