@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "kemit/families/gemm_core.h"
 #include "kemit/families/rows_common.h"
 #include "kemit/families/softmax_rows.h"
@@ -29,8 +31,6 @@ namespace {
 
 const ir::Flags NUW_NSW = {"nuw", "nsw"};
 
-std::string number(int64_t value) { return std::to_string(value); }
-
 const core::Shape& shape_of(const Spec& spec) {
   std::string name = spec.mma;
   for (const auto& shape : core::SHAPES)
@@ -49,8 +49,8 @@ Spec read_spec(const nlohmann::json& spec) {
 
 std::string kernel_name(const Spec& spec) {
   std::string causal = spec.causal ? "_causal" : "";
-  return "attn_" + spec.mma + "_" + spec.dtype + "_d" + number(spec.head_dim) + "_kv" + number(spec.tile_kv) + "_w" +
-         number(spec.waves) + causal;
+  return "attn_" + spec.mma + "_" + spec.dtype + "_d" + std::to_string(spec.head_dim) + "_kv" +
+         std::to_string(spec.tile_kv) + "_w" + std::to_string(spec.waves) + causal;
 }
 
 int key_step(const Spec& spec) {
@@ -84,14 +84,18 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   checks.push_back([&] { return one_of("waves", spec.waves, json_list(WAVES)); });
   checks.push_back([&] {
     if (score_registers(spec, arch) <= MAX_SCORES) return std::string();
-    return "tile_kv " + number(spec.tile_kv) + " needs " + number(score_registers(spec, arch)) +
-           " score registers per lane with " + spec.mma + ", more than " + number(MAX_SCORES);
+    return fmt::format("tile_kv {tile_kv} needs {scores} score registers per lane with {mma}, more than {most}",
+                       fmt::arg("tile_kv", spec.tile_kv), fmt::arg("scores", score_registers(spec, arch)),
+                       fmt::arg("mma", spec.mma), fmt::arg("most", MAX_SCORES));
   });
   checks.push_back([&] {
     if (registers(spec, arch) <= MAX_REGISTERS) return std::string();
-    return "head_dim " + number(spec.head_dim) + " and tile_kv " + number(spec.tile_kv) + " keep " +
-           number(registers(spec, arch)) + " registers per lane live with " + spec.mma + " on " + arch.name +
-           " (accumulators and q's operands), more than " + number(MAX_REGISTERS);
+    return fmt::format(
+        "head_dim {head_dim} and tile_kv {tile_kv} keep {registers} registers per lane "
+        "live with {mma} on {arch} (accumulators and q's operands), more than {most}",
+        fmt::arg("head_dim", spec.head_dim), fmt::arg("tile_kv", spec.tile_kv),
+        fmt::arg("registers", registers(spec, arch)), fmt::arg("mma", spec.mma), fmt::arg("arch", arch.name),
+        fmt::arg("most", MAX_REGISTERS));
   });
   return first_reason(checks);
 }
@@ -102,7 +106,7 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + number(spec.waves * arch.wave_size));
+  b.attr("flat_work_group_size", "1," + std::to_string(spec.waves * arch.wave_size));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   Value q = b.param("q", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value k = b.param("k", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::families::conv_depthwise_common {
@@ -60,18 +62,12 @@ int64_t element_count(const std::vector<int64_t>& dims) {
 
 std::vector<Check> channel_checks(const ShapeSpec& spec, const std::vector<int>& cpls) {
   return {
-      [&spec] {
-        std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end());
-        return one_of("dtype", spec.dtype, dtypes);
-      },
-      [&spec, cpls] {
-        std::vector<nlohmann::json> allowed(cpls.begin(), cpls.end());
-        return one_of("cpl", spec.cpl, allowed);
-      },
+      [&spec] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
+      [&spec, cpls] { return one_of("cpl", spec.cpl, json_list(cpls)); },
       [&spec]() -> std::string {
-        int64_t c = spec.c, cpl = spec.cpl;
-        if (c % cpl == 0) return "";
-        return "groups (c = " + std::to_string(c) + ") must be a multiple of cpl " + std::to_string(cpl);
+        if (spec.c % spec.cpl == 0) return "";
+        return fmt::format("groups (c = {c}) must be a multiple of cpl {cpl}", fmt::arg("c", spec.c),
+                           fmt::arg("cpl", spec.cpl));
       },
   };
 }
@@ -84,35 +80,37 @@ NamedValues shape_positives(const ShapeSpec& spec, const NamedValues& more) {
 }
 
 std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch, const NamedValues& positives) {
-  auto text = [](int64_t v) { return std::to_string(v); };
-  auto stride = [&spec] {
-    std::vector<nlohmann::json> allowed(STRIDES.begin(), STRIDES.end());
-    return one_of("stride", spec.stride, allowed);
-  };
-  auto positive = [positives, text]() -> std::string {
+  auto stride = [&spec] { return one_of("stride", spec.stride, json_list(STRIDES)); };
+  auto positive = [positives]() -> std::string {
     for (const auto& [name, value] : positives)
-      if (value < 1) return name + " must be positive (got " + text(value) + ")";
+      if (value < 1)
+        return fmt::format("{name} must be positive (got {value})", fmt::arg("name", name), fmt::arg("value", value));
     return "";
   };
-  auto paddings = [&spec, text]() -> std::string {
+  auto paddings = [&spec]() -> std::string {
     if (!(0 <= spec.pad && spec.pad <= spec.kh - 1))
-      return "pad must be between 0 and kh - 1 = " + text(spec.kh - 1) + " (got " + text(spec.pad) + ")";
+      return fmt::format("pad must be between 0 and kh - 1 = {most} (got {pad})", fmt::arg("most", spec.kh - 1),
+                         fmt::arg("pad", spec.pad));
     if (pad_w_of(spec) > spec.kw - 1)
-      return "the column padding must be at most kw - 1 = " + text(spec.kw - 1) + " (got " + text(pad_w_of(spec)) + ")";
+      return fmt::format("the column padding must be at most kw - 1 = {most} (got {pad_w})",
+                         fmt::arg("most", spec.kw - 1), fmt::arg("pad_w", pad_w_of(spec)));
     return "";
   };
-  auto fits = [&spec, text]() -> std::string {
+  auto fits = [&spec]() -> std::string {
     int64_t padded_h = spec.h + 2 * spec.pad, padded_w = spec.w + 2 * pad_w_of(spec);
     if (padded_h < spec.kh || padded_w < spec.kw)
-      return "the padded input " + text(padded_h) + "x" + text(padded_w) + " must be at least as large as the filter " +
-             text(spec.kh) + "x" + text(spec.kw);
+      return fmt::format(
+          "the padded input {padded_h}x{padded_w} must be at least as large as the filter "
+          "{kh}x{kw}",
+          fmt::arg("padded_h", padded_h), fmt::arg("padded_w", padded_w), fmt::arg("kh", spec.kh),
+          fmt::arg("kw", spec.kw));
     return "";
   };
-  auto waves = [&spec, text, &arch]() -> std::string {
+  auto waves = [&spec, &arch]() -> std::string {
     int64_t most = MAX_BLOCK / arch.wave_size;
     if (1 <= spec.block_waves && spec.block_waves <= most) return "";
-    return "block_waves must be between 1 and " + text(most) + " on " + arch.name + " (got " + text(spec.block_waves) +
-           ")";
+    return fmt::format("block_waves must be between 1 and {most} on {arch} (got {block_waves})", fmt::arg("most", most),
+                       fmt::arg("arch", arch.name), fmt::arg("block_waves", spec.block_waves));
   };
   auto sizes = [&spec]() -> std::string {
     auto [ho, wo] = forward_extent(spec);

@@ -11,6 +11,8 @@
 #include <functional>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "kemit/families/conv_depthwise_common.h"
 #include "kemit/ir/types.h"
 
@@ -27,8 +29,6 @@ const std::vector<int> CPLS = {1, 2, 4, 8};
 namespace {
 const ir::Type I32 = ir::scalar("i32");
 
-std::string text(int64_t v) { return std::to_string(v); }
-
 Values slice(const Values& values, size_t first, size_t last) {
   return Values(values.begin() + static_cast<std::ptrdiff_t>(first), values.begin() + static_cast<std::ptrdiff_t>(last));
 }
@@ -39,10 +39,11 @@ nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMIL
 Spec read_spec(const nlohmann::json& spec) { return {common::read_shape_spec(spec), int_field(spec, "block_w")}; }
 
 std::string kernel_name(const Spec& spec) {
-  std::string name = "dwdg_stream_" + spec.dtype + "_n" + text(spec.n) + "h" + text(spec.h) + "w" + text(spec.w) + "c" +
-                     text(spec.c) + "_k" + text(spec.kh) + "x" + text(spec.kw) + "_s" + text(spec.stride) + "_p" +
-                     text(spec.pad) + "_bw" + text(spec.block_w) + "_wv" + text(spec.block_waves);
-  return name + (spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "");
+  std::string name = "dwdg_stream_" + spec.dtype + "_n" + std::to_string(spec.n) + "h" + std::to_string(spec.h) + "w" +
+                     std::to_string(spec.w) + "c" + std::to_string(spec.c) + "_k" + std::to_string(spec.kh) + "x" +
+                     std::to_string(spec.kw) + "_s" + std::to_string(spec.stride) + "_p" + std::to_string(spec.pad) +
+                     "_bw" + std::to_string(spec.block_w) + "_wv" + std::to_string(spec.block_waves);
+  return name + (spec.cpl > 1 ? "_cpl" + std::to_string(spec.cpl) : "");
 }
 
 std::string validate(const Spec& spec, const target::Arch& arch) {
@@ -52,23 +53,28 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<common::Check> own = {
       [&]() -> std::string {
         if (product(spec.cpl, spec.kh, spec.kw) <= MAX_PACKED_WEIGHTS) return "";
-        return "cpl * kh * kw must be at most " + text(MAX_PACKED_WEIGHTS) +
-               " so the packed weights stay in registers (got " + text(spec.cpl) + " * " + text(spec.kh) + " * " +
-               text(spec.kw) + ")";
+        return fmt::format(
+            "cpl * kh * kw must be at most {most} so the packed weights stay in registers "
+            "(got {cpl} * {kh} * {kw})",
+            fmt::arg("most", MAX_PACKED_WEIGHTS), fmt::arg("cpl", spec.cpl), fmt::arg("kh", spec.kh),
+            fmt::arg("kw", spec.kw));
       },
       [&]() -> std::string {
         if (product(spec.cpl, spec.block_w, spec.kh) <= MAX_ACCUMULATORS) return "";
-        return "cpl * block_w * kh must be at most " + text(MAX_ACCUMULATORS) + " accumulator slots (got " +
-               text(spec.cpl) + " * " + text(spec.block_w) + " * " + text(spec.kh) + ")";
+        return fmt::format(
+            "cpl * block_w * kh must be at most {most} accumulator slots "
+            "(got {cpl} * {block_w} * {kh})",
+            fmt::arg("most", MAX_ACCUMULATORS), fmt::arg("cpl", spec.cpl), fmt::arg("block_w", spec.block_w),
+            fmt::arg("kh", spec.kh));
       },
       [&]() -> std::string {
         if (spec.pad_w >= -1) return "";
-        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(spec.pad_w) + ")";
+        return fmt::format("pad_w must be -1 (same as pad) or at least 0 (got {pad_w})", fmt::arg("pad_w", spec.pad_w));
       },
       [&]() -> std::string {
         if (common::pad_w_of(spec) == spec.pad) return "";
-        return std::string(FAMILY) + " offsets columns by pad, so pad_w must be -1 or equal pad " + text(spec.pad) +
-               " (got " + text(spec.pad_w) + ")";
+        return fmt::format("{family} offsets columns by pad, so pad_w must be -1 or equal pad {pad} (got {pad_w})",
+                           fmt::arg("family", FAMILY), fmt::arg("pad", spec.pad), fmt::arg("pad_w", spec.pad_w));
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
@@ -76,11 +82,13 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
     checks.push_back(check);
   checks.push_back([&]() -> std::string {
     if (spec.kh >= spec.stride) return "";
-    return "kh must be at least the stride " + text(spec.stride) + " (got " + text(spec.kh) + ")";
+    return fmt::format("kh must be at least the stride {stride} (got {kh})", fmt::arg("stride", spec.stride),
+                       fmt::arg("kh", spec.kh));
   });
   checks.push_back([&]() -> std::string {
     if (spec.block_w % spec.stride == 0) return "";
-    return "block_w must be a multiple of the stride " + text(spec.stride) + " (got " + text(spec.block_w) + ")";
+    return fmt::format("block_w must be a multiple of the stride {stride} (got {block_w})",
+                       fmt::arg("stride", spec.stride), fmt::arg("block_w", spec.block_w));
   });
   return first_reason(checks);
 }
@@ -99,7 +107,7 @@ std::vector<ColumnTap> column_taps(const Spec& spec) {
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block = spec.block_waves * arch.wave_size;
-  b.attr("flat_work_group_size", "1," + text(block));
+  b.attr("flat_work_group_size", "1," + std::to_string(block));
   Values tensors = common::tensor_params(b, {"dy", "wt", "dx"});
   auto [ho, wo] = common::forward_extent(spec);
   int64_t blocks_w = common::ceil_div(spec.w, spec.block_w);

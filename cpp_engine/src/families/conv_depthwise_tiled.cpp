@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "kemit/families/conv_depthwise_common.h"
 #include "kemit/ir/types.h"
 
@@ -28,7 +30,6 @@ const std::vector<int> CPLS = {1, 2, 4};
 namespace {
 const ir::Type I32 = ir::scalar("i32");
 
-std::string text(int64_t v) { return std::to_string(v); }
 int pairs_of(int cpl) { return cpl / 2 > 1 ? cpl / 2 : 1; }
 }  // namespace
 
@@ -41,12 +42,13 @@ Spec read_spec(const nlohmann::json& spec) {
 
 std::string kernel_name(const Spec& spec) {
   int64_t pad_w = common::pad_w_of(spec);
-  std::string name = std::string("dw_tiled") + (spec.dgrad ? "_dg" : "") + "_" + spec.dtype + "_n" + text(spec.n) +
-                     "h" + text(spec.h) + "w" + text(spec.w) + "c" + text(spec.c) + "_k" + text(spec.kh) + "x" +
-                     text(spec.kw) + "_s" + text(spec.stride) + "_p" + text(spec.pad) +
-                     (pad_w != spec.pad ? "x" + text(pad_w) : "") + "_t" + text(spec.block_h) + "x" +
-                     text(spec.block_w) + "_wv" + text(spec.block_waves);
-  return name + (spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "");
+  std::string name = std::string("dw_tiled") + (spec.dgrad ? "_dg" : "") + "_" + spec.dtype + "_n" +
+                     std::to_string(spec.n) + "h" + std::to_string(spec.h) + "w" + std::to_string(spec.w) + "c" +
+                     std::to_string(spec.c) + "_k" + std::to_string(spec.kh) + "x" + std::to_string(spec.kw) + "_s" +
+                     std::to_string(spec.stride) + "_p" + std::to_string(spec.pad) +
+                     (pad_w != spec.pad ? "x" + std::to_string(pad_w) : "") + "_t" + std::to_string(spec.block_h) +
+                     "x" + std::to_string(spec.block_w) + "_wv" + std::to_string(spec.block_waves);
+  return name + (spec.cpl > 1 ? "_cpl" + std::to_string(spec.cpl) : "");
 }
 
 std::string mode_name(const Spec& spec) { return spec.dgrad ? "dgrad" : "forward"; }
@@ -60,30 +62,34 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<common::Check> own = {
       [&]() -> std::string {
         if (spec.pad_w >= -1) return "";
-        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(spec.pad_w) + ")";
+        return fmt::format("pad_w must be -1 (same as pad) or at least 0 (got {pad_w})", fmt::arg("pad_w", spec.pad_w));
       },
       [&]() -> std::string {
         if (!dgrad || spec.stride == 1) return "";
-        return "the dgrad mode needs stride 1 (got " + text(spec.stride) + ")";
+        return fmt::format("the dgrad mode needs stride 1 (got {stride})", fmt::arg("stride", spec.stride));
       },
       [&]() -> std::string {
         if (std::max(spec.kh, spec.kw) <= side) return "";
-        return "filter sides must be at most " + text(side) + " in the " + mode_name(spec) + " mode (got " +
-               text(spec.kh) + "x" + text(spec.kw) + ")";
+        return fmt::format("filter sides must be at most {side} in the {mode} mode (got {kh}x{kw})",
+                           fmt::arg("side", side), fmt::arg("mode", mode_name(spec)), fmt::arg("kh", spec.kh),
+                           fmt::arg("kw", spec.kw));
       },
       [&]() -> std::string {
         if (dgrad || common::pad_w_of(spec) == spec.pad) return "";
-        return "the forward mode takes one padding for both axes (got pad " + text(spec.pad) + ", pad_w " +
-               text(spec.pad_w) + ")";
+        return fmt::format("the forward mode takes one padding for both axes (got pad {pad}, pad_w {pad_w})",
+                           fmt::arg("pad", spec.pad), fmt::arg("pad_w", spec.pad_w));
       },
       [&]() -> std::string {
         if (!dgrad || spec.cpl == 1) return "";
-        return "the dgrad mode takes cpl 1 (got " + text(spec.cpl) + ")";
+        return fmt::format("the dgrad mode takes cpl 1 (got {cpl})", fmt::arg("cpl", spec.cpl));
       },
       [&]() -> std::string {
         if (product(spec.cpl, spec.block_w, spec.block_h) <= MAX_ACCUMULATORS) return "";
-        return "cpl * block_w * block_h must be at most " + text(MAX_ACCUMULATORS) + " accumulators (got " +
-               text(spec.cpl) + " * " + text(spec.block_w) + " * " + text(spec.block_h) + ")";
+        return fmt::format(
+            "cpl * block_w * block_h must be at most {most} accumulators "
+            "(got {cpl} * {block_w} * {block_h})",
+            fmt::arg("most", MAX_ACCUMULATORS), fmt::arg("cpl", spec.cpl), fmt::arg("block_w", spec.block_w),
+            fmt::arg("block_h", spec.block_h));
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
@@ -103,7 +109,7 @@ Geometry geometry(const Spec& spec) {
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block = spec.block_waves * arch.wave_size;
-  b.attr("flat_work_group_size", "1," + text(block));
+  b.attr("flat_work_group_size", "1," + std::to_string(block));
   std::vector<std::string> names =
       spec.dgrad ? std::vector<std::string>{"dy", "wt", "dx"} : std::vector<std::string>{"x", "wt", "y"};
   Values tensors = common::tensor_params(b, names);

@@ -8,6 +8,8 @@
 #include <array>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "kemit/families/conv_depthwise_common.h"
 #include "kemit/families/rows_common.h"
 #include "kemit/ir/types.h"
@@ -30,7 +32,6 @@ namespace {
 const ir::Type I32 = ir::scalar("i32");
 const ir::Type F32 = ir::scalar("f32");
 
-std::string text(int64_t v) { return std::to_string(v); }
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
@@ -42,12 +43,13 @@ Spec read_spec(const nlohmann::json& spec) {
 
 std::string kernel_name(const Spec& spec) {
   int64_t pad_w = common::pad_w_of(spec);
-  std::string name = "dw_wgrad_" + spec.dtype + "_n" + text(spec.n) + "h" + text(spec.h) + "w" + text(spec.w) + "c" +
-                     text(spec.c) + "_k" + text(spec.kh) + "x" + text(spec.kw) + "_s" + text(spec.stride) + "_p" +
-                     text(spec.pad) + (pad_w != spec.pad ? "x" + text(pad_w) : "") + "_r" + text(spec.block_kh) +
-                     "_wv" + text(spec.block_waves) + "_" + spec.cross;
-  name += spec.cpl > 1 ? "_cpl" + text(spec.cpl) : "";
-  return name + (spec.split > 1 ? "_split" + text(spec.split) : "");
+  std::string name = "dw_wgrad_" + spec.dtype + "_n" + std::to_string(spec.n) + "h" + std::to_string(spec.h) + "w" +
+                     std::to_string(spec.w) + "c" + std::to_string(spec.c) + "_k" + std::to_string(spec.kh) + "x" +
+                     std::to_string(spec.kw) + "_s" + std::to_string(spec.stride) + "_p" + std::to_string(spec.pad) +
+                     (pad_w != spec.pad ? "x" + std::to_string(pad_w) : "") + "_r" + std::to_string(spec.block_kh) +
+                     "_wv" + std::to_string(spec.block_waves) + "_" + spec.cross;
+  name += spec.cpl > 1 ? "_cpl" + std::to_string(spec.cpl) : "";
+  return name + (spec.split > 1 ? "_split" + std::to_string(spec.split) : "");
 }
 
 std::string reduce_kernel_name(const Spec& spec) { return kernel_name(spec) + "_reduce"; }
@@ -58,15 +60,17 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
       [&] { return one_of("cross", spec.cross, json_list(rows_common::CROSS)); },
       [&]() -> std::string {
         if (spec.pad_w >= -1) return "";
-        return "pad_w must be -1 (same as pad) or at least 0 (got " + text(spec.pad_w) + ")";
+        return fmt::format("pad_w must be -1 (same as pad) or at least 0 (got {pad_w})", fmt::arg("pad_w", spec.pad_w));
       },
       [&]() -> std::string {
         if (std::max(spec.kh, spec.kw) <= MAX_SIDE) return "";
-        return "filter sides must be at most " + text(MAX_SIDE) + " (got " + text(spec.kh) + "x" + text(spec.kw) + ")";
+        return fmt::format("filter sides must be at most {side} (got {kh}x{kw})", fmt::arg("side", MAX_SIDE),
+                           fmt::arg("kh", spec.kh), fmt::arg("kw", spec.kw));
       },
       [&]() -> std::string {
         if (1 <= spec.split && spec.split <= MAX_SPLIT) return "";
-        return "split must be between 1 and " + text(MAX_SPLIT) + " (got " + text(spec.split) + ")";
+        return fmt::format("split must be between 1 and {max_split} (got {split})", fmt::arg("max_split", MAX_SPLIT),
+                           fmt::arg("split", spec.split));
       },
   };
   checks.insert(checks.end(), own.begin(), own.end());
@@ -75,12 +79,16 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<common::Check> after = {
       [&]() -> std::string {
         if (spec.kh % spec.block_kh == 0) return "";
-        return "block_kh must divide kh = " + text(spec.kh) + " (got " + text(spec.block_kh) + ")";
+        return fmt::format("block_kh must divide kh = {kh} (got {block_kh})", fmt::arg("kh", spec.kh),
+                           fmt::arg("block_kh", spec.block_kh));
       },
       [&]() -> std::string {
         if (spec.cpl * spec.block_kh * spec.kw <= MAX_ACCUMULATORS) return "";
-        return "cpl * block_kh * kw must be at most " + text(MAX_ACCUMULATORS) + " accumulators (got " +
-               text(spec.cpl) + " * " + text(spec.block_kh) + " * " + text(spec.kw) + ")";
+        return fmt::format(
+            "cpl * block_kh * kw must be at most {most} accumulators "
+            "(got {cpl} * {block_kh} * {kw})",
+            fmt::arg("most", MAX_ACCUMULATORS), fmt::arg("cpl", spec.cpl), fmt::arg("block_kh", spec.block_kh),
+            fmt::arg("kw", spec.kw));
       },
       [&]() -> std::string {
         if (common::element_count({spec.split, spec.c, spec.kh, spec.kw}) < common::MAX_ELEMENTS) return "";
@@ -133,7 +141,7 @@ int64_t lds_floats(const Spec& spec, const target::Arch& /*arch*/) {
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block = spec.block_waves * arch.wave_size;
-  b.attr("flat_work_group_size", "1," + text(block));
+  b.attr("flat_work_group_size", "1," + std::to_string(block));
   std::string out = spec.split > 1 ? "ws" : "dw";
   Values tensors = common::tensor_params(b, {"x", "dy", out});
   Value partials = b.lds("partials", F32, static_cast<int>(lds_floats(spec, arch)), 16);
@@ -321,7 +329,7 @@ void store_sum(ir::Builder& b, const Spec& spec, const Values& tensors, const Va
 
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(reduce_kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + text(REDUCE_BLOCK));
+  b.attr("flat_work_group_size", "1," + std::to_string(REDUCE_BLOCK));
   int64_t total = weight_count(spec);
   ir::Type dtype = ir::scalar(spec.dtype);
   Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <functional>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/families/conv_depthwise_common.h"
 #include "kemit/families/gemm_core.h"
 #include "kemit/ir/types.h"
@@ -34,17 +37,6 @@ const ir::Type I32 = ir::scalar("i32");
 const ir::Type F32 = ir::scalar("f32");
 const ir::Flags NUW_NSW = {"nuw", "nsw"};
 
-std::string text(int64_t v) { return std::to_string(v); }
-
-std::string text(unsigned __int128 v) {
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-    v /= 10;
-  } while (v);
-  return digits;
-}
-
 const gemm_core::Shape& shape_of(const Spec& spec) {
   std::string name = spec.mma;
   for (const auto& shape : gemm_core::SHAPES)
@@ -53,14 +45,6 @@ const gemm_core::Shape& shape_of(const Spec& spec) {
 }
 
 const gemm_core::Fragment& fragment_of(const Spec& spec) { return gemm_core::FRAGMENTS.at(spec.mma); }
-
-int bit_length(int value) {
-  int bits = 0;
-  for (; value > 0; value >>= 1) ++bits;
-  return bits;
-}
-
-std::vector<nlohmann::json> allowed(const std::vector<int>& values) { return {values.begin(), values.end()}; }
 
 }  // namespace
 
@@ -76,13 +60,14 @@ Spec read_spec(const nlohmann::json& spec) {
 }
 
 std::string kernel_name(const Spec& spec) {
-  std::string name = "convfwd_" + spec.dtype + "_n" + text(spec.n) + "h" + text(spec.h) + "w" + text(spec.w) + "c" +
-                     text(spec.c) + "k" + text(spec.k) + "_f" + text(spec.kh) + "x" + text(spec.kw) + "_s" +
-                     text(spec.stride) + "_p" + text(spec.pad) + "_" + spec.mma.substr(5) + "_t" + text(spec.tile_w) +
-                     "x" + text(spec.tile_n) + "_w" + text(spec.waves);
-  if (spec.grouped) name += "_grp" + text(spec.groups);
-  if (spec.group_merge > 1) name += "_gm" + text(spec.group_merge);
-  return name + (spec.split_c > 1 ? "_splitc" + text(spec.split_c) : "");
+  std::string name = "convfwd_" + spec.dtype + "_n" + std::to_string(spec.n) + "h" + std::to_string(spec.h) + "w" +
+                     std::to_string(spec.w) + "c" + std::to_string(spec.c) + "k" + std::to_string(spec.k) + "_f" +
+                     std::to_string(spec.kh) + "x" + std::to_string(spec.kw) + "_s" + std::to_string(spec.stride) +
+                     "_p" + std::to_string(spec.pad) + "_" + spec.mma.substr(5) + "_t" + std::to_string(spec.tile_w) +
+                     "x" + std::to_string(spec.tile_n) + "_w" + std::to_string(spec.waves);
+  if (spec.grouped) name += "_grp" + std::to_string(spec.groups);
+  if (spec.group_merge > 1) name += "_gm" + std::to_string(spec.group_merge);
+  return name + (spec.split_c > 1 ? "_splitc" + std::to_string(spec.split_c) : "");
 }
 
 std::string reduce_kernel_name(const Spec& spec) { return kernel_name(spec) + "_reduce"; }
@@ -135,26 +120,23 @@ std::vector<Tensor> tensors(const Spec& spec) {
 // ---- validation ---------------------------------------------------------------------------------
 std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<common::Check> checks = {
-      [&] {
-        std::vector<nlohmann::json> dtypes(common::DTYPES.begin(), common::DTYPES.end());
-        return one_of("dtype", spec.dtype, dtypes);
-      },
+      [&] { return one_of("dtype", spec.dtype, json_list(common::DTYPES)); },
       [&] {
         if (arch.mma == "mfma") return std::string();
-        std::string names;
+        std::vector<std::string> names;
         for (const auto& a : target::archs())
-          if (a.mma == "mfma") names += (names.empty() ? "" : ", ") + a.name;
-        return std::string(FAMILY) + " runs on MFMA matrix cores (" + names + "); " + arch.name + " has " + arch.mma;
+          if (a.mma == "mfma") names.push_back(a.name);
+        return fmt::format("{family} runs on MFMA matrix cores ({archs}); {arch} has {mma}", fmt::arg("family", FAMILY),
+                           fmt::arg("archs", fmt::join(names, ", ")), fmt::arg("arch", arch.name),
+                           fmt::arg("mma", arch.mma));
       },
-      [&] {
-        std::vector<nlohmann::json> mmas(MMAS.begin(), MMAS.end());
-        return one_of("mma", spec.mma, mmas);
-      },
+      [&] { return one_of("mma", spec.mma, json_list(MMAS)); },
       [&] {
         auto pairs = gemm_core::available(arch);
         std::pair<std::string, std::string> wanted{spec.mma, spec.dtype};
         if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
-        return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name;
+        return fmt::format("{mma} {dtype} is not an instruction of {arch}", fmt::arg("mma", spec.mma),
+                           fmt::arg("dtype", spec.dtype), fmt::arg("arch", arch.name));
       },
       [&] {
         return positive({{"n", spec.n},
@@ -166,23 +148,26 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
                          {"kw", spec.kw}});
       },
       [&] {
-        return std::max(spec.kh, spec.kw) <= MAX_FILTER ? ""
-                                                        : "filter sides must be at most " + text(int64_t{MAX_FILTER}) +
-                                                              " (got " + text(spec.kh) + "x" + text(spec.kw) + ")";
+        return std::max(spec.kh, spec.kw) <= MAX_FILTER
+                   ? ""
+                   : fmt::format("filter sides must be at most {most} (got {kh}x{kw})", fmt::arg("most", MAX_FILTER),
+                                 fmt::arg("kh", spec.kh), fmt::arg("kw", spec.kw));
       },
-      [&] { return one_of("stride", spec.stride, allowed(common::STRIDES)); },
+      [&] { return one_of("stride", spec.stride, json_list(common::STRIDES)); },
       [&] {
         int64_t most = std::min(spec.kh, spec.kw) - 1;
-        return 0 <= spec.pad && spec.pad <= most
-                   ? ""
-                   : "pad must be between 0 and " + text(most) + " (got " + text(spec.pad) + ")";
+        return 0 <= spec.pad && spec.pad <= most ? ""
+                                                 : fmt::format("pad must be between 0 and {most} (got {pad})",
+                                                               fmt::arg("most", most), fmt::arg("pad", spec.pad));
       },
       [&] {
         int64_t padded_h = spec.h + 2 * spec.pad, padded_w = spec.w + 2 * spec.pad;
         return padded_h >= spec.kh && padded_w >= spec.kw
                    ? ""
-                   : "the padded input " + text(padded_h) + "x" + text(padded_w) +
-                         " must be at least as large as the filter " + text(spec.kh) + "x" + text(spec.kw);
+                   : fmt::format(
+                         "the padded input {padded_h}x{padded_w} must be at least as large as the filter {kh}x{kw}",
+                         fmt::arg("padded_h", padded_h), fmt::arg("padded_w", padded_w), fmt::arg("kh", spec.kh),
+                         fmt::arg("kw", spec.kw));
       },
   };
   for (auto part : {group_checks(spec), split_checks(spec), tile_checks(spec)})
@@ -190,66 +175,85 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   checks.push_back([&] {
     return lds_bytes(spec) <= arch.lds_bytes
                ? ""
-               : "LDS use " + text(lds_bytes(spec)) + " bytes (a " + text(spec.kh) + "-row halo of " +
-                     text(halo_width(spec)) + " columns x " + text(int64_t{mma_k(spec)}) + " channels) exceeds the " +
-                     text(int64_t{arch.lds_bytes}) + " bytes of " + arch.name;
+               : fmt::format(
+                     "LDS use {lds} bytes (a {kh}-row halo of {columns} columns x {channels} channels) "
+                     "exceeds the {lds_bytes} bytes of {arch}",
+                     fmt::arg("lds", lds_bytes(spec)), fmt::arg("kh", spec.kh), fmt::arg("columns", halo_width(spec)),
+                     fmt::arg("channels", mma_k(spec)), fmt::arg("lds_bytes", arch.lds_bytes),
+                     fmt::arg("arch", arch.name));
   });
   return first_reason(checks);
 }
 
 std::string positive(const NamedValues& fields) {
   for (const auto& [name, value] : fields)
-    if (value < 1) return name + " must be positive (got " + text(value) + ")";
+    if (value < 1)
+      return fmt::format("{name} must be positive (got {value})", fmt::arg("name", name), fmt::arg("value", value));
   return "";
 }
 
 std::vector<common::Check> group_checks(const Spec& spec) {
   return {
-      [&spec] { return spec.groups >= 1 ? "" : "groups must be at least 1 (got " + text(spec.groups) + ")"; },
       [&spec] {
-        return spec.grouped || spec.groups == 1 ? "" : "groups " + text(spec.groups) + " needs grouped: true";
-      },
-      [&spec] {
-        return spec.c % spec.groups == 0
+        return spec.groups >= 1
                    ? ""
-                   : "channels c = " + text(spec.c) + " must be divisible by groups " + text(spec.groups);
+                   : fmt::format("groups must be at least 1 (got {groups})", fmt::arg("groups", spec.groups));
       },
       [&spec] {
-        return spec.k % spec.groups == 0
+        return spec.grouped || spec.groups == 1
                    ? ""
-                   : "output channels k = " + text(spec.k) + " must be divisible by groups " + text(spec.groups);
+                   : fmt::format("groups {groups} needs grouped: true", fmt::arg("groups", spec.groups));
       },
       [&spec] {
-        return spec.group_merge >= 1 ? "" : "group_merge must be at least 1 (got " + text(spec.group_merge) + ")";
+        return spec.c % spec.groups == 0 ? ""
+                                         : fmt::format("channels c = {c} must be divisible by groups {groups}",
+                                                       fmt::arg("c", spec.c), fmt::arg("groups", spec.groups));
+      },
+      [&spec] {
+        return spec.k % spec.groups == 0 ? ""
+                                         : fmt::format("output channels k = {k} must be divisible by groups {groups}",
+                                                       fmt::arg("k", spec.k), fmt::arg("groups", spec.groups));
+      },
+      [&spec] {
+        return spec.group_merge >= 1 ? ""
+                                     : fmt::format("group_merge must be at least 1 (got {group_merge})",
+                                                   fmt::arg("group_merge", spec.group_merge));
       },
       [&spec] {
         return spec.grouped || spec.group_merge == 1 ? ""
-                                                     : "group_merge " + text(spec.group_merge) + " needs grouped: true";
+                                                     : fmt::format("group_merge {group_merge} needs grouped: true",
+                                                                   fmt::arg("group_merge", spec.group_merge));
       },
       [&spec] {
         return spec.groups % spec.group_merge == 0
                    ? ""
-                   : "groups " + text(spec.groups) + " must be a multiple of group_merge " + text(spec.group_merge);
+                   : fmt::format("groups {groups} must be a multiple of group_merge {group_merge}",
+                                 fmt::arg("groups", spec.groups), fmt::arg("group_merge", spec.group_merge));
       },
       [&spec] {
         return spec.group_merge == 1 || problem_channels(spec).first <= mma_k(spec)
                    ? ""
-                   : "group_merge " + text(spec.group_merge) + " puts " + text(spec.group_merge) + " * " +
-                         text(spec.c / spec.groups) + " = " + text(problem_channels(spec).first) +
-                         " channels in one problem, more than one MFMA tile of " + spec.mma + " (K " +
-                         text(int64_t{mma_k(spec)}) + ")";
+                   : fmt::format(
+                         "group_merge {group_merge} puts {group_merge} * {per_group} = {channels} channels in one "
+                         "problem, "
+                         "more than one MFMA tile of {mma} (K {k})",
+                         fmt::arg("group_merge", spec.group_merge), fmt::arg("per_group", spec.c / spec.groups),
+                         fmt::arg("channels", problem_channels(spec).first), fmt::arg("mma", spec.mma),
+                         fmt::arg("k", mma_k(spec)));
       },
   };
 }
 
 std::vector<common::Check> split_checks(const Spec& spec) {
   return {
-      [&spec] { return one_of("split_c", spec.split_c, allowed(SPLITS)); },
+      [&spec] { return one_of("split_c", spec.split_c, json_list(SPLITS)); },
       [&spec] {
         return problem_channels(spec).first % (spec.split_c * mma_k(spec)) == 0
                    ? ""
-                   : "channels per split (" + text(problem_channels(spec).first) + " / " + text(spec.split_c) +
-                         ") must be a multiple of the MFMA K " + text(int64_t{mma_k(spec)}) + " of " + spec.mma;
+                   : fmt::format(
+                         "channels per split ({channels} / {split_c}) must be a multiple of the MFMA K {k} of {mma}",
+                         fmt::arg("channels", problem_channels(spec).first), fmt::arg("split_c", spec.split_c),
+                         fmt::arg("k", mma_k(spec)), fmt::arg("mma", spec.mma));
       },
   };
 }
@@ -263,21 +267,26 @@ std::vector<common::Check> tile_checks(const Spec& spec) {
       [&spec] {
         return problem_channels(spec).second % spec.tile_n == 0
                    ? ""
-                   : "tile_n " + text(spec.tile_n) + " must divide the " + text(problem_channels(spec).second) +
-                         " output channels of one problem";
+                   : fmt::format("tile_n {tile_n} must divide the {channels} output channels of one problem",
+                                 fmt::arg("tile_n", spec.tile_n), fmt::arg("channels", problem_channels(spec).second));
       },
-      [&spec] { return one_of("waves", spec.waves, allowed(WAVES)); },
+      [&spec] { return one_of("waves", spec.waves, json_list(WAVES)); },
       [&spec] {
         return fragments(spec) % spec.waves == 0
                    ? ""
-                   : "the " + text(fragments(spec)) + " fragments of a " + text(spec.tile_w) + "x" + text(spec.tile_n) +
-                         " tile do not split evenly over " + text(spec.waves) + " waves";
+                   : fmt::format(
+                         "the {fragments} fragments of a {tile_w}x{tile_n} tile do not split evenly over {waves} waves",
+                         fmt::arg("fragments", fragments(spec)), fmt::arg("tile_w", spec.tile_w),
+                         fmt::arg("tile_n", spec.tile_n), fmt::arg("waves", spec.waves));
       },
       [&spec, per_wave, accumulators] {
         return accumulators() <= MAX_ACCUMULATORS
                    ? ""
-                   : text(per_wave()) + " fragments per wave need " + text(accumulators()) +
-                         " accumulator registers per lane, more than " + text(int64_t{MAX_ACCUMULATORS});
+                   : fmt::format(
+                         "{per_wave} fragments per wave need {accumulators} accumulator registers per lane, more than "
+                         "{most}",
+                         fmt::arg("per_wave", per_wave()), fmt::arg("accumulators", accumulators()),
+                         fmt::arg("most", MAX_ACCUMULATORS));
       },
   };
 }
@@ -287,11 +296,15 @@ std::pair<std::vector<int64_t>, std::string> batch_chunks(const Spec& spec, uint
   int64_t n = spec.n, fits = n;
   for (const auto& tensor : tensors(spec)) {
     if (tensor.size < U(buffer_range)) continue;
-    std::string reason = "the " + tensor.name + " tensor is " + text(tensor.size) + " bytes, over the " +
-                         plan::range_text(buffer_range) + " range of 32-bit buffer offsets";
+    std::string reason =
+        fmt::format("the {name} tensor is {size} bytes, over the {range} range of 32-bit buffer offsets",
+                    fmt::arg("name", tensor.name), fmt::arg("size", tensor.size),
+                    fmt::arg("range", plan::range_text(buffer_range)));
     if (tensor.per_image == 0) return {{}, reason};
     if (tensor.per_image >= U(buffer_range))
-      return {{}, reason + "; not even one image (" + text(tensor.per_image) + " bytes) fits"};
+      return {{},
+              reason + fmt::format("; not even one image ({per_image} bytes) fits",
+                                   fmt::arg("per_image", tensor.per_image))};
     fits = std::min(fits, static_cast<int64_t>((U(buffer_range) - 1) / tensor.per_image));
   }
   int64_t count = (n + fits - 1) / fits, small = n / count, larger = n % count;
@@ -353,7 +366,7 @@ std::vector<plan::Launch> chunk_launches(const Spec& chunk, const target::Arch& 
 }
 
 std::string halo_name(int64_t size, const std::vector<int64_t>& sizes) {
-  return size == sizes.front() ? "halo" : "halo_n" + text(size);
+  return size == sizes.front() ? "halo" : "halo_n" + std::to_string(size);
 }
 
 std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch, const std::string& lds_name) {
@@ -366,7 +379,7 @@ std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch,
 ir::Kernel build(const Spec& spec, const target::Arch& arch, const std::string& lds_name) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = static_cast<int>(spec.waves) * arch.wave_size;
-  b.attr("flat_work_group_size", "1," + text(int64_t{block}));
+  b.attr("flat_work_group_size", "1," + std::to_string(block));
   ir::Type dtype = ir::scalar(spec.dtype);
   bool split = spec.split_c > 1;
   Value x = b.param("x", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
@@ -641,7 +654,7 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
 
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(reduce_kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + text(int64_t{REDUCE_BLOCK}));
+  b.attr("flat_work_group_size", "1," + std::to_string(REDUCE_BLOCK));
   auto [ho, wo] = output_extent(spec);
   int64_t total = spec.n * ho * wo * spec.k;
   ir::Type dtype = ir::scalar(spec.dtype);

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::families::elementwise {
@@ -36,12 +38,6 @@ int arity_of(const std::string& op) {
   return 0;
 }
 
-int bit_length(int value) {
-  int bits = 0;
-  for (; value > 0; value >>= 1) ++bits;
-  return bits;
-}
-
 }  // namespace
 
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
@@ -61,30 +57,29 @@ std::string kernel_name(const Spec& spec) {
 std::string validate(const Spec& spec, const target::Arch& arch) {
   int64_t block = spec.block;
   int64_t waves = spec.waves_per_eu;
-  std::vector<nlohmann::json> ops, dtypes, vecs;
+  std::vector<nlohmann::json> ops;
   for (const auto& entry : ARITY) ops.push_back(entry.first);
-  for (const auto& dtype : DTYPES) dtypes.push_back(dtype);
-  for (int vec : VECS) vecs.push_back(vec);
   const std::vector<std::function<std::string()>> checks = {
       [&] { return one_of("op", spec.op, ops); },
-      [&] { return one_of("dtype", spec.dtype, dtypes); },
-      [&] { return one_of("vec", spec.vec, vecs); },
+      [&] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
+      [&] { return one_of("vec", spec.vec, json_list(VECS)); },
       [&] {
         return block > 0 && block % arch.wave_size == 0
                    ? ""
-                   : "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " on " +
-                         arch.name + " (got " + std::to_string(block) + ")";
+                   : fmt::format(
+                         "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})",
+                         fmt::arg("wave_size", arch.wave_size), fmt::arg("arch", arch.name), fmt::arg("block", block));
       },
       [&] {
         return block <= MAX_BLOCK ? ""
-                                  : "block must be at most " + std::to_string(MAX_BLOCK) + " (got " +
-                                        std::to_string(block) + ")";
+                                  : fmt::format("block must be at most {max_block} (got {block})",
+                                                fmt::arg("max_block", MAX_BLOCK), fmt::arg("block", block));
       },
       [&] {
         return 0 <= waves && waves <= MAX_WAVES_PER_EU
                    ? ""
-                   : "waves_per_eu must be between 0 and " + std::to_string(MAX_WAVES_PER_EU) + " (got " +
-                         std::to_string(waves) + ")";
+                   : fmt::format("waves_per_eu must be between 0 and {max_waves} (got {waves})",
+                                 fmt::arg("max_waves", MAX_WAVES_PER_EU), fmt::arg("waves", waves));
       },
   };
   return first_reason(checks);

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/ir/types.h"
 #include "kemit/llvm/lower_mma.h"
 #include "kemit/tables.h"
@@ -81,14 +84,6 @@ namespace {
 
 const ir::Flags NUW_NSW = {"nuw", "nsw"};
 
-int bit_length(int value) {
-  int bits = 0;
-  for (; value > 0; value >>= 1) ++bits;
-  return bits;
-}
-
-std::string number(int64_t value) { return std::to_string(value); }
-
 const Shape& shape_of(const MmaSpec& spec) {
   std::string name = spec.mma;
   for (const auto& shape : SHAPES)
@@ -151,14 +146,16 @@ int64_t lds_bytes(const CoreSpec& spec) {
 
 std::string tile_check(const MmaSpec& spec, const std::string& name, int64_t value, int step, int limit) {
   if (value <= 0 || value % step)
-    return name + " must be a positive multiple of " + number(step) + " for " + spec.mma + " (got " + number(value) +
-           ")";
-  return value <= limit ? "" : name + " must be at most " + number(limit) + " (got " + number(value) + ")";
+    return fmt::format("{field} must be a positive multiple of {step} for {mma} (got {value})", fmt::arg("field", name),
+                       fmt::arg("step", step), fmt::arg("mma", spec.mma), fmt::arg("value", value));
+  return value <= limit ? ""
+                        : fmt::format("{field} must be at most {limit} (got {value})", fmt::arg("field", name),
+                                      fmt::arg("limit", limit), fmt::arg("value", value));
 }
 
 std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch, bool with_fp8) {
   // the checks outlive this call: they hold copies of the local lists and refer to spec and arch
-  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), shapes;
+  std::vector<nlohmann::json> dtypes = json_list(DTYPES), shapes;
   if (with_fp8) dtypes.insert(dtypes.end(), FP8_DTYPES.begin(), FP8_DTYPES.end());
   for (const auto& shape : SHAPES) shapes.push_back(shape.name);
   return {
@@ -168,17 +165,18 @@ std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const 
         auto pairs = available(arch, with_fp8);
         std::pair<std::string, std::string> wanted{spec.mma, spec.dtype};
         if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
-        std::string listed;
-        for (const auto& [name, dtype] : pairs) listed += (listed.empty() ? "" : ", ") + name + " " + dtype;
-        return wanted.first + " " + wanted.second + " is not an instruction of " + arch.name + " (it has: " + listed +
-               ")";
+        std::vector<std::string> listed;
+        for (const auto& [name, dtype] : pairs) listed.push_back(name + " " + dtype);
+        return fmt::format("{mma} {dtype} is not an instruction of {arch} (it has: {pairs})", fmt::arg("mma", spec.mma),
+                           fmt::arg("dtype", spec.dtype), fmt::arg("arch", arch.name),
+                           fmt::arg("pairs", fmt::join(listed, ", ")));
       },
   };
 }
 
 std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, const target::Arch& arch, bool with_fp8) {
   // the checks outlive this call: they hold a copy of the local list and refer to spec and arch
-  std::vector<nlohmann::json> waves(WAVES.begin(), WAVES.end());
+  std::vector<nlohmann::json> waves = json_list(WAVES);
   auto per_wave = [&spec] { return fragments(spec) / spec.waves; };
   std::vector<std::function<std::string()>> checks = mma_checks(spec, arch, with_fp8);
   std::vector<std::function<std::string()>> tiles = {
@@ -189,20 +187,26 @@ std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, cons
       [=, &spec, &arch] {
         return fragments(spec) % spec.waves == 0
                    ? ""
-                   : "the " + number(fragments(spec)) + " fragments of a " + number(spec.tile_m) + "x" +
-                         number(spec.tile_n) + " tile do not split evenly over " + number(spec.waves) + " waves";
+                   : fmt::format(
+                         "the {fragments} fragments of a {tile_m}x{tile_n} tile do not split evenly over {waves} waves",
+                         fmt::arg("fragments", fragments(spec)), fmt::arg("tile_m", spec.tile_m),
+                         fmt::arg("tile_n", spec.tile_n), fmt::arg("waves", spec.waves));
       },
       [=, &spec, &arch] {
         int registers = per_wave() * accumulator_length(spec, arch);
-        return registers <= MAX_ACCUMULATORS
-                   ? ""
-                   : number(per_wave()) + " fragments per wave need " + number(registers) +
-                         " accumulator registers per lane, more than " + number(MAX_ACCUMULATORS);
+        return registers <= MAX_ACCUMULATORS ? ""
+                                             : fmt::format(
+                                                   "{per_wave} fragments per wave need {registers} accumulator "
+                                                   "registers per lane, more than {most}",
+                                                   fmt::arg("per_wave", per_wave()), fmt::arg("registers", registers),
+                                                   fmt::arg("most", MAX_ACCUMULATORS));
       },
       [=, &spec, &arch] {
-        return lds_bytes(spec) <= arch.lds_bytes ? ""
-                                                 : "LDS use " + number(lds_bytes(spec)) + " bytes exceeds the " +
-                                                       number(arch.lds_bytes) + " bytes of " + arch.name;
+        return lds_bytes(spec) <= arch.lds_bytes
+                   ? ""
+                   : fmt::format("LDS use {lds} bytes exceeds the {lds_bytes} bytes of {arch}",
+                                 fmt::arg("lds", lds_bytes(spec)), fmt::arg("lds_bytes", arch.lds_bytes),
+                                 fmt::arg("arch", arch.name));
       },
   };
   checks.insert(checks.end(), tiles.begin(), tiles.end());

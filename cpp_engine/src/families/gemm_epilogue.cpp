@@ -24,12 +24,6 @@ const std::vector<Field> FIELDS = [] {
 const std::vector<std::string> ACTIVATIONS = {"none", "relu", "gelu_tanh", "silu"};
 const std::vector<std::string> OUT_DTYPES = {"f32", "f16", "bf16"};
 
-namespace {
-
-std::string number(int64_t value) { return std::to_string(value); }
-
-}  // namespace
-
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
 Spec read_spec(const nlohmann::json& spec) {
@@ -40,8 +34,9 @@ Spec read_spec(const nlohmann::json& spec) {
 std::string kernel_name(const Spec& spec) {
   std::string fused = (spec.bias ? "_bias" : "") + (spec.activation != "none" ? "_" + spec.activation : "") +
                       (spec.residual ? "_res" : "");
-  return "gemm_ep_" + spec.mma + "_" + spec.dtype + "_" + number(spec.tile_m) + "x" + number(spec.tile_n) + "x" +
-         number(spec.tile_k) + "_w" + number(spec.waves) + fused + "_" + spec.out_dtype;
+  return "gemm_ep_" + spec.mma + "_" + spec.dtype + "_" + std::to_string(spec.tile_m) + "x" +
+         std::to_string(spec.tile_n) + "x" + std::to_string(spec.tile_k) + "_w" + std::to_string(spec.waves) + fused +
+         "_" + spec.out_dtype;
 }
 
 std::string validate(const Spec& spec, const target::Arch& arch) {
@@ -65,7 +60,7 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = spec.waves * arch.wave_size;
-  b.attr("flat_work_group_size", "1," + number(block));
+  b.attr("flat_work_group_size", "1," + std::to_string(block));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), out = ir::scalar(spec.out_dtype);
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value bm = b.param(core::is_fp8(spec) ? "b_t" : "b", ir::pointer("global"), 16, /*noalias=*/true,

@@ -19,20 +19,14 @@ const std::vector<Field> FIELDS = [] {
   return fields;
 }();
 
-namespace {
-
-std::string number(int64_t value) { return std::to_string(value); }
-
-}  // namespace
-
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
 Spec read_spec(const nlohmann::json& spec) { return {core::read_core_spec(spec), bool_field(spec, "accumulate")}; }
 
 std::string kernel_name(const Spec& spec) {
   std::string acc = spec.accumulate ? "_acc" : "";
-  return "gemm_" + spec.mma + "_" + spec.dtype + "_" + number(spec.tile_m) + "x" + number(spec.tile_n) + "x" +
-         number(spec.tile_k) + "_w" + number(spec.waves) + acc;
+  return "gemm_" + spec.mma + "_" + spec.dtype + "_" + std::to_string(spec.tile_m) + "x" + std::to_string(spec.tile_n) +
+         "x" + std::to_string(spec.tile_k) + "_w" + std::to_string(spec.waves) + acc;
 }
 
 std::string validate(const Spec& spec, const target::Arch& arch) { return first_reason(core::core_checks(spec, arch)); }
@@ -44,7 +38,7 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = spec.waves * arch.wave_size;
-  b.attr("flat_work_group_size", "1," + number(block));
+  b.attr("flat_work_group_size", "1," + std::to_string(block));
   ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32");
   bool accumulate = spec.accumulate;
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);

@@ -9,6 +9,8 @@
 #include <functional>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "kemit/families/rows_common.h"
 #include "kemit/ir/types.h"
 
@@ -54,26 +56,32 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
       [&] {
         return block > 0 && block % arch.wave_size == 0
                    ? ""
-                   : "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " on " +
-                         arch.name + " (got " + std::to_string(block) + ")";
+                   : fmt::format(
+                         "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})",
+                         fmt::arg("wave_size", arch.wave_size), fmt::arg("arch", arch.name), fmt::arg("block", block));
       },
       [&] {
         return MIN_BLOCK <= block && block <= MAX_BLOCK
                    ? ""
-                   : "block must be between " + std::to_string(MIN_BLOCK) + " and " + std::to_string(MAX_BLOCK) +
-                         " (got " + std::to_string(block) + ")";
+                   : fmt::format("block must be between {least} and {most} (got {block})", fmt::arg("least", MIN_BLOCK),
+                                 fmt::arg("most", MAX_BLOCK), fmt::arg("block", block));
       },
       [&] {
         return cols > 0 && cols % vec == 0 ? ""
-                                           : "cols must be a positive multiple of vec " + std::to_string(vec) +
-                                                 " (got " + std::to_string(cols) + ")";
+                                           : fmt::format("cols must be a positive multiple of vec {vec} (got {cols})",
+                                                         fmt::arg("vec", vec), fmt::arg("cols", cols));
       },
-      [&] { return per_block >= 1 ? "" : "rows_per_block must be at least 1 (got " + std::to_string(per_block) + ")"; },
+      [&] {
+        return per_block >= 1 ? ""
+                              : fmt::format("rows_per_block must be at least 1 (got {rows_per_block})",
+                                            fmt::arg("rows_per_block", per_block));
+      },
       [&] {
         return lds_bytes(spec, arch) <= arch.lds_bytes
                    ? ""
-                   : "LDS use " + std::to_string(lds_bytes(spec, arch)) + " bytes exceeds the " +
-                         std::to_string(arch.lds_bytes) + " bytes of " + arch.name;
+                   : fmt::format("LDS use {lds} bytes exceeds the {lds_bytes} bytes of {arch}",
+                                 fmt::arg("lds", lds_bytes(spec, arch)), fmt::arg("lds_bytes", arch.lds_bytes),
+                                 fmt::arg("arch", arch.name));
       },
   };
   return first_reason(checks);

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/families/attention_fwd.h"
 #include "kemit/families/conv_depthwise_dgrad_stream.h"
 #include "kemit/families/conv_depthwise_tiled.h"
@@ -95,9 +98,8 @@ std::vector<std::string> family_names() {
 const Family& find_family(std::string_view name) {
   for (const auto& family : FAMILIES())
     if (family.FAMILY == name) return family;
-  std::string known;
-  for (const auto& family : family_names()) known += (known.empty() ? "" : ", ") + family;
-  throw std::invalid_argument("unknown family '" + std::string(name) + "' (known: " + known + ")");
+  throw std::invalid_argument(fmt::format("unknown family '{name}' (known: {known})", fmt::arg("name", name),
+                                          fmt::arg("known", fmt::join(family_names(), ", "))));
 }
 
 }  // namespace kemit::families

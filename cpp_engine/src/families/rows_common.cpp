@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::families::rows_common {
@@ -115,23 +117,25 @@ Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vect
       [&spec] { return one_of("vec", spec.vec, json_list(VECS)); },
       [&arch, block]() -> std::string {
         if (block > 0 && block % arch.wave_size == 0) return "";
-        return "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " on " +
-               arch.name + " (got " + std::to_string(block) + ")";
+        return fmt::format("block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})",
+                           fmt::arg("wave_size", arch.wave_size), fmt::arg("arch", arch.name),
+                           fmt::arg("block", block));
       },
       [block]() -> std::string {
         if (block <= MAX_BLOCK) return "";
-        return "block must be at most " + std::to_string(MAX_BLOCK) + " (got " + std::to_string(block) + ")";
+        return fmt::format("block must be at most {max_block} (got {block})", fmt::arg("max_block", MAX_BLOCK),
+                           fmt::arg("block", block));
       },
       [&spec]() -> std::string {
         int64_t cols = spec.cols, vec = spec.vec;
         if (cols > 0 && cols % vec == 0) return "";
-        return "cols must be a positive multiple of vec " + std::to_string(vec) + " (got " + std::to_string(cols) +
-               ")";
+        return fmt::format("cols must be a positive multiple of vec {vec} (got {cols})", fmt::arg("vec", vec),
+                           fmt::arg("cols", cols));
       },
       [&spec, &arch, block]() -> std::string {
         if (spec.scope != "block" || block > arch.wave_size) return "";
-        return "scope block needs at least two waves (block " + std::to_string(block) + " is one wave on " +
-               arch.name + "); use scope wave";
+        return fmt::format("scope block needs at least two waves (block {block} is one wave on {arch}); use scope wave",
+                           fmt::arg("block", block), fmt::arg("arch", arch.name));
       },
   };
 }

@@ -8,6 +8,8 @@
 #include <limits>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::families::scan_rows {
@@ -62,18 +64,19 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   });
   checks.push_back([split]() -> std::string {
     if (1 <= split && split <= MAX_SPLIT) return "";
-    return "split must be between 1 and " + std::to_string(MAX_SPLIT) + " (got " + std::to_string(split) + ")";
+    return fmt::format("split must be between 1 and {max_split} (got {split})", fmt::arg("max_split", MAX_SPLIT),
+                       fmt::arg("split", split));
   });
   checks.push_back([&spec, split]() -> std::string {
     if (split == 1 || spec.scope == "block") return "";
-    return "split " + std::to_string(split) +
-           " needs scope block (one workgroup per segment); use split 1 with scope wave";
+    return fmt::format("split {split} needs scope block (one workgroup per segment); use split 1 with scope wave",
+                       fmt::arg("split", split));
   });
   checks.push_back([&spec, split]() -> std::string {
     int64_t cols = spec.cols, multiple = split * spec.vec;
     if (cols % multiple == 0) return "";
-    return "cols must be a multiple of split * vec = " + std::to_string(multiple) + " (got " + std::to_string(cols) +
-           ")";
+    return fmt::format("cols must be a multiple of split * vec = {multiple} (got {cols})",
+                       fmt::arg("multiple", multiple), fmt::arg("cols", cols));
   });
   return first_reason(checks);
 }

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace kemit::families {
 
 namespace {
@@ -27,16 +30,17 @@ std::string json_kind(const nlohmann::json& value) {
 }
 
 nlohmann::json parse_fields(const std::string& family, const nlohmann::json& raw, const std::vector<Field>& fields) {
-  if (!raw.is_object()) throw SpecError(family + " spec must be a JSON object (got " + json_kind(raw) + ")");
+  if (!raw.is_object())
+    throw SpecError(fmt::format("{family} spec must be a JSON object (got {kind})", fmt::arg("family", family),
+                                fmt::arg("kind", json_kind(raw))));
   std::vector<std::string> known;
   for (const auto& field : fields) known.push_back(field.name);
   std::sort(known.begin(), known.end());
   for (const auto& item : raw.items()) {  // nlohmann objects iterate in sorted key order
-    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
-      std::string names;
-      for (const auto& name : known) names += (names.empty() ? "" : ", ") + name;
-      throw SpecError("unknown field '" + item.key() + "' in " + family + " spec (known: " + names + ")");
-    }
+    if (std::find(known.begin(), known.end(), item.key()) == known.end())
+      throw SpecError(fmt::format("unknown field '{key}' in {family} spec (known: {known})",
+                                  fmt::arg("key", item.key()), fmt::arg("family", family),
+                                  fmt::arg("known", fmt::join(known, ", "))));
   }
   nlohmann::json spec = nlohmann::json::object();
   for (const auto& field : fields) {
@@ -50,25 +54,30 @@ nlohmann::json check_kind(const std::string& name, const std::string& kind, cons
   std::string got = json_kind(value);
   if (kind == "int") {
     if (got != "number" || value.is_number_float())
-      throw SpecError("field '" + name + "' must be an integer (got " + (got != "number" ? got : "a fraction") + ")");
+      throw SpecError(fmt::format("field '{name}' must be an integer (got {got})", fmt::arg("name", name),
+                                  fmt::arg("got", got != "number" ? got : "a fraction")));
     bool fits = value.is_number_unsigned() ? value.get<uint64_t>() < (uint64_t{1} << 31)
                                            : value.get<int64_t>() >= -(int64_t{1} << 31) &&
                                                  value.get<int64_t>() < (int64_t{1} << 31);
-    if (!fits) throw SpecError("field '" + name + "' must fit in 32 bits");
+    if (!fits) throw SpecError(fmt::format("field '{name}' must fit in 32 bits", fmt::arg("name", name)));
   } else if (kind == "str" && got != "string") {
-    throw SpecError("field '" + name + "' must be a string (got " + got + ")");
+    throw SpecError(
+        fmt::format("field '{name}' must be a string (got {got})", fmt::arg("name", name), fmt::arg("got", got)));
   } else if (kind == "bool" && got != "boolean") {
-    throw SpecError("field '" + name + "' must be a boolean (got " + got + ")");
+    throw SpecError(
+        fmt::format("field '{name}' must be a boolean (got {got})", fmt::arg("name", name), fmt::arg("got", got)));
   }
   return value;
 }
 
 std::string one_of(const std::string& name, const nlohmann::json& value, const std::vector<nlohmann::json>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return "";
-  std::string shown = value.is_string() ? "'" + value.get<std::string>() + "'" : plain_text(value);
-  std::string names;
-  for (const auto& item : allowed) names += (names.empty() ? "" : ", ") + plain_text(item);
-  return name + " must be one of " + names + " (got " + shown + ")";
+  std::string shown =
+      value.is_string() ? fmt::format("'{value}'", fmt::arg("value", value.get<std::string>())) : plain_text(value);
+  std::vector<std::string> names;
+  for (const auto& item : allowed) names.push_back(plain_text(item));
+  return fmt::format("{name} must be one of {allowed} (got {shown})", fmt::arg("name", name),
+                     fmt::arg("allowed", fmt::join(names, ", ")), fmt::arg("shown", shown));
 }
 
 std::string first_reason(const std::vector<std::function<std::string()>>& checks) {

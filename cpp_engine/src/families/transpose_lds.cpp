@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::families::transpose_lds {
@@ -21,18 +23,6 @@ const std::vector<std::string> DTYPES = {"f16", "bf16", "f32"};
 const std::vector<int> VECS = {1, 2, 4, 8};
 const std::vector<int> PADS = {0, 1};
 
-namespace {
-
-int bit_length(int value) {
-  int bits = 0;
-  for (; value > 0; value >>= 1) ++bits;
-  return bits;
-}
-
-std::string number(int64_t value) { return std::to_string(value); }
-
-}  // namespace
-
 nlohmann::json parse_spec(const nlohmann::json& raw) { return parse_fields(FAMILY, raw, FIELDS); }
 
 Spec read_spec(const nlohmann::json& spec) {
@@ -41,8 +31,8 @@ Spec read_spec(const nlohmann::json& spec) {
 }
 
 std::string kernel_name(const Spec& spec) {
-  return "tr_" + spec.dtype + "_t" + number(spec.tile) + "x" + number(spec.tiles) + "_p" + number(spec.pad) + "_v" +
-         number(spec.vec) + "_b" + number(spec.block);
+  return "tr_" + spec.dtype + "_t" + std::to_string(spec.tile) + "x" + std::to_string(spec.tiles) + "_p" +
+         std::to_string(spec.pad) + "_v" + std::to_string(spec.vec) + "_b" + std::to_string(spec.block);
 }
 
 int64_t lds_bytes(const Spec& spec) {
@@ -53,38 +43,44 @@ int64_t lds_bytes(const Spec& spec) {
 std::string validate(const Spec& spec, const target::Arch& arch) {
   int64_t tile = spec.tile, tiles = spec.tiles, vec = spec.vec;
   int64_t block = spec.block;
-  std::vector<nlohmann::json> dtypes(DTYPES.begin(), DTYPES.end()), vecs(VECS.begin(), VECS.end()),
-      pads(PADS.begin(), PADS.end());
   const std::vector<std::function<std::string()>> checks = {
-      [&] { return one_of("dtype", spec.dtype, dtypes); },
-      [&] { return one_of("vec", spec.vec, vecs); },
-      [&] { return one_of("pad", spec.pad, pads); },
+      [&] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
+      [&] { return one_of("vec", spec.vec, json_list(VECS)); },
+      [&] { return one_of("pad", spec.pad, json_list(PADS)); },
       [&] {
-        return MIN_TILE <= tile && tile <= MAX_TILE ? ""
-                                                    : "tile must be between " + number(MIN_TILE) + " and " +
-                                                          number(MAX_TILE) + " (got " + number(tile) + ")";
-      },
-      [&] {
-        return tile % vec == 0 ? "" : "tile must be a multiple of vec " + number(vec) + " (got " + number(tile) + ")";
-      },
-      [&] {
-        return 1 <= tiles && tiles <= MAX_TILES
+        return MIN_TILE <= tile && tile <= MAX_TILE
                    ? ""
-                   : "tiles must be between 1 and " + number(MAX_TILES) + " (got " + number(tiles) + ")";
+                   : fmt::format("tile must be between {least} and {most} (got {tile})", fmt::arg("least", MIN_TILE),
+                                 fmt::arg("most", MAX_TILE), fmt::arg("tile", tile));
+      },
+      [&] {
+        return tile % vec == 0 ? ""
+                               : fmt::format("tile must be a multiple of vec {vec} (got {tile})", fmt::arg("vec", vec),
+                                             fmt::arg("tile", tile));
+      },
+      [&] {
+        return 1 <= tiles && tiles <= MAX_TILES ? ""
+                                                : fmt::format("tiles must be between 1 and {most} (got {tiles})",
+                                                              fmt::arg("most", MAX_TILES), fmt::arg("tiles", tiles));
       },
       [&] {
         return block > 0 && block % arch.wave_size == 0
                    ? ""
-                   : "block must be a positive multiple of the wave size " + number(arch.wave_size) + " on " +
-                         arch.name + " (got " + number(block) + ")";
+                   : fmt::format(
+                         "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})",
+                         fmt::arg("wave_size", arch.wave_size), fmt::arg("arch", arch.name), fmt::arg("block", block));
       },
       [&] {
-        return block <= MAX_BLOCK ? "" : "block must be at most " + number(MAX_BLOCK) + " (got " + number(block) + ")";
+        return block <= MAX_BLOCK ? ""
+                                  : fmt::format("block must be at most {max_block} (got {block})",
+                                                fmt::arg("max_block", MAX_BLOCK), fmt::arg("block", block));
       },
       [&] {
-        return lds_bytes(spec) <= arch.lds_bytes ? ""
-                                                 : "LDS use " + number(lds_bytes(spec)) + " bytes exceeds the " +
-                                                       number(arch.lds_bytes) + " bytes of " + arch.name;
+        return lds_bytes(spec) <= arch.lds_bytes
+                   ? ""
+                   : fmt::format("LDS use {lds} bytes exceeds the {lds_bytes} bytes of {arch}",
+                                 fmt::arg("lds", lds_bytes(spec)), fmt::arg("lds_bytes", arch.lds_bytes),
+                                 fmt::arg("arch", arch.name));
       },
   };
   return first_reason(checks);
@@ -92,7 +88,7 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
-  b.attr("flat_work_group_size", "1," + number(spec.block));
+  b.attr("flat_work_group_size", "1," + std::to_string(spec.block));
   ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(spec.dtype);
   int tile = static_cast<int>(spec.tile), vec = static_cast<int>(spec.vec);
   int width = tile * static_cast<int>(spec.tiles);

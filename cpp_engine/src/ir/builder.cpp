@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace kemit::ir {
 
 const std::vector<std::string> DIMS = {"x", "y", "z"};
@@ -19,12 +22,6 @@ const std::vector<MmaInstruction> MMA_INSTRUCTIONS = [] {
 }();
 
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 // An op's name as text, for error messages.
 std::string text_of(OpKind name) { return std::string(tables::op_name(name)); }
@@ -98,27 +95,31 @@ std::string float_repr(double value) {
 uint32_t float_bits(const Type& t, double value) {
   float narrowed = static_cast<float>(value);
   if (std::isinf(narrowed) && std::isfinite(value))  // finite but beyond f32's range
-    throw BuildError("constant " + float_repr(value) + " is not exact in " + std::string(scalar_name(t.name)));
+    throw BuildError(fmt::format("constant {value} is not exact in {dtype}", fmt::arg("value", float_repr(value)),
+                                 fmt::arg("dtype", scalar_name(t.name))));
   uint32_t f32 = f32_bits_of(narrowed);
   if (static_cast<double>(narrowed) != value)
-    throw BuildError("constant " + float_repr(value) + " is not exact in " + std::string(scalar_name(t.name)));
+    throw BuildError(fmt::format("constant {value} is not exact in {dtype}", fmt::arg("value", float_repr(value)),
+                                 fmt::arg("dtype", scalar_name(t.name))));
   if (t.name == ScalarKind::f32) return f32;
   if (t.name == ScalarKind::bf16) {
-    if (f32 & 0xFFFF) throw BuildError("constant " + float_repr(value) + " is not exact in bf16");
+    if (f32 & 0xFFFF)
+      throw BuildError(fmt::format("constant {value} is not exact in bf16", fmt::arg("value", float_repr(value))));
     return f32 >> 16;
   }
   uint32_t sign = f32 >> 31, exponent = (f32 >> 23) & 0xFF, mantissa = f32 & 0x7FFFFF;
   if (exponent == 0 && mantissa == 0) return sign << 15;
   int unbiased = static_cast<int>(exponent) - 127;
   if (!(-14 <= unbiased && unbiased <= 15) || (mantissa & 0x1FFF))
-    throw BuildError("constant " + float_repr(value) + " is not exact in f16");
+    throw BuildError(fmt::format("constant {value} is not exact in f16", fmt::arg("value", float_repr(value))));
   return (sign << 15) | ((unbiased + 15) << 10) | (mantissa >> 13);
 }
 
 bool is_power_of_two(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
 
 Builder::Builder(const std::string& name, const std::string& arch) {
-  if (!is_name(name)) throw BuildError("kernel name '" + name + "' must match [a-z_][a-z0-9_]*");
+  if (!is_name(name))
+    throw BuildError(fmt::format("kernel name '{name}' must match [a-z_][a-z0-9_]*", fmt::arg("name", name)));
   _kernel.name = name;
   _kernel.arch = arch;
   _regions.push_back(&_kernel.body);
@@ -127,7 +128,8 @@ Builder::Builder(const std::string& name, const std::string& arch) {
 // ---- kernel interface -------------------------------------------------------------------
 void Builder::attr(const std::string& key, const std::string& value) {
   if (!is_name(key) || !is_attr_value(value))
-    throw BuildError("kernel attribute " + key + "=" + value + " has characters outside the canonical set");
+    throw BuildError(fmt::format("kernel attribute {key}={value} has characters outside the canonical set",
+                                 fmt::arg("key", key), fmt::arg("value", value)));
   for (auto& entry : _kernel.attrs)
     if (entry.first == key) {
       entry.second = value;
@@ -140,14 +142,16 @@ Value Builder::param(const std::string& name, const Type& t, int64_t align, bool
                      bool readonly, bool writeonly) {
   _check_new_name(name);
   if (_next_id != static_cast<int>(_kernel.params.size()))
-    throw BuildError("param '" + name + "' must be declared before LDS buffers and ops");
+    throw BuildError(fmt::format("param '{name}' must be declared before LDS buffers and ops", fmt::arg("name", name)));
   const std::pair<AttrKey, bool> flags[] = {
       {"noalias", noalias}, {"nocapture", nocapture}, {"readonly", readonly}, {"writeonly", writeonly}};
   bool any_flag = noalias || nocapture || readonly || writeonly;
   if (t.kind != TypeKind::pointer && (align || any_flag))
-    throw BuildError("param '" + name + "': align and memory flags need a pointer (got " + type_text(t) + ")");
+    throw BuildError(fmt::format("param '{name}': align and memory flags need a pointer (got {type})",
+                                 fmt::arg("name", name), fmt::arg("type", type_text(t))));
   if (align && !is_power_of_two(align))
-    throw BuildError("param '" + name + "': align must be a power of two (got " + std::to_string(align) + ")");
+    throw BuildError(fmt::format("param '{name}': align must be a power of two (got {align})", fmt::arg("name", name),
+                                 fmt::arg("align", align)));
   Attrs attrs;
   for (const auto& [key, on] : flags)
     if (on) attrs[key] = Attr::flag();
@@ -160,9 +164,11 @@ Value Builder::param(const std::string& name, const Type& t, int64_t align, bool
 Value Builder::lds(const std::string& name, const Type& element, int count, int align) {
   _check_new_name(name);
   if (element.kind == TypeKind::pointer || count < 1)
-    throw BuildError("LDS buffer '" + name + "' needs a scalar or vector element and a count >= 1");
+    throw BuildError(
+        fmt::format("LDS buffer '{name}' needs a scalar or vector element and a count >= 1", fmt::arg("name", name)));
   if (!is_power_of_two(align))
-    throw BuildError("LDS buffer '" + name + "': align must be a power of two (got " + std::to_string(align) + ")");
+    throw BuildError(fmt::format("LDS buffer '{name}': align must be a power of two (got {align})",
+                                 fmt::arg("name", name), fmt::arg("align", align)));
   Value value = _new_value(Type{TypeKind::pointer, ScalarKind{}, 0, AddressSpace::lds});
   _kernel.lds.push_back(LdsBuffer{value, name, element, count, align});
   return value;
@@ -176,15 +182,19 @@ Kernel Builder::finish() {
 
 // ---- constants and special registers ------------------------------------------------------
 Value Builder::const_int(const Type& t, int64_t value) {
-  if (!is_int(t)) throw BuildError("const_int needs an integer type (got " + type_text(t) + ")");
+  if (!is_int(t))
+    throw BuildError(fmt::format("const_int needs an integer type (got {type})", fmt::arg("type", type_text(t))));
   int bits = scalar_bits(element_type(t));
   bool fits = bits == 64 || (-(int64_t{1} << (bits - 1)) <= value && value < (int64_t{1} << bits));
-  if (!fits) throw BuildError("constant " + std::to_string(value) + " does not fit " + type_text(t));
+  if (!fits)
+    throw BuildError(
+        fmt::format("constant {value} does not fit {type}", fmt::arg("value", value), fmt::arg("type", type_text(t))));
   return *_emit(OpKind::constant, {}, t, {{"value", Attr::of(value)}});
 }
 
 Value Builder::const_float(const Type& t, double value) {
-  if (!is_float(t)) throw BuildError("const_float needs a float type (got " + type_text(t) + ")");
+  if (!is_float(t))
+    throw BuildError(fmt::format("const_float needs a float type (got {type})", fmt::arg("type", type_text(t))));
   uint32_t bits = float_bits(element_type(t), value);
   int digits = scalar_bits(element_type(t)) / 4;
   return *_emit(OpKind::constant, {}, t, {{"value", Attr::of(hex_digits(bits, digits))}});
@@ -238,8 +248,9 @@ Value Builder::fcmp(const std::string& pred, const Value& a, const Value& b) {
 Value Builder::select(const Value& cond, const Value& a, const Value& b) {
   if (a.type != b.type || element_type(cond.type) != scalar(ScalarKind::i1) ||
       (cond.type.kind == TypeKind::vector && lanes(cond.type) != lanes(a.type)))
-    throw BuildError("select needs an i1 condition per lane and equal arms (got " + type_text(cond.type) + ", " +
-                     type_text(a.type) + ", " + type_text(b.type) + ")");
+    throw BuildError(fmt::format("select needs an i1 condition per lane and equal arms (got {cond}, {a}, {b})",
+                                 fmt::arg("cond", type_text(cond.type)), fmt::arg("a", type_text(a.type)),
+                                 fmt::arg("b", type_text(b.type))));
   return *_emit(OpKind::select, {cond, a, b}, a.type, {});
 }
 
@@ -265,8 +276,11 @@ Value Builder::fptosi(const Value& v, const Type& t) {
 // ---- memory -----------------------------------------------------------------------------------
 Value Builder::ptr_add(const Value& p, const Value& index, const Type& element) {
   if (p.type.kind != TypeKind::pointer || index.type != scalar(ScalarKind::i32) || element.kind == TypeKind::pointer)
-    throw BuildError("ptr_add needs a pointer, an i32 index and a non-pointer element (got " + type_text(p.type) +
-                     ", " + type_text(index.type) + ", " + type_text(element) + ")");
+    throw BuildError(
+        fmt::format("ptr_add needs a pointer, an i32 index and a non-pointer element (got {p}, {index}, "
+                    "{element})",
+                    fmt::arg("p", type_text(p.type)), fmt::arg("index", type_text(index.type)),
+                    fmt::arg("element", type_text(element))));
   return *_emit(OpKind::ptr_add, {p, index}, p.type, {{"element", Attr::of(type_text(element))}});
 }
 
@@ -283,7 +297,8 @@ void Builder::store(const Value& v, const Value& p, int align) {
 void Builder::barrier() { _emit(OpKind::barrier, {}, std::nullopt, {}); }
 
 Value Builder::readfirstlane(const Value& v) {
-  if (v.type != scalar(ScalarKind::i32)) throw BuildError("readfirstlane needs an i32 (got " + type_text(v.type) + ")");
+  if (v.type != scalar(ScalarKind::i32))
+    throw BuildError(fmt::format("readfirstlane needs an i32 (got {type})", fmt::arg("type", type_text(v.type))));
   return *_emit(OpKind::readfirstlane, {v}, v.type, {});
 }
 
@@ -309,7 +324,9 @@ std::vector<Value> Builder::for_loop(const Value& lo, const Value& hi, const Val
   _regions.pop_back();
   bool same = yields.size() == inits.size();
   for (size_t i = 0; same && i < yields.size(); ++i) same = yields[i].type == inits[i].type;
-  if (!same) throw BuildError("for_loop body must yield " + std::to_string(inits.size()) + " values of the init types");
+  if (!same)
+    throw BuildError(
+        fmt::format("for_loop body must yield {count} values of the init types", fmt::arg("count", inits.size())));
   Op& yield = placed.regions[0].ops.emplace_back();
   yield.name = OpKind::yield_values;
   yield.operands.assign(yields.begin(), yields.end());
@@ -326,7 +343,8 @@ void Builder::if_then_else(const Value& cond, const IfBody& then_body, const IfB
 
 // ---- internals ------------------------------------------------------------------------------------
 void Builder::_if(const Value& cond, std::initializer_list<const IfBody*> bodies) {
-  if (cond.type != scalar(ScalarKind::i1)) throw BuildError("if needs an i1 condition (got " + type_text(cond.type) + ")");
+  if (cond.type != scalar(ScalarKind::i1))
+    throw BuildError(fmt::format("if needs an i1 condition (got {type})", fmt::arg("type", type_text(cond.type))));
   Region& parent = _current();
   parent.ops.push_back(Op{OpKind::if_then, {}, {cond}, {}, std::vector<Region>(bodies.size())});
   Op& placed = parent.ops.back();
@@ -359,12 +377,15 @@ void Builder::_check_new_name(const std::string& name) const {
   for (const auto& buffer : _kernel.lds) taken = taken || buffer.name == name;
   taken = taken || name == "entry" || name == _kernel.name;  // the entry block's label and the kernel's symbol
   if (!is_name(name) || is_reserved_name(name) || taken)
-    throw BuildError("name '" + name + "' must match [a-z_][a-z0-9_]*, not look like v<N>, "
-                     "not be 'entry' or the kernel's name, and be unique");
+    throw BuildError(
+        fmt::format("name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, "
+                    "not be 'entry' or the kernel's name, and be unique",
+                    fmt::arg("name", name)));
 }
 
 std::string Builder::_dim(const std::string& dim) {
-  if (!contains(DIMS, dim)) throw BuildError("dimension must be one of x, y, z (got " + dim + ")");
+  if (!contains(DIMS, dim))
+    throw BuildError(fmt::format("dimension must be one of x, y, z (got {dim})", fmt::arg("dim", dim)));
   return dim;
 }
 
@@ -374,7 +395,9 @@ void Builder::_same_types(OpKind name, std::initializer_list<Value> values, Type
   if (!same || !predicate(first)) {
     std::vector<std::string> got;
     for (const auto& v : values) got.push_back(type_text(v.type));
-    throw BuildError(text_of(name) + " operands must be " + what + " values of one type (got " + join(got) + ")");
+    throw BuildError(fmt::format("{name} operands must be {what} values of one type (got {got})",
+                                 fmt::arg("name", text_of(name)), fmt::arg("what", what),
+                                 fmt::arg("got", fmt::join(got, ", "))));
   }
 }
 
@@ -384,7 +407,9 @@ Value Builder::_int_binary(OpKind name, const Value& a, const Value& b, const Fl
   const tables::Names& known = tables::op_row(name).flags;
   for (std::string_view flag : flags) {
     const std::string_view* spelled = std::find(known.begin(), known.end(), flag);
-    if (spelled == known.end()) throw BuildError(text_of(name) + " does not take flag '" + std::string(flag) + "'");
+    if (spelled == known.end())
+      throw BuildError(
+          fmt::format("{name} does not take flag '{flag}'", fmt::arg("name", text_of(name)), fmt::arg("flag", flag)));
     attrs[AttrKey::from_table(*spelled)] = Attr::flag();  // the table's text: the caller's may not outlive the op
   }
   return *_emit(name, {a, b}, a.type, std::move(attrs));
@@ -397,11 +422,10 @@ Value Builder::_float_op(OpKind name, std::initializer_list<Value> operands) {
 
 Value Builder::_compare(OpKind name, const std::string& pred, const tables::Names& predicates, const Value& a,
                         const Value& b) {
-  if (!predicates.contains(pred)) {
-    std::string known;
-    for (auto item : predicates) (known += known.empty() ? "" : ", ") += item;
-    throw BuildError(text_of(name) + " predicate must be one of " + known + " (got " + pred + ")");
-  }
+  if (!predicates.contains(pred))
+    throw BuildError(fmt::format("{name} predicate must be one of {known} (got {pred})",
+                                 fmt::arg("name", text_of(name)), fmt::arg("known", fmt::join(predicates, ", ")),
+                                 fmt::arg("pred", pred)));
   return *_emit(name, {a, b}, with_lanes(scalar(ScalarKind::i1), lanes(a.type)), {{"pred", Attr::of(pred)}});
 }
 
@@ -417,16 +441,19 @@ Value Builder::_cast(OpKind name, const Value& v, const Type& t, Attrs&& attrs) 
                                                            : true;
   }
   if (!ok)
-    throw BuildError(text_of(name) + " cannot convert " + type_text(v.type) + " to " + type_text(t));
+    throw BuildError(fmt::format("{name} cannot convert {source} to {target}", fmt::arg("name", text_of(name)),
+                                 fmt::arg("source", type_text(v.type)), fmt::arg("target", type_text(t))));
   return *_emit(name, {v}, t, std::move(attrs));
 }
 
 void Builder::_check_access(OpKind name, const Type& t, const Value& p, int align) {
   if (p.type.kind != TypeKind::pointer || t.kind == TypeKind::pointer)
-    throw BuildError(text_of(name) + " needs a pointer operand and a non-pointer value type");
+    throw BuildError(
+        fmt::format("{name} needs a pointer operand and a non-pointer value type", fmt::arg("name", text_of(name))));
   if (!is_power_of_two(align) || align > byte_size(t))
-    throw BuildError(text_of(name) + " align must be a power of two up to " + std::to_string(byte_size(t)) + " (got " +
-                     std::to_string(align) + ")");
+    throw BuildError(fmt::format("{name} align must be a power of two up to {most} (got {align})",
+                                 fmt::arg("name", text_of(name)), fmt::arg("most", byte_size(t)),
+                                 fmt::arg("align", align)));
 }
 
 // ---- vector element ops -------------------------------------------------------------------------
@@ -438,15 +465,16 @@ Value Builder::extract_element(const Value& v, int index) {
 Value Builder::insert_element(const Value& v, const Value& s, int index) {
   _check_lane(OpKind::insert_element, v.type, index);
   if (s.type != element_type(v.type))
-    throw BuildError("insert_element needs a " + type_text(element_type(v.type)) + " lane value (got " +
-                     type_text(s.type) + ")");
+    throw BuildError(fmt::format("insert_element needs a {lane} lane value (got {type})",
+                                 fmt::arg("lane", type_text(element_type(v.type))),
+                                 fmt::arg("type", type_text(s.type))));
   return *_emit(OpKind::insert_element, {v, s}, v.type, {{"index", Attr::of(int64_t{index})}});
 }
 
 Value Builder::shuffle(const Value& a, const Value& b, const std::vector<int>& mask) {
   if (a.type != b.type || a.type.kind != TypeKind::vector)
-    throw BuildError("shuffle needs two vectors of one type (got " + type_text(a.type) + ", " + type_text(b.type) +
-                     ")");
+    throw BuildError(fmt::format("shuffle needs two vectors of one type (got {a}, {b})",
+                                 fmt::arg("a", type_text(a.type)), fmt::arg("b", type_text(b.type))));
   std::string lanes_text;
   bool in_range = true;
   for (int m : mask) {
@@ -455,22 +483,23 @@ Value Builder::shuffle(const Value& a, const Value& b, const std::vector<int>& m
   }
   int count = static_cast<int>(mask.size());
   if (count < 2 || count > 16 || !in_range)
-    throw BuildError("shuffle mask must have 2 to 16 lanes, each in [0, " + std::to_string(2 * a.type.count) +
-                     ") (got [" + lanes_text + "])");
+    throw BuildError(fmt::format("shuffle mask must have 2 to 16 lanes, each in [0, {lanes}) (got [{mask}])",
+                                 fmt::arg("lanes", 2 * a.type.count), fmt::arg("mask", lanes_text)));
   return *_emit(OpKind::shuffle, {a, b}, with_lanes(element_type(a.type), count), {{"mask", Attr::of("[" + lanes_text + "]")}});
 }
 
 void Builder::_check_lane(OpKind name, const Type& t, int index) {
   if (t.kind != TypeKind::vector || index < 0 || index >= t.count)
-    throw BuildError(text_of(name) + " needs a vector and a lane index in range (got " + type_text(t) + ", " +
-                     std::to_string(index) + ")");
+    throw BuildError(fmt::format("{name} needs a vector and a lane index in range (got {type}, {index})",
+                                 fmt::arg("name", text_of(name)), fmt::arg("type", type_text(t)),
+                                 fmt::arg("index", index)));
 }
 
 // ---- cross-lane ops -----------------------------------------------------------------------------
 Value Builder::bpermute(const Value& v, const Value& lane) {
   if ((v.type != scalar(ScalarKind::i32) && v.type != scalar(ScalarKind::f32)) || lane.type != scalar(ScalarKind::i32))
-    throw BuildError("bpermute needs an i32 or f32 value and an i32 lane (got " + type_text(v.type) + ", " +
-                     type_text(lane.type) + ")");
+    throw BuildError(fmt::format("bpermute needs an i32 or f32 value and an i32 lane (got {value}, {lane})",
+                                 fmt::arg("value", type_text(v.type)), fmt::arg("lane", type_text(lane.type))));
   return *_emit(OpKind::bpermute, {v, lane}, v.type, {});
 }
 
@@ -483,14 +512,15 @@ constexpr int DPP_ROW_SHR_LAST = 0x11F;
 
 Value Builder::update_dpp(const Value& old, const Value& v, int ctrl) {
   if (old.type != v.type || (v.type != scalar(ScalarKind::i32) && v.type != scalar(ScalarKind::f32)))
-    throw BuildError("update_dpp needs two i32 or two f32 values (got " + type_text(old.type) + ", " +
-                     type_text(v.type) + ")");
+    throw BuildError(fmt::format("update_dpp needs two i32 or two f32 values (got {old}, {value})",
+                                 fmt::arg("old", type_text(old.type)), fmt::arg("value", type_text(v.type))));
   if (!((0 <= ctrl && ctrl <= 0xFF) || (DPP_ROW_SHR_FIRST <= ctrl && ctrl <= DPP_ROW_SHR_LAST) ||
         (DPP_ROW_ROR_FIRST <= ctrl && ctrl <= DPP_ROW_ROR_LAST)))
-    throw BuildError("update_dpp control must be a quad_perm (0 to 255), a row_shr (" +
-                     std::to_string(DPP_ROW_SHR_FIRST) + " to " + std::to_string(DPP_ROW_SHR_LAST) + ") or a row_ror (" +
-                     std::to_string(DPP_ROW_ROR_FIRST) + " to " + std::to_string(DPP_ROW_ROR_LAST) + ") (got " +
-                     std::to_string(ctrl) + ")");
+    throw BuildError(fmt::format(
+        "update_dpp control must be a quad_perm (0 to 255), a row_shr ({shr_first} to "
+        "{shr_last}) or a row_ror ({ror_first} to {ror_last}) (got {ctrl})",
+        fmt::arg("shr_first", DPP_ROW_SHR_FIRST), fmt::arg("shr_last", DPP_ROW_SHR_LAST),
+        fmt::arg("ror_first", DPP_ROW_ROR_FIRST), fmt::arg("ror_last", DPP_ROW_ROR_LAST), fmt::arg("ctrl", ctrl)));
   return *_emit(OpKind::update_dpp, {old, v}, v.type, {{"ctrl", Attr::of(int64_t{ctrl})}});
 }
 
@@ -500,14 +530,17 @@ Value Builder::mma(const std::string& instr, const Value& a, const Value& b, con
   for (const auto& entry : MMA_INSTRUCTIONS)
     if (entry.name == instr) found = &entry;
   if (!found) {
-    std::string known;
-    for (const auto& entry : MMA_INSTRUCTIONS) known += (known.empty() ? "" : ", ") + entry.name;
-    throw BuildError("unknown mma instruction '" + instr + "' (known: " + known + ")");
+    std::vector<std::string> known;
+    for (const auto& entry : MMA_INSTRUCTIONS) known.push_back(entry.name);
+    throw BuildError(fmt::format("unknown mma instruction '{instr}' (known: {known})", fmt::arg("instr", instr),
+                                 fmt::arg("known", fmt::join(known, ", "))));
   }
   const std::string got[] = {type_text(a.type), type_text(b.type), type_text(c.type)};
   if (got[0] != found->operand || got[1] != found->operand || got[2] != found->accumulator)
-    throw BuildError("mma " + instr + " needs " + found->operand + ", " + found->operand + ", " +
-                     found->accumulator + " (got " + got[0] + ", " + got[1] + ", " + got[2] + ")");
+    throw BuildError(fmt::format("mma {instr} needs {operand}, {operand}, {accumulator} (got {got})",
+                                 fmt::arg("instr", instr), fmt::arg("operand", found->operand),
+                                 fmt::arg("accumulator", found->accumulator),
+                                 fmt::arg("got", fmt::join(std::begin(got), std::end(got), ", "))));
   return *_emit(OpKind::mma, {a, b, c}, c.type, {{"instr", Attr::of(instr)}});
 }
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/tables.h"
 
 namespace kemit::ir {
@@ -22,12 +25,6 @@ const std::vector<std::string> ADDRESS_SPACES = [] {
 
 namespace {
 
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
 std::vector<std::string> scalar_names() {
   std::vector<std::string> names;
   for (const auto& entry : SCALAR_BITS) names.push_back(entry.first);
@@ -43,14 +40,15 @@ bool is_ascii_digits(std::string_view text) {
 Type scalar(std::string_view name) {
   for (const auto& row : tables::SCALAR_TYPES)
     if (row.name == name) return scalar(static_cast<ScalarKind>(&row - tables::SCALAR_TYPES));
-  throw TypeError("unknown scalar type '" + std::string(name) + "' (known: " + join_names(scalar_names()) + ")");
+  throw TypeError(fmt::format("unknown scalar type '{name}' (known: {known})", fmt::arg("name", name),
+                              fmt::arg("known", fmt::join(scalar_names(), ", "))));
 }
 
 Type vector(const Type& element, int count) {
   if (element.kind != TypeKind::scalar)
-    throw TypeError("vector elements must be scalars (got " + type_text(element) + ")");
+    throw TypeError(fmt::format("vector elements must be scalars (got {type})", fmt::arg("type", type_text(element))));
   if (count < 2 || count > 16)
-    throw TypeError("vector length must be between 2 and 16 (got " + std::to_string(count) + ")");
+    throw TypeError(fmt::format("vector length must be between 2 and 16 (got {count})", fmt::arg("count", count)));
   return Type{TypeKind::vector, element.name, count, AddressSpace{}};
 }
 
@@ -58,7 +56,8 @@ Type pointer(std::string_view space) {
   for (const auto& row : tables::ADDRESS_SPACES)
     if (row.name == space)
       return Type{TypeKind::pointer, ScalarKind{}, 0, static_cast<AddressSpace>(&row - tables::ADDRESS_SPACES)};
-  throw TypeError("unknown address space '" + std::string(space) + "' (known: " + join_names(ADDRESS_SPACES) + ")");
+  throw TypeError(fmt::format("unknown address space '{space}' (known: {known})", fmt::arg("space", space),
+                              fmt::arg("known", fmt::join(ADDRESS_SPACES, ", "))));
 }
 
 Type with_lanes(const Type& element, int count) { return count == 1 ? element : vector(element, count); }
@@ -95,12 +94,12 @@ Type parse_type(std::string_view text) {
     size_t split = inner.find(" x ");
     std::string_view count = inner.substr(0, split);
     std::string_view name = inner.substr(split + 3);
-    if (!is_ascii_digits(count)) throw TypeError("malformed vector type '" + std::string(text) + "'");
+    if (!is_ascii_digits(count)) throw TypeError(fmt::format("malformed vector type '{text}'", fmt::arg("text", text)));
     Type element = scalar(name);
-    // Python's int() is unbounded: a count too long for an int is refused with its digits.
+    // Python's int() is unbounded: a count too long for an int is refused with its digits, in the
+    // words of vector()'s template (Python reaches it through vector()).
     std::string digits(count.substr(std::min(count.find_first_not_of('0'), count.size() - 1)));
-    if (digits.size() > 9)
-      throw TypeError("vector length must be between 2 and 16 (got " + digits + ")");
+    if (digits.size() > 9) throw TypeError("vector length must be between 2 and 16 (got " + digits + ")");
     return vector(element, std::stoi(digits));
   }
   return scalar(text);

@@ -4,16 +4,13 @@
 
 #include <cctype>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/tables.h"
 
 namespace kemit::llvm {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 int oldest_major(std::string_view oldest_flavor) {
   for (const auto& row : tables::FLAVORS)
@@ -56,7 +53,8 @@ const Flavor& newest_flavor() { return flavors().back(); }
 const Flavor& find_flavor(std::string_view name) {
   for (const auto& flavor : flavors())
     if (flavor.name == name) return flavor;
-  throw UnknownFlavor("unknown flavor '" + std::string(name) + "' (known: " + join(flavor_names()) + ")");
+  throw UnknownFlavor(fmt::format("unknown flavor '{name}' (known: {known})", fmt::arg("name", name),
+                                  fmt::arg("known", fmt::join(flavor_names(), ", "))));
 }
 
 std::pair<const Flavor*, std::string> resolve_flavor(std::string_view name) {
@@ -67,11 +65,13 @@ std::pair<const Flavor*, std::string> resolve_flavor(std::string_view name) {
   bool numeric = !digits.empty() && digits.size() < 6;
   for (char c : digits) numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
   if (numeric && std::stoi(std::string(digits)) > newest.major)
-    return {&newest, "note: flavor " + std::string(name) + " is not in the table; using " + newest.name +
-                         ", the newest (add a row when LLVM " + std::to_string(std::stoi(std::string(digits))) +
-                         " is measured)"};
-  throw UnknownFlavor("unknown flavor '" + std::string(name) + "' (known: " + join(flavor_names()) +
-                      "; a newer llvmN resolves to " + newest.name + ")");
+    return {&newest, fmt::format("note: flavor {name} is not in the table; using {newest}, "
+                                 "the newest (add a row when LLVM {major} is measured)",
+                                 fmt::arg("name", name), fmt::arg("newest", newest.name),
+                                 fmt::arg("major", std::stoi(std::string(digits))))};
+  throw UnknownFlavor(fmt::format("unknown flavor '{name}' (known: {known}; a newer llvmN resolves to {newest})",
+                                  fmt::arg("name", name), fmt::arg("known", fmt::join(flavor_names(), ", ")),
+                                  fmt::arg("newest", newest.name)));
 }
 
 }  // namespace kemit::llvm

@@ -6,6 +6,9 @@
 #include <functional>
 #include <iterator>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/ir/types.h"
 #include "kemit/llvm/spelling.h"
 #include "kemit/target/arch.h"
@@ -69,8 +72,8 @@ class StackText {
 std::string processor_gate(const std::string& arch_name, const Flavor& flavor) {
   const auto& processors = flavor.processors;
   if (std::find(processors.begin(), processors.end(), arch_name) != processors.end()) return "";
-  return arch_name + " needs flavor " + target::find_arch(arch_name).oldest_flavor + " or newer (got " +
-         flavor.name + ")";
+  return fmt::format("{arch} needs flavor {oldest} or newer (got {flavor})", fmt::arg("arch", arch_name),
+                     fmt::arg("oldest", target::find_arch(arch_name).oldest_flavor), fmt::arg("flavor", flavor.name));
 }
 
 std::string lower_kernel(const ir::Kernel& kernel, const Flavor& flavor) {
@@ -86,7 +89,8 @@ std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kern
   std::vector<std::string_view> sorted = all;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    throw LowerError("kernel and LDS names must be unique in a module (got " + join(all, ", ") + ")");
+    throw LowerError(fmt::format("kernel and LDS names must be unique in a module (got {names})",
+                                 fmt::arg("names", fmt::join(all, ", "))));
   const ir::Kernel& first = kernels[0].get();
   for (const ir::Kernel& kernel : kernels)
     if (kernel.arch != first.arch) throw LowerError("the kernels of a module must share one arch");
@@ -121,7 +125,8 @@ std::string lower_module(const std::vector<std::reference_wrapper<const ir::Kern
       if (same == declarations.end())
         declarations.push_back(&declaration);
       else if ((*same)->text != declaration.text)
-        throw LowerError("kernels of one module declare " + std::string(declaration.name()) + " differently");
+        throw LowerError(
+            fmt::format("kernels of one module declare {name} differently", fmt::arg("name", declaration.name())));
     }
   std::sort(declarations.begin(), declarations.end(),
             [](const Lowering::Declaration* a, const Lowering::Declaration* b) { return a->name() < b->name(); });
@@ -164,7 +169,8 @@ void Lowering::kernel_attributes(ir::TextBuffer& out) const {
                                                                       {"uniform-work-group-size", "true"}};
   for (const auto& [key, value] : kernel.attrs) {
     auto spelled = KERNEL_ATTRIBUTES.find(key);
-    if (spelled == KERNEL_ATTRIBUTES.end()) throw LowerError("kernel attribute '" + key + "' has no LLVM spelling");
+    if (spelled == KERNEL_ATTRIBUTES.end())
+      throw LowerError(fmt::format("kernel attribute '{key}' has no LLVM spelling", fmt::arg("key", key)));
     auto same = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pair) { return pair.first == spelled->second; });
     if (same == pairs.end())
       pairs.emplace_back(spelled->second, value);
@@ -259,7 +265,7 @@ Lowering::Handler Lowering::handler(OpKind name) const {
   }();
   size_t at = static_cast<size_t>(name);
   if (at < table.size() && table[at]) return table[at];
-  throw LowerError("no lowering for op '" + std::string(tables::op_name(name)) + "'");
+  throw LowerError(fmt::format("no lowering for op '{name}'", fmt::arg("name", tables::op_name(name))));
 }
 
 Lowering::Handler Lowering::handler_of(OpKind name) {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "kemit/llvm/lower.h"
 #include "kemit/llvm/spelling.h"
 
@@ -36,8 +38,9 @@ std::string mma_gate(const std::string& instr, const Flavor& flavor) {
   std::string oldest;
   for (const auto& candidate : flavors())
     if (oldest.empty() && knows(candidate, instr)) oldest = candidate.name;
-  if (oldest.empty()) return instr + " is known to no flavor";
-  return instr + " needs flavor " + oldest + " or newer (got " + flavor.name + ")";
+  if (oldest.empty()) return fmt::format("{instr} is known to no flavor", fmt::arg("instr", instr));
+  return fmt::format("{instr} needs flavor {oldest} or newer (got {flavor})", fmt::arg("instr", instr),
+                     fmt::arg("oldest", oldest), fmt::arg("flavor", flavor.name));
 }
 
 void Lowering::lower_mma(const ir::Op& op) {
@@ -47,7 +50,7 @@ void Lowering::lower_mma(const ir::Op& op) {
   const ir::Value& result = op.results[0];
   const std::string& instr = op.attrs.at("instr").text;
   std::string gate = mma_gate(instr, flavor);
-  if (!gate.empty()) throw std::invalid_argument("mma cannot be lowered: " + gate);
+  if (!gate.empty()) throw std::invalid_argument(fmt::format("mma cannot be lowered: {gate}", fmt::arg("gate", gate)));
   const MmaIntrinsic* found = nullptr;
   for (const auto& entry : MMA_INTRINSICS)
     if (entry.instr == instr) found = &entry;

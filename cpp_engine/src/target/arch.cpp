@@ -2,6 +2,9 @@
 // Mirrors py_engine/kemit/target/arch.py; both read tables/archs.json (a test proves they agree).
 #include "kemit/target/arch.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kemit/tables.h"
 
 namespace kemit::target {
@@ -25,9 +28,8 @@ std::vector<std::string> arch_names() {
 const Arch& find_arch(std::string_view name) {
   for (const auto& arch : archs())
     if (arch.name == name) return arch;
-  std::string known;
-  for (const auto& arch : archs()) known += (known.empty() ? "" : ", ") + arch.name;
-  throw UnknownArch("unknown arch '" + std::string(name) + "' (known: " + known + ")");
+  throw UnknownArch(fmt::format("unknown arch '{name}' (known: {known})", fmt::arg("name", name),
+                                fmt::arg("known", fmt::join(arch_names(), ", "))));
 }
 
 }  // namespace kemit::target

@@ -88,11 +88,13 @@ def validate(spec, arch):
         lambda: core.tile_check(spec, "tile_kv", key_step(spec), MAX_TILE_KV),
         lambda: one_of("waves", spec["waves"], WAVES),
         lambda: "" if score_registers(spec, arch) <= MAX_SCORES else
-        f"tile_kv {spec['tile_kv']} needs {score_registers(spec, arch)} score registers per lane with {spec['mma']}, "
-        f"more than {MAX_SCORES}",
+        "tile_kv {tile_kv} needs {scores} score registers per lane with {mma}, more than {most}".format(
+            tile_kv=spec["tile_kv"], scores=score_registers(spec, arch), mma=spec["mma"], most=MAX_SCORES),
         lambda: "" if registers(spec, arch) <= MAX_REGISTERS else
-        f"head_dim {spec['head_dim']} and tile_kv {spec['tile_kv']} keep {registers(spec, arch)} registers per lane "
-        f"live with {spec['mma']} on {arch.name} (accumulators and q's operands), more than {MAX_REGISTERS}",
+        ("head_dim {head_dim} and tile_kv {tile_kv} keep {registers} registers per lane "
+         "live with {mma} on {arch} (accumulators and q's operands), more than {most}").format(
+            head_dim=spec["head_dim"], tile_kv=spec["tile_kv"], registers=registers(spec, arch), mma=spec["mma"],
+            arch=arch.name, most=MAX_REGISTERS),
     )
     return first_reason(checks)
 

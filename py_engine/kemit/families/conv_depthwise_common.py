@@ -51,7 +51,7 @@ def channel_checks(spec, cpls):
     return (lambda: one_of("dtype", spec["dtype"], DTYPES),
             lambda: one_of("cpl", spec["cpl"], cpls),
             lambda: "" if spec["c"] % spec["cpl"] == 0 else
-            f"groups (c = {spec['c']}) must be a multiple of cpl {spec['cpl']}")
+            "groups (c = {c}) must be a multiple of cpl {cpl}".format(c=spec["c"], cpl=spec["cpl"]))
 
 
 def shape_checks(spec, arch, positives):
@@ -59,28 +59,30 @@ def shape_checks(spec, arch, positives):
     def positive():
         for name in positives:
             if spec[name] < 1:
-                return f"{name} must be positive (got {spec[name]})"
+                return "{name} must be positive (got {value})".format(name=name, value=spec[name])
         return ""
 
     def paddings():
         if not 0 <= spec["pad"] <= spec["kh"] - 1:
-            return f"pad must be between 0 and kh - 1 = {spec['kh'] - 1} (got {spec['pad']})"
+            return "pad must be between 0 and kh - 1 = {most} (got {pad})".format(most=spec["kh"] - 1, pad=spec["pad"])
         if pad_w_of(spec) > spec["kw"] - 1:
-            return f"the column padding must be at most kw - 1 = {spec['kw'] - 1} (got {pad_w_of(spec)})"
+            return "the column padding must be at most kw - 1 = {most} (got {pad_w})".format(
+                most=spec["kw"] - 1, pad_w=pad_w_of(spec))
         return ""
 
     def fits():
         padded_h, padded_w = spec["h"] + 2 * spec["pad"], spec["w"] + 2 * pad_w_of(spec)
         if padded_h < spec["kh"] or padded_w < spec["kw"]:
-            return (f"the padded input {padded_h}x{padded_w} must be at least as large as the filter "
-                    f"{spec['kh']}x{spec['kw']}")
+            return ("the padded input {padded_h}x{padded_w} must be at least as large as the filter "
+                    "{kh}x{kw}").format(padded_h=padded_h, padded_w=padded_w, kh=spec["kh"], kw=spec["kw"])
         return ""
 
     def waves():
         most = MAX_BLOCK // arch.wave_size
         if 1 <= spec["block_waves"] <= most:
             return ""
-        return f"block_waves must be between 1 and {most} on {arch.name} (got {spec['block_waves']})"
+        return "block_waves must be between 1 and {most} on {arch} (got {block_waves})".format(
+            most=most, arch=arch.name, block_waves=spec["block_waves"])
 
     def sizes():
         ho, wo = forward_extent(spec)

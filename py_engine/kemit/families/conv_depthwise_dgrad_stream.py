@@ -42,18 +42,23 @@ def validate(spec, arch):
     s = spec
     checks = common.channel_checks(s, CPLS) + (
         lambda: "" if s["cpl"] * s["kh"] * s["kw"] <= MAX_PACKED_WEIGHTS else
-        f"cpl * kh * kw must be at most {MAX_PACKED_WEIGHTS} so the packed weights stay in registers "
-        f"(got {s['cpl']} * {s['kh']} * {s['kw']})",
+        ("cpl * kh * kw must be at most {most} so the packed weights stay in registers "
+         "(got {cpl} * {kh} * {kw})").format(most=MAX_PACKED_WEIGHTS, cpl=s["cpl"], kh=s["kh"], kw=s["kw"]),
         lambda: "" if s["cpl"] * s["block_w"] * s["kh"] <= MAX_ACCUMULATORS else
-        f"cpl * block_w * kh must be at most {MAX_ACCUMULATORS} accumulator slots "
-        f"(got {s['cpl']} * {s['block_w']} * {s['kh']})",
-        lambda: "" if s["pad_w"] >= -1 else f"pad_w must be -1 (same as pad) or at least 0 (got {s['pad_w']})",
+        ("cpl * block_w * kh must be at most {most} accumulator slots "
+         "(got {cpl} * {block_w} * {kh})").format(
+            most=MAX_ACCUMULATORS, cpl=s["cpl"], block_w=s["block_w"], kh=s["kh"]),
+        lambda: "" if s["pad_w"] >= -1 else
+        "pad_w must be -1 (same as pad) or at least 0 (got {pad_w})".format(pad_w=s["pad_w"]),
         lambda: "" if common.pad_w_of(s) == s["pad"] else
-        f"{FAMILY} offsets columns by pad, so pad_w must be -1 or equal pad {s['pad']} (got {s['pad_w']})",
+        "{family} offsets columns by pad, so pad_w must be -1 or equal pad {pad} (got {pad_w})".format(
+            family=FAMILY, pad=s["pad"], pad_w=s["pad_w"]),
     ) + common.shape_checks(s, arch, ("n", "h", "w", "c", "kh", "kw", "block_w")) + (
-        lambda: "" if s["kh"] >= s["stride"] else f"kh must be at least the stride {s['stride']} (got {s['kh']})",
+        lambda: "" if s["kh"] >= s["stride"] else
+        "kh must be at least the stride {stride} (got {kh})".format(stride=s["stride"], kh=s["kh"]),
         lambda: "" if s["block_w"] % s["stride"] == 0 else
-        f"block_w must be a multiple of the stride {s['stride']} (got {s['block_w']})",
+        "block_w must be a multiple of the stride {stride} (got {block_w})".format(
+            stride=s["stride"], block_w=s["block_w"]),
     )
     return first_reason(checks)
 

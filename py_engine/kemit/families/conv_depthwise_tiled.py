@@ -45,16 +45,22 @@ def validate(spec, arch):
     s = spec
     side = MAX_SIDE[s["dgrad"]]
     checks = common.channel_checks(s, CPLS) + (
-        lambda: "" if s["pad_w"] >= -1 else f"pad_w must be -1 (same as pad) or at least 0 (got {s['pad_w']})",
-        lambda: "" if not s["dgrad"] or s["stride"] == 1 else f"the dgrad mode needs stride 1 (got {s['stride']})",
+        lambda: "" if s["pad_w"] >= -1 else
+        "pad_w must be -1 (same as pad) or at least 0 (got {pad_w})".format(pad_w=s["pad_w"]),
+        lambda: "" if not s["dgrad"] or s["stride"] == 1 else
+        "the dgrad mode needs stride 1 (got {stride})".format(stride=s["stride"]),
         lambda: "" if max(s["kh"], s["kw"]) <= side else
-        f"filter sides must be at most {side} in the {mode_name(s)} mode (got {s['kh']}x{s['kw']})",
+        "filter sides must be at most {side} in the {mode} mode (got {kh}x{kw})".format(
+            side=side, mode=mode_name(s), kh=s["kh"], kw=s["kw"]),
         lambda: "" if s["dgrad"] or common.pad_w_of(s) == s["pad"] else
-        f"the forward mode takes one padding for both axes (got pad {s['pad']}, pad_w {s['pad_w']})",
-        lambda: "" if not s["dgrad"] or s["cpl"] == 1 else f"the dgrad mode takes cpl 1 (got {s['cpl']})",
+        "the forward mode takes one padding for both axes (got pad {pad}, pad_w {pad_w})".format(
+            pad=s["pad"], pad_w=s["pad_w"]),
+        lambda: "" if not s["dgrad"] or s["cpl"] == 1 else
+        "the dgrad mode takes cpl 1 (got {cpl})".format(cpl=s["cpl"]),
         lambda: "" if s["cpl"] * s["block_w"] * s["block_h"] <= MAX_ACCUMULATORS else
-        f"cpl * block_w * block_h must be at most {MAX_ACCUMULATORS} accumulators "
-        f"(got {s['cpl']} * {s['block_w']} * {s['block_h']})",
+        ("cpl * block_w * block_h must be at most {most} accumulators "
+         "(got {cpl} * {block_w} * {block_h})").format(
+            most=MAX_ACCUMULATORS, cpl=s["cpl"], block_w=s["block_w"], block_h=s["block_h"]),
     ) + common.shape_checks(s, arch, ("n", "h", "w", "c", "kh", "kw", "block_w", "block_h"))
     return first_reason(checks)
 

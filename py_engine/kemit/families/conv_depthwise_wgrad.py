@@ -62,16 +62,19 @@ def validate(spec, arch):
     s = spec
     checks = common.channel_checks(s, CPLS) + (
         lambda: one_of("cross", s["cross"], CROSS),
-        lambda: "" if s["pad_w"] >= -1 else f"pad_w must be -1 (same as pad) or at least 0 (got {s['pad_w']})",
+        lambda: "" if s["pad_w"] >= -1 else
+        "pad_w must be -1 (same as pad) or at least 0 (got {pad_w})".format(pad_w=s["pad_w"]),
         lambda: "" if max(s["kh"], s["kw"]) <= MAX_SIDE else
-        f"filter sides must be at most {MAX_SIDE} (got {s['kh']}x{s['kw']})",
-        lambda: "" if 1 <= s["split"] <= MAX_SPLIT else f"split must be between 1 and {MAX_SPLIT} (got {s['split']})",
+        "filter sides must be at most {side} (got {kh}x{kw})".format(side=MAX_SIDE, kh=s["kh"], kw=s["kw"]),
+        lambda: "" if 1 <= s["split"] <= MAX_SPLIT else
+        "split must be between 1 and {max_split} (got {split})".format(max_split=MAX_SPLIT, split=s["split"]),
     ) + common.shape_checks(s, arch, ("n", "h", "w", "c", "kh", "kw", "block_kh")) + (
         lambda: "" if s["kh"] % s["block_kh"] == 0 else
-        f"block_kh must divide kh = {s['kh']} (got {s['block_kh']})",
+        "block_kh must divide kh = {kh} (got {block_kh})".format(kh=s["kh"], block_kh=s["block_kh"]),
         lambda: "" if s["cpl"] * s["block_kh"] * s["kw"] <= MAX_ACCUMULATORS else
-        f"cpl * block_kh * kw must be at most {MAX_ACCUMULATORS} accumulators "
-        f"(got {s['cpl']} * {s['block_kh']} * {s['kw']})",
+        ("cpl * block_kh * kw must be at most {most} accumulators "
+         "(got {cpl} * {block_kh} * {kw})").format(
+            most=MAX_ACCUMULATORS, cpl=s["cpl"], block_kh=s["block_kh"], kw=s["kw"]),
         lambda: "" if common.element_count((s["split"], s["c"], s["kh"], s["kw"])) < common.MAX_ELEMENTS else
         "the workspace (split * c * kh * kw) must have fewer than 2^31 elements",
     )

@@ -133,24 +133,26 @@ def validate(spec, arch):
     checks = (
         lambda: one_of("dtype", s["dtype"], common.DTYPES),
         lambda: "" if arch.mma == "mfma" else
-        f"{FAMILY} runs on MFMA matrix cores ({', '.join(a.name for a in ARCHS if a.mma == 'mfma')}); "
-        f"{arch.name} has {arch.mma}",
+        "{family} runs on MFMA matrix cores ({archs}); {arch} has {mma}".format(
+            family=FAMILY, archs=", ".join(a.name for a in ARCHS if a.mma == "mfma"), arch=arch.name, mma=arch.mma),
         lambda: one_of("mma", s["mma"], MMAS),
         lambda: "" if (s["mma"], s["dtype"]) in gemm_core.available(arch) else
-        f"{s['mma']} {s['dtype']} is not an instruction of {arch.name}",
+        "{mma} {dtype} is not an instruction of {arch}".format(mma=s["mma"], dtype=s["dtype"], arch=arch.name),
         lambda: positive(s, ("n", "h", "w", "c", "k", "kh", "kw")),
         lambda: "" if max(s["kh"], s["kw"]) <= MAX_FILTER else
-        f"filter sides must be at most {MAX_FILTER} (got {s['kh']}x{s['kw']})",
+        "filter sides must be at most {most} (got {kh}x{kw})".format(most=MAX_FILTER, kh=s["kh"], kw=s["kw"]),
         lambda: one_of("stride", s["stride"], common.STRIDES),
         lambda: "" if 0 <= s["pad"] <= min(s["kh"], s["kw"]) - 1 else
-        f"pad must be between 0 and {min(s['kh'], s['kw']) - 1} (got {s['pad']})",
+        "pad must be between 0 and {most} (got {pad})".format(most=min(s["kh"], s["kw"]) - 1, pad=s["pad"]),
         lambda: "" if s["h"] + 2 * s["pad"] >= s["kh"] and s["w"] + 2 * s["pad"] >= s["kw"] else
-        f"the padded input {s['h'] + 2 * s['pad']}x{s['w'] + 2 * s['pad']} must be at least as large as the "
-        f"filter {s['kh']}x{s['kw']}",
+        "the padded input {padded_h}x{padded_w} must be at least as large as the filter {kh}x{kw}".format(
+            padded_h=s["h"] + 2 * s["pad"], padded_w=s["w"] + 2 * s["pad"], kh=s["kh"], kw=s["kw"]),
     ) + group_checks(s) + split_checks(s) + tile_checks(s) + (
         lambda: "" if lds_bytes(s) <= arch.lds_bytes else
-        f"LDS use {lds_bytes(s)} bytes (a {s['kh']}-row halo of {halo_width(s)} columns x {mma_k(s)} channels) "
-        f"exceeds the {arch.lds_bytes} bytes of {arch.name}",
+        ("LDS use {lds} bytes (a {kh}-row halo of {columns} columns x {channels} channels) "
+         "exceeds the {lds_bytes} bytes of {arch}").format(
+            lds=lds_bytes(s), kh=s["kh"], columns=halo_width(s), channels=mma_k(s), lds_bytes=arch.lds_bytes,
+            arch=arch.name),
     )
     return first_reason(checks)
 
@@ -158,26 +160,32 @@ def validate(spec, arch):
 def positive(spec, names):
     for name in names:
         if spec[name] < 1:
-            return f"{name} must be positive (got {spec[name]})"
+            return "{name} must be positive (got {value})".format(name=name, value=spec[name])
     return ""
 
 
 def group_checks(s):
     """groups >= 1 (in every mode), divisibility, then group_merge."""
     return (
-        lambda: "" if s["groups"] >= 1 else f"groups must be at least 1 (got {s['groups']})",
-        lambda: "" if s["grouped"] or s["groups"] == 1 else f"groups {s['groups']} needs grouped: true",
+        lambda: "" if s["groups"] >= 1 else "groups must be at least 1 (got {groups})".format(groups=s["groups"]),
+        lambda: "" if s["grouped"] or s["groups"] == 1 else
+        "groups {groups} needs grouped: true".format(groups=s["groups"]),
         lambda: "" if s["c"] % s["groups"] == 0 else
-        f"channels c = {s['c']} must be divisible by groups {s['groups']}",
+        "channels c = {c} must be divisible by groups {groups}".format(c=s["c"], groups=s["groups"]),
         lambda: "" if s["k"] % s["groups"] == 0 else
-        f"output channels k = {s['k']} must be divisible by groups {s['groups']}",
-        lambda: "" if s["group_merge"] >= 1 else f"group_merge must be at least 1 (got {s['group_merge']})",
-        lambda: "" if s["grouped"] or s["group_merge"] == 1 else f"group_merge {s['group_merge']} needs grouped: true",
+        "output channels k = {k} must be divisible by groups {groups}".format(k=s["k"], groups=s["groups"]),
+        lambda: "" if s["group_merge"] >= 1 else
+        "group_merge must be at least 1 (got {group_merge})".format(group_merge=s["group_merge"]),
+        lambda: "" if s["grouped"] or s["group_merge"] == 1 else
+        "group_merge {group_merge} needs grouped: true".format(group_merge=s["group_merge"]),
         lambda: "" if s["groups"] % s["group_merge"] == 0 else
-        f"groups {s['groups']} must be a multiple of group_merge {s['group_merge']}",
+        "groups {groups} must be a multiple of group_merge {group_merge}".format(
+            groups=s["groups"], group_merge=s["group_merge"]),
         lambda: "" if s["group_merge"] == 1 or problem_channels(s)[0] <= mma_k(s) else
-        f"group_merge {s['group_merge']} puts {s['group_merge']} * {s['c'] // s['groups']} = "
-        f"{problem_channels(s)[0]} channels in one problem, more than one MFMA tile of {s['mma']} (K {mma_k(s)})",
+        ("group_merge {group_merge} puts {group_merge} * {per_group} = {channels} channels in one problem, "
+         "more than one MFMA tile of {mma} (K {k})").format(
+            group_merge=s["group_merge"], per_group=s["c"] // s["groups"], channels=problem_channels(s)[0],
+            mma=s["mma"], k=mma_k(s)),
     )
 
 
@@ -185,8 +193,8 @@ def split_checks(s):
     return (
         lambda: one_of("split_c", s["split_c"], SPLITS),
         lambda: "" if problem_channels(s)[0] % (s["split_c"] * mma_k(s)) == 0 else
-        f"channels per split ({problem_channels(s)[0]} / {s['split_c']}) must be a multiple of the MFMA K "
-        f"{mma_k(s)} of {s['mma']}",
+        "channels per split ({channels} / {split_c}) must be a multiple of the MFMA K {k} of {mma}".format(
+            channels=problem_channels(s)[0], split_c=s["split_c"], k=mma_k(s), mma=s["mma"]),
     )
 
 
@@ -197,14 +205,15 @@ def tile_checks(s):
         lambda: gemm_core.tile_check(s, "tile_w", gemm_core.SHAPES[s["mma"]][0], MAX_TILE),
         lambda: gemm_core.tile_check(s, "tile_n", gemm_core.SHAPES[s["mma"]][1], MAX_TILE),
         lambda: "" if problem_channels(s)[1] % s["tile_n"] == 0 else
-        f"tile_n {s['tile_n']} must divide the {problem_channels(s)[1]} output channels of one problem",
+        "tile_n {tile_n} must divide the {channels} output channels of one problem".format(
+            tile_n=s["tile_n"], channels=problem_channels(s)[1]),
         lambda: one_of("waves", s["waves"], WAVES),
         lambda: "" if fragments(s) % s["waves"] == 0 else
-        f"the {fragments(s)} fragments of a {s['tile_w']}x{s['tile_n']} tile do not split evenly over "
-        f"{s['waves']} waves",
+        "the {fragments} fragments of a {tile_w}x{tile_n} tile do not split evenly over {waves} waves".format(
+            fragments=fragments(s), tile_w=s["tile_w"], tile_n=s["tile_n"], waves=s["waves"]),
         lambda: "" if accumulators() <= MAX_ACCUMULATORS else
-        f"{per_wave()} fragments per wave need {accumulators()} accumulator registers per lane, "
-        f"more than {MAX_ACCUMULATORS}",
+        "{per_wave} fragments per wave need {accumulators} accumulator registers per lane, more than {most}".format(
+            per_wave=per_wave(), accumulators=accumulators(), most=MAX_ACCUMULATORS),
     )
 
 
@@ -220,12 +229,12 @@ def batch_chunks(spec, buffer_range):
     for name, per_image, size in tensors(spec):
         if size < buffer_range:
             continue
-        reason = (f"the {name} tensor is {size} bytes, over the {range_text(buffer_range)} range of 32-bit "
-                  f"buffer offsets")
+        reason = "the {name} tensor is {size} bytes, over the {range} range of 32-bit buffer offsets".format(
+            name=name, size=size, range=range_text(buffer_range))
         if per_image is None:
             return [], reason
         if per_image >= buffer_range:
-            return [], reason + f"; not even one image ({per_image} bytes) fits"
+            return [], reason + "; not even one image ({per_image} bytes) fits".format(per_image=per_image)
         fits = min(fits, (buffer_range - 1) // per_image)
     count = -(-spec["n"] // fits)
     small, larger = divmod(spec["n"], count)

@@ -35,10 +35,13 @@ def validate(spec, arch):
         lambda: one_of("dtype", spec["dtype"], DTYPES),
         lambda: one_of("vec", spec["vec"], VECS),
         lambda: "" if spec["block"] > 0 and spec["block"] % arch.wave_size == 0 else
-        f"block must be a positive multiple of the wave size {arch.wave_size} on {arch.name} (got {spec['block']})",
-        lambda: "" if spec["block"] <= MAX_BLOCK else f"block must be at most {MAX_BLOCK} (got {spec['block']})",
+        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
+            wave_size=arch.wave_size, arch=arch.name, block=spec["block"]),
+        lambda: "" if spec["block"] <= MAX_BLOCK else
+        "block must be at most {max_block} (got {block})".format(max_block=MAX_BLOCK, block=spec["block"]),
         lambda: "" if 0 <= spec["waves_per_eu"] <= MAX_WAVES_PER_EU else
-        f"waves_per_eu must be between 0 and {MAX_WAVES_PER_EU} (got {spec['waves_per_eu']})",
+        "waves_per_eu must be between 0 and {max_waves} (got {waves})".format(
+            max_waves=MAX_WAVES_PER_EU, waves=spec["waves_per_eu"]),
     )
     return first_reason(checks)
 

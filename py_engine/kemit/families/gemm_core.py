@@ -97,8 +97,10 @@ def lds_bytes(spec):
 def tile_check(spec, field, step, limit):
     value = spec[field]
     if value <= 0 or value % step:
-        return f"{field} must be a positive multiple of {step} for {spec['mma']} (got {value})"
-    return "" if value <= limit else f"{field} must be at most {limit} (got {value})"
+        return "{field} must be a positive multiple of {step} for {mma} (got {value})".format(
+            field=field, step=step, mma=spec["mma"], value=value)
+    return "" if value <= limit else "{field} must be at most {limit} (got {value})".format(
+        field=field, limit=limit, value=value)
 
 
 
@@ -109,8 +111,9 @@ def mma_checks(spec, arch, with_fp8=False):
         lambda: one_of("dtype", spec["dtype"], DTYPES + (FP8_DTYPES if with_fp8 else ())),
         lambda: one_of("mma", spec["mma"], tuple(SHAPES)),
         lambda: "" if (spec["mma"], spec["dtype"]) in available(arch, with_fp8) else
-        f"{spec['mma']} {spec['dtype']} is not an instruction of {arch.name} (it has: "
-        f"{', '.join(f'{name} {dtype}' for name, dtype in available(arch, with_fp8))})",
+        "{mma} {dtype} is not an instruction of {arch} (it has: {pairs})".format(
+            mma=spec["mma"], dtype=spec["dtype"], arch=arch.name,
+            pairs=", ".join(name + " " + dtype for name, dtype in available(arch, with_fp8))),
     )
 
 
@@ -126,14 +129,15 @@ def core_checks(spec, arch, with_fp8=False):
         lambda: tile_check(spec, "tile_k", shape()[2], MAX_TILE_K),
         lambda: one_of("waves", spec["waves"], WAVES),
         lambda: "" if fragments(spec) % spec["waves"] == 0 else
-        f"the {fragments(spec)} fragments of a {spec['tile_m']}x{spec['tile_n']} tile do not split "
-        f"evenly over {spec['waves']} waves",
+        "the {fragments} fragments of a {tile_m}x{tile_n} tile do not split evenly over {waves} waves".format(
+            fragments=fragments(spec), tile_m=spec["tile_m"], tile_n=spec["tile_n"], waves=spec["waves"]),
         lambda: "" if fragments(spec) // spec["waves"] * accumulator_length(spec, arch) <= MAX_ACCUMULATORS else
-        f"{fragments(spec) // spec['waves']} fragments per wave need "
-        f"{fragments(spec) // spec['waves'] * accumulator_length(spec, arch)} accumulator registers per lane, "
-        f"more than {MAX_ACCUMULATORS}",
+        "{per_wave} fragments per wave need {registers} accumulator registers per lane, more than {most}".format(
+            per_wave=fragments(spec) // spec["waves"],
+            registers=fragments(spec) // spec["waves"] * accumulator_length(spec, arch), most=MAX_ACCUMULATORS),
         lambda: "" if lds_bytes(spec) <= arch.lds_bytes else
-        f"LDS use {lds_bytes(spec)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
+        "LDS use {lds} bytes exceeds the {lds_bytes} bytes of {arch}".format(
+            lds=lds_bytes(spec), lds_bytes=arch.lds_bytes, arch=arch.name),
     )
 
 

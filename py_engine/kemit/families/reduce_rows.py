@@ -46,15 +46,18 @@ def validate(spec, arch):
         lambda: one_of("cross", spec["cross"], CROSS),
         lambda: one_of("vec", spec["vec"], VECS),
         lambda: "" if spec["block"] > 0 and spec["block"] % arch.wave_size == 0 else
-        f"block must be a positive multiple of the wave size {arch.wave_size} on {arch.name} (got {spec['block']})",
+        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
+            wave_size=arch.wave_size, arch=arch.name, block=spec["block"]),
         lambda: "" if MIN_BLOCK <= spec["block"] <= MAX_BLOCK else
-        f"block must be between {MIN_BLOCK} and {MAX_BLOCK} (got {spec['block']})",
+        "block must be between {least} and {most} (got {block})".format(
+            least=MIN_BLOCK, most=MAX_BLOCK, block=spec["block"]),
         lambda: "" if spec["cols"] > 0 and spec["cols"] % spec["vec"] == 0 else
-        f"cols must be a positive multiple of vec {spec['vec']} (got {spec['cols']})",
+        "cols must be a positive multiple of vec {vec} (got {cols})".format(vec=spec["vec"], cols=spec["cols"]),
         lambda: "" if spec["rows_per_block"] >= 1 else
-        f"rows_per_block must be at least 1 (got {spec['rows_per_block']})",
+        "rows_per_block must be at least 1 (got {rows_per_block})".format(rows_per_block=spec["rows_per_block"]),
         lambda: "" if lds_bytes(spec, arch) <= arch.lds_bytes else
-        f"LDS use {lds_bytes(spec, arch)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
+        "LDS use {lds} bytes exceeds the {lds_bytes} bytes of {arch}".format(
+            lds=lds_bytes(spec, arch), lds_bytes=arch.lds_bytes, arch=arch.name),
     )
     return first_reason(checks)
 

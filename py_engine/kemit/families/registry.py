@@ -15,5 +15,5 @@ def family_names():
 
 def find_family(name):
     if name not in FAMILIES:
-        raise ValueError(f"unknown family '{name}' (known: {', '.join(family_names())})")
+        raise ValueError("unknown family '{name}' (known: {known})".format(name=name, known=", ".join(family_names())))
     return FAMILIES[name]

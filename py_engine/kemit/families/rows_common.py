@@ -99,12 +99,15 @@ def row_checks(spec, arch, crosses=CROSS):
         lambda: one_of("cross", spec["cross"], crosses),
         lambda: one_of("vec", spec["vec"], VECS),
         lambda: "" if block > 0 and block % arch.wave_size == 0 else
-        f"block must be a positive multiple of the wave size {arch.wave_size} on {arch.name} (got {block})",
-        lambda: "" if block <= MAX_BLOCK else f"block must be at most {MAX_BLOCK} (got {block})",
+        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
+            wave_size=arch.wave_size, arch=arch.name, block=block),
+        lambda: "" if block <= MAX_BLOCK else
+        "block must be at most {max_block} (got {block})".format(max_block=MAX_BLOCK, block=block),
         lambda: "" if spec["cols"] > 0 and spec["cols"] % spec["vec"] == 0 else
-        f"cols must be a positive multiple of vec {spec['vec']} (got {spec['cols']})",
+        "cols must be a positive multiple of vec {vec} (got {cols})".format(vec=spec["vec"], cols=spec["cols"]),
         lambda: "" if spec["scope"] != "block" or block > arch.wave_size else
-        f"scope block needs at least two waves (block {block} is one wave on {arch.name}); use scope wave",
+        "scope block needs at least two waves (block {block} is one wave on {arch}); use scope wave".format(
+            block=block, arch=arch.name),
     )
 
 

@@ -60,11 +60,13 @@ def validate(spec, arch):
     checks = (lambda: one_of("op", spec["op"], OPS),) + row_checks(spec, arch, CROSSES) + (
         lambda: "" if spec["cross"] != "lds" or spec["scope"] == "block" else
         "cross lds needs scope block (a barrier after each step); use cross bpermute or dpp with scope wave",
-        lambda: "" if 1 <= split <= MAX_SPLIT else f"split must be between 1 and {MAX_SPLIT} (got {split})",
+        lambda: "" if 1 <= split <= MAX_SPLIT else
+        "split must be between 1 and {max_split} (got {split})".format(max_split=MAX_SPLIT, split=split),
         lambda: "" if split == 1 or spec["scope"] == "block" else
-        f"split {split} needs scope block (one workgroup per segment); use split 1 with scope wave",
+        "split {split} needs scope block (one workgroup per segment); use split 1 with scope wave".format(split=split),
         lambda: "" if spec["cols"] % (split * spec["vec"]) == 0 else
-        f"cols must be a multiple of split * vec = {split * spec['vec']} (got {spec['cols']})",
+        "cols must be a multiple of split * vec = {multiple} (got {cols})".format(
+            multiple=split * spec["vec"], cols=spec["cols"]),
     )
     return first_reason(checks)
 

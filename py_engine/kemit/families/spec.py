@@ -26,11 +26,12 @@ def parse_fields(family, raw, fields):
     unknown fields (sorted), then each field's type in declaration order.
     """
     if not isinstance(raw, dict):
-        raise SpecError(f"{family} spec must be a JSON object (got {json_kind(raw)})")
+        raise SpecError("{family} spec must be a JSON object (got {kind})".format(family=family, kind=json_kind(raw)))
     known = sorted(name for name, _, _ in fields)
     for key in sorted(raw):
         if key not in known:
-            raise SpecError(f"unknown field '{key}' in {family} spec (known: {', '.join(known)})")
+            raise SpecError("unknown field '{key}' in {family} spec (known: {known})".format(
+                key=key, family=family, known=", ".join(known)))
     spec = {}
     for name, kind, default in fields:
         value = raw.get(name, default)
@@ -42,13 +43,14 @@ def check_kind(name, kind, value):
     got = json_kind(value)
     if kind == "int":
         if got != "number" or isinstance(value, float):
-            raise SpecError(f"field '{name}' must be an integer (got {got if got != 'number' else 'a fraction'})")
+            raise SpecError("field '{name}' must be an integer (got {got})".format(
+                name=name, got=got if got != "number" else "a fraction"))
         if not -(1 << 31) <= value < (1 << 31):
-            raise SpecError(f"field '{name}' must fit in 32 bits")
+            raise SpecError("field '{name}' must fit in 32 bits".format(name=name))
     elif kind == "str" and got != "string":
-        raise SpecError(f"field '{name}' must be a string (got {got})")
+        raise SpecError("field '{name}' must be a string (got {got})".format(name=name, got=got))
     elif kind == "bool" and got != "boolean":
-        raise SpecError(f"field '{name}' must be a boolean (got {got})")
+        raise SpecError("field '{name}' must be a boolean (got {got})".format(name=name, got=got))
     return value
 
 
@@ -56,8 +58,9 @@ def one_of(name, value, allowed):
     """"" when value is allowed, else the refusal text."""
     if value in allowed:
         return ""
-    shown = f"'{value}'" if isinstance(value, str) else str(value)
-    return f"{name} must be one of {', '.join(str(a) for a in allowed)} (got {shown})"
+    shown = "'{value}'".format(value=value) if isinstance(value, str) else str(value)
+    return "{name} must be one of {allowed} (got {shown})".format(
+        name=name, allowed=", ".join(str(a) for a in allowed), shown=shown)
 
 
 def first_reason(checks):

@@ -45,16 +45,19 @@ def validate(spec, arch):
         lambda: one_of("vec", spec["vec"], VECS),
         lambda: one_of("pad", spec["pad"], PADS),
         lambda: "" if MIN_TILE <= spec["tile"] <= MAX_TILE else
-        f"tile must be between {MIN_TILE} and {MAX_TILE} (got {spec['tile']})",
+        "tile must be between {least} and {most} (got {tile})".format(least=MIN_TILE, most=MAX_TILE, tile=spec["tile"]),
         lambda: "" if spec["tile"] % spec["vec"] == 0 else
-        f"tile must be a multiple of vec {spec['vec']} (got {spec['tile']})",
+        "tile must be a multiple of vec {vec} (got {tile})".format(vec=spec["vec"], tile=spec["tile"]),
         lambda: "" if 1 <= spec["tiles"] <= MAX_TILES else
-        f"tiles must be between 1 and {MAX_TILES} (got {spec['tiles']})",
+        "tiles must be between 1 and {most} (got {tiles})".format(most=MAX_TILES, tiles=spec["tiles"]),
         lambda: "" if spec["block"] > 0 and spec["block"] % arch.wave_size == 0 else
-        f"block must be a positive multiple of the wave size {arch.wave_size} on {arch.name} (got {spec['block']})",
-        lambda: "" if spec["block"] <= MAX_BLOCK else f"block must be at most {MAX_BLOCK} (got {spec['block']})",
+        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
+            wave_size=arch.wave_size, arch=arch.name, block=spec["block"]),
+        lambda: "" if spec["block"] <= MAX_BLOCK else
+        "block must be at most {max_block} (got {block})".format(max_block=MAX_BLOCK, block=spec["block"]),
         lambda: "" if lds_bytes(spec) <= arch.lds_bytes else
-        f"LDS use {lds_bytes(spec)} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}",
+        "LDS use {lds} bytes exceeds the {lds_bytes} bytes of {arch}".format(
+            lds=lds_bytes(spec), lds_bytes=arch.lds_bytes, arch=arch.name),
     )
     return first_reason(checks)
 

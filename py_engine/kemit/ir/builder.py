@@ -91,20 +91,20 @@ def float_bits(t, value):
     try:
         f32 = struct.unpack("<I", struct.pack("<f", value))[0]
     except OverflowError:  # finite but beyond f32's range
-        raise BuildError(f"constant {value!r} is not exact in {t.name}") from None
+        raise BuildError("constant {value} is not exact in {dtype}".format(value=repr(value), dtype=t.name)) from None
     if struct.unpack("<f", struct.pack("<I", f32))[0] != value:
-        raise BuildError(f"constant {value!r} is not exact in {t.name}")
+        raise BuildError("constant {value} is not exact in {dtype}".format(value=repr(value), dtype=t.name))
     if t.name == "f32":
         return f32
     if t.name == "bf16":
         if f32 & 0xFFFF:
-            raise BuildError(f"constant {value!r} is not exact in bf16")
+            raise BuildError("constant {value} is not exact in bf16".format(value=repr(value)))
         return f32 >> 16
     sign, exponent, mantissa = f32 >> 31, (f32 >> 23) & 0xFF, f32 & 0x7FFFFF
     if exponent == 0 and mantissa == 0:
         return sign << 15
     if not -14 <= exponent - 127 <= 15 or mantissa & 0x1FFF:
-        raise BuildError(f"constant {value!r} is not exact in f16")
+        raise BuildError("constant {value} is not exact in f16".format(value=repr(value)))
     return (sign << 15) | ((exponent - 127 + 15) << 10) | (mantissa >> 13)
 
 
@@ -115,7 +115,7 @@ def is_power_of_two(n):
 class Builder:
     def __init__(self, name, arch):
         if not _NAME.match(name):
-            raise BuildError(f"kernel name '{name}' must match [a-z_][a-z0-9_]*")
+            raise BuildError("kernel name '{name}' must match [a-z_][a-z0-9_]*".format(name=name))
         self._kernel = Kernel(name, arch, {}, [], [], Region())
         self._next_id = 0
         self._regions = [self._kernel.body]
@@ -123,20 +123,23 @@ class Builder:
     # ---- kernel interface -------------------------------------------------------------
     def attr(self, key, value):
         if not _NAME.match(key) or not re.match(r"[A-Za-z0-9_.,:-]+\Z", value):
-            raise BuildError(f"kernel attribute {key}={value} has characters outside the canonical set")
+            raise BuildError("kernel attribute {key}={value} has characters outside the canonical set".format(
+                key=key, value=value))
         self._kernel.attrs[key] = value
 
     def param(self, name, t, align=0, noalias=False, nocapture=False, readonly=False,
               writeonly=False):
         self._check_new_name(name)
         if self._next_id != len(self._kernel.params):
-            raise BuildError(f"param '{name}' must be declared before LDS buffers and ops")
+            raise BuildError("param '{name}' must be declared before LDS buffers and ops".format(name=name))
         flags = {"noalias": noalias, "nocapture": nocapture, "readonly": readonly,
                  "writeonly": writeonly}
         if t.kind != "pointer" and (align or any(flags.values())):
-            raise BuildError(f"param '{name}': align and memory flags need a pointer (got {type_text(t)})")
+            raise BuildError("param '{name}': align and memory flags need a pointer (got {type})".format(
+                name=name, type=type_text(t)))
         if align and not is_power_of_two(align):
-            raise BuildError(f"param '{name}': align must be a power of two (got {align})")
+            raise BuildError("param '{name}': align must be a power of two (got {align})".format(
+                name=name, align=align))
         attrs = {key: True for key, on in flags.items() if on}
         if align:
             attrs["align"] = align
@@ -147,9 +150,10 @@ class Builder:
     def lds(self, name, element, count, align):
         self._check_new_name(name)
         if element.kind == "pointer" or count < 1:
-            raise BuildError(f"LDS buffer '{name}' needs a scalar or vector element and a count >= 1")
+            raise BuildError("LDS buffer '{name}' needs a scalar or vector element and a count >= 1".format(name=name))
         if not is_power_of_two(align):
-            raise BuildError(f"LDS buffer '{name}': align must be a power of two (got {align})")
+            raise BuildError("LDS buffer '{name}': align must be a power of two (got {align})".format(
+                name=name, align=align))
         value = self._new_value(Type("pointer", space="lds"))
         self._kernel.lds.append(LdsBuffer(value, name, element, count, align))
         return value
@@ -162,15 +166,15 @@ class Builder:
     # ---- constants and special registers ----------------------------------------------
     def const_int(self, t, value):
         if not is_int(t):
-            raise BuildError(f"const_int needs an integer type (got {type_text(t)})")
+            raise BuildError("const_int needs an integer type (got {type})".format(type=type_text(t)))
         bits = scalar_bits(element_type(t))
         if not -(1 << (bits - 1)) <= value < (1 << bits):
-            raise BuildError(f"constant {value} does not fit {type_text(t)}")
+            raise BuildError("constant {value} does not fit {type}".format(value=value, type=type_text(t)))
         return self._emit(OP.constant, [], t, {"value": value})
 
     def const_float(self, t, value):
         if not is_float(t):
-            raise BuildError(f"const_float needs a float type (got {type_text(t)})")
+            raise BuildError("const_float needs a float type (got {type})".format(type=type_text(t)))
         bits = float_bits(element_type(t), value)
         digits = scalar_bits(element_type(t)) // 4
         return self._emit(OP.constant, [], t, {"value": f"0x{bits:0{digits}X}"})
@@ -253,8 +257,8 @@ class Builder:
     def select(self, cond, a, b):
         if a.type != b.type or element_type(cond.type) != scalar("i1") or (
                 cond.type.kind == "vector" and lanes(cond.type) != lanes(a.type)):
-            raise BuildError(f"select needs an i1 condition per lane and equal arms (got "
-                             f"{type_text(cond.type)}, {type_text(a.type)}, {type_text(b.type)})")
+            raise BuildError("select needs an i1 condition per lane and equal arms (got {cond}, {a}, {b})".format(
+                cond=type_text(cond.type), a=type_text(a.type), b=type_text(b.type)))
         return self._emit(OP.select, [cond, a, b], a.type, {})
 
     # ---- casts --------------------------------------------------------------------------
@@ -283,8 +287,9 @@ class Builder:
     def ptr_add(self, p, index, element):
         """p + index * sizeof(element); index is an i32 known to be in [0, 2^31)."""
         if p.type.kind != "pointer" or index.type != scalar("i32") or element.kind == "pointer":
-            raise BuildError(f"ptr_add needs a pointer, an i32 index and a non-pointer element (got "
-                             f"{type_text(p.type)}, {type_text(index.type)}, {type_text(element)})")
+            raise BuildError("ptr_add needs a pointer, an i32 index and a non-pointer element (got {p}, {index}, "
+                             "{element})".format(p=type_text(p.type), index=type_text(index.type),
+                                                 element=type_text(element)))
         return self._emit(OP.ptr_add, [p, index], p.type, {"element": type_text(element)})
 
     def load(self, t, p, align):
@@ -301,7 +306,7 @@ class Builder:
 
     def readfirstlane(self, v):
         if v.type != scalar("i32"):
-            raise BuildError(f"readfirstlane needs an i32 (got {type_text(v.type)})")
+            raise BuildError("readfirstlane needs an i32 (got {type})".format(type=type_text(v.type)))
         return self._emit(OP.readfirstlane, [v], v.type, {})
 
     # ---- structured control flow --------------------------------------------------------
@@ -320,7 +325,7 @@ class Builder:
         yields = list(body(iv, region.args[1:]))
         self._regions.pop()
         if [v.type for v in yields] != [v.type for v in inits]:
-            raise BuildError(f"for_loop body must yield {len(inits)} values of the init types")
+            raise BuildError("for_loop body must yield {count} values of the init types".format(count=len(inits)))
         region.ops.append(Op(OP.yield_values, [], yields, {}))
         op.results = [self._new_value(v.type) for v in inits]
         return op.results
@@ -334,7 +339,7 @@ class Builder:
     # ---- internals ----------------------------------------------------------------------
     def _if(self, cond, bodies):
         if cond.type != scalar("i1"):
-            raise BuildError(f"if needs an i1 condition (got {type_text(cond.type)})")
+            raise BuildError("if needs an i1 condition (got {type})".format(type=type_text(cond.type)))
         op = Op(OP.if_then, [], [cond], {}, [Region() for _ in bodies])
         self._current().ops.append(op)
         for region, body in zip(op.regions, bodies):
@@ -359,27 +364,27 @@ class Builder:
         taken = [p.name for p in self._kernel.params] + [b.name for b in self._kernel.lds]
         taken += ["entry", self._kernel.name]  # the entry block's label and the kernel's symbol
         if not _NAME.match(name) or _RESERVED_NAME.match(name) or name in taken:
-            raise BuildError(f"name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, "
-                             "not be 'entry' or the kernel's name, and be unique")
+            raise BuildError("name '{name}' must match [a-z_][a-z0-9_]*, not look like v<N>, "
+                             "not be 'entry' or the kernel's name, and be unique".format(name=name))
 
     @staticmethod
     def _dim(dim):
         if dim not in DIMS:
-            raise BuildError(f"dimension must be one of x, y, z (got {dim})")
+            raise BuildError("dimension must be one of x, y, z (got {dim})".format(dim=dim))
         return dim
 
     @staticmethod
     def _same_types(name, values, predicate, what):
         types = [v.type for v in values]
         if any(t != types[0] for t in types) or not predicate(types[0]):
-            got = ", ".join(type_text(t) for t in types)
-            raise BuildError(f"{name} operands must be {what} values of one type (got {got})")
+            raise BuildError("{name} operands must be {what} values of one type (got {got})".format(
+                name=name, what=what, got=", ".join(type_text(t) for t in types)))
 
     def _int_binary(self, name, a, b, flags):
         self._same_types(name, [a, b], is_int, "integer")
         for flag in flags:
             if flag not in INT_FLAGS[name]:
-                raise BuildError(f"{name} does not take flag '{flag}'")
+                raise BuildError("{name} does not take flag '{flag}'".format(name=name, flag=flag))
         return self._emit(name, [a, b], a.type, {flag: True for flag in flags})
 
     def _float_op(self, name, operands):
@@ -388,22 +393,25 @@ class Builder:
 
     def _compare(self, name, pred, predicates, a, b):
         if pred not in predicates:
-            raise BuildError(f"{name} predicate must be one of {', '.join(predicates)} (got {pred})")
+            raise BuildError("{name} predicate must be one of {known} (got {pred})".format(
+                name=name, known=", ".join(predicates), pred=pred))
         return self._emit(name, [a, b], with_lanes(scalar("i1"), lanes(a.type)), {"pred": pred})
 
     def _cast(self, name, v, t, attrs):
         from_ok, to_ok, widths_ok = CAST_RULES[name]
         if (not from_ok(v.type) or not to_ok(t) or lanes(v.type) != lanes(t)
                 or not widths_ok(scalar_bits(element_type(v.type)), scalar_bits(element_type(t)))):
-            raise BuildError(f"{name} cannot convert {type_text(v.type)} to {type_text(t)}")
+            raise BuildError("{name} cannot convert {source} to {target}".format(
+                name=name, source=type_text(v.type), target=type_text(t)))
         return self._emit(name, [v], t, attrs)
 
     @staticmethod
     def _check_access(name, t, p, align):
         if p.type.kind != "pointer" or t.kind == "pointer":
-            raise BuildError(f"{name} needs a pointer operand and a non-pointer value type")
+            raise BuildError("{name} needs a pointer operand and a non-pointer value type".format(name=name))
         if not is_power_of_two(align) or align > byte_size(t):
-            raise BuildError(f"{name} align must be a power of two up to {byte_size(t)} (got {align})")
+            raise BuildError("{name} align must be a power of two up to {most} (got {align})".format(
+                name=name, most=byte_size(t), align=align))
 
     # ---- vector element ops -----------------------------------------------------------
     def extract_element(self, v, index):
@@ -415,53 +423,58 @@ class Builder:
         """v with lane `index` replaced by scalar s."""
         self._check_lane(OP.insert_element, v.type, index)
         if s.type != element_type(v.type):
-            raise BuildError(f"insert_element needs a {type_text(element_type(v.type))} lane value "
-                             f"(got {type_text(s.type)})")
+            raise BuildError("insert_element needs a {lane} lane value (got {type})".format(
+                lane=type_text(element_type(v.type)), type=type_text(s.type)))
         return self._emit(OP.insert_element, [v, s], v.type, {"index": index})
 
     def shuffle(self, a, b, mask):
         """Lane i of the result is lane mask[i] of a ++ b (lanes of a first, then lanes of b)."""
         if a.type != b.type or a.type.kind != "vector":
-            raise BuildError(f"shuffle needs two vectors of one type (got {type_text(a.type)}, {type_text(b.type)})")
+            raise BuildError("shuffle needs two vectors of one type (got {a}, {b})".format(
+                a=type_text(a.type), b=type_text(b.type)))
         mask = list(mask)
         if not 2 <= len(mask) <= 16 or any(not 0 <= m < 2 * a.type.count for m in mask):
-            raise BuildError(f"shuffle mask must have 2 to 16 lanes, each in [0, {2 * a.type.count}) "
-                             f"(got [{','.join(str(m) for m in mask)}])")
+            raise BuildError("shuffle mask must have 2 to 16 lanes, each in [0, {lanes}) (got [{mask}])".format(
+                lanes=2 * a.type.count, mask=",".join(str(m) for m in mask)))
         text = "[" + ",".join(str(m) for m in mask) + "]"
         return self._emit(OP.shuffle, [a, b], with_lanes(element_type(a.type), len(mask)), {"mask": text})
 
     @staticmethod
     def _check_lane(name, t, index):
         if t.kind != "vector" or not 0 <= index < t.count:
-            raise BuildError(f"{name} needs a vector and a lane index in range (got {type_text(t)}, {index})")
+            raise BuildError("{name} needs a vector and a lane index in range (got {type}, {index})".format(
+                name=name, type=type_text(t), index=index))
 
     # ---- cross-lane ops -----------------------------------------------------------------
     def bpermute(self, v, lane):
         """Every lane reads v from lane (lane mod wave size) of its wave (ds_bpermute)."""
         if v.type not in (scalar("i32"), scalar("f32")) or lane.type != scalar("i32"):
-            raise BuildError(f"bpermute needs an i32 or f32 value and an i32 lane (got "
-                             f"{type_text(v.type)}, {type_text(lane.type)})")
+            raise BuildError("bpermute needs an i32 or f32 value and an i32 lane (got {value}, {lane})".format(
+                value=type_text(v.type), lane=type_text(lane.type)))
         return self._emit(OP.bpermute, [v, lane], v.type, {})
 
     def update_dpp(self, old, v, ctrl):
         """v from the lane a DPP control selects within the lane's row of 16 (old if that lane is off)."""
         if old.type != v.type or v.type not in (scalar("i32"), scalar("f32")):
-            raise BuildError(f"update_dpp needs two i32 or two f32 values (got "
-                             f"{type_text(old.type)}, {type_text(v.type)})")
+            raise BuildError("update_dpp needs two i32 or two f32 values (got {old}, {value})".format(
+                old=type_text(old.type), value=type_text(v.type)))
         if not (0 <= ctrl <= 0xFF or DPP_ROW_SHR[0] <= ctrl <= DPP_ROW_SHR[1]
                 or DPP_ROW_ROR[0] <= ctrl <= DPP_ROW_ROR[1]):
-            raise BuildError(f"update_dpp control must be a quad_perm (0 to 255), a row_shr "
-                             f"({DPP_ROW_SHR[0]} to {DPP_ROW_SHR[1]}) or a row_ror "
-                             f"({DPP_ROW_ROR[0]} to {DPP_ROW_ROR[1]}) (got {ctrl})")
+            raise BuildError("update_dpp control must be a quad_perm (0 to 255), a row_shr ({shr_first} to "
+                             "{shr_last}) or a row_ror ({ror_first} to {ror_last}) (got {ctrl})".format(
+                                 shr_first=DPP_ROW_SHR[0], shr_last=DPP_ROW_SHR[1], ror_first=DPP_ROW_ROR[0],
+                                 ror_last=DPP_ROW_ROR[1], ctrl=ctrl))
         return self._emit(OP.update_dpp, [old, v], v.type, {"ctrl": ctrl})
 
     # ---- matrix ops ---------------------------------------------------------------------
     def mma(self, instr, a, b, c):
         """c + a x b on the matrix cores, over the wave's fragments (layouts: docs/ir.md)."""
         if instr not in MMA_INSTRUCTIONS:
-            raise BuildError(f"unknown mma instruction '{instr}' (known: {', '.join(MMA_INSTRUCTIONS)})")
+            raise BuildError("unknown mma instruction '{instr}' (known: {known})".format(
+                instr=instr, known=", ".join(MMA_INSTRUCTIONS)))
         operand, accumulator, _ = MMA_INSTRUCTIONS[instr]
         got = [type_text(v.type) for v in (a, b, c)]
         if got != [operand, operand, accumulator]:
-            raise BuildError(f"mma {instr} needs {operand}, {operand}, {accumulator} (got {', '.join(got)})")
+            raise BuildError("mma {instr} needs {operand}, {operand}, {accumulator} (got {got})".format(
+                instr=instr, operand=operand, accumulator=accumulator, got=", ".join(got)))
         return self._emit(OP.mma, [a, b, c], c.type, {"instr": instr})

@@ -28,21 +28,23 @@ class Type:
 
 def scalar(name):
     if name not in SCALAR_BITS:
-        raise TypeError_(f"unknown scalar type '{name}' (known: {', '.join(SCALAR_BITS)})")
+        raise TypeError_("unknown scalar type '{name}' (known: {known})".format(
+            name=name, known=", ".join(SCALAR_BITS)))
     return Type("scalar", name)
 
 
 def vector(element, count):
     if element.kind != "scalar":
-        raise TypeError_(f"vector elements must be scalars (got {type_text(element)})")
+        raise TypeError_("vector elements must be scalars (got {type})".format(type=type_text(element)))
     if count < 2 or count > 16:
-        raise TypeError_(f"vector length must be between 2 and 16 (got {count})")
+        raise TypeError_("vector length must be between 2 and 16 (got {count})".format(count=count))
     return Type("vector", element.name, count)
 
 
 def pointer(space):
     if space not in ADDRESS_SPACES:
-        raise TypeError_(f"unknown address space '{space}' (known: {', '.join(ADDRESS_SPACES)})")
+        raise TypeError_("unknown address space '{space}' (known: {known})".format(
+            space=space, known=", ".join(ADDRESS_SPACES)))
     return Type("pointer", space=space)
 
 
@@ -92,6 +94,6 @@ def parse_type(text):
     if text.startswith("<") and text.endswith(">") and " x " in text:
         count, name = text[1:-1].split(" x ", 1)
         if not count.isdigit():
-            raise TypeError_(f"malformed vector type '{text}'")
+            raise TypeError_("malformed vector type '{text}'".format(text=text))
         return vector(scalar(name), int(count))
     return scalar(text)

@@ -44,7 +44,7 @@ def find_flavor(name):
     for flavor in FLAVORS:
         if flavor.name == name:
             return flavor
-    raise UnknownFlavor(f"unknown flavor '{name}' (known: {', '.join(flavor_names())})")
+    raise UnknownFlavor("unknown flavor '{name}' (known: {known})".format(name=name, known=", ".join(flavor_names())))
 
 
 def resolve_flavor(name):
@@ -55,7 +55,8 @@ def resolve_flavor(name):
     newest = newest_flavor()
     digits = name[4:] if name.startswith("llvm") else ""
     if digits.isascii() and digits.isdigit() and int(digits) > newest.major:
-        return newest, (f"note: flavor {name} is not in the table; using {newest.name}, "
-                        f"the newest (add a row when LLVM {int(digits)} is measured)")
-    raise UnknownFlavor(f"unknown flavor '{name}' (known: {', '.join(flavor_names())}; "
-                        f"a newer llvmN resolves to {newest.name})")
+        return newest, ("note: flavor {name} is not in the table; using {newest}, "
+                        "the newest (add a row when LLVM {major} is measured)").format(
+                            name=name, newest=newest.name, major=int(digits))
+    raise UnknownFlavor("unknown flavor '{name}' (known: {known}; a newer llvmN resolves to {newest})".format(
+        name=name, known=", ".join(flavor_names()), newest=newest.name))

@@ -34,7 +34,8 @@ def processor_gate(arch_name, flavor):
     """The flavor gate: "" when the flavor's LLVM knows the processor, else the refusal."""
     if arch_name in flavor.processors:
         return ""
-    return f"{arch_name} needs flavor {find_arch(arch_name).oldest_flavor} or newer (got {flavor.name})"
+    return "{arch} needs flavor {oldest} or newer (got {flavor})".format(
+        arch=arch_name, oldest=find_arch(arch_name).oldest_flavor, flavor=flavor.name)
 
 
 def lower_kernel(kernel, flavor):
@@ -48,7 +49,8 @@ def lower_module(kernels, flavor):
     names = [kernel.name for kernel in kernels]
     buffers = [buffer.name for kernel in kernels for buffer in kernel.lds]
     if len(set(names)) != len(names) or len(set(buffers)) != len(buffers) or set(names) & set(buffers):
-        raise LowerError(f"kernel and LDS names must be unique in a module (got {', '.join(names + buffers)})")
+        raise LowerError("kernel and LDS names must be unique in a module (got {names})".format(
+            names=", ".join(names + buffers)))
     if len({kernel.arch for kernel in kernels}) != 1:
         raise LowerError("the kernels of a module must share one arch")
     lowerings = [Lowering(kernel, flavor, index) for index, kernel in enumerate(kernels)]
@@ -67,7 +69,7 @@ def lower_module(kernels, flavor):
     for lowering in lowerings:
         for name, text in lowering.declarations.items():
             if declarations.setdefault(name, text) != text:
-                raise LowerError(f"kernels of one module declare {name} differently")
+                raise LowerError("kernels of one module declare {name} differently".format(name=name))
     out.extend(declarations[name] for name in sorted(declarations))
     if declarations:
         out.append("")
@@ -106,7 +108,7 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
         pairs = {"target-cpu": self.kernel.arch, "uniform-work-group-size": "true"}
         for key, value in self.kernel.attrs.items():
             if key not in KERNEL_ATTRIBUTES:
-                raise LowerError(f"kernel attribute '{key}' has no LLVM spelling")
+                raise LowerError("kernel attribute '{key}' has no LLVM spelling".format(key=key))
             pairs[KERNEL_ATTRIBUTES[key]] = value
         return " ".join(f'"{key}"="{pairs[key]}"' for key in sorted(pairs))
 
@@ -174,7 +176,7 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
             return self.lower_cast
         handler = getattr(self, "lower_" + name, None)
         if handler is None:
-            raise LowerError(f"no lowering for op '{name}'")
+            raise LowerError("no lowering for op '{name}'".format(name=name))
         return handler
 
     def lower_const(self, op):

@@ -25,8 +25,9 @@ def mma_gate(instr, flavor):
         return ""
     oldest = next((f.name for f in FLAVORS if instr in f.mma_instructions), "")
     if not oldest:
-        return f"{instr} is known to no flavor"
-    return f"{instr} needs flavor {oldest} or newer (got {flavor.name})"
+        return "{instr} is known to no flavor".format(instr=instr)
+    return "{instr} needs flavor {oldest} or newer (got {flavor})".format(
+        instr=instr, oldest=oldest, flavor=flavor.name)
 
 
 class MmaLowering:
@@ -36,7 +37,7 @@ class MmaLowering:
         instr = op.attrs["instr"]
         gate = mma_gate(instr, self.flavor)
         if gate:
-            raise ValueError(f"mma cannot be lowered: {gate}")
+            raise ValueError("mma cannot be lowered: {gate}".format(gate=gate))
         base, operand_form, call_form = MMA_INTRINSICS[instr]
         a_text, b_text, operand = self.value(a), self.value(b), a.type
         if operand_form == "i16":

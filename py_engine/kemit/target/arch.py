@@ -18,4 +18,4 @@ def find_arch(name):
     for arch in ARCHS:
         if arch.name == name:
             return arch
-    raise UnknownArch(f"unknown arch '{name}' (known: {', '.join(arch_names())})")
+    raise UnknownArch("unknown arch '{name}' (known: {known})".format(name=name, known=", ".join(arch_names())))

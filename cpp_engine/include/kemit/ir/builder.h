@@ -185,7 +185,7 @@ struct MmaInstruction {
 // tables/mma_instructions.json, in its order; docs/ir.md gives each one's lane layout.
 extern const std::vector<MmaInstruction> MMA_INSTRUCTIONS;
 
-// Python's repr() of a float ("1.0", "0.1", "1e-05", "inf"): the builder's error texts use it.
+// C++ only: Python's repr() of a float ("1.0", "0.1", "1e-05", "inf"): the builder's error texts use it.
 std::string float_repr(double value);
 // The bit pattern of `value` in float type `t`; only exactly representable values.
 uint32_t float_bits(const Type& t, double value);

@@ -45,7 +45,8 @@ struct Type {
   bool operator!=(const Type& other) const { return !(*this == other); }
 };
 
-// The row of a scalar or address space in its table (tables/scalar_types.json, address_spaces.json).
+// C++ only: the row of a scalar or address space in its table (tables/scalar_types.json,
+// address_spaces.json), and a scalar's name.
 inline const tables::ScalarRow& scalar_row(ScalarKind name) { return tables::SCALAR_TYPES[static_cast<size_t>(name)]; }
 inline const tables::AddressSpaceRow& space_row(AddressSpace space) {
   return tables::ADDRESS_SPACES[static_cast<size_t>(space)];

@@ -82,7 +82,7 @@ struct MaskLanes {
   std::string_view lanes;  // without the brackets
 };
 
-// Out is a std::string or an ir::TextBuffer.
+// C++ only: a piece of an f-string appended in place; Out is a std::string or an ir::TextBuffer.
 template <typename Out>
 [[gnu::always_inline]] inline void append_piece(Out& out, std::string_view text) {
   out.append(text.data(), text.size());
@@ -119,6 +119,7 @@ void append_piece(Out& out, const ir::Attr& attr) {
 // C++ only: an operand that is no value (a number, `false`): spelled as its text.
 inline Name literal(std::string_view text) { return Name{-1, text, {}}; }
 
+// C++ only: a Name, a typed operand, a call and a shuffle mask appended as Python's f-string shows them.
 template <typename Out>
 [[gnu::always_inline]] inline void append_piece(Out& out, const Name& name) {
   if (name.is_number) {
@@ -163,12 +164,12 @@ void append_piece(Out& out, const MaskLanes& mask) {
     start = comma + 1;
   }
 }
-// The pieces appended to out, one after the other.
+// C++ only: the pieces appended to out, one after the other.
 template <typename Out, typename... Pieces>
 void append_pieces(Out& out, const Pieces&... pieces) {
   (append_piece(out, pieces), ...);
 }
-// Python's f"..." of the pieces, as one string (where a piece is kept, not emitted at once).
+// C++ only: Python's f"..." of the pieces, as one string (where a piece is kept, not emitted at once).
 template <typename... Pieces>
 std::string text_of(const Pieces&... pieces) {
   std::string out;
