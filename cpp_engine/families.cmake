@@ -1,16 +1,19 @@
 # Writes kemit/families/declared.h (run with cmake -P by cpp_engine/CMakeLists.txt): every header
-# of HEADERS_DIR that declares FAMILY is a family (the shared headers declare none). The output is
-# rewritten only when its text changes, so registry.cpp recompiles only when the families do.
-#   cmake -DHEADERS_DIR=<include/kemit/families> -DOUTPUT=<.../declared.h> -P families.cmake
-file(GLOB headers RELATIVE ${HEADERS_DIR} ${HEADERS_DIR}/*.h)
+# of HEADERS that declares FAMILY is a family (the shared headers declare none). HEADERS is the
+# build's glob of include/kemit/families, so a header added or removed changes this command and
+# reruns it. The output is rewritten only when its text changes, so registry.cpp recompiles only
+# when the families do.
+#   cmake "-DHEADERS=<header>;<header>..." -DOUTPUT=<.../declared.h> -P families.cmake
+set(headers ${HEADERS})
 list(SORT headers)
 set(includes "")
 set(rows "")
 foreach(header ${headers})
-  file(STRINGS ${HEADERS_DIR}/${header} declares REGEX "^extern const char\\* const FAMILY;")
+  file(STRINGS ${header} declares REGEX "^extern const char\\* const FAMILY;")
   if(declares)
-    string(REGEX REPLACE "\\.h$" "" name ${header})
-    string(APPEND includes "#include \"kemit/families/${header}\"\n")
+    get_filename_component(file ${header} NAME)
+    string(REGEX REPLACE "\\.h$" "" name ${file})
+    string(APPEND includes "#include \"kemit/families/${file}\"\n")
     string(APPEND rows "  X(${name}) \\\n")
   endif()
 endforeach()

@@ -27,6 +27,7 @@ Absent plan_module(const Args&...);
 
 namespace {
 
+// The argument types of a row's pointer, to name what a call with them returns.
 template <typename Pointer>
 struct Signature;
 template <typename Result, typename... Args>

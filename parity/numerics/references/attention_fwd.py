@@ -4,6 +4,8 @@
 hold values of their dtype), causal keys past the query masked out, rounded once to the dtype.
 `probabilities` gives the softmax weights behind each output row, so the numerics plan can bound
 what rounding p to the input dtype before P V costs (docs/numerics.md).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import math
 

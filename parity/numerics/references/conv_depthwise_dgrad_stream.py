@@ -1,9 +1,9 @@
-"""The numerics plan of conv_depthwise_dgrad_stream, the depthwise convolution data gradient streaming dY rows; its numpy reference is
-conv_depthwise_common's."""
+"""The numerics plan of conv_depthwise_dgrad_stream: the depthwise convolution data gradient,
+streaming dY rows. Its numpy reference is conv_depthwise_common's."""
 import numpy as np
 
 from plans import ceil_div
-from .conv_depthwise_common import output_extent, dgrad, small_conv_shape, conv_case
+from .conv_depthwise_common import conv_case, dgrad, output_extent, small_conv_shape
 
 
 def plan(spec, arch, rng):

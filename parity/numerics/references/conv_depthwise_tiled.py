@@ -1,9 +1,10 @@
-"""The numerics plan of conv_depthwise_tiled, the depthwise convolution forward or data gradient in output-stationary tiles; its numpy reference is
-conv_depthwise_common's."""
+"""The numerics plan of conv_depthwise_tiled: the depthwise convolution forward or data gradient
+in output-stationary tiles. Its numpy references are conv_depthwise_common's."""
 import numpy as np
 
 from plans import ceil_div
-from .conv_depthwise_common import column_padding, output_extent, forward, dgrad, dgrad_rotated, small_conv_shape, conv_case
+from .conv_depthwise_common import (column_padding, conv_case, dgrad_rotated, forward,
+                                    output_extent, small_conv_shape)
 
 
 def plan(spec, arch, rng):

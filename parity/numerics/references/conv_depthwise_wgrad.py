@@ -1,5 +1,5 @@
-"""The numerics plan of conv_depthwise_wgrad, the depthwise convolution weight gradient; its numpy reference is
-conv_depthwise_common's."""
+"""The numerics plan of conv_depthwise_wgrad: the depthwise convolution weight gradient. Its
+numpy reference is conv_depthwise_common's."""
 import math
 
 import numpy as np

@@ -12,6 +12,8 @@ A batch whose tensors pass the 32-bit buffer range of AMD buffer offsets cannot 
 (a backend once returned garbage past 2^31 bytes of an fp32 operand): `batch_chunks` splits it
 into the fewest balanced chunks whose tensors fit, and `conv_forward_chunked` convolves chunk by
 chunk, as real sizes must run.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 

@@ -1,7 +1,10 @@
 """numpy reference for the elementwise family: y = op(a [, b [, c]]) computed in f64 from the inputs
 (which hold values of their dtype), rounded once to the dtype, as the kernel computes in f32 and
 rounds once (the f64 -> f32 path and the kernel's f32 arithmetic differ by at most an f32 ulp,
-and only for fma and silu)."""
+and only for fma and silu).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
+"""
 import numpy as np
 
 from plans import Case, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory

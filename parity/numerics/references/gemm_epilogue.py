@@ -8,6 +8,8 @@ fp8 / bf8 inputs are bytes in one of the four 8-bit float formats the matrix cor
 here from their definitions: gfx942 reads the FNUZ variants (E4M3 bias 8, E5M2 bias 16; 0x80 is
 the only NaN, there is no infinity and no negative zero), gfx950 OCP's (E4M3FN bias 7, whose only
 NaNs are S.1111.111 and which has no infinity; E5M2 bias 15, IEEE-like with infinities and NaNs).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 

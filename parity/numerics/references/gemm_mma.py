@@ -4,6 +4,8 @@
 down docs/ir.md's fragment layout of every mma instruction independently of the family, and
 `mma_by_fragments` computes one instruction lane by lane from it, so a test can check both the
 layouts' consistency and the family's own fragment and accumulator index tables against them.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 

@@ -4,11 +4,13 @@ inputs (which hold values of their dtype), with optional affine weights, rounded
 `deviation_scale` gives, per output element, the magnitudes an f32 statistics error multiplies:
 |y| before the bias (an error in the rsqrt scales it) plus, for layer, |mean error| * rsqrt * |w|
 with the mean's error taken relative to mean(|x|) (an error in the mean shifts every element).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from plans import (ACCUMULATION, Case, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
-                   round_to, to_memory)
+from plans import (Case, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, round_to,
+                   to_memory)
 
 
 EPS = float.fromhex("0x1.4f8b58p-17")  # the kernel's f32 constant (1e-5 rounded)

@@ -4,6 +4,8 @@
 `reduce_rows_as_kernel` replays the kernel's own order lane by lane (strided vector loads, the
 vector fold, the bpermute / DPP tree with the semantics of docs/ir.md, partials per wave), so
 a test can check that the kernel's algorithm computes the definition.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 

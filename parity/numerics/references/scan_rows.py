@@ -5,6 +5,8 @@ of x (which holds values of its dtype), rounded once to the dtype; an exclusive 
 the identity (0, or -inf for max). `wave_scan_as_kernel` replays the kernel's cross-lane scan of
 one wave's values in f32 (Hillis-Steele steps with the row_shr and ds_bpermute semantics of
 docs/ir.md), so a test can check that the DPP and bpermute trees compute the definition.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 

@@ -5,11 +5,13 @@
 the kernel's own order in f32 (each lane's online (max, sum) pair over its strided chunks, the
 merge tree across the wave with the semantics of docs/ir.md, then across the waves), so a test
 can check that the online single-pass algorithm computes the definition.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from plans import (ACCUMULATION, Case, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values,
-                   require_small, round_to, to_memory)
+from plans import (Case, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
+                   round_to, to_memory)
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
 LOWEST = np.float32(-np.finfo(np.float32).max)

@@ -1,5 +1,8 @@
 """numpy references for the transpose_lds family: the definition b = a^T, and a replay of the
-kernel's strips through a padded LDS array (the phase-1 and phase-2 index maps of the family)."""
+kernel's strips through a padded LDS array (the phase-1 and phase-2 index maps of the family).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
+"""
 import numpy as np
 
 from plans import Case, Output, ceil_div, nan_memory, random_values, require_small, to_memory
