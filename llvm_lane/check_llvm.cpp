@@ -24,6 +24,7 @@
 #include "kemit/lane/configs.h"
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
+#include "kemit/lane_support/lane_cli.h"
 #include "kemit/lane_support/result_cache.h"
 #include "kemit/report/run_info.h"
 #include "kemit/report/shard.h"
@@ -33,26 +34,17 @@ namespace {
 
 using namespace kemit::lane;
 
-struct Arguments {
-  kemit::tooling::LocationFlags location_flags;
-  kemit::tooling::Locations where;  // the rule of kemit/tooling/locations.h applied (tree, build, configs)
-  kemit::driver::SelectionFlags selection_flags;  // FAMILY:ID words, --filter, --last-failed as typed
-  kemit::driver::Selection selection;
-  std::string only;
+// The lane's own flags beside those every lane shares.
+struct Arguments : kemit::lane_support::LaneFlags {
   std::vector<std::string> flavors;
   int jobs = 0;
   int checkers = 1;
-  std::string json_path, junit_path, failures_dir;
+  std::string failures_dir;
   bool resources = false, no_codegen = false, expect_no_spill = false;
   std::string module_path, arch;
   std::string engine = "cpp", engine_cmd;
   double timeout = 60;
   std::string codegen = "inprocess";  // inprocess, llc, or both (the cross-check)
-  std::string cache_dir;
-  bool no_cache = false;
-  std::string shard_text;
-  std::optional<kemit::report::Shard> shard;
-  std::vector<std::string> argv;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -295,10 +287,7 @@ int run_one_module(const Arguments& args, const Engine& engine) {
 }
 
 void declare_flags(CLI::App& app, Arguments& args) {
-  kemit::tooling::add_location_flags(app, args.location_flags);
-  kemit::tooling::add_version_flag(app, "check_llvm");
-  app.add_option("--only", args.only, "comma-separated substrings of family names");
-  kemit::driver::add_selection_flags(app, args.selection_flags);
+  kemit::lane_support::add_lane_flags(app, args, "check_llvm");
   app.add_option("--flavor", args.flavors, "flavor to check (repeatable; default all; llvmN aliases resolve)")
       ->expected(1)
       ->allow_extra_args(false)  // one value per --flavor: a FAMILY:ID word after it is a selection
@@ -308,8 +297,6 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--checkers", args.checkers, "persistent parse+verify workers per flavor")
       ->default_val(1)
       ->check(kemit::limits::jobs_check());
-  app.add_option("--json", args.json_path, "write a JSON report");
-  app.add_option("--junit", args.junit_path, "write a JUnit XML report");
   app.add_option("--failures-dir", args.failures_dir, "write each failing module here, with a command to reproduce");
   app.add_flag("--resources", args.resources, "print the per-kernel resource table");
   app.add_flag("--no-codegen", args.no_codegen, "parse + verify only, skip codegen");
@@ -318,8 +305,6 @@ void declare_flags(CLI::App& app, Arguments& args) {
                  "(compare their verdicts and resources)")
       ->check(CLI::IsMember({"inprocess", "llc", "both"}))
       ->default_val("inprocess");
-  app.add_option("--cache", args.cache_dir, "result cache directory (default $KEMIT_CACHE, else <build>/result-cache)");
-  app.add_flag("--no-cache", args.no_cache, "neither read nor fill the result cache");
   app.add_option("--module", args.module_path, "check one .ll file instead of the configs (needs --arch)");
   app.add_option("--arch", args.arch, "processor for --module");
   app.add_flag("--expect-no-spill", args.expect_no_spill, "with --module: a spill fails (SPILL)");
@@ -327,7 +312,28 @@ void declare_flags(CLI::App& app, Arguments& args) {
                                           "--serve); with --module, whose flavor table")->default_val("cpp");
   app.add_option("--engine-cmd", args.engine_cmd, "any command that starts a protocol worker (docs/protocol.md)");
   app.add_option("--timeout", args.timeout, "seconds per config for the engine's answer")->default_val(60);
-  app.add_option("--shard", args.shard_text, "K/N: check only shard K of N (by family:id; docs/reports.md)");
+}
+
+// What --module may not be combined with, before any work.
+void check_module_flags(const Arguments& args) {
+  if (args.module_path.empty()) return;
+  if (args.shard) throw std::invalid_argument("--shard goes with the configs, not with --module");
+  if (args.arch.empty()) throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
+  const auto& picked = args.selection_flags;
+  if (!picked.words.empty() || !picked.filter.empty() || picked.last_failed)
+    throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
+}
+
+// The failing modules are files like a report's: never written into a golden shard or config folder.
+void check_failures_dir(const Arguments& args) {
+  if (args.failures_dir.empty()) return;
+  std::string module_file = (std::filesystem::path(args.failures_dir) / "module.ll").string();
+  std::string problem = kemit::report::report_target_problem(
+      "--failures-dir", module_file, {args.where.root + "/golden/shards", args.where.configs});
+  if (!problem.empty())
+    throw std::invalid_argument("--failures-dir " + args.failures_dir +
+                                ": the failing modules may not be written into a golden shard or config folder (or "
+                                "over a symlink); name a folder outside golden/shards/ and parity/configs/");
 }
 
 }  // namespace
@@ -336,43 +342,12 @@ int main(int argc, char** argv) {
   CLI::App app{"check_llvm: the real-LLVM lane (parse, verify, intrinsics, llc, resources)"};
   Arguments args;
   declare_flags(app, args);
-  if (std::optional<int> exit_code = kemit::tooling::parse_command_line(app, argc, argv)) return *exit_code;
-  args.argv.assign(argv, argv + argc);
-  try {
-    if (!args.shard_text.empty()) args.shard = kemit::report::parse_shard(args.shard_text);
-  } catch (const kemit::report::ShardError& error) {
-    std::cerr << "check_llvm: " << error.what() << "\n";
-    return 2;
-  }
-  if (args.shard && !args.module_path.empty()) {
-    std::cerr << "check_llvm: --shard goes with the configs, not with --module\n";
-    return 2;
-  }
-  try {
-    if (!args.module_path.empty() && args.arch.empty())
-      throw std::invalid_argument("--module needs --arch (the processor for llc -mcpu)");
-    try {
-      args.where = kemit::tooling::locate(args.location_flags);
-    } catch (const std::invalid_argument& error) {  // a folder given by a flag is missing, or no tree at all
-      std::cerr << "check_llvm: " << error.what() << "\n";
-      return 2;
-    }
-    std::cout << kemit::limits::cut_text(kemit::tooling::header_line("check_llvm", args.where), kemit::limits::kNoCut)
-              << std::endl;  // safe text: the tree's path may hold any bytes
-    std::string unwritable = kemit::report::report_targets_problem(
-        {{"--json", args.json_path}, {"--junit", args.junit_path}},
-        std::vector<std::string>{args.where.root + "/golden/shards", args.where.configs});
-    if (!unwritable.empty()) throw std::invalid_argument(unwritable);
-    const auto& picked = args.selection_flags;
-    if (!args.module_path.empty() && (!picked.words.empty() || !picked.filter.empty() || picked.last_failed))
-      throw std::invalid_argument("--module checks one file: FAMILY:ID words, --filter and --last-failed go with the configs");
-    args.selection = kemit::driver::resolve_selection(picked, args.where.build, "check_llvm", std::cerr);
-    kemit::lane_support::check_cache_settings(  // a folder the cache may not use is exit 2 before any work
-        kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, args.where.build));
-    std::unique_ptr<Engine> engine = start_engine(args);
-    return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
-  } catch (const std::exception& error) {
-    std::cerr << "check_llvm: " << error.what() << "\n";
-    return 2;
-  }
+  return kemit::lane_support::lane_main(
+      "check_llvm", app, argc, argv, args, [&] { check_module_flags(args); },
+      [&] {
+        check_failures_dir(args);
+        std::unique_ptr<Engine> engine = start_engine(args);
+        return args.module_path.empty() ? run_configs(args, *engine) : run_one_module(args, *engine);
+      },
+      std::cout, std::cerr);
 }

@@ -1,10 +1,10 @@
 #include "failure_files.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "checker_phase.h"
 #include "codegen.h"
+#include "kemit/report/render.h"
 
 namespace kemit::lane {
 namespace {
@@ -41,9 +41,9 @@ void write_failure_files(const std::vector<LaneModule>& modules, const std::vect
     if (result.verdict == Verdict::LLVM_OK || result.verdict == Verdict::TOOLCHAIN_MISSING) continue;
     std::filesystem::create_directories(folder, error);
     std::string path = (std::filesystem::path(folder) / module_file_name(modules[i])).string();
-    std::ofstream file(path, std::ios::binary);
-    file << modules[i].text;
-    if (!file) {
+    try {
+      report::write_text_file(path, modules[i].text);  // a new file renamed into place: never through a link
+    } catch (const std::exception&) {
       result.detail += "\n(could not write " + path + " to reproduce)";
       continue;
     }

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_tools import BASIC, CBI, CHECK_LLVM, GOLDEN, ROOT, RUN_DIFF, run
+from test_tools import BASIC, CBI, CHECK_LLVM, CHECK_NUMERICS, GOLDEN, ROOT, RUN_DIFF, run
 
 KEMIT_REPORT = CBI.parent / "kemit_report"
 FAKE = ROOT / "tests" / "driver" / "fixtures" / "fake_engine.py"
@@ -158,13 +158,47 @@ def test_no_report_overwrites_a_golden_shard_or_a_config(tmp_path, tool, flag):
         assert target.read_bytes() == before
 
 
-def test_check_llvm_report_may_not_name_a_shard():
-    assert CHECK_LLVM.exists(), f"{CHECK_LLVM} is not built: cmake --build BUILD"
-    target = ROOT / "golden" / "shards" / "elementwise.json"
-    before = target.read_bytes()
-    r = run([CHECK_LLVM, "--only", "elementwise", "--json", target])
-    assert r.returncode == 2 and "a report may not be written into" in r.stderr, r.stderr
-    assert target.read_bytes() == before
+@pytest.mark.parametrize("lane", [CHECK_LLVM, CHECK_NUMERICS])
+@pytest.mark.parametrize("flag", ["--json", "--junit"])
+def test_no_lane_report_overwrites_a_golden_shard_or_a_config(lane, flag):
+    """Every lane refuses a report path into a store before it runs anything."""
+    assert lane.exists(), f"{lane} is not built: cmake --build BUILD"
+    for target in (ROOT / "golden" / "shards" / "elementwise.json", ROOT / "parity" / "configs" / "elementwise.json"):
+        before = target.read_bytes()
+        r = run([lane, "--only", "elementwise", flag, target])
+        assert r.returncode == 2 and "a report may not be written into" in r.stderr, r.stderr
+        assert "RESULT" not in r.stdout, r.stdout
+        assert target.read_bytes() == before
+
+
+def test_check_llvm_failures_dir_may_not_be_a_store():
+    for folder in (ROOT / "golden" / "shards", ROOT / "parity" / "configs"):
+        before = sorted(p.name for p in folder.iterdir())
+        r = run([CHECK_LLVM, "--only", "elementwise", "--failures-dir", folder])
+        assert r.returncode == 2 and "the failing modules may not be written into" in r.stderr, r.stderr
+        assert "RESULT" not in r.stdout and sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_a_failing_module_file_replaces_a_symlink_instead_of_writing_through_it(tmp_path):
+    module = tmp_path / "broken.ll"
+    module.write_text("define void @f( {\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    failures = tmp_path / "failures"
+    failures.mkdir()
+    r = run([CHECK_LLVM, "--module", module, "--arch", "gfx942", "--flavor", "llvm22", "--failures-dir", failures,
+             "--no-cache"])
+    assert r.returncode == 1 and "PARSE_ERROR" in r.stdout, r.stdout + r.stderr
+    written = list(failures.iterdir())
+    assert len(written) == 1 and written[0].read_text() == module.read_text(), written
+    assert f"reproduce: /usr/lib/llvm-22/bin/llvm-as {written[0]}" in r.stdout, r.stdout
+    written[0].unlink()
+    written[0].symlink_to(victim)
+    r = run([CHECK_LLVM, "--module", module, "--arch", "gfx942", "--flavor", "llvm22", "--failures-dir", failures,
+             "--no-cache"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert victim.read_text() == "keep me" and not written[0].is_symlink(), "the module was written through a link"
+    assert written[0].read_text() == module.read_text()
 
 
 # --- text from a worker: invalid UTF-8 and characters split by a cut -----------------------------
