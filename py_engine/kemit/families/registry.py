@@ -1,7 +1,7 @@
 """The families this engine knows, by name: every module of this package that declares FAMILY, so a
-family is added by its own file alone (the shared modules, spec and the `_common` ones, declare
-none). Its optional entry points (flavor_gate, build_module, plan_module) are found on its module
-(engine.py)."""
+family is added by its own file alone (the shared modules, spec, gemm_core and the `_common`
+ones, declare none). Its optional entry points (flavor_gate, build_module, plan_module) are found
+on its module (engine.py)."""
 import importlib
 import os
 import pkgutil
