@@ -19,7 +19,7 @@ respawned. One JSON object per line, in order:
     <- {"id": 2, "status": "ok", "results": [{"section", "verdict", "detail", "mismatch",
         "lane_instructions", "run_seconds", "seconds"}, ...]}   (in the order of "sections")
 
-`plan` is the family's plan (plans.py) of the config: the spec to emit and the lowered buffer range
+`plan` is the family's plan (`plan` of references/<family>.py) of the config: the spec to emit and the lowered buffer range
 (test-only, docs/protocol.md). `run` builds the same case again (inputs from the fixed seed and the
 config id, the reference's outputs), checks its spec is `spec_run`, runs each section's text: the
 canonical text in the reference interpreter (kemit_cpp.run), a flavor's module in that flavor's
@@ -113,6 +113,10 @@ class Checkers:
             checker.close()
 
 
+def no_plan(family):
+    return f"no numerics plan for family {family} (parity/numerics/references/{family}.py defines no `plan`)"
+
+
 def make_case(family, config, source):
     """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
     come from the engine's worker (the lane imports no engine code)."""
@@ -120,8 +124,8 @@ def make_case(family, config, source):
     spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
     if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
         return None, f"the engine refuses the config: {reason or refusal}"
-    if family not in plans.PLANS:
-        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    if plans.family_plan(family) is None:
+        return None, no_plan(family)
     try:
         return plans.make_case(family, spec, arch, config["id"]), ""
     except plans.TooLarge as error:
@@ -259,7 +263,7 @@ def numbered_work_limit(configs, source):
     thousands of specs, not a handful."""
     works = []
     for config in configs:
-        if config["family"] not in plans.PLANS:
+        if plans.family_plan(config["family"]) is None:
             continue
         case, built = build_case(config["family"], dict(config, expect="emit"), source)
         if case is not None:
@@ -309,8 +313,8 @@ class Lane:
 def requested_case(request):
     """(case, "") of a plan or run request, or (None, why the config cannot run)."""
     family, arch = request["family"], request["arch"]
-    if family not in plans.PLANS:
-        return None, f"no numerics plan for family {family} (parity/numerics/plans.py)"
+    if plans.family_plan(family) is None:
+        return None, no_plan(family)
     facts = ArchFacts(arch["name"], int(arch["wave_size"]), arch["fp8_format"])
     try:
         return plans.make_case(family, request["spec"], facts, int(request["config"])), ""
@@ -381,7 +385,7 @@ def serve(lane):
         op = request.get("op")
         try:
             if op == "hello":
-                reply = {"status": "ok", "engine": "numerics", "protocol": 1, "families": sorted(plans.PLANS),
+                reply = {"status": "ok", "engine": "numerics", "protocol": 1, "families": plans.planned_families(),
                          "flavors": []}
             elif op == "plan":
                 reply = plan_answer(request)

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 
 import pytest
 
@@ -107,13 +108,28 @@ def test_the_harness_example_runs():
     assert result.stdout.strip().startswith("ew_add"), result.stdout
 
 
-def test_the_families_table_is_the_trees_families():
+def engine_families(argv, env=None):
+    """The families an engine's worker serves (its hello)."""
+    result = subprocess.run(argv + ["--serve"], cwd=SOURCE, env=dict(os.environ, **(env or {})),
+                            input='{"id": 0, "op": "hello"}\n', capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[0])["families"]
+
+
+def test_the_families_table_is_the_engines_families():
     rows = [row for row in re.findall(r"^\| ([a-z0-9_]+) \|", section("Families"), flags=re.M) if row != "family"]
+    for engine, families in (("cpp", engine_families([os.path.join(BUILD, "cpp_engine", "kemit_emit")])),
+                             ("py", engine_families([PYTHON, "-m", "kemit.emit"],
+                                                    {"PYTHONPATH": os.path.join(SOURCE, "py_engine")}))):
+        missing, extra = sorted(set(families) - set(rows)), sorted(set(rows) - set(families))
+        assert not missing, f"README.md's Families table has no row for {missing}, which the {engine} engine serves"
+        assert not extra, f"README.md's Families table lists {extra}, which the {engine} engine does not serve"
     configs = sorted(name[:-5] for name in os.listdir(os.path.join(SOURCE, "parity", "configs")) if name.endswith(".json"))
     assert sorted(rows) == configs
     for family in configs:
         assert json.load(open(os.path.join(SOURCE, "parity", "configs", f"{family}.json")))["family"] == family
         for path in (f"py_engine/kemit/families/{family}.py", f"cpp_engine/src/families/{family}.cpp",
+                     f"parity/numerics/references/{family}.py",
                      f"parity/domains/{family}.json", f"golden/shards/{family}.json"):
             assert os.path.exists(os.path.join(SOURCE, path)), f"family {family}: no {path}"
 

@@ -1,8 +1,11 @@
 // The typed specs (docs/architecture.md, "The mirror"): each family's read_spec takes every field
 // of the parsed spec into its Spec, the shared field groups included (gemm_core::CoreSpec,
 // rows_common::RowSpec, conv_depthwise_common::ShapeSpec); the registry row reads the spec it is
-// given, and a JSON object that parse_spec did not fill is refused by name, never read past.
+// given, and a JSON object that parse_spec did not fill is refused by name, never read past; each
+// row has exactly its family's optional entry points.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "kemit/families/conv_depthwise_wgrad.h"
 #include "kemit/families/gemm_epilogue.h"
@@ -79,6 +82,24 @@ TEST(Spec, AnUnparsedSpecIsRefusedByFieldName) {
     FAIL() << "a spec without its fields was read";
   } catch (const json::out_of_range& missing) {
     EXPECT_NE(std::string(missing.what()).find("'dtype' not found"), std::string::npos) << missing.what();
+  }
+}
+
+// Each family's row has exactly the optional entry points its header declares, found by name in
+// the family's namespace (registry.cpp): gemm_core's flavor_gate, which attention_fwd's and
+// conv_fwd_lds_halo's MmaSpec could reach by argument-dependent lookup, is no family's own.
+TEST(Spec, TheRegistryFindsEachFamilysOptionalEntryPoints) {
+  const std::vector<std::string> gated = {"attention_fwd", "conv_fwd_lds_halo", "gemm_epilogue", "gemm_mma"};
+  const std::vector<std::string> modules = {"conv_depthwise_wgrad", "conv_fwd_lds_halo", "scan_rows"};
+  auto has = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (const auto& name : gated) EXPECT_NO_THROW(find_family(name)) << name;
+  for (const auto& name : modules) EXPECT_NO_THROW(find_family(name)) << name;
+  for (const auto& family : FAMILIES()) {
+    EXPECT_EQ(family.flavor_gate != nullptr, has(gated, family.FAMILY)) << family.FAMILY;
+    EXPECT_EQ(family.build_module != nullptr, has(modules, family.FAMILY)) << family.FAMILY;
+    EXPECT_EQ(family.plan_module != nullptr, has(modules, family.FAMILY)) << family.FAMILY;
   }
 }
 

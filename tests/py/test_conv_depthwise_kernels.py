@@ -9,7 +9,7 @@ from kemit.families.conv_depthwise_common import ceil_div, forward_extent, pad_w
 from kemit.ir.types import scalar
 from kemit.target.arch import find_arch
 from lane_serial import run_grid, to_type
-from references.conv_depthwise import dgrad, forward
+from references.conv_depthwise_common import dgrad, forward
 
 ARCH = find_arch("gfx1201")
 

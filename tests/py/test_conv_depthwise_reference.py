@@ -11,7 +11,7 @@ from kemit.engine import emit
 from kemit.families import conv_depthwise_dgrad_stream as stream
 from kemit.families import conv_depthwise_tiled as tiled
 from kemit.target.arch import find_arch
-from references.conv_depthwise import dgrad, dgrad_rotated, forward, output_extent, rotated_filter
+from references.conv_depthwise_common import dgrad, dgrad_rotated, forward, output_extent, rotated_filter
 
 GFX942, GFX1201 = find_arch("gfx942"), find_arch("gfx1201")
 

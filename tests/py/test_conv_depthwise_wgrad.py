@@ -11,7 +11,7 @@ from conftest import REPO
 from kemit.engine import emit
 from kemit.families import conv_depthwise_wgrad as family
 from kemit.target.arch import find_arch
-from references.conv_depthwise import forward, output_extent, wgrad
+from references.conv_depthwise_common import forward, output_extent, wgrad
 from row_configs import load_emitting_checked, missing_reasons, wrong_expectations
 
 CONFIGS = os.path.join(REPO, "parity", "configs", "conv_depthwise_wgrad.json")

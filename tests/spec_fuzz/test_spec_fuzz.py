@@ -51,6 +51,28 @@ def test_configs_outside_their_domain_fail_the_check():
     assert run.stdout.rstrip().endswith("RESULT: RED")
 
 
+def test_a_domain_whose_fields_are_not_the_engines_fails_naming_family_and_field(tmp_path):
+    """The engines' parse_spec of {} gives the fields: a field left out, one the engines do not
+    know and another default each fail on a line of their own."""
+    domains = tmp_path / "domains"
+    shutil.copytree(os.path.join(REPO, "parity", "domains"), domains)
+    path = domains / "elementwise.json"
+    domain = json.loads(path.read_text())
+    domain["fields"] = [field for field in domain["fields"] if field["name"] != "waves_per_eu"]
+    domain["fields"].append({"name": "unroll", "type": "int", "default": 1, "min": 1, "max": 4})
+    next(field for field in domain["fields"] if field["name"] == "block")["default"] = 128
+    path.write_text(json.dumps(domain))
+    run = fuzz("--check-domains", "--domains", str(domains), "--only", "elementwise")
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = [line for line in run.stdout.splitlines() if line.startswith("FIELDS ")]
+    assert lines == [
+        "FIELDS parity/domains/elementwise.json: field 'block' defaults to 128 here, 256 in the engines",
+        "FIELDS parity/domains/elementwise.json: field 'unroll' is not a field of elementwise in the engines; remove it",
+        "FIELDS parity/domains/elementwise.json: elementwise's field 'waves_per_eu' (int, default 0 in the engines) "
+        "is missing; add it (docs/fuzz.md)"], run.stdout
+    assert run.stdout.rstrip().endswith("RESULT: RED")
+
+
 def test_a_seed_reproduces_the_run(tmp_path):
     reports = []
     for name in ("a", "b"):

@@ -3,88 +3,100 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "kemit/families/attention_fwd.h"
-#include "kemit/families/conv_depthwise_dgrad_stream.h"
-#include "kemit/families/conv_depthwise_tiled.h"
-#include "kemit/families/conv_depthwise_wgrad.h"
-#include "kemit/families/conv_fwd_lds_halo.h"
-#include "kemit/families/elementwise.h"
-#include "kemit/families/gemm_epilogue.h"
-#include "kemit/families/gemm_mma.h"
-#include "kemit/families/norm_rows.h"
-#include "kemit/families/reduce_rows.h"
-#include "kemit/families/scan_rows.h"
-#include "kemit/families/softmax_rows.h"
-#include "kemit/families/transpose_lds.h"
+// Generated (cpp_engine/families.cmake): the header of each family, and KEMIT_FAMILIES(X), one
+// X(name) per family.
+#include "kemit/families/declared.h"
 
 namespace kemit::families {
 
+// What a family without an optional entry point finds in its place. A row calls each entry point by
+// its plain name from inside the family's namespace, so the family's own declaration is found
+// first and hides these; a call that lands here leaves the row's pointer null (optional_entry).
+namespace absent {
+struct Absent {};
+template <typename... Args>
+Absent flavor_gate(const Args&...);
+template <typename... Args>
+Absent build_module(const Args&...);
+template <typename... Args>
+Absent plan_module(const Args&...);
+}  // namespace absent
+
 namespace {
 
-// A family's entry point on its typed Spec as the row's pointer on the parsed spec: each call reads
-// the parsed spec once (read) and passes the typed Spec on, with the entry point's other arguments.
-template <auto read, auto entry>
-constexpr auto on_spec = [](const nlohmann::json& spec, auto... rest) { return entry(read(spec), rest...); };
+// The argument types of a row's pointer, to name what a call with them returns.
+template <typename Pointer>
+struct Signature;
+template <typename Result, typename... Args>
+struct Signature<Result (*)(Args...)> {
+  template <typename Call>
+  using result_of = std::invoke_result_t<Call, Args...>;
+};
+
+// The row's pointer to an optional entry point: the call, or nullptr where the family declares none.
+template <typename Pointer, typename Call>
+Pointer optional_entry(Call call) {
+  if constexpr (std::is_convertible_v<Call, Pointer>) {
+    return call;
+  } else {
+    static_assert(std::is_same_v<typename Signature<Pointer>::template result_of<Call>, absent::Absent>,
+                  "a family declares an optional entry point with another signature than registry.h's Family");
+    return nullptr;
+  }
+}
 
 }  // namespace
 
-const std::vector<Family>& FAMILIES() {
-  static const std::vector<Family> table = {
-      {attention_fwd::FAMILY, attention_fwd::parse_spec, on_spec<attention_fwd::read_spec, attention_fwd::kernel_name>,
-       on_spec<attention_fwd::read_spec, attention_fwd::validate>,
-       on_spec<attention_fwd::read_spec, attention_fwd::build>,
-       on_spec<attention_fwd::read_spec, attention_fwd::flavor_gate>},
-      {conv_depthwise_dgrad_stream::FAMILY, conv_depthwise_dgrad_stream::parse_spec,
-       on_spec<conv_depthwise_dgrad_stream::read_spec, conv_depthwise_dgrad_stream::kernel_name>,
-       on_spec<conv_depthwise_dgrad_stream::read_spec, conv_depthwise_dgrad_stream::validate>,
-       on_spec<conv_depthwise_dgrad_stream::read_spec, conv_depthwise_dgrad_stream::build>},
-      {conv_depthwise_tiled::FAMILY, conv_depthwise_tiled::parse_spec,
-       on_spec<conv_depthwise_tiled::read_spec, conv_depthwise_tiled::kernel_name>,
-       on_spec<conv_depthwise_tiled::read_spec, conv_depthwise_tiled::validate>,
-       on_spec<conv_depthwise_tiled::read_spec, conv_depthwise_tiled::build>},
-      {conv_depthwise_wgrad::FAMILY, conv_depthwise_wgrad::parse_spec,
-       on_spec<conv_depthwise_wgrad::read_spec, conv_depthwise_wgrad::kernel_name>,
-       on_spec<conv_depthwise_wgrad::read_spec, conv_depthwise_wgrad::validate>,
-       on_spec<conv_depthwise_wgrad::read_spec, conv_depthwise_wgrad::build>, nullptr,
-       on_spec<conv_depthwise_wgrad::read_spec, conv_depthwise_wgrad::build_module>,
-       on_spec<conv_depthwise_wgrad::read_spec, conv_depthwise_wgrad::plan_module>},
-      {conv_fwd_lds_halo::FAMILY, conv_fwd_lds_halo::parse_spec,
-       on_spec<conv_fwd_lds_halo::read_spec, conv_fwd_lds_halo::kernel_name>,
-       on_spec<conv_fwd_lds_halo::read_spec, conv_fwd_lds_halo::validate>,
-       [](const nlohmann::json& spec, const target::Arch& arch) {
-         return conv_fwd_lds_halo::build(conv_fwd_lds_halo::read_spec(spec), arch);
-       },
-       on_spec<conv_fwd_lds_halo::read_spec, conv_fwd_lds_halo::flavor_gate>,
-       [](const nlohmann::json& spec, const target::Arch& arch) {
-         return conv_fwd_lds_halo::build_module(conv_fwd_lds_halo::read_spec(spec), arch);
-       },
-       on_spec<conv_fwd_lds_halo::read_spec, conv_fwd_lds_halo::plan_module>},
-      {elementwise::FAMILY, elementwise::parse_spec, on_spec<elementwise::read_spec, elementwise::kernel_name>,
-       on_spec<elementwise::read_spec, elementwise::validate>, on_spec<elementwise::read_spec, elementwise::build>},
-      {gemm_epilogue::FAMILY, gemm_epilogue::parse_spec, on_spec<gemm_epilogue::read_spec, gemm_epilogue::kernel_name>,
-       on_spec<gemm_epilogue::read_spec, gemm_epilogue::validate>,
-       on_spec<gemm_epilogue::read_spec, gemm_epilogue::build>,
-       on_spec<gemm_epilogue::read_spec, gemm_epilogue::flavor_gate>},
-      {gemm_mma::FAMILY, gemm_mma::parse_spec, on_spec<gemm_mma::read_spec, gemm_mma::kernel_name>,
-       on_spec<gemm_mma::read_spec, gemm_mma::validate>, on_spec<gemm_mma::read_spec, gemm_mma::build>,
-       on_spec<gemm_mma::read_spec, gemm_mma::flavor_gate>},
-      {norm_rows::FAMILY, norm_rows::parse_spec, on_spec<norm_rows::read_spec, norm_rows::kernel_name>,
-       on_spec<norm_rows::read_spec, norm_rows::validate>, on_spec<norm_rows::read_spec, norm_rows::build>},
-      {reduce_rows::FAMILY, reduce_rows::parse_spec, on_spec<reduce_rows::read_spec, reduce_rows::kernel_name>,
-       on_spec<reduce_rows::read_spec, reduce_rows::validate>, on_spec<reduce_rows::read_spec, reduce_rows::build>},
-      {scan_rows::FAMILY, scan_rows::parse_spec, on_spec<scan_rows::read_spec, scan_rows::kernel_name>,
-       on_spec<scan_rows::read_spec, scan_rows::validate>, on_spec<scan_rows::read_spec, scan_rows::build>, nullptr,
-       on_spec<scan_rows::read_spec, scan_rows::build_module>, on_spec<scan_rows::read_spec, scan_rows::plan_module>},
-      {softmax_rows::FAMILY, softmax_rows::parse_spec, on_spec<softmax_rows::read_spec, softmax_rows::kernel_name>,
-       on_spec<softmax_rows::read_spec, softmax_rows::validate>, on_spec<softmax_rows::read_spec, softmax_rows::build>},
-      {transpose_lds::FAMILY, transpose_lds::parse_spec, on_spec<transpose_lds::read_spec, transpose_lds::kernel_name>,
-       on_spec<transpose_lds::read_spec, transpose_lds::validate>,
-       on_spec<transpose_lds::read_spec, transpose_lds::build>},
+// The row of family `name`, made inside its namespace. Each entry point reads the parsed spec once
+// into the family's Spec (read_spec) and passes it on with the other arguments. The name in
+// parentheses turns off argument-dependent lookup: a shared struct's namespace (gemm_core for
+// MmaSpec) never stands in for the family's own function.
+#define KEMIT_FAMILY_ROW(name)                                                                                 \
+  namespace name {                                                                                             \
+  Family registry_row() {                                                                                      \
+    using namespace absent;                                                                                    \
+    using nlohmann::json;                                                                                      \
+    return {FAMILY,                                                                                            \
+            parse_spec,                                                                                        \
+            [](const json& spec) { return (kernel_name)(read_spec(spec)); },                                   \
+            [](const json& spec, const target::Arch& arch) { return (validate)(read_spec(spec), arch); },      \
+            [](const json& spec, const target::Arch& arch) { return (build)(read_spec(spec), arch); },         \
+            optional_entry<decltype(Family::flavor_gate)>(                                                     \
+                [](const json& spec, const target::Arch& arch, const llvm::Flavor& flavor) {                   \
+                  return (flavor_gate)(read_spec(spec), arch, flavor);                                         \
+                }),                                                                                            \
+            optional_entry<decltype(Family::build_module)>(                                                    \
+                [](const json& spec, const target::Arch& arch) { return (build_module)(read_spec(spec), arch); }), \
+            optional_entry<decltype(Family::plan_module)>(                                                     \
+                [](const json& spec, const target::Arch& arch, uint64_t buffer_range) {                        \
+                  return (plan_module)(read_spec(spec), arch, buffer_range);                                   \
+                })};                                                                                           \
+  }                                                                                                            \
+  }
+KEMIT_FAMILIES(KEMIT_FAMILY_ROW)
+#undef KEMIT_FAMILY_ROW
+
+std::vector<Family> declared_families() {
+  std::vector<Family> families;
+  auto add = [&families](Family row, const std::string& file) {
+    if (row.FAMILY != file)
+      throw std::logic_error("family file " + file + ": FAMILY is '" + row.FAMILY + "'; a family's file is named for it");
+    families.push_back(std::move(row));
   };
+#define KEMIT_DECLARED(name) add(name::registry_row(), #name);
+  KEMIT_FAMILIES(KEMIT_DECLARED)
+#undef KEMIT_DECLARED
+  return families;
+}
+
+const std::vector<Family>& FAMILIES() {
+  static const std::vector<Family> table = declared_families();
   return table;
 }
 

@@ -1,7 +1,7 @@
 // --check-domains: every numbered config lies inside its family's domain, and every domain
-// declares exactly the engine's fields (docs/fuzz.md).
+// declares exactly the engines' fields, with their types and defaults (docs/fuzz.md).
 #include <algorithm>
-#include <sstream>
+#include <set>
 
 #include "kemit/driver/config.h"
 #include "kemit/fuzz/fuzz.h"
@@ -10,22 +10,76 @@ namespace kemit::fuzz {
 namespace {
 
 using nlohmann::json;
-const char* const kProbeField = "zz_domain_probe";
 
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  std::stringstream in(list);
-  std::string name;
-  while (std::getline(in, name, ',')) names.push_back(name.substr(name.find_first_not_of(' ')));
-  return names;
+// A default's type as a domain spells it ("int", "str", "bool"), "" for any other JSON value.
+std::string type_of(const json& value) {
+  if (value.is_number_integer()) return "int";
+  if (value.is_string()) return "str";
+  if (value.is_boolean()) return "bool";
+  return "";
 }
 
-// The reference engine names its fields when it refuses an unknown one: "... (known: a, b, c)".
-std::vector<std::string> engine_fields(const driver::Answer& answer) {
-  std::string reason = answer.response.value("reason", "");
-  size_t start = reason.rfind("(known: ");
-  if (start == std::string::npos || reason.back() != ')') return {};
-  return split_names(reason.substr(start + 8, reason.size() - start - 9));
+std::string type_name(FieldType type) {
+  switch (type) {
+    case FieldType::integer: return "int";
+    case FieldType::string: return "str";
+    case FieldType::boolean: return "bool";
+  }
+  return "";
+}
+
+// The family's fields with their defaults, as every engine's parse_spec of {} gives them; null
+// (and the problem written) when an engine fails or the engines disagree.
+json engine_fields(const std::string& family, const std::vector<std::string>& engines,
+                   const std::vector<const driver::Answer*>& answers, std::ostream& out) {
+  std::vector<json> specs;
+  for (size_t e = 0; e < engines.size(); ++e) {
+    const auto& answer = *answers[e];
+    bool ok = answer.kind == driver::AnswerKind::response && answer.response.value("status", "") == "ok" &&
+              answer.response.contains("spec") && answer.response["spec"].is_object();
+    if (!ok) {
+      out << "FIELDS " << family << ": the " << engines[e] << " engine gives no fields (parse_spec of {}): "
+          << (answer.kind == driver::AnswerKind::response ? answer.response.dump() : answer.detail) << "\n";
+      return nullptr;
+    }
+    specs.push_back(answer.response["spec"]);
+  }
+  for (size_t e = 1; e < specs.size(); ++e) {
+    if (specs[e] == specs[0]) continue;
+    out << "FIELDS " << family << ": the engines' fields and defaults differ (" << engines[0] << ": " << specs[0].dump()
+        << ", " << engines[e] << ": " << specs[e].dump() << "); make the engines agree first\n";
+    return nullptr;
+  }
+  return specs.at(0);
+}
+
+// Each of the engines' fields is the domain's, with the same type and default, and the domain has no other.
+int check_fields(const Domain& domain, const std::string& family, const json& fields, std::ostream& out) {
+  int problems = 0;
+  auto problem = [&](const std::string& text) {
+    out << "FIELDS " << domain.path() << ": " << text << "\n";
+    ++problems;
+  };
+  std::set<std::string> declared;
+  for (const auto& field : domain.fields()) {
+    declared.insert(field.name);
+    if (!fields.contains(field.name)) {
+      problem("field '" + field.name + "' is not a field of " + family + " in the engines; remove it");
+      continue;
+    }
+    const json& engine_default = fields[field.name];
+    if (type_of(engine_default) != type_name(field.type))
+      problem("field '" + field.name + "' is " + type_name(field.type) + " here, " + type_of(engine_default) +
+              " in the engines (default " + engine_default.dump() + ")");
+    else if (engine_default != field.default_value)
+      problem("field '" + field.name + "' defaults to " + field.default_value.dump() + " here, " +
+              engine_default.dump() + " in the engines");
+  }
+  for (const auto& [name, value] : fields.items())
+    if (!declared.count(name))
+      problem(family + "'s field '" + name + "' (" + type_of(value) + ", default " + value.dump() +
+              " in the engines) is missing; add it (docs/fuzz.md)");
+  return problems;
 }
 
 int check_configs(const Domain& domain, const driver::FamilyConfigs& family, std::ostream& out) {
@@ -50,32 +104,36 @@ int check_domains(const RunSettings& settings, const std::string& configs_dir, s
   FuzzLanes lanes(settings.lanes);
   lanes.start();
   auto domains = load_domains(settings.domains_dir, "parity/domains", lanes.arch_facts());
-  std::vector<json> probes;
-  const std::string probe_arch = lanes.arch_facts().at(0).name;  // any processor the engines serve
-  for (const auto& family : families)
-    probes.push_back({{"family", family.family}, {"arch", probe_arch}, {"spec", {{kProbeField, 0}}},
-                      {"flavors", json::array()}, {"op", "emit"}, {"config", 0}});
-  auto answers = lanes.ask_reference(probes);
+  std::vector<std::string> served;
+  std::vector<json> requests;
+  for (const auto& family : lanes.families()) {
+    if (!family_selected(family, settings.only)) continue;
+    served.push_back(family);
+    requests.push_back({{"op", "parse_spec"}, {"family", family}, {"spec", json::object()}});
+  }
+  auto answers = lanes.ask_engines(requests);
+  const auto engines = lanes.engine_names();
+  std::set<std::string> names(served.begin(), served.end());
+  for (const auto& family : families) names.insert(family.family);
   int problems = 0, configs = 0;
-  for (size_t f = 0; f < families.size(); ++f) {
-    const auto& family = families[f];
-    auto found = domains.find(family.family);
+  for (const auto& name : names) {
+    auto found = domains.find(name);
     if (found == domains.end()) {
-      out << "NO DOMAIN " << family.family << ": write parity/domains/" << family.family << ".json (docs/fuzz.md)\n";
+      out << "NO DOMAIN " << name << ": write parity/domains/" << name << ".json (docs/fuzz.md)\n";
       ++problems;
       continue;
     }
-    std::vector<std::string> declared;
-    for (const auto& field : found->second.fields()) declared.push_back(field.name);
-    std::sort(declared.begin(), declared.end());
-    auto known = engine_fields(answers[f]);
-    if (known != declared) {
-      out << "FIELDS " << found->second.path() << " declares a different field list from the engine's refusal: "
-          << answers[f].response.dump() << "\n";
-      ++problems;
+    auto at = std::find(served.begin(), served.end(), name);
+    if (at != served.end()) {
+      std::vector<const driver::Answer*> of_family;
+      for (const auto& engine_answers : answers) of_family.push_back(&engine_answers.at(at - served.begin()));
+      json fields = engine_fields(name, engines, of_family, out);
+      problems += fields.is_null() ? 1 : check_fields(found->second, name, fields, out);
     }
-    problems += check_configs(found->second, family, out);
-    configs += static_cast<int>(family.configs.size());
+    auto family = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.family == name; });
+    if (family == families.end()) continue;
+    problems += check_configs(found->second, *family, out);
+    configs += static_cast<int>(family->configs.size());
   }
   out << configs << " config(s) of " << families.size() << " famil" << (families.size() == 1 ? "y" : "ies")
       << " checked against their domains\n"

@@ -142,8 +142,14 @@ void FuzzLanes::start() {
   numerics_work_limit_ = numerics_work_limit(options_, *numerics_);
 }
 
-std::vector<driver::Answer> FuzzLanes::ask_reference(const std::vector<json>& requests) {
-  return engines_->run(requests, nullptr)[0];
+FuzzLanes::EngineAnswers FuzzLanes::ask_engines(const std::vector<json>& requests) {
+  return engines_->run(requests, nullptr);
+}
+
+std::vector<std::string> FuzzLanes::engine_names() const {
+  std::vector<std::string> names;
+  for (const auto& command : driver::engine_commands(options_.check)) names.push_back(command.name);
+  return names;
 }
 
 std::vector<SpecResult> FuzzLanes::check(const std::vector<DrawnSpec>& specs) { return judge(specs, ask(specs)); }
@@ -210,7 +216,8 @@ void FuzzLanes::check_numerics(const std::vector<DrawnSpec>& specs, std::vector<
     if (!results[i].validated || !results[i].failures.empty()) continue;
     if (std::find(numerics_families_.begin(), numerics_families_.end(), specs[i].family) == numerics_families_.end()) {
       results[i].numerics = "SKIPPED";
-      results[i].skip_reason = "the numerics lane has no plan for " + specs[i].family + " (parity/numerics/plans.py)";
+      results[i].skip_reason = "the numerics lane has no plan for " + specs[i].family + " (parity/numerics/references/" +
+                               specs[i].family + ".py)";
       continue;
     }
     requests.push_back({{"op", "numerics"}, {"family", specs[i].family}, {"config", specs[i].index},

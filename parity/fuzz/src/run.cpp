@@ -33,25 +33,18 @@ std::vector<std::string> arch_names(const std::vector<driver::ArchFacts>& facts)
   return names;
 }
 
-bool selected(const std::string& family, const std::vector<std::string>& only) {
-  if (only.empty()) return true;
-  for (const auto& part : only)
-    if (family.find(part) != std::string::npos) return true;
-  return false;
-}
-
 std::vector<const Domain*> selected_domains(const std::map<std::string, Domain>& domains, const RunSettings& settings,
                                             const std::vector<std::string>& served) {
   std::vector<const Domain*> out;
   for (const auto& [family, domain] : domains) {
-    if (!selected(family, settings.only)) continue;
+    if (!family_selected(family, settings.only)) continue;
     if (std::find(served.begin(), served.end(), family) == served.end())
       throw driver::InfrastructureError("family " + family + " has a domain (" + domain.path() +
                                         ") but an engine does not serve it; build both engines or remove the domain");
     out.push_back(&domain);
   }
   for (const auto& family : served)
-    if (selected(family, settings.only) && !domains.count(family))
+    if (family_selected(family, settings.only) && !domains.count(family))
       throw driver::UsageError("family " + family + " has no domain: write parity/domains/" + family +
                                ".json (docs/fuzz.md)");
   if (out.empty()) throw driver::UsageError("--only matches no family with a domain");
@@ -146,6 +139,13 @@ void run_batches(const RunSettings& settings, FuzzLanes& lanes, SpecDrawer& draw
 }
 
 }  // namespace
+
+bool family_selected(const std::string& family, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  for (const auto& part : only)
+    if (family.find(part) != std::string::npos) return true;
+  return false;
+}
 
 RunTally run_fuzz(const RunSettings& settings, std::ostream& notes) {
   RunTally tally;

@@ -4,10 +4,16 @@
 hold values of their dtype), causal keys past the query masked out, rounded once to the dtype.
 `probabilities` gives the softmax weights behind each output row, so the numerics plan can bound
 what rounding p to the input dtype before P V costs (docs/numerics.md).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
+import math
+
 import numpy as np
 
-from .reduce_rows import round_to
+from plans import (ACCUMULATION, Case, Output, RTOL, ceil_div, nan_memory, random_values, require_small, round_to,
+                   to_memory)
+
 
 
 def probabilities(q, k, causal, scale):
@@ -53,3 +59,37 @@ def attention_online(q, k, v, causal, scale, dtype, tile_kv):
                 m = m_new
             out[h, i] = acc / l
     return round_to(out, dtype)
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+# p is rounded to the input dtype before P V (the mma's operand): a relative error of up to half
+# an ulp per term, so up to P_ROUNDING * sum_j p_j |v_j| in an output. SCORE_SLACK covers the f32
+# side on the same magnitudes: the scores' f32 sums, exp, and the running sums rescaled in another
+# order than the reference (every config stays GREEN at 2^-16: a margin of 4; a softmax scale off
+# by 0.1% fails f16 configs).
+P_ROUNDING = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+SCORE_SLACK = 2.0 ** -14
+
+
+def plan(spec, arch, rng):
+    """Two heads; two query tiles of the workgroup (waves * M queries, M the instruction's, from
+    its spec name) and at least two key tiles; seq_k leaves a partial last key tile: causal, 3
+    keys short of seq_q (so the last workgroup's loop ends in the tail), else a tile and a half
+    and 3 keys. Inputs in [-2, 2]. The scale of an output is sum_j p_j |v_j| times
+    (P_ROUNDING + SCORE_SLACK) / ACCUMULATION, so the compare's ACCUMULATION term is that bound."""
+    dtype, head_dim, tile_kv, heads = spec["dtype"], spec["head_dim"], spec["tile_kv"], 2
+    tile_q = spec["waves"] * int(spec["mma"].split("_")[1].split("x")[0])
+    seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv), tile_q) * tile_q
+    seq_k = seq_q - 3 if spec["causal"] else tile_kv + tile_kv // 2 + 3
+    require_small(heads * max(seq_q, seq_k) * head_dim, 2 * heads * seq_q * seq_k * head_dim,
+                  "the attention_fwd problem")
+    q, k, v = (random_values(rng, (heads, seq, head_dim), dtype) for seq in (seq_q, seq_k, seq_k))
+    scale = float(np.float32(1.0 / math.sqrt(head_dim)))
+    want = attention(q, k, v, spec["causal"], scale, dtype)
+    behind = np.einsum("hij,hjd->hid", probabilities(q, k, spec["causal"], scale), np.abs(v))
+    buffers = {"q": to_memory(q, dtype), "k": to_memory(k, dtype), "v": to_memory(v, dtype),
+               "o": nan_memory(q.shape, dtype)}
+    return Case(spec, (seq_q // tile_q, heads), spec["waves"] * arch.wave_size, buffers,
+                {"seq_q": seq_q, "seq_k": seq_k},
+                [Output("o", dtype, want.reshape(-1),
+                        (behind * ((P_ROUNDING[dtype] + SCORE_SLACK) / ACCUMULATION)).reshape(-1), RTOL[dtype])])

@@ -12,10 +12,13 @@ A batch whose tensors pass the 32-bit buffer range of AMD buffer offsets cannot 
 (a backend once returned garbage past 2^31 bytes of an fp32 operand): `batch_chunks` splits it
 into the fewest balanced chunks whose tensors fit, and `conv_forward_chunked` convolves chunk by
 chunk, as real sizes must run.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from .reduce_rows import round_to
+from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+
 
 
 BUFFER_RANGE = 2 ** 31  # a tensor a launch touches must be smaller
@@ -113,3 +116,63 @@ def split_reduce(ws, dtype):
 
 
 __all__ = ["batch_chunks", "conv_forward_chunked", "conv_forward", "split_partials", "split_reduce", "block_diagonal", "output_extent", "round_to"]
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def conv_per_image_bytes(s):
+    """One image's bytes of each batched tensor: input, output and (split_c > 1) the f32 workspace."""
+    ho, wo = output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    half = 2
+    sizes = [s["h"] * s["w"] * s["c"] * half, ho * wo * s["k"] * half]
+    return sizes + ([s["split_c"] * ho * wo * s["k"] * 4] if s["split_c"] > 1 else [])
+
+
+def conv_weight_bytes(s):
+    return s["k"] * s["kh"] * s["kw"] * (s["c"] // (s["groups"] if s["grouped"] else 1)) * 2
+
+
+def chunked_small_spec(spec, real_sizes):
+    """(small spec, lowered range) of a config whose batch the real 2^31-byte range chunks: a few
+    rows and a tile and a half of columns, the fewest channels its split allows (ungrouped), and
+    the range lowered to fit two images (or the weights, whichever is more), with the batch sized
+    so that it splits into as many chunks as the real one, with a remainder if the real one has one."""
+    s = dict(spec)
+    s["h"] = min(s["h"], s["kh"] + s["stride"])
+    s["w"] = min(s["w"], (s["tile_w"] + s["tile_w"] // 2) * s["stride"] + s["kw"] - 1)
+    if not s["grouped"]:
+        s["c"] = min(s["c"], s["split_c"] * int(s["mma"].split("x")[-1]))
+        s["k"] = min(s["k"], s["tile_n"])
+    largest = max(conv_per_image_bytes(s))
+    buffer_range = max(2 * largest, conv_weight_bytes(s)) + 1
+    fits = (buffer_range - 1) // largest
+    s["n"] = fits * len(real_sizes) - (1 if real_sizes[0] != real_sizes[-1] else 0)
+    return s, buffer_range
+
+
+def plan(spec, arch, rng):
+    """The spec's own shape with the batch cut to two images (every numbered config has n <= 2, a
+    fuzzed one up to 1000, whose reference alone took minutes), or, when the real batch runs as
+    chunks, a small shape that chunks alike under a lowered range. The engine's plan runs every
+    launch (both kernels of a split_c module, per chunk) over views of these buffers; the
+    reference convolves chunk by chunk."""
+    real_sizes = batch_chunks(spec["n"], conv_per_image_bytes(spec))
+    s, buffer_range = chunked_small_spec(spec, real_sizes) if len(real_sizes) > 1 \
+        else (dict(spec, n=min(spec["n"], 2)), None)
+    sizes = batch_chunks(s["n"], conv_per_image_bytes(s), buffer_range or BUFFER_RANGE)
+    dtype = s["dtype"]
+    groups = s["groups"] if s["grouped"] else 1
+    per_group = s["c"] // groups
+    ho, wo = output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    require_small(max(s["n"] * s["h"] * s["w"] * s["c"], s["k"] * s["kh"] * s["kw"] * per_group),
+                  s["n"] * ho * wo * s["k"] * s["kh"] * s["kw"] * per_group, "the conv problem")
+    x = random_values(rng, (s["n"], s["h"], s["w"], s["c"]), dtype)
+    wt = random_values(rng, (s["k"], s["kh"], s["kw"], per_group), dtype)
+    want = conv_forward_chunked(x, wt, s["stride"], s["pad"], groups, sizes)
+    scale = conv_forward_chunked(np.abs(x), np.abs(wt), s["stride"], s["pad"], groups, sizes)
+    y = nan_memory((s["n"], ho, wo, s["k"]), dtype)
+    buffers = {"x": to_memory(x, dtype), "wt": to_memory(wt, dtype), "y": y}
+    if s["split_c"] > 1:  # each chunk's partials from the start: room for the largest chunk
+        buffers["ws"] = np.full((s["split_c"] * max(sizes), ho, wo, s["k"]), np.nan, dtype=np.float32)
+    output = Output("y", dtype, round_to(want, dtype).reshape(-1), scale.reshape(-1), RTOL[dtype])
+    # the plan gives every grid and block: the case's are never used
+    return Case(s, None, s["waves"] * arch.wave_size, buffers, {}, [output], buffer_range=buffer_range)

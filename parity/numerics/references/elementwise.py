@@ -1,10 +1,14 @@
 """numpy reference for the elementwise family: y = op(a [, b [, c]]) computed in f64 from the inputs
 (which hold values of their dtype), rounded once to the dtype, as the kernel computes in f32 and
 rounds once (the f64 -> f32 path and the kernel's f32 arithmetic differ by at most an f32 ulp,
-and only for fma and silu)."""
+and only for fma and silu).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
+"""
 import numpy as np
 
-from .reduce_rows import round_to
+from plans import Case, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+
 
 ARITY = {"add": 2, "sub": 2, "mul": 2, "max": 2, "min": 2, "fma": 3, "relu": 1, "silu": 1}
 
@@ -31,3 +35,19 @@ def elementwise(op, inputs, dtype):
     else:
         raise ValueError(f"unknown elementwise op '{op}'")
     return round_to(y.astype(np.float32), dtype)
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    block, vec, dtype = spec["block"], spec["vec"], spec["dtype"]
+    grid = 2
+    # two grid-stride trips for some lanes, one for others, and an n % vec tail of vec - 1
+    n = (2 * grid * block + block // 2 + 1) * vec + (vec - 1)
+    require_small(n, 0, "the elementwise problem")
+    names = ("a", "b", "c")[:ARITY[spec["op"]]]
+    inputs = [random_values(rng, n, dtype) for _ in names]
+    buffers = {name: to_memory(v, dtype) for name, v in zip(names, inputs)}
+    buffers["y"] = nan_memory(n, dtype)
+    rtol = RTOL[dtype] + (EXP_RTOL if spec["op"] == "silu" else 0.0)
+    want = elementwise(spec["op"], inputs, dtype)
+    return Case(spec, (grid,), block, buffers, {"n": n}, [Output("y", dtype, want, None, rtol)])

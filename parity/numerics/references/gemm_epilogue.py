@@ -8,10 +8,13 @@ fp8 / bf8 inputs are bytes in one of the four 8-bit float formats the matrix cor
 here from their definitions: gfx942 reads the FNUZ variants (E4M3 bias 8, E5M2 bias 16; 0x80 is
 the only NaN, there is no infinity and no negative zero), gfx950 OCP's (E4M3FN bias 7, whose only
 NaNs are S.1111.111 and which has no infinity; E5M2 bias 15, IEEE-like with infinities and NaNs).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from .reduce_rows import round_to
+from plans import Case, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+
 
 ACTIVATIONS = ("none", "relu", "gelu_tanh", "silu")
 # format -> (exponent bits, mantissa bits, bias)
@@ -77,3 +80,51 @@ def gemm_epilogue(a, b, bias, residual, activation, out_dtype):
 
 __all__ = ["ACTIVATIONS", "FP8_FORMATS", "activate", "decode_fp8", "fp8_value", "gemm_epilogue", "random_fp8",
            "round_to"]
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+# the largest slope of an epilogue activation (gelu_tanh's is 1.13, silu's 1.10): an error before
+# the activation grows by at most this much
+ACTIVATION_SLOPE = 1.2
+
+
+FP8_LAYOUTS = {"fp8": "e4m3", "bf8": "e5m2"}
+
+
+def gemm_operands(spec, arch, rng, m, n, k):
+    """(a, b as values, their buffers): 16-bit a and b, or fp8 / bf8 bytes of a and of b transposed
+    (b_t) in the variant of the format the arch's mfma reads (its fp8_format, from the engine's hello)."""
+    dtype = spec["dtype"]
+    if dtype in FP8_LAYOUTS:
+        if not arch.fp8_format:
+            raise ValueError(f"the engine's hello gives {arch.name} no fp8_format, so the {dtype} inputs cannot be "
+                             f"encoded (docs/protocol.md, arch_facts)")
+        fmt = f"{FP8_LAYOUTS[dtype]}_{arch.fp8_format}"
+        a_bytes, bt_bytes = random_fp8(rng, (m, k), fmt), random_fp8(rng, (n, k), fmt)
+        a, b = decode_fp8(a_bytes, fmt), decode_fp8(bt_bytes, fmt).T
+        return a, b, {"a": a_bytes, "b_t": bt_bytes}
+    a, b = random_values(rng, (m, k), dtype), random_values(rng, (k, n), dtype)
+    return a, b, {"a": to_memory(a, dtype), "b": to_memory(b, dtype)}
+
+
+def plan(spec, arch, rng):
+    """gemm_mma's shape (two tiles each way, two k steps); bias, residual and c as the spec asks.
+    The accumulation scale goes through the activation's slope; exp-based activations get the
+    exp slack (and, being several f32 steps, a few f32 ulps more)."""
+    m, n, k, out = 2 * spec["tile_m"], 2 * spec["tile_n"], 2 * spec["tile_k"], spec["out_dtype"]
+    require_small(max(m * k, k * n, m * n), m * n * k, "the gemm_epilogue problem")
+    a, b, buffers = gemm_operands(spec, arch, rng, m, n, k)
+    bias = random_values(rng, n, "f32") if spec["bias"] else None
+    residual = random_values(rng, (m, n), out) if spec["residual"] else None
+    want = gemm_epilogue(a, b, bias, residual, spec["activation"], out)
+    scale = ACTIVATION_SLOPE * (np.abs(a) @ np.abs(b) + (np.abs(bias)[None, :] if bias is not None else 0.0))
+    scale = scale + (np.abs(residual) if residual is not None else 0.0)
+    if bias is not None:
+        buffers["bias"] = bias.copy()
+    if residual is not None:
+        buffers["residual"] = to_memory(residual, out)
+    buffers["c"] = nan_memory((m, n), out)
+    rtol = RTOL[out] + (EXP_RTOL + RTOL["f32"] if spec["activation"] in ("gelu_tanh", "silu") else 0.0)
+    block = spec["waves"] * arch.wave_size
+    return Case(spec, (n // spec["tile_n"], m // spec["tile_m"]), block, buffers, {"n": n, "k": k},
+                [Output("c", out, want.reshape(-1), scale.reshape(-1), rtol)])

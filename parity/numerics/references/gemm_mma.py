@@ -4,10 +4,13 @@
 down docs/ir.md's fragment layout of every mma instruction independently of the family, and
 `mma_by_fragments` computes one instruction lane by lane from it, so a test can check both the
 layouts' consistency and the family's own fragment and accumulator index tables against them.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from .reduce_rows import round_to
+from plans import Case, Output, RTOL, random_values, require_small, round_to, to_memory
+
 
 
 def gemm(a, b, c=None):
@@ -58,3 +61,18 @@ def mma_by_fragments(kind, fa, fb, fc):
 
 
 __all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to"]
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    m, n, k, dtype = 2 * spec["tile_m"], 2 * spec["tile_n"], 2 * spec["tile_k"], spec["dtype"]
+    require_small(max(m * k, k * n, m * n), m * n * k, "the gemm problem")
+    a, b = random_values(rng, (m, k), dtype), random_values(rng, (k, n), dtype)
+    c = random_values(rng, (m, n), "f32") if spec["accumulate"] else None
+    want = gemm(a, b, c)
+    scale = np.abs(a) @ np.abs(b) + (np.abs(c) if c is not None else 0.0)
+    buffers = {"a": to_memory(a, dtype), "b": to_memory(b, dtype),
+               "c": c.copy() if c is not None else np.full((m, n), np.nan, dtype=np.float32)}
+    block = spec["waves"] * arch.wave_size
+    return Case(spec, (n // spec["tile_n"], m // spec["tile_m"]), block, buffers, {"n": n, "k": k},
+                [Output("c", "f32", want.reshape(-1), scale.reshape(-1), RTOL["f32"])])

@@ -4,10 +4,14 @@ inputs (which hold values of their dtype), with optional affine weights, rounded
 `deviation_scale` gives, per output element, the magnitudes an f32 statistics error multiplies:
 |y| before the bias (an error in the rsqrt scales it) plus, for layer, |mean error| * rsqrt * |w|
 with the mean's error taken relative to mean(|x|) (an error in the mean shifts every element).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from .reduce_rows import round_to
+from plans import (Case, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, round_to,
+                   to_memory)
+
 
 EPS = float.fromhex("0x1.4f8b58p-17")  # the kernel's f32 constant (1e-5 rounded)
 
@@ -40,3 +44,27 @@ def deviation_scale(x, kind, weight=None):
     if kind == "layer":
         scale = scale + np.abs(x).mean(axis=1, keepdims=True) * rsqrt * w
     return scale
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    """The rows of softmax_rows' plan (the same frame); inputs in [-1, 3] so the mean is away
+    from 0 and layer's two passes matter; weight and bias in [-2, 2]. An f32 statistics error
+    scales the magnitudes deviation_scale gives (ACCUMULATION)."""
+    dtype, grid, cols = spec["dtype"], 2, spec["cols"]
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    require_small(rows * cols, rows * cols, "the norm_rows problem")
+    x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    weight = bias = None
+    if spec["affine"]:
+        weight = random_values(rng, cols, dtype)
+        buffers["weight"] = to_memory(weight, dtype)
+        if spec["kind"] == "layer":
+            bias = random_values(rng, cols, dtype)
+            buffers["bias"] = to_memory(bias, dtype)
+    want = norm_rows(x, spec["kind"], dtype, weight, bias)
+    scale = deviation_scale(x, spec["kind"], weight)
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])])

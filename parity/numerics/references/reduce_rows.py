@@ -4,22 +4,14 @@
 `reduce_rows_as_kernel` replays the kernel's own order lane by lane (strided vector loads, the
 vector fold, the bpermute / DPP tree with the semantics of docs/ir.md, partials per wave), so
 a test can check that the kernel's algorithm computes the definition.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
+from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+
 DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
-
-
-def round_to(values, dtype):
-    """f32 values rounded to f16, bf16 (nearest even) or kept f32, returned as f32."""
-    values = np.asarray(values, dtype=np.float32)
-    if dtype == "f32":
-        return values
-    if dtype == "f16":
-        return values.astype(np.float16).astype(np.float32)
-    bits = values.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
-    return rounded.astype(np.uint32).view(np.float32)
 
 
 def reduce_rows(x, op, out_dtype):
@@ -85,3 +77,18 @@ def reduce_rows_as_kernel(x, op, out_dtype, vec, block, wave, cross):
         final = np.array([partials[lane] if lane < waves else identity for lane in range(wave)], dtype=np.float32)
         out[r] = wave_reduce(final, op, cross)[0]
     return round_to(out, out_dtype)
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    per_block, cols, dtype = spec["rows_per_block"], spec["cols"], spec["dtype"]
+    grid = 2
+    rows = grid * per_block + max(1, per_block // 2)  # a second grid-stride trip, a partial block
+    require_small(rows * cols, rows * cols, "the reduce_rows problem")
+    x = random_values(rng, (rows, cols), dtype)
+    out_dtype = "f32" if spec["out_f32"] else dtype
+    want = reduce_rows(x, spec["op"], out_dtype)
+    scale = np.abs(x).sum(axis=1) if spec["op"] == "sum" else None
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(rows, out_dtype)}
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", out_dtype, want, scale, RTOL[out_dtype])])

@@ -5,10 +5,13 @@ of x (which holds values of its dtype), rounded once to the dtype; an exclusive 
 the identity (0, or -inf for max). `wave_scan_as_kernel` replays the kernel's cross-lane scan of
 one wave's values in f32 (Hillis-Steele steps with the row_shr and ds_bpermute semantics of
 docs/ir.md), so a test can check that the DPP and bpermute trees compute the definition.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from .reduce_rows import bpermute, round_to, update_dpp
+from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from .reduce_rows import bpermute, update_dpp
 
 IDENTITY = {"sum": 0.0, "max": -np.inf}
 ROW_SHR = 0x110
@@ -48,3 +51,24 @@ def wave_scan_as_kernel(values, op, cross):
         offset *= 2
     before = np.where(lanes == 0, identity, bpermute(scanned, (lanes - 1) & (wave - 1))).astype(np.float32)
     return before, scanned[wave - 1]
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    """The spec's own cols (below, at or above the row's reach, a partial last chunk, is the code
+    path); rows give a second grid-stride trip to some workgroups (scope block) or some waves
+    (scope wave). A sum's scale is the running sum of |x| behind each output. split runs the
+    module's carry pass and then the scan, as the engine's launch plan orders them, both over
+    grid y = split (the carry's last segment total is computed and not read)."""
+    dtype, grid, split = spec["dtype"], 2, spec["split"]
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    require_small(rows * spec["cols"], rows * spec["cols"], "the scan_rows problem")
+    x = random_values(rng, (rows, spec["cols"]), dtype)
+    want = scan_rows(x, spec["op"], spec["exclusive"], dtype)
+    scale = magnitudes(x, spec["exclusive"]).reshape(-1) if spec["op"] == "sum" else None
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype])
+    if split > 1:
+        buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
+    return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output])

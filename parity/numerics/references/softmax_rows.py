@@ -5,10 +5,14 @@
 the kernel's own order in f32 (each lane's online (max, sum) pair over its strided chunks, the
 merge tree across the wave with the semantics of docs/ir.md, then across the waves), so a test
 can check that the online single-pass algorithm computes the definition.
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
 import numpy as np
 
-from .reduce_rows import bpermute, round_to, update_dpp, DPP_STEPS
+from plans import (Case, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
+                   round_to, to_memory)
+from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
 LOWEST = np.float32(-np.finfo(np.float32).max)
 
@@ -76,3 +80,22 @@ def softmax_rows_as_kernel(x, dtype, vec, block, wave, scope, cross):
         total_m, total_s = pairs[0][0][0], pairs[0][1][0]
         out[r] = np.exp(row - total_m).astype(np.float32) * np.float32(np.float32(1.0) / total_s)
     return round_to(out, dtype)
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    """The spec's own cols (its row reach decides the code path); rows give a second grid-stride
+    trip to some workgroups (scope block) or some waves (scope wave). Inputs span [-8, 8] so the
+    running max grows and rescales the sum along a row. y = e / s: its error relative to itself is
+    the sum's (ACCUMULATION, scale |y|) plus exp's (EXP_RTOL) plus the output rounding; a long
+    f16 row has subnormal outputs, rounded on an absolute grid (SUBNORMAL_STEP)."""
+    dtype, grid = spec["dtype"], 2
+    per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+    rows = grid * per_group + max(1, per_group // 2)
+    require_small(rows * spec["cols"], rows * spec["cols"], "the softmax_rows problem")
+    x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
+    want = softmax_rows(x, dtype)
+    buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
+    return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
+                [Output("y", dtype, want.reshape(-1), np.abs(want).reshape(-1), RTOL[dtype] + EXP_RTOL,
+                        SUBNORMAL_STEP[dtype])])

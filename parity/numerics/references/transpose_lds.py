@@ -1,6 +1,11 @@
 """numpy references for the transpose_lds family: the definition b = a^T, and a replay of the
-kernel's strips through a padded LDS array (the phase-1 and phase-2 index maps of the family)."""
+kernel's strips through a padded LDS array (the phase-1 and phase-2 index maps of the family).
+
+The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
+"""
 import numpy as np
+
+from plans import Case, Output, ceil_div, nan_memory, random_values, require_small, to_memory
 
 
 def transpose(a):
@@ -26,3 +31,16 @@ def transpose_via_strips(a, tile, tiles, pad, vec):
                 if row0 + r < rows and col0 + c < cols:
                     b[(col0 + c) * rows + row0 + r] = strip[r * pitch + c]
     return b.reshape(cols, rows)
+
+
+# ---- the numerics plan --------------------------------------------------------------------
+def plan(spec, arch, rng):
+    tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
+    rows = tile + tile // 2 + 1             # a partial strip row
+    cols = width + 3 * vec                  # a partial strip (cols stays a multiple of vec)
+    require_small(rows * cols, 0, "the transpose_lds problem")
+    a = random_values(rng, (rows, cols), dtype)
+    buffers = {"a": to_memory(a, dtype), "b": nan_memory(rows * cols, dtype)}
+    want = transpose(a).reshape(-1)
+    return Case(spec, (ceil_div(cols, width), ceil_div(rows, tile)), spec["block"], buffers,
+                {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0)])

@@ -1,7 +1,9 @@
-// The families this engine knows, by name. Mirrors py_engine/kemit/families/registry.py,
-// where a family is a module; here it is a row of the module's functions. The row takes the parsed
-// spec (the JSON object parse_spec returns); each entry point reads it once into the family's typed
-// Spec (read_spec) and calls the family's function on that (registry.cpp, on_spec).
+// The families this engine knows, by name: every header of kemit/families that declares FAMILY, so
+// a family is added by its own files alone (cpp_engine/CMakeLists.txt lists them into the generated
+// kemit/families/declared.h). Mirrors py_engine/kemit/families/registry.py, where a family is a
+// module; here it is a row of the family's functions. The row takes the parsed spec (the JSON
+// object parse_spec returns); each entry point reads it once into the family's typed Spec
+// (read_spec) and calls the family's function on that (registry.cpp).
 #pragma once
 #include <string>
 #include <string_view>
@@ -32,6 +34,9 @@ struct Family {
   plan::Planned (*plan_module)(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range) = nullptr;
 };
 
+// Every declared family's row, in the order of their names; throws std::logic_error for a family
+// whose FAMILY is not its file's name.
+std::vector<Family> declared_families();
 const std::vector<Family>& FAMILIES();
 std::vector<std::string> family_names();
 // Throws std::invalid_argument (Python: ValueError) for an unknown family.

@@ -69,9 +69,12 @@ RunTally run_fuzz(const RunSettings& settings, std::ostream& notes);
 // The commands that reproduce one spec: kemit_fuzz on it, and each engine's single-shot CLI.
 std::string reproduce_commands(const RunSettings& settings, const DrawnSpec& spec, const Failure& failure);
 
+// A family --only chooses (substrings of family names; none given: every family).
+bool family_selected(const std::string& family, const std::vector<std::string>& only);
+
 // Every numbered config of the selected families lies inside its family's domain: `expect: emit`
-// configs valid, `expect: reject` configs invalid or malformed; every family has a domain; each
-// domain's fields are the engine's (read from the reference engine's unknown-field refusal).
+// configs valid, `expect: reject` configs invalid or malformed; every family the engines serve has
+// a domain, whose fields are the engines' (names, types, defaults: each engine's parse_spec of {}).
 // Prints one line per problem and the verdict; returns 0 (inside), 1 (a problem), 2 (input error).
 int check_domains(const RunSettings& settings, const std::string& configs_dir, std::ostream& out);
 

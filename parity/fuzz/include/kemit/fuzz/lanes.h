@@ -61,8 +61,11 @@ class FuzzLanes {
   const std::vector<std::string>& families() const { return families_; }
   // The processors both engines serve, with their facts, from hello (the domains judge by them).
   const std::vector<driver::ArchFacts>& arch_facts() const { return arch_facts_; }
-  // One engine's answers to raw emit requests (the domain checks ask for refusal texts).
-  std::vector<driver::Answer> ask_reference(const std::vector<nlohmann::json>& requests);
+  // Both engines' answers to raw requests (answers[engine][request]; the domain checks ask for
+  // each family's parse_spec defaults).
+  EngineAnswers ask_engines(const std::vector<nlohmann::json>& requests);
+  // The engines' names, in the order of ask_engines' answers.
+  std::vector<std::string> engine_names() const;
 
  private:
   void check_llvm(const std::vector<DrawnSpec>& specs, const std::vector<std::vector<driver::Answer>>& answers,

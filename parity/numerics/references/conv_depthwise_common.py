@@ -1,4 +1,5 @@
-"""numpy references for the depthwise convolution families (NHWC, Wt[c, kh, kw], f64 math).
+"""What the depthwise convolution families' references and numerics plans share: the convolutions
+(NHWC, Wt[c, kh, kw], f64 math) and the small problem a plan runs.
 
 forward(x, wt, stride, pad, pad_w)   y[n, ho, wo, c] = sum x[n, ho*s - pad + kh, wo*s - pad_w + kw, c] * wt[c, kh, kw]
 dgrad(dy, wt, h, w, stride, pad, pad_w)
@@ -12,7 +13,11 @@ wgrad(x, dy, kh, kw, stride, pad, pad_w)
     (zero outside x; the weight gradient conv_depthwise_wgrad computes)
 pad_w = -1 means "same as pad", as in the specs.
 """
+import math
+
 import numpy as np
+
+from plans import Case, Output, RTOL, ceil_div, nan_memory, random_values, require_small, round_to, to_memory
 
 
 def column_padding(pad, pad_w):
@@ -81,3 +86,28 @@ def wgrad(x, dy, kh, kw, stride=1, pad=0, pad_w=-1):
             window = padded[:, r:r + stride * (ho - 1) + 1:stride, q:q + stride * (wo - 1) + 1:stride, :]
             dw[:, r, q] = (window * dy).sum(axis=(0, 1, 2))
     return dw
+
+
+# ---- what the plans share ------------------------------------------------------------------
+def small_conv_shape(spec, rows_per_lane, columns_per_lane):
+    """n, h, w, c shrunk: two images' worth of channels gone, a few tiles of rows and columns."""
+    small = dict(spec)
+    small["n"] = min(spec["n"], 2)
+    small["c"] = min(spec["c"], 2 * spec["cpl"]) if spec["c"] % spec["cpl"] == 0 else spec["c"]
+    small["h"] = min(spec["h"], spec["kh"] + 2 * rows_per_lane * spec["stride"] + 1)
+    small["w"] = min(spec["w"], spec["kw"] + 2 * columns_per_lane * spec["stride"] + 1)
+    return small
+
+
+def conv_case(spec, arch, rng, names, source_shape, out_shape, want_of, lanes):
+    dtype = spec["dtype"]
+    require_small(max(math.prod(source_shape), math.prod(out_shape)),
+                  math.prod(out_shape) * spec["kh"] * spec["kw"], "the depthwise conv problem")
+    source = random_values(rng, source_shape, dtype)
+    wt = random_values(rng, (spec["c"], spec["kh"], spec["kw"]), dtype)
+    want, scale = want_of(source, wt)
+    block = spec["block_waves"] * arch.wave_size
+    buffers = {names[0]: to_memory(source, dtype), names[1]: to_memory(wt, dtype),
+               names[2]: nan_memory(out_shape, dtype)}
+    return Case(spec, (ceil_div(lanes, block),), block, buffers, {},
+                [Output(names[2], dtype, round_to(want, dtype).reshape(-1), scale.reshape(-1), RTOL[dtype])])
