@@ -1,6 +1,8 @@
 // Family `scratch_double`. Mirrors py_engine/kemit/families/scratch_double.py.
 #include "kemit/families/scratch_double.h"
 
+#include <fmt/format.h>
+
 #include "kemit/ir/types.h"
 
 namespace kemit::families::scratch_double {
@@ -18,8 +20,9 @@ std::string kernel_name(const Spec& spec) { return "scratch_double_b" + std::to_
 
 std::string validate(const Spec& spec, const target::Arch& arch) {
   if (spec.block > 0 && spec.block % arch.wave_size == 0 && spec.block <= MAX_BLOCK) return "";
-  return "block must be a positive multiple of the wave size " + std::to_string(arch.wave_size) + " up to " +
-         std::to_string(MAX_BLOCK) + " (got " + std::to_string(spec.block) + ")";
+  return fmt::format("block must be a positive multiple of the wave size {wave_size} up to {max_block} (got {block})",
+                     fmt::arg("wave_size", arch.wave_size), fmt::arg("max_block", MAX_BLOCK),
+                     fmt::arg("block", spec.block));
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

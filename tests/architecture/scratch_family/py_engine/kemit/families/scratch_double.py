@@ -23,7 +23,8 @@ def validate(spec, arch):
     """"" when the spec can be built for the arch, else the reason."""
     if spec["block"] > 0 and spec["block"] % arch.wave_size == 0 and spec["block"] <= MAX_BLOCK:
         return ""
-    return f"block must be a positive multiple of the wave size {arch.wave_size} up to {MAX_BLOCK} (got {spec['block']})"
+    return "block must be a positive multiple of the wave size {wave_size} up to {max_block} (got {block})".format(
+        wave_size=arch.wave_size, max_block=MAX_BLOCK, block=spec["block"])
 
 
 def build(spec, arch):
