@@ -199,6 +199,7 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::TOOLCHAIN_MISSING: return "TOOLCHAIN_MISSING";
     case Verdict::SPILL: return "SPILL";
     case Verdict::OCCUPANCY_MISMATCH: return "OCCUPANCY_MISMATCH";
+    case Verdict::INTENT_BROKEN: return "INTENT_BROKEN";
   }
   return "UNKNOWN_VERDICT";
 }

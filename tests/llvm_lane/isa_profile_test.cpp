@@ -3,7 +3,13 @@
 // its occupancy equal to the one that LLVM prints.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "isa_profile.h"
+#include "kemit/lane/intents.h"
 #include "lane_test_support.h"
 
 namespace kemit::lane {
@@ -105,6 +111,89 @@ TEST(IsaProfile, RealModulesCarryTheirProfileAndLlvmsOccupancy) {
     EXPECT_GT(isa.counts.at("lds_stores"), 0) << flavor;
     EXPECT_GT(isa.counts.at("s_barrier"), 0) << flavor;
   }
+}
+
+}  // namespace
+}  // namespace kemit::lane
+
+namespace kemit::lane {
+namespace {
+
+// An intents folder holding one family file, removed with the test.
+struct IntentsFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("kemit_intents_" + std::to_string(::getpid()));
+  explicit IntentsFolder(const std::string& conv_json) {
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "conv.json") << conv_json;
+  }
+  ~IntentsFolder() { std::filesystem::remove_all(path); }
+};
+
+LaneResult compiled(const IsaCounts& counts) {
+  LaneResult result;
+  KernelResources k;
+  k.name = "conv_kernel";
+  k.isa.counts = counts;
+  result.kernels.push_back(k);
+  return result;
+}
+
+const char* kConvIntents = R"({"family": "conv", "defaults": {"cpl": 1}, "intents": [
+  {"name": "packed FMAs", "when": "cpl >= 2", "require": "n_packed_fma > 0 && n_scalar_fma == 0"},
+  {"name": "wide loads", "archs": ["gfx942"], "when": "cpl >= 2", "require": "global_load_min_bits >= cpl * 16",
+   "known_breaks": {"7@llvm16": "LLVM 16 keeps the loads apart"}}]})";
+
+TEST(Intents, ABrokenIntentFailsNamingItsExpressionAndTheCounts) {
+  IntentsFolder folder(kConvIntents);
+  auto intents = load_intents(folder.path.string());
+  LaneModule module{"conv", 3, "llvm19", "gfx942", "", false};
+  LaneResult lost_packing = compiled({{"scalar_fma", 32}, {"global_load_64", 13}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, module, lost_packing);
+  EXPECT_EQ(lost_packing.verdict, Verdict::INTENT_BROKEN);
+  EXPECT_NE(lost_packing.detail.find("intent 'packed FMAs' broken by kernel conv_kernel"), std::string::npos)
+      << lost_packing.detail;
+  EXPECT_NE(lost_packing.detail.find("n_packed_fma 0, n_scalar_fma 32"), std::string::npos) << lost_packing.detail;
+
+  LaneResult narrow = compiled({{"packed_fma", 72}, {"global_load_16", 13}, {"global_load_64", 2}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, module, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::INTENT_BROKEN);
+  EXPECT_NE(narrow.detail.find("cpl 4, global_load_min_bits 16"), std::string::npos) << narrow.detail;
+
+  LaneResult kept = compiled({{"packed_fma", 72}, {"global_load_64", 13}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, module, kept);
+  EXPECT_EQ(kept.verdict, Verdict::LLVM_OK) << kept.detail;
+  LaneResult scalar_config = compiled({{"scalar_fma", 32}, {"global_load_16", 13}});
+  apply_intents(intents.at("conv"), nlohmann::json::object(), module, scalar_config);  // cpl defaults to 1
+  EXPECT_EQ(scalar_config.verdict, Verdict::LLVM_OK) << scalar_config.detail;
+}
+
+TEST(Intents, ProcessorsAndKnownBreaksLimitWhereAnIntentApplies) {
+  IntentsFolder folder(kConvIntents);
+  auto intents = load_intents(folder.path.string());
+  LaneResult narrow = compiled({{"packed_fma", 72}, {"global_load_16", 13}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, LaneModule{"conv", 3, "llvm19", "gfx90a", "", false}, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::LLVM_OK) << "wide loads are promised on gfx942 only";
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, LaneModule{"conv", 7, "llvm16", "gfx942", "", false}, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::LLVM_OK) << "a known break at llvm16";
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, LaneModule{"conv", 7, "llvm19", "gfx942", "", false}, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::INTENT_BROKEN) << "but not at llvm19";
+}
+
+TEST(Intents, AnUnknownNameOrABadExpressionIsNamed) {
+  IntentsFolder typo(R"({"family": "conv", "intents": [{"name": "typo", "require": "n_packed_fma > 0 && cpll == 2"}]})");
+  LaneResult result = compiled({{"packed_fma", 1}});
+  apply_intents(load_intents(typo.path.string()).at("conv"), {{"cpl", 2}}, LaneModule{"conv", 1, "llvm19", "gfx942", "", false},
+                result);
+  EXPECT_EQ(result.verdict, Verdict::INTENT_BROKEN);
+  EXPECT_NE(result.detail.find("uses 'cpll'"), std::string::npos) << result.detail;
+  IntentsFolder broken(R"({"family": "conv", "intents": [{"name": "bad", "require": "n_packed_fma > > 0"}]})");
+  EXPECT_THROW(load_intents(broken.path.string()), std::runtime_error);
+}
+
+TEST(Intents, TheTreesIntentsLoad) {
+  auto intents = load_intents(std::string(KEMIT_SOURCE_DIR) + "/parity/intents");
+  EXPECT_TRUE(intents.count("conv_depthwise_dgrad_stream"));
+  EXPECT_TRUE(intents.count("gemm_mma"));
 }
 
 }  // namespace

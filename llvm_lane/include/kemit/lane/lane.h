@@ -36,6 +36,7 @@ enum class Verdict {
   SPILL,              // expect_no_spill, but llc spilled registers
   // After the cache, from the ISA profile (docs/isa_profile.md); never stored:
   OCCUPANCY_MISMATCH,  // tables/occupancy.json gives another waves/SIMD than this LLVM reports
+  INTENT_BROKEN,       // the compiled code breaks one of its family's performance intents (kemit/lane/intents.h)
 };
 
 const char* verdict_name(Verdict verdict);
