@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <filesystem>
 #include <optional>
 #include <regex>
@@ -27,26 +28,45 @@ std::string read_text(const std::filesystem::path& file) {
   }
 }
 
-// A parser over `expression` whose every name is known: the names it uses, defined by `value_of`.
-// muparser keeps pointers to the values, so they live in a deque beside it.
-struct Evaluation {
+// One muparser per expression text for the run: it is compiled to bytecode once, and each kernel
+// only refills the values its names point to (muparser keeps pointers, so they live in a deque).
+// Not thread-safe: check_llvm applies the intents on one thread.
+struct CompiledExpression {
   mu::Parser parser;
+  std::vector<std::string> names;
   std::deque<double> values;
-  std::vector<std::pair<std::string, double>> used;  // name and value, for messages
 };
 
-void prepare(Evaluation& e, const std::string& expression,
-             const std::function<std::optional<double>(const std::string&)>& value_of, const std::string& where) {
-  e.parser.SetExpr(expression);
-  const mu::varmap_type names = e.parser.GetUsedVar();  // a copy: DefineVar resets the parser's own
+CompiledExpression& compiled(const std::string& expression) {
+  static std::map<std::string, std::unique_ptr<CompiledExpression>> cache;
+  std::unique_ptr<CompiledExpression>& slot = cache[expression];
+  if (slot) return *slot;
+  auto e = std::make_unique<CompiledExpression>();
+  e->parser.SetExpr(expression);
+  const mu::varmap_type names = e->parser.GetUsedVar();  // a copy: DefineVar resets the parser's own
   for (const auto& [name, unused] : names) {
-    std::optional<double> value = value_of(name);
-    if (!value) throw std::runtime_error(where + ": `" + expression + "` uses '" + name + "', which is neither a spec "
-                                         "field, a default nor a profile figure (docs/isa_profile.md, \"Intents\")");
-    e.values.push_back(*value);
-    e.parser.DefineVar(name, &e.values.back());
-    e.used.emplace_back(name, *value);
+    e->names.push_back(name);
+    e->values.push_back(0);
+    e->parser.DefineVar(name, &e->values.back());
   }
+  e->parser.SetExpr(expression);
+  slot = std::move(e);
+  return *slot;
+}
+
+// The expression's value with every name it uses given by `value_of`; `used` gets each name and value.
+double evaluate(const std::string& expression,
+                const std::function<std::optional<double>(const std::string&)>& value_of, const std::string& where,
+                std::vector<std::pair<std::string, double>>& used) {
+  CompiledExpression& e = compiled(expression);
+  for (size_t i = 0; i < e.names.size(); ++i) {
+    std::optional<double> value = value_of(e.names[i]);
+    if (!value) throw std::runtime_error(where + ": `" + expression + "` uses '" + e.names[i] + "', which is neither a "
+                                         "spec field, a default nor a profile figure (docs/isa_profile.md, \"Intents\")");
+    e.values[i] = *value;
+    used.emplace_back(e.names[i], *value);
+  }
+  return e.parser.Eval();
 }
 
 // `mma_m` of a spec field "mma": "mfma_32x32x8" (a shape MxNxK at the end of a string field).
@@ -157,16 +177,12 @@ std::optional<std::string> broken(const FamilyIntents& family, const Intent& int
     if (auto v = spec_value(spec, family.defaults, name)) return v;
     return kernel_value(kernel, name);
   };
-  if (!intent.when.empty()) {
-    Evaluation when;
-    prepare(when, intent.when, value_of, where);
-    if (when.parser.Eval() == 0) return std::nullopt;
-  }
-  Evaluation require;
-  prepare(require, intent.require, value_of, where);
-  if (require.parser.Eval() != 0) return std::nullopt;
+  std::vector<std::pair<std::string, double>> used;
+  if (!intent.when.empty() && evaluate(intent.when, value_of, where, used) == 0) return std::nullopt;
+  used.clear();
+  if (evaluate(intent.require, value_of, where, used) != 0) return std::nullopt;
   return "intent '" + intent.name + "' broken by kernel " + kernel.name + ": `" + intent.require + "` is false with " +
-         values_text(require.used) + " (" + family.file + ")";
+         values_text(used) + " (" + family.file + ")";
 }
 
 Intent read_intent(const nlohmann::json& item, const std::string& where) {

@@ -14,8 +14,12 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // The mnemonic without the encoding suffixes the assembler prints for one operation
 // (`v_fmac_f32_e32` and `v_fmac_f32_e64` are one FMA).
 std::string operation(const std::string& mnemonic) {
-  static const std::regex suffix("(_e32|_e64|_sdwa|_dpp|_e64_dpp)$");
-  return std::regex_replace(mnemonic, suffix, "");
+  for (const char* suffix : {"_e64_dpp", "_e32", "_e64", "_sdwa", "_dpp"}) {  // no regex: this runs on every line
+    const size_t length = std::char_traits<char>::length(suffix);
+    if (mnemonic.size() > length && mnemonic.compare(mnemonic.size() - length, length, suffix) == 0)
+      return mnemonic.substr(0, mnemonic.size() - length);
+  }
+  return mnemonic;
 }
 
 // Bits moved by one memory instruction, from the width its mnemonic names: dwordxN, dword,
