@@ -22,6 +22,7 @@
 #include "kemit/driver/worker_pool.h"
 #include "kemit/input_limits_cli.h"
 #include "kemit/lane/configs.h"
+#include "kemit/lane/intents.h"
 #include "kemit/lane/lane.h"
 #include "kemit/lane/report.h"
 #include "kemit/lane_support/lane_cli.h"
@@ -42,6 +43,7 @@ struct Arguments : kemit::lane_support::LaneFlags {
   std::string failures_dir;
   bool resources = false, no_codegen = false, expect_no_spill = false;
   std::string module_path, arch;
+  std::string spec_text = "{}";  // --module: the spec its family's intents read
   std::string engine = "cpp", engine_cmd;
   double timeout = 60;
   std::string codegen = "inprocess";  // inprocess, llc, or both (the cross-check)
@@ -114,10 +116,12 @@ struct Plan {
   std::vector<ReportEntry> entries;
   std::vector<int> module_of_entry;  // -1 when prefilled
   std::vector<LaneModule> modules;
-  void add_module(LaneModule module) {
+  std::vector<nlohmann::json> specs;  // each module's config spec, for its family's intents
+  void add_module(LaneModule module, nlohmann::json spec) {
     entries.emplace_back();
     module_of_entry.push_back(static_cast<int>(modules.size()));
     modules.push_back(std::move(module));
+    specs.push_back(std::move(spec));
   }
   void add_entry(ReportEntry entry) {
     entries.push_back(std::move(entry));
@@ -142,9 +146,14 @@ std::vector<std::string> run_notes(size_t modules, const LaneRunStats& stats, Co
   return notes;
 }
 
-LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<std::string>& flavors) {
+LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<std::string>& flavors,
+                    const std::map<std::string, FamilyIntents>& intents) {
   LaneRunStats stats;
   std::vector<LaneResult> results = check_modules(plan.modules, options, &stats);
+  for (size_t m = 0; m < results.size(); ++m) {  // after the cache: an edited intent needs no recompile
+    auto family = intents.find(plan.modules[m].family);
+    if (family != intents.end()) apply_intents(family->second, plan.specs[m], plan.modules[m], results[m]);
+  }
   LaneReport report;
   report.notes = run_notes(plan.modules.size(), stats, options.codegen);
   for (size_t e = 0; e < plan.entries.size(); ++e) {
@@ -209,7 +218,8 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
     const nlohmann::json section = r.value("ll", nlohmann::json::object()).value(flavor, nlohmann::json::object());
     if (section.contains("text") && section["text"].is_string()) {
       plan.add_module(LaneModule{config.family, config.id, flavor, config.arch, section["text"].get<std::string>(),
-                                 config.expect_no_spill});
+                                 config.expect_no_spill},
+                      config.spec);
     } else if (section.contains("rejected")) {
       plan.add_entry(prefilled(config, flavor, "NOT_APPLICABLE", section.value("rejected", ""), false));
     } else {
@@ -256,7 +266,7 @@ int run_configs(const Arguments& args, Engine& engine) {
   for (size_t c = 0; c < configs.size(); ++c) plan_config(configs[c], flavors, answers[c], plan);
   LaneOptions options = lane_options(args, engine);
   if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
-  LaneReport report = run_plan(plan, options, flavors);
+  LaneReport report = run_plan(plan, options, flavors, load_intents(args.where.root + "/parity/intents"));
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
@@ -267,16 +277,24 @@ int run_configs(const Arguments& args, Engine& engine) {
   print_text_report(std::cout, report, args.resources);
   return report.green() ? 0 : 1;
 }
+// --spec as JSON: an object, or a usage error naming the flag.
+nlohmann::json module_spec(const Arguments& args) {
+  nlohmann::json spec = nlohmann::json::parse(args.spec_text, nullptr, false);
+  if (!spec.is_object()) throw std::invalid_argument("--spec must be a JSON object (got " + args.spec_text + ")");
+  return spec;
+}
+
 int run_one_module(const Arguments& args, const Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
   std::string text = kemit::limits::read_regular_file(args.module_path, args.module_path);
   std::string family = std::filesystem::path(args.module_path).stem().string();
   kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, std::nullopt);
   Plan plan;
-  for (const auto& flavor : flavors) plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill});
+  for (const auto& flavor : flavors)
+    plan.add_module(LaneModule{family, 0, flavor, args.arch, text, args.expect_no_spill}, module_spec(args));
   LaneOptions options = lane_options(args, engine);
   if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
-  LaneReport report = run_plan(plan, options, flavors);
+  LaneReport report = run_plan(plan, options, flavors, load_intents(args.where.root + "/parity/intents"));
   for (const auto& entry : report.entries)
     std::cout << entry.flavor << " " << entry.arch << ": " << entry.outcome
               << (entry.detail.empty() ? "" : "\n  " + entry.detail) << "\n";
@@ -308,6 +326,8 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--module", args.module_path, "check one .ll file instead of the configs (needs --arch)");
   app.add_option("--arch", args.arch, "processor for --module");
   app.add_flag("--expect-no-spill", args.expect_no_spill, "with --module: a spill fails (SPILL)");
+  app.add_option("--spec", args.spec_text,
+                 "with --module: the config's spec as JSON, for the intents of the family the file is named after");
   app.add_option("--engine", args.engine, "whose modules: cpp (kemit_emit --serve) or py (python3 -m kemit.emit "
                                           "--serve); with --module, whose flavor table")->default_val("cpp");
   app.add_option("--engine-cmd", args.engine_cmd, "any command that starts a protocol worker (docs/protocol.md)");

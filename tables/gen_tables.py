@@ -6,6 +6,8 @@ address spaces, archs, flavors and the matrix cores' instructions, shapes and la
 schema (every column's type and meaning). The C++ engine and the interpreter include
 the header this writes (CMake runs it at build time, into the build tree; nothing generated is
 committed); the Python engine reads the same files at import (py_engine/kemit/tables.py).
+tables/occupancy.json is the harness's (the LLVM lane's occupancy rules, compiled into the lane by
+llvm_lane/CMakeLists.txt): checked here like every table, generated into no engine.
 
     gen_tables.py --out DIR        write DIR/kemit/tables.h
     gen_tables.py --check FILE     exit 1 unless FILE is what the tables generate now
@@ -23,7 +25,7 @@ CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "
 # The tables, in the order they are loaded; each file holds its own schema ("columns": each column's
 # type and meaning), so a new column is a JSON edit. What a column may say of itself:
 #   type      str, int, bool, count (an int or null), names (strings), ints, pairs ([string, string]),
-#             object (its keys and their choices in "fields")
+#             int_pairs ([int, int]), object (its keys and their choices in "fields")
 #   doc       what the column means (required: the generated types carry it)
 #   required  false: a row may leave it out (then "default" is its value in the generated types)
 #   choices   the strings a str column (or each item of names) may hold
@@ -33,9 +35,9 @@ CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "
 # tables.h, the Python dataclass built by py_engine/kemit/tables.py): every column, then the
 # record's "derived" fields (what the engines compute from other tables, same keys as a column).
 TABLES = ("flavors", "archs", "scalar_types", "address_spaces", "mma_instructions", "mma_shapes", "mma_layouts",
-          "ops")
+          "ops", "occupancy")
 TYPES = {"str": str, "int": int, "bool": bool, "count": (int, type(None)), "names": list, "ints": list,
-         "pairs": list, "object": dict}
+         "pairs": list, "int_pairs": list, "object": dict}
 DESCRIPTOR_KEYS = ("type", "doc", "required", "choices", "default", "refers", "fields")
 RECORD_KEYS = ("name", "doc", "derived")
 
@@ -139,12 +141,15 @@ def check_row(shown, columns, index, row):
 
 def check_value(where, descriptor, value, what):
     kind = descriptor["type"]
-    items = {"names": str, "ints": int, "pairs": list}.get(kind)
+    items = {"names": str, "ints": int, "pairs": list, "int_pairs": list}.get(kind)
     well_typed = isinstance(value, TYPES[kind]) and not (isinstance(value, bool) and kind in ("int", "count"))
     if items is not None:
         well_typed = well_typed and all(isinstance(item, items) and not isinstance(item, bool) for item in value)
     if kind == "pairs":
         well_typed = well_typed and all(len(item) == 2 and is_strings(item) for item in value)
+    if kind == "int_pairs":
+        well_typed = well_typed and all(
+            len(item) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in item) for item in value)
     if not well_typed:
         raise TableError(f"{where}: {what} has the wrong type (got {json.dumps(value)}; want {kind})")
     allowed = descriptor.get("choices")

@@ -14,7 +14,7 @@
 //                                                     executor (llvm_lane/executor/exec_verb.cpp)
 //   in:  QUIT (or end of input)                       -> exit 0
 //   in:  COMPILE\t<byte count>\t<arch>\t<name>       check, then (when it passes) codegen in-process:
-//   out: COMPILED\t<name>\t<ok 0|1>\t<first error>\t<names llvm.amdgcn.* 0|1>\t<.amdgpu_metadata block>\t<code text>
+//   out: COMPILED\t<name>\t<ok 0|1>\t<first error>\t<names llvm.amdgcn.* 0|1>\t<.amdgpu_metadata block>\t<code text>\t<occupancies>
 //        (or the RESULT line when the check fails)
 //   out: FATAL\t<name>\t<reason>\t<stage check|codegen>  from report_fatal_error, then exit 1
 // Fields are escaped (\\, \t, \n) so that one answer is always one line.
@@ -168,7 +168,8 @@ std::string compile_answer(const std::string& text, const std::string& name, con
   current_stage = "check";
   return "COMPILED\t" + escape_field(name) + "\t" + (compiled.ok ? "1" : "0") + "\t" +
          escape_field(compiled.diagnostic) + "\t" + (compiled.references_amdgcn ? "1" : "0") + "\t" +
-         escape_field(compiled.metadata) + "\t" + escape_field(compiled.code) + "\n";
+         escape_field(compiled.metadata) + "\t" + escape_field(compiled.code) + "\t" +
+         escape_field(compiled.occupancies) + "\n";
 }
 
 void write_line(const std::string& line) {

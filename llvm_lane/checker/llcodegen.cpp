@@ -175,6 +175,7 @@ CodegenOutcome compile_for_amdgpu(const std::string& text, const std::string& na
   outcome.references_amdgcn = assembly.find("llvm.amdgcn.") != std::string::npos;
   outcome.metadata = metadata_block(assembly);
   outcome.code = kemit::lane::code_text(assembly);
+  outcome.occupancies = kemit::lane::reported_occupancies(assembly);
   return outcome;
 }
 

@@ -12,6 +12,7 @@ struct CodegenOutcome {
   bool references_amdgcn = false;  // the assembly names an `llvm.amdgcn.*` symbol (an intrinsic this LLVM lacks)
   std::string metadata;          // the `.amdgpu_metadata` ... `.end_amdgpu_metadata` block, "" when none
   std::string code;              // the kernels' code text (kemit/lane/code_text.h), "" when none
+  std::string occupancies;       // LLVM's `; Occupancy: N` per kernel, comma-joined (kemit/lane/code_text.h)
 };
 
 // Registers the AMDGPU target, its MC layer, asm printer and asm parser, and the

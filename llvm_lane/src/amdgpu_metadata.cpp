@@ -35,6 +35,7 @@ KernelResources kernel_resources(const YAML::Node& kernel) {
   resources.group_segment_fixed_size = integer_field(kernel, ".group_segment_fixed_size");
   resources.wavefront_size = integer_field(kernel, ".wavefront_size");
   resources.kernarg_segment_size = integer_field(kernel, ".kernarg_segment_size");
+  resources.max_flat_workgroup_size = integer_field(kernel, ".max_flat_workgroup_size");
   return resources;
 }
 

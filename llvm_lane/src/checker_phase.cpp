@@ -24,7 +24,7 @@ void apply_codegen_answer(const CheckerAnswer& answer, const LaneModule& module,
     result.detail = answer.diagnostic + " (in-process codegen)";
     return;
   }
-  judge_codegen_output(module, answer.metadata, answer.code, answer.references_amdgcn, result);
+  judge_codegen_output(module, answer.metadata, answer.code, answer.occupancies, answer.references_amdgcn, result);
 }
 
 void apply_answer(const CheckerAnswer& answer, int major, const LaneModule& module, LaneResult& result) {

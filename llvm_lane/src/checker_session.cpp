@@ -200,13 +200,14 @@ CheckerAnswer decode_checker_line(const std::string& line, const std::string& na
   if (fields[0] == "FATAL" && fields.size() >= 3) {
     problem = limits::cut_text(unescape_field(fields[2])) + " (" + checker + " aborted on this module)";
     answer.crashed_in_codegen = fields.size() >= 4 && fields[3] == "codegen";
-  } else if (fields[0] == "COMPILED" && fields.size() == 7 && ours) {
+  } else if (fields[0] == "COMPILED" && fields.size() == 8 && ours) {
     answer.parsed = answer.verified = answer.compiled = true;
     answer.codegen_ok = fields[2] == "1";
     answer.diagnostic = limits::cut_text(unescape_field(fields[3]));
     answer.references_amdgcn = fields[4] == "1";
     answer.metadata = unescape_field(fields[5]);
     answer.code = unescape_field(fields[6]);
+    answer.occupancies = unescape_field(fields[7]);
   } else if (fields[0] != "RESULT" || fields.size() != 6 || !ours) {
     problem = checker + " answered out of protocol: '" + one_line(line.substr(0, 120)) + "'";
   } else {

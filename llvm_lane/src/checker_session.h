@@ -24,6 +24,7 @@ struct CheckerAnswer {
   bool references_amdgcn = false;
   std::string metadata;  // the `.amdgpu_metadata` block
   std::string code;      // the kernels' code text (kemit/lane/code_text.h)
+  std::string occupancies;  // LLVM's `; Occupancy: N` per kernel, comma-joined
 };
 
 class CheckerSession {

@@ -1,6 +1,7 @@
 #include "codegen.h"
 
 #include "amdgpu_metadata.h"
+#include "isa_profile.h"
 #include "kemit/driver/sha256.h"
 #include "kemit/lane/code_text.h"
 #include "subprocess.h"
@@ -15,6 +16,21 @@ void fail(LaneResult& result, Verdict verdict, const std::string& first_line) {
 
 // §5: an intrinsic name this LLVM does not know becomes a real external call.
 bool calls_llvm_symbol(const std::string& assembly) { return assembly.find("llvm.amdgcn.") != std::string::npos; }
+
+// Each kernel's ISA profile, by position: the metadata lists the kernels in the order their
+// bodies are printed. The code text ends with the metadata's YAML, which it takes for one more
+// body (its `amdhsa.kernels:` line looks like a kernel's label): only the first bodies are
+// kernels. False when there are fewer bodies than kernels.
+bool attach_profiles(const std::string& code, const std::string& occupancies, LaneResult& result) {
+  std::vector<IsaProfile> profiles = profile_code_text(code);
+  if (profiles.size() < result.kernels.size()) return false;
+  std::vector<int64_t> reported = parse_occupancies(occupancies, result.kernels.size());
+  for (size_t i = 0; i < result.kernels.size(); ++i) {
+    result.kernels[i].isa = profiles[i];
+    result.kernels[i].isa.llvm_occupancy = reported[i];
+  }
+  return true;
+}
 
 bool has_spills(const LaneResult& result, std::string& which) {
   for (const auto& kernel : result.kernels)
@@ -70,11 +86,12 @@ void run_codegen(const LaneModule& module, const std::string& llc_path, std::chr
                  LaneResult& result) {
   RunResult run = run_process(llc_command(llc_path, module.arch, "-"), module.text, timeout);
   if (!llc_run_succeeded(run, timeout, result)) return;
-  judge_codegen_output(module, run.out, code_text(run.out), calls_llvm_symbol(run.out), result);
+  judge_codegen_output(module, run.out, code_text(run.out), reported_occupancies(run.out), calls_llvm_symbol(run.out),
+                       result);
 }
 
 void judge_codegen_output(const LaneModule& module, const std::string& assembly, const std::string& code,
-                          bool references_amdgcn, LaneResult& result) {
+                          const std::string& occupancies, bool references_amdgcn, LaneResult& result) {
   if (!code.empty()) result.code_sha256 = driver::sha256_hex(code);
   std::string problem;
   std::optional<AmdgpuMetadata> metadata = read_amdgpu_metadata(assembly, problem);
@@ -87,6 +104,10 @@ void judge_codegen_output(const LaneModule& module, const std::string& assembly,
   if (metadata->kernels.empty())
     return fail(result, Verdict::CODEGEN_ERROR,
                 "llc emitted no kernel (amdhsa.kernels is empty): is the wave size valid for " + module.arch + "?");
+  if (!attach_profiles(code, occupancies, result))
+    return fail(result, Verdict::CODEGEN_ERROR,
+                "the assembly holds another number of kernel bodies than amdhsa.kernels names (" +
+                    std::to_string(result.kernels.size()) + ")");
   if (references_amdgcn)
     return fail(result, Verdict::UNKNOWN_INTRINSIC,
                 "llc output calls an llvm.amdgcn.* symbol: an intrinsic this LLVM does not know");

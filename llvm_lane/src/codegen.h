@@ -19,8 +19,7 @@ void run_codegen(const LaneModule& module, const std::string& llc_path, std::chr
 // the in-process codegen returns): metadata present, target names the arch, at
 // least one kernel, no `llvm.amdgcn.*` reference, no spill under expect_no_spill.
 void judge_codegen_output(const LaneModule& module, const std::string& assembly, const std::string& code,
-                          bool references_amdgcn,
-                          LaneResult& result);
+                          const std::string& occupancies, bool references_amdgcn, LaneResult& result);
 
 // The first `LLVM ERROR:` or `error:` line of llc's stderr (a crash prints ~30
 // stack lines after it), else its first non-empty line.

@@ -1,5 +1,5 @@
 // The proof that in-process codegen may stand in for llc: the same modules through
-// both, every verdict and every resource figure compared (check_llvm --codegen both).
+// both, every verdict, every resource figure and every ISA profile count compared (check_llvm --codegen both).
 #include <sstream>
 
 #include "kemit/lane/lane.h"
@@ -12,7 +12,11 @@ std::string figures(const KernelResources& k) {
   out << k.name << " vgpr " << k.vgpr_count << " agpr " << k.agpr_count << " sgpr " << k.sgpr_count << " vgpr_spill "
       << k.vgpr_spill_count << " sgpr_spill " << k.sgpr_spill_count << " scratch " << k.private_segment_fixed_size
       << " lds " << k.group_segment_fixed_size << " wave " << k.wavefront_size << " kernarg "
-      << k.kernarg_segment_size;
+      << k.kernarg_segment_size << " waves " << k.isa.waves_per_simd << " llvm_occupancy " << k.isa.llvm_occupancy;
+  for (const auto* counts : {&k.isa.counts, &k.isa.loop_counts}) {  // the ISA profile, class by class
+    out << (counts == &k.isa.counts ? " counts" : " loop");
+    for (const auto& [name, count] : *counts) out << " " << name << " " << count;
+  }
   return out.str();
 }
 

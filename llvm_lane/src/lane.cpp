@@ -199,6 +199,8 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::CRASH: return "CRASH";
     case Verdict::TOOLCHAIN_MISSING: return "TOOLCHAIN_MISSING";
     case Verdict::SPILL: return "SPILL";
+    case Verdict::OCCUPANCY_MISMATCH: return "OCCUPANCY_MISMATCH";
+    case Verdict::INTENT_BROKEN: return "INTENT_BROKEN";
   }
   return "UNKNOWN_VERDICT";
 }
@@ -262,6 +264,7 @@ std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, co
   kemit::lane_support::ResultCache cache(options.cache_dir);
   std::vector<LaneResult> results = cache.enabled() ? cached_results(std::move(inputs), toolchains, settings, cache)
                                                     : compute_results(inputs, settings);
+  for (size_t i = 0; i < modules.size(); ++i) apply_occupancy(modules[i], results[i]);  // after the cache: a table edit needs no new key
   if (!options.failure_dir.empty()) write_failure_files(modules, options.flavors, options.failure_dir, results);
   if (stats) {
     auto cache_stats = cache.stats();

@@ -21,7 +21,17 @@ std::optional<Verdict> verdict_named(const std::string& name) {
 // Field order of KernelResources, one source for writing and reading.
 #define KEMIT_LANE_KERNEL_FIELDS(X)                                                                         \
   X(vgpr_count) X(agpr_count) X(sgpr_count) X(vgpr_spill_count) X(sgpr_spill_count)                       \
-  X(private_segment_fixed_size) X(group_segment_fixed_size) X(wavefront_size) X(kernarg_segment_size)
+  X(private_segment_fixed_size) X(group_segment_fixed_size) X(wavefront_size) X(kernarg_segment_size)            \
+  X(max_flat_workgroup_size)
+
+IsaCounts read_counts(const nlohmann::json& object) {
+  IsaCounts counts;
+  for (const auto& [name, count] : object.items()) {
+    if (!count.is_number_integer()) throw std::invalid_argument("ISA count " + name + " is not an integer");
+    counts[name] = count.get<int64_t>();
+  }
+  return counts;
+}
 
 bool is_digest(const std::string& text) {
   return text.size() == 64 &&
@@ -39,6 +49,13 @@ std::string schema_problem(const LaneResult& result, const VerdictInputs& inputs
            std::to_string(limits::kMaxCount);
     KEMIT_LANE_KERNEL_FIELDS(KEMIT_CHECK)
 #undef KEMIT_CHECK
+    for (const IsaCounts* counts : {&k.isa.counts, &k.isa.loop_counts})
+      for (const auto& [name, count] : *counts)
+        if (name.empty() || count <= 0 || static_cast<std::uint64_t>(count) > limits::kMaxCount)
+          return "kernel " + k.name + " ISA count '" + name + "' is " + std::to_string(count) + ", outside 1.." +
+                 std::to_string(limits::kMaxCount);
+    if (k.isa.llvm_occupancy < 0 || k.isa.llvm_occupancy > 64)
+      return "kernel " + k.name + " llvm_occupancy is " + std::to_string(k.isa.llvm_occupancy);
   }
   if (!result.code_sha256.empty() && !is_digest(result.code_sha256)) return "code_sha256 is not a sha256";
   bool compiled = result.verdict == Verdict::LLVM_OK || result.verdict == Verdict::SPILL;
@@ -86,6 +103,7 @@ std::string encode_lane_result(const LaneResult& result) {
 #define KEMIT_WRITE(field) kernel[#field] = k.field;
     KEMIT_LANE_KERNEL_FIELDS(KEMIT_WRITE)
 #undef KEMIT_WRITE
+    kernel["isa"] = {{"counts", k.isa.counts}, {"loop_counts", k.isa.loop_counts}, {"llvm_occupancy", k.isa.llvm_occupancy}};
     kernels.push_back(kernel);
   }
   return nlohmann::json{{"verdict", verdict_name(result.verdict)},
@@ -119,6 +137,11 @@ std::optional<LaneResult> decode_lane_result(const std::string& value, const Ver
   k.field = kernel.at(#field).get<int64_t>();
       KEMIT_LANE_KERNEL_FIELDS(KEMIT_READ)
 #undef KEMIT_READ
+      const auto& isa = kernel.at("isa");
+      k.isa.counts = read_counts(isa.at("counts"));
+      k.isa.loop_counts = read_counts(isa.at("loop_counts"));
+      if (!isa.at("llvm_occupancy").is_number_integer()) throw std::invalid_argument("llvm_occupancy is not an integer");
+      k.isa.llvm_occupancy = isa.at("llvm_occupancy").get<int64_t>();
       result.kernels.push_back(k);
     }
   } catch (const std::exception& error) {  // nlohmann's type and key errors, and the integer check

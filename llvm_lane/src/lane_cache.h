@@ -10,9 +10,10 @@
 
 namespace kemit::lane {
 
-// Bump when the lane's logic changes a verdict, a detail or a resource figure:
-// every entry written before then stops matching.
-inline constexpr const char* kLaneCacheVersion = "llvm-lane 4";  // 4: inputs named, hello facts, binaries' digests
+// Bump when the lane's logic changes a verdict, a detail, a resource figure or an ISA profile
+// count (isa_profile.cpp): every entry written before then stops matching. Occupancy and intents
+// are computed after the cache and need no bump.
+inline constexpr const char* kLaneCacheVersion = "llvm-lane 5";  // 5: the ISA profile per kernel
 
 // The named fields the key hashes (lane version first); the checker's and, when step 5 runs
 // llc, llc's sha256 stand for their paths (lane_support::file_sha256, once per process).

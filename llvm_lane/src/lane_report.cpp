@@ -24,7 +24,13 @@ nlohmann::json kernel_json(const KernelResources& kernel) {
           {"private_segment_fixed_size", kernel.private_segment_fixed_size},
           {"group_segment_fixed_size", kernel.group_segment_fixed_size},
           {"wavefront_size", kernel.wavefront_size},
-          {"kernarg_segment_size", kernel.kernarg_segment_size}};
+          {"kernarg_segment_size", kernel.kernarg_segment_size},
+          {"max_flat_workgroup_size", kernel.max_flat_workgroup_size},
+          {"isa", {{"waves_per_simd", kernel.isa.waves_per_simd},
+                   {"occupancy_limit", kernel.isa.occupancy_limit},
+                   {"llvm_occupancy", kernel.isa.llvm_occupancy},
+                   {"counts", kernel.isa.counts},
+                   {"loop_counts", kernel.isa.loop_counts}}}};
 }
 
 void print_failures(std::ostream& out, const LaneReport& report) {
@@ -58,7 +64,7 @@ void print_twins(std::ostream& out, const LaneReport& report) {
 }
 
 void print_resources(std::ostream& out, const LaneReport& report) {
-  out << "\nresources (VGPR includes AGPR on gfx9; AGPR, SGPR, spills v/s, scratch, LDS, wave, kernarg):\n";
+  out << "\nresources (VGPR includes AGPR on gfx9; AGPR, SGPR, spills v/s, scratch, LDS, wave, kernarg, occupancy):\n";
   for (const auto& entry : report.entries)
     for (const auto& k : entry.kernels)
       out << "  " << std::left << std::setw(14) << entry.family << " " << std::setw(5) << entry.config << " "
@@ -66,7 +72,8 @@ void print_resources(std::ostream& out, const LaneReport& report) {
           << std::right << " v"
           << k.vgpr_count << " a" << k.agpr_count << " s" << k.sgpr_count << " spill " << k.vgpr_spill_count << "/"
           << k.sgpr_spill_count << " scratch " << k.private_segment_fixed_size << " lds "
-          << k.group_segment_fixed_size << " w" << k.wavefront_size << " kernarg " << k.kernarg_segment_size << "\n";
+          << k.group_segment_fixed_size << " w" << k.wavefront_size << " kernarg " << k.kernarg_segment_size
+          << " waves/SIMD " << k.isa.waves_per_simd << " (" << k.isa.occupancy_limit << ")\n";
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ std::optional<Entry> merged_entry(const Entry* old, const Entry& fresh, const st
       for (std::size_t k = 0; k < kResourceKinds; ++k)
         if (!s.resources.figures[k]) s.resources.figures[k] = stored->resources.figures[k];
       if (s.code.empty()) s.code = stored->code;
+      if (s.isa.empty()) s.isa = stored->isa;
     }
     m.flavors[f] = std::move(s);
   }
@@ -108,9 +109,10 @@ void plan_entry(FamilyPlan& plan, const Entry& fresh, const Entry* old, const st
     plan.refuse(fmt::format("config {} has the spec of blessed config {} (MOVED); pass --renumber", fresh.id, old->id));
     return;
   }
-  bool changes = has(Category::changed) || has(Category::reason_changed) || has(Category::resources_changed);
+  bool changes = has(Category::changed) || has(Category::reason_changed) || has(Category::resources_changed) ||
+                 has(Category::code_changed);
   if (changes && !options.allow_changes) {
-    plan.refuse(fmt::format("config {} would change (see the CHANGED / REASON_CHANGED / RESOURCES_CHANGED lines); "
+    plan.refuse(fmt::format("config {} would change (see the CHANGED / REASON_CHANGED / RESOURCES_CHANGED / CODE_CHANGED lines); "
                             "pass --allow-changes",
                             fresh.id));
     return;

@@ -60,7 +60,8 @@ void add_entry_findings(const Entry& before, const Entry& after, const std::vect
                         std::uint64_t stored_id, std::vector<Finding>& out) {
   std::vector<SectionChange> changes = entry_changes(before, after, flavors);
   std::vector<ResourceChange> resources = resource_changes(before, after, flavors);
-  if (changes.empty() && resources.empty()) return;
+  std::vector<CodeChange> code = code_changes(before, after, flavors);
+  if (changes.empty() && resources.empty() && code.empty()) return;
   Finding changed = finding_for(Category::changed, after), reasons = changed;
   changed.stored_id = reasons.stored_id = stored_id;
   reasons.category = Category::reason_changed;
@@ -76,6 +77,26 @@ void add_entry_findings(const Entry& before, const Entry& after, const std::vect
     r.resources = std::move(resources);
     out.push_back(std::move(r));
   }
+  if (!code.empty()) {
+    Finding r = finding_for(Category::code_changed, after);
+    r.stored_id = stored_id;
+    r.code = std::move(code);
+    out.push_back(std::move(r));
+  }
+}
+
+void add_count_changes(const std::string& flavor, const char* prefix, const std::map<std::string, std::uint64_t>& before,
+                       const std::map<std::string, std::uint64_t>& after, std::vector<CodeChange>& out) {
+  std::set<std::string> names;
+  for (const auto& [name, count] : before) names.insert(name);
+  for (const auto& [name, count] : after) names.insert(name);
+  auto count_of = [](const std::map<std::string, std::uint64_t>& counts, const std::string& name) {
+    auto found = counts.find(name);
+    return found == counts.end() ? std::uint64_t{0} : found->second;
+  };
+  for (const auto& name : names)
+    if (count_of(before, name) != count_of(after, name))
+      out.push_back({flavor, prefix + name, std::to_string(count_of(before, name)), std::to_string(count_of(after, name))});
 }
 
 SectionChange text_change(std::string section, const Section& before, const Section& after) {
@@ -179,6 +200,29 @@ std::vector<ResourceChange> resource_changes(const Entry& before, const Entry& a
       if (old_figure ? *old_figure != *new_figure : !b->second.resources.empty())
         out.push_back({f, static_cast<ResourceKind>(k), old_figure, *new_figure});
     }
+  }
+  return out;
+}
+
+std::vector<CodeChange> code_changes(const Entry& before, const Entry& after, const std::vector<std::string>& flavors) {
+  std::vector<CodeChange> out;
+  for (const auto& f : flavors) {
+    auto b = before.flavors.find(f), a = after.flavors.find(f);
+    if (b == before.flavors.end() || a == after.flavors.end()) continue;
+    const Section &old_section = b->second, &new_section = a->second;
+    // Only what both sides measured: a bless without the lane (or before the profile existed)
+    // has nothing to compare with; the next bless fills it in.
+    if (!old_section.isa.empty() && !new_section.isa.empty()) {
+      const IsaFigures &old_isa = old_section.isa, &new_isa = new_section.isa;
+      if (old_isa.waves != new_isa.waves)
+        out.push_back({f, "waves/SIMD", old_isa.waves ? std::to_string(*old_isa.waves) : "(not stored)",
+                       new_isa.waves ? std::to_string(*new_isa.waves) : "(not measured)"});
+      add_count_changes(f, "", old_isa.counts, new_isa.counts, out);
+      add_count_changes(f, "loop ", old_isa.loop, new_isa.loop, out);
+    }
+    if (!old_section.code.empty() && !new_section.code.empty() && old_section.code != new_section.code)
+      out.push_back({f, "code", old_section.code.substr(0, 12), new_section.code.substr(0, 12),
+                     same_text(old_section, new_section)});
   }
   return out;
 }

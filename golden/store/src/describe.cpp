@@ -1,6 +1,8 @@
 // One line per finding, saying what changed and which command blesses it (lit's rule: what,
 // where, what to do).
 
+#include <map>
+
 #include <fmt/ranges.h>
 
 #include "kemit/golden/bless.h"
@@ -41,6 +43,28 @@ std::string join(const std::vector<Item>& items, Format format) {
   return out;
 }
 
+// "llvm19 waves/SIMD 8 -> 7, global_load_dwordx4 16 -> 0, global_load_dword 0 -> 64": per
+// flavor, at most kShown figures (then how many more), a digest change named by its cause.
+std::string describe_code_changes(const std::vector<CodeChange>& changes) {
+  constexpr std::size_t kShown = 12;
+  std::map<std::string, std::vector<std::string>, FlavorLess> by_flavor;
+  for (const CodeChange& c : changes) {
+    std::string text = fmt::format("{} {} -> {}", c.what, c.before, c.after);
+    if (c.what == "code")
+      text += c.ir_unchanged ? " (the IR is unchanged: another LLVM build compiled it, not an engine change)"
+                             : " (the IR changed)";
+    by_flavor[c.flavor].push_back(std::move(text));
+  }
+  std::string out;
+  for (const auto& [flavor, parts] : by_flavor) {
+    std::string line;
+    for (std::size_t i = 0; i < parts.size() && i < kShown; ++i) line += (i ? ", " : "") + parts[i];
+    if (parts.size() > kShown) line += fmt::format(" (and {} more)", parts.size() - kShown);
+    out += (out.empty() ? "" : "; ") + flavor + " " + line;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view category_name(Category c) {
@@ -53,6 +77,7 @@ std::string_view category_name(Category c) {
     case Category::stale_flavor: return "STALE_FLAVOR";
     case Category::counters: return "COUNTERS";
     case Category::resources_changed: return "RESOURCES_CHANGED";
+    case Category::code_changed: return "CODE_CHANGED";
   }
   return "UNKNOWN";
 }
@@ -71,6 +96,8 @@ std::string describe_finding(const std::string& family, const Finding& f, const 
                            return fmt::format("{} {} {} -> {}", r.flavor, resource_name(r.kind),
                                               r.before ? std::to_string(*r.before) : "(not stored)", r.after);
                          }), bless);
+    case Category::code_changed:
+      return fmt::format("{}: {}; bless with `{} --allow-changes`", head, describe_code_changes(f.code), bless);
     case Category::new_entry: return fmt::format("{}: not blessed yet; bless with `{}`", head, bless);
     case Category::missing:
       return fmt::format("{}: blessed but no longer in the configs; remove with `{}`", head, prune);
@@ -103,7 +130,7 @@ std::string describe_comparison(const Comparison& c, const std::string& run_diff
   std::string counts;
   for (Category cat : {Category::changed, Category::new_entry, Category::missing, Category::moved,
                        Category::reason_changed, Category::stale_flavor, Category::counters,
-                       Category::resources_changed})
+                       Category::resources_changed, Category::code_changed})
     if (std::size_t n = c.count(cat)) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", category_name(cat), n);
   out += ": " + counts + "\n";
   for (const Finding& f : c.findings) out += "  " + describe_finding(c.family, f, run_diff) + "\n";

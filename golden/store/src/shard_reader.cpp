@@ -22,7 +22,8 @@ const std::vector<std::string>& allowed_keys(Scope scope) {
   static const std::vector<std::string> counter_section = {"emitted", "refused"};
   static const std::vector<std::string> entry = {"id", "spec_digest", "kernel", "arch", "canonical", "ll", "rejected"};
   static const std::vector<std::string> canonical = {"sha256", "bytes"};
-  static const std::vector<std::string> flavor = {"sha256", "bytes", "resources", "code", "rejected"};
+  static const std::vector<std::string> flavor = {"sha256", "bytes", "resources", "isa", "code", "rejected"};
+  static const std::vector<std::string> isa = {"waves", "counts", "loop"};
   static const std::vector<std::string> resources = {"vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch", "lds"};
   static const std::vector<std::string> any;
   switch (scope) {
@@ -33,7 +34,8 @@ const std::vector<std::string>& allowed_keys(Scope scope) {
     case Scope::canonical: return canonical;
     case Scope::flavor_section: return flavor;
     case Scope::resources: return resources;
-    default: return any;
+    case Scope::isa: return isa;
+    default: return any;  // isa_counts: any instruction class, checked as a name where it is read
   }
 }
 
@@ -94,6 +96,9 @@ std::string ShardSaxReader::container_label() const {
     case Scope::ll: return entry_label() + " ll";
     case Scope::flavor_section: return entry_label() + " ll." + f.name;
     case Scope::resources: return entry_label() + " ll." + frames_[frames_.size() - 2].name + ".resources";
+    case Scope::isa: return entry_label() + " ll." + frames_[frames_.size() - 2].name + ".isa";
+    case Scope::isa_counts:
+      return entry_label() + " ll." + frames_[frames_.size() - 3].name + ".isa." + f.name;
   }
   return "the shard";
 }
@@ -157,7 +162,11 @@ Scope ShardSaxReader::child_scope(bool is_object) const {
       if (key == "ll" && is_object) return Scope::ll;
       break;
     case Scope::ll: if (is_object) return Scope::flavor_section; break;
-    case Scope::flavor_section: if (key == "resources" && is_object) return Scope::resources; break;
+    case Scope::flavor_section:
+      if (key == "resources" && is_object) return Scope::resources;
+      if (key == "isa" && is_object) return Scope::isa;
+      break;
+    case Scope::isa: if ((key == "counts" || key == "loop") && is_object) return Scope::isa_counts; break;
     default: break;
   }
   if (parent.scope == Scope::entries) fail(current_line(), fmt::format("entries[{}] must be an object", entry_index_));
@@ -216,6 +225,7 @@ void ShardSaxReader::close_object() {
     case Scope::top: check_required(frame, {"format", "family", "written_by", "flavors", "counters", "entries"}); break;
     case Scope::counters: check_required(frame, {"configs", "validation_refused", "sections", "arch"}); break;
     case Scope::counter_section: check_required(frame, {"emitted", "refused"}); break;
+    case Scope::isa: check_required(frame, {"counts", "loop"}); break;
     case Scope::canonical: check_required(frame, {"sha256", "bytes"}); break;
     case Scope::flavor_section: close_flavor_section(); break;
     case Scope::ll:
@@ -231,7 +241,7 @@ void ShardSaxReader::close_object() {
 void ShardSaxReader::close_flavor_section() {
   const Frame& frame = frames_.back();
   if (has_key(frame, "rejected")) {
-    for (const char* other : {"sha256", "bytes", "resources", "code"})
+    for (const char* other : {"sha256", "bytes", "resources", "isa", "code"})
       if (has_key(frame, other))
         fail(line_of(frame), fmt::format("{} is a refusal and cannot also hold \"{}\"", container_label(), other));
     return;

@@ -17,7 +17,7 @@ namespace kemit::golden::detail {
 // Where a value sits in the shard; decides which keys and value types are allowed.
 enum class Scope {
   top, flavor_list, counters, counter_sections, counter_section, counter_arch,
-  entries, entry, canonical, ll, flavor_section, resources,
+  entries, entry, canonical, ll, flavor_section, resources, isa, isa_counts,
 };
 
 struct Frame {

@@ -101,6 +101,21 @@ void ShardSaxReader::on_scalar(const Scalar& value) {
     case Scope::resources:
       section_->resources[*resource_from_name(frame.keys.back())] = count_value(value, frame.keys.back());
       return;
+    case Scope::isa: {
+      if (frame.keys.back() != "waves")
+        fail(current_line(), fmt::format("{} must be an object (found {})", field(frame.keys.back()), value.describe()));
+      section_->isa.waves = count_value(value, "waves");
+      return;
+    }
+    case Scope::isa_counts: {
+      const std::string& name = frame.keys.back();
+      std::uint64_t count = count_value(value, name);
+      if (!is_family_name(name) || count == 0)
+        fail(current_line(), fmt::format("{}: an instruction class is [a-z0-9_]+ with a count above 0 (found \"{}\": {})",
+                                         container_label(), name, count));
+      (frame.name == "counts" ? section_->isa.counts : section_->isa.loop)[name] = count;
+      return;
+    }
     case Scope::entries: fail(current_line(), fmt::format("entries[{}] must be an object", entry_index_));
     default:  // a scalar where a flavor section or a section's counts belong
       fail(current_line(), fmt::format("{} must be an object (found {})", field(frame.keys.back()), value.describe()));

@@ -40,6 +40,25 @@ void append_resources(std::string& out, const Resources& resources) {
   out += '}';
 }
 
+void append_counts(std::string& out, const char* name, const std::map<std::string, std::uint64_t>& counts) {
+  fmt::format_to(std::back_inserter(out), "\"{}\": {{", name);
+  bool first = true;
+  for (const auto& [key, count] : counts) {
+    fmt::format_to(std::back_inserter(out), "{}\"{}\": {}", first ? "" : ", ", key, count);
+    first = false;
+  }
+  out += '}';
+}
+
+void append_isa(std::string& out, const IsaFigures& isa) {
+  out += "\"isa\": {";
+  if (isa.waves) fmt::format_to(std::back_inserter(out), "\"waves\": {}, ", *isa.waves);
+  append_counts(out, "counts", isa.counts);
+  out += ", ";
+  append_counts(out, "loop", isa.loop);
+  out += '}';
+}
+
 void append_section(std::string& out, const Section& section) {
   if (section.is_rejected()) {
     out += "{\"rejected\": ";
@@ -51,6 +70,10 @@ void append_section(std::string& out, const Section& section) {
   if (!section.resources.empty()) {
     out += ", ";
     append_resources(out, section.resources);
+  }
+  if (!section.isa.empty()) {
+    out += ", ";
+    append_isa(out, section.isa);
   }
   if (!section.code.empty()) fmt::format_to(std::back_inserter(out), ", \"code\": \"{}\"", section.code);
   out += '}';

@@ -20,7 +20,7 @@ using golden::Category;
 const std::vector<std::string>& category_order() {
   static const std::vector<std::string> order = {"CHANGED", "NEW",     "MISSING",           "MOVED",
                                                  "REASON_CHANGED", "STALE_FLAVOR", "COUNTERS",
-                                                 "RESOURCES_CHANGED", "PARITY", "SPILL", "LANE"};
+                                                 "RESOURCES_CHANGED", "CODE_CHANGED", "PARITY", "SPILL", "LANE"};
   return order;
 }
 
@@ -90,7 +90,8 @@ std::string bless_command_for(const Options& options, const GoldenCheck& check) 
       switch (finding.category) {
         case Category::changed:
         case Category::reason_changed:
-        case Category::resources_changed: changes = true; break;
+        case Category::resources_changed:
+        case Category::code_changed: changes = true; break;
         case Category::moved: moves = true; break;
         case Category::missing: prune = true; break;
         case Category::stale_flavor: prune = prune || !finding.flavor_missing_from_shard; break;

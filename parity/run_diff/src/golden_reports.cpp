@@ -56,6 +56,11 @@ json finding_json(const std::string& family, const golden::Finding& f) {
     resources.push_back(
         {{"flavor", r.flavor}, {"kind", golden::resource_name(r.kind)}, {"before", r.before ? nlohmann::json(*r.before) : nlohmann::json(nullptr)}, {"after", r.after}});
   if (!resources.empty()) out["resources"] = resources;
+  json code = json::array();
+  for (const auto& c : f.code)
+    code.push_back({{"flavor", c.flavor}, {"what", c.what}, {"before", c.before}, {"after", c.after},
+                    {"ir_unchanged", c.ir_unchanged}});
+  if (!code.empty()) out["code"] = code;
   return out;
 }
 

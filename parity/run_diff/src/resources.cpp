@@ -34,6 +34,15 @@ using golden::ResourceKind;
 
 // All seven figures, or nullopt when one is outside what a shard holds (0 .. the count limit):
 // a partial set would be stored, and compared, on the figures it has only.
+// The lane's cache schema keeps every count within 1..2^53-1 (docs/llvm_lane.md), so each fits a shard.
+golden::IsaFigures isa_of(const lane::KernelResources& k) {
+  golden::IsaFigures isa;
+  if (k.isa.waves_per_simd > 0) isa.waves = static_cast<std::uint64_t>(k.isa.waves_per_simd);
+  for (const auto& [name, count] : k.isa.counts) isa.counts[name] = static_cast<std::uint64_t>(count);
+  for (const auto& [name, count] : k.isa.loop_counts) isa.loop[name] = static_cast<std::uint64_t>(count);
+  return isa;
+}
+
 std::optional<golden::Resources> figures_of(const lane::KernelResources& k) {
   golden::Resources r;
   bool ok = true;
@@ -139,6 +148,7 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
       continue;
     }
     entry.flavors[em.flavor].resources = *figures;
+    entry.flavors[em.flavor].isa = isa_of(*kernel);
     entry.flavors[em.flavor].code = result.code_sha256;
     if (result.verdict == lane::Verdict::SPILL) problem("SPILL", first_line(result.detail));
   }

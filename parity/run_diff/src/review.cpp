@@ -41,7 +41,7 @@ struct Change {  // one config of one family, with every finding about it
 
 bool reviewable(Category c) {
   return c == Category::changed || c == Category::reason_changed || c == Category::resources_changed ||
-         c == Category::new_entry;
+         c == Category::code_changed || c == Category::new_entry;
 }
 
 // One Change per config, in report order; a config's findings of several categories (CHANGED and

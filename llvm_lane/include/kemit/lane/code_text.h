@@ -46,4 +46,21 @@ inline std::string code_text(const std::string& assembly) {
   return code;
 }
 
+// The occupancy LLVM states for each kernel, in assembly order: the `; Occupancy: N` line of each
+// `; Kernel info:` comment block (16, 19 and 22 print it; llvm_flavors.md §7), comma-joined
+// ("8" or "8,6"); "" when the assembly has none. The lane checks its own occupancy rules
+// (tables/occupancy.json) against it (docs/isa_profile.md).
+inline std::string reported_occupancies(const std::string& assembly) {
+  static const std::string marker = "; Occupancy: ";
+  std::string joined;
+  for (size_t at = assembly.find(marker); at != std::string::npos; at = assembly.find(marker, at + 1)) {
+    size_t start = at + marker.size();
+    size_t end = assembly.find_first_not_of("0123456789", start);
+    if (end == start) continue;
+    if (!joined.empty()) joined += ",";
+    joined += assembly.substr(start, end - start);
+  }
+  return joined;
+}
+
 }  // namespace kemit::lane

@@ -34,9 +34,26 @@ enum class Verdict {
   CRASH,              // the in-process checker died or hung on this module
   TOOLCHAIN_MISSING,  // this flavor's LLVM (checker or llc) is not available: unchecked
   SPILL,              // expect_no_spill, but llc spilled registers
+  // After the cache, from the ISA profile (docs/isa_profile.md); never stored:
+  OCCUPANCY_MISMATCH,  // tables/occupancy.json gives another waves/SIMD than this LLVM reports
+  INTENT_BROKEN,       // the compiled code breaks one of its family's performance intents (kemit/lane/intents.h)
 };
 
 const char* verdict_name(Verdict verdict);
+
+// Instruction counts of one kernel by class (docs/isa_profile.md): the mnemonics of memory,
+// matrix and FMA instructions and the class totals; only counts above 0 are kept.
+using IsaCounts = std::map<std::string, int64_t>;
+
+// What one kernel's compiled code does, read from the assembly the codegen produced anyway.
+struct IsaProfile {
+  IsaCounts counts;       // the whole kernel
+  IsaCounts loop_counts;  // inside loops: between a label and a branch back to it
+  int64_t llvm_occupancy = 0;  // the `; Occupancy: N` this LLVM printed (waves/SIMD); 0 when none
+  // Filled after the cache from tables/occupancy.json and the resources:
+  int64_t waves_per_simd = 0;
+  std::string occupancy_limit;  // what sets waves_per_simd: "vgpr", "sgpr", "lds" or "waves" (the processor's most)
+};
 
 // Per kernel, from the `amdhsa.kernels` entries of llc's metadata (same keys in 16/19/22).
 // On gfx90a/gfx94x/gfx950 vgpr_count is the unified count (arch VGPRs + AGPRs).
@@ -51,6 +68,8 @@ struct KernelResources {
   int64_t group_segment_fixed_size = 0;    // LDS bytes per work-group
   int64_t wavefront_size = 0;
   int64_t kernarg_segment_size = 0;
+  int64_t max_flat_workgroup_size = 0;     // the occupancy's work-group bound
+  IsaProfile isa;
 };
 
 struct LaneResult {

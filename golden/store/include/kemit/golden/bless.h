@@ -27,7 +27,7 @@ struct FamilyBlessReport {
   std::string repaired;  // the shard did not load (the loader's message): rebuilt whole from a complete run
   bool written = false;  // the file's bytes changed and were written (false in a dry run)
   std::vector<std::uint64_t> added, changed, removed;
-  std::vector<std::uint64_t> filled;  // unchanged configs that gained resource figures
+  std::vector<std::uint64_t> filled;  // unchanged configs that gained resource figures or an ISA profile
   std::vector<std::pair<std::uint64_t, std::uint64_t>> moved;  // (blessed id, new id)
   std::vector<std::string> flavors_added, flavors_removed;
 };

@@ -30,6 +30,7 @@ enum class Category {
   stale_flavor,       // the shard lacks a flavor the run has, or holds one the flavor table lacks
   counters,           // the counters the run implies differ from the stored ones
   resources_changed,  // a resource figure (VGPRs, spills, ...) changed
+  code_changed,       // the compiled code changed: the ISA profile (waves/SIMD, instruction counts) or its digest
 };
 std::string_view category_name(Category c);  // "CHANGED", "NEW", ...
 
@@ -51,6 +52,14 @@ struct ResourceChange {
   std::uint64_t after = 0;
 };
 
+// One figure of the compiled code, before and after (docs/isa_profile.md).
+struct CodeChange {
+  std::string flavor;
+  std::string what;           // "waves/SIMD", an instruction class, "loop <class>", or "code"
+  std::string before, after;  // counts ("0" when absent) or shortened digests
+  bool ir_unchanged = false;  // "code" only: same IR, so another LLVM build (or lane codegen) compiled it
+};
+
 struct Finding {
   Category category;
   std::uint64_t id = 0;         // the config's id in the run (the stored id for MISSING)
@@ -59,6 +68,7 @@ struct Finding {
   std::string arch;
   std::vector<SectionChange> sections;    // CHANGED, REASON_CHANGED
   std::vector<ResourceChange> resources;  // RESOURCES_CHANGED
+  std::vector<CodeChange> code;           // CODE_CHANGED
   std::vector<CounterChange> counters;    // COUNTERS
   std::string flavor;                     // STALE_FLAVOR
   bool flavor_missing_from_shard = false;  // STALE_FLAVOR: true = the run has it, the shard not
@@ -96,6 +106,8 @@ std::vector<SectionChange> entry_changes(const Entry& before, const Entry& after
                                          const std::vector<std::string>& flavors);
 std::vector<ResourceChange> resource_changes(const Entry& before, const Entry& after,
                                              const std::vector<std::string>& flavors);
+// ISA profile and code digest differences, where both sides measured them.
+std::vector<CodeChange> code_changes(const Entry& before, const Entry& after, const std::vector<std::string>& flavors);
 
 // Throws GoldenError when `fresh` is malformed (bad family name or digests, duplicate ids, an
 // entry lacking one of the run's flavors).

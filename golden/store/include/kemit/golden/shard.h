@@ -36,20 +36,32 @@ struct Resources {
   bool operator!=(const Resources& other) const { return !(*this == other); }
 };
 
+// What the compiled code of a module's kernel does (docs/isa_profile.md): its waves per SIMD and
+// its instruction counts by class, whole kernel and inside loops. Empty when not measured.
+struct IsaFigures {
+  std::optional<std::uint64_t> waves;
+  std::map<std::string, std::uint64_t> counts;  // keys [a-z0-9_]+, counts above 0 only
+  std::map<std::string, std::uint64_t> loop;
+  bool empty() const { return !waves && counts.empty() && loop.empty(); }
+  bool operator==(const IsaFigures& o) const { return waves == o.waves && counts == o.counts && loop == o.loop; }
+  bool operator!=(const IsaFigures& o) const { return !(*this == o); }
+};
+
 // One emitted text (its sha256 and size) or a refusal with its reason.
 struct Section {
   std::string sha256;    // 64 lowercase hex digits; empty when refused
   std::uint64_t bytes = 0;
   std::string rejected;  // the refusal reason; non-empty exactly when refused
   Resources resources;   // flavor sections only
+  IsaFigures isa;        // flavor sections only: the ISA profile (docs/isa_profile.md)
   // Flavor sections only: sha256 of the compiled code (the LLVM lane's code text, docs/llvm_lane.md);
-  // "" when not measured. Information for `golden summary`'s TWIN lines, never compared.
+  // "" when not measured. Compared (CODE_CHANGED) and behind `golden summary`'s TWIN lines.
   std::string code;
 
   bool is_rejected() const { return !rejected.empty(); }
   bool operator==(const Section& o) const {
     return sha256 == o.sha256 && bytes == o.bytes && rejected == o.rejected && resources == o.resources &&
-           code == o.code;
+           isa == o.isa && code == o.code;
   }
   bool operator!=(const Section& o) const { return !(*this == o); }
   static Section emitted(std::string sha256, std::uint64_t bytes, Resources resources = {});

@@ -1,0 +1,200 @@
+// The ISA profile (docs/isa_profile.md): instruction classes, loops from backward branches, the
+// occupancy rules of tables/occupancy.json, and a real module through every installed LLVM with
+// its occupancy equal to the one that LLVM prints.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "isa_profile.h"
+#include "kemit/lane/intents.h"
+#include "lane_test_support.h"
+
+namespace kemit::lane {
+namespace {
+
+
+std::vector<std::string> classes(const std::string& line) { return instruction_classes(line); }
+
+TEST(IsaProfile, MemoryInstructionsCountByMnemonicSpaceAndWidth) {
+  EXPECT_EQ(classes("global_load_dwordx4 v[0:3], v[4:5], off"),
+            (std::vector<std::string>{"instructions", "global_load_dwordx4", "global_loads", "global_load_128"}));
+  EXPECT_EQ(classes("global_load_ushort v1, v[2:3], off").back(), "global_load_16");
+  EXPECT_EQ(classes("global_store_b64 v[0:1], v[2:3], off").back(), "global_store_64");  // gfx11 spelling
+  EXPECT_EQ(classes("ds_read2_b64 v[14:17], v9 offset1:2").back(), "lds_load_128");     // two elements
+  EXPECT_EQ(classes("ds_write_b16 v15, v16 offset:4096").back(), "lds_store_16");
+  EXPECT_EQ(classes("buffer_load_dword v1, off, s[0:3], 0").back(), "buffer_load_32");
+}
+
+TEST(IsaProfile, FmaMatrixAndScalarClasses) {
+  EXPECT_EQ(classes("v_pk_fma_f32 v[0:1], v[2:3], v[4:5], v[0:1]"),
+            (std::vector<std::string>{"instructions", "valu", "valu_packed", "v_pk_fma_f32", "packed_fma"}));
+  EXPECT_EQ(classes("v_fmac_f32_e32 v1, v2, v3"),
+            (std::vector<std::string>{"instructions", "valu", "v_fmac_f32", "scalar_fma"}));
+  EXPECT_EQ(classes("v_mfma_f32_32x32x8f16 a[0:15], v[14:15], v[18:19], a[0:15]"),
+            (std::vector<std::string>{"instructions", "v_mfma_f32_32x32x8f16", "mma"}));
+  EXPECT_EQ(classes("s_waitcnt vmcnt(0)").back(), "s_waitcnt");
+  EXPECT_EQ(classes("s_cbranch_scc1 .LBB0_2").back(), "branch");
+  EXPECT_EQ(classes("s_load_dwordx2 s[0:1], s[4:5], 0x0").back(), "smem");
+  EXPECT_EQ(classes("v_readfirstlane_b32 s0, v1")[2], "readfirstlane");
+  EXPECT_TRUE(classes(".LBB0_2:").empty());
+}
+
+TEST(IsaProfile, LoopsAreTheCodeBetweenALabelAndABranchBackToIt) {
+  std::string code =
+      "kernel:\n"
+      "s_load_dwordx2 s[0:1], s[4:5], 0x0\n"
+      ".LBB0_1:\n"
+      "global_load_dwordx4 v[0:3], v[4:5], off\n"
+      "s_waitcnt vmcnt(0)\n"
+      "s_cbranch_scc1 .LBB0_1\n"
+      "global_load_dword v1, v[4:5], off\n"
+      "s_cbranch_execz .LBB0_3\n"
+      ".LBB0_3:\n"
+      "s_endpgm\n"
+      "kernel:\n"
+      "s_endpgm\n";
+  std::vector<IsaProfile> profiles = profile_code_text(code);
+  ASSERT_EQ(profiles.size(), 2u);
+  const IsaProfile& first = profiles[0];
+  EXPECT_EQ(first.counts.at("global_loads"), 2);
+  EXPECT_EQ(first.loop_counts.at("global_load_128"), 1);
+  EXPECT_EQ(first.loop_counts.count("global_load_32"), 0u) << "the load after the loop is outside it";
+  EXPECT_EQ(first.counts.at("loops"), 1) << "a forward branch is no loop";
+  EXPECT_EQ(profiles[1].counts.at("instructions"), 1);
+}
+
+KernelResources kernel(int64_t vgpr, int64_t sgpr, int64_t lds, int64_t workgroup) {
+  KernelResources k;
+  k.name = "k";
+  k.vgpr_count = vgpr;
+  k.sgpr_count = sgpr;
+  k.group_segment_fixed_size = lds;
+  k.max_flat_workgroup_size = workgroup;
+  return k;
+}
+
+TEST(IsaProfile, OccupancyFollowsTheGranulesOfEachProcessor) {
+  EXPECT_EQ(occupancy_of("gfx942", kernel(64, 20, 0, 256)).waves, 8);
+  Occupancy step = occupancy_of("gfx942", kernel(72, 20, 0, 256));  // 72 of 512 unified VGPRs: one wave less
+  EXPECT_EQ(step.waves, 7);
+  EXPECT_EQ(step.limit, "vgpr");
+  EXPECT_EQ(occupancy_of("gfx90a", kernel(8, 101, 0, 256)).limit, "sgpr");
+  Occupancy lds = occupancy_of("gfx942", kernel(32, 20, 32768, 256));  // two groups of four waves per CU
+  EXPECT_EQ(lds.waves, 2);
+  EXPECT_EQ(lds.limit, "lds");
+  EXPECT_EQ(occupancy_of("gfx1100", kernel(108, 24, 0, 128)).waves, 12);  // granule 24 of 1536: 120
+  EXPECT_THROW(occupancy_of("gfx000", kernel(8, 8, 0, 64)), std::invalid_argument);
+}
+
+TEST(IsaProfile, OccupancyThatDisagreesWithLlvmFailsNamingBoth) {
+  LaneModule module{"elementwise", 3, "llvm19", "gfx942", "", false};
+  LaneResult result;
+  result.kernels.push_back(kernel(72, 20, 0, 256));
+  result.kernels[0].isa.llvm_occupancy = 8;  // the table's 7 would be wrong
+  apply_occupancy(module, result);
+  EXPECT_EQ(result.verdict, Verdict::OCCUPANCY_MISMATCH);
+  EXPECT_NE(result.detail.find("gives 7 waves/SIMD on gfx942"), std::string::npos) << result.detail;
+  EXPECT_NE(result.detail.find("LLVM reports 8"), std::string::npos) << result.detail;
+}
+
+TEST(IsaProfile, RealModulesCarryTheirProfileAndLlvmsOccupancy) {
+  for (const char* flavor : {"llvm16", "llvm19", "llvm22"}) {
+    REQUIRE_FLAVOR(flavor);
+    LaneResult result = testing::check_one(testing::module_from("lds_reverse.ll", flavor, "gfx90a"));
+    ASSERT_EQ(result.verdict, Verdict::LLVM_OK) << flavor << ": " << result.detail;
+    const IsaProfile& isa = result.kernels.at(0).isa;
+    EXPECT_GT(isa.llvm_occupancy, 0) << flavor << ": the checker passes LLVM's `; Occupancy:` on";
+    EXPECT_EQ(isa.waves_per_simd, isa.llvm_occupancy) << flavor;
+    EXPECT_GT(isa.counts.at("lds_stores"), 0) << flavor;
+    EXPECT_GT(isa.counts.at("s_barrier"), 0) << flavor;
+  }
+}
+
+}  // namespace
+}  // namespace kemit::lane
+
+namespace kemit::lane {
+namespace {
+
+// An intents folder holding one family file, removed with the test.
+struct IntentsFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("kemit_intents_" + std::to_string(::getpid()));
+  explicit IntentsFolder(const std::string& conv_json) {
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "conv.json") << conv_json;
+  }
+  ~IntentsFolder() { std::filesystem::remove_all(path); }
+};
+
+LaneResult compiled(const IsaCounts& counts) {
+  LaneResult result;
+  KernelResources k;
+  k.name = "conv_kernel";
+  k.isa.counts = counts;
+  result.kernels.push_back(k);
+  return result;
+}
+
+const char* kConvIntents = R"({"family": "conv", "defaults": {"cpl": 1}, "intents": [
+  {"name": "packed FMAs", "when": "cpl >= 2", "require": "n_packed_fma > 0 && n_scalar_fma == 0"},
+  {"name": "wide loads", "archs": ["gfx942"], "when": "cpl >= 2", "require": "global_load_min_bits >= cpl * 16",
+   "known_breaks": {"7@llvm16": "LLVM 16 keeps the loads apart"}}]})";
+
+TEST(Intents, ABrokenIntentFailsNamingItsExpressionAndTheCounts) {
+  IntentsFolder folder(kConvIntents);
+  auto intents = load_intents(folder.path.string());
+  LaneModule module{"conv", 3, "llvm19", "gfx942", "", false};
+  LaneResult lost_packing = compiled({{"scalar_fma", 32}, {"global_load_64", 13}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, module, lost_packing);
+  EXPECT_EQ(lost_packing.verdict, Verdict::INTENT_BROKEN);
+  EXPECT_NE(lost_packing.detail.find("intent 'packed FMAs' broken by kernel conv_kernel"), std::string::npos)
+      << lost_packing.detail;
+  EXPECT_NE(lost_packing.detail.find("n_packed_fma 0, n_scalar_fma 32"), std::string::npos) << lost_packing.detail;
+
+  LaneResult narrow = compiled({{"packed_fma", 72}, {"global_load_16", 13}, {"global_load_64", 2}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, module, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::INTENT_BROKEN);
+  EXPECT_NE(narrow.detail.find("cpl 4, global_load_min_bits 16"), std::string::npos) << narrow.detail;
+
+  LaneResult kept = compiled({{"packed_fma", 72}, {"global_load_64", 13}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, module, kept);
+  EXPECT_EQ(kept.verdict, Verdict::LLVM_OK) << kept.detail;
+  LaneResult scalar_config = compiled({{"scalar_fma", 32}, {"global_load_16", 13}});
+  apply_intents(intents.at("conv"), nlohmann::json::object(), module, scalar_config);  // cpl defaults to 1
+  EXPECT_EQ(scalar_config.verdict, Verdict::LLVM_OK) << scalar_config.detail;
+}
+
+TEST(Intents, ProcessorsAndKnownBreaksLimitWhereAnIntentApplies) {
+  IntentsFolder folder(kConvIntents);
+  auto intents = load_intents(folder.path.string());
+  LaneResult narrow = compiled({{"packed_fma", 72}, {"global_load_16", 13}});
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, LaneModule{"conv", 3, "llvm19", "gfx90a", "", false}, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::LLVM_OK) << "wide loads are promised on gfx942 only";
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, LaneModule{"conv", 7, "llvm16", "gfx942", "", false}, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::LLVM_OK) << "a known break at llvm16";
+  apply_intents(intents.at("conv"), {{"cpl", 4}}, LaneModule{"conv", 7, "llvm19", "gfx942", "", false}, narrow);
+  EXPECT_EQ(narrow.verdict, Verdict::INTENT_BROKEN) << "but not at llvm19";
+}
+
+TEST(Intents, AnUnknownNameOrABadExpressionIsNamed) {
+  IntentsFolder typo(R"({"family": "conv", "intents": [{"name": "typo", "require": "n_packed_fma > 0 && cpll == 2"}]})");
+  LaneResult result = compiled({{"packed_fma", 1}});
+  apply_intents(load_intents(typo.path.string()).at("conv"), {{"cpl", 2}}, LaneModule{"conv", 1, "llvm19", "gfx942", "", false},
+                result);
+  EXPECT_EQ(result.verdict, Verdict::INTENT_BROKEN);
+  EXPECT_NE(result.detail.find("uses 'cpll'"), std::string::npos) << result.detail;
+  IntentsFolder broken(R"({"family": "conv", "intents": [{"name": "bad", "require": "n_packed_fma > > 0"}]})");
+  EXPECT_THROW(load_intents(broken.path.string()), std::runtime_error);
+}
+
+TEST(Intents, TheTreesIntentsLoad) {
+  auto intents = load_intents(std::string(KEMIT_SOURCE_DIR) + "/parity/intents");
+  EXPECT_TRUE(intents.count("conv_depthwise_dgrad_stream"));
+  EXPECT_TRUE(intents.count("gemm_mma"));
+}
+
+}  // namespace
+}  // namespace kemit::lane
