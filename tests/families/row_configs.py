@@ -1,6 +1,6 @@
-"""What the row families' config tests share (softmax_rows, norm_rows, scan_rows): the issue's
-floor on a family's configs, where each config's row falls against its reach, and the refusal
-reasons its reject configs pin."""
+"""What the row families' config tests share (softmax_rows, norm_rows, scan_rows): the floor on a
+family's configs, where each config's row falls against its reach, and the refusal reasons its
+reject configs pin."""
 import json
 from kemit.engine import emit
 from kemit.target.arch import find_arch
@@ -12,8 +12,9 @@ ROW_REASONS = ("dtype must", "scope must", "cross must", "vec must", "block must
 
 
 def load_emitting_checked(path):
-    """The configs of a family file, after asserting issue 17's floor on them (dense ids, at least 90
-    configs, 15 refusals and 12 emitting configs on an llvm16 processor); returns the emitting ones."""
+    """The configs of a family file, after asserting the floor every family's configs meet (dense ids,
+    at least 90 configs, 15 refusals and 12 emitting configs on an llvm16 processor, so that each
+    flavor and each refusal reason is pinned); returns the emitting ones."""
     with open(path, encoding="utf-8") as handle:
         configs = json.load(handle)["configs"]
     assert [c["id"] for c in configs] == list(range(1, len(configs) + 1))

@@ -119,7 +119,7 @@ def test_the_reduce_kernel_sums_every_split_once():
 
 
 # ---- the configs -------------------------------------------------------------------------------
-def test_the_configs_meet_the_issue_floor_and_cover_the_code_paths():
+def test_the_configs_meet_the_floor_and_cover_the_code_paths():
     emitting = load_emitting_checked(CONFIGS)
     specs = [family.parse_spec(c["spec"]) for c in emitting]
     assert {s["cpl"] for s in specs} == set(family.CPLS)

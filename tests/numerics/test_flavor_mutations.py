@@ -1,4 +1,4 @@
-"""Mutation tests of the numerics lane's flavor sections (issue 12): a lowering bug that both
+"""Mutation tests of the numerics lane's flavor sections: a lowering bug that both
 engines would share (so parity stays GREEN) in ONE flavor's module must give NUMERIC_MISMATCH in
 exactly that flavor's section, while the canonical section and every other flavor stay NUMERIC_OK.
 

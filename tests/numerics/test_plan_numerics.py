@@ -1,4 +1,4 @@
-"""The numerics lane runs the engine's launch plan (issue 18): every launch in order over views of
+"""The numerics lane runs the engine's launch plan (docs/protocol.md): every launch in order over views of
 the same buffers. A batch past the 32-bit buffer range runs, on a small shape with the range
 lowered, as the chunk launches the engine plans, against a numpy reference that chunks too; a plan
 whose chunk offset is off by one image is caught (NUMERIC_MISMATCH), and a view past its buffer
