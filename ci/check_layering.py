@@ -5,10 +5,11 @@
 
 Engine side (cpp_engine/, py_engine/, interp/, bindings/) never includes or imports harness code.
 tooling/ (--version and where a tool looks, linked by both sides) includes neither side's headers.
-Harness side (parity/, golden/, llvm_lane/) never includes an engine header, imports an engine
-module, is compiled with an engine's include folder or links an engine library: it reaches an
-engine only through the engine's `--serve` worker (docs/protocol.md). The build side is read from
-the generated build graph (build.ninja): what each harness target is compiled with and links.
+Harness side (parity/, golden/, llvm_lane/, input_limits/) never includes an engine header,
+imports an engine module, is compiled with an engine's include folder or links an engine library:
+it reaches an engine only through the engine's `--serve` worker (docs/protocol.md). The build side
+is read from the generated build graph (build.ninja): what each harness target is compiled with and
+links.
 
 Prints one line per violation (file or target, the offending line, the rule) and
 `LAYERING: OK` or `LAYERING: VIOLATED (N)` last. Exit 0 ok, 1 violated, 2 usage error.
@@ -19,12 +20,9 @@ import re
 import sys
 
 ENGINE_DIRS = ("cpp_engine", "py_engine", "interp", "bindings")
-HARNESS_DIRS = ("parity", "golden", "llvm_lane")
+HARNESS_DIRS = ("parity", "golden", "llvm_lane", "input_limits")
 # Shared by both sides (every tool's --version and where it looks): it must know neither.
 NEUTRAL_DIRS = ("tooling",)
-# Harness code that has not moved onto the protocol yet, each with the issue that moves it.
-# An entry here is a known debt, not a permission: remove it when the move lands.
-PENDING = {}
 # The one harness file that may import kemit_cpp, for the reference interpreter (kemit_cpp.run): the
 # numerics worker's own opinion of a canonical text, not an engine; its modules come from the
 # engine's worker (through check_numerics, or for the fuzzer through module_source.py).
@@ -39,10 +37,6 @@ HARNESS_MODULES = ("kemit_harness",)
 ENGINE_LIBRARIES = re.compile(r"(^|/)lib(kemit|kemit_interp)\.a$")
 ENGINE_INCLUDE_DIRS = ("cpp_engine/include", "interp/include", "cpp_engine/src")
 SOURCE_SUFFIXES = (".cpp", ".h", ".hpp", ".cc", ".py")
-
-
-def is_pending(relative):
-    return any(relative == prefix or relative.startswith(prefix + "/") for prefix in PENDING)
 
 
 def source_files(root, folders):
@@ -80,8 +74,6 @@ def source_violations(root):
             problems.append(f"{relative}: {match.group(0)}: tooling/ is shared by engines and harness and "
                             "includes neither")
     for relative, path in source_files(root, HARNESS_DIRS):
-        if is_pending(relative):
-            continue
         text = open(path, encoding="utf-8", errors="replace").read()
         for match in ENGINE_HEADERS.finditer(text):
             problems.append(f"{relative}: {match.group(0)}: a harness source includes an engine header "
@@ -120,12 +112,12 @@ def target_of(rule):
 
 
 def harness_targets(statements, root):
-    """Targets that compile a source of a harness folder (pending folders excepted)."""
+    """Targets that compile a source of a harness folder."""
     targets = set()
     for _, rule, inputs, _ in statements:
         if rule.startswith("CXX_COMPILER__") and inputs:
             relative = os.path.relpath(inputs[0], root) if os.path.isabs(inputs[0]) else inputs[0]
-            if relative.split("/")[0] in HARNESS_DIRS and not is_pending(relative):
+            if relative.split("/")[0] in HARNESS_DIRS:
                 targets.add(target_of(rule))
     return targets
 
@@ -172,8 +164,6 @@ def main(argv=None):
     problems = source_violations(root) + build_violations(root, os.path.abspath(args.build))
     for problem in problems:
         print(problem)
-    for folder, reason in PENDING.items():
-        print(f"pending: {folder}/ is not checked yet ({reason})")
     print("LAYERING: OK" if not problems else f"LAYERING: VIOLATED ({len(problems)})")
     return 1 if problems else 0
 

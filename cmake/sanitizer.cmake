@@ -14,7 +14,7 @@ string(REGEX MATCHALL "-fsanitize=[^ ]+" KEMIT_SANITIZER_LINK_OPTIONS "${CMAKE_C
 set(KEMIT_SANITIZER_PRELOAD "")
 if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=[^ ]*address")
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    # ci/fuzz.sh's clang tree runs no ctest; ci/sanitize.sh builds with gcc.
+    # ci/libfuzzer.sh's clang tree runs no ctest; ci/sanitize.sh builds with gcc.
     message(STATUS "AddressSanitizer with ${CMAKE_CXX_COMPILER_ID}: the tests that import kemit_cpp "
                    "get no preloaded runtime")
   else()

@@ -31,7 +31,7 @@ What it measures (every figure is wall time on this machine, in this run):
    jobs per engine), and no engine faster than its own workers allow. Worker start-up is not in
    it: the Python worker's start-up (spawn to hello answer) is measured and shown apart, with
    the bound plus one start-up (the workers start in parallel).
-   gate / bound is the figure with a 1.5x target (issue 13).
+   gate / bound is the figure with a 1.5x target.
 4. Diagnostics for the gap: serving overhead per config (Python: decode the request line,
    respond, json.dumps the answer; C++: the answer's JSON encoding), the gate's CPU time against
    the engines' work, the driver's own CPU time (one more gate run under perf stat --no-inherit,

@@ -13,8 +13,8 @@ the lane gets them) is compiled twice, side by side in this run:
   `--codegen llc` runs it; its cost is the child's user + system time (getrusage), start-up
   included, because that is what the lane pays per module with llc.
 Printed: per flavor and overall, the module count and the median, mean and 90th percentile CPU
-milliseconds per module of each, and the ratio of the medians. The issue's target (issue 11) is
-an in-process median of at most 15 ms per module.
+milliseconds per module of each, and the ratio of the medians. The target is an in-process median
+of at most 15 ms per module.
 """
 import argparse
 import json

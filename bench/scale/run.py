@@ -5,7 +5,7 @@ synthetic configs (generate.py), N = 100, 1,000, 5,000 by default. bench/README.
         [--full-llvm-max 5000] [--numerics-max 1000] [--json out.json] [--keep-configs DIR]
 
 Each lane runs twice over the same configs with a fresh result cache of its own (KEMIT_CACHE,
-issue 11's cache; the golden check's bless fills another): the first run is cold (empty cache),
+the result cache every lane shares; the golden check's bless fills another): the first run is cold (empty cache),
 the second warm (everything cached; a lane without a cache does the same work twice).
 CPU time is the children's user + system time (the lane and every worker it waited for). Lanes
 that compile every module (golden with resources, check_llvm with codegen; in-process codegen by

@@ -132,7 +132,7 @@ namespace {
 
 // One TargetMachine per processor for the checker's life, as one llc run keeps one: building it
 // and its subtarget (register info, instruction tables, the register alias cache) again for
-// every module was most of a small module's codegen time. Nothing module-specific lives in it.
+// every module would be most of a small module's codegen time. Nothing module-specific lives in it.
 llvm::TargetMachine* machine_for(const std::string& arch, std::string& problem) {
   static std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
   auto found = machines.find(arch);

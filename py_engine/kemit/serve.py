@@ -132,7 +132,7 @@ def serve(stdin=sys.stdin.buffer, stdout=sys.stdout.buffer):
             response = respond(request)
         # Compact, as the C++ worker writes: fewer bytes through the pipe, a fifth less encoding.
         # The ASCII text goes out as bytes, in two writes: a text stream's encoding pass and the
-        # concatenation were a third of the serving (the answers of a full gate are some 64 MB).
+        # concatenation cost a third of the serving (the answers of a full gate are some 64 MB).
         stdout.write(json.dumps(response, separators=(",", ":")).encode())
         stdout.write(b"\n")
         stdout.flush()

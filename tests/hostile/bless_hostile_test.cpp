@@ -1,4 +1,4 @@
-// Blessing under failure (issue 14, items 5 and 8): a bless of several families stages every
+// Blessing under failure (docs/golden.md): a bless of several families stages every
 // shard before it renames any, so a write that fails (full disk, read-only folder) leaves all of
 // them unchanged and says so; the store never writes through a symlink it did not make.
 #include <gtest/gtest.h>
@@ -73,7 +73,7 @@ TEST_F(BlessUnderFailure, WithoutAFailureEveryShardIsWritten) {
   EXPECT_EQ(load_shard(shard_path(dir.path(), "gamma")).entries.size(), 2u);
 }
 
-// Item 8: a dangling .golden.lock symlink was followed and created a file at its target.
+// A dangling .golden.lock symlink is refused: following it would create a file at its target.
 TEST_F(BlessUnderFailure, ADanglingLockSymlinkIsRefusedNotFollowed) {
   test::TempDir elsewhere;
   std::filesystem::path target = elsewhere.path() / "created_by_kemit";
@@ -165,7 +165,7 @@ TEST_F(BlessUnderFailure, AShardThatDoesNotLoadIsRepairedFromACompleteRun) {
   EXPECT_EQ(bytes("alpha"), "<<<<<<< HEAD\n");
 }
 
-// Item 10: MISSING's remedy suggested `--only F --prune`, which --prune refuses.
+// MISSING's remedy is a complete run with --prune: `--only F --prune` is refused by --prune.
 TEST(Remedies, PruneIsSuggestedAsACompleteRun) {
   Finding missing;
   missing.category = Category::missing;

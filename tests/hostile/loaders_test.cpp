@@ -1,4 +1,4 @@
-// Hostile input to the loaders (issue 14, items 1-4, 8 and 10): every breach is a clear error
+// Hostile input to the loaders (docs/limits.md): every breach is a clear error
 // naming the file, the line and the limit, never an abort, a stack overflow or a wrong figure.
 #include <gtest/gtest.h>
 
@@ -30,15 +30,15 @@ std::string one_config(const std::string& id, const std::string& spec) {
          ", \"arch\": \"gfx90a\", \"expect\": \"emit\", \"why\": \"w\", \"spec\": " + spec + "}\n]}\n";
 }
 
-// Item 1: a number too large for a double was an uncaught out_of_range (abort, exit 134).
+// A number too large for a double is an input error, not an uncaught out_of_range (abort, exit 134).
 TEST(ConfigLoading, ANumberOutOfRangeNamesFileLineAndLimit) {
   EXPECT_EQ(config_error(one_config("1", "{\"vec\": 1e400}")),
             "parity/configs/elementwise.json:2: the number 1e400 is out of range (not finite as a double); see "
             "docs/limits.md");
 }
 
-// Item 3: nesting was quadratic (a path string per container) and a deep spec overflowed the
-// stack when copied; now the depth is refused before the tree is built.
+// Nesting costs quadratic time when each container keeps its path, and a deep spec overflows the
+// stack when copied: the depth is refused before the tree is built.
 TEST(ConfigLoading, NestingPastTheLimitIsRefusedAtItsLine) {
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_EQ(config_error(one_config("1", "{\"a\": " + deep + "}")),
@@ -52,14 +52,14 @@ TEST(ConfigLoading, DuplicateKeysAreStillFoundWithTheirPath) {
   EXPECT_EQ(parsed.duplicates[0].key, "k");
 }
 
-// Item 10: ids above 10^9 were refused as "must be an integer >= 1".
+// An id above 10^9 is refused with the range, not as "must be an integer >= 1".
 TEST(ConfigLoading, AnIdAboveTheRangeSaysTheRange) {
   EXPECT_EQ(config_error(one_config("1000000001", "{}")),
             "parity/configs/elementwise.json: config id 1000000001: field 'id' must be an integer from 1 to "
             "1000000000 (found number 1000000001)");
 }
 
-// Item 2: an answer nested ~70,000 deep segfaulted the driver (recursive copy of the tree).
+// An answer nested ~70,000 deep would overflow the stack in a recursive copy of the tree.
 TEST(AnswerLine, DeepNestingIsRefusedBeforeATreeIsBuilt) {
   nlohmann::json parsed;
   std::string deep = "{\"id\": 1, \"status\": " + std::string(70000, '[') + std::string(70000, ']') + "}";
@@ -115,7 +115,7 @@ std::string valid_shard() {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Item 4: bytes of 2^63 or more were accepted and overflowed bytes_delta (+928 bytes for 2^64-1).
+// Bytes of 2^63 or more would overflow bytes_delta (+928 bytes for 2^64-1): refused at load.
 TEST(ShardLoading, ABytesFigureAboveTheCountLimitIsRefused) {
   std::string text = valid_shard();
   size_t at = text.find("\"bytes\": ");
@@ -138,7 +138,7 @@ TEST(ShardLoading, NumbersOutOfRangeAndDeepNestingNameTheLine) {
             std::string::npos);
 }
 
-// Item 10: a directory in place of a shard was "invalid JSON".
+// A directory in place of a shard is named as a directory, not called "invalid JSON".
 TEST(ShardLoading, ADirectoryInPlaceOfAShardIsNamedAsSuch) {
   char pattern[] = "/tmp/kemit_hostile_XXXXXX";
   fs::path dir = mkdtemp(pattern);

@@ -1,8 +1,8 @@
-"""Every committed fuzz input (tests/fuzz/crashes/<surface>/, and the seed corpus with it) fed
-to the tool that reads that surface, as a user or a worker would hand it over. Whatever the
-input, the tool exits 0, 1 or 2, and says why when it is not 0: never a signal, never silence.
+"""Every committed libFuzzer input (tests/libfuzzer/crashes/<surface>/, and the seed corpus with
+it) fed to the tool that reads that surface, as a user or a worker would hand it over. Whatever
+the input, the tool exits 0, 1 or 2, and says why when it is not 0: never a signal, never silence.
 (The checker-answer surface is read only from a checker process, which no flag replaces, so its
-inputs go through replay_checker_answer, the same entry point the fuzzer drove.)"""
+inputs go through libfuzzer_replay_checker_answer, the same entry point libFuzzer drove.)"""
 import json
 import os
 import shutil
@@ -13,11 +13,11 @@ import pytest
 
 from test_tools import BASIC, BUILD, CBI, CHECK_LLVM, GOLDEN, ROOT, engine, run
 
-FUZZ = ROOT / "tests" / "fuzz"
+LIBFUZZER = ROOT / "tests" / "libfuzzer"
 
 
 def inputs(surface):
-    files = [p for folder in (FUZZ / "crashes" / surface, FUZZ / "corpus" / surface) if folder.is_dir()
+    files = [p for folder in (LIBFUZZER / "crashes" / surface, LIBFUZZER / "corpus" / surface) if folder.is_dir()
              for p in sorted(folder.iterdir()) if p.is_file()]
     assert files, f"no inputs for {surface}: the corpus is in the repository"
     return files
@@ -87,4 +87,4 @@ def test_both_engines_lower_op(path, worker):
 
 @pytest.mark.parametrize("path", inputs("checker_answer"), ids=ids(inputs("checker_answer")))
 def test_checker_answer_reader(path):
-    assert_answered(run([BUILD / "tests" / "fuzz" / "replay_checker_answer", path]), path)
+    assert_answered(run([BUILD / "tests" / "libfuzzer" / "libfuzzer_replay_checker_answer", path]), path)

@@ -1,4 +1,4 @@
-"""run_diff --explain under hostile conditions (issue 14, item 9): a SIGTERM while the old engine
+"""run_diff --explain under hostile conditions: a SIGTERM while the old engine
 runs must not leave its git worktree registered, and in a shallow clone the blessing commit it
 names may be the clone's boundary, which must be said. Run by ctest (hostile.tools)."""
 import json
@@ -71,7 +71,7 @@ def test_sigterm_during_explain_leaves_no_worktree(repo, tmp_path):
         explain.kill()
         pytest.fail("the old engine never started")
     worktrees = git(repo, "worktree", "list", "--porcelain")
-    assert "kemit_explain_" in worktrees  # the state a SIGTERM used to leave behind
+    assert "kemit_explain_" in worktrees  # the state a SIGTERM must not leave behind
     scratch = Path(next(l for l in worktrees.splitlines() if "kemit_explain_" in l).split()[1]).parent
     explain.send_signal(signal.SIGTERM)
     explain.wait(timeout=60)
@@ -97,7 +97,7 @@ def test_explain_in_a_shallow_clone_warns_about_the_boundary(repo, tmp_path):
 
 def test_explain_lists_commits_that_touched_the_tables(repo, tmp_path):
     # Both engines are generated from tables/, so a table change explains a hash change as well
-    # as an engine change does; it used to be left out of the list.
+    # as an engine change does, and the list names it.
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", f"file://{repo}", str(clone)], check=True)
     ops = clone / "tables" / "ops.json"

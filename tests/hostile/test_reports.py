@@ -1,4 +1,4 @@
-"""Hostile input to the reports (issue 24): merged shards edited to look GREEN, report paths that
+"""Hostile input to the reports (docs/reports.md): merged shards edited to look GREEN, report paths that
 name a store, bytes that are not UTF-8 from a worker or in the checkout's path, a `why` long
 enough to overflow std::regex's stack, a worker's child that leaves its process group. Each runs
 the built tools as a user would (ctest hostile.tools); the fake engine is

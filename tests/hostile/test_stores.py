@@ -90,8 +90,8 @@ def forge(entry, edit):
     entry.write_bytes(b"\n".join([magic, key_line, b"sha256 " + hashlib.sha256(value).hexdigest().encode(), value]))
 
 
-# Item 1: an engine whose hello drops gfx90a from llvm19's allow-list is RED uncached, and was GREEN
-# from a cache an honest engine filled; the reverse gave a wrong RED.
+# An engine whose hello drops gfx90a from llvm19's allow-list is RED, uncached and from a cache an
+# honest engine filled alike; and the reverse is GREEN: the allow-list is part of the cache key.
 def test_a_hello_that_drops_a_processor_is_red_whatever_the_cache_holds(tmp_path):
     cache = tmp_path / "cache"
     uncached = check_llvm(None, lying("--drop-processor", "llvm19:gfx90a"))
@@ -107,7 +107,7 @@ def test_a_hello_that_drops_a_processor_is_red_whatever_the_cache_holds(tmp_path
     assert "3 hits, 0 misses" in again.stdout, again.stdout
 
 
-# Item 2: pruning deleted a PDF and another program's database that lived in the cache folder.
+# Pruning never deletes files the cache did not write (a PDF, another program's database).
 def test_a_folder_of_other_files_is_refused_and_left_alone(tmp_path):
     folder = tmp_path / "documents"
     folder.mkdir()
@@ -163,8 +163,8 @@ def test_a_huge_cache_cap_keeps_every_entry(tmp_path):
     assert len(entries(cache)) == count == 3
 
 
-# Item 2: a FIFO in the cache hung check_llvm and run_diff --check-golden (entries were opened
-# without the checks every loader makes).
+# A FIFO in the cache hangs neither check_llvm nor run_diff --check-golden: entries are opened
+# with the checks every loader makes.
 def test_fifo_entries_hang_neither_tool(tmp_path):
     cache, golden, _, _ = recorded(tmp_path)
     count = len(entries(cache))
@@ -191,9 +191,9 @@ FORGERIES = {
 }
 
 
-# Item 2: a checksummed but wrong value was believed: a figure above the limits was blessed into a
-# shard the loader then refused, a negative one made run_diff say "resources compared" while
-# comparing nothing, no kernels made check_llvm GREEN with every config a TWIN.
+# A checksummed but wrong value is not believed: a figure above the limits would be blessed into a
+# shard the loader then refuses, a negative one make run_diff say "resources compared" while
+# comparing nothing, no kernels make check_llvm GREEN with every config a TWIN.
 @pytest.mark.parametrize("forgery", sorted(FORGERIES))
 def test_forged_values_are_recomputed_and_reported(tmp_path, forgery):
     cache, golden = tmp_path / "cache", tmp_path / "golden"
@@ -221,8 +221,8 @@ def test_forged_values_are_recomputed_and_reported(tmp_path, forgery):
     assert [line for line in r.stdout.splitlines() if "TWIN" in line] == twins, r.stdout
 
 
-# Item 3: a shard that fails to load could not be repaired: the suggested re-record failed, because
-# the bless loaded the bad shard first.
+# A shard that fails to load is repaired by the re-record the error suggests: the bless replaces a
+# shard it cannot load (REPAIRED) rather than failing on it.
 def test_the_suggested_re_record_repairs_a_shard_that_does_not_load(tmp_path):
     cache, golden, shard, text = recorded(tmp_path)
     shard.write_text(text.replace('"bytes": ', '"bytes": -', 1))
@@ -236,8 +236,8 @@ def test_the_suggested_re_record_repairs_a_shard_that_does_not_load(tmp_path):
     assert run_diff("--check-golden", golden, cache).returncode == 0
 
 
-# Item 3: a shard missing one figure, and a cache saying 7 VGPR spills there, was GOLDEN OK
-# ("resources compared": the six figures it holds).
+# A shard missing one figure, and a cache saying 7 VGPR spills there, is not GOLDEN OK: "resources
+# compared" would be true only of the six figures the shard holds.
 def test_a_figure_the_shard_lacks_is_not_called_compared(tmp_path):
     cache, golden, shard, text = recorded(tmp_path)
     assert text.count('"vgpr_spill": 0, ') > 1

@@ -1,4 +1,4 @@
-"""Hostile input to the tools themselves (issue 14): each test runs a built tool as a user or CI
+"""Hostile input to the tools themselves (docs/limits.md): each test runs a built tool as a user or CI
 would and checks the exit code (0 ok, 1 red, 2 usage or input error; never a signal), the
 message, and that nothing was written where it must not be. Run by ctest (hostile.tools)."""
 import json
@@ -55,8 +55,8 @@ def alpha_configs(tmp_path, text=None):
     return folder
 
 
-# Item 1: a number too large for a double aborted check_byte_identity (exit 134) and run_diff
-# said "internal error" without naming the file.
+# A number too large for a double is an input error naming the file, never an abort (exit 134) or
+# an "internal error".
 @pytest.mark.parametrize("tool", [CBI, RUN_DIFF])
 def test_a_number_out_of_range_in_a_config_is_an_input_error(tmp_path, tool):
     text = (BASIC / "alpha.json").read_text().replace('"vec": 4', '"vec": 1e400')
@@ -68,7 +68,7 @@ def test_a_number_out_of_range_in_a_config_is_an_input_error(tmp_path, tool):
     assert "internal error" not in r.stderr
 
 
-# Item 2: an answer nested ~70,000 deep segfaulted both drivers.
+# An answer nested ~70,000 deep is that config's CRASH verdict, never a crash of the driver.
 @pytest.mark.parametrize("tool", [CBI, RUN_DIFF])
 def test_a_deeply_nested_answer_is_a_crash_verdict_not_a_crash(tmp_path, tool):
     extra = ["--check-golden", "--golden-dir", tmp_path] if tool == RUN_DIFF else []
@@ -77,7 +77,7 @@ def test_a_deeply_nested_answer_is_a_crash_verdict_not_a_crash(tmp_path, tool):
     assert "nesting deeper than the input limit of 64 levels" in r.stdout
 
 
-# Item 3: a 200 KB spec nested 100,000 deep took minutes; now it is refused at once.
+# A 200 KB spec nested 100,000 deep is refused at once, before minutes of work on it.
 def test_a_deep_config_is_refused_with_its_line(tmp_path):
     deep = "[" * 100000 + "]" * 100000
     text = (BASIC / "alpha.json").read_text().replace('{"op": "sub"}', '{"op": ' + deep + '}')
@@ -86,7 +86,7 @@ def test_a_deep_config_is_refused_with_its_line(tmp_path):
     assert "alpha.json:8: nesting deeper than the input limit of 64 levels" in r.stderr
 
 
-# Item 6: a folder that does not exist was "0 shards, 0 bad", exit 0.
+# A folder that does not exist is a usage error, not "0 shards, 0 bad" with exit 0.
 @pytest.mark.parametrize("command", ["check", "summary"])
 def test_golden_on_a_missing_folder_is_a_usage_error(command):
     r = run([GOLDEN, command, "--dir", "/nonexistent/shards"])
@@ -100,8 +100,8 @@ def test_golden_check_of_an_empty_folder_checks_nothing_and_says_so(tmp_path):
     assert "holds no shards" in r.stderr and "nothing was checked" in r.stderr
 
 
-# Item 7: --timeout nan made every config time out (RED); item 10: --jobs 0 said
-# "not in range 0.000000 to 1.79e308".
+# Numeric flags out of range are usage errors that say the range in words (a nan timeout would
+# time every config out; CLI11's own text is "not in range 0.000000 to 1.79e308").
 @pytest.mark.parametrize("tool", [CBI, RUN_DIFF])
 @pytest.mark.parametrize("flag,value,message", [
     ("--timeout", "nan", "must be a number of seconds above 0 and at most 86400 (got 'nan')"),
@@ -123,7 +123,7 @@ def test_check_llvm_numeric_flags_are_usage_errors():
     assert "must be a whole number of workers from 1 to 256" in r.stderr
 
 
-# Item 8: a FIFO config or shard hung every tool; a symlink to /dev/zero read until bad_alloc.
+# A FIFO config or shard would hang a tool, and a symlink to /dev/zero read until bad_alloc.
 def test_a_fifo_config_is_refused_without_hanging(tmp_path):
     folder = tmp_path / "configs"
     folder.mkdir()
@@ -155,7 +155,7 @@ def test_a_typo_in_golden_dir_creates_nothing(tmp_path):
     assert not typo.exists() and not typo.parent.exists()
 
 
-# Item 9: a worker's child processes outlived the run.
+# A worker's child processes end with the run.
 def test_a_workers_children_end_with_the_run(tmp_path):
     pid_file = tmp_path / "child.pid"
     r = fake_run(CBI, BASIC, cpp_flags=["--spawn-child", pid_file], extra=["--only", "alpha"])
@@ -175,7 +175,7 @@ def test_a_workers_children_end_with_the_run(tmp_path):
         pytest.fail(f"the worker's child {pid} outlived the run")
 
 
-# Item 9: a 100 MB engine line became 200 MB of stdout and a 200 MB JSON report.
+# A 100 MB engine line is cut, never echoed into 200 MB of stdout and a 200 MB JSON report.
 def test_an_overlong_answer_line_is_cut_not_echoed(tmp_path):
     report = tmp_path / "r.json"
     r = fake_run(CBI, BASIC, cpp_flags=["--huge-line", "100"], extra=["--only", "alpha", "--json", report])
@@ -193,7 +193,7 @@ def test_a_long_refusal_reason_is_cut_with_a_count(tmp_path):
     assert reason not in r.stdout
 
 
-# Item 10: `--explain elementwise:-1` was read as id 18446744073709551615.
+# `--explain elementwise:-1` is refused, never read as id 18446744073709551615.
 @pytest.mark.parametrize("target", ["elementwise:-1", "elementwise: 1", "elementwise:1000000001", "elementwise:"])
 def test_explain_takes_only_a_config_id(target):
     r = run([RUN_DIFF, "--explain", target])
@@ -202,7 +202,7 @@ def test_explain_takes_only_a_config_id(target):
     assert "18446744073709551615" not in r.stderr
 
 
-# Item 10: check_llvm --only nomatch exited 1 where the other tools exit 2.
+# check_llvm --only nomatch is a usage error (exit 2), as in the other tools.
 def test_check_llvm_with_no_matching_family_is_a_usage_error():
     r = run([CHECK_LLVM, "--only", "nomatch_family_xyz"])
     assert r.returncode == 2
@@ -211,7 +211,7 @@ def test_check_llvm_with_no_matching_family_is_a_usage_error():
 
 
 # The engines' own CLIs read a config file named by --config FILE:ID, and a spec by --spec: a FIFO
-# used to hang both (open waits for a writer) and deep nesting to crash the Python one with a
+# would hang both (open waits for a writer) and deep nesting crash the Python one with a
 # RecursionError traceback. Both refuse them with the harness's input limits (docs/limits.md).
 EMIT_CLIS = {"cpp": [BUILD / "cpp_engine" / "kemit_emit"],
              "py": ["env", f"PYTHONPATH={ROOT / 'py_engine'}", "/usr/bin/python3", "-m", "kemit.emit"]}

@@ -1,5 +1,5 @@
 // The reference interpreter (interp/): lane semantics and refusals on small hand-built kernels.
-// tests/py/test_interp.py covers the cross-lane and matrix ops against the numpy references.
+// test_interp.py covers the cross-lane and matrix ops against the numpy references.
 #include <gtest/gtest.h>
 
 #include <vector>

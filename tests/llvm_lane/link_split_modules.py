@@ -1,9 +1,9 @@
-"""Two split-C modules of conv_fwd_lds_halo share one code object (issue 18): configs 27 and 73
-(gfx90a, different specs) are emitted by an engine's CLI at every flavor, linked into one module
-by that flavor's llvm-link, and the linked module compiles with that flavor's llc for gfx90a into
-one object holding all four kernels. Before the reduce kernel was named after its module's spec,
-both modules defined `conv_split_reduce`; the same link with both reduce kernels renamed back to
-that name must fail with llvm-link's "symbol multiply defined" (the check can fail).
+"""Two split-C modules of conv_fwd_lds_halo share one code object: configs 27 and 73 (gfx90a,
+different specs) are emitted by an engine's CLI at every flavor, linked into one module by that
+flavor's llvm-link, and the linked module compiles with that flavor's llc for gfx90a into one
+object holding all four kernels. That works because the reduce kernel is named after its module's
+spec: the same link with both reduce kernels renamed to one name, `conv_split_reduce`, must fail
+with llvm-link's "symbol multiply defined" (the check can fail).
 
     /usr/bin/python3 tests/llvm_lane/link_split_modules.py BUILD_DIR
 """
@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CONFIGS = os.path.join(ROOT, "parity", "configs", "conv_fwd_lds_halo.json")
 PAIR = (27, 73)
 FLAVORS = {"llvm16": 16, "llvm19": 19, "llvm22": 22}
-OLD_NAME = "conv_split_reduce"
+SHARED_NAME = "conv_split_reduce"
 
 
 def emit(build, config_id, flavor):
@@ -55,12 +55,12 @@ def check_flavor(build, flavor, major, folder):
     assert compiled.returncode == 0, f"{flavor}: llc-{major} failed on the linked module: {compiled.stderr}"
     symbols = subprocess.run([f"llvm-nm-{major}", obj], capture_output=True, text=True, check=True).stdout
     assert all(re.search(rf"\b{name}\b", symbols) for name in names), f"{flavor}: the object lacks a kernel"
-    old = [text.replace(reduce_name, OLD_NAME) for text, reduce_name in zip(texts, reduce_names)]
-    result, _ = link(major, old, folder, f"{flavor}-old-")
+    same_name = [text.replace(reduce_name, SHARED_NAME) for text, reduce_name in zip(texts, reduce_names)]
+    result, _ = link(major, same_name, folder, f"{flavor}-same-name-")
     assert result.returncode != 0 and "multiply defined" in result.stderr, \
-        f"{flavor}: two modules both naming {OLD_NAME} must not link (got exit {result.returncode}: {result.stderr})"
+        f"{flavor}: two modules both naming {SHARED_NAME} must not link (got exit {result.returncode}: {result.stderr})"
     print(f"{flavor}: configs {PAIR[0]} and {PAIR[1]} link into one object with kernels {', '.join(names)}; "
-          f"named {OLD_NAME} they collide")
+          f"named {SHARED_NAME} they collide")
 
 
 def main(argv):

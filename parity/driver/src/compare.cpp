@@ -108,7 +108,7 @@ SectionResult compare_texts(const Judge& judge, const std::string& section, std:
                             std::string_view right, std::string prefix) {
   SectionResult entry = judge.blank(section);
   bool equal = left == right;  // once: the texts are tens of kB
-  if (judge.context.digests) {  // equal texts have one digest: hashing was a tenth of the driver's CPU
+  if (judge.context.digests) {  // equal texts have one digest: hashing both costs a tenth of the driver's CPU
     std::string digest = sha256_hex(left);
     entry.sha256 = {digest, equal ? digest : sha256_hex(right)};
   }

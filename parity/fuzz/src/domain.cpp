@@ -119,7 +119,7 @@ std::string type_problem(const FieldDomain& field, const json& value) {
 
 // The compiled expressions and the variables they read (std::map nodes keep their addresses), and
 // where judge() writes each spec's values: found once, because a lookup by a freshly built name
-// for every variable of every spec was a third of the fuzzer's own CPU.
+// for every variable of every spec costs a third of the fuzzer's own CPU.
 struct Domain::Compiled {
   std::map<std::string, double> variables;
   std::vector<std::unique_ptr<mu::Parser>> derived, constraints;  // muparser copies are not safe

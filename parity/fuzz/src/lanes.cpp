@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 const char* const kFuzzConfigPath = "fuzz";  // what the judge prints where a config file would be
 // A spec as large as the largest numbered config runs tens of CPU seconds in the interpreter; on a
-// shared machine that gives the fuzzer a tenth of a core, 300 s was a TIMEOUT of the machine, not
+// shared machine that gives the fuzzer a tenth of a core, 300 s would be a TIMEOUT of the machine, not
 // of the spec. --timeout raises it further.
 constexpr double kNumericsTimeoutSeconds = 900;
 
