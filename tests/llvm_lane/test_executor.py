@@ -7,13 +7,13 @@ promise) that must never be skipped.
 import csv
 import os
 import re
-import sys
 
 import numpy as np
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
+from repo_paths import NUMERICS, PY_ENGINE, REPO, add_to_sys_path
+
+add_to_sys_path(NUMERICS, PY_ENGINE)  # the executors' client; the flavor table names each flavor's LLVM major
 from executor_client import Checker, checker_path  # noqa: E402
 from kemit.llvm.flavors import find_flavor, flavor_names  # noqa: E402
 
