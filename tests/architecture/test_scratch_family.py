@@ -1,10 +1,12 @@
 """A family is added by its own files alone (docs/architecture.md, "Adding a family").
 
 The scratch family of scratch_family/ (y = a + a: its Python module, C++ header and source,
-configs, domain, numerics reference and plan) goes into a copy of this tree and nothing else does.
+configs, domain, numerics reference and plan, intents) goes into a copy of this tree and nothing else
+does.
 The copy's C++ engine is built (through ccache, mostly cache hits), and then: both engines' hello
-list the family, check_byte_identity is GREEN on it, check_numerics runs it through both engines'
-modules, kemit_fuzz --check-domains finds its domain to be the engines' fields, the mirror holds
+list the family, check_byte_identity is GREEN on it, check_llvm is GREEN and reads its intents,
+check_numerics runs it through both engines' modules, kemit_fuzz --check-domains finds its domain
+to be the engines' fields, the mirror holds
 (ci/check_mirror.py), and the copy differs from this tree by exactly the family's files (nothing
 built or run wrote into the tree).
 """
@@ -99,6 +101,24 @@ def test_its_numerics_plan_is_found_beside_its_reference(tree, engine):
                "--no-cache", *chosen], copy)
     assert "scratch_double                 GREEN  canonical 2/2  llvm16 2/2  llvm19 2/2  llvm22 2/2" in out, out
     assert out.rstrip().endswith("RESULT: GREEN"), out
+
+
+def test_check_llvm_is_green_on_it_with_its_intents(tree):
+    copy, _ = tree
+    out = run([os.path.join(BUILD, "llvm_lane", "check_llvm"), "--root", copy, "--only", "scratch_double", "--no-cache",
+               "--engine-cmd", f"{os.path.join(copy, 'build', 'cpp_engine', 'kemit_emit')} --serve"], copy)
+    assert out.rstrip().endswith("RESULT: GREEN"), out
+    intents = os.path.join(copy, "parity", "intents", "scratch_double.json")
+    with open(intents) as handle:
+        planted = handle.read().replace("scratch == 0", "scratch == 1")
+    with open(intents, "w") as handle:  # the copy's own file: the lane reads the family's intents from there
+        handle.write(planted)
+    broken = subprocess.run([os.path.join(BUILD, "llvm_lane", "check_llvm"), "--root", copy, "--only", "scratch_double",
+                             "--no-cache", "--engine-cmd",
+                             f"{os.path.join(copy, 'build', 'cpp_engine', 'kemit_emit')} --serve"],
+                            cwd=copy, capture_output=True, text=True, timeout=600)
+    shutil.copy(os.path.join(FAMILY_FILES, "parity", "intents", "scratch_double.json"), intents)
+    assert broken.returncode == 1 and "INTENT_BROKEN" in broken.stdout, broken.stdout + broken.stderr
 
 
 def test_its_domain_is_the_engines_fields(tree):

@@ -129,7 +129,7 @@ def test_the_families_table_is_the_engines_families():
     for family in configs:
         assert json.load(open(os.path.join(SOURCE, "parity", "configs", f"{family}.json")))["family"] == family
         for path in (f"py_engine/kemit/families/{family}.py", f"cpp_engine/src/families/{family}.cpp",
-                     f"parity/numerics/references/{family}.py",
+                     f"parity/numerics/references/{family}.py", f"parity/intents/{family}.json",
                      f"parity/domains/{family}.json", f"golden/shards/{family}.json"):
             assert os.path.exists(os.path.join(SOURCE, path)), f"family {family}: no {path}"
 
