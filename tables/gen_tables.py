@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "int", "float"}
 # The tables, in the order they are loaded; each file holds its own schema ("columns": each column's
 # type and meaning), so a new column is a JSON edit. What a column may say of itself:
-#   type      str, int, bool, count (an int or null), names (strings), ints, pairs ([string, string]),
+#   type      str, int, int64 (an int C++ holds in 64 bits), bool, count (an int or null), names (strings), ints, pairs ([string, string]),
 #             int_pairs ([int, int]), object (its keys and their choices in "fields")
 #   doc       what the column means (required: the generated types carry it)
 #   required  false: a row may leave it out (then "default" is its value in the generated types)
@@ -36,7 +36,7 @@ CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "
 # record's "derived" fields (what the engines compute from other tables, same keys as a column).
 TABLES = ("flavors", "archs", "scalar_types", "address_spaces", "mma_instructions", "mma_shapes", "mma_layouts",
           "ops", "occupancy")
-TYPES = {"str": str, "int": int, "bool": bool, "count": (int, type(None)), "names": list, "ints": list,
+TYPES = {"str": str, "int": int, "int64": int, "bool": bool, "count": (int, type(None)), "names": list, "ints": list,
          "pairs": list, "int_pairs": list, "object": dict}
 DESCRIPTOR_KEYS = ("type", "doc", "required", "choices", "default", "refers", "fields")
 RECORD_KEYS = ("name", "doc", "derived")
@@ -142,7 +142,7 @@ def check_row(shown, columns, index, row):
 def check_value(where, descriptor, value, what):
     kind = descriptor["type"]
     items = {"names": str, "ints": int, "pairs": list, "int_pairs": list}.get(kind)
-    well_typed = isinstance(value, TYPES[kind]) and not (isinstance(value, bool) and kind in ("int", "count"))
+    well_typed = isinstance(value, TYPES[kind]) and not (isinstance(value, bool) and kind in ("int", "int64", "count"))
     if items is not None:
         well_typed = well_typed and all(isinstance(item, items) and not isinstance(item, bool) for item in value)
     if kind == "pairs":
@@ -220,9 +220,9 @@ def enum(name, rows):
 # The tables whose C++ rows are generated column by column: table -> the row struct's name.
 ROW_TYPES = {"archs": "ArchRow", "flavors": "FlavorRow", "mma_instructions": "MmaRow", "mma_shapes": "MmaShapeRow",
              "mma_layouts": "MmaLayoutRow"}
-ROW_MEMBERS = {"str": "std::string_view", "int": "int", "bool": "bool", "names": "Names", "ints": "Ints",
+ROW_MEMBERS = {"str": "std::string_view", "int": "int", "int64": "int64_t", "bool": "bool", "names": "Names", "ints": "Ints",
                "pairs": "Pairs"}
-RECORD_MEMBERS = {"str": "std::string", "int": "int", "bool": "bool", "names": "std::vector<std::string>",
+RECORD_MEMBERS = {"str": "std::string", "int": "int", "int64": "int64_t", "bool": "bool", "names": "std::vector<std::string>",
                   "ints": "std::vector<int>", "pairs": "std::vector<std::pair<std::string, std::string>>"}
 
 
@@ -268,7 +268,7 @@ def row_section(name, row_type, data):
     return out
 
 
-EMPTY = {"str": "", "int": 0, "bool": False, "names": [], "ints": [], "pairs": []}
+EMPTY = {"str": "", "int": 0, "int64": 0, "bool": False, "names": [], "ints": [], "pairs": []}
 
 
 def cpp_value(array_name, kind, value, out):
@@ -277,7 +277,7 @@ def cpp_value(array_name, kind, value, out):
         return text(value)
     if kind == "bool":
         return str(value).lower()
-    if kind == "int":
+    if kind in ("int", "int64"):
         return str(value)
     if not value:
         return "{nullptr, 0}"
@@ -308,7 +308,7 @@ def record_copy(kind, column):
     """The statement that copies a row's column into the record."""
     if kind == "pairs":
         return (f"  for (const auto& pair : row.{column}) record.{column}.emplace_back(pair.first, pair.second);\n")
-    value = {"str": f"std::string(row.{column})", "int": f"row.{column}", "bool": f"row.{column}"}.get(
+    value = {"str": f"std::string(row.{column})", "int": f"row.{column}", "int64": f"row.{column}", "bool": f"row.{column}"}.get(
         kind, f"{{row.{column}.begin(), row.{column}.end()}}")
     return f"  record.{column} = {value};\n"
 

@@ -5,6 +5,8 @@
 // refusal emits nothing; a flavor gate refuses that flavor only.
 #include "kemit/engine.h"
 
+#include <stdexcept>
+
 #include "kemit/families/registry.h"
 #include "kemit/families/spec.h"
 #include "kemit/ir/printer.h"
@@ -33,11 +35,11 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
   }
   std::string reason = module.validate(parsed, *target);
   if (!reason.empty()) return EmitResult{true, reason, "", "", "", {}};
-  plan::Planned planned = plan_module(module, parsed, *target, buffer_range);
+  plan::Planned planned = plan_module(module, parsed, *target, buffer_range ? buffer_range : target->buffer_range);
   if (!planned.refusal.empty()) return EmitResult{true, planned.refusal, "", "", "", {}};
   const std::vector<ir::Kernel>& kernels = planned.kernels;
   std::vector<std::reference_wrapper<const ir::Kernel>> refs(kernels.begin(), kernels.end());
-  EmitResult result{false, "", kernels[0].name, ir::print_module(kernels), plan::print_plan(planned.launches), {}};
+  EmitResult result{false, "", kernels[0].name, ir::print_module(kernels), plan::print_plan(planned), {}};
   for (const llvm::Flavor* flavor : chosen) {
     std::string gate = flavor_gate(module, parsed, *target, *flavor);
     if (!gate.empty())
@@ -50,19 +52,10 @@ EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::
 
 plan::Planned plan_module(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,
                           uint64_t buffer_range) {
-  if (module.plan_module) return module.plan_module(spec, target, buffer_range);
-  plan::Planned planned;
-  planned.kernels = build_kernels(module, spec, target);
-  planned.launches = plan::single_launches(planned.kernels);
-  return planned;
-}
-
-std::vector<ir::Kernel> build_kernels(const families::Family& module, const nlohmann::json& spec,
-                                      const target::Arch& target) {
-  if (module.build_module) return module.build_module(spec, target);
-  std::vector<ir::Kernel> kernels;
-  kernels.push_back(module.build(spec, target));
-  return kernels;
+  if (!module.plan_module)
+    throw std::invalid_argument("family " + module.FAMILY +
+                                " states no launch contract (it lacks plan_module; docs/contracts.md)");
+  return module.plan_module(spec, target, buffer_range);
 }
 
 std::string flavor_gate(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,

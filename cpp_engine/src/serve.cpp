@@ -154,10 +154,10 @@ json emit_response(const json& request_id, const json& request) {
   for (const char* field : {"family", "arch", "spec", "flavors"})
     if (!request.contains(field))
       return {{"id", request_id}, {"status", "error"}, {"error", std::string("request lacks field '") + field + "'"}};
-  json range = request.value("buffer_range", json(plan::BUFFER_RANGE));
+  json range = request.value("buffer_range", json(0));
   bool positive = range.is_number_unsigned() ? range.get<uint64_t>() >= 1
                                              : range.is_number_integer() && range.get<int64_t>() >= 1;
-  if (!positive)
+  if (!positive && request.contains("buffer_range"))
     return {{"id", request_id},
             {"status", "error"},
             {"error", "request field 'buffer_range' must be a positive integer (bytes; test-only)"}};
@@ -299,7 +299,10 @@ json hello_response(const json& request_id) {
                           {"wave_size", arch.wave_size},
                           {"lds_bytes", arch.lds_bytes},
                           {"mma", arch.mma},
-                          {"fp8_format", arch.fp8_format}});
+                          {"fp8_format", arch.fp8_format},
+                          {"max_block_lanes", arch.max_block_lanes},
+                          {"max_grid_lanes", arch.max_grid_lanes},
+                          {"buffer_range", arch.buffer_range}});
   return {{"id", request_id},         {"status", "ok"},
           {"engine", "cpp"},          {"protocol", PROTOCOL},
           {"families", family_names()}, {"flavors", llvm::flavor_names()},

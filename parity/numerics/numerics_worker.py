@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 import plans
 from executor_client import Checker, CheckerError, checker_path
-from launch_plan import PlanError, launch_arguments, parse_plan
+from launch_plan import PlanError, parse_plan, runs
 from module_source import ArchFacts, Built, EngineSource
 
 VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
@@ -152,9 +152,8 @@ def run_section(kemit_cpp, checkers, section, text, case, built, family, config_
     lanes, seconds = 0, 0.0
     result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
     try:
-        for launch in parse_plan(built.plan):  # in launch order
-            grid, block = launch.grid or case.grid, launch.block or case.block
-            views, scalars = launch_arguments(launch, buffers, case.scalars)
+        for launch, grid, views, scalars in runs(parse_plan(built.plan), case_sizes(case), buffers, case.grid):
+            block = launch.block  # in launch order, chunk by chunk
             if section == "canonical":
                 stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel)
                 lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
@@ -176,6 +175,12 @@ def run_section(kemit_cpp, checkers, section, text, case, built, family, config_
     result.lane_instructions, result.interp_seconds = lanes, seconds
     result.seconds = time.perf_counter() - start
     return result
+
+
+def case_sizes(case):
+    """The case's values of the contract's sizes: its own `sizes`, else its scalars (n, rows: a
+    family whose sizes are its kernel's integer params)."""
+    return dict(case.scalars if case.sizes is None else case.sizes)
 
 
 def build_case(family, config, source):
@@ -249,10 +254,10 @@ def work(case, built):
     the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
     it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
     try:
-        launches = parse_plan(built.plan)
+        lanes = sum(math.prod(grid) * launch.block
+                    for launch, grid, _, _ in runs(parse_plan(built.plan), case_sizes(case), case.buffers, case.grid))
     except PlanError:
         return 0
-    lanes = sum(math.prod(launch.grid or case.grid) * (launch.block or case.block) for launch in launches)
     return lines_per_lane(built.canonical) * lanes
 
 

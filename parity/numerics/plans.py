@@ -11,6 +11,7 @@ problem that still has interior, edge and partial tiles. Inputs hold values exac
 in their dtype; outputs start as NaN so an element the kernel never writes fails.
 """
 import importlib
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 SEED = 20261202
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 # |got - want| <= RTOL[dtype] * |want| + ACCUMULATION * scale, scale = the sum of the magnitudes
 # of the terms behind each output (0 for ops with one rounding and no sum). RTOL is two ulps
 # of the output dtype; ACCUMULATION covers an f32 sum in another order than the reference's f64.
@@ -69,6 +71,8 @@ class Case:
     # test-only: the 32-bit buffer range lowered (bytes) so that the small spec chunks its batch
     # as the config's real size does (the engine's emit request carries it)
     buffer_range: int = None
+    # the values of the launch contract's sizes (docs/protocol.md), when they are not the scalars
+    sizes: dict = None
 
 
 # ---- values and memory ------------------------------------------------------------------
@@ -112,6 +116,26 @@ def nan_memory(shape, dtype):
 
 def ceil_div(a, b):
     return -(-a // b)
+
+
+# ---- chunked launches at small sizes -------------------------------------------------------
+def chunk_step(unit_bytes, align=16):
+    """The units a chunk is a multiple of, as the engine's plans cut them (plan.py chunk_length):
+    each chunked view's bytes a whole number of align bytes."""
+    step = 1
+    for unit in unit_bytes:
+        need = align // math.gcd(unit, align)
+        step = step * need // math.gcd(step, need)
+    return step
+
+
+def two_chunk_range(units, unit_bytes):
+    """(chunk, the lowered buffer range) under which the engine's plan cuts a size of at least
+    chunk + 1 units into chunks of `chunk`: units rounded up to the chunk step, so the first chunk
+    is a whole case of its own (plan.py chunk_length: half the range per view)."""
+    step = chunk_step(unit_bytes)
+    chunk = ceil_div(units, step) * step
+    return chunk, 2 * chunk * max(unit_bytes)
 
 
 # ---- finding a family's plan -------------------------------------------------------------

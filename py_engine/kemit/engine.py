@@ -10,7 +10,7 @@ from .families.spec import SpecError
 from .ir.printer import print_module
 from .llvm.flavors import find_flavor
 from .llvm.lower import lower_module, processor_gate
-from .plan import BUFFER_RANGE, Planned, print_plan, single_launches
+from .plan import print_plan
 from .target.arch import UnknownArch, find_arch
 
 
@@ -32,11 +32,11 @@ class EmitResult:
     ll: list = field(default_factory=list)
 
 
-def emit(family, arch, spec, flavors, buffer_range=BUFFER_RANGE):
+def emit(family, arch, spec, flavors, buffer_range=None):
     """Raises ValueError for an unknown family or flavor (a malformed request, not a refusal).
 
-    buffer_range is test-only: the numerics lane lowers it so that small shapes plan the chunked
-    launches real sizes need."""
+    buffer_range (None: the arch's, tables/archs.json) is test-only: the numerics lane lowers it so
+    that small shapes plan the chunked launches real sizes need."""
     module = find_family(family)
     chosen = [find_flavor(name) for name in flavors]
     try:
@@ -47,12 +47,12 @@ def emit(family, arch, spec, flavors, buffer_range=BUFFER_RANGE):
     reason = module.validate(parsed, target)
     if reason:
         return EmitResult(rejected=True, reason=reason)
-    planned = plan_module(module, parsed, target, buffer_range)
+    planned = plan_module(module, parsed, target, buffer_range or target.buffer_range)
     if planned.refusal:
         return EmitResult(rejected=True, reason=planned.refusal)
     kernels = planned.kernels
     result = EmitResult(kernel_name=kernels[0].name, canonical=print_module(kernels),
-                        plan=print_plan(planned.launches))
+                        plan=print_plan(planned))
     for flavor in chosen:
         gate = flavor_gate(module, parsed, target, flavor)
         if gate:
@@ -63,23 +63,13 @@ def emit(family, arch, spec, flavors, buffer_range=BUFFER_RANGE):
 
 
 def plan_module(module, spec, target, buffer_range):
-    """The module's kernels and launch plan (plan.py), or the refusal of a plan that cannot be made.
-
-    A family whose launches depend on the problem shape has a `plan_module(spec, arch,
-    buffer_range) -> Planned` hook; every other family launches each kernel once (single_launches).
-    """
+    """The module's kernels and launch contract (plan.py), or the refusal of a plan that cannot be
+    made: every family states its contract in a `plan_module(spec, arch, buffer_range) -> Planned`
+    hook (docs/contracts.md)."""
     hook = getattr(module, "plan_module", None)
-    if hook:
-        return hook(spec, target, buffer_range)
-    kernels = build_kernels(module, spec, target)
-    return Planned(kernels=kernels, launches=single_launches(kernels))
-
-
-def build_kernels(module, spec, target):
-    """The kernels of one module, in order: a family that builds more than one kernel (a second
-    pass, say) has a `build_module(spec, arch) -> [kernel, ...]` hook; the others build one."""
-    hook = getattr(module, "build_module", None)
-    return hook(spec, target) if hook else [module.build(spec, target)]
+    if hook is None:
+        raise ValueError(f"family {module.FAMILY} states no launch contract (it lacks plan_module; docs/contracts.md)")
+    return hook(spec, target, buffer_range)
 
 
 def flavor_gate(module, spec, target, flavor):

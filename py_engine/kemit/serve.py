@@ -7,7 +7,6 @@ from .families.spec import SpecError
 from .ir.parser import parse_module
 from .llvm.flavors import FLAVORS, find_flavor, flavor_names, resolve_flavor
 from .llvm.lower import lower_module
-from .plan import BUFFER_RANGE
 from .target.arch import ARCHS, arch_names
 
 PROTOCOL = 1
@@ -32,8 +31,9 @@ def respond(request):
     for name in ("family", "arch", "spec", "flavors"):
         if name not in request:
             return {"id": request_id, "status": "error", "error": f"request lacks field '{name}'"}
-    buffer_range = request.get("buffer_range", BUFFER_RANGE)
-    if isinstance(buffer_range, bool) or not isinstance(buffer_range, int) or buffer_range < 1:
+    buffer_range = request.get("buffer_range")
+    if buffer_range is not None and (isinstance(buffer_range, bool) or not isinstance(buffer_range, int)
+                                     or buffer_range < 1):
         return {"id": request_id, "status": "error",
                 "error": "request field 'buffer_range' must be a positive integer (bytes; test-only)"}
     try:
@@ -54,7 +54,8 @@ def hello_response(request_id):
     facts = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "processors": list(f.processors)}
              for f in FLAVORS]
     arch_facts = [{"name": a.name, "wave_size": a.wave_size, "lds_bytes": a.lds_bytes, "mma": a.mma,
-                   "fp8_format": a.fp8_format} for a in ARCHS]
+                   "fp8_format": a.fp8_format, "max_block_lanes": a.max_block_lanes,
+                   "max_grid_lanes": a.max_grid_lanes, "buffer_range": a.buffer_range} for a in ARCHS]
     return {"id": request_id, "status": "ok", "engine": "py", "protocol": PROTOCOL,
             "families": family_names(), "flavors": flavor_names(), "arches": arch_names(), "flavor_facts": facts,
             "arch_facts": arch_facts}

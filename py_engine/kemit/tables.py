@@ -53,7 +53,7 @@ MMA_LAYOUTS = TABLES["mma_layouts"]["rows"]
 OPS = TABLES["ops"]["rows"]
 
 # the Python type of a column's value in a record: lists become tuples (a record is frozen)
-FIELD_TYPES = {"str": str, "int": int, "bool": bool, "names": tuple, "ints": tuple, "pairs": tuple}
+FIELD_TYPES = {"str": str, "int": int, "int64": int, "bool": bool, "names": tuple, "ints": tuple, "pairs": tuple}
 
 
 def record_type(data):

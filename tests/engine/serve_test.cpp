@@ -36,12 +36,18 @@ TEST(Serve, HelloListsTheTablesTheHarnessNeeds) {
                                           {"wave_size", 64},
                                           {"lds_bytes", 65536},
                                           {"mma", "mfma"},
-                                          {"fp8_format", "fnuz"}}));
+                                          {"fp8_format", "fnuz"},
+                                          {"max_block_lanes", 1024},
+                                          {"max_grid_lanes", 4294967295LL},
+                                          {"buffer_range", 2147483648LL}}));
   EXPECT_EQ(hello["arch_facts"][5], json({{"name", "gfx1201"},
                                           {"wave_size", 32},
                                           {"lds_bytes", 65536},
                                           {"mma", "wmma_gfx12"},
-                                          {"fp8_format", ""}}));
+                                          {"fp8_format", ""},
+                                          {"max_block_lanes", 1024},
+                                          {"max_grid_lanes", 4294967295LL},
+                                          {"buffer_range", 2147483648LL}}));
 }
 
 TEST(Serve, ParseSpecFillsTheDefaultsOrRefusesAsEmitDoes) {

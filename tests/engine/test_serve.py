@@ -44,7 +44,8 @@ FLAVOR_FACTS = [{"name": f.name, "major": f.major, "datalayout": f.datalayout, "
 HELLO = {"id": 0, "status": "ok", "engine": "py", "protocol": 1, "families": FAMILIES,
          "flavors": ["llvm16", "llvm19", "llvm22"], "arches": arch_names(), "flavor_facts": FLAVOR_FACTS,
          "arch_facts": [{"name": a.name, "wave_size": a.wave_size, "lds_bytes": a.lds_bytes, "mma": a.mma,
-                         "fp8_format": a.fp8_format} for a in ARCHS]}
+                         "fp8_format": a.fp8_format, "max_block_lanes": a.max_block_lanes,
+                         "max_grid_lanes": a.max_grid_lanes, "buffer_range": a.buffer_range} for a in ARCHS]}
 
 
 def test_family_list():
@@ -67,6 +68,8 @@ def test_hello_lists_the_tables_the_harness_needs():
     assert (mma["gfx950"], mma["gfx1201"]) == (("mfma", 163840), ("wmma_gfx12", 65536))
     fp8 = {a["name"]: a["fp8_format"] for a in hello["arch_facts"]}
     assert (fp8["gfx942"], fp8["gfx950"], fp8["gfx90a"]) == ("fnuz", "ocp", "")
+    limits = {(a["max_block_lanes"], a["max_grid_lanes"], a["buffer_range"]) for a in hello["arch_facts"]}
+    assert limits == {(1024, 2 ** 32 - 1, 2 ** 31)}
 
 
 def test_parse_spec_fills_the_defaults_or_refuses_as_emit_does():

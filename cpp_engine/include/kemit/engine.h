@@ -50,21 +50,15 @@ using Arch = tables::Arch;
 
 // Parse the spec, validate it for the arch, build the canonical IR once, lower once per flavor.
 // `flavors` are canonical names. Throws std::invalid_argument for an unknown family or flavor.
-// buffer_range is test-only: the numerics lane lowers it so that small shapes plan the chunked
-// launches real sizes need.
+// buffer_range (0: the arch's, tables/archs.json) is test-only: the numerics lane lowers it so
+// that small shapes plan the chunked launches real sizes need.
 EmitResult emit(std::string_view family, std::string_view arch, const nlohmann::json& spec,
-                const std::vector<std::string>& flavors, uint64_t buffer_range = plan::BUFFER_RANGE);
+                const std::vector<std::string>& flavors, uint64_t buffer_range = 0);
 
-// The module's kernels and launch plan, or the refusal of a plan that cannot be made. A family whose
-// launches depend on the problem shape has a Family::plan_module hook; every other family launches
-// each kernel once (plan::single_launches).
+// The module's kernels and launch contract (kemit/plan.h), or the refusal of a plan that cannot be
+// made: every family states its contract in a Family::plan_module hook (docs/contracts.md).
 plan::Planned plan_module(const families::Family& module, const nlohmann::json& spec, const target::Arch& target,
                           uint64_t buffer_range);
-
-// The kernels of one module, in order: a family that builds more than one kernel (a second pass,
-// say) has a Family::build_module hook; the others build one.
-std::vector<ir::Kernel> build_kernels(const families::Family& module, const nlohmann::json& spec,
-                                      const target::Arch& target);
 
 // "" when the flavor can lower the config, else its refusal for that flavor only. A family may
 // gate on its own (an instruction the flavor's LLVM lacks) through Family::flavor_gate, checked

@@ -104,6 +104,27 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
   return core::flavor_gate(spec, arch, flavor);
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  using plan::COUNT, plan::FIRST, plan::name;
+  ir::Kernel kernel = build(spec, arch);
+  int64_t row = spec.head_dim * ir::byte_size(ir::scalar(spec.dtype));
+  int64_t most = static_cast<int64_t>(buffer_range / 2) / row;  // tokens of one head under half the range
+  int64_t tile_q = spec.waves * shape_of(spec).m;
+  if (most < tile_q) return plan::Planned{plan::no_chunk_reason("query tile", tile_q * row, buffer_range), {}, {}, {}, {}};
+  plan::Expr seq_q = name("q_tiles") * tile_q, seq_k = name("seq_k");
+  std::map<std::string, plan::Expr> per_head = {{"q", seq_q * row}, {"k", seq_k * row}, {"v", seq_k * row}, {"o", seq_q * row}};
+  std::vector<plan::Binding> bindings;
+  for (const char* p : {"q", "k", "v", "o"}) bindings.push_back(plan::view(p, FIRST * per_head.at(p), COUNT * per_head.at(p)));
+  bindings.push_back(plan::scalar("seq_q", seq_q));
+  bindings.push_back(plan::scalar("seq_k", seq_k));
+  plan::Expr chunk = plan::expr(most) / plan::max_of(seq_q, seq_k);
+  plan::Launch launch = plan::kernel_launch(kernel, plan::fixed_grid(name("q_tiles"), COUNT), bindings, plan::Chunks{"heads", chunk});
+  std::vector<plan::Size> sizes = {{"heads", 0, plan::tensor_units(row)}, {"q_tiles", 1, most / tile_q}, {"seq_k", 1, most}};
+  std::map<std::string, plan::Expr> bytes_of;
+  for (const auto& [p, unit] : per_head) bytes_of.insert_or_assign(p, name("heads") * unit);
+  return plan::planned({kernel}, sizes, bytes_of, {launch});
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(spec.waves * arch.wave_size));

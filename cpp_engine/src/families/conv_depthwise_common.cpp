@@ -123,6 +123,16 @@ std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch,
   return {stride, positive, paddings, fits, waves, sizes};
 }
 
+std::vector<std::pair<std::string, int64_t>> tensor_bytes(const ShapeSpec& spec, const std::vector<std::string>& names,
+                                                          bool output_is_forward) {
+  int64_t element = ir::byte_size(ir::scalar(spec.dtype));
+  auto [ho, wo] = forward_extent(spec);
+  int64_t forward_in = spec.n * spec.h * spec.w * spec.c * element;
+  int64_t forward_out = spec.n * ho * wo * spec.c * element;
+  int64_t first = output_is_forward ? forward_in : forward_out, last = output_is_forward ? forward_out : forward_in;
+  return {{names[0], first}, {names[1], spec.c * spec.kh * spec.kw * element}, {names[2], last}};
+}
+
 // ---- lanes and indices ------------------------------------------------------------------------
 Values tensor_params(ir::Builder& b, const std::vector<std::string>& names) {
   Values tensors;

@@ -104,6 +104,17 @@ std::vector<ColumnTap> column_taps(const Spec& spec) {
   return taps;
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
+  ir::Kernel kernel = build(spec, arch);
+  int64_t lanes = spec.n * common::ceil_div(spec.w, spec.block_w) * (spec.c / spec.cpl);
+  auto grid = plan::fixed_grid(common::ceil_div(lanes, spec.block_waves * arch.wave_size));
+  std::map<std::string, plan::Expr> bytes_of;
+  for (const auto& [name, bytes] : common::tensor_bytes(spec, {"dy", "wt", "dx"}, false))
+    bytes_of.insert_or_assign(name, bytes);
+  return plan::planned({kernel}, {}, bytes_of,
+                       {plan::kernel_launch(kernel, grid, {plan::whole("dy"), plan::whole("wt"), plan::whole("dx")})});
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block = spec.block_waves * arch.wave_size;

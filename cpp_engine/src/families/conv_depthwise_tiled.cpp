@@ -106,6 +106,28 @@ Geometry geometry(const Spec& spec) {
   return {spec.h, spec.w, ho, wo, spec.stride, spec.pad, pad_w};
 }
 
+std::vector<std::string> tensor_names(const Spec& spec) {
+  return spec.dgrad ? std::vector<std::string>{"dy", "wt", "dx"} : std::vector<std::string>{"x", "wt", "y"};
+}
+
+std::array<int64_t, 3> tile_counts(const Spec& spec) {
+  Geometry g = geometry(spec);
+  return {common::ceil_div(g.out_h, spec.block_h), common::ceil_div(g.out_w, spec.block_w), spec.c / spec.cpl};
+}
+
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
+  ir::Kernel kernel = build(spec, arch);
+  auto [down, across, groups] = tile_counts(spec);
+  int64_t lanes = spec.n * down * across * groups;
+  auto grid = plan::fixed_grid(common::ceil_div(lanes, spec.block_waves * arch.wave_size));
+  std::vector<std::string> names = tensor_names(spec);
+  std::map<std::string, plan::Expr> bytes_of;
+  for (const auto& [name, bytes] : common::tensor_bytes(spec, names, !spec.dgrad)) bytes_of.insert_or_assign(name, bytes);
+  std::vector<plan::Binding> bindings;
+  for (const auto& name : names) bindings.push_back(plan::whole(name));
+  return plan::planned({kernel}, {}, bytes_of, {plan::kernel_launch(kernel, grid, bindings)});
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block = spec.block_waves * arch.wave_size;

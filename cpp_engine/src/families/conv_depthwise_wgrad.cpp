@@ -109,20 +109,18 @@ int64_t weight_count(const Spec& spec) { return spec.c * spec.kh * spec.kw; }
 
 // ---- the module and its launch plan ----
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
-  plan::Planned planned;
-  planned.kernels = build_module(spec, arch);
-  auto whole = [](const std::string& name) { return plan::Binding{name, "buffer", name, 0, std::nullopt}; };
-  std::array<int64_t, 3> grid = {spec.c / spec.cpl, spec.kh / spec.block_kh, spec.split};
-  int64_t block = spec.block_waves * arch.wave_size;
-  int64_t lds = lds_floats(spec, arch) * 4;
-  if (spec.split == 1) {
-    planned.launches = {{kernel_name(spec), grid, block, lds, {whole("x"), whole("dy"), whole("dw")}}};
-    return planned;
-  }
-  std::array<int64_t, 3> reduce_grid = {common::ceil_div(weight_count(spec), REDUCE_BLOCK), 1, 1};
-  planned.launches = {{kernel_name(spec), grid, block, lds, {whole("x"), whole("dy"), whole("ws")}},
-                      {reduce_kernel_name(spec), reduce_grid, REDUCE_BLOCK, 0, {whole("ws"), whole("dw")}}};
-  return planned;
+  std::vector<ir::Kernel> kernels = build_module(spec, arch);
+  std::map<std::string, plan::Expr> bytes_of;
+  for (const auto& [name, bytes] : common::tensor_bytes(spec, {"x", "dw", "dy"}, true)) bytes_of.insert_or_assign(name, bytes);
+  bytes_of.insert_or_assign("ws", spec.split * weight_count(spec) * 4);
+  auto grid = plan::fixed_grid(spec.c / spec.cpl, spec.kh / spec.block_kh, spec.split);
+  using plan::whole;
+  if (spec.split == 1)
+    return plan::planned(kernels, {}, bytes_of, {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("dw")})});
+  auto reduce_grid = plan::fixed_grid(common::ceil_div(weight_count(spec), REDUCE_BLOCK));
+  return plan::planned(kernels, {}, bytes_of,
+                       {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("ws")}),
+                        plan::kernel_launch(kernels[1], reduce_grid, {whole("ws"), whole("dw")})});
 }
 
 std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch) {

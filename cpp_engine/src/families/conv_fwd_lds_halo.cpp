@@ -333,36 +333,42 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
         sizes.begin() + static_cast<std::ptrdiff_t>(index))  // the kernels of each chunk size, once
       for (auto& kernel : build_module(chunk, arch, halo_name(sizes[index], sizes)))
         planned.kernels.push_back(std::move(kernel));
-    for (auto& launch : chunk_launches(chunk, arch, first)) planned.launches.push_back(std::move(launch));
+    for (auto& launch : chunk_launches(chunk, planned.kernels, first)) planned.launches.push_back(std::move(launch));
     first += sizes[index];
   }
-  return planned;
+  const std::map<std::string, std::string> names = {
+      {"input", "x"}, {"output", "y"}, {"workspace", "ws"}, {"weight", "wt"}};
+  std::map<std::string, plan::Expr> bytes_of;
+  for (const auto& t : tensors(spec)) bytes_of.insert_or_assign(names.at(t.name), static_cast<int64_t>(t.size));
+  if (spec.split_c > 1)  // every chunk's partials from byte 0: the largest chunk's
+    bytes_of.insert_or_assign("ws", sizes[0] * static_cast<int64_t>(tensors(spec)[2].per_image));
+  return plan::planned(planned.kernels, {}, bytes_of, planned.launches);
 }
 
-std::vector<plan::Launch> chunk_launches(const Spec& chunk, const target::Arch& arch, int64_t first) {
+std::vector<plan::Launch> chunk_launches(const Spec& chunk, const std::vector<ir::Kernel>& kernels, int64_t first) {
   auto [ho, wo] = output_extent(chunk);
   int64_t n = chunk.n;
   auto per_image = [&chunk](const std::string& tensor) {
     for (const auto& t : tensors(chunk))
-      if (t.name == tensor) return static_cast<uint64_t>(t.per_image);
-    return uint64_t{0};
+      if (t.name == tensor) return static_cast<int64_t>(t.per_image);
+    return int64_t{0};
   };
-  auto view = [&](const std::string& param, const std::string& tensor) {
-    uint64_t bytes = per_image(tensor);
-    return plan::Binding{param, "buffer", param, static_cast<uint64_t>(first) * bytes, static_cast<uint64_t>(n) * bytes};
+  auto by_name = [&kernels](const std::string& name) -> const ir::Kernel& {
+    for (const auto& kernel : kernels)
+      if (kernel.name == name) return kernel;
+    throw std::logic_error("conv_fwd_lds_halo: the module has no kernel " + name);
   };
-  plan::Binding x = view("x", "input"), y = view("y", "output");
-  plan::Binding wt{"wt", "buffer", "wt", 0, std::nullopt};
-  std::array<int64_t, 3> grid = {n * ho * common::ceil_div(wo, chunk.tile_w),
-                                 problem_channels(chunk).second / chunk.tile_n,
-                                 chunk.groups / chunk.group_merge * chunk.split_c};
-  int64_t block = chunk.waves * arch.wave_size;
-  if (chunk.split_c == 1) return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, y}}};
-  plan::Binding ws{"ws", "buffer", "ws", 0, static_cast<uint64_t>(n) * per_image("workspace")};
+  plan::Binding x = plan::view("x", first * per_image("input"), n * per_image("input"));
+  plan::Binding y = plan::view("y", first * per_image("output"), n * per_image("output"));
+  auto grid = plan::fixed_grid(n * ho * common::ceil_div(wo, chunk.tile_w), problem_channels(chunk).second / chunk.tile_n,
+                               chunk.groups / chunk.group_merge * chunk.split_c);
+  const ir::Kernel& forward = by_name(kernel_name(chunk));
+  if (chunk.split_c == 1) return {plan::kernel_launch(forward, grid, {x, plan::whole("wt"), y})};
+  plan::Binding ws = plan::view("ws", 0, n * per_image("workspace"));
   int64_t total = n * ho * wo * chunk.k;
-  std::array<int64_t, 3> reduce_grid = {common::ceil_div(total / REDUCE_VEC, REDUCE_BLOCK), 1, 1};
-  return {plan::Launch{kernel_name(chunk), grid, block, lds_bytes(chunk), {x, wt, ws}},
-          plan::Launch{reduce_kernel_name(chunk), reduce_grid, REDUCE_BLOCK, 0, {ws, y}}};
+  auto reduce_grid = plan::fixed_grid(common::ceil_div(total / REDUCE_VEC, REDUCE_BLOCK));
+  return {plan::kernel_launch(forward, grid, {x, plan::whole("wt"), ws}),
+          plan::kernel_launch(by_name(reduce_kernel_name(chunk)), reduce_grid, {ws, y})};
 }
 
 std::string halo_name(int64_t size, const std::vector<int64_t>& sizes) {

@@ -85,6 +85,15 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  ir::Kernel kernel = build(spec, arch);
+  int64_t unit = ir::byte_size(ir::scalar(spec.dtype));
+  std::vector<std::pair<std::string, int64_t>> buffers;
+  for (int i = 0; i < arity_of(spec.op); ++i) buffers.emplace_back(INPUT_NAMES[i], unit);
+  buffers.emplace_back("y", unit);
+  return plan::batch_plan({kernel}, {{&kernel, spec.block * spec.vec, 1}}, "n", buffers, {}, buffer_range, "element");
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int64_t block_size = spec.block, waves = spec.waves_per_eu;

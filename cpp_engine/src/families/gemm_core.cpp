@@ -140,6 +140,44 @@ int accumulator_length(const MmaSpec& spec, const target::Arch& arch) {
 
 int element_bytes(const MmaSpec& spec) { return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
 
+plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t buffer_range,
+                        const std::vector<std::pair<std::string, int64_t>>& rows,
+                        const std::vector<std::pair<std::string, int64_t>>& columns) {
+  using plan::COUNT, plan::FIRST, plan::name;
+  int64_t tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k, element = element_bytes(spec);
+  plan::Expr n = name("n_tiles") * tile_n, k = name("k_tiles") * tile_k;
+  std::vector<int64_t> row_bytes = {MAX_K * element}, chunk_units;
+  for (const auto& [buffer, size] : rows) row_bytes.push_back(MAX_N * size);
+  for (int64_t bytes : row_bytes) chunk_units.push_back(bytes * tile_m);
+  int64_t chunk = plan::chunk_length(chunk_units, buffer_range);
+  if (chunk == 0)
+    return plan::Planned{plan::no_chunk_reason("row of tiles", *std::max_element(row_bytes.begin(), row_bytes.end()) * tile_m,
+                                               buffer_range), {}, {}, {}, {}};
+  std::map<std::string, plan::Expr> tile_rows = {{"a", k * (tile_m * element)}};
+  for (const auto& [buffer, size] : rows) tile_rows.insert_or_assign(buffer, n * (tile_m * size));
+  std::map<std::string, plan::Expr> bytes_of = {{b_name(spec), n * k * element}};
+  for (const auto& [buffer, size] : columns) bytes_of.insert_or_assign(buffer, n * size);
+  for (const auto& [buffer, unit] : tile_rows) bytes_of.insert_or_assign(buffer, name("m_tiles") * unit);
+  std::vector<plan::Binding> bindings;
+  for (const auto& param : kernel.params) {
+    auto row = tile_rows.find(param.name);
+    if (row != tile_rows.end())
+      bindings.push_back(plan::view(param.name, FIRST * row->second, COUNT * row->second));
+    else if (param.name == "n" || param.name == "k")
+      bindings.push_back(plan::scalar(param.name, param.name == "n" ? n : k));
+    else
+      bindings.push_back(plan::whole(param.name));
+  }
+  plan::Launch launch = plan::kernel_launch(kernel, plan::fixed_grid(name("n_tiles"), COUNT), bindings,
+                                            plan::Chunks{"m_tiles", chunk});
+  std::vector<plan::Size> sizes = {{"m_tiles", 0, plan::tensor_units(MAX_K * element * tile_m)},
+                                   {"n_tiles", 1, MAX_N / tile_n},
+                                   {"k_tiles", 1, MAX_K / tile_k}};
+  return plan::planned({kernel}, sizes, bytes_of, {launch});
+}
+
+std::string b_name(const MmaSpec& spec) { return is_fp8(spec) ? "b_t" : "b"; }
+
 int64_t lds_bytes(const CoreSpec& spec) {
   return int64_t{spec.tile_m + spec.tile_n} * spec.tile_k * element_bytes(spec);
 }

@@ -57,6 +57,15 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
   return core::flavor_gate(spec, arch, flavor);
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  int64_t out = ir::byte_size(ir::scalar(spec.out_dtype));
+  std::vector<std::pair<std::string, int64_t>> rows = {{"c", out}};
+  if (spec.residual) rows = {{"residual", out}, {"c", out}};
+  std::vector<std::pair<std::string, int64_t>> columns;
+  if (spec.bias) columns.emplace_back("bias", 4);
+  return core::gemm_plan(spec, build(spec, arch), buffer_range, rows, columns);
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = spec.waves * arch.wave_size;

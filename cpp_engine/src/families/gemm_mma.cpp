@@ -35,6 +35,10 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
   return core::flavor_gate(spec, arch, flavor);
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  return core::gemm_plan(spec, build(spec, arch), buffer_range, {{"c", 4}}, {});
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = spec.waves * arch.wave_size;

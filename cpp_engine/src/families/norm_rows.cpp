@@ -45,6 +45,15 @@ std::vector<std::string> weight_names(const Spec& spec) {
   return {"weight"};
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  ir::Kernel kernel = build(spec, arch);
+  int64_t unit = rows_common::row_bytes(spec);
+  std::vector<std::pair<std::string, int64_t>> weights;
+  for (const auto& name : weight_names(spec)) weights.emplace_back(name, unit);
+  return plan::batch_plan({kernel}, {{&kernel, rows_common::rows_per_group(spec, arch), 1}}, "rows",
+                          {{"x", unit}, {"y", unit}}, weights, buffer_range, "row");
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   return rows_common::row_kernel(spec, arch, kernel_name(spec), 1, weight_names(spec), norm_row);
 }

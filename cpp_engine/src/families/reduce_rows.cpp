@@ -87,6 +87,14 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  ir::Kernel kernel = build(spec, arch);
+  int64_t out = spec.out_f32 ? 4 : ir::byte_size(ir::scalar(spec.dtype));
+  std::vector<std::pair<std::string, int64_t>> units = {{"x", spec.cols * ir::byte_size(ir::scalar(spec.dtype))},
+                                                        {"y", out}};
+  return plan::batch_plan({kernel}, {{&kernel, spec.rows_per_block, 1}}, "rows", units, {}, buffer_range, "row");
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(spec.block));

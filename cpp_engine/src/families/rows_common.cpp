@@ -140,6 +140,12 @@ Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vect
   };
 }
 
+int64_t rows_per_group(const RowSpec& spec, const target::Arch& arch) {
+  return spec.scope == "block" ? 1 : spec.block / arch.wave_size;
+}
+
+int64_t row_bytes(const RowSpec& spec) { return spec.cols * ir::byte_size(ir::scalar(spec.dtype)); }
+
 ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::string& name, int values_per_wave,
                       const std::vector<std::string>& inputs, const RowBody& row_body, const std::string& output,
                       const std::string& lds_name) {

@@ -88,16 +88,15 @@ std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch)
   return kernels;
 }
 
-// The module's kernels in module order (the scan kernel first, its name is the config's), and
-// their launches in run order: the carry pass first. The plan needs no buffer range: every
-// launch takes whole buffers.
-plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
-  plan::Planned planned;
-  planned.kernels = build_module(spec, arch);
-  std::vector<ir::Kernel> run_order(planned.kernels.begin() + 1, planned.kernels.end());
-  run_order.push_back(planned.kernels.front());
-  planned.launches = plan::single_launches(run_order);
-  return planned;
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  std::vector<ir::Kernel> kernels = build_module(spec, arch);
+  int64_t per_group = rows_common::rows_per_group(spec, arch);
+  std::vector<std::pair<std::string, int64_t>> units = {{"x", rows_common::row_bytes(spec)},
+                                                        {"y", rows_common::row_bytes(spec)}};
+  if (spec.split == 1) return plan::batch_plan(kernels, {{&kernels[0], per_group, 1}}, "rows", units, {}, buffer_range, "row");
+  units.emplace_back("carries", spec.split * 4);
+  std::vector<plan::BatchLaunch> launched = {{&kernels[1], per_group, spec.split - 1}, {&kernels[0], per_group, spec.split}};
+  return plan::batch_plan(kernels, launched, "rows", units, {}, buffer_range, "row");
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

@@ -28,6 +28,13 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   return first_reason(rows_common::row_checks(spec, arch));
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  ir::Kernel kernel = build(spec, arch);
+  int64_t unit = rows_common::row_bytes(spec);
+  return plan::batch_plan({kernel}, {{&kernel, rows_common::rows_per_group(spec, arch), 1}}, "rows",
+                          {{"x", unit}, {"y", unit}}, {}, buffer_range, "row");
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   return rows_common::row_kernel(spec, arch, kernel_name(spec), 2, {}, softmax_row);
 }

@@ -86,6 +86,23 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
   return first_reason(checks);
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  ir::Kernel kernel = build(spec, arch);
+  int64_t element = ir::byte_size(ir::scalar(spec.dtype));
+  int64_t most_cols = static_cast<int64_t>(buffer_range / 2) / (MAX_ROWS * element) / spec.vec;
+  if (most_cols == 0)
+    return plan::Planned{plan::no_chunk_reason(fmt::format("row of {rows} elements", fmt::arg("rows", MAX_ROWS)),
+                                               MAX_ROWS * element * spec.vec, buffer_range),
+                         {}, {}, {}, {}};
+  plan::Expr rows = plan::name("rows"), cols = plan::scaled(plan::name("col_vectors"), spec.vec);
+  auto grid = plan::fixed_grid(plan::ceil_div(cols, spec.tile * spec.tiles), plan::ceil_div(rows, spec.tile));
+  std::vector<plan::Binding> bindings = {plan::whole("a"), plan::whole("b"), plan::scalar("rows", rows),
+                                         plan::scalar("cols", cols)};
+  std::vector<plan::Size> sizes = {{"rows", 0, MAX_ROWS}, {"col_vectors", 0, most_cols}};
+  return plan::planned({kernel}, sizes, {{"a", rows * cols * element}, {"b", rows * cols * element}},
+                       {plan::kernel_launch(kernel, grid, bindings)});
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(spec.block));

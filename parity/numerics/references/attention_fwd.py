@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from plans import (ACCUMULATION, Case, Output, RTOL, ceil_div, nan_memory, random_values, require_small, round_to,
+from plans import (ACCUMULATION, Case, ELEMENT_BYTES, two_chunk_range, Output, RTOL, ceil_div, nan_memory, random_values, require_small, round_to,
                    to_memory)
 
 
@@ -89,7 +89,12 @@ def plan(spec, arch, rng):
     behind = np.einsum("hij,hjd->hid", probabilities(q, k, spec["causal"], scale), np.abs(v))
     buffers = {"q": to_memory(q, dtype), "k": to_memory(k, dtype), "v": to_memory(v, dtype),
                "o": nan_memory(q.shape, dtype)}
+    # one head per chunk (a lowered buffer range): two chunks
+    row = head_dim * ELEMENT_BYTES[dtype]
+    _, buffer_range = two_chunk_range(max(seq_q, seq_k), [row])
+    sizes = {"heads": heads, "q_tiles": seq_q // tile_q, "seq_k": seq_k}
     return Case(spec, (seq_q // tile_q, heads), spec["waves"] * arch.wave_size, buffers,
                 {"seq_q": seq_q, "seq_k": seq_k},
                 [Output("o", dtype, want.reshape(-1),
-                        (behind * ((P_ROUNDING[dtype] + SCORE_SLACK) / ACCUMULATION)).reshape(-1), RTOL[dtype])])
+                        (behind * ((P_ROUNDING[dtype] + SCORE_SLACK) / ACCUMULATION)).reshape(-1), RTOL[dtype])],
+                buffer_range=buffer_range, sizes=sizes)

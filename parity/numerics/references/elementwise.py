@@ -7,7 +7,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from plans import Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small, round_to, to_memory
 
 
 ARITY = {"add": 2, "sub": 2, "mul": 2, "max": 2, "min": 2, "fma": 3, "relu": 1, "silu": 1}
@@ -42,7 +42,10 @@ def plan(spec, arch, rng):
     block, vec, dtype = spec["block"], spec["vec"], spec["dtype"]
     grid = 2
     # two grid-stride trips for some lanes, one for others, and an n % vec tail of vec - 1
-    n = (2 * grid * block + block // 2 + 1) * vec + (vec - 1)
+    case = (2 * grid * block + block // 2 + 1) * vec + (vec - 1)
+    # run as two chunks (a lowered buffer range): the first a whole case, the second this one
+    chunk, buffer_range = two_chunk_range(case, [ELEMENT_BYTES[dtype]])
+    n = chunk + case
     require_small(n, 0, "the elementwise problem")
     names = ("a", "b", "c")[:ARITY[spec["op"]]]
     inputs = [random_values(rng, n, dtype) for _ in names]
@@ -50,4 +53,5 @@ def plan(spec, arch, rng):
     buffers["y"] = nan_memory(n, dtype)
     rtol = RTOL[dtype] + (EXP_RTOL if spec["op"] == "silu" else 0.0)
     want = elementwise(spec["op"], inputs, dtype)
-    return Case(spec, (grid,), block, buffers, {"n": n}, [Output("y", dtype, want, None, rtol)])
+    return Case(spec, (grid,), block, buffers, {"n": n}, [Output("y", dtype, want, None, rtol)],
+                buffer_range=buffer_range)

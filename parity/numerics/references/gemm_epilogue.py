@@ -13,7 +13,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from plans import Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from .gemm_mma import gemm_contract
 
 
 ACTIVATIONS = ("none", "relu", "gelu_tanh", "silu")
@@ -126,5 +127,8 @@ def plan(spec, arch, rng):
     buffers["c"] = nan_memory((m, n), out)
     rtol = RTOL[out] + (EXP_RTOL + RTOL["f32"] if spec["activation"] in ("gelu_tanh", "silu") else 0.0)
     block = spec["waves"] * arch.wave_size
+    element = 1 if spec["dtype"] in FP8_LAYOUTS else ELEMENT_BYTES[spec["dtype"]]
+    out_bytes = ELEMENT_BYTES[out]
+    sizes, buffer_range = gemm_contract(spec, element, [out_bytes, out_bytes] if spec["residual"] else [out_bytes])
     return Case(spec, (n // spec["tile_n"], m // spec["tile_m"]), block, buffers, {"n": n, "k": k},
-                [Output("c", out, want.reshape(-1), scale.reshape(-1), rtol)])
+                [Output("c", out, want.reshape(-1), scale.reshape(-1), rtol)], buffer_range=buffer_range, sizes=sizes)

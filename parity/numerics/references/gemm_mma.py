@@ -9,7 +9,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, Output, RTOL, random_values, require_small, round_to, to_memory
+from plans import Case, ELEMENT_BYTES, Output, two_chunk_range, RTOL, random_values, require_small, round_to, to_memory
 
 
 
@@ -64,6 +64,19 @@ __all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to"]
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+# The engine's contract limits of n and k (gemm_core MAX_N, MAX_K): its m chunks are sized by them
+CONTRACT_MAX_N, CONTRACT_MAX_K = 32768, 16384
+
+
+def gemm_contract(spec, element, row_bytes):
+    """(sizes, lowered buffer range) of a two-tile-by-two case: m, n, k in tiles, and the range
+    under which the engine's plan runs m one tile row per chunk (two chunks). row_bytes: the bytes
+    per element of each m x n buffer."""
+    units = [CONTRACT_MAX_K * element * spec["tile_m"]] + [CONTRACT_MAX_N * size * spec["tile_m"] for size in row_bytes]
+    _, buffer_range = two_chunk_range(1, units)
+    return {"m_tiles": 2, "n_tiles": 2, "k_tiles": 2}, buffer_range
+
+
 def plan(spec, arch, rng):
     m, n, k, dtype = 2 * spec["tile_m"], 2 * spec["tile_n"], 2 * spec["tile_k"], spec["dtype"]
     require_small(max(m * k, k * n, m * n), m * n * k, "the gemm problem")
@@ -74,5 +87,7 @@ def plan(spec, arch, rng):
     buffers = {"a": to_memory(a, dtype), "b": to_memory(b, dtype),
                "c": c.copy() if c is not None else np.full((m, n), np.nan, dtype=np.float32)}
     block = spec["waves"] * arch.wave_size
+    sizes, buffer_range = gemm_contract(spec, ELEMENT_BYTES[dtype], [4])
     return Case(spec, (n // spec["tile_n"], m // spec["tile_m"]), block, buffers, {"n": n, "k": k},
-                [Output("c", "f32", want.reshape(-1), scale.reshape(-1), RTOL["f32"])])
+                [Output("c", "f32", want.reshape(-1), scale.reshape(-1), RTOL["f32"])],
+                buffer_range=buffer_range, sizes=sizes)

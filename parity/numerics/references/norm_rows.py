@@ -9,7 +9,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, round_to,
+from plans import (Case, ELEMENT_BYTES, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, two_chunk_range, round_to,
                    to_memory)
 
 
@@ -53,7 +53,11 @@ def plan(spec, arch, rng):
     scales the magnitudes deviation_scale gives (ACCUMULATION)."""
     dtype, grid, cols = spec["dtype"], 2, spec["cols"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
-    rows = grid * per_group + max(1, per_group // 2)
+    case = grid * per_group + max(1, per_group // 2)
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    row = cols * ELEMENT_BYTES[dtype]
+    chunk, buffer_range = two_chunk_range(case, [row, row])
+    rows = chunk + case
     require_small(rows * cols, rows * cols, "the norm_rows problem")
     x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
@@ -67,4 +71,4 @@ def plan(spec, arch, rng):
     want = norm_rows(x, spec["kind"], dtype, weight, bias)
     scale = deviation_scale(x, spec["kind"], weight)
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
-                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])])
+                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])], buffer_range=buffer_range)

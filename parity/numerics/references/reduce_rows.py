@@ -9,7 +9,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from plans import Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small, round_to, to_memory
 
 DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
 
@@ -83,12 +83,15 @@ def reduce_rows_as_kernel(x, op, out_dtype, vec, block, wave, cross):
 def plan(spec, arch, rng):
     per_block, cols, dtype = spec["rows_per_block"], spec["cols"], spec["dtype"]
     grid = 2
-    rows = grid * per_block + max(1, per_block // 2)  # a second grid-stride trip, a partial block
+    case = grid * per_block + max(1, per_block // 2)  # a second grid-stride trip, a partial block
+    out_dtype = "f32" if spec["out_f32"] else dtype
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    chunk, buffer_range = two_chunk_range(case, [cols * ELEMENT_BYTES[dtype], ELEMENT_BYTES[out_dtype]])
+    rows = chunk + case
     require_small(rows * cols, rows * cols, "the reduce_rows problem")
     x = random_values(rng, (rows, cols), dtype)
-    out_dtype = "f32" if spec["out_f32"] else dtype
     want = reduce_rows(x, spec["op"], out_dtype)
     scale = np.abs(x).sum(axis=1) if spec["op"] == "sum" else None
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(rows, out_dtype)}
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
-                [Output("y", out_dtype, want, scale, RTOL[out_dtype])])
+                [Output("y", out_dtype, want, scale, RTOL[out_dtype])], buffer_range=buffer_range)

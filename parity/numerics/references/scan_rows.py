@@ -10,7 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from plans import Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunk_range, round_to, to_memory
 from .reduce_rows import bpermute, update_dpp
 
 IDENTITY = {"sum": 0.0, "max": -np.inf}
@@ -62,7 +62,11 @@ def plan(spec, arch, rng):
     grid y = split (the carry's last segment total is computed and not read)."""
     dtype, grid, split = spec["dtype"], 2, spec["split"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
-    rows = grid * per_group + max(1, per_group // 2)
+    case = grid * per_group + max(1, per_group // 2)
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    row = spec["cols"] * ELEMENT_BYTES[dtype]
+    chunk, buffer_range = two_chunk_range(case, [row, row, spec["split"] * 4] if spec["split"] > 1 else [row, row])
+    rows = chunk + case
     require_small(rows * spec["cols"], rows * spec["cols"], "the scan_rows problem")
     x = random_values(rng, (rows, spec["cols"]), dtype)
     want = scan_rows(x, spec["op"], spec["exclusive"], dtype)
@@ -71,4 +75,4 @@ def plan(spec, arch, rng):
     output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype])
     if split > 1:
         buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
-    return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output])
+    return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output], buffer_range=buffer_range)

@@ -10,7 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, two_chunk_range,
                    round_to, to_memory)
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
@@ -91,11 +91,15 @@ def plan(spec, arch, rng):
     f16 row has subnormal outputs, rounded on an absolute grid (SUBNORMAL_STEP)."""
     dtype, grid = spec["dtype"], 2
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
-    rows = grid * per_group + max(1, per_group // 2)
+    case = grid * per_group + max(1, per_group // 2)
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    row = spec["cols"] * ELEMENT_BYTES[dtype]
+    chunk, buffer_range = two_chunk_range(case, [row, row])
+    rows = chunk + case
     require_small(rows * spec["cols"], rows * spec["cols"], "the softmax_rows problem")
     x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
     want = softmax_rows(x, dtype)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", dtype, want.reshape(-1), np.abs(want).reshape(-1), RTOL[dtype] + EXP_RTOL,
-                        SUBNORMAL_STEP[dtype])])
+                        SUBNORMAL_STEP[dtype])], buffer_range=buffer_range)

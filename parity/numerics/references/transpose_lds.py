@@ -43,4 +43,5 @@ def plan(spec, arch, rng):
     buffers = {"a": to_memory(a, dtype), "b": nan_memory(rows * cols, dtype)}
     want = transpose(a).reshape(-1)
     return Case(spec, (ceil_div(cols, width), ceil_div(rows, tile)), spec["block"], buffers,
-                {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0)])
+                {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0)],
+                sizes={"rows": rows, "col_vectors": cols // vec})

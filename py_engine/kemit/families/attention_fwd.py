@@ -21,7 +21,9 @@ Launch contract: seq_q is a multiple of waves * M, seq_k >= 1; the grid is
 (seq_q / (waves * M), heads) workgroups.
 """
 from ..ir.builder import MMA_INSTRUCTIONS, Builder
-from ..ir.types import parse_type, pointer, scalar, vector
+from ..ir.types import byte_size, parse_type, pointer, scalar, vector
+from ..plan import COUNT, FIRST, Chunks, Planned, Size, expr, fixed_grid, kernel_launch, max_of, name, \
+    no_chunk_reason, planned, scalar as scalar_binding, tensor_units, view
 from . import gemm_core as core
 from .rows_common import splat
 from .softmax_rows import LOWEST
@@ -102,6 +104,28 @@ def validate(spec, arch):
 def flavor_gate(spec, arch, flavor):
     """The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only)."""
     return core.flavor_gate(spec, arch, flavor)
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: sizes heads, q_tiles (seq_q in query tiles of waves * M) and
+    seq_k. The keys of a head cannot be chunked (every query reads all of them), so one head's q,
+    k, v and o stay under half the buffer range: seq_q and seq_k are limited to that, and a spec
+    whose one query tile already passes it is refused. Launches run in chunks of heads, as many as
+    fit half the range; grid (q_tiles, the chunk's heads)."""
+    kernel = build(spec, arch)
+    row = spec["head_dim"] * byte_size(scalar(spec["dtype"]))
+    most = (buffer_range // 2) // row  # tokens of one head under half the range
+    tile_q = spec["waves"] * core.SHAPES[spec["mma"]][0]
+    if most < tile_q:
+        return Planned(refusal=no_chunk_reason("query tile", tile_q * row, buffer_range))
+    seq_q, seq_k = name("q_tiles") * tile_q, name("seq_k")
+    per_head = {"q": seq_q * row, "k": seq_k * row, "v": seq_k * row, "o": seq_q * row}
+    bindings = [view(p, FIRST * per_head[p], COUNT * per_head[p]) for p in ("q", "k", "v", "o")]
+    bindings += [scalar_binding("seq_q", seq_q), scalar_binding("seq_k", seq_k)]
+    chunk = expr(most) // max_of(seq_q, seq_k)
+    launch = kernel_launch(kernel, fixed_grid(name("q_tiles"), COUNT), bindings, Chunks("heads", chunk))
+    sizes = [Size("heads", 0, tensor_units(row)), Size("q_tiles", 1, most // tile_q), Size("seq_k", 1, most)]
+    return planned([kernel], sizes, {p: name("heads") * unit for p, unit in per_head.items()}, [launch])
 
 
 def build(spec, arch):

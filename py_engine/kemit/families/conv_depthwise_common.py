@@ -6,7 +6,7 @@ f32 accumulation. A lane owns `cpl` adjacent channels: their values load and sto
 cpl-wide vector, and with cpl > 1 the arithmetic runs on channel pairs (`<2 x f32>`, so every
 tap is one llvm.fma.v2f32). The problem shape is part of the spec and of the kernel.
 """
-from ..ir.types import pointer, scalar, vector, with_lanes
+from ..ir.types import byte_size, pointer, scalar, vector, with_lanes
 from .spec import one_of
 
 SHAPE_FIELDS = (("n", "int", 1), ("h", "int", 56), ("w", "int", 56), ("c", "int", 64),
@@ -96,6 +96,18 @@ def shape_checks(spec, arch, positives):
 
 
 # ---- lanes and indices -----------------------------------------------------------------
+def tensor_bytes(spec, names, output_is_forward):
+    """{name: bytes} of the three tensors of names (input, weights, output; NHWC and C x KH x KW in
+    the spec's dtype): the input and output over the forward input (H x W) and output (Ho x Wo)
+    extents, the forward output being the second tensor's when output_is_forward, else the first's."""
+    element = byte_size(scalar(spec["dtype"]))
+    ho, wo = forward_extent(spec)
+    forward_in = spec["n"] * spec["h"] * spec["w"] * spec["c"] * element
+    forward_out = spec["n"] * ho * wo * spec["c"] * element
+    first, last = (forward_in, forward_out) if output_is_forward else (forward_out, forward_in)
+    return {names[0]: first, names[1]: spec["c"] * spec["kh"] * spec["kw"] * element, names[2]: last}
+
+
 def tensor_params(b, names):
     """Two read-only tensors, then the written one."""
     flags = dict(align=16, noalias=True, nocapture=True)

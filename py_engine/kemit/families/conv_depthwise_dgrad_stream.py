@@ -14,6 +14,7 @@ dY column is known when the kernel is built. The next dY row is loaded one row a
 """
 from ..ir.builder import Builder
 from ..ir.types import scalar
+from ..plan import fixed_grid, kernel_launch, planned, whole
 from . import conv_depthwise_common as common
 from .spec import first_reason, one_of, parse_fields
 
@@ -72,6 +73,17 @@ def column_taps(spec):
             if offset % spec["stride"] == 0:
                 taps.append((j, kw, offset // spec["stride"]))
     return taps
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: every size compiled in; one lane per column block and channel
+    group of every image, ceil(lanes / block) workgroups, whole buffers."""
+    kernel = build(spec, arch)
+    lanes = spec["n"] * common.ceil_div(spec["w"], spec["block_w"]) * (spec["c"] // spec["cpl"])
+    grid = fixed_grid(common.ceil_div(lanes, spec["block_waves"] * arch.wave_size))
+    names = ("dy", "wt", "dx")
+    bytes_of = common.tensor_bytes(spec, names, False)
+    return planned([kernel], [], bytes_of, [kernel_launch(kernel, grid, [whole(n) for n in names])])
 
 
 def build(spec, arch):

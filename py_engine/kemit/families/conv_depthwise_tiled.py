@@ -11,6 +11,7 @@ KH-1-r, reversed. The input is dY (Ho x Wo), the output dX (H x W), and the grid
 """
 from ..ir.builder import Builder
 from ..ir.types import scalar
+from ..plan import fixed_grid, kernel_launch, planned, whole
 from . import conv_depthwise_common as common
 from .spec import first_reason, one_of, parse_fields
 
@@ -74,15 +75,35 @@ def geometry(spec):
     return (spec["h"], spec["w"]), (ho, wo), spec["stride"], spec["pad"], pad_w
 
 
+def tensor_names(spec):
+    return ("dy", "wt", "dx") if spec["dgrad"] else ("x", "wt", "y")
+
+
+def tile_counts(spec):
+    """(output tiles down, output tiles across, channel groups): a lane per tile and group of each image."""
+    _, (out_h, out_w), _, _, _ = geometry(spec)
+    return common.ceil_div(out_h, spec["block_h"]), common.ceil_div(out_w, spec["block_w"]), spec["c"] // spec["cpl"]
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: every size compiled in; one lane per output tile and channel
+    group of every image, ceil(lanes / block) workgroups, whole buffers."""
+    kernel = build(spec, arch)
+    down, across, groups = tile_counts(spec)
+    lanes = spec["n"] * down * across * groups
+    grid = fixed_grid(common.ceil_div(lanes, spec["block_waves"] * arch.wave_size))
+    names = tensor_names(spec)
+    bytes_of = common.tensor_bytes(spec, names, not spec["dgrad"])
+    return planned([kernel], [], bytes_of, [kernel_launch(kernel, grid, [whole(n) for n in names])])
+
+
 def build(spec, arch):
     b = Builder(kernel_name(spec), arch.name)
     block = spec["block_waves"] * arch.wave_size
     b.attr("flat_work_group_size", f"1,{block}")
-    names = ("dy", "wt", "dx") if spec["dgrad"] else ("x", "wt", "y")
-    tensors = common.tensor_params(b, names)
-    _, (out_h, out_w), _, _, _ = geometry(spec)
-    tiles = (common.ceil_div(out_h, spec["block_h"]), common.ceil_div(out_w, spec["block_w"]))
-    groups = spec["c"] // spec["cpl"]
+    tensors = common.tensor_params(b, tensor_names(spec))
+    down, across, groups = tile_counts(spec)
+    tiles = (down, across)
     lane = common.global_lane(b, block)
     total = b.const_int(I32, spec["n"] * tiles[0] * tiles[1] * groups)
     active = b.icmp("ult", lane, total)

@@ -22,7 +22,7 @@ kernel: ceil(c * kh * kw / 256) workgroups of 256 lanes.
 """
 from ..ir.builder import Builder
 from ..ir.types import pointer, scalar
-from ..plan import Binding, Launch, Planned
+from ..plan import fixed_grid, kernel_launch, planned, whole
 from . import conv_depthwise_common as common
 from .rows_common import CROSS, partial_slot, wave_reduce
 from .spec import first_reason, one_of, parse_fields
@@ -98,16 +98,14 @@ def plan_module(spec, arch, buffer_range):
     Every tensor has fewer than 2^31 elements (shape_checks) and is addressed by element, so the
     plan needs no buffer range."""
     kernels = build_module(spec, arch)
-    x, dy, dw = (Binding(name, "buffer", name) for name in ("x", "dy", "dw"))
-    grid = (spec["c"] // spec["cpl"], spec["kh"] // spec["block_kh"], spec["split"])
-    block = spec["block_waves"] * arch.wave_size
-    lds = lds_floats(spec, arch) * 4
+    bytes_of = common.tensor_bytes(spec, ("x", "dw", "dy"), True)
+    bytes_of["ws"] = spec["split"] * weight_count(spec) * 4
+    grid = fixed_grid(spec["c"] // spec["cpl"], spec["kh"] // spec["block_kh"], spec["split"])
     if spec["split"] == 1:
-        return Planned(kernels=kernels, launches=[Launch(kernel_name(spec), grid, block, lds, [x, dy, dw])])
-    ws = Binding("ws", "buffer", "ws")
-    reduce_grid = (common.ceil_div(weight_count(spec), REDUCE_BLOCK), 1, 1)
-    return Planned(kernels=kernels, launches=[Launch(kernel_name(spec), grid, block, lds, [x, dy, ws]),
-                                              Launch(reduce_kernel_name(spec), reduce_grid, REDUCE_BLOCK, 0, [ws, dw])])
+        return planned(kernels, [], bytes_of, [kernel_launch(kernels[0], grid, [whole("x"), whole("dy"), whole("dw")])])
+    reduce_grid = fixed_grid(common.ceil_div(weight_count(spec), REDUCE_BLOCK))
+    return planned(kernels, [], bytes_of, [kernel_launch(kernels[0], grid, [whole("x"), whole("dy"), whole("ws")]),
+                                           kernel_launch(kernels[1], reduce_grid, [whole("ws"), whole("dw")])])
 
 
 def build_module(spec, arch):

@@ -30,7 +30,7 @@ in). Only a weight tensor or one image past the range is refused.
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, vector
 from ..llvm.lower_mma import mma_gate
-from ..plan import Binding, Launch, Planned, range_text
+from ..plan import Planned, fixed_grid, kernel_launch, planned, range_text, view, whole
 from ..target.arch import ARCHS
 from . import conv_depthwise_common as common
 from . import gemm_core
@@ -258,29 +258,34 @@ def plan_module(spec, arch, buffer_range):
         chunk = dict(spec, n=size)
         if size not in sizes[:index]:  # the kernels of each chunk size, once
             kernels += build_module(chunk, arch, halo_name(size, sizes))
-        launches += chunk_launches(chunk, arch, first)
+        launches += chunk_launches(chunk, kernels, first)
         first += size
-    return Planned(kernels=kernels, launches=launches)
+    names = {"input": "x", "output": "y", "workspace": "ws", "weight": "wt"}
+    bytes_of = {names[name]: size for name, _, size in tensors(spec)}
+    if spec["split_c"] > 1:  # every chunk's partials from byte 0: the largest chunk's
+        bytes_of["ws"] = sizes[0] * tensors(spec)[2][1]
+    return planned(kernels, [], bytes_of, launches)
 
 
-def chunk_launches(chunk, arch, first):
+def chunk_launches(chunk, kernels, first):
     """The launches of one chunk of chunk["n"] images from image `first`: forward, then (split_c > 1)
     the reduce kernel; x and y are views at the chunk's images, ws the chunk's partials from 0."""
     ho, wo = output_extent(chunk)
     sizes = {name: per_image for name, per_image, _ in tensors(chunk)}
-    view = lambda param, tensor: Binding(param, "buffer", param, first * sizes[tensor], chunk["n"] * sizes[tensor])
-    x, y = view("x", "input"), view("y", "output")
-    wt = Binding("wt", "buffer", "wt")
-    grid = (chunk["n"] * ho * common.ceil_div(wo, chunk["tile_w"]), problem_channels(chunk)[1] // chunk["tile_n"],
-            chunk["groups"] // chunk["group_merge"] * chunk["split_c"])
-    block = chunk["waves"] * arch.wave_size
+    by_name = {kernel.name: kernel for kernel in kernels}
+    x = view("x", first * sizes["input"], chunk["n"] * sizes["input"])
+    y = view("y", first * sizes["output"], chunk["n"] * sizes["output"])
+    grid = fixed_grid(chunk["n"] * ho * common.ceil_div(wo, chunk["tile_w"]),
+                      problem_channels(chunk)[1] // chunk["tile_n"],
+                      chunk["groups"] // chunk["group_merge"] * chunk["split_c"])
+    forward = by_name[kernel_name(chunk)]
     if chunk["split_c"] == 1:
-        return [Launch(kernel_name(chunk), grid, block, lds_bytes(chunk), [x, wt, y])]
-    ws = Binding("ws", "buffer", "ws", 0, chunk["n"] * sizes["workspace"])
+        return [kernel_launch(forward, grid, [x, whole("wt"), y])]
+    ws = view("ws", 0, chunk["n"] * sizes["workspace"])
     total = chunk["n"] * ho * wo * chunk["k"]
-    reduce_grid = (common.ceil_div(total // REDUCE_VEC, REDUCE_BLOCK), 1, 1)
-    return [Launch(kernel_name(chunk), grid, block, lds_bytes(chunk), [x, wt, ws]),
-            Launch(reduce_kernel_name(chunk), reduce_grid, REDUCE_BLOCK, 0, [ws, y])]
+    reduce_grid = fixed_grid(common.ceil_div(total // REDUCE_VEC, REDUCE_BLOCK))
+    return [kernel_launch(forward, grid, [x, whole("wt"), ws]),
+            kernel_launch(by_name[reduce_kernel_name(chunk)], reduce_grid, [ws, y])]
 
 
 def halo_name(size, sizes):

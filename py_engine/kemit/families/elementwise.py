@@ -5,6 +5,7 @@ first lanes of the grid. f16 and bf16 are computed in f32 and rounded back once.
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
+from ..plan import batch_plan
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "elementwise"
@@ -44,6 +45,16 @@ def validate(spec, arch):
             max_waves=MAX_WAVES_PER_EU, waves=spec["waves_per_eu"]),
     )
     return first_reason(checks)
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: n elements per operand, launched in chunks of at most half the
+    buffer range per view, so that a chunk's count plus the grid's lanes (the latch `iv + stride`,
+    `wg * block + tid`) stays an i32; the caller picks the grid, up to one vector per lane."""
+    kernel = build(spec, arch)
+    unit = byte_size(scalar(spec["dtype"]))
+    buffers = {name: unit for name in INPUT_NAMES[:ARITY[spec["op"]]] + ("y",)}
+    return batch_plan([kernel], [(kernel, spec["block"] * spec["vec"], 1)], "n", buffers, {}, buffer_range, "element")
 
 
 def build(spec, arch):

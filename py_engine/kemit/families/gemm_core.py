@@ -17,6 +17,8 @@ from .. import tables
 from ..ir.builder import MMA_INSTRUCTIONS
 from ..ir.types import byte_size, parse_type, scalar, vector
 from ..llvm.lower_mma import mma_gate
+from ..plan import COUNT, FIRST, Chunks, Planned, Size, chunk_length, expr, fixed_grid, kernel_launch, name, \
+    no_chunk_reason, planned, scalar as scalar_binding, tensor_units, view, whole
 from ..target.arch import ARCHS
 from .spec import one_of
 
@@ -41,6 +43,10 @@ WAVES = (1, 2, 4, 8)
 MAX_TILE_MN = 256
 MAX_TILE_K = 128
 MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
+# The launch contract's limits of the axes a launch cannot chunk (b is bound whole): n * k elements
+# of b stay a quarter of the 32-bit buffer range at most
+MAX_N = 32768
+MAX_K = 16384
 STAGE_VEC = 8            # elements per vector load of a's tile
 # fragment k layout per layout kind: (k stride per lane group, piece offsets, piece length), where a
 # lane's group is lane / M; its fragment is the pieces at k = group * stride + offset, concatenated.
@@ -88,6 +94,41 @@ def accumulator_length(spec, arch):
 
 def element_bytes(spec):
     return 1 if is_fp8(spec) else byte_size(scalar(spec["dtype"]))
+
+
+def gemm_plan(spec, kernel, buffer_range, extra):
+    """The contract of a gemm kernel (params a, b or b_t, extra's, c, n, k): sizes m_tiles, n_tiles,
+    k_tiles (m, n, k in tiles); launches in chunks of m_tiles (rows of a and c, the extra buffers
+    named in extra's first dict: bytes per element of an m x n tensor), b and the second dict's
+    (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). b is whole, so n and k
+    are limited (MAX_N, MAX_K: b stays under the range); m is not."""
+    tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    element = element_bytes(spec)
+    rows, columns = extra
+    n, k = name("n_tiles") * tile_n, name("k_tiles") * tile_k
+    row_bytes = {"a": MAX_K * element, **{buffer: MAX_N * size for buffer, size in rows.items()}}
+    chunk = chunk_length([bytes_ * tile_m for bytes_ in row_bytes.values()], buffer_range)
+    if chunk == 0:
+        return Planned(refusal=no_chunk_reason("row of tiles", max(row_bytes.values()) * tile_m, buffer_range))
+    tile_rows = {"a": k * (tile_m * element), **{buffer: n * (tile_m * size) for buffer, size in rows.items()}}
+    bytes_of = {b_name(spec): n * k * element, **{buffer: n * size for buffer, size in columns.items()}}
+    bytes_of.update({buffer: name("m_tiles") * unit for buffer, unit in tile_rows.items()})
+    bindings = []
+    for param in kernel.params:
+        if param.name in tile_rows:
+            bindings.append(view(param.name, FIRST * tile_rows[param.name], COUNT * tile_rows[param.name]))
+        elif param.name in ("n", "k"):
+            bindings.append(scalar_binding(param.name, n if param.name == "n" else k))
+        else:
+            bindings.append(whole(param.name))
+    launch = kernel_launch(kernel, fixed_grid(name("n_tiles"), COUNT), bindings, Chunks("m_tiles", expr(chunk)))
+    sizes = [Size("m_tiles", 0, tensor_units(MAX_K * element * tile_m)), Size("n_tiles", 1, MAX_N // tile_n),
+             Size("k_tiles", 1, MAX_K // tile_k)]
+    return planned([kernel], sizes, bytes_of, [launch])
+
+
+def b_name(spec):
+    return "b_t" if is_fp8(spec) else "b"
 
 
 def lds_bytes(spec):

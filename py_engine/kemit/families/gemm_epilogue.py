@@ -55,6 +55,14 @@ def flavor_gate(spec, arch, flavor):
     return core.flavor_gate(spec, arch, flavor)
 
 
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract (gemm_core.gemm_plan): c (and residual) m x n of out_dtype, bias n f32."""
+    out = byte_size(scalar(spec["out_dtype"]))
+    rows = {"residual": out, "c": out} if spec["residual"] else {"c": out}
+    columns = {"bias": 4} if spec["bias"] else {}
+    return core.gemm_plan(spec, build(spec, arch), buffer_range, (rows, columns))
+
+
 def build(spec, arch):
     b = Builder(kernel_name(spec), arch.name)
     block = spec["waves"] * arch.wave_size

@@ -34,6 +34,11 @@ def flavor_gate(spec, arch, flavor):
     return core.flavor_gate(spec, arch, flavor)
 
 
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract (gemm_core.gemm_plan): c is m x n f32."""
+    return core.gemm_plan(spec, build(spec, arch), buffer_range, ({"c": 4}, {}))
+
+
 def build(spec, arch):
     b = Builder(kernel_name(spec), arch.name)
     block = spec["waves"] * arch.wave_size

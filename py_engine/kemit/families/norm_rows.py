@@ -12,7 +12,8 @@ that one cancels catastrophically in f32 when |mean| is large against the deviat
 writes y in the input dtype; weight and bias are cols long, in the input dtype.
 """
 from ..ir.types import scalar, with_lanes
-from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_checks, row_kernel, row_span, splat,
+from ..plan import batch_plan
+from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, row_span, rows_per_group, splat,
                           store_chunk)
 from .spec import first_reason, one_of, parse_fields
 
@@ -43,6 +44,16 @@ def weight_names(spec):
     if not spec["affine"]:
         return ()
     return ("weight", "bias") if spec["kind"] == "layer" else ("weight",)
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: rows rows of x and y, in chunks of rows (rows_common's row
+    frame); the affine weights (cols elements each) are bound whole to every chunk."""
+    kernel = build(spec, arch)
+    unit = row_bytes(spec)
+    weights = {name: unit for name in weight_names(spec)}
+    return batch_plan([kernel], [(kernel, rows_per_group(spec, arch), 1)], "rows", {"x": unit, "y": unit}, weights,
+                      buffer_range, "row")
 
 
 def build(spec, arch):

@@ -8,6 +8,7 @@ each wave writes the wave's partial to LDS. After a barrier, wave w finishes row
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
+from ..plan import batch_plan
 from .rows_common import CROSS, fold_vector as fold_lanes, wave_reduce as wave_reduce_values
 from .spec import first_reason, one_of, parse_fields
 
@@ -60,6 +61,15 @@ def validate(spec, arch):
             lds=lds_bytes(spec, arch), lds_bytes=arch.lds_bytes, arch=arch.name),
     )
     return first_reason(checks)
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: rows rows of x, one output each, in chunks of rows; a
+    workgroup takes rows_per_block rows per grid-stride step."""
+    kernel = build(spec, arch)
+    out = 4 if spec["out_f32"] else byte_size(scalar(spec["dtype"]))
+    units = {"x": spec["cols"] * byte_size(scalar(spec["dtype"])), "y": out}
+    return batch_plan([kernel], [(kernel, spec["rows_per_block"], 1)], "rows", units, {}, buffer_range, "row")
 
 
 def build(spec, arch):

@@ -111,6 +111,15 @@ def row_checks(spec, arch, crosses=CROSS):
     )
 
 
+def rows_per_group(spec, arch):
+    """The rows a workgroup takes per grid-stride step: one in scope block, one per wave in scope wave."""
+    return 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
+
+
+def row_bytes(spec):
+    return spec["cols"] * byte_size(scalar(spec["dtype"]))
+
+
 def row_kernel(spec, arch, name, values_per_wave, inputs, row_body, output="y", lds_name="partials"):
     """The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
     rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per

@@ -23,8 +23,9 @@ split + 0] (+) ... (+) carries[row * split + s - 1] (reduce, then scan: x is rea
 written once and rounded once).
 """
 from ..ir.types import scalar, with_lanes
-from ..plan import Planned, single_launches
-from .rows_common import CROSS, ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_checks, row_kernel, store_chunk
+from ..plan import batch_plan
+from .rows_common import CROSS, ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, \
+    rows_per_group, store_chunk
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "scan_rows"
@@ -81,10 +82,16 @@ def build_module(spec, arch):
 
 def plan_module(spec, arch, buffer_range):
     """The module's kernels in module order (the scan kernel first, its name is the config's), and
-    their launches in run order: the carry pass first. The plan needs no buffer range: every
-    launch takes whole buffers."""
+    their contract: rows rows of x and y (and split f32 carries per row), in chunks of rows; per
+    chunk the carry pass (grid y: split - 1) runs before the scan kernel (grid y: split)."""
     kernels = build_module(spec, arch)
-    return Planned(kernels=kernels, launches=single_launches(kernels[1:] + kernels[:1]))
+    per_group = rows_per_group(spec, arch)
+    units = {"x": row_bytes(spec), "y": row_bytes(spec)}
+    if spec["split"] == 1:
+        return batch_plan(kernels, [(kernels[0], per_group, 1)], "rows", units, {}, buffer_range, "row")
+    units["carries"] = spec["split"] * 4
+    launched = [(kernels[1], per_group, spec["split"] - 1), (kernels[0], per_group, spec["split"])]
+    return batch_plan(kernels, launched, "rows", units, {}, buffer_range, "row")
 
 
 def build(spec, arch):

@@ -11,7 +11,8 @@ A lane with no column keeps the pair (LOWEST, 0): the lowest finite f32 rather t
 that merging two such pairs computes exp(0) * 0, not exp(-inf - -inf) = NaN.
 """
 from ..ir.types import scalar
-from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_checks, row_kernel, row_span, splat,
+from ..plan import batch_plan
+from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, row_span, rows_per_group, splat,
                           store_chunk)
 from .spec import first_reason, parse_fields
 
@@ -32,6 +33,14 @@ def kernel_name(spec):
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
     return first_reason(row_checks(spec, arch))
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: rows rows of x and y, in chunks of rows (rows_common's row frame)."""
+    kernel = build(spec, arch)
+    unit = row_bytes(spec)
+    return batch_plan([kernel], [(kernel, rows_per_group(spec, arch), 1)], "rows", {"x": unit, "y": unit}, {},
+                      buffer_range, "row")
 
 
 def build(spec, arch):

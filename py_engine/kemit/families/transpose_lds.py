@@ -9,6 +9,8 @@ Launch contract: cols is a multiple of vec (vector loads stay aligned); the grid
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
+from ..plan import Planned, Size, ceil_div, fixed_grid, kernel_launch, name, no_chunk_reason, planned, scaled, \
+    scalar as scalar_binding, whole
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "transpose_lds"
@@ -22,6 +24,7 @@ MAX_TILE = 64
 MAX_TILES = 16
 MAX_BLOCK = 1024
 GLOBAL_ALIGN = 16
+MAX_ROWS = 32768  # the contract's rows (a and b are bound whole: rows * cols stays under half the range)
 
 
 def parse_spec(raw):
@@ -60,6 +63,25 @@ def validate(spec, arch):
             lds=lds_bytes(spec), lds_bytes=arch.lds_bytes, arch=arch.name),
     )
     return first_reason(checks)
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: sizes rows and col_vectors (cols in vectors of vec). a and b
+    are bound whole (b's rows are a's columns: a chunk of either is strided in the other), so
+    rows * cols stays under half the buffer range: rows up to MAX_ROWS, cols up to what fits
+    with them. Grid (ceil(cols / (tile * tiles)), ceil(rows / tile))."""
+    kernel = build(spec, arch)
+    element = byte_size(scalar(spec["dtype"]))
+    most_cols = (buffer_range // 2) // (MAX_ROWS * element) // spec["vec"]
+    if most_cols == 0:
+        return Planned(refusal=no_chunk_reason("row of {rows} elements".format(rows=MAX_ROWS),
+                                               MAX_ROWS * element * spec["vec"], buffer_range))
+    rows, cols = name("rows"), scaled(name("col_vectors"), spec["vec"])
+    grid = fixed_grid(ceil_div(cols, spec["tile"] * spec["tiles"]), ceil_div(rows, spec["tile"]))
+    bindings = [whole("a"), whole("b"), scalar_binding("rows", rows), scalar_binding("cols", cols)]
+    sizes = [Size("rows", 0, MAX_ROWS), Size("col_vectors", 0, most_cols)]
+    return planned([kernel], sizes, {"a": rows * cols * element, "b": rows * cols * element},
+                   [kernel_launch(kernel, grid, bindings)])
 
 
 def build(spec, arch):

@@ -33,6 +33,7 @@
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::attention_fwd {
 
@@ -91,6 +92,8 @@ int64_t lds_bytes(const Spec& spec);
 std::string validate(const Spec& spec, const target::Arch& arch);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+// The kernel and its contract: sizes heads, q_tiles, seq_k; chunks of heads (plan.py docstring).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // After the kernel's parameters: the LDS tiles, this lane's ids, its query and the rows it
 // owns, and where the key loop ends (seq_k; causal: not past the workgroup's last query).

@@ -59,6 +59,11 @@ NamedValues shape_positives(const ShapeSpec& spec, const NamedValues& more);
 // The checks both families run after their own: each returns "" or the refusal text.
 std::vector<Check> shape_checks(const ShapeSpec& spec, const target::Arch& arch, const NamedValues& positives);
 
+// {name: bytes} of the three tensors of names (input, weights, output; NHWC and C x KH x KW in the
+// spec's dtype): the forward output is the second tensor's when output_is_forward, else the first's.
+std::vector<std::pair<std::string, int64_t>> tensor_bytes(const ShapeSpec& spec, const std::vector<std::string>& names,
+                                                          bool output_is_forward);
+
 // ---- lanes and indices ----
 // Two read-only tensors, then the written one.
 Values tensor_params(ir::Builder& b, const std::vector<std::string>& names);

@@ -17,6 +17,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::conv_depthwise_dgrad_stream {
 
@@ -44,6 +45,8 @@ std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
 std::vector<ColumnTap> column_taps(const Spec& spec);
+// The kernel and its contract: every size compiled in, whole buffers.
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 void stream_body(ir::Builder& b, const Spec& spec, const Values& tensors, const ir::Value& lane,
                  const std::array<int64_t, 4>& extents);

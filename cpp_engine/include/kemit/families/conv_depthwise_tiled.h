@@ -17,6 +17,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::conv_depthwise_tiled {
 
@@ -49,6 +50,11 @@ std::string mode_name(const Spec& spec);
 std::string validate(const Spec& spec, const target::Arch& arch);
 // (input H x W, output H x W, stride, row padding, column padding) of the correlation run.
 Geometry geometry(const Spec& spec);
+std::vector<std::string> tensor_names(const Spec& spec);
+// (output tiles down, output tiles across, channel groups): a lane per tile and group of each image.
+std::array<int64_t, 3> tile_counts(const Spec& spec);
+// The kernel and its contract: every size compiled in, whole buffers.
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 void tile_body(ir::Builder& b, const Spec& spec, const Values& tensors, const ir::Value& lane,
                const std::array<int64_t, 3>& extents);

@@ -114,7 +114,7 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 // The launches of one chunk of chunk["n"] images from image `first`: forward, then (split_c > 1)
 // the reduce kernel; x and y are views at the chunk's images, ws the chunk's partials from 0.
-std::vector<plan::Launch> chunk_launches(const Spec& chunk, const target::Arch& arch, int64_t first);
+std::vector<plan::Launch> chunk_launches(const Spec& chunk, const std::vector<ir::Kernel>& kernels, int64_t first);
 // LDS names are module-wide: the kernel of the smaller chunk size names its halo after it.
 std::string halo_name(int64_t size, const std::vector<int64_t>& sizes);
 // The forward kernel of spec["n"] images, then (split_c > 1) its reduce kernel.

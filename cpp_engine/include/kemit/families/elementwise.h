@@ -13,6 +13,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::elementwise {
 
@@ -38,6 +39,8 @@ Spec read_spec(const nlohmann::json& spec);
 std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
+// The kernel and its contract (plan.py; the Python docstring says what it states).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // Load t-sized operands at element `first`, apply the op in f32, store the result.
 void element_step(ir::Builder& b, const Spec& spec, const std::vector<ir::Value>& inputs, const ir::Value& y,

@@ -26,6 +26,7 @@
 #include "kemit/ir/builder.h"
 #include "kemit/llvm/flavors.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::gemm_core {
 
@@ -55,6 +56,10 @@ extern const std::vector<int> WAVES;
 constexpr int MAX_TILE_MN = 256;
 constexpr int MAX_TILE_K = 128;
 constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
+// The launch contract's limits of the axes a launch cannot chunk (b is bound whole): n * k elements
+// of b stay a quarter of the 32-bit buffer range at most
+constexpr int64_t MAX_N = 32768;
+constexpr int64_t MAX_K = 16384;
 constexpr int STAGE_VEC = 8;           // elements per vector load of a's tile
 // fragment k layout per layout kind: k stride per lane group, piece offsets, piece length
 struct Fragment {
@@ -122,6 +127,13 @@ std::string layout_kind(const MmaSpec& spec, const target::Arch& arch);
 int fragments(const CoreSpec& spec);
 int accumulator_length(const MmaSpec& spec, const target::Arch& arch);
 int element_bytes(const MmaSpec& spec);
+// The contract of a gemm kernel (params a, b or b_t, the extra buffers, c, n, k): sizes m_tiles,
+// n_tiles, k_tiles; launches in chunks of m_tiles (rows: bytes per element of each m x n tensor),
+// b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles).
+plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t buffer_range,
+                        const std::vector<std::pair<std::string, int64_t>>& rows,
+                        const std::vector<std::pair<std::string, int64_t>>& columns);
+std::string b_name(const MmaSpec& spec);
 int64_t lds_bytes(const CoreSpec& spec);
 // `value` is the spec's field `field` (Python reads spec[field]; a typed spec has no lookup by name).
 std::string tile_check(const MmaSpec& spec, const std::string& field, int64_t value, int step, int limit);

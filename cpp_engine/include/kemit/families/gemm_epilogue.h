@@ -58,6 +58,8 @@ std::string kernel_name(const Spec& spec);
 std::string validate(const Spec& spec, const target::Arch& arch);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
+// The kernel and its contract (gemm_core::gemm_plan): c (and residual) m x n of out_dtype, bias n f32.
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // Every accumulator element of one fragment through the epilogue into c.
 void store_epilogue(gemm_core::Context& ctx, const Buffers& buffers, const gemm_core::Place& place,

@@ -21,6 +21,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::norm_rows {
 
@@ -46,6 +47,8 @@ std::string kernel_name(const Spec& spec);
 std::string validate(const Spec& spec, const target::Arch& arch);
 // The affine inputs after x and y: weight (and bias for layer), or none.
 std::vector<std::string> weight_names(const Spec& spec);
+// The kernel and its contract (plan.py; the Python docstring says what it states).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // One row: its statistics, then y.
 void norm_row(rows_common::RowContext& ctx, const ir::Value& row);

@@ -15,6 +15,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::reduce_rows {
 
@@ -51,6 +52,8 @@ std::string kernel_name(const Spec& spec);
 int64_t lds_bytes(const Spec& spec, const target::Arch& arch);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
+// The kernel and its contract (plan.py; the Python docstring says what it states).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // Row base + r (when it exists): this wave's partial into partials[r * waves + wave].
 void row_partial(Context& ctx, const ir::Value& x, const ir::Value& base, const ir::Value& r);

@@ -29,8 +29,8 @@ struct Family {
       nullptr;
   // Optional (nullptr: the module is build's one kernel): every kernel of the module, in order.
   std::vector<ir::Kernel> (*build_module)(const nlohmann::json& spec, const target::Arch& arch) = nullptr;
-  // Optional (nullptr: each kernel launched once, plan::single_launches): the module's kernels and
-  // launch plan for its problem shape, or the plan's refusal.
+  // Every family's in practice (nullptr: the engine reports a family without a contract): the
+  // module's kernels and launch contract for its problem shape, or the plan's refusal.
   plan::Planned (*plan_module)(const nlohmann::json& spec, const target::Arch& arch, uint64_t buffer_range) = nullptr;
 };
 

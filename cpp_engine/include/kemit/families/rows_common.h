@@ -92,6 +92,9 @@ ir::Value partial_slot(ir::Builder& b, int waves, const ir::Value& index, int k)
 // The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
 // are the cross-lane methods the family offers.
 Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vector<std::string>& crosses = CROSS);
+// The rows a workgroup takes per grid-stride step: one in scope block, one per wave in scope wave.
+int64_t rows_per_group(const RowSpec& spec, const target::Arch& arch);
+int64_t row_bytes(const RowSpec& spec);
 // The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
 // rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
 // wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows.

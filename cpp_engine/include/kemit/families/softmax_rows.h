@@ -20,6 +20,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::softmax_rows {
 
@@ -36,6 +37,8 @@ Spec read_spec(const nlohmann::json& spec);
 std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
+// The kernel and its contract (plan.py; the Python docstring says what it states).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // One row: its (max, sum) by pass 1 and the reductions, then pass 2 writes y.
 void softmax_row(rows_common::RowContext& ctx, const ir::Value& row);

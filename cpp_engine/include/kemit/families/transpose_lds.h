@@ -16,6 +16,7 @@
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
 #include "kemit/target/arch.h"
+#include "kemit/plan.h"
 
 namespace kemit::families::transpose_lds {
 
@@ -29,6 +30,7 @@ constexpr int MAX_TILE = 64;
 constexpr int MAX_TILES = 16;
 constexpr int MAX_BLOCK = 1024;
 constexpr int GLOBAL_ALIGN = 16;
+constexpr int64_t MAX_ROWS = 32768;  // the contract's rows (a and b are bound whole: rows * cols under half the range)
 
 // FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
 struct Spec {
@@ -51,6 +53,8 @@ std::string kernel_name(const Spec& spec);
 int64_t lds_bytes(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
+// The kernel and its contract: sizes rows and col_vectors, a and b whole (plan.py docstring).
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // strip[r * pitch + c .. + vec] = a[row0 + r, col0 + c .. + vec] for every vector in bounds.
 void read_strip(Context& ctx, const ir::Value& a, const ir::Type& loaded, int width, int pitch);
