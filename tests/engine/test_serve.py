@@ -104,8 +104,10 @@ def test_emit_ok_matches_the_engine():
     local = emit("elementwise", "gfx942", spec, FLAVORS)
     assert response == {
         "id": 17, "status": "ok", "kernel_name": "ew_add_bf16_v8_b512", "canonical": local.canonical,
-        "plan": "; kemit launch plan 1\nlaunch ew_add_bf16_v8_b512 grid run-time block 512 lds 0 "
-                "args a=buffer:a b=buffer:b y=buffer:y n=scalar:n\n",
+        "plan": "; kemit launch plan 2\nsize n 0..549755813888\nbuffer a n*2\nbuffer b n*2\nbuffer y n*2\n"
+                "launch ew_add_bf16_v8_b512 chunks n by 536870912 grid 1..ceil(count,4096),1,1 block 512 lds 0 "
+                "args a=buffer:a@first*2+count*2 b=buffer:b@first*2+count*2 y=buffer:y@first*2+count*2 "
+                "n=scalar:count\n",
         "ll": {"llvm16": {"rejected": "gfx942 needs flavor llvm19 or newer (got llvm16)"},
                "llvm19": {"text": local.ll[1].text}, "llvm22": {"text": local.ll[2].text}}}
     assert local.ll[1].text.startswith("; kemit kernel ew_add_bf16_v8_b512 for gfx942 at llvm19\n")

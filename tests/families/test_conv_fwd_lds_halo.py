@@ -174,9 +174,10 @@ def test_batch_chunks_are_balanced_and_each_fits(n, sizes):
 
 
 def plan_lines(result):
+    """The launch lines of a plan (after its header and buffer lines)."""
     lines = result.plan.splitlines()
-    assert lines[0] == "; kemit launch plan 1"
-    return lines[1:]
+    assert lines[0] == "; kemit launch plan 2"
+    return [line for line in lines[1:] if line.startswith("launch ")]
 
 
 def test_a_chunked_plan_views_consecutive_images_of_the_same_buffers():
@@ -202,7 +203,7 @@ def test_a_chunked_split_module_reduces_each_chunk_before_the_next():
     assert [line.split("ws=")[1].split()[0] for line in plan_lines(result)][:2] == ["buffer:ws@0+200704"] * 2
 
 
-def test_a_single_kernel_family_gets_the_generic_plan():
-    result = emit("gemm_mma", "gfx942", {}, ["llvm19"])
-    assert plan_lines(result) == [f"launch {result.kernel_name} grid run-time block 256 lds 8192 "
-                                  "args a=buffer:a b=buffer:b c=buffer:c n=scalar:n k=scalar:k"]
+def test_the_plan_states_every_buffer_the_launches_bind():
+    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 5, "split_c": 2}, ["llvm19"], buffer_range=2 * 100352 + 1)
+    buffers = [line.split()[1:] for line in result.plan.splitlines() if line.startswith("buffer ")]
+    assert buffers == [["x", str(5 * 25088)], ["wt", "73728"], ["ws", "200704"], ["y", str(5 * 25088)]]

@@ -21,7 +21,6 @@ from kemit.families import attention_fwd, conv_depthwise_tiled, conv_depthwise_w
 from kemit.families import scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
-from kemit.plan import BUFFER_RANGE
 from kemit.target.arch import find_arch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +40,7 @@ class InProcessPythonSource:
     def parse_spec(self, family, spec):
         return find_family(family).parse_spec(spec), ""
 
-    def build(self, family, config_id, arch, spec, buffer_range=BUFFER_RANGE):
+    def build(self, family, config_id, arch, spec, buffer_range=None):
         result = emit(family, arch, spec, flavor_names(), buffer_range)
         if result.rejected:
             return Built(None, {}, "", refused=result.reason)

@@ -49,12 +49,13 @@ def shift_view(param, launch_index, images):
     """The view of `param` in launch `launch_index` moved by `images` images (its own size / count)."""
     def rewrite(plan):
         lines = plan.splitlines(keepends=True)
-        line = lines[launch_index + 1]
+        where = [index for index, text in enumerate(lines) if text.startswith("launch ")][launch_index]
+        line = lines[where]
         match = re.search(rf" {param}=buffer:{param}@(\d+)\+(\d+)", line)
         offset, size = int(match.group(1)), int(match.group(2))
         count = int(re.search(r"_n(\d+)h", line.split()[1]).group(1))
         moved = f" {param}=buffer:{param}@{offset + images * size // count}+{size}"
-        lines[launch_index + 1] = line[:match.start()] + moved + line[match.end():]
+        lines[where] = line[:match.start()] + moved + line[match.end():]
         return "".join(lines)
     return rewrite
 
@@ -79,11 +80,12 @@ def test_chunked_batches_run_as_the_planned_chunks(lane, config_id, chunks):
     assert [r.verdict for r in results] == ["NUMERIC_OK"] * len(SECTIONS), [(r.section, r.detail) for r in results]
     [plan], [lowered] = source.seen, source.ranges
     assert lowered is not None, "the range must be lowered so that the small spec chunks"
-    forward = [launch for launch in launch_plan.parse_plan(plan) if not launch.kernel.endswith("_reduce")]
+    forward = [launch for launch in launch_plan.parse_plan(plan).launches if not launch.kernel.endswith("_reduce")]
     assert len(forward) == chunks
     sizes = [int(re.search(r"_n(\d+)h", launch.kernel).group(1)) for launch in forward]
     assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
-    assert all(b.size < lowered for launch in forward for b in launch.bindings if b.size is not None)
+    assert all(launch_plan.evaluate(b.size, {}) < lowered for launch in forward for b in launch.bindings
+               if b.size is not None)
 
 
 @pytest.mark.parametrize("param, launch_index", [("y", 1), ("x", 1)])
@@ -103,6 +105,36 @@ def test_a_view_past_its_buffer_is_not_executable(lane):
                                           source, checkers, sections=SECTIONS)
     assert [r.verdict for r in results] == ["NOT_EXECUTABLE"] * len(SECTIONS)
     assert all("PlanError: view y@" in r.detail and "passes the end of buffer y" in r.detail for r in results)
+
+
+def test_a_wrong_contract_formula_is_not_executable_naming_the_buffer(lane):
+    """A contract whose buffer bytes are not the case's (an x of one element more per unit) fails
+    the config before anything runs."""
+    kemit_cpp, base, checkers = lane
+    wrong = PlanRewritten(base, lambda plan: plan.replace("\nbuffer x n*4\n", "\nbuffer x n*4+4\n"))
+    results = numerics_worker.check_config(kemit_cpp, "elementwise", config("elementwise", 1), wrong, checkers,
+                                          sections=("canonical",))
+    assert [r.verdict for r in results] == ["NOT_EXECUTABLE"]
+    assert "the contract says buffer" in results[0].detail, results[0].detail
+
+
+CHUNKED = {"elementwise": 1, "reduce_rows": 1, "softmax_rows": 1, "norm_rows": 1, "scan_rows": 1, "gemm_mma": 1,
+           "gemm_epilogue": 1, "attention_fwd": 1, "conv_fwd_lds_halo": 69}
+
+
+@pytest.mark.parametrize("family", sorted(CHUNKED))
+def test_a_chunking_familys_case_runs_at_least_two_chunks(lane, family):
+    """The case lowers the buffer range so that its plan cuts the batch as a real size is cut."""
+    kemit_cpp, base, checkers = lane
+    source = PlanRewritten(base, lambda plan: plan)
+    results = numerics_worker.check_config(kemit_cpp, family, config(family, CHUNKED[family]), source, checkers,
+                                          sections=("canonical",))
+    assert [r.verdict for r in results] == ["NUMERIC_OK"], [r.detail for r in results]
+    [plan], [lowered] = source.seen, source.ranges
+    case = numerics_worker.build_case(family, config(family, CHUNKED[family]), base)[0]
+    runs = [launch.kernel for launch, *_ in launch_plan.runs(launch_plan.parse_plan(plan),
+                                                             numerics_worker.case_sizes(case), case.buffers, case.grid)]
+    assert lowered is not None and max(runs.count(kernel) for kernel in set(runs)) >= 2, runs
 
 
 def test_an_answer_without_a_plan_is_not_executable(lane):

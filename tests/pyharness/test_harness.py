@@ -127,7 +127,7 @@ def test_a_hung_worker_is_stopped_with_an_engine_error():
 
 def test_a_launch_plan_that_differs_is_the_first_difference():
     from kemit_harness import EmitResult, first_difference
-    plan = "; kemit launch plan 1\nlaunch k grid 1,1,1 block 64 lds 0 args x=buffer:x\n"
+    plan = "; kemit launch plan 2\nbuffer x 64\nlaunch k grid 1,1,1 block 64 lds 0 args x=buffer:x\n"
     first = EmitResult(kernel_name="k", canonical="; kemit canonical IR 1\n", plan=plan)
     second = EmitResult(kernel_name="k", canonical="; kemit canonical IR 1\n", plan=plan.replace("1,1,1", "2,1,1"))
     assert first_difference(first, first) == ""

@@ -1,0 +1,139 @@
+"""The launch contracts at real size (docs/contracts.md, "What a contract states"): the plan of
+every family evaluated at a tensor of 2^35 bytes along its batch-like axis (elements, rows, m
+tiles, heads), and every non-chunkable axis at the top of its range. Chunks cover the axis once,
+in order; every view lies inside its buffer, under the arch's buffer range and aligned; every
+scalar fits an i32; every grid is within the arch's limits. The plans of both engines are byte
+for byte the same (check_byte_identity), so the Python engine's stand for both.
+"""
+import json
+import os
+
+import pytest
+
+from kemit import plan as plan_module
+from kemit.engine import emit
+from kemit.target.arch import find_arch
+from repo_paths import REPO
+
+REAL_BYTES = 1 << 35
+I32_MAX = (1 << 31) - 1
+ALIGN = 16  # every kernel's buffer params promise 16-byte alignment at most
+BATCH = {"elementwise": "n", "reduce_rows": "rows", "softmax_rows": "rows", "norm_rows": "rows",
+         "scan_rows": "rows", "gemm_mma": "m_tiles", "gemm_epilogue": "m_tiles", "attention_fwd": "heads"}
+
+
+def configs(family):
+    with open(os.path.join(REPO, "parity", "configs", family + ".json"), encoding="utf-8") as handle:
+        return [c for c in json.load(handle)["configs"] if c.get("expect") == "emit"]
+
+
+def first_plans(family, count=4):
+    """The engine's plans (Planned) of the family's first emitting configs."""
+    chosen = []
+    for config in configs(family)[:count]:
+        module = __import__(f"kemit.families.{family}", fromlist=["plan_module"])
+        arch = find_arch(config["arch"])
+        planned = module.plan_module(module.parse_spec(config["spec"]), arch, arch.buffer_range)
+        assert not planned.refusal, planned.refusal
+        chosen.append((config, arch, planned))
+    return chosen
+
+
+def real_sizes(planned, batch):
+    """Every size at the top of its range, and the batch at 2^35 bytes of its widest buffer."""
+    sizes = {s.name: s.hi for s in planned.sizes}
+    if batch is None:
+        return sizes
+    grows = [plan_module.evaluate(b.bytes, dict(sizes, **{batch: 2})) - plan_module.evaluate(b.bytes, dict(sizes, **{batch: 1}))
+             for b in planned.buffers]
+    unit = max(grows)  # the widest buffer's bytes per unit of the batch
+    sizes[batch] = REAL_BYTES // unit
+    assert sizes[batch] <= next(s.hi for s in planned.sizes if s.name == batch), "the range stops short of 2^35 bytes"
+    return sizes
+
+
+def launch_runs(launch, sizes):
+    if launch.chunks is None:
+        return [dict(sizes)]
+    length = plan_module.evaluate(launch.chunks.by, sizes)
+    assert length >= 1
+    return [dict(sizes, first=first, count=min(length, sizes[launch.chunks.size] - first))
+            for first in range(0, sizes[launch.chunks.size], length)]
+
+
+def check_run(launch, values, buffers, arch):
+    for dim in launch.grid:
+        low = plan_module.evaluate(dim.lo, values)
+        high = low if dim.hi is None else plan_module.evaluate(dim.hi, values)
+        assert 1 <= low <= high and high * launch.block <= arch.max_grid_lanes, (launch.kernel, low, high)
+    assert launch.block <= arch.max_block_lanes and launch.lds <= arch.lds_bytes
+    for binding in launch.bindings:
+        if binding.kind == "scalar":
+            assert 0 <= plan_module.evaluate(binding.value, values) <= I32_MAX, (binding.param, values)
+            continue
+        whole = buffers[binding.name]
+        offset = 0 if binding.offset is None else plan_module.evaluate(binding.offset, values)
+        size = whole if binding.size is None else plan_module.evaluate(binding.size, values)
+        assert 0 <= offset and offset + size <= whole, (binding.param, offset, size, whole)
+        assert size < arch.buffer_range and offset % ALIGN == 0, (binding.param, offset, size)
+
+
+@pytest.mark.parametrize("family", sorted(set(BATCH) | {"transpose_lds", "conv_depthwise_tiled",
+                                                        "conv_depthwise_dgrad_stream", "conv_depthwise_wgrad",
+                                                        "conv_fwd_lds_halo"}))
+def test_every_launch_of_a_real_size_plan_stays_in_range(family):
+    for config, arch, planned in first_plans(family):
+        sizes = real_sizes(planned, BATCH.get(family))
+        buffers = {b.name: plan_module.evaluate(b.bytes, sizes) for b in planned.buffers}
+        for launch in planned.launches:
+            runs = launch_runs(launch, sizes)
+            if launch.chunks is not None:  # the chunks cover the axis exactly once, in order
+                covered = [(run["first"], run["first"] + run["count"]) for run in runs]
+                assert covered[0][0] == 0 and covered[-1][1] == sizes[launch.chunks.size]
+                assert all(end == start for (_, end), (start, _) in zip(covered, covered[1:]))
+                assert BATCH.get(family) is None or len(runs) >= 2 or family == "attention_fwd"
+            for values in runs:
+                check_run(launch, values, buffers, arch)
+
+
+@pytest.mark.parametrize("family", sorted(BATCH))
+def test_a_chunked_size_reaches_2_to_the_35_bytes(family):
+    _, _, planned = first_plans(family, 1)[0]
+    sizes = real_sizes(planned, BATCH[family])
+    assert max(plan_module.evaluate(b.bytes, sizes) for b in planned.buffers) > REAL_BYTES // 2
+
+
+def test_attention_serves_2_to_the_35_bytes_of_short_heads_in_several_chunks():
+    config, arch, planned = first_plans("attention_fwd", 1)[0]
+    sizes = {"q_tiles": 1, "seq_k": 1}
+    per_head = max(plan_module.evaluate(b.bytes, dict(sizes, heads=1)) for b in planned.buffers)
+    sizes["heads"] = REAL_BYTES // per_head
+    buffers = {b.name: plan_module.evaluate(b.bytes, sizes) for b in planned.buffers}
+    (launch,) = planned.launches
+    runs = launch_runs(launch, sizes)
+    assert len(runs) >= 16
+    for values in runs:
+        check_run(launch, values, buffers, arch)
+
+
+@pytest.mark.parametrize("family, spec, reason", [
+    ("attention_fwd", {"head_dim": 128}, "one query tile (8192 bytes) does not fit half the 2^13-byte range"),
+    ("gemm_mma", {}, "one row of tiles (8388608 bytes) does not fit half the 2^20-byte range"),
+    ("transpose_lds", {}, "one row of 32768 elements (131072 bytes) does not fit half the 2^16-byte range"),
+    ("elementwise", {"dtype": "f32"}, "one element (4 bytes) does not fit half the 6-byte range"),
+])
+def test_an_axis_past_its_limit_is_refused_with_a_reason(family, spec, reason):
+    """A range so low that the compiled-in part (one query tile, one row of tiles) passes it."""
+    ranges = {"attention_fwd": 8192, "gemm_mma": 1 << 20, "transpose_lds": 1 << 16, "elementwise": 6}
+    result = emit(family, "gfx942", spec, [], ranges[family])
+    assert result.rejected and reason in result.reason, result.reason
+
+
+def test_a_size_past_its_range_is_outside_the_contract():
+    """The non-chunkable axes state their limit: the top of attention's seq_k and gemm's k is the
+    most one head's keys (one b) may hold under half the buffer range."""
+    _, arch, planned = first_plans("attention_fwd", 1)[0]
+    seq_k = next(s for s in planned.sizes if s.name == "seq_k")
+    k_bytes = next(b for b in planned.buffers if b.name == "k")
+    assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi}) <= arch.buffer_range // 2
+    assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi + 1}) > arch.buffer_range // 2
