@@ -166,7 +166,7 @@ def add_column(table, column, descriptor, value):
     ("flavors", add_column("flavors", "scratch_rule", {"type": "bool"}, True),
      "column 'scratch_rule': say what it means in \"doc\""),
     ("flavors", add_column("flavors", "scratch_rule", {"type": "float", "doc": "d"}, 1.5),
-     "column 'scratch_rule': type must be one of str, int, bool"),
+     "column 'scratch_rule': type must be one of str, int, int64, bool"),
     ("flavors", add_column("flavors", "scratch_rule", {"type": "bool", "doc": "d", "choice": [1]}, True),
      "column 'scratch_rule': unknown key 'choice'"),
     ("flavors", add_column("flavors", "scratch_rule", {"type": "bool", "doc": "d", "required": False}, True),
@@ -186,7 +186,7 @@ def add_column(table, column, descriptor, value):
     ("archs", lambda data: data["rows"][1].update(fp8_format="e4m3"), "column 'fp8_format' must be one of fnuz, ocp"),
     ("mma_shapes", lambda data: data.pop("columns"), "expected an object with a \"columns\" object"),
     ("flavors", add_column("flavors", "scratch_rule", {"type": "count", "doc": "d"}, 1),
-     "column 'scratch_rule': the FlavorRow rows hold str, int, bool, names, ints, pairs only (got count)"),
+     "column 'scratch_rule': the FlavorRow rows hold str, int, int64, bool, names, ints, pairs only (got count)"),
 ])
 def test_a_malformed_schema_or_new_column_is_refused(tmp_path, table, edit, message):
     copy = edited_copy(tmp_path, table, edit)
