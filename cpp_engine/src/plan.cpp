@@ -48,8 +48,7 @@ Expr max_of(const Expr& a, const Expr& b) { return binary("max", a, b); }
 std::string expr_text(const Expr& e) {
   if (e.op == "int") return std::to_string(e.value);
   if (e.op == "name") return e.name;
-  if (precedence(e.op) < 3)
-    return operand_text(e.args[0], e.op, false) + e.op + operand_text(e.args[1], e.op, true);
+  if (precedence(e.op) < 3) return operand_text(e.args[0], e.op, false) + e.op + operand_text(e.args[1], e.op, true);
   return e.op + "(" + expr_text(e.args[0]) + "," + expr_text(e.args[1]) + ")";
 }
 
@@ -81,9 +80,7 @@ std::array<Dim, 3> fixed_grid(const Expr& x, const Expr& y, const Expr& z) {
   return {Dim{x, std::nullopt}, Dim{y, std::nullopt}, Dim{z, std::nullopt}};
 }
 
-std::array<Dim, 3> chosen_grid(const Expr& hi) {
-  return {Dim{1, hi}, Dim{1, std::nullopt}, Dim{1, std::nullopt}};
-}
+std::array<Dim, 3> chosen_grid(const Expr& hi) { return {Dim{1, hi}, Dim{1, std::nullopt}, Dim{1, std::nullopt}}; }
 
 Binding whole(const std::string& param) { return {param, "buffer", param, std::nullopt, std::nullopt, std::nullopt}; }
 
@@ -180,16 +177,15 @@ std::string binding_text(const Binding& binding) {
   return text + "@" + view_part(*binding.offset) + "+" + view_part(*binding.size);
 }
 
-std::string view_part(const Expr& e) {
-  return e.op == "+" || e.op == "-" ? "(" + expr_text(e) + ")" : expr_text(e);
-}
+std::string view_part(const Expr& e) { return e.op == "+" || e.op == "-" ? "(" + expr_text(e) + ")" : expr_text(e); }
 
 std::string dim_text(const Dim& dim) {
   return dim.hi ? expr_text(dim.lo) + ".." + expr_text(*dim.hi) : expr_text(dim.lo);
 }
 
 std::string launch_text(const Launch& launch) {
-  std::string chunks = launch.chunks ? "chunks " + launch.chunks->size + " by " + expr_text(launch.chunks->by) + " " : "";
+  std::string chunks =
+      launch.chunks ? "chunks " + launch.chunks->size + " by " + expr_text(launch.chunks->by) + " " : "";
   std::string grid = dim_text(launch.grid[0]) + "," + dim_text(launch.grid[1]) + "," + dim_text(launch.grid[2]);
   std::string args;
   for (const auto& b : launch.bindings) args += " " + binding_text(b);
@@ -199,7 +195,8 @@ std::string launch_text(const Launch& launch) {
 
 std::string print_plan(const Planned& plan) {
   std::string text = HEADER;
-  for (const auto& s : plan.sizes) text += "size " + s.name + " " + std::to_string(s.lo) + ".." + std::to_string(s.hi) + "\n";
+  for (const auto& s : plan.sizes)
+    text += "size " + s.name + " " + std::to_string(s.lo) + ".." + std::to_string(s.hi) + "\n";
   for (const auto& b : plan.buffers) text += "buffer " + b.name + " " + expr_text(b.bytes) + "\n";
   for (const auto& launch : plan.launches) text += launch_text(launch);
   return text;

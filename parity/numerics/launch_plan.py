@@ -19,7 +19,8 @@ from dataclasses import dataclass
 HEADER = "; kemit launch plan 2"
 SIZE = re.compile(r"size ([A-Za-z_][A-Za-z0-9_]*) (\d+)\.\.(\d+)\Z")
 BUFFER = re.compile(r"buffer ([A-Za-z_][A-Za-z0-9_]*) (\S+)\Z")
-LINE = re.compile(r"launch (\S+) (?:chunks ([A-Za-z_][A-Za-z0-9_]*) by (\S+) )?grid (\S+) block (\d+) lds (\d+) args((?: \S+)*)\Z")
+LINE = re.compile(r"launch (\S+) (?:chunks ([A-Za-z_][A-Za-z0-9_]*) by (\S+) )?"
+                  r"grid (\S+) block (\d+) lds (\d+) args((?: \S+)*)\Z")
 BINDING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(?:buffer:([A-Za-z_][A-Za-z0-9_]*)(?:@(\S+))?|scalar:(\S+))\Z")
 TOKEN = re.compile(r"\d+|[A-Za-z_][A-Za-z0-9_]*|[-+*/(),]")
 CALLS = ("ceil", "min", "max")
@@ -156,7 +157,8 @@ def parse_launch(number, line):
     grid = tuple(tuple(parse_expr(part) for part in dim.split("..")) if ".." in dim else (parse_expr(dim), None)
                  for dim in dims)
     chunks = None if chunk_size is None else (chunk_size, parse_expr(chunk_by))
-    return Launch(kernel, chunks, grid, int(block), int(lds), tuple(parse_binding(number, item) for item in args.split()))
+    bindings = tuple(parse_binding(number, item) for item in args.split())
+    return Launch(kernel, chunks, grid, int(block), int(lds), bindings)
 
 
 def parse_binding(number, item):

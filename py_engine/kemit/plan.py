@@ -284,7 +284,8 @@ def binding_text(binding):
 
 
 def view_part(e):
-    """A view's offset or bytes, in parentheses when it is a sum itself, so the `+` between them is the only one outside parentheses."""
+    """A view's offset or bytes, in parentheses when it is a sum itself, so the `+` between them
+    is the only one outside parentheses."""
     return "(" + expr_text(e) + ")" if e.op in ("+", "-") else expr_text(e)
 
 

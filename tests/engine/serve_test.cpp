@@ -68,10 +68,11 @@ TEST(Serve, ParseSpecFillsTheDefaultsOrRefusesAsEmitDoes) {
 TEST(Serve, EmitAnswersTheLaunchPlanAndTakesATestOnlyBufferRange) {
   json ok = respond({{"id", 1}, {"family", "elementwise"}, {"arch", "gfx942"}, {"spec", json::object()},
                      {"flavors", json::array()}});
-  EXPECT_EQ(ok["plan"], "; kemit launch plan 2\nsize n 0..274877906944\nbuffer a n*4\nbuffer b n*4\nbuffer y n*4\n"
-                        "launch ew_add_f32_v1_b256 chunks n by 268435456 grid 1..ceil(count,256),1,1 block 256 lds 0 "
-                        "args a=buffer:a@first*4+count*4 b=buffer:b@first*4+count*4 y=buffer:y@first*4+count*4 "
-                        "n=scalar:count\n");
+  EXPECT_EQ(ok["plan"],
+            "; kemit launch plan 2\nsize n 0..274877906944\nbuffer a n*4\nbuffer b n*4\nbuffer y n*4\n"
+            "launch ew_add_f32_v1_b256 chunks n by 268435456 grid 1..ceil(count,256),1,1 block 256 lds 0 "
+            "args a=buffer:a@first*4+count*4 b=buffer:b@first*4+count*4 y=buffer:y@first*4+count*4 "
+            "n=scalar:count\n");
   json chunked = respond({{"id", 2}, {"family", "conv_fwd_lds_halo"}, {"arch", "gfx942"}, {"spec", {{"n", 3}}},
                           {"flavors", json::array()}, {"buffer_range", 73729}});
   std::string plan = chunked["plan"].get<std::string>();

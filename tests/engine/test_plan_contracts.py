@@ -44,8 +44,8 @@ def real_sizes(planned, batch):
     sizes = {s.name: s.hi for s in planned.sizes}
     if batch is None:
         return sizes
-    grows = [plan_module.evaluate(b.bytes, dict(sizes, **{batch: 2})) - plan_module.evaluate(b.bytes, dict(sizes, **{batch: 1}))
-             for b in planned.buffers]
+    at = lambda b, count: plan_module.evaluate(b.bytes, dict(sizes, **{batch: count}))  # noqa: E731
+    grows = [at(b, 2) - at(b, 1) for b in planned.buffers]
     unit = max(grows)  # the widest buffer's bytes per unit of the batch
     sizes[batch] = REAL_BYTES // unit
     assert sizes[batch] <= next(s.hi for s in planned.sizes if s.name == batch), "the range stops short of 2^35 bytes"

@@ -39,7 +39,8 @@ TEST(ConvDepthwiseWgrad, LargeFieldsRefuseWithoutOverflow) {
 TEST(ConvDepthwiseWgrad, PlanLaunchesTheReduceKernelAfterASplit) {
   EmitResult one = emit("conv_depthwise_wgrad", "gfx942", {{"c", 32}, {"cpl", 2}, {"block_waves", 2}}, {});
   ASSERT_FALSE(one.rejected) << one.reason;
-  EXPECT_EQ(one.plan, "; kemit launch plan 2\nbuffer x 200704\nbuffer dy 200704\nbuffer dw 576\nlaunch " + one.kernel_name +
+  EXPECT_EQ(one.plan, "; kemit launch plan 2\nbuffer x 200704\nbuffer dy 200704\nbuffer dw 576\nlaunch " +
+                          one.kernel_name +
                           " grid 16,1,1 block 128 lds 144 args x=buffer:x dy=buffer:dy dw=buffer:dw\n");
   EmitResult two = emit("conv_depthwise_wgrad", "gfx1100", {{"c", 8}, {"split", 4}, {"block_waves", 1}}, {});
   ASSERT_FALSE(two.rejected) << two.reason;

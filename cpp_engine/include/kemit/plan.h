@@ -76,11 +76,11 @@ struct Dim {
 
 struct Binding {
   std::string param;
-  std::string kind;             // "buffer" or "scalar"
-  std::string name;             // the buffer's name
-  std::optional<Expr> value;    // a scalar: its value
-  std::optional<Expr> offset;   // a view: its first byte in the buffer (nullopt: the whole buffer)
-  std::optional<Expr> size;     // a view: its bytes
+  std::string kind;            // "buffer" or "scalar"
+  std::string name;            // the buffer's name
+  std::optional<Expr> value;   // a scalar: its value
+  std::optional<Expr> offset;  // a view: its first byte in the buffer (nullopt: the whole buffer)
+  std::optional<Expr> size;    // a view: its bytes
 };
 
 struct Chunks {

@@ -110,16 +110,21 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   int64_t row = spec.head_dim * ir::byte_size(ir::scalar(spec.dtype));
   int64_t most = static_cast<int64_t>(buffer_range / 2) / row;  // tokens of one head under half the range
   int64_t tile_q = spec.waves * shape_of(spec).m;
-  if (most < tile_q) return plan::Planned{plan::no_chunk_reason("query tile", tile_q * row, buffer_range), {}, {}, {}, {}};
+  if (most < tile_q)
+    return plan::Planned{plan::no_chunk_reason("query tile", tile_q * row, buffer_range), {}, {}, {}, {}};
   plan::Expr seq_q = name("q_tiles") * tile_q, seq_k = name("seq_k");
-  std::map<std::string, plan::Expr> per_head = {{"q", seq_q * row}, {"k", seq_k * row}, {"v", seq_k * row}, {"o", seq_q * row}};
+  std::map<std::string, plan::Expr> per_head = {
+      {"q", seq_q * row}, {"k", seq_k * row}, {"v", seq_k * row}, {"o", seq_q * row}};
   std::vector<plan::Binding> bindings;
-  for (const char* p : {"q", "k", "v", "o"}) bindings.push_back(plan::view(p, FIRST * per_head.at(p), COUNT * per_head.at(p)));
+  for (const char* p : {"q", "k", "v", "o"})
+    bindings.push_back(plan::view(p, FIRST * per_head.at(p), COUNT * per_head.at(p)));
   bindings.push_back(plan::scalar("seq_q", seq_q));
   bindings.push_back(plan::scalar("seq_k", seq_k));
   plan::Expr chunk = plan::expr(most) / plan::max_of(seq_q, seq_k);
-  plan::Launch launch = plan::kernel_launch(kernel, plan::fixed_grid(name("q_tiles"), COUNT), bindings, plan::Chunks{"heads", chunk});
-  std::vector<plan::Size> sizes = {{"heads", 0, plan::tensor_units(row)}, {"q_tiles", 1, most / tile_q}, {"seq_k", 1, most}};
+  plan::Launch launch =
+      plan::kernel_launch(kernel, plan::fixed_grid(name("q_tiles"), COUNT), bindings, plan::Chunks{"heads", chunk});
+  std::vector<plan::Size> sizes = {
+      {"heads", 0, plan::tensor_units(row)}, {"q_tiles", 1, most / tile_q}, {"seq_k", 1, most}};
   std::map<std::string, plan::Expr> bytes_of;
   for (const auto& [p, unit] : per_head) bytes_of.insert_or_assign(p, name("heads") * unit);
   return plan::planned({kernel}, sizes, bytes_of, {launch});

@@ -122,7 +122,8 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /
   auto grid = plan::fixed_grid(common::ceil_div(lanes, spec.block_waves * arch.wave_size));
   std::vector<std::string> names = tensor_names(spec);
   std::map<std::string, plan::Expr> bytes_of;
-  for (const auto& [name, bytes] : common::tensor_bytes(spec, names, !spec.dgrad)) bytes_of.insert_or_assign(name, bytes);
+  for (const auto& [name, bytes] : common::tensor_bytes(spec, names, !spec.dgrad))
+    bytes_of.insert_or_assign(name, bytes);
   std::vector<plan::Binding> bindings;
   for (const auto& name : names) bindings.push_back(plan::whole(name));
   return plan::planned({kernel}, {}, bytes_of, {plan::kernel_launch(kernel, grid, bindings)});

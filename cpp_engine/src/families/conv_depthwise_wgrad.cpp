@@ -111,12 +111,14 @@ int64_t weight_count(const Spec& spec) { return spec.c * spec.kh * spec.kw; }
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
   std::vector<ir::Kernel> kernels = build_module(spec, arch);
   std::map<std::string, plan::Expr> bytes_of;
-  for (const auto& [name, bytes] : common::tensor_bytes(spec, {"x", "dw", "dy"}, true)) bytes_of.insert_or_assign(name, bytes);
+  for (const auto& [name, bytes] : common::tensor_bytes(spec, {"x", "dw", "dy"}, true))
+    bytes_of.insert_or_assign(name, bytes);
   bytes_of.insert_or_assign("ws", spec.split * weight_count(spec) * 4);
   auto grid = plan::fixed_grid(spec.c / spec.cpl, spec.kh / spec.block_kh, spec.split);
   using plan::whole;
   if (spec.split == 1)
-    return plan::planned(kernels, {}, bytes_of, {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("dw")})});
+    return plan::planned(kernels, {}, bytes_of,
+                         {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("dw")})});
   auto reduce_grid = plan::fixed_grid(common::ceil_div(weight_count(spec), REDUCE_BLOCK));
   return plan::planned(kernels, {}, bytes_of,
                        {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("ws")}),

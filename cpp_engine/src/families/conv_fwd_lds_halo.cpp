@@ -360,8 +360,9 @@ std::vector<plan::Launch> chunk_launches(const Spec& chunk, const std::vector<ir
   };
   plan::Binding x = plan::view("x", first * per_image("input"), n * per_image("input"));
   plan::Binding y = plan::view("y", first * per_image("output"), n * per_image("output"));
-  auto grid = plan::fixed_grid(n * ho * common::ceil_div(wo, chunk.tile_w), problem_channels(chunk).second / chunk.tile_n,
-                               chunk.groups / chunk.group_merge * chunk.split_c);
+  auto grid =
+      plan::fixed_grid(n * ho * common::ceil_div(wo, chunk.tile_w), problem_channels(chunk).second / chunk.tile_n,
+                       chunk.groups / chunk.group_merge * chunk.split_c);
   const ir::Kernel& forward = by_name(kernel_name(chunk));
   if (chunk.split_c == 1) return {plan::kernel_launch(forward, grid, {x, plan::whole("wt"), y})};
   plan::Binding ws = plan::view("ws", 0, n * per_image("workspace"));

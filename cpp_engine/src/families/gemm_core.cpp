@@ -151,8 +151,13 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t
   for (int64_t bytes : row_bytes) chunk_units.push_back(bytes * tile_m);
   int64_t chunk = plan::chunk_length(chunk_units, buffer_range);
   if (chunk == 0)
-    return plan::Planned{plan::no_chunk_reason("row of tiles", *std::max_element(row_bytes.begin(), row_bytes.end()) * tile_m,
-                                               buffer_range), {}, {}, {}, {}};
+    return plan::Planned{
+        plan::no_chunk_reason("row of tiles", *std::max_element(row_bytes.begin(), row_bytes.end()) * tile_m,
+                              buffer_range),
+        {},
+        {},
+        {},
+        {}};
   std::map<std::string, plan::Expr> tile_rows = {{"a", k * (tile_m * element)}};
   for (const auto& [buffer, size] : rows) tile_rows.insert_or_assign(buffer, n * (tile_m * size));
   std::map<std::string, plan::Expr> bytes_of = {{b_name(spec), n * k * element}};
@@ -168,8 +173,8 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t
     else
       bindings.push_back(plan::whole(param.name));
   }
-  plan::Launch launch = plan::kernel_launch(kernel, plan::fixed_grid(name("n_tiles"), COUNT), bindings,
-                                            plan::Chunks{"m_tiles", chunk});
+  plan::Launch launch =
+      plan::kernel_launch(kernel, plan::fixed_grid(name("n_tiles"), COUNT), bindings, plan::Chunks{"m_tiles", chunk});
   std::vector<plan::Size> sizes = {{"m_tiles", 0, plan::tensor_units(MAX_K * element * tile_m)},
                                    {"n_tiles", 1, MAX_N / tile_n},
                                    {"k_tiles", 1, MAX_K / tile_k}};

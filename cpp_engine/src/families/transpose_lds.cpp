@@ -93,7 +93,10 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   if (most_cols == 0)
     return plan::Planned{plan::no_chunk_reason(fmt::format("row of {rows} elements", fmt::arg("rows", MAX_ROWS)),
                                                MAX_ROWS * element * spec.vec, buffer_range),
-                         {}, {}, {}, {}};
+                         {},
+                         {},
+                         {},
+                         {}};
   plan::Expr rows = plan::name("rows"), cols = plan::scaled(plan::name("col_vectors"), spec.vec);
   auto grid = plan::fixed_grid(plan::ceil_div(cols, spec.tile * spec.tiles), plan::ceil_div(rows, spec.tile));
   std::vector<plan::Binding> bindings = {plan::whole("a"), plan::whole("b"), plan::scalar("rows", rows),

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from plans import (ACCUMULATION, Case, ELEMENT_BYTES, two_chunk_range, Output, RTOL, ceil_div, nan_memory, random_values, require_small, round_to,
-                   to_memory)
+from plans import (ACCUMULATION, Case, ELEMENT_BYTES, Output, RTOL, ceil_div, nan_memory, random_values, require_small,
+                   round_to, to_memory, two_chunk_range)
 
 
 

@@ -7,7 +7,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small, round_to, to_memory
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, two_chunk_range, random_values,
+                   require_small, round_to, to_memory)
 
 
 ARITY = {"add": 2, "sub": 2, "mul": 2, "max": 2, "min": 2, "fma": 3, "relu": 1, "silu": 1}

@@ -13,7 +13,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to,
+                   to_memory)
 from .gemm_mma import gemm_contract
 
 

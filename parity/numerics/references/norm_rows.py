@@ -9,8 +9,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, two_chunk_range, round_to,
-                   to_memory)
+from plans import (Case, ELEMENT_BYTES, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
+                   round_to, to_memory, two_chunk_range)
 
 
 EPS = float.fromhex("0x1.4f8b58p-17")  # the kernel's f32 constant (1e-5 rounded)
@@ -71,4 +71,5 @@ def plan(spec, arch, rng):
     want = norm_rows(x, spec["kind"], dtype, weight, bias)
     scale = deviation_scale(x, spec["kind"], weight)
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
-                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])], buffer_range=buffer_range)
+                [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])],
+                buffer_range=buffer_range)

@@ -9,7 +9,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small, round_to, to_memory
+from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small,
+                   round_to, to_memory)
 
 DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
 

@@ -10,7 +10,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunk_range, round_to, to_memory
+from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunk_range,
+                   round_to, to_memory)
 from .reduce_rows import bpermute, update_dpp
 
 IDENTITY = {"sum": 0.0, "max": -np.inf}

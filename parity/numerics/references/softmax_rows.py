@@ -10,8 +10,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small, two_chunk_range,
-                   round_to, to_memory)
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values,
+                   require_small, round_to, to_memory, two_chunk_range)
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
 LOWEST = np.float32(-np.finfo(np.float32).max)

@@ -13,8 +13,8 @@ writes y in the input dtype; weight and bias are cols long, in the input dtype.
 """
 from ..ir.types import scalar, with_lanes
 from ..plan import batch_plan
-from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, row_span, rows_per_group, splat,
-                          store_chunk)
+from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, row_span,
+                          rows_per_group, splat, store_chunk)
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "norm_rows"

@@ -12,8 +12,8 @@ that merging two such pairs computes exp(0) * 0, not exp(-inf - -inf) = NaN.
 """
 from ..ir.types import scalar
 from ..plan import batch_plan
-from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, row_span, rows_per_group, splat,
-                          store_chunk)
+from .rows_common import (ROW_FIELDS, fold_vector, load_chunk, reduce_row, row_bytes, row_checks, row_kernel, row_span,
+                          rows_per_group, splat, store_chunk)
 from .spec import first_reason, parse_fields
 
 FAMILY = "softmax_rows"
