@@ -99,7 +99,7 @@ TEST(Spec, TheRegistryFindsEachFamilysOptionalEntryPoints) {
   for (const auto& family : FAMILIES()) {
     EXPECT_EQ(family.flavor_gate != nullptr, has(gated, family.FAMILY)) << family.FAMILY;
     EXPECT_EQ(family.build_module != nullptr, has(modules, family.FAMILY)) << family.FAMILY;
-    EXPECT_EQ(family.plan_module != nullptr, has(modules, family.FAMILY)) << family.FAMILY;
+    EXPECT_TRUE(family.plan_module != nullptr) << family.FAMILY;  // every family states its launch contract
   }
 }
 

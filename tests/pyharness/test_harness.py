@@ -131,4 +131,4 @@ def test_a_launch_plan_that_differs_is_the_first_difference():
     first = EmitResult(kernel_name="k", canonical="; kemit canonical IR 1\n", plan=plan)
     second = EmitResult(kernel_name="k", canonical="; kemit canonical IR 1\n", plan=plan.replace("1,1,1", "2,1,1"))
     assert first_difference(first, first) == ""
-    assert first_difference(first, second).startswith("plan differs at line 2: ")
+    assert first_difference(first, second).startswith("plan differs at line 3: ")

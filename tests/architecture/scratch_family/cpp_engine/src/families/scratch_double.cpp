@@ -25,6 +25,17 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
                      fmt::arg("block", spec.block));
 }
 
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
+  using plan::COUNT;
+  ir::Kernel kernel = build(spec, arch);
+  std::vector<plan::Binding> bindings = {plan::batch_view("a", 4), plan::batch_view("y", 4), plan::scalar("n", COUNT)};
+  auto grid = plan::fixed_grid(plan::ceil_div(COUNT, spec.block));
+  plan::Chunks chunks{"n", plan::chunk_length({4}, buffer_range)};
+  plan::Launch launch = plan::kernel_launch(kernel, grid, bindings, chunks);
+  return plan::planned({kernel}, {{"n", 0, plan::tensor_units(4)}},
+                       {{"a", plan::name("n") * 4}, {"y", plan::name("n") * 4}}, {launch});
+}
+
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(spec.block));

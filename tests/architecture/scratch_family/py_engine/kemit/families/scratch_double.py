@@ -4,6 +4,8 @@ As small as a family can be: tests/architecture/test_scratch_family.py adds it, 
 its own files, to a copy of the tree and shows both engines serve it."""
 from ..ir.builder import Builder
 from ..ir.types import pointer, scalar
+from ..plan import COUNT, Chunks, Size, batch_view, ceil_div, chunk_length, expr, fixed_grid, kernel_launch, name, \
+    planned, scalar as scalar_binding, tensor_units
 from .spec import parse_fields
 
 FAMILY = "scratch_double"
@@ -25,6 +27,15 @@ def validate(spec, arch):
         return ""
     return "block must be a positive multiple of the wave size {wave_size} up to {max_block} (got {block})".format(
         wave_size=arch.wave_size, max_block=MAX_BLOCK, block=spec["block"])
+
+
+def plan_module(spec, arch, buffer_range):
+    """The kernel and its contract: n elements of a and y, in chunks; one lane per element."""
+    kernel = build(spec, arch)
+    bindings = [batch_view("a", 4), batch_view("y", 4), scalar_binding("n", COUNT)]
+    grid = fixed_grid(ceil_div(COUNT, spec["block"]))
+    launch = kernel_launch(kernel, grid, bindings, Chunks("n", expr(chunk_length([4], buffer_range))))
+    return planned([kernel], [Size("n", 0, tensor_units(4))], {"a": name("n") * 4, "y": name("n") * 4}, [launch])
 
 
 def build(spec, arch):

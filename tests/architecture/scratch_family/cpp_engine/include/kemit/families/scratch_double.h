@@ -8,6 +8,7 @@
 
 #include "kemit/families/spec.h"
 #include "kemit/ir/builder.h"
+#include "kemit/plan.h"
 #include "kemit/target/arch.h"
 
 namespace kemit::families::scratch_double {
@@ -26,6 +27,8 @@ Spec read_spec(const nlohmann::json& spec);
 std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
+// The kernel and its contract: n elements of a and y, in chunks; one lane per element.
+plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 
 }  // namespace kemit::families::scratch_double
