@@ -34,6 +34,7 @@ EW_TRIPS = 127
 @pytest.fixture(scope="module", params=FLAVORS)
 def checker(request):
     c = Checker(checker_path(BUILD, find_flavor(request.param).major))
+    c.flavor = request.param
     yield c
     c.close()
 
@@ -44,12 +45,12 @@ def emitted(kemit_cpp, family, spec):
     return built["canonical"], {section["flavor"]: section["text"] for section in built["ll"]}
 
 
-def ew_launch(kernel, y_view=None):
-    bytes_ = N * 4
+def ew_launch(kernel, y_view=None, dtype="f32", inputs=("a", "b")):
+    bytes_ = N * witness.ELEMENT_BYTES[dtype]
+    names = list(inputs) + ["y"]
     launch = {"kernel": kernel, "grid": [EW_GRID], "block": [256], "seed": SEED,
-              "buffers": {"a": {"bytes": bytes_, "fill": "f32"}, "b": {"bytes": bytes_, "fill": "f32"},
-                          "y": {"bytes": bytes_, "fill": "f32"}},
-              "args": {"a": {"buffer": "a"}, "b": {"buffer": "b"}, "y": {"buffer": "y"}, "n": N}}
+              "buffers": {name: {"bytes": bytes_, "fill": dtype} for name in names},
+              "args": dict({name: {"buffer": name} for name in names}, n=N)}
     if y_view:
         launch["buffers"]["y"]["bytes"] = y_view["offset"] + y_view["bytes"] + 4096
         launch["args"]["y"] = dict(y_view, buffer="y")
@@ -66,23 +67,29 @@ def all_runs(kemit_cpp, checkers_texts, canonical, launch):
     return out
 
 
-def check_elementwise(report, launch):
+def check_elementwise(report, launch, spec):
     """Every run ok, exactly the expected pages made, the written y elements equal to the reference."""
     assert [run["ok"] for run in report["runs"]] == [True, True], report["runs"]
     assert [run["workgroup"] for run in report["runs"]] == [[0, 0, 0], [EW_GRID - 1, 0, 0]]
-    assert witness.pages_touched(report) == 3 * 2 * EW_TRIPS  # a, b, y: one page per trip and workgroup
-    spec = {"op": "add", "dtype": "f32", "vec": 1}
+    # each buffer: one page per trip and workgroup
+    assert witness.pages_touched(report) == len(launch["buffers"]) * 2 * EW_TRIPS
     mismatches, counts = witness.compare_sampled(report, launch, elementwise.sampled_outputs(spec, launch))
     assert mismatches == []
     assert counts == {"y": 2 * EW_TRIPS * 256}
 
 
-def test_elementwise_at_real_size_in_the_interpreter_and_every_executor(kemit_cpp, checker):
-    canonical, modules = emitted(kemit_cpp, "elementwise", {"op": "add", "dtype": "f32", "vec": 1})
-    launch = ew_launch("ew_add_f32_v1_b256")
-    flavor = next(name for name in FLAVORS if checker_path(BUILD, find_flavor(name).major) == checker.path)
-    for section, report in all_runs(kemit_cpp, {flavor: (checker, modules[flavor])}, canonical, launch):
-        check_elementwise(report, launch)
+# f32, f16 and bf16 fills, two and three inputs
+EW_SPECS = [{"op": "add", "dtype": "f32", "vec": 1}, {"op": "mul", "dtype": "f16", "vec": 1},
+            {"op": "fma", "dtype": "bf16", "vec": 1}]
+
+
+@pytest.mark.parametrize("spec", EW_SPECS, ids=lambda spec: spec["op"] + "_" + spec["dtype"])
+def test_elementwise_at_real_size_in_the_interpreter_and_every_executor(kemit_cpp, checker, spec):
+    canonical, modules = emitted(kemit_cpp, "elementwise", spec)
+    inputs = ("a", "b", "c")[:elementwise.ARITY[spec["op"]]]
+    launch = ew_launch(kemit_cpp.kernel_name("elementwise", spec), dtype=spec["dtype"], inputs=inputs)
+    for section, report in all_runs(kemit_cpp, {checker.flavor: (checker, modules[checker.flavor])}, canonical, launch):
+        check_elementwise(report, launch, spec)
 
 
 def test_the_sampled_comparison_fails_on_a_wrong_reference(kemit_cpp):
@@ -103,8 +110,7 @@ def test_a_store_past_its_view_is_out_of_bounds_at_the_last_workgroup(kemit_cpp,
     # y's view starts at 4 GiB and holds one element fewer than n: only the last element's store,
     # by the last workgroup's last lane, falls outside it.
     launch = ew_launch("ew_add_f32_v1_b256", y_view={"offset": 2 ** 32, "bytes": (N - 1) * 4})
-    flavor = next(name for name in FLAVORS if checker_path(BUILD, find_flavor(name).major) == checker.path)
-    for section, report in all_runs(kemit_cpp, {flavor: (checker, modules[flavor])}, canonical, launch):
+    for section, report in all_runs(kemit_cpp, {checker.flavor: (checker, modules[checker.flavor])}, canonical, launch):
         first, last = report["runs"]
         assert first["ok"], (section, first)
         assert not last["ok"] and last["workgroup"] == [EW_GRID - 1, 0, 0], (section, last)
@@ -167,6 +173,7 @@ def test_a_planted_mul_nsw_is_poison_at_the_witness_workgroup_only(kemit_cpp, ch
         assert first["ok"] and before["ok"], (section, report["runs"])
         assert not last["ok"] and last["workgroup"] == [2 ** 23, 0, 0], (section, last)
         assert "mul" in last["op"] and "nsw" in last["message"], (section, last)
+        assert "8388608" in last["message"] and "256" in last["message"], (section, last)  # the values
         assert last["workitem"] == 0, (section, last)
         # the workgroup just below the wrap wrote its elements: i at element i (up to 2^31 - 1)
         indices, values = witness.written_elements(report, launch, "y", "i32")
@@ -184,9 +191,8 @@ def test_reduce_rows_at_real_size_in_the_interpreter_and_every_executor(kemit_cp
     launch = {"kernel": kernel, "grid": [grid], "block": [full["block"]], "seed": SEED,
               "buffers": {"x": {"bytes": rows * cols * 4, "fill": "f32"}, "y": {"bytes": rows * 4, "fill": "f32"}},
               "args": {"x": {"buffer": "x"}, "y": {"buffer": "y"}, "rows": rows}}
-    flavor = next(name for name in FLAVORS if checker_path(BUILD, find_flavor(name).major) == checker.path)
     trips = -(-rows // grid)  # rows per workgroup: the last one's too (rows = 32 * 2^16 - 1)
-    for section, report in all_runs(kemit_cpp, {flavor: (checker, modules[flavor])}, canonical, launch):
+    for section, report in all_runs(kemit_cpp, {checker.flavor: (checker, modules[checker.flavor])}, canonical, launch):
         assert all(run["ok"] for run in report["runs"]), (section, report["runs"])
         mismatches, counts = witness.compare_sampled(report, launch, reduce_rows.sampled_outputs(full, launch))
         assert mismatches == [], section
@@ -196,11 +202,10 @@ def test_reduce_rows_at_real_size_in_the_interpreter_and_every_executor(kemit_cp
 
 def test_a_malformed_description_is_refused_alike(kemit_cpp, checker):
     canonical, modules = emitted(kemit_cpp, "elementwise", {"op": "add", "dtype": "f32", "vec": 1})
-    flavor = next(name for name in FLAVORS if checker_path(BUILD, find_flavor(name).major) == checker.path)
     launch = ew_launch("ew_add_f32_v1_b256")
     launch["grid"] = [2 ** 24]  # 2^24 workgroups of 256: 2^32 work-items, one past the grid dim
     with pytest.raises(kemit_cpp.InterpError) as refused:
         kemit_cpp.witness(canonical, launch)
-    report, error = checker.witness(modules[flavor], "bad.ll", launch)
+    report, error = checker.witness(modules[checker.flavor], "bad.ll", launch)
     assert report is None and error == str(refused.value)
     assert "2^32-1 work-items" in error
