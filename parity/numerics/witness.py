@@ -14,6 +14,9 @@ written elements read back from a report, and the comparison of the sampled outp
 reference of those outputs alone (`sampled_outputs` in references/<family>.py). It imports no engine
 module: the numerics worker hands `kemit_cpp` in.
 """
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from plans import Output, compare
@@ -89,16 +92,39 @@ def written_elements(report, launch, param, dtype):
     return np.concatenate(indices).astype(np.int64), np.concatenate(values)
 
 
+@dataclass
+class Sampled:
+    """A family's reference of one output at the elements a witness run wrote: `want_of(view
+    indices)` gives (want, scale) as plans.Output holds them; rtol and atol as the lane's."""
+    param: str
+    dtype: str
+    want_of: Callable
+    rtol: float
+    atol: float = 0.0
+
+
+def row_sampled(launch, indices, cols, fill, outputs_of_rows):
+    """(want, scale) at element `indices` of a rows x cols output, from the whole rows of the input
+    `x` they fall in: outputs_of_rows(x of those rows, row numbers) -> (want, scale or None), each
+    of shape (rows, cols)."""
+    indices = np.asarray(indices, dtype=np.int64)
+    rows, at = np.unique(indices // cols, return_inverse=True)
+    x = view_values(launch, "x", fill, rows[:, None] * cols + np.arange(cols)).astype(np.float32)
+    want, scale = outputs_of_rows(x.reshape(len(rows), cols), rows)
+    columns = indices % cols
+    return want[at, columns], None if scale is None else scale[at, columns]
+
+
 def compare_sampled(report, launch, sampled):
-    """Each sampled output (param, dtype, want function of view indices -> (want, scale), rtol)
-    compared over the elements the run wrote: a list of plans.compare records (empty: all within
-    tolerance), and the count of elements compared per param."""
+    """Each Sampled output compared over the elements the run wrote: a list of plans.compare
+    records (empty: all within tolerance; first_bad_index a view index), and the count of elements
+    compared per param."""
     mismatches, counts = [], {}
-    for param, dtype, want_of, rtol in sampled:
-        indices, got = written_elements(report, launch, param, dtype)
-        want, scale = want_of(indices)
-        counts[param] = len(indices)
-        record = compare(Output(param, dtype, want, scale, rtol), got)
+    for output in sampled:
+        indices, got = written_elements(report, launch, output.param, output.dtype)
+        want, scale = output.want_of(indices)
+        counts[output.param] = len(indices)
+        record = compare(Output(output.param, output.dtype, want, scale, output.rtol, output.atol), got)
         if record:
             record["first_bad_index"] = int(indices[record["first_bad_index"]])
             mismatches.append(record)

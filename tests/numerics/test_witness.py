@@ -1,10 +1,11 @@
 """Witness runs at real size (docs/numerics.md, "Witness runs at real size"): the interpreter
 (kemit_cpp.witness) and every flavor's executor (the WITNESS verb of kemit_llcheckN) run chosen
 workgroups of launches whose buffers (8 GiB and more) never exist in memory, with the same report:
-an elementwise and a reduce_rows launch at real size whose sampled outputs match the references, a
+elementwise and row-family launches at real size whose sampled outputs match the references, a
 planted `mul nsw` that wraps only past 2^31 shown as poison at its workgroup, a store past a view
 shown as out of bounds, and memory that stays proportional to the pages the run touched.
 """
+import importlib
 import os
 
 import numpy as np
@@ -16,7 +17,7 @@ add_to_sys_path(NUMERICS, PY_ENGINE)
 import witness  # noqa: E402
 from executor_client import Checker, checker_path  # noqa: E402
 from kemit.llvm.flavors import find_flavor, flavor_names  # noqa: E402
-from references import elementwise, reduce_rows  # noqa: E402
+from references import elementwise  # noqa: E402
 
 BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
 FLAVORS = flavor_names()
@@ -181,23 +182,33 @@ def test_a_planted_mul_nsw_is_poison_at_the_witness_workgroup_only(kemit_cpp, ch
         assert witness.pages_touched(report) == 2, section
 
 
-def test_reduce_rows_at_real_size_in_the_interpreter_and_every_executor(kemit_cpp, checker):
-    spec = {"op": "sum", "dtype": "f32"}
-    canonical, modules = emitted(kemit_cpp, "reduce_rows", spec)
-    full = kemit_cpp.parse_spec("reduce_rows", spec)
+# The row families' defaults (scope block: a row per workgroup and grid-stride trip), norm_rows
+# with its affine weight and bias.
+ROW_SPECS = {"reduce_rows": {"op": "sum", "dtype": "f32"}, "softmax_rows": {}, "norm_rows": {"affine": True},
+             "scan_rows": {}}
+
+
+@pytest.mark.parametrize("family", sorted(ROW_SPECS))
+def test_a_row_family_at_real_size_in_the_interpreter_and_every_executor(kemit_cpp, checker, family):
+    spec = ROW_SPECS[family]
+    canonical, modules = emitted(kemit_cpp, family, spec)
+    full = kemit_cpp.parse_spec(family, spec)
     rows, cols = 2 ** 21 - 1, full["cols"]  # x: 8 GiB of f32
     grid = 2 ** 16
-    kernel = kemit_cpp.kernel_name("reduce_rows", spec)
-    launch = {"kernel": kernel, "grid": [grid], "block": [full["block"]], "seed": SEED,
-              "buffers": {"x": {"bytes": rows * cols * 4, "fill": "f32"}, "y": {"bytes": rows * 4, "fill": "f32"}},
-              "args": {"x": {"buffer": "x"}, "y": {"buffer": "y"}, "rows": rows}}
-    trips = -(-rows // grid)  # rows per workgroup: the last one's too (rows = 32 * 2^16 - 1)
+    per_row = 1 if family == "reduce_rows" else cols  # y's elements per row
+    buffers = {"x": {"bytes": rows * cols * 4, "fill": "f32"}, "y": {"bytes": rows * per_row * 4, "fill": "f32"}}
+    if full.get("affine"):
+        buffers.update({"weight": {"bytes": cols * 4, "fill": "f32"}, "bias": {"bytes": cols * 4, "fill": "f32"}})
+    launch = {"kernel": kemit_cpp.kernel_name(family, spec), "grid": [grid], "block": [full["block"]], "seed": SEED,
+              "buffers": buffers, "args": dict({name: {"buffer": name} for name in buffers}, rows=rows)}
+    trips = -(-rows // grid)  # rows of the first workgroup; the last one's last row is past `rows`
+    reference = importlib.import_module(f"references.{family}")
     for section, report in all_runs(kemit_cpp, {checker.flavor: (checker, modules[checker.flavor])}, canonical, launch):
         assert all(run["ok"] for run in report["runs"]), (section, report["runs"])
-        mismatches, counts = witness.compare_sampled(report, launch, reduce_rows.sampled_outputs(full, launch))
+        mismatches, counts = witness.compare_sampled(report, launch, reference.sampled_outputs(full, launch))
         assert mismatches == [], section
-        assert counts == {"y": trips + trips - 1}, section  # the last workgroup's last row is past `rows`
-        assert report["buffers"]["x"]["pages"] <= 2 * trips, section
+        assert counts == {"y": (2 * trips - 1) * per_row}, section
+        assert report["buffers"]["x"]["pages"] == 2 * trips - 1, section
 
 
 def test_a_malformed_description_is_refused_alike(kemit_cpp, checker):

@@ -8,7 +8,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import Case, EXP_RTOL, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
-from witness import view_values
+from witness import Sampled, view_values
 
 
 ARITY = {"add": 2, "sub": 2, "mul": 2, "max": 2, "min": 2, "fma": 3, "relu": 1, "silu": 1}
@@ -56,8 +56,8 @@ def plan(spec, arch, rng):
 
 # ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
 def sampled_outputs(spec, launch):
-    """y's reference at the elements a witness run wrote, from the inputs' page-fill values:
-    [(param, dtype, want of view indices -> (want, scale), rtol)] for witness.compare_sampled."""
+    """y's reference at the elements a witness run wrote, from the inputs' page-fill values
+    (witness.Sampled, for witness.compare_sampled)."""
     dtype = spec["dtype"]
     names = ("a", "b", "c")[:ARITY[spec["op"]]]
     rtol = RTOL[dtype] + (EXP_RTOL if spec["op"] == "silu" else 0.0)
@@ -65,4 +65,4 @@ def sampled_outputs(spec, launch):
     def want(indices):
         inputs = [view_values(launch, name, dtype, indices) for name in names]
         return elementwise(spec["op"], inputs, dtype), None
-    return [("y", dtype, want, rtol)]
+    return [Sampled("y", dtype, want, rtol)]

@@ -10,7 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
-from witness import view_values
+from witness import Sampled, view_values
 
 DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
 
@@ -97,8 +97,8 @@ def plan(spec, arch, rng):
 
 # ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
 def sampled_outputs(spec, launch):
-    """y's reference at the rows a witness run wrote, each row of x from its page-fill values:
-    [(param, dtype, want of row indices -> (want, scale), rtol)] for witness.compare_sampled."""
+    """y's reference at the rows a witness run wrote, each row of x from its page-fill values
+    (witness.Sampled, for witness.compare_sampled)."""
     cols, dtype = spec["cols"], spec["dtype"]
     out_dtype = "f32" if spec["out_f32"] else dtype
 
@@ -107,4 +107,4 @@ def sampled_outputs(spec, launch):
         x = np.asarray(x, dtype=np.float32).reshape(len(rows), cols)
         scale = np.abs(x).sum(axis=1) if spec["op"] == "sum" else None
         return reduce_rows(x, spec["op"], out_dtype), scale
-    return [("y", out_dtype, want, RTOL[out_dtype])]
+    return [Sampled("y", out_dtype, want, RTOL[out_dtype])]
