@@ -84,6 +84,7 @@ WitnessReport run_witness(const ir::Kernel& kernel, const witness::Launch& launc
       report.runs.push_back(run);
     } catch (const InterpError& error) {
       report.runs.push_back(failed_run(chosen, error));
+      state.storage.clear();  // waves stopped mid-run leave their stacks: the next workgroup gets fresh ones
     }
     report.stats.workgroups += 1;
   }
