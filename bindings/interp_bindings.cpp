@@ -50,6 +50,16 @@ py::dict stats_dict(const interp::RunStats& stats) {
 
 }  // namespace
 
+const ir::Kernel& chosen_kernel(const std::vector<ir::Kernel>& kernels, const std::string& name) {
+  const ir::Kernel* chosen = kernels.size() == 1 && name.empty() ? &kernels[0] : nullptr;
+  for (const auto& kernel : kernels)
+    if (!name.empty() && kernel.name == name) chosen = &kernel;
+  if (!chosen)
+    throw py::value_error("the module has " + std::to_string(kernels.size()) + " kernel(s): pass kernel=<name> (got '" +
+                          name + "')");
+  return *chosen;
+}
+
 void populate_interp(py::module_& m) {
   py::register_exception<ir::ParseError>(m, "ParseError", PyExc_ValueError);
   py::register_exception<interp::InterpError>(m, "InterpError", PyExc_RuntimeError);
@@ -69,13 +79,7 @@ void populate_interp(py::module_& m) {
       [](const std::string& canonical, const py::object& grid, const py::object& block, const py::dict& buffers,
          const py::dict& scalars, const std::string& kernel_name) {
         std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
-        const ir::Kernel* chosen = kernels.size() == 1 && kernel_name.empty() ? &kernels[0] : nullptr;
-        for (const auto& kernel : kernels)
-          if (!kernel_name.empty() && kernel.name == kernel_name) chosen = &kernel;
-        if (!chosen)
-          throw py::value_error("the module has " + std::to_string(kernels.size()) + " kernel(s): pass kernel=<name> (got '" +
-                                kernel_name + "')");
-        const ir::Kernel& kernel = *chosen;
+        const ir::Kernel& kernel = chosen_kernel(kernels, kernel_name);
         interp::Launch launch{dims(grid, "grid"), dims(block, "block")};
         std::map<std::string, interp::Buffer> memory;
         for (const auto& [key, value] : buffers) {

@@ -6,4 +6,5 @@ PYBIND11_MODULE(kemit_cpp, m) {
   kemit::bindings::populate_engine(m);
   kemit::bindings::populate_tables(m);
   kemit::bindings::populate_interp(m);
+  kemit::bindings::populate_witness(m);
 }

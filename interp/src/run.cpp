@@ -18,21 +18,17 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <set>
 
 #include "kemit/interp/interp.h"
 #include "program.h"
 #include "wave.h"
+#include "workgroup.h"
 
 namespace kemit::interp {
 namespace {
 
 constexpr size_t STACK_BYTES = 512 * 1024;
-
-// Per wave index: its coroutine stack and register file, allocated once per run.
-struct WaveStorage {
-  std::unique_ptr<char[]> stack;
-  std::vector<uint64_t> regs;
-};
 
 struct Coroutine {
   ucontext_t context{};
@@ -91,15 +87,15 @@ void wave_entry() {
   swapcontext(&self.context, &group.scheduler);
 }
 
-std::vector<uint64_t> param_values(const Program& program, const std::map<std::string, Buffer>& buffers,
+}  // namespace
+
+std::vector<uint64_t> param_values(const Program& program, const std::set<std::string>& pointers,
+                                   const std::function<Region(const ParamInfo&)>& region_of,
                                    const std::map<std::string, int64_t>& scalars, Memory& memory) {
   std::vector<uint64_t> values;
   for (const auto& param : program.params) {
     if (param.pointer) {
-      auto found = buffers.find(param.name);
-      if (found == buffers.end()) throw InterpError("kernel @" + program.kernel + ": no buffer for pointer param '" + param.name + "'");
-      Region& region = memory.regions[param.region];
-      region = Region{param.name, found->second.data, found->second.bytes, found->second.writable, false, nullptr};
+      memory.regions[param.region] = region_of(param);
       values.push_back(uint64_t(param.region) << REGION_SHIFT);
       continue;
     }
@@ -112,7 +108,7 @@ std::vector<uint64_t> param_values(const Program& program, const std::map<std::s
                         " does not fit its type");
     values.push_back(static_cast<uint64_t>(value) & width_mask(param.value.kind));
   }
-  for (const auto& [name, buffer] : buffers) {
+  for (const auto& name : pointers) {
     bool known = false;
     for (const auto& param : program.params) known = known || (param.pointer && param.name == name);
     if (!known) throw InterpError("kernel @" + program.kernel + ": buffer '" + name + "' is no pointer param of the kernel");
@@ -125,16 +121,23 @@ std::vector<uint64_t> param_values(const Program& program, const std::map<std::s
   return values;
 }
 
-void run_workgroup(const Program& program, Memory& memory, RunStats& stats, const Launch& launch,
-                   const std::array<int, 3>& group_id, const std::vector<uint64_t>& params,
-                   std::vector<std::vector<uint8_t>>& lds, std::vector<std::vector<uint8_t>>& written,
-                   std::vector<WaveStorage>& storage) {
+GroupState::GroupState(const Program& program) {
+  for (const auto& buffer : program.lds) {
+    lds.emplace_back(buffer.bytes, 0);
+    written.emplace_back(buffer.bytes, 0);
+  }
+}
+
+void run_workgroup(const Program& program, Memory& memory, RunStats& stats, const std::array<int64_t, 3>& grid,
+                   const std::array<int, 3>& block, const std::array<int64_t, 3>& group_id,
+                   const std::vector<uint64_t>& params, GroupState& state) {
+  auto& [lds, written, storage] = state;
   for (size_t i = 0; i < program.lds.size(); ++i) {
     std::fill(written[i].begin(), written[i].end(), 0);
     memory.regions[program.lds[i].region] =
         Region{program.lds[i].name, lds[i].data(), lds[i].size(), true, true, &written[i]};
   }
-  int workitems = launch.block[0] * launch.block[1] * launch.block[2];
+  int workitems = block[0] * block[1] * block[2];
   int count = (workitems + program.wave_size - 1) / program.wave_size;
   Workgroup group;
   group.params = &params;
@@ -148,7 +151,7 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
       own.stack.reset(new char[STACK_BYTES]);
       own.regs.assign(static_cast<size_t>(program.slots) * program.wave_size, 0);
     }
-    Place place{launch.grid, launch.block, group_id, w};
+    Place place{grid, block, group_id, w};
     co.wave = std::make_unique<Wave>(
         program, memory, stats, place,
         [&group, &co]() {
@@ -188,8 +191,6 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
   }
 }
 
-}  // namespace
-
 RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
              const std::map<std::string, int64_t>& scalars) {
   auto start = std::chrono::steady_clock::now();
@@ -201,18 +202,21 @@ RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std:
     throw InterpError("kernel @" + kernel.name + ": a workgroup has at most 1024 workitems");
   Memory memory;
   memory.regions.resize(1 + program.params.size() + program.lds.size());
-  std::vector<uint64_t> params = param_values(program, buffers, scalars, memory);
-  std::vector<std::vector<uint8_t>> lds, written;
-  for (const auto& buffer : program.lds) {
-    lds.emplace_back(buffer.bytes, 0);
-    written.emplace_back(buffer.bytes, 0);
-  }
+  std::set<std::string> names;
+  for (const auto& [name, buffer] : buffers) names.insert(name);
+  auto region_of = [&](const ParamInfo& param) {
+    auto found = buffers.find(param.name);
+    if (found == buffers.end()) throw InterpError("kernel @" + program.kernel + ": no buffer for pointer param '" + param.name + "'");
+    return Region{param.name, found->second.data, found->second.bytes, found->second.writable, false, nullptr};
+  };
+  std::vector<uint64_t> params = param_values(program, names, region_of, scalars, memory);
+  GroupState state(program);
   RunStats stats;
-  std::vector<WaveStorage> storage;
-  for (int z = 0; z < launch.grid[2]; ++z)
-    for (int y = 0; y < launch.grid[1]; ++y)
-      for (int x = 0; x < launch.grid[0]; ++x) {
-        run_workgroup(program, memory, stats, launch, {x, y, z}, params, lds, written, storage);
+  std::array<int64_t, 3> grid = {launch.grid[0], launch.grid[1], launch.grid[2]};
+  for (int64_t z = 0; z < launch.grid[2]; ++z)
+    for (int64_t y = 0; y < launch.grid[1]; ++y)
+      for (int64_t x = 0; x < launch.grid[0]; ++x) {
+        run_workgroup(program, memory, stats, grid, launch.block, {x, y, z}, params, state);
         stats.workgroups += 1;
       }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

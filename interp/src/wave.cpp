@@ -12,7 +12,7 @@ using i128 = __int128;
 
 int lane_count(uint64_t mask) { return __builtin_popcountll(mask); }
 
-std::string group_text(const std::array<int, 3>& g) {
+std::string group_text(const std::array<int64_t, 3>& g) {
   return "(" + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) + ")";
 }
 
@@ -35,7 +35,8 @@ Wave::Wave(const Program& program, Memory& memory, RunStats& stats, const Place&
 void Wave::fail(const Instr& in, int lane, const std::string& message) const {
   std::string where = " (lane " + std::to_string(lane) + " of wave " + std::to_string(place.wave) + ", workgroup " +
                       group_text(place.group) + ", kernel @" + program.kernel + ")";
-  throw InterpError(op_label(*in.op) + ": " + message + where);
+  std::string label = op_label(*in.op);
+  throw OpError(label + ": " + message + where, label, int64_t(place.wave) * width + lane, message);
 }
 
 void Wave::run(const std::vector<uint64_t>& param_values) {
@@ -383,7 +384,8 @@ void Wave::load(const Instr& in, uint64_t mask) {
                              " that no lane of this workgroup wrote");
     for (int e = 0; e < in.result.width; ++e) {
       uint64_t bits = 0;
-      std::memcpy(&bits, region.data + offset + static_cast<size_t>(e) * size, size);
+      if (region.paged) region.paged->read(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
+      else std::memcpy(&bits, region.data + offset + static_cast<size_t>(e) * size, size);
       reg(in.result.slot + e, lane) = bits & width_mask(in.result.kind);
     }
   }
@@ -399,7 +401,8 @@ void Wave::store(const Instr& in, uint64_t mask) {
     Region& region = access(in, lane, pointer, bytes, true);
     for (int e = 0; e < value.width; ++e) {
       uint64_t bits = reg(value.slot + e, lane);
-      std::memcpy(region.data + offset + static_cast<size_t>(e) * size, &bits, size);
+      if (region.paged) region.paged->write(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
+      else std::memcpy(region.data + offset + static_cast<size_t>(e) * size, &bits, size);
     }
     if (region.written) std::fill(region.written->begin() + offset, region.written->begin() + offset + bytes, 1);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kemit/interp/interp.h"
+#include "kemit/tooling/paged_memory.h"
 #include "program.h"
 
 namespace kemit::interp {
@@ -20,14 +21,19 @@ struct Region {
   bool writable = true;
   bool lds = false;
   std::vector<uint8_t>* written = nullptr;  // LDS: which bytes this workgroup wrote
+  witness::PagedBuffer* paged = nullptr;    // a witness run's view: its bytes from `base` of these pages
+  uint64_t base = 0;
 };
 
 struct Memory {
   std::vector<Region> regions;  // by region id; 0 is no region
 };
 
+// Grid and workgroup ids are 64-bit: a witness run's grid dim reaches 2^32-1 workgroups.
 struct Place {
-  std::array<int, 3> grid, block, group;
+  std::array<int64_t, 3> grid;
+  std::array<int, 3> block;
+  std::array<int64_t, 3> group;
   int wave = 0;  // index of the wave in its workgroup
 };
 

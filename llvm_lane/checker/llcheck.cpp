@@ -12,6 +12,8 @@
 //   out: RESULT\t<name>\t<parsed 0|1>\t<verified 0|1>\t<unknown intrinsics, ','-joined>\t<diagnostic>
 //   in:  EXEC\t<byte count>\t<module name>            IR, a launch and its buffers: run in the
 //                                                     executor (llvm_lane/executor/exec_verb.cpp)
+//   in:  WITNESS\t<byte count>\t<module name>         IR and a launch description (JSON line): a
+//                                                     witness run at real size (exec_verb.cpp)
 //   in:  QUIT (or end of input)                       -> exit 0
 //   in:  COMPILE\t<byte count>\t<arch>\t<name>       check, then (when it passes) codegen in-process:
 //   out: COMPILED\t<name>\t<ok 0|1>\t<first error>\t<names llvm.amdgcn.* 0|1>\t<.amdgpu_metadata block>\t<code text>\t<occupancies>
@@ -191,6 +193,14 @@ int main() {
       current_module_name = line.substr(line.rfind('\t') + 1);
       if (!kemit::exec::serve_exec_request(line, std::cin)) {
         write_line("PROTOCOL\t" + escape_field(current_module_name) + "\tmalformed EXEC request\n");
+        return 2;
+      }
+      continue;
+    }
+    if (line.rfind("WITNESS\t", 0) == 0) {
+      current_module_name = line.substr(line.rfind('\t') + 1);
+      if (!kemit::exec::serve_witness_request(line, std::cin)) {
+        write_line("PROTOCOL\t" + escape_field(current_module_name) + "\tmalformed WITNESS request\n");
         return 2;
       }
       continue;

@@ -4,6 +4,12 @@
 //   BUFFER\t<name>\t<byte count>  + the bytes  x buffers
 // Answer: EXECUTED\t<name>\t<ok 0|1>\t<lane instructions>\t<wave instructions>\t<seconds>\t<error>
 // then, when ok, every buffer back in request order: BUFFER\t<name>\t<byte count> + the bytes.
+//
+// WITNESS verb (a witness run at real size, docs/numerics.md): after the header line and the IR
+// bytes, one line of JSON, the launch description kemit_cpp.witness takes as a dict. Answer:
+//   WITNESSED\t<name>\t<ok 0|1>\t<report byte count>\t<error>   then the report's JSON, then per
+//   buffer in the launch's order, per page of its report's "written" list: the page's bytes, then
+//   its written-byte bits (page bytes / 8, LSB first).
 #include "exec_verb.h"
 
 #include <cstdio>
@@ -16,6 +22,7 @@
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -90,7 +97,194 @@ bool read_launch(std::istream& in, Launch& launch) {
   return true;
 }
 
+// The module parsed in `context`, or null with `error` set to the parser's diagnostic.
+std::unique_ptr<llvm::Module> parse_module(const std::string& text, const std::string& name, llvm::LLVMContext& context,
+                                           std::string& error) {
+  llvm::SMDiagnostic parse_error;
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, name);
+  std::unique_ptr<llvm::Module> module = llvm::parseAssembly(buffer->getMemBufferRef(), parse_error, context);
+  if (!module) {
+    std::string diagnostic;
+    llvm::raw_string_ostream stream(diagnostic);
+    parse_error.print(nullptr, stream, false);
+    error = "parse error: " + stream.str();
+  }
+  return module;
+}
+
+std::string layout_dir() {
+  const char* dir = std::getenv("KEMIT_MMA_LAYOUT_DIR");
+  return dir && *dir ? dir : KEMIT_MMA_LAYOUT_DIR;
+}
+
+// ---- WITNESS: the launch description as JSON (the dict of kemit_cpp.witness) --------------
+
+bool json_dims(const llvm::json::Value* value, witness::Dims& out) {
+  out = {1, 1, 1};
+  if (!value) return true;
+  if (auto single = value->getAsInteger()) return *single >= 0 && (out[0] = uint64_t(*single), true);
+  const llvm::json::Array* items = value->getAsArray();
+  if (!items || items->empty() || items->size() > 3) return false;
+  for (size_t i = 0; i < items->size(); ++i) {
+    auto size = (*items)[i].getAsInteger();
+    if (!size || *size < 0) return false;
+    out[i] = uint64_t(*size);
+  }
+  return true;
+}
+
+bool json_count(const llvm::json::Object& object, const char* key, uint64_t& out) {
+  const llvm::json::Value* value = object.get(key);
+  if (!value) return true;
+  auto number = value->getAsInteger();
+  return number && *number >= 0 && (out = uint64_t(*number), true);
+}
+
+// A pointer param's binding {"buffer", "offset", "bytes"}; the rest of the buffer by default.
+bool json_view(const std::string& param, const llvm::json::Object& binding, witness::Launch& launch, std::string& error) {
+  witness::ViewSpec view;
+  for (const auto& entry : binding) {
+    std::string key = entry.first.str();
+    if (key != "buffer" && key != "offset" && key != "bytes")
+      return error = "witness launch: args['" + param + "'] has key '" + key + "' (buffer, offset, bytes)", false;
+  }
+  auto buffer = binding.getString("buffer");
+  if (!buffer || !json_count(binding, "offset", view.offset)) return error = "witness launch: args['" + param + "'] is malformed", false;
+  view.buffer = buffer->str();
+  bool whole = !binding.get("bytes");
+  if (!json_count(binding, "bytes", view.bytes)) return error = "witness launch: args['" + param + "'] is malformed", false;
+  for (const auto& each : launch.buffers)
+    if (whole && each.name == view.buffer && each.bytes >= view.offset) view.bytes = each.bytes - view.offset;
+  launch.views[param] = view;
+  return true;
+}
+
+bool json_launch(const std::string& line, witness::Launch& launch, std::string& error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
+  if (!parsed) return error = "witness launch: " + llvm::toString(parsed.takeError()), false;
+  const llvm::json::Object* top = parsed->getAsObject();
+  if (!top) return error = "witness launch: not a JSON object", false;
+  static const char* keys[] = {"kernel", "grid", "block", "seed", "page_bytes", "buffers", "args", "workgroups"};
+  for (const auto& entry : *top) {
+    bool known = false;
+    for (const char* key : keys) known = known || entry.first.str() == key;
+    if (!known) return error = "witness launch: unknown key '" + entry.first.str() + "'", false;
+  }
+  if (auto kernel = top->getString("kernel")) launch.kernel = kernel->str();
+  if (!json_dims(top->get("grid"), launch.grid) || !json_dims(top->get("block"), launch.block) ||
+      !json_count(*top, "seed", launch.seed) || !json_count(*top, "page_bytes", launch.page_bytes))
+    return error = "witness launch: grid, block, seed or page_bytes is malformed", false;
+  if (const llvm::json::Object* buffers = top->getObject("buffers"))
+    for (const auto& entry : *buffers) {
+      const llvm::json::Object* spec = entry.second.getAsObject();
+      witness::BufferSpec buffer{entry.first.str(), 0, "f32"};
+      if (!spec || !spec->get("bytes") || !json_count(*spec, "bytes", buffer.bytes))
+        return error = "witness launch: buffers['" + buffer.name + "'] needs its bytes", false;
+      if (auto fill = spec->getString("fill")) buffer.fill = fill->str();
+      launch.buffers.push_back(buffer);
+    }
+  if (const llvm::json::Object* args = top->getObject("args"))
+    for (const auto& entry : *args) {
+      std::string param = entry.first.str();
+      if (const llvm::json::Object* binding = entry.second.getAsObject()) {
+        if (!json_view(param, *binding, launch, error)) return false;
+      } else if (auto value = entry.second.getAsInteger()) {
+        launch.scalars[param] = *value;
+      } else {
+        return error = "witness launch: args['" + param + "'] is neither a view nor an integer", false;
+      }
+    }
+  if (const llvm::json::Array* groups = top->getArray("workgroups"))
+    for (const llvm::json::Value& group : *groups) {
+      witness::Dims dims;
+      if (!json_dims(&group, dims)) return error = "witness launch: a workgroup is malformed", false;
+      launch.workgroups.push_back(dims);
+    }
+  return true;
+}
+
+llvm::json::Object json_run(const witness::WorkgroupRun& run) {
+  llvm::json::Object out{{"workgroup", llvm::json::Array{int64_t(run.workgroup[0]), int64_t(run.workgroup[1]), int64_t(run.workgroup[2])}},
+                         {"ok", run.ok}};
+  if (!run.ok) {
+    out["op"] = run.op;
+    out["workitem"] = run.workitem;
+    out["message"] = run.message;
+    out["error"] = run.error;
+  }
+  return out;
+}
+
+bool page_written(const witness::PagedBuffer::Page& page) {
+  for (uint64_t word : page.written)
+    if (word) return true;
+  return false;
+}
+
+// The report's JSON (as kemit_cpp.witness's dict) and, after it, the written pages' bytes.
+void write_witness_report(const std::string& name, const WitnessOutcome& result, const witness::Launch& launch,
+                          const std::vector<witness::PagedBuffer>& buffers) {
+  llvm::json::Array runs;
+  for (const auto& run : result.runs) runs.push_back(json_run(run));
+  llvm::json::Object per_buffer;
+  for (const auto& buffer : buffers) {
+    llvm::json::Array written;
+    for (const auto& [index, page] : buffer.pages())
+      if (page_written(page)) written.push_back(int64_t(index));
+    per_buffer[buffer.name()] = llvm::json::Object{{"pages", int64_t(buffer.pages().size())}, {"written", std::move(written)}};
+  }
+  const Outcome& outcome = result.outcome;
+  llvm::json::Value report = llvm::json::Object{{"runs", std::move(runs)},
+                                                {"page_bytes", int64_t(launch.page_bytes)},
+                                                {"buffers", std::move(per_buffer)},
+                                                {"lane_instructions", int64_t(outcome.lane_instructions)},
+                                                {"wave_instructions", int64_t(outcome.wave_instructions)},
+                                                {"workgroups", int64_t(outcome.workgroups)},
+                                                {"seconds", outcome.seconds}};
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  stream << report;
+  stream.flush();
+  write("WITNESSED\t" + escape(name) + "\t1\t" + std::to_string(text.size()) + "\t\n" + text);
+  for (const auto& buffer : buffers)
+    for (const auto& [index, page] : buffer.pages())
+      if (page_written(page)) {
+        std::fwrite(page.bytes.get(), 1, buffer.page_bytes(), stdout);
+        std::fwrite(page.written.data(), sizeof(uint64_t), page.written.size(), stdout);
+      }
+}
+
 }  // namespace
+
+bool serve_witness_request(const std::string& header, std::istream& in) {
+  std::vector<std::string> fields = split_tabs(header);
+  size_t ir_bytes = 0;
+  std::string text, line;
+  if (fields.size() != 3 || !read_count(fields[1], ir_bytes) || !read_bytes(in, ir_bytes, text) || !std::getline(in, line))
+    return false;
+  const std::string& name = fields[2];
+  witness::Launch launch;
+  std::string error;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module;
+  if (json_launch(line, launch, error)) module = parse_module(text, name, context, error);
+  WitnessOutcome result;
+  std::vector<witness::PagedBuffer> buffers;
+  if (module) {
+    buffers.reserve(launch.buffers.size());  // the views point at them
+    for (const auto& spec : launch.buffers) {
+      witness::Fill fill = witness::Fill::f32;
+      witness::fill_of(spec.fill, fill);  // check_launch refuses an unknown fill
+      buffers.emplace_back(spec.name, spec.bytes, fill, launch.seed, launch.page_bytes);
+    }
+    result = execute_witness(*module, launch, buffers, layout_dir());
+    error = result.outcome.error;
+  }
+  if (!error.empty()) write("WITNESSED\t" + escape(name) + "\t0\t0\t" + escape(error) + "\n");
+  else write_witness_report(name, result, launch, buffers);
+  std::fflush(stdout);
+  return true;
+}
 
 bool serve_exec_request(const std::string& header, std::istream& in) {
   std::vector<std::string> fields = split_tabs(header);
@@ -101,19 +295,9 @@ bool serve_exec_request(const std::string& header, std::istream& in) {
   Launch launch;
   if (!read_launch(in, launch)) return false;
   llvm::LLVMContext context;
-  llvm::SMDiagnostic parse_error;
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, name);
-  std::unique_ptr<llvm::Module> module = llvm::parseAssembly(buffer->getMemBufferRef(), parse_error, context);
   Outcome outcome;
-  if (!module) {
-    std::string diagnostic;
-    llvm::raw_string_ostream stream(diagnostic);
-    parse_error.print(nullptr, stream, false);
-    outcome.error = "parse error: " + stream.str();
-  } else {
-    const char* layout_dir = std::getenv("KEMIT_MMA_LAYOUT_DIR");
-    outcome = execute(*module, launch, layout_dir && *layout_dir ? layout_dir : KEMIT_MMA_LAYOUT_DIR);
-  }
+  std::unique_ptr<llvm::Module> module = parse_module(text, name, context, outcome.error);
+  if (module) outcome = execute(*module, launch, layout_dir());
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.6f", outcome.seconds);
   write("EXECUTED\t" + escape(name) + "\t" + (outcome.ok ? "1" : "0") + "\t" + std::to_string(outcome.lane_instructions) +

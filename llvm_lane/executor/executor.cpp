@@ -1,4 +1,4 @@
-// kemit::exec::execute (executor.h): decode, load the layout tables, run.
+// kemit::exec::execute and execute_witness (executor.h): decode, load the layout tables, run.
 #include "executor.h"
 
 #include <chrono>
@@ -7,30 +7,84 @@
 #include "program.h"
 
 namespace kemit::exec {
+namespace {
+
+// The kernel decoded and its matrix layout tables loaded; false with `error` set when it cannot run.
+bool prepare(llvm::Module& module, const std::string& kernel, const std::string& layout_dir, Program& program,
+             std::vector<const MmaTable*>& tables, std::string& error) {
+  if (!decode_kernel(module, kernel, program, error)) return false;
+  for (const MmaOp& mma : program.mma_ops) {
+    const MmaTable* table = load_mma_table(layout_dir, mma.table, error);
+    if (!table) return false;
+    for (int i = 0; i < 4; ++i)
+      for (const auto& lane : table->cells[i])
+        if (int(lane.size()) != mma.widths[i])
+          return error = "layout table " + mma.table + " gives " + "ABCD"[i] + " " + std::to_string(lane.size()) +
+                         " elements per lane; the intrinsic's operand has " + std::to_string(mma.widths[i]),
+                 false;
+    tables.push_back(table);
+  }
+  return true;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 Outcome execute(llvm::Module& module, Launch& launch, const std::string& layout_dir) {
   Outcome outcome;
   auto start = std::chrono::steady_clock::now();
   Program program;
-  if (!decode_kernel(module, launch.kernel, program, outcome.error)) return outcome;
   std::vector<const MmaTable*> tables;
-  for (const MmaOp& mma : program.mma_ops) {
-    const MmaTable* table = load_mma_table(layout_dir, mma.table, outcome.error);
-    if (!table) return outcome;
-    for (int i = 0; i < 4; ++i)
-      for (const auto& lane : table->cells[i])
-        if (int(lane.size()) != mma.widths[i])
-          return outcome.error = "layout table " + mma.table + " gives " + "ABCD"[i] + " " + std::to_string(lane.size()) +
-                                 " elements per lane; the intrinsic's operand has " + std::to_string(mma.widths[i]),
-                 outcome;
-    tables.push_back(table);
-  }
+  if (!prepare(module, launch.kernel, layout_dir, program, tables, outcome.error)) return outcome;
   for (int d = 0; d < 3; ++d)
     if (launch.grid[d] < 1 || launch.block[d] < 1) return outcome.error = "grid and block sizes must be at least 1", outcome;
   Machine machine(program, launch, tables, outcome);
   outcome.ok = machine.run();
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.seconds = seconds_since(start);
   return outcome;
+}
+
+WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& description,
+                               std::vector<witness::PagedBuffer>& buffers, const std::string& layout_dir) {
+  WitnessOutcome result;
+  Outcome& outcome = result.outcome;
+  auto start = std::chrono::steady_clock::now();
+  outcome.error = witness::check_launch(description);
+  Program program;
+  std::vector<const MmaTable*> tables;
+  if (!outcome.error.empty() || !prepare(module, description.kernel, layout_dir, program, tables, outcome.error))
+    return result;
+  for (const Param& param : program.params) {
+    bool pointer = param.type.scalar == Scalar::Pointer;
+    if (pointer ? !description.views.count(param.name) : !description.scalars.count(param.name))
+      return outcome.error = "witness launch: kernel @" + program.kernel + ": no " + (pointer ? "view for pointer" : "scalar for") +
+                             " param '" + param.name + "'",
+             result;
+  }
+  Launch launch;
+  launch.kernel = description.kernel;
+  for (int d = 0; d < 3; ++d) launch.grid[d] = int64_t(description.grid[d]), launch.block[d] = int64_t(description.block[d]);
+  launch.scalars.assign(description.scalars.begin(), description.scalars.end());
+  for (const auto& [param, view] : description.views)
+    for (witness::PagedBuffer& buffer : buffers)
+      if (buffer.name() == view.buffer) launch.views.push_back({param, &buffer, view.offset, view.bytes});
+  Machine machine(program, launch, tables, outcome);
+  for (const witness::Dims& chosen : witness::chosen_workgroups(description)) {
+    int64_t group[3] = {int64_t(chosen[0]), int64_t(chosen[1]), int64_t(chosen[2])};
+    witness::WorkgroupRun run;
+    run.workgroup = chosen;
+    run.ok = machine.run_group(group);
+    if (!run.ok) run.op = outcome.failed_op, run.workitem = outcome.failed_workitem, run.message = outcome.failed_message;
+    run.error = outcome.error;
+    outcome.error.clear(), outcome.failed_op.clear(), outcome.failed_message.clear(), outcome.failed_workitem = -1;
+    result.runs.push_back(run);
+  }
+  outcome.ok = true;
+  outcome.seconds = seconds_since(start);
+  return result;
 }
 
 }  // namespace kemit::exec

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "kemit/tooling/witness_launch.h"
+
 namespace llvm {
 class Module;
 }
@@ -24,17 +26,28 @@ struct Buffer {
   std::vector<uint8_t> bytes;    // read and written in place
 };
 
+// A pointer param bound to `bytes` bytes from byte `offset` of a lazily materialised buffer.
+struct PagedView {
+  std::string name;  // the kernel parameter
+  witness::PagedBuffer* buffer = nullptr;
+  uint64_t offset = 0, bytes = 0;
+};
+
 struct Launch {
   std::string kernel;            // "" = the module's only (or first) kernel
   int64_t grid[3] = {1, 1, 1};   // workgroups
   int64_t block[3] = {1, 1, 1};  // workitems per workgroup
   std::vector<Buffer> buffers;
   std::vector<std::pair<std::string, int64_t>> scalars;
+  std::vector<PagedView> views;  // a witness run's pointer params
 };
 
 struct Outcome {
   bool ok = false;
   std::string error;             // NOT_EXECUTABLE reason: names the instruction, lane, wave, workgroup
+  std::string failed_op;         // the parts of an instruction's failure: its text,
+  int64_t failed_workitem = -1;  // the linear workitem in its workgroup,
+  std::string failed_message;    // and what broke
   uint64_t lane_instructions = 0;
   uint64_t wave_instructions = 0;
   uint64_t workgroups = 0;
@@ -43,5 +56,15 @@ struct Outcome {
 
 // `layout_dir` holds the MMA layout CSVs (llvm_lane/mma_layouts).
 Outcome execute(llvm::Module& module, Launch& launch, const std::string& layout_dir);
+
+// A witness run at real size (docs/numerics.md): the chosen workgroups of `launch` over its lazily
+// materialised buffers (`buffers`, in the launch's order), each reported ok or with its first
+// failure. `outcome.error` is set (and `runs` empty) when the module or the description cannot run.
+struct WitnessOutcome {
+  Outcome outcome;
+  std::vector<witness::WorkgroupRun> runs;
+};
+WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& launch,
+                               std::vector<witness::PagedBuffer>& buffers, const std::string& layout_dir);
 
 }  // namespace kemit::exec

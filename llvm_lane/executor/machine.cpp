@@ -29,6 +29,7 @@ Machine::Machine(const Program& program, Launch& launch, const std::vector<const
   }
   regions_[kRegionDispatch - 1] = {"the dispatch packet", dispatch_.data(), dispatch_.size(), false};
   for (Buffer& buffer : launch.buffers) regions_.push_back({buffer.name, buffer.bytes.data(), buffer.bytes.size(), true});
+  for (PagedView& view : launch.views) regions_.push_back({view.name, nullptr, view.bytes, true, view.buffer, view.offset});
 }
 
 bool Machine::bind_params(Wave& wave) {
@@ -39,6 +40,9 @@ bool Machine::bind_params(Wave& wave) {
       if (param.type.scalar == Scalar::Pointer) {
         for (size_t i = 0; i < launch_.buffers.size(); ++i)
           if (launch_.buffers[i].name == param.name) cell = make_pointer(kFirstBufferRegion + i, 0), bound = true;
+        for (size_t i = 0; i < launch_.views.size(); ++i)
+          if (launch_.views[i].name == param.name)
+            cell = make_pointer(kFirstBufferRegion + launch_.buffers.size() + i, 0), bound = true;
       } else {
         for (const auto& [name, value] : launch_.scalars)
           if (name == param.name) cell = low_bits(uint64_t(value), param.type.bits), bound = true;
@@ -69,6 +73,9 @@ uint64_t* Machine::cells(Wave& wave, uint32_t slot) const {
 
 bool Machine::fail(const Wave& wave, const Op& op, int lane, const std::string& why) {
   if (!outcome_.error.empty()) return false;
+  outcome_.failed_op = op.text;
+  outcome_.failed_workitem = wave.first_item + lane;
+  outcome_.failed_message = why;
   outcome_.error = op.text + ": " + why + " (lane " + std::to_string(lane) + " of wave " + std::to_string(wave.index) +
                    ", workgroup (" + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," +
                    std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
@@ -191,17 +198,24 @@ bool Machine::run_workgroup() {
 }
 
 bool Machine::run() {
-  lds_.assign(program_.lds_bytes, 0);
-  lds_written_.assign(program_.lds_bytes, 0);
-  regions_[kRegionLds - 1].data = lds_.data();
   for (int64_t z = 0; z < launch_.grid[2]; ++z)
     for (int64_t y = 0; y < launch_.grid[1]; ++y)
       for (int64_t x = 0; x < launch_.grid[0]; ++x) {
-        group_[0] = x, group_[1] = y, group_[2] = z;
-        if (!run_workgroup()) return false;
-        ++outcome_.workgroups;
+        int64_t group[3] = {x, y, z};
+        if (!run_group(group)) return false;
       }
   return true;
+}
+
+bool Machine::run_group(const int64_t group[3]) {
+  if (lds_.size() != program_.lds_bytes) {
+    lds_.assign(program_.lds_bytes, 0);
+    lds_written_.assign(program_.lds_bytes, 0);
+    regions_[kRegionLds - 1].data = lds_.data();
+  }
+  group_[0] = group[0], group_[1] = group[1], group_[2] = group[2];
+  ++outcome_.workgroups;
+  return run_workgroup();
 }
 
 // ---- memory -------------------------------------------------------------------------------
@@ -227,8 +241,26 @@ bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer,
       for (uint64_t i = 0; i < bytes; ++i)
         if (!written[i]) return fail(wave, op, lane, "reads LDS byte " + std::to_string(offset + int64_t(i)) + " that no lane wrote");
   }
-  where = target.data + offset;
+  where = target.paged ? nullptr : target.data + offset;  // paged: memory() copies through paged_memory
   return true;
+}
+
+// One lane's located access of a witness run's view, element by element through its buffer's pages
+// (an access whose align promise is smaller than it may straddle two pages).
+void Machine::paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store) {
+  const Region& target = regions_[(pointer >> kRegionShift) - 1];
+  uint64_t at = target.base + uint64_t(signed_of(pointer & kOffsetMask, kRegionShift));
+  const uint64_t element_bytes = uint64_t(op.type.bits / 8);
+  for (int e = 0; e < op.width; ++e, at += element_bytes) {
+    uint64_t cell = 0;
+    if (store) {
+      cell = value.at(e, lane);
+      target.paged->write(at, &cell, element_bytes);  // little-endian host, as the GPU
+    } else {
+      target.paged->read(at, &cell, element_bytes);
+      out[e * wave_size_ + lane] = cell;
+    }
+  }
 }
 
 bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
@@ -243,6 +275,10 @@ bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
     int l = __builtin_ctzll(m);
     uint8_t* where = nullptr;
     if (!locate(wave, op, l, pointer.at(0, l), bytes, where, store)) return false;
+    if (!where) {
+      paged_memory(op, pointer.at(0, l), value, out, l, store);
+      continue;
+    }
     for (int e = 0; e < op.width; ++e, where += element_bytes) {
       if (store) {
         uint64_t cell = value.at(e, l);

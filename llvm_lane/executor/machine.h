@@ -17,6 +17,8 @@ struct Region {
   uint8_t* data = nullptr;
   uint64_t size = 0;
   bool writable = true;
+  witness::PagedBuffer* paged = nullptr;  // a witness run's view: its bytes from `base` of these pages
+  uint64_t base = 0;
 };
 
 // One entry of a wave's reconvergence stack: run `block` with `mask` until control reaches
@@ -50,6 +52,7 @@ class Machine {
  public:
   Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables, Outcome& outcome);
   bool run();  // false: outcome.error says why
+  bool run_group(const int64_t group[3]);  // one workgroup of the grid; false: outcome.error says why
 
  private:
   bool bind_params(Wave& wave);
@@ -72,6 +75,7 @@ class Machine {
   bool address(Wave& wave, const Op& op, uint64_t mask);
   bool memory(Wave& wave, const Op& op, uint64_t mask);
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
+  void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
   bool math(Wave& wave, const Op& op, uint64_t mask);
   bool dpp(Wave& wave, const Op& op, uint64_t mask);

@@ -37,6 +37,12 @@ inline void for_lanes(uint64_t mask, Body body) {
   for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
 }
 
+// The operands of a broken promise for the report: signed as nsw reads them, else unsigned.
+std::string operands_text(uint64_t a, uint64_t b, int bits, bool as_signed) {
+  if (as_signed) return " (operands " + std::to_string(signed_of(a, bits)) + ", " + std::to_string(signed_of(b, bits)) + ")";
+  return " (operands " + std::to_string(a) + ", " + std::to_string(b) + ")";
+}
+
 // The result of an integer op, or a reason it is poison / undefined ("" = fine).
 inline uint64_t integer_result(const Op& op, uint64_t a, uint64_t b, const char*& poison) {
   const int bits = op.type.bits;
@@ -149,8 +155,10 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
         uint64_t x = a.at(e, l), y = b.at(e, l);
         uint64_t wide = add ? x + y : x * y;
         int64_t swide = add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
-        if (op.nuw && wide > 0xffffffffu) return fail(wave, op, l, add ? "poison: add nuw overflows" : "poison: mul nuw overflows");
-        if (op.nsw && swide != int32_t(swide)) return fail(wave, op, l, add ? "poison: add nsw overflows" : "poison: mul nsw overflows");
+        if (op.nuw && wide > 0xffffffffu)
+          return fail(wave, op, l, std::string(add ? "poison: add nuw overflows" : "poison: mul nuw overflows") + operands_text(x, y, 32, false));
+        if (op.nsw && swide != int32_t(swide))
+          return fail(wave, op, l, std::string(add ? "poison: add nsw overflows" : "poison: mul nsw overflows") + operands_text(x, y, 32, true));
         row[l] = wide & 0xffffffffu;
       }
       continue;
@@ -158,7 +166,7 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
     for (uint64_t m = mask; m; m &= m - 1) {
       int l = __builtin_ctzll(m);
       uint64_t value = integer_result(op, a.at(e, l), b.at(e, l), poison);
-      if (poison) return fail(wave, op, l, std::string("poison: ") + poison);
+      if (poison) return fail(wave, op, l, std::string("poison: ") + poison + operands_text(a.at(e, l), b.at(e, l), op.type.bits, op.nsw));
       row[l] = low_bits(value, op.type.bits);
     }
   }

@@ -1,6 +1,7 @@
 """A client of the per-LLVM checkers' EXEC verb (docs/llvm_lane.md#checker-protocol): the numerics
 lane runs each flavor's module in the executor built into `kemit_llcheckN` (the LLVM of that flavor).
 """
+import json
 import os
 import subprocess
 import threading
@@ -67,6 +68,43 @@ class Checker:
             except CheckerError:
                 self._process.kill()  # out of sync: the next request gets a fresh process
                 raise
+
+    def witness(self, text, name, launch):
+        """A witness run at real size (the WITNESS verb): the report kemit_cpp.witness answers, a
+        dict (parity/numerics/witness.py); (None, error) when the module or the description
+        cannot run, else (report, "")."""
+        ir = text.encode()
+        request = f"WITNESS\t{len(ir)}\t{name}\n".encode() + ir + json.dumps(launch).encode() + b"\n"
+        with self._lock:
+            try:
+                self._process.stdin.write(request)
+                self._process.stdin.flush()
+                return self._read_witness(name)
+            except (OSError, ValueError) as error:
+                raise CheckerError(f"{self.path} died while running {name} ({error})") from error
+            except CheckerError:
+                self._process.kill()
+                raise
+
+    def _read_witness(self, name):
+        line = self._process.stdout.readline().decode()
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) != 5 or fields[0] != "WITNESSED" or fields[1] != name:
+            raise CheckerError(f"{self.path} answered {line[:200]!r} to WITNESS {name}")
+        if fields[2] != "1":
+            return None, unescape(fields[4])
+        report = json.loads(self._process.stdout.read(int(fields[3])))
+        page_bytes = report["page_bytes"]
+        for entry in report["buffers"].values():
+            pages = {}
+            for page in entry["written"]:
+                data = self._process.stdout.read(page_bytes)
+                bits = self._process.stdout.read(page_bytes // 8)
+                if len(data) != page_bytes or len(bits) != page_bytes // 8:
+                    raise CheckerError(f"{self.path} sent a short page {page} for WITNESS {name}")
+                pages[page] = (data, bits)
+            entry["written"] = pages
+        return report, ""
 
     def check(self, text, name):
         """The checker's CHECK verb: (parsed, verified)."""

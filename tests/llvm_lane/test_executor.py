@@ -380,7 +380,7 @@ define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
   ret void
 }
 declare i32 @llvm.amdgcn.workitem.id.x()
-""", "poison: add nsw overflows (lane 48 of wave 0"),
+""", "poison: add nsw overflows (operands 48, 2147483600) (lane 48 of wave 0"),
 }
 
 

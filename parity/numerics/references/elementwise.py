@@ -9,6 +9,7 @@ import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, two_chunk_range, random_values,
                    require_small, round_to, to_memory)
+from witness import Sampled, view_values
 
 
 ARITY = {"add": 2, "sub": 2, "mul": 2, "max": 2, "min": 2, "fma": 3, "relu": 1, "silu": 1}
@@ -56,3 +57,17 @@ def plan(spec, arch, rng):
     want = elementwise(spec["op"], inputs, dtype)
     return Case(spec, (grid,), block, buffers, {"n": n}, [Output("y", dtype, want, None, rtol)],
                 buffer_range=buffer_range)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def sampled_outputs(spec, launch):
+    """y's reference at the elements a witness run wrote, from the inputs' page-fill values
+    (witness.Sampled, for witness.compare_sampled)."""
+    dtype = spec["dtype"]
+    names = ("a", "b", "c")[:ARITY[spec["op"]]]
+    rtol = RTOL[dtype] + (EXP_RTOL if spec["op"] == "silu" else 0.0)
+
+    def want(indices):
+        inputs = [view_values(launch, name, dtype, indices) for name in names]
+        return elementwise(spec["op"], inputs, dtype), None
+    return [Sampled("y", dtype, want, rtol)]

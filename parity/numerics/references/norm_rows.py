@@ -11,6 +11,7 @@ import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
                    round_to, to_memory, two_chunk_range)
+from witness import Sampled, row_sampled, view_values
 
 
 EPS = float.fromhex("0x1.4f8b58p-17")  # the kernel's f32 constant (1e-5 rounded)
@@ -73,3 +74,21 @@ def plan(spec, arch, rng):
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", dtype, want.reshape(-1), scale.reshape(-1), RTOL[dtype], SUBNORMAL_STEP[dtype])],
                 buffer_range=buffer_range)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def sampled_outputs(spec, launch):
+    """y's reference at the elements a witness run wrote, from whole rows of x and the affine
+    weight and bias's page-fill values (witness.Sampled, the plan's tolerances)."""
+    dtype, cols, kind = spec["dtype"], spec["cols"], spec["kind"]
+    weight = bias = None
+    if spec["affine"]:
+        weight = view_values(launch, "weight", dtype, np.arange(cols)).astype(np.float32)
+        if kind == "layer":
+            bias = view_values(launch, "bias", dtype, np.arange(cols)).astype(np.float32)
+
+    def rows_out(x, rows):
+        return norm_rows(x, kind, dtype, weight, bias), deviation_scale(x, kind, weight)
+    return [Sampled("y", dtype, lambda indices: row_sampled(launch, indices, cols, dtype, rows_out),
+                    RTOL[dtype], SUBNORMAL_STEP[dtype])]
+

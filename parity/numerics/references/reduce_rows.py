@@ -11,6 +11,7 @@ import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small,
                    round_to, to_memory)
+from witness import Sampled, view_values
 
 DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
 
@@ -96,3 +97,18 @@ def plan(spec, arch, rng):
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(rows, out_dtype)}
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", out_dtype, want, scale, RTOL[out_dtype])], buffer_range=buffer_range)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def sampled_outputs(spec, launch):
+    """y's reference at the rows a witness run wrote, each row of x from its page-fill values
+    (witness.Sampled, for witness.compare_sampled)."""
+    cols, dtype = spec["cols"], spec["dtype"]
+    out_dtype = "f32" if spec["out_f32"] else dtype
+
+    def want(rows):
+        x = view_values(launch, "x", dtype, np.asarray(rows, dtype=np.int64)[:, None] * cols + np.arange(cols))
+        x = np.asarray(x, dtype=np.float32).reshape(len(rows), cols)
+        scale = np.abs(x).sum(axis=1) if spec["op"] == "sum" else None
+        return reduce_rows(x, spec["op"], out_dtype), scale
+    return [Sampled("y", out_dtype, want, RTOL[out_dtype])]

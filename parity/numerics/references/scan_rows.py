@@ -12,6 +12,7 @@ import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunk_range,
                    round_to, to_memory)
+from witness import Sampled, row_sampled
 from .reduce_rows import bpermute, update_dpp
 
 IDENTITY = {"sum": 0.0, "max": -np.inf}
@@ -77,3 +78,16 @@ def plan(spec, arch, rng):
     if split > 1:
         buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
     return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output], buffer_range=buffer_range)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def sampled_outputs(spec, launch):
+    """y's reference at the elements a witness run of the scan (split 1: one launch) wrote, from
+    whole rows of x's page-fill values (witness.Sampled, the plan's tolerances)."""
+    dtype, cols = spec["dtype"], spec["cols"]
+
+    def rows_out(x, rows):
+        scale = magnitudes(x, spec["exclusive"]) if spec["op"] == "sum" else None
+        return scan_rows(x, spec["op"], spec["exclusive"], dtype), scale
+    return [Sampled("y", dtype, lambda indices: row_sampled(launch, indices, cols, dtype, rows_out), RTOL[dtype])]
+

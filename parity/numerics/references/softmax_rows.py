@@ -12,6 +12,7 @@ import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values,
                    require_small, round_to, to_memory, two_chunk_range)
+from witness import Sampled, row_sampled
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
 LOWEST = np.float32(-np.finfo(np.float32).max)
@@ -103,3 +104,17 @@ def plan(spec, arch, rng):
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},
                 [Output("y", dtype, want.reshape(-1), np.abs(want).reshape(-1), RTOL[dtype] + EXP_RTOL,
                         SUBNORMAL_STEP[dtype])], buffer_range=buffer_range)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def sampled_outputs(spec, launch):
+    """y's reference at the elements a witness run wrote, from whole rows of x's page-fill values
+    (witness.Sampled, the plan's tolerances)."""
+    dtype, cols = spec["dtype"], spec["cols"]
+
+    def rows_out(x, rows):
+        want = softmax_rows(x, dtype)
+        return want, np.abs(want)
+    return [Sampled("y", dtype, lambda indices: row_sampled(launch, indices, cols, dtype, rows_out),
+                    RTOL[dtype] + EXP_RTOL, SUBNORMAL_STEP[dtype])]
+

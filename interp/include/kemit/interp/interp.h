@@ -12,13 +12,24 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kemit/ir/builder.h"
+#include "kemit/tooling/witness_launch.h"
 
 namespace kemit::interp {
 
 struct InterpError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// An error of one op at one lane: the parts a witness report carries besides the whole text.
+struct OpError : InterpError {
+  OpError(const std::string& text, std::string op, int64_t workitem, std::string message)
+      : InterpError(text), op(std::move(op)), workitem(workitem), message(std::move(message)) {}
+  std::string op;
+  int64_t workitem;
+  std::string message;
 };
 
 // Caller-owned memory of one pointer param.
@@ -44,5 +55,17 @@ struct RunStats {
 // integer params, both by param name; every param needs exactly one. Throws InterpError.
 RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
              const std::map<std::string, int64_t>& scalars);
+
+// A witness run at real size (docs/numerics.md): the chosen workgroups of one launch, one after
+// another over lazily materialised buffers; each workgroup's run is ok or its first failure.
+struct WitnessReport {
+  std::vector<witness::WorkgroupRun> runs;
+  std::vector<witness::PagedBuffer> buffers;  // in the launch's order: the pages the run touched
+  RunStats stats;
+};
+
+// Throws InterpError for a description it cannot run (witness::check_launch, a param without a
+// view or value); a failure inside a workgroup is that workgroup's run, never thrown.
+WitnessReport run_witness(const ir::Kernel& kernel, const witness::Launch& launch);
 
 }  // namespace kemit::interp
