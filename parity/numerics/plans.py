@@ -138,6 +138,15 @@ def two_chunk_range(units, unit_bytes):
     return chunk, 2 * chunk * max(unit_bytes)
 
 
+def two_chunks_if_small(units, unit_bytes, elements_per_unit):
+    """(the units to run, the lowered buffer range or None): a whole case's chunk before the case
+    (two_chunk_range), unless that passes MAX_ELEMENTS; then the case alone, unchunked."""
+    chunk, buffer_range = two_chunk_range(units, unit_bytes)
+    if (chunk + units) * elements_per_unit > MAX_ELEMENTS:
+        return units, None
+    return chunk + units, buffer_range
+
+
 # ---- finding a family's plan -------------------------------------------------------------
 REFERENCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references")
 FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")

@@ -108,10 +108,10 @@ def test_a_view_past_its_buffer_is_not_executable(lane):
 
 
 def test_a_wrong_contract_formula_is_not_executable_naming_the_buffer(lane):
-    """A contract whose buffer bytes are not the case's (an x of one element more per unit) fails
+    """A contract whose buffer bytes are not the case's (an a of one element more) fails
     the config before anything runs."""
     kemit_cpp, base, checkers = lane
-    wrong = PlanRewritten(base, lambda plan: plan.replace("\nbuffer x n*4\n", "\nbuffer x n*4+4\n"))
+    wrong = PlanRewritten(base, lambda plan: plan.replace("\nbuffer a n*4\n", "\nbuffer a n*4+4\n"))
     results = numerics_worker.check_config(kemit_cpp, "elementwise", config("elementwise", 1), wrong, checkers,
                                           sections=("canonical",))
     assert [r.verdict for r in results] == ["NOT_EXECUTABLE"]

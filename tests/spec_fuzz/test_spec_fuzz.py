@@ -130,7 +130,7 @@ def test_a_crashing_worker_fails_only_its_spec_with_several_workers(tmp_path):
 
 
 def test_every_skipped_spec_carries_its_reason_into_every_report(tmp_path):
-    """The planted numerics worker skips reduce_rows specs with cols over 4096, with a reason: the
+    """The planted numerics worker skips reduce_rows specs with cols over 1024, with a reason: the
     text lists them, the JSON's `skipped` and the shared cases hold each one, JUnit marks each
     <skipped> with the reason."""
     numerics = f"{sys.executable} {os.path.join(HERE, 'fixtures', 'planted_numerics.py')}"
@@ -142,7 +142,7 @@ def test_every_skipped_spec_carries_its_reason_into_every_report(tmp_path):
     skipped = report["skipped"]
     assert skipped and len(skipped) == report["families"]["reduce_rows"]["numerics_skipped"]
     for skip in skipped:
-        assert skip["lane"] == "numerics" and skip["spec"]["cols"] > 4096
+        assert skip["lane"] == "numerics" and skip["spec"]["cols"] > 1024
         assert skip["reason"] == f"too large to run: cols {skip['spec']['cols']} (planted)"
     cases = [c for c in report["summary"]["cases"] if c["outcome"] == "skipped"]
     assert [(c["name"], c["message"]) for c in cases] == \

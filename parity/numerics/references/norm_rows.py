@@ -10,7 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
-                   round_to, to_memory, two_chunk_range)
+                   round_to, to_memory, two_chunks_if_small)
 from witness import Sampled, row_sampled, view_values
 
 
@@ -57,8 +57,7 @@ def plan(spec, arch, rng):
     case = grid * per_group + max(1, per_group // 2)
     # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
     row = cols * ELEMENT_BYTES[dtype]
-    chunk, buffer_range = two_chunk_range(case, [row, row])
-    rows = chunk + case
+    rows, buffer_range = two_chunks_if_small(case, [row, row], cols)
     require_small(rows * cols, rows * cols, "the norm_rows problem")
     x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}

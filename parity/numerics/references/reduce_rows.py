@@ -9,7 +9,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunk_range, random_values, require_small,
+from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunks_if_small, random_values, require_small,
                    round_to, to_memory)
 from witness import Sampled, view_values
 
@@ -88,8 +88,7 @@ def plan(spec, arch, rng):
     case = grid * per_block + max(1, per_block // 2)  # a second grid-stride trip, a partial block
     out_dtype = "f32" if spec["out_f32"] else dtype
     # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
-    chunk, buffer_range = two_chunk_range(case, [cols * ELEMENT_BYTES[dtype], ELEMENT_BYTES[out_dtype]])
-    rows = chunk + case
+    rows, buffer_range = two_chunks_if_small(case, [cols * ELEMENT_BYTES[dtype], ELEMENT_BYTES[out_dtype]], cols)
     require_small(rows * cols, rows * cols, "the reduce_rows problem")
     x = random_values(rng, (rows, cols), dtype)
     want = reduce_rows(x, spec["op"], out_dtype)

@@ -10,7 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunk_range,
+from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunks_if_small,
                    round_to, to_memory)
 from witness import Sampled, row_sampled
 from .reduce_rows import bpermute, update_dpp
@@ -67,8 +67,8 @@ def plan(spec, arch, rng):
     case = grid * per_group + max(1, per_group // 2)
     # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
     row = spec["cols"] * ELEMENT_BYTES[dtype]
-    chunk, buffer_range = two_chunk_range(case, [row, row, spec["split"] * 4] if spec["split"] > 1 else [row, row])
-    rows = chunk + case
+    units = [row, row, spec["split"] * 4] if spec["split"] > 1 else [row, row]
+    rows, buffer_range = two_chunks_if_small(case, units, spec["cols"])
     require_small(rows * spec["cols"], rows * spec["cols"], "the scan_rows problem")
     x = random_values(rng, (rows, spec["cols"]), dtype)
     want = scan_rows(x, spec["op"], spec["exclusive"], dtype)

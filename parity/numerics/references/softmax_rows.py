@@ -11,7 +11,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values,
-                   require_small, round_to, to_memory, two_chunk_range)
+                   require_small, round_to, to_memory, two_chunks_if_small)
 from witness import Sampled, row_sampled
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
@@ -95,8 +95,7 @@ def plan(spec, arch, rng):
     case = grid * per_group + max(1, per_group // 2)
     # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
     row = spec["cols"] * ELEMENT_BYTES[dtype]
-    chunk, buffer_range = two_chunk_range(case, [row, row])
-    rows = chunk + case
+    rows, buffer_range = two_chunks_if_small(case, [row, row], spec["cols"])
     require_small(rows * spec["cols"], rows * spec["cols"], "the softmax_rows problem")
     x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
     want = softmax_rows(x, dtype)
