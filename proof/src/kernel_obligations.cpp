@@ -132,8 +132,8 @@ void KernelWalk::ptr_add(const ir::Op& op) {
   int64_t element = ir::byte_size(ir::scalar(op.attrs.at("element").text));
   PointerValue p = base->second;
   Interval step = mul(meet(index->range, {0, index->range.hi}), Interval::exactly(element));
-  p.offset = Term{add(p.offset.range, step),
-                  p.offset.sym + z3::zext(index->sym, CONTRACT_BITS - 32) * model_.number(element)};
+  p.offset = Term{model_.watch(add(p.offset.range, step)),
+                  p.offset.sym + z3::zext(index->sym, model_.bits - 32) * model_.number(element)};
   p.multiple = gcd(p.multiple, capped(index->multiple * element));
   pointers_.insert_or_assign(result.id, p);
   // The lowering's `getelementptr inbounds`: the address stays inside the buffer (one past its end allowed).
@@ -156,6 +156,7 @@ void KernelWalk::memory_access(const ir::Op& op, const ir::Value& pointer, const
   const PointerValue& p = found->second;
   int64_t size = ir::byte_size(accessed);
   z3::expr end = p.offset.sym + model_.number(size);
+  model_.watch(add(p.offset.range, Interval::exactly(size)));
   bool inside = p.offset.range.lo >= 0 && p.offset.range.hi + size <= p.view_bytes.range.lo;
   decide(f, inside, z3::slt(p.offset.sym, model_.number(0)) || z3::sgt(end, p.view_bytes.sym), {});
   int64_t align = op.attrs.at("align").integer;

@@ -2,13 +2,14 @@
 
 namespace kemit::proof {
 
-LaunchModel::LaunchModel(z3::context& ctx, const Plan& plan, int index)
+LaunchModel::LaunchModel(z3::context& ctx, const Plan& plan, int index, unsigned bits)
     : ctx(ctx),
+      bits(bits),
       plan(plan),
       launch(plan.launches.at(index)),
       index(index),
-      grid{Term{Interval{}, ctx.bv_val(0, CONTRACT_BITS)}, Term{Interval{}, ctx.bv_val(0, CONTRACT_BITS)},
-           Term{Interval{}, ctx.bv_val(0, CONTRACT_BITS)}},
+      grid{Term{Interval{}, ctx.bv_val(0, bits)}, Term{Interval{}, ctx.bv_val(0, bits)},
+           Term{Interval{}, ctx.bv_val(0, bits)}},
       workgroup{ctx.bv_const("workgroup_x", 32), ctx.bv_const("workgroup_y", 32), ctx.bv_const("workgroup_z", 32)},
       lane(ctx.bv_const("lane", 32)) {
   declare_sizes();
@@ -16,11 +17,20 @@ LaunchModel::LaunchModel(z3::context& ctx, const Plan& plan, int index)
   declare_grid();
 }
 
-z3::expr LaunchModel::number(Int value) const { return ctx.bv_val(int_text(value).c_str(), CONTRACT_BITS); }
+z3::expr LaunchModel::number(Int value) const {
+  watch(Interval::exactly(value));
+  return ctx.bv_val(int_text(value).c_str(), bits);
+}
+
+const Interval& LaunchModel::watch(const Interval& range) const {
+  Int limit = Int(1) << 62;
+  if (bits < WIDE_BITS && (range.lo < -limit || range.hi > limit)) too_narrow_ = true;
+  return range;
+}
 
 void LaunchModel::declare_sizes() {
   for (const auto& size : plan.sizes) {
-    z3::expr sym = ctx.bv_const(("size_" + size.name).c_str(), CONTRACT_BITS);
+    z3::expr sym = ctx.bv_const(("size_" + size.name).c_str(), bits);
     assumptions.push_back(z3::sle(number(size.lo), sym) && z3::sle(sym, number(size.hi)));
     size_assumptions.push_back(assumptions.back());
     names_.emplace(size.name, Term{{size.lo, size.hi}, sym});
@@ -31,12 +41,14 @@ void LaunchModel::declare_sizes() {
 void LaunchModel::declare_chunk() {
   const Term& total = names_.at(launch.chunk_size);
   Term by = eval(launch.chunk_by);
-  z3::expr i = ctx.bv_const("chunk", CONTRACT_BITS);
+  z3::expr i = ctx.bv_const("chunk", bits);
   chunk_index_ = i;
   z3::expr first = i * by.sym;
   z3::expr rest = total.sym - first;
-  // i <= S keeps i * C far from the term's width (C >= 1), so `first` never wraps.
-  assumptions.push_back(z3::sle(number(0), i) && z3::sle(i, number(total.range.hi)) && z3::slt(first, total.sym) &&
+  // i <= S / C keeps i * C within the sizes (C >= 1), so `first` never wraps.
+  Int most_chunks = by.range.lo >= 1 ? total.range.hi / by.range.lo : total.range.hi;
+  watch(mul({0, most_chunks}, by.range));
+  assumptions.push_back(z3::sle(number(0), i) && z3::sle(i, number(most_chunks)) && z3::slt(first, total.sym) &&
                         z3::sle(number(1), by.sym));
   Int last_first = total.range.hi - 1;
   names_.emplace("first", Term{{0, last_first < 0 ? 0 : last_first}, first});
@@ -50,7 +62,7 @@ void LaunchModel::declare_grid() {
     const GridDim& dim = launch.grid[d];
     if (dim.is_range) {
       Term lo = eval(dim.lo), hi = eval(dim.hi);
-      z3::expr sym = ctx.bv_const(DIM_NAMES[d], CONTRACT_BITS);
+      z3::expr sym = ctx.bv_const(DIM_NAMES[d], bits);
       assumptions.push_back(z3::sle(lo.sym, sym) && z3::sle(sym, hi.sym));
       grid[d] = Term{{lo.range.lo, hi.range.hi}, sym};
     } else {
@@ -58,7 +70,7 @@ void LaunchModel::declare_grid() {
     }
     // A grid of no workgroups runs nothing, so every op runs with grid >= 1.
     assumptions.push_back(z3::sle(number(1), grid[d].sym));
-    assumptions.push_back(z3::ult(z3::zext(workgroup[d], CONTRACT_BITS - 32), grid[d].sym));
+    assumptions.push_back(z3::ult(z3::zext(workgroup[d], bits - 32), grid[d].sym));
     Int top = grid[d].range.hi - 1;
     workgroup_range[d] = {0, top < 0 ? 0 : top};
   }
@@ -75,6 +87,12 @@ z3::expr LaunchModel::floor_div_term(const z3::expr& a, const z3::expr& b) const
 }
 
 Term LaunchModel::eval(const Expr& e) const {
+  Term t = eval_unwatched(e);
+  watch(t.range);
+  return t;
+}
+
+Term LaunchModel::eval_unwatched(const Expr& e) const {
   switch (e.kind) {
     case Expr::Kind::number: return Term{Interval::exactly(e.number), number(e.number)};
     case Expr::Kind::name: {

@@ -16,8 +16,11 @@
 
 namespace kemit::proof {
 
-// Contract values are 128-bit terms: the plan's integers are mathematical, and no plan comes near 2^127.
-constexpr unsigned CONTRACT_BITS = 128;
+// Contract values are bit-vector terms of `bits` bits, read as signed: 64 where every value the
+// launch forms stays below 2^62 in magnitude (its intervals say so: watch()), else 128. A 64-bit
+// model that sees a larger value is thrown away and the launch proven again at 128 bits.
+constexpr unsigned NARROW_BITS = 64;
+constexpr unsigned WIDE_BITS = 128;
 
 struct Term {
   Interval range;
@@ -26,10 +29,13 @@ struct Term {
 
 class LaunchModel {
  public:
-  LaunchModel(z3::context& ctx, const Plan& plan, int index);
+  LaunchModel(z3::context& ctx, const Plan& plan, int index, unsigned bits);
 
   Term eval(const Expr& e) const;
   z3::expr number(Int value) const;
+  // Notes a value the model's terms hold: past 2^62 a 64-bit model may wrap (too_narrow()).
+  const Interval& watch(const Interval& range) const;
+  bool too_narrow() const { return too_narrow_; }
   // The buffer view a kernel parameter is bound to (bytes), nullptr when it is not a buffer.
   const Binding* binding_of(const std::string& param) const;
   Term view_bytes(const Binding& b) const;
@@ -39,6 +45,7 @@ class LaunchModel {
   std::string witness(const z3::model& model, const std::vector<std::pair<std::string, z3::expr>>& values) const;
 
   z3::context& ctx;
+  unsigned bits;
   const Plan& plan;
   const Launch& launch;
   int index;
@@ -54,10 +61,12 @@ class LaunchModel {
   void declare_sizes();
   void declare_chunk();
   void declare_grid();
+  Term eval_unwatched(const Expr& e) const;
   z3::expr floor_div_term(const z3::expr& a, const z3::expr& b) const;
 
   std::map<std::string, Term> names_;
   std::optional<z3::expr> chunk_index_;
+  mutable bool too_narrow_ = false;
 };
 
 // The signed value of a bit-vector numeral.

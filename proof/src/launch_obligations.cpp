@@ -70,6 +70,7 @@ class LaunchChecker {
     if (b.kind != Binding::Kind::view) return;
     Term offset = model_.eval(b.offset), bytes = model_.eval(b.bytes);
     Term buffer = model_.eval(find_buffer(model_.plan, b.buffer)->bytes);
+    model_.watch(add(offset.range, bytes.range));
     Finding& f = finding("view " + param.name);
     z3::expr zero = model_.number(0);
     bool inside = offset.range.lo >= 0 && bytes.range.lo >= 0 && offset.range.hi + bytes.range.hi <= buffer.range.lo;
@@ -87,7 +88,8 @@ class LaunchChecker {
     for (int d = 0; d < 3; ++d) {
       Int lanes = d == 0 ? model_.launch.block : 1;
       const Term& g = model_.grid[d];
-      within(std::string("grid ") + "xyz"[d], Term{mul(g.range, Interval::exactly(lanes)), g.sym * model_.number(lanes)},
+      within(std::string("grid ") + "xyz"[d],
+             Term{model_.watch(mul(g.range, Interval::exactly(lanes))), g.sym * model_.number(lanes)},
              1, arch.max_grid_lanes);
     }
     within("lds", Term{Interval::exactly(model_.launch.lds), model_.number(model_.launch.lds)}, 0, arch.lds_bytes);

@@ -55,6 +55,8 @@ struct LlvmPromise {
   std::string flag;         // nsw nuw exact nneg disjoint inbounds
   std::string instruction;  // the opcode: add, getelementptr ...
 };
+// Every promise of an LLVM module's text, in order (docs/contracts.md "The LLVM modules").
+std::vector<LlvmPromise> read_llvm_promises(const std::string& text);
 // Each promise of a flavor's module mapped to the canonical findings that stand for it (one per
 // launch), as findings of `section` (the flavor); a promise no obligation stands for is UNPROVEN.
 std::vector<Finding> map_llvm_promises(const std::vector<Finding>& canonical, const std::vector<LlvmPromise>& promises,
