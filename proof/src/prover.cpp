@@ -84,7 +84,8 @@ std::vector<Finding> prove_module(const std::string& canonical, const std::strin
 }
 
 std::string finding_text(const Finding& f) {
-  std::string text = std::string(proof_verdict_name(f.verdict)) + " " + f.kind + " of `" + f.op + "` (" + f.section;
+  std::string text = std::string(proof_verdict_name(f.verdict)) + " " + f.kind +
+                     (f.op.empty() ? "" : " of `" + f.op + "`") + " (" + f.section;
   if (!f.llvm_name.empty()) text += " " + f.llvm_name;
   if (!f.kernel.empty()) text += ", kernel " + f.kernel;
   text += ")";
