@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-ENGINE_DIRS = ("cpp_engine", "py_engine", "interp", "bindings")
+ENGINE_DIRS = ("cpp_engine", "py_engine", "interp", "proof", "bindings")
 HARNESS_DIRS = ("parity", "golden", "llvm_lane", "input_limits")
 # Shared by both sides (every tool's --version and where it looks): it must know neither.
 NEUTRAL_DIRS = ("tooling",)

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 
 #include "kemit/report/render.h"
 #include "kemit/driver/engine_command.h"
@@ -24,6 +25,7 @@
 #include "kemit/lane/configs.h"
 #include "kemit/lane/intents.h"
 #include "kemit/lane/lane.h"
+#include "kemit/lane/proofs.h"
 #include "kemit/lane/report.h"
 #include "kemit/lane_support/lane_cli.h"
 #include "kemit/lane_support/result_cache.h"
@@ -47,6 +49,11 @@ struct Arguments : kemit::lane_support::LaneFlags {
   std::string engine = "cpp", engine_cmd;
   double timeout = 60;
   std::string codegen = "inprocess";  // inprocess, llc, or both (the cross-check)
+  bool proofs = proofs_by_default();  // the proof phase (docs/contracts.md)
+  static bool proofs_by_default() {
+    const char* value = std::getenv("KEMIT_PROOFS");
+    return value && std::string(value) == "1";
+  }
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -117,11 +124,14 @@ struct Plan {
   std::vector<int> module_of_entry;  // -1 when prefilled
   std::vector<LaneModule> modules;
   std::vector<nlohmann::json> specs;  // each module's config spec, for its family's intents
-  void add_module(LaneModule module, nlohmann::json spec) {
+  std::vector<ProofRequest> proofs;   // one per emitting config (the proof phase)
+  std::vector<int> proof_of_module;   // index in proofs, -1 when none
+  void add_module(LaneModule module, nlohmann::json spec, int proof = -1) {
     entries.emplace_back();
     module_of_entry.push_back(static_cast<int>(modules.size()));
     modules.push_back(std::move(module));
     specs.push_back(std::move(spec));
+    proof_of_module.push_back(proof);
   }
   void add_entry(ReportEntry entry) {
     entries.push_back(std::move(entry));
@@ -146,8 +156,24 @@ std::vector<std::string> run_notes(size_t modules, const LaneRunStats& stats, Co
   return notes;
 }
 
+// The proof phase: every emitting config's promises at every launch its contract allows.
+std::vector<ProofAnswer> prove_plan(const Plan& plan, const LaneOptions& options,
+                                    const std::vector<kemit::driver::ArchFacts>& archs, std::vector<std::string>& notes) {
+  ProofOptions proof_options;
+  proof_options.cache_dir = options.cache_dir;
+  proof_options.jobs = options.jobs;
+  ProofRunStats stats;
+  std::vector<ProofAnswer> answers = run_proofs(plan.proofs, archs, proof_options, &stats);
+  char cpu[32];
+  std::snprintf(cpu, sizeof cpu, "%.1f", stats.cpu_seconds);
+  notes.push_back("proofs: " + std::to_string(plan.proofs.size()) + " configs, prover CPU " + cpu + " s, " +
+                  stats.cache_summary);
+  return answers;
+}
+
 LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<std::string>& flavors,
-                    const std::map<std::string, FamilyIntents>& intents) {
+                    const std::map<std::string, FamilyIntents>& intents,
+                    const std::vector<kemit::driver::ArchFacts>& archs = {}) {
   LaneRunStats stats;
   std::vector<LaneResult> results = check_modules(plan.modules, options, &stats);
   for (size_t m = 0; m < results.size(); ++m) {  // after the cache: an edited intent needs no recompile
@@ -156,6 +182,11 @@ LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<st
   }
   LaneReport report;
   report.notes = run_notes(plan.modules.size(), stats, options.codegen);
+  if (!plan.proofs.empty()) {
+    std::vector<ProofAnswer> answers = prove_plan(plan, options, archs, report.notes);
+    for (size_t m = 0; m < results.size(); ++m)
+      if (plan.proof_of_module[m] >= 0) apply_proof(answers[plan.proof_of_module[m]], plan.modules[m].flavor, results[m]);
+  }
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     int m = plan.module_of_entry[e];
     report.entries.push_back(m < 0 ? plan.entries[e] : entry_for(plan.modules[m], results[m]));
@@ -197,7 +228,7 @@ ReportEntry prefilled(const ParityConfig& config, const std::string& flavor, con
 // One config at every flavor, from the worker's answer: modules for emitted sections, entries
 // for refusals and for anything that is not an answer (a crash, a timeout, an `error`).
 void plan_config(const ParityConfig& config, const std::vector<std::string>& flavors,
-                 const kemit::driver::Answer& answer, Plan& plan) {
+                 const kemit::driver::Answer& answer, bool proofs, Plan& plan) {
   const nlohmann::json& r = answer.response;
   std::string status = answer.kind == kemit::driver::AnswerKind::response ? r.value("status", "") : "";
   if (status != "ok" && status != "rejected") {
@@ -214,12 +245,19 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
                                  "expect is emit but the engine refused: " + r.value("reason", ""), true));
     return;
   }
+  int proof = -1;
+  if (proofs) {
+    proof = static_cast<int>(plan.proofs.size());
+    plan.proofs.push_back({config.family, config.id, config.arch, r.value("canonical", std::string()),
+                           r.value("plan", std::string()), {}});
+  }
   for (const auto& flavor : flavors) {
     const nlohmann::json section = r.value("ll", nlohmann::json::object()).value(flavor, nlohmann::json::object());
     if (section.contains("text") && section["text"].is_string()) {
+      if (proofs) plan.proofs[proof].llvm[flavor] = section["text"].get<std::string>();
       plan.add_module(LaneModule{config.family, config.id, flavor, config.arch, section["text"].get<std::string>(),
                                  config.expect_no_spill},
-                      config.spec);
+                      config.spec, proof);
     } else if (section.contains("rejected")) {
       plan.add_entry(prefilled(config, flavor, "NOT_APPLICABLE", section.value("rejected", ""), false));
     } else {
@@ -263,10 +301,11 @@ int run_configs(const Arguments& args, Engine& engine) {
                         {"arch", config.arch}, {"spec", config.spec},     {"flavors", flavors}});
   std::vector<kemit::driver::Answer> answers = engine.pool.run(requests, nullptr).at(0);
   Plan plan;
-  for (size_t c = 0; c < configs.size(); ++c) plan_config(configs[c], flavors, answers[c], plan);
+  for (size_t c = 0; c < configs.size(); ++c) plan_config(configs[c], flavors, answers[c], args.proofs, plan);
   LaneOptions options = lane_options(args, engine);
   if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
-  LaneReport report = run_plan(plan, options, flavors, load_intents(args.where.root + "/parity/intents"));
+  LaneReport report = run_plan(plan, options, flavors, load_intents(args.where.root + "/parity/intents"),
+                               engine.hello.arch_facts);
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
@@ -332,6 +371,9 @@ void declare_flags(CLI::App& app, Arguments& args) {
                                           "--serve); with --module, whose flavor table")->default_val("cpp");
   app.add_option("--engine-cmd", args.engine_cmd, "any command that starts a protocol worker (docs/protocol.md)");
   app.add_option("--timeout", args.timeout, "seconds per config for the engine's answer")->default_val(60);
+  app.add_flag("--proofs,!--no-proofs", args.proofs,
+               "prove every promise of every module at every launch its contract allows (docs/contracts.md; "
+               "default: on when KEMIT_PROOFS=1)");
 }
 
 // What --module may not be combined with, before any work.

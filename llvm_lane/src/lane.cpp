@@ -201,6 +201,8 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::SPILL: return "SPILL";
     case Verdict::OCCUPANCY_MISMATCH: return "OCCUPANCY_MISMATCH";
     case Verdict::INTENT_BROKEN: return "INTENT_BROKEN";
+    case Verdict::PROOF_REFUTED: return "PROOF_REFUTED";
+    case Verdict::PROOF_UNPROVEN: return "PROOF_UNPROVEN";
   }
   return "UNKNOWN_VERDICT";
 }

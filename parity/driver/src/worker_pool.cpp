@@ -39,7 +39,7 @@ std::vector<FlavorFacts> parse_flavor_facts(const json& facts, const Bad& bad) {
 }
 
 // hello's `arch_facts`: one object per processor with name and wave_size, and (from engines that
-// have them) lds_bytes, mma and fp8_format.
+// have them) lds_bytes, mma, fp8_format, max_block_lanes and max_grid_lanes.
 template <class Bad>
 std::vector<ArchFacts> parse_arch_facts(const json& facts, const Bad& bad) {
   if (!facts.is_array()) throw bad("'arch_facts' must be an array");
@@ -48,11 +48,14 @@ std::vector<ArchFacts> parse_arch_facts(const json& facts, const Bad& bad) {
     if (!fact.is_object() || !fact.contains("name") || !fact["name"].is_string() || !fact.contains("wave_size") ||
         !fact["wave_size"].is_number_integer() || (fact.contains("lds_bytes") && !fact["lds_bytes"].is_number_integer()) ||
         (fact.contains("mma") && !fact["mma"].is_string()) ||
-        (fact.contains("fp8_format") && !fact["fp8_format"].is_string()))
-      throw bad("each 'arch_facts' entry needs name (string) and wave_size (integer); lds_bytes (integer), "
-                "mma (string) and fp8_format (string) when present");
+        (fact.contains("fp8_format") && !fact["fp8_format"].is_string()) ||
+        (fact.contains("max_block_lanes") && !fact["max_block_lanes"].is_number_integer()) ||
+        (fact.contains("max_grid_lanes") && !fact["max_grid_lanes"].is_number_integer()))
+      throw bad("each 'arch_facts' entry needs name (string) and wave_size (integer); lds_bytes, max_block_lanes, "
+                "max_grid_lanes (integers), mma (string) and fp8_format (string) when present");
     parsed.push_back({fact["name"].get<std::string>(), fact["wave_size"].get<int>(), fact.value("lds_bytes", 0),
-                      fact.value("mma", std::string()), fact.value("fp8_format", std::string())});
+                      fact.value("mma", std::string()), fact.value("fp8_format", std::string()),
+                      fact.value("max_block_lanes", 0LL), fact.value("max_grid_lanes", 0LL)});
   }
   return parsed;
 }

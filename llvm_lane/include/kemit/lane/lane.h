@@ -37,6 +37,8 @@ enum class Verdict {
   // After the cache, from the ISA profile (docs/isa_profile.md); never stored:
   OCCUPANCY_MISMATCH,  // tables/occupancy.json gives another waves/SIMD than this LLVM reports
   INTENT_BROKEN,       // the compiled code breaks one of its family's performance intents (kemit/lane/intents.h)
+  PROOF_REFUTED,       // a promise of the module is broken at a launch its contract allows (kemit/lane/proofs.h)
+  PROOF_UNPROVEN,      // a promise the prover could not decide, or a plan that states no contract
 };
 
 const char* verdict_name(Verdict verdict);

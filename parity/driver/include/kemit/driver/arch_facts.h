@@ -13,6 +13,9 @@ struct ArchFacts {
   int lds_bytes = 0;  // 0: the engine's hello predates the field
   std::string mma;    // "": the engine's hello predates the field
   std::string fp8_format;  // "fnuz" or "ocp"; "": no fp8 mma (or the engine's hello predates the field)
+  // The launch limits the proof lane holds a contract to (0: the engine's hello predates the field).
+  long long max_block_lanes = 0;  // work-items per workgroup
+  long long max_grid_lanes = 0;   // work-items per grid dimension
 };
 
 }  // namespace kemit::driver

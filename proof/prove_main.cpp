@@ -1,0 +1,101 @@
+// kemit_prove: the proof lane's worker (docs/contracts.md). One request as JSON on stdin, one
+// answer as JSON on stdout:
+//   {"canonical": TEXT, "plan": TEXT, "limits": {"max_block_lanes": N, "max_grid_lanes": N,
+//    "lds_bytes": N, "wave_size": N}, "llvm": {"llvm19": TEXT, ...}}
+//   -> {"sections": [{"section": "canonical", "verdict": "PROVEN", "obligations": N,
+//       "by_intervals": N, "by_z3": N, "failed": N, "failures": [TEXT, ...]}, {"section": "llvm19", ...}]}
+// A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
+// with an answer; 2 when stdin is not such a request (the message on stderr).
+#include <iostream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "kemit/proof/prover.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace kemit::proof;
+
+// At most this many failure lines per section: the first names the config's problem, the rest are context.
+constexpr size_t MAX_FAILURES = 20;
+
+json section_answer(const std::string& section, const std::vector<Finding>& findings, bool with_lowering,
+                    const ProofStats& stats) {
+  ProofVerdict worst = ProofVerdict::PROVEN;
+  json failures = json::array();
+  size_t failed = 0, counted = 0;
+  for (const auto& f : findings) {
+    if (f.lowering_only && !with_lowering) continue;
+    ++counted;
+    if (f.verdict == ProofVerdict::PROVEN) continue;
+    ++failed;
+    if (f.verdict == ProofVerdict::REFUTED || worst == ProofVerdict::PROVEN) worst = f.verdict;
+    std::string text = finding_text(f);  // two LLVM flags (inbounds nuw) may stand for one obligation: once
+    if (failures.size() < MAX_FAILURES && (failures.empty() || failures.back() != text)) failures.push_back(text);
+  }
+  return {{"section", section},          {"verdict", proof_verdict_name(worst)}, {"obligations", counted},
+          {"by_intervals", stats.by_intervals}, {"by_z3", stats.by_z3},            {"failed", failed},
+          {"failures", failures}};
+}
+
+json unproven_section(const std::string& section, const std::string& why) {
+  return {{"section", section}, {"verdict", "UNPROVEN"}, {"obligations", 1}, {"by_intervals", 0}, {"by_z3", 0},
+          {"failed", 1},        {"failures", json::array({"UNPROVEN " + why})}};
+}
+
+ArchLimits limits_of(const json& limits) {
+  ArchLimits arch;
+  arch.max_block_lanes = limits.at("max_block_lanes").get<int64_t>();
+  arch.max_grid_lanes = limits.at("max_grid_lanes").get<int64_t>();
+  arch.lds_bytes = limits.at("lds_bytes").get<int64_t>();
+  arch.wave_size = limits.at("wave_size").get<int64_t>();
+  return arch;
+}
+
+json answer(const json& request) {
+  json sections = json::array();
+  const json llvm = request.value("llvm", json::object());
+  std::vector<Finding> findings;
+  ProofStats stats;
+  try {
+    findings = prove_module(request.at("canonical").get<std::string>(), request.at("plan").get<std::string>(),
+                            limits_of(request.at("limits")), ProverOptions{}, &stats);
+  } catch (const std::invalid_argument& e) {  // PlanError, ParseError, BuildError: the text names the line
+    std::string why = std::string("the module or its plan does not read: ") + e.what();
+    sections.push_back(unproven_section("canonical", why));
+    for (const auto& [flavor, text] : llvm.items()) sections.push_back(unproven_section(flavor, why));
+    return {{"sections", sections}};
+  }
+  sections.push_back(section_answer("canonical", findings, false, stats));
+  for (const auto& [flavor, text] : llvm.items()) {
+    std::vector<Finding> mapped = map_llvm_promises(findings, read_llvm_promises(text.get<std::string>()), flavor);
+    sections.push_back(section_answer(flavor, mapped, true, ProofStats{}));
+  }
+  return {{"sections", sections}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    std::cerr << "kemit_prove: takes no arguments: one JSON request on stdin (docs/contracts.md)\n";
+    return 2;
+  }
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  json request = json::parse(input, nullptr, false);
+  if (!request.is_object() || !request.contains("canonical") || !request.contains("plan") ||
+      !request.contains("limits")) {
+    std::cerr << "kemit_prove: stdin is not a request: a JSON object with canonical, plan and limits "
+                 "(docs/contracts.md)\n";
+    return 2;
+  }
+  try {
+    std::cout << answer(request).dump() << "\n";
+  } catch (const json::exception& e) {
+    std::cerr << "kemit_prove: a malformed request: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,179 @@
+#include "launch_model.h"
+
+namespace kemit::proof {
+
+LaunchModel::LaunchModel(z3::context& ctx, const Plan& plan, int index, unsigned bits)
+    : ctx(ctx),
+      bits(bits),
+      plan(plan),
+      launch(plan.launches.at(index)),
+      index(index),
+      grid{Term{Interval{}, ctx.bv_val(0, bits)}, Term{Interval{}, ctx.bv_val(0, bits)},
+           Term{Interval{}, ctx.bv_val(0, bits)}},
+      workgroup{ctx.bv_const("workgroup_x", 32), ctx.bv_const("workgroup_y", 32), ctx.bv_const("workgroup_z", 32)},
+      lane(ctx.bv_const("lane", 32)) {
+  declare_sizes();
+  if (launch.chunked) declare_chunk();
+  declare_grid();
+}
+
+z3::expr LaunchModel::number(Int value) const {
+  watch(Interval::exactly(value));
+  return ctx.bv_val(int_text(value).c_str(), bits);
+}
+
+const Interval& LaunchModel::watch(const Interval& range) const {
+  Int limit = Int(1) << 62;
+  if (bits < WIDE_BITS && (range.lo < -limit || range.hi > limit)) too_narrow_ = true;
+  return range;
+}
+
+void LaunchModel::declare_sizes() {
+  for (const auto& size : plan.sizes) {
+    z3::expr sym = ctx.bv_const(("size_" + size.name).c_str(), bits);
+    assumptions.push_back(z3::sle(number(size.lo), sym) && z3::sle(sym, number(size.hi)));
+    size_assumptions.push_back(assumptions.back());
+    names_.emplace(size.name, Term{{size.lo, size.hi}, sym});
+  }
+}
+
+// Chunk i of S by C: first = i*C < S, count = min(C, S - first). C >= 1 is the launch's own obligation.
+void LaunchModel::declare_chunk() {
+  const Term& total = names_.at(launch.chunk_size);
+  Term by = eval(launch.chunk_by);
+  z3::expr i = ctx.bv_const("chunk", bits);
+  chunk_index_ = i;
+  z3::expr first = i * by.sym;
+  z3::expr rest = total.sym - first;
+  // i <= S / C keeps i * C within the sizes (C >= 1), so `first` never wraps.
+  Int most_chunks = by.range.lo >= 1 ? total.range.hi / by.range.lo : total.range.hi;
+  watch(mul({0, most_chunks}, by.range));
+  assumptions.push_back(z3::sle(number(0), i) && z3::sle(i, number(most_chunks)) && z3::slt(first, total.sym) &&
+                        z3::sle(number(1), by.sym));
+  Int last_first = total.range.hi - 1;
+  names_.emplace("first", Term{{0, last_first < 0 ? 0 : last_first}, first});
+  Int most = std::min(by.range.hi, total.range.hi);
+  names_.emplace("count", Term{{1, most < 1 ? 1 : most}, z3::ite(z3::slt(by.sym, rest), by.sym, rest)});
+}
+
+void LaunchModel::declare_grid() {
+  static const char* const DIM_NAMES[] = {"grid_x", "grid_y", "grid_z"};
+  for (int d = 0; d < 3; ++d) {
+    const GridDim& dim = launch.grid[d];
+    if (dim.is_range) {
+      Term lo = eval(dim.lo), hi = eval(dim.hi);
+      z3::expr sym = ctx.bv_const(DIM_NAMES[d], bits);
+      assumptions.push_back(z3::sle(lo.sym, sym) && z3::sle(sym, hi.sym));
+      grid[d] = Term{{lo.range.lo, hi.range.hi}, sym};
+    } else {
+      grid[d] = eval(dim.lo);
+    }
+    // A grid of no workgroups runs nothing, so every op runs with grid >= 1.
+    assumptions.push_back(z3::sle(number(1), grid[d].sym));
+    assumptions.push_back(z3::ult(z3::zext(workgroup[d], bits - 32), grid[d].sym));
+    Int top = grid[d].range.hi - 1;
+    workgroup_range[d] = {0, top < 0 ? 0 : top};
+  }
+  assumptions.push_back(z3::ult(lane, ctx.bv_val(static_cast<uint64_t>(launch.block), 32)));
+  lane_range = {0, launch.block - 1};
+}
+
+z3::expr LaunchModel::floor_div_term(const z3::expr& a, const z3::expr& b) const {
+  z3::expr q = a / b;  // signed division, rounding toward zero
+  z3::expr zero = number(0);
+  z3::expr inexact = z3::srem(a, b) != zero;
+  z3::expr signs_differ = z3::slt(a, zero) != z3::slt(b, zero);
+  return z3::ite(inexact && signs_differ, q - number(1), q);
+}
+
+Term LaunchModel::eval(const Expr& e) const {
+  Term t = eval_unwatched(e);
+  watch(t.range);
+  return t;
+}
+
+Term LaunchModel::eval_unwatched(const Expr& e) const {
+  switch (e.kind) {
+    case Expr::Kind::number: return Term{Interval::exactly(e.number), number(e.number)};
+    case Expr::Kind::name: {
+      auto found = names_.find(e.name);
+      if (found == names_.end()) throw PlanError("the name '" + e.name + "' has no value in launch " + std::to_string(index));
+      return found->second;
+    }
+    default: break;
+  }
+  Term a = eval(e.args[0]), b = eval(e.args[1]);
+  switch (e.kind) {
+    case Expr::Kind::add: return Term{add(a.range, b.range), a.sym + b.sym};
+    case Expr::Kind::sub: return Term{sub(a.range, b.range), a.sym - b.sym};
+    case Expr::Kind::mul: return Term{mul(a.range, b.range), a.sym * b.sym};
+    case Expr::Kind::min: return Term{min(a.range, b.range), z3::ite(z3::slt(a.sym, b.sym), a.sym, b.sym)};
+    case Expr::Kind::max: return Term{max(a.range, b.range), z3::ite(z3::slt(a.sym, b.sym), b.sym, a.sym)};
+    case Expr::Kind::div: return Term{floor_div(a.range, b.range), floor_div_term(a.sym, b.sym)};
+    default: {  // ceil(a,b) = -floor(-a/b)
+      z3::expr negated = number(0) - a.sym;
+      return Term{ceil_div(a.range, b.range), number(0) - floor_div_term(negated, b.sym)};
+    }
+  }
+}
+
+const Binding* LaunchModel::binding_of(const std::string& param) const {
+  for (const auto& b : launch.args)
+    if (b.param == param) return &b;
+  return nullptr;
+}
+
+Term LaunchModel::view_bytes(const Binding& b) const {
+  return b.kind == Binding::Kind::view ? eval(b.bytes) : eval(find_buffer(plan, b.buffer)->bytes);
+}
+
+std::string LaunchModel::contract() const {
+  std::string sizes;
+  for (const auto& s : plan.sizes)
+    sizes += (sizes.empty() ? "" : ", ") + s.name + " in " + int_text(s.lo) + ".." + int_text(s.hi);
+  std::string text = "launch " + std::to_string(index) + " " + launch.kernel + " (" +
+                     (sizes.empty() ? "no run-time sizes" : "sizes " + sizes);
+  if (launch.chunked) text += "; chunks of " + launch.chunk_size + " by " + expr_text(launch.chunk_by);
+  return text + ")";
+}
+
+Int signed_value(const z3::expr& numeral) {
+  std::string digits = numeral.get_decimal_string(0);
+  unsigned __int128 magnitude = 0;
+  for (char c : digits) magnitude = magnitude * 10 + static_cast<unsigned>(c - '0');
+  unsigned bits = numeral.get_sort().bv_size();
+  if (bits >= 128) return static_cast<Int>(magnitude);  // two's complement, as the term holds it
+  if (magnitude >= (static_cast<unsigned __int128>(1) << (bits - 1)))
+    return static_cast<Int>(magnitude) - (Int(1) << bits);
+  return static_cast<Int>(magnitude);
+}
+
+std::string json_int(Int value) { return int_text(value); }
+
+std::string LaunchModel::witness(const z3::model& model,
+                                 const std::vector<std::pair<std::string, z3::expr>>& values) const {
+  auto value_of = [&](const z3::expr& e) { return json_int(signed_value(model.eval(e, true))); };
+  std::string json = "{\"launch\": " + std::to_string(index) + ", \"sizes\": {";
+  bool first = true;
+  for (const auto& s : plan.sizes) {
+    json += std::string(first ? "" : ", ") + "\"" + s.name + "\": " + value_of(names_.at(s.name).sym);
+    first = false;
+  }
+  json += "}";
+  if (launch.chunked)
+    json += ", \"chunk\": {\"first\": " + value_of(names_.at("first").sym) + ", \"count\": " +
+            value_of(names_.at("count").sym) + "}";
+  json += ", \"grid\": [" + value_of(grid[0].sym) + ", " + value_of(grid[1].sym) + ", " + value_of(grid[2].sym) + "]";
+  auto unsigned_of = [&](const z3::expr& e) { return value_of(z3::zext(e, 32)); };
+  json += ", \"workgroup\": [" + unsigned_of(workgroup[0]) + ", " + unsigned_of(workgroup[1]) + ", " +
+          unsigned_of(workgroup[2]) + "]";
+  json += ", \"lane\": " + unsigned_of(lane) + ", \"values\": {";
+  first = true;
+  for (const auto& [name, e] : values) {
+    json += std::string(first ? "" : ", ") + "\"" + name + "\": " + value_of(e);
+    first = false;
+  }
+  return json + "}}";
+}
+
+}  // namespace kemit::proof

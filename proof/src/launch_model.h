@@ -1,0 +1,76 @@
+// One launch of a plan as the prover sees it: the contract's sizes, the chunk, the grid, the
+// workgroup and the lane, each both as an interval and as a z3 bit-vector term, with the
+// assumptions the contract makes (docs/contracts.md "What the contract promises").
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <z3++.h>
+
+#include "kemit/proof/interval.h"
+#include "kemit/proof/plan.h"
+#include "kemit/proof/prover.h"
+
+namespace kemit::proof {
+
+// Contract values are bit-vector terms of `bits` bits, read as signed: 64 where every value the
+// launch forms stays below 2^62 in magnitude (its intervals say so: watch()), else 128. A 64-bit
+// model that sees a larger value is thrown away and the launch proven again at 128 bits.
+constexpr unsigned NARROW_BITS = 64;
+constexpr unsigned WIDE_BITS = 128;
+
+struct Term {
+  Interval range;
+  z3::expr sym;
+};
+
+class LaunchModel {
+ public:
+  LaunchModel(z3::context& ctx, const Plan& plan, int index, unsigned bits);
+
+  Term eval(const Expr& e) const;
+  z3::expr number(Int value) const;
+  // Notes a value the model's terms hold: past 2^62 a 64-bit model may wrap (too_narrow()).
+  const Interval& watch(const Interval& range) const;
+  bool too_narrow() const { return too_narrow_; }
+  // The buffer view a kernel parameter is bound to (bytes), nullptr when it is not a buffer.
+  const Binding* binding_of(const std::string& param) const;
+  Term view_bytes(const Binding& b) const;
+  // `launch 0 ew_add_f32 (sizes n in 1..2147483647; chunks of n by 4096)`
+  std::string contract() const;
+  // The witness JSON of `model`, with the named values.
+  std::string witness(const z3::model& model, const std::vector<std::pair<std::string, z3::expr>>& values) const;
+
+  z3::context& ctx;
+  unsigned bits;
+  const Plan& plan;
+  const Launch& launch;
+  int index;
+  std::vector<z3::expr> assumptions;
+  std::vector<z3::expr> size_assumptions;  // the sizes' ranges alone
+  Term grid[3];
+  z3::expr workgroup[3];  // i32 each
+  Interval workgroup_range[3];
+  z3::expr lane;          // i32: the workitem id in x (the families' workgroups are one-dimensional)
+  Interval lane_range;
+
+ private:
+  void declare_sizes();
+  void declare_chunk();
+  void declare_grid();
+  Term eval_unwatched(const Expr& e) const;
+  z3::expr floor_div_term(const z3::expr& a, const z3::expr& b) const;
+
+  std::map<std::string, Term> names_;
+  std::optional<z3::expr> chunk_index_;
+  mutable bool too_narrow_ = false;
+};
+
+// The signed value of a bit-vector numeral.
+Int signed_value(const z3::expr& numeral);
+std::string json_int(Int value);
+
+}  // namespace kemit::proof

@@ -1,0 +1,98 @@
+#include "kemit/proof/prover.h"
+
+#include "kemit/ir/parser.h"
+#include "launch_obligations.h"
+
+namespace kemit::proof {
+namespace {
+
+Finding module_finding(const std::string& kind, const std::string& why) {
+  Finding f;
+  f.kind = kind;
+  f.verdict = ProofVerdict::UNPROVEN;
+  f.how = why;
+  return f;
+}
+
+const ir::Kernel* find_kernel(const std::vector<ir::Kernel>& kernels, const std::string& name) {
+  for (const auto& k : kernels)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// 64-bit terms first (bit-blasting a 128-bit product costs z3 seconds); a launch whose values
+// pass 2^62 is proven again at 128 bits, its 64-bit findings dropped.
+void prove_launch(const ir::Kernel& kernel, const Plan& plan, int index, const ArchLimits& arch,
+                  const ProverOptions& options, ProofStats& counts, std::vector<Finding>& findings) {
+  for (unsigned bits : {NARROW_BITS, WIDE_BITS}) {
+    size_t first = findings.size();
+    ProofStats launch_counts;
+    z3::context ctx;
+    LaunchModel model(ctx, plan, index, bits);
+    ObligationSolver solver(model, options, launch_counts);
+    launch_obligations(kernel, model, solver, arch, options, launch_counts, findings);
+    KernelWalk(model, solver, launch_counts, arch, findings).walk(kernel);
+    if (model.too_narrow() && bits == NARROW_BITS) {
+      findings.resize(first);
+      continue;
+    }
+    counts.obligations += launch_counts.obligations;
+    counts.by_intervals += launch_counts.by_intervals;
+    counts.by_z3 += launch_counts.by_z3;
+    counts.refuted += launch_counts.refuted;
+    counts.unproven += launch_counts.unproven;
+    return;
+  }
+}
+
+}  // namespace
+
+const char* proof_verdict_name(ProofVerdict verdict) {
+  switch (verdict) {
+    case ProofVerdict::PROVEN: return "PROVEN";
+    case ProofVerdict::REFUTED: return "REFUTED";
+    default: return "UNPROVEN";
+  }
+}
+
+std::vector<Finding> prove_module(const std::string& canonical, const std::string& plan_text, const ArchLimits& arch,
+                                  const ProverOptions& options, ProofStats* stats) {
+  ProofStats local;
+  ProofStats& counts = stats ? *stats : local;
+  std::vector<Finding> findings;
+  Plan plan = parse_plan(plan_text);
+  if (plan.version == 1) {
+    findings.push_back(module_finding("contract", "plan version 1 has no contract"));
+    ++counts.obligations;
+    ++counts.unproven;
+    return findings;
+  }
+  std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
+    const ir::Kernel* kernel = find_kernel(kernels, plan.launches[i].kernel);
+    if (!kernel) {
+      findings.push_back(module_finding("kernel", "launch " + std::to_string(i) + " names kernel '" +
+                                                      plan.launches[i].kernel + "', which the module does not hold"));
+      findings.back().launch = static_cast<int>(i);
+      ++counts.obligations;
+      ++counts.unproven;
+      continue;
+    }
+    prove_launch(*kernel, plan, static_cast<int>(i), arch, options, counts, findings);
+  }
+  return findings;
+}
+
+std::string finding_text(const Finding& f) {
+  std::string text = std::string(proof_verdict_name(f.verdict)) + " " + f.kind +
+                     (f.op.empty() ? "" : " of `" + f.op + "`") + " (" + f.section;
+  if (!f.llvm_name.empty()) text += " " + f.llvm_name;
+  if (!f.kernel.empty()) text += ", kernel " + f.kernel;
+  text += ")";
+  if (!f.contract.empty()) text += " at " + f.contract;
+  if (!f.how.empty() && f.verdict != ProofVerdict::PROVEN) text += ": " + f.how;
+  if (!f.witness.empty()) text += "; witness " + f.witness;
+  return text;
+}
+
+}  // namespace kemit::proof

@@ -1,0 +1,161 @@
+// Each obligation kind PROVEN, and REFUTED with the witness that breaks it, on hand-written
+// modules and version 2 plans (modules.h).
+#include <nlohmann/json.hpp>
+
+#include "modules.h"
+#include "test_support.h"
+
+namespace kemit::proof::test {
+namespace {
+
+using nlohmann::json;
+
+const std::string FLAGS = R"(; kemit canonical IR 1
+kernel @flags {
+  arch gfx90a
+  attr flat_work_group_size 1,64
+  param %0 n : i32
+  %1 = workitem_id {dim=x} : i32
+  %2 = const {value=64} : i32
+  %3 = mul %0, %2 {nsw, nuw} : i32
+  %4 = bit_or %3, %1 {disjoint} : i32
+  %5 = zext %4 {nneg} : i64
+  %6 = udiv %4, %0 : i32
+  %7 = sub %1, %2 {nuw} : i32
+  %8 = bit_or %1, %0 {disjoint} : i32
+  %9 = shl %1, %0 {nuw} : i32
+}
+)";
+
+std::string flags_plan(const std::string& n_range) {
+  return "; kemit launch plan 2\nsize n " + n_range + "\nlaunch flags grid 1,1,1 block 64 lds 0 args n=scalar:n\n";
+}
+
+TEST(Prover, TheGridStrideLoopIsProvenWhereOneStridePastNStaysBelow2To31) {
+  ProofStats stats;
+  auto findings = prove(GRID_STRIDE, grid_stride_plan("0..2130706432"), &stats);
+  EXPECT_EQ(failures(findings, true), "");
+  EXPECT_EQ(only(findings, "nsw", "%6 = mul").how, "intervals");
+  // load inside its buffer: iv < n, so iv*4 + 4 <= n*4 is a relation no interval holds.
+  EXPECT_EQ(only(findings, "bounds", "%14 = load").how, "z3");
+  EXPECT_GT(stats.by_intervals, stats.by_z3);
+  EXPECT_EQ(stats.refuted + stats.unproven, 0u);
+}
+
+TEST(Prover, TheGridStrideLatchIsRefutedWithinOneStrideOf2To31) {
+  auto findings = prove(GRID_STRIDE, grid_stride_plan("0..2147483647"));
+  Finding latch = only(findings, "latch nsw", "for %12");
+  ASSERT_EQ(latch.verdict, ProofVerdict::REFUTED) << finding_text(latch);
+  EXPECT_EQ(latch.llvm_name, "%v12.next");
+  json w = json::parse(latch.witness);
+  int64_t iv = w["values"]["%12"], step = w["values"]["%10"], n = w["sizes"]["n"];
+  EXPECT_LT(iv, n);
+  EXPECT_GT(iv + step, INT32_MAX);
+  EXPECT_EQ(step, int64_t(w["grid"][0]) * 256);
+  EXPECT_EQ(w["launch"], 0);
+  EXPECT_NE(finding_text(latch).find("REFUTED latch nsw of `for %12 = %8 to %3 step %10` (canonical %v12.next, kernel "
+                                     "ew_add_f32_v1_b256) at launch 0 ew_add_f32_v1_b256 (sizes n in 0..2147483647)"),
+            std::string::npos)
+      << finding_text(latch);
+}
+
+TEST(Prover, AGridPastTheProcessorsWorkItemsIsRefuted) {
+  auto findings = prove(GRID_STRIDE, grid_stride_plan("0..2130706432", "1..16777216"));
+  Finding grid = only(findings, "grid x", "launch ew_add_f32_v1_b256");
+  ASSERT_EQ(grid.verdict, ProofVerdict::REFUTED);
+  EXPECT_EQ(json::parse(grid.witness)["grid"][0], 16777216);
+  Finding product = only(findings, "nsw", "%6 = mul");
+  ASSERT_EQ(product.verdict, ProofVerdict::REFUTED);
+  EXPECT_GE(int64_t(json::parse(product.witness)["workgroup"][0]), 1 << 23);
+}
+
+TEST(Prover, TheGuardedKernelIsProvenAtEveryN) {
+  EXPECT_EQ(failures(prove(guarded(true), GUARDED_PLAN), true), "");
+}
+
+TEST(Prover, ChunkedLaunchesServe2To35Elements) {
+  ProofStats stats;
+  auto findings = prove(guarded(true), CHUNKED_PLAN, &stats);
+  EXPECT_EQ(failures(findings, true), "");
+  EXPECT_EQ(only(findings, "view a", "launch ew_guarded").verdict, ProofVerdict::PROVEN);
+  EXPECT_EQ(only(findings, "view align a", "launch ew_guarded").how, "z3");
+  EXPECT_EQ(only(findings, "scalar n", "launch ew_guarded").verdict, ProofVerdict::PROVEN);
+}
+
+TEST(Prover, IntegerFlagsEachProvenOrRefuted) {
+  auto findings = prove(FLAGS, flags_plan("0..33554431"));
+  EXPECT_EQ(only(findings, "nsw", "%3 = mul").how, "intervals");
+  Finding disjoint = only(findings, "disjoint", "%4 = bit_or");
+  EXPECT_EQ(disjoint.verdict, ProofVerdict::PROVEN) << finding_text(disjoint);
+  EXPECT_EQ(disjoint.how, "z3");  // n*64 has no bit below 64: bits, not intervals
+  EXPECT_EQ(only(findings, "nneg", "%5 = zext").verdict, ProofVerdict::PROVEN);
+  Finding divisor = only(findings, "divisor", "%6 = udiv");
+  ASSERT_EQ(divisor.verdict, ProofVerdict::REFUTED);
+  EXPECT_EQ(json::parse(divisor.witness)["values"]["%0"], 0);
+  Finding wrap = only(findings, "nuw", "%7 = sub");
+  ASSERT_EQ(wrap.verdict, ProofVerdict::REFUTED);
+  EXPECT_LT(int64_t(json::parse(wrap.witness)["values"]["%1"]), 64);
+  Finding overlap = only(findings, "disjoint", "%8 = bit_or");
+  ASSERT_EQ(overlap.verdict, ProofVerdict::REFUTED);
+  json w = json::parse(overlap.witness);
+  EXPECT_NE(int64_t(w["values"]["%1"]) & int64_t(w["values"]["%0"]), 0);
+  Finding shift = only(findings, "shift", "%9 = shl");
+  ASSERT_EQ(shift.verdict, ProofVerdict::REFUTED);
+  EXPECT_GE(int64_t(json::parse(shift.witness)["values"]["%0"]), 32);
+}
+
+TEST(Prover, ADivisorTheContractKeepsPositiveIsProven) {
+  auto findings = prove(FLAGS, flags_plan("1..33554431"));
+  EXPECT_EQ(only(findings, "divisor", "%6 = udiv").how, "intervals");
+}
+
+TEST(Prover, LaunchLimitsAndBindings) {
+  std::string plan = "; kemit launch plan 2\nsize n 1..34359738368\nbuffer a n*4\nbuffer y n*2\n"
+                     "launch ew_guarded grid 1,1,1 block 2048 lds 70000 args a=buffer:a@4+n*4 y=buffer:y n=scalar:n\n";
+  auto findings = prove(guarded(true), plan);
+  EXPECT_EQ(only(findings, "block", "launch").verdict, ProofVerdict::REFUTED);
+  EXPECT_EQ(only(findings, "lds", "launch").verdict, ProofVerdict::REFUTED);
+  Finding scalar = only(findings, "scalar n", "launch");
+  ASSERT_EQ(scalar.verdict, ProofVerdict::REFUTED);
+  EXPECT_GT(int64_t(json::parse(scalar.witness)["sizes"]["n"]), INT32_MAX);
+  EXPECT_EQ(only(findings, "view a", "launch").verdict, ProofVerdict::REFUTED);  // 4 + n*4 > n*4
+  EXPECT_EQ(only(findings, "view align a", "launch").verdict, ProofVerdict::REFUTED);  // 4 is not a multiple of 16
+}
+
+TEST(Prover, AChunkOfNothingIsRefuted) {
+  std::string plan = "; kemit launch plan 2\nsize n 1..100\nbuffer a n*4\nbuffer y n*4\n"
+                     "launch ew_guarded chunks n by n-50 grid 1,1,1 block 256 lds 0 args a=buffer:a y=buffer:y n=scalar:count\n";
+  Finding chunk = only(prove(guarded(true), plan), "chunk", "launch");
+  ASSERT_EQ(chunk.verdict, ProofVerdict::REFUTED);
+  EXPECT_LE(int64_t(json::parse(chunk.witness)["sizes"]["n"]), 50);
+}
+
+TEST(Prover, VersionOnePlansStateNoContract) {
+  auto findings = prove(GRID_STRIDE, "; kemit launch plan 1\nlaunch ew_add_f32_v1_b256 grid run-time block 256 lds 0 "
+                                     "args a=buffer:a b=buffer:b y=buffer:y n=scalar:n\n");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].verdict, ProofVerdict::UNPROVEN);
+  EXPECT_EQ(findings[0].how, "plan version 1 has no contract");
+}
+
+TEST(Prover, ALaunchOfAnotherKernelAndMismatchedBindingsAreUnproven) {
+  std::string plan = "; kemit launch plan 2\nsize n 1..100\nbuffer a n*4\n"
+                     "launch nope grid 1,1,1 block 256 lds 0 args a=buffer:a\n"
+                     "launch ew_guarded grid 1,1,1 block 256 lds 0 args a=buffer:a n=scalar:n\n";
+  auto findings = prove(guarded(true), plan);
+  EXPECT_EQ(only(findings, "kernel", "").how, "launch 0 names kernel 'nope', which the module does not hold");
+  EXPECT_EQ(only(findings, "bindings", "launch ew_guarded").how, "the launch binds 2 params, kernel ew_guarded has 3");
+}
+
+TEST(Prover, MalformedTextsThrowNamingTheLine) {
+  EXPECT_THROW(prove(GRID_STRIDE, "; kemit launch plan 2\nsize n\n"), PlanError);
+  try {
+    prove("; kemit canonical IR 1\nkernel @k {\n  nonsense\n}\n", grid_stride_plan("0..1"));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("line ", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kemit::proof::test
