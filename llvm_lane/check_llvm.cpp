@@ -178,7 +178,9 @@ LaneReport run_plan(Plan& plan, const LaneOptions& options, const std::vector<st
   std::vector<LaneResult> results = check_modules(plan.modules, options, &stats);
   for (size_t m = 0; m < results.size(); ++m) {  // after the cache: an edited intent needs no recompile
     auto family = intents.find(plan.modules[m].family);
-    if (family != intents.end()) apply_intents(family->second, plan.specs[m], plan.modules[m], results[m]);
+    if (family == intents.end()) continue;
+    apply_intents(family->second, plan.specs[m], plan.modules[m], results[m]);
+    attach_roofline(family->second, plan.specs[m], plan.modules[m], results[m]);
   }
   LaneReport report;
   report.notes = run_notes(plan.modules.size(), stats, options.codegen);
@@ -278,6 +280,24 @@ void keep_last_report(const Arguments& args, const LaneReport& report, const kem
   }
 }
 
+// A family's intents live beside its configs: parity/configs/ -> parity/intents/ (docs/isa_profile.md).
+std::string intents_folder(const std::string& configs) {
+  std::filesystem::path folder = std::filesystem::path(configs).lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();  // "parity/configs/"
+  return (folder.parent_path() / "intents").string();
+}
+
+// Every family that reaches the lane states what its compiled code promises: a family without
+// an intents file would pass with nothing checked, so the run stops (exit 2) naming the file.
+void require_intents(const Plan& plan, const std::map<std::string, FamilyIntents>& intents, const std::string& folder) {
+  for (const LaneModule& module : plan.modules) {
+    if (intents.count(module.family)) continue;
+    throw std::runtime_error("family '" + module.family + "' has no intents file " + folder + "/" + module.family +
+                             ".json: write what its compiled code promises (at least \"no spill, no scratch\"; "
+                             "docs/isa_profile.md, \"Intents\")");
+  }
+}
+
 int run_configs(const Arguments& args, Engine& engine) {
   const std::vector<std::string>& flavors = engine.flavors;
   kemit::report::RunClock clock("check_llvm", args.where.root, args.argv, args.shard);
@@ -304,8 +324,10 @@ int run_configs(const Arguments& args, Engine& engine) {
   for (size_t c = 0; c < configs.size(); ++c) plan_config(configs[c], flavors, answers[c], args.proofs, plan);
   LaneOptions options = lane_options(args, engine);
   if (args.codegen == "both") return crosscheck_codegen(plan.modules, options);
-  LaneReport report = run_plan(plan, options, flavors, load_intents(args.where.root + "/parity/intents"),
-                               engine.hello.arch_facts);
+  const std::string folder = intents_folder(args.where.configs);
+  std::map<std::string, FamilyIntents> intents = load_intents(folder);
+  require_intents(plan, intents, folder);
+  LaneReport report = run_plan(plan, options, flavors, intents, engine.hello.arch_facts);
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());

@@ -7,7 +7,8 @@ schema (every column's type and meaning). The C++ engine and the interpreter inc
 the header this writes (CMake runs it at build time, into the build tree; nothing generated is
 committed); the Python engine reads the same files at import (py_engine/kemit/tables.py).
 tables/occupancy.json is the harness's (the LLVM lane's occupancy rules, compiled into the lane by
-llvm_lane/CMakeLists.txt): checked here like every table, generated into no engine.
+llvm_lane/CMakeLists.txt), and so is tables/arch_peaks.json (the processors' published peaks, for the
+static roofline): checked here like every table, generated into no engine.
 
     gen_tables.py --out DIR        write DIR/kemit/tables.h
     gen_tables.py --check FILE     exit 1 unless FILE is what the tables generate now
@@ -24,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "int", "float"}
 # The tables, in the order they are loaded; each file holds its own schema ("columns": each column's
 # type and meaning), so a new column is a JSON edit. What a column may say of itself:
-#   type      str, int, int64 (an int C++ holds in 64 bits), bool, count (an int or null), names (strings), ints, pairs ([string, string]),
+#   type      str, int, int64 (an int C++ holds in 64 bits), bool, count (an int or null), figure (a number or null), names (strings), ints, pairs ([string, string]),
 #             int_pairs ([int, int]), object (its keys and their choices in "fields")
 #   doc       what the column means (required: the generated types carry it)
 #   required  false: a row may leave it out (then "default" is its value in the generated types)
@@ -35,9 +36,9 @@ CPP_KEYWORDS = {"const", "for", "if", "private", "public", "and", "or", "not", "
 # tables.h, the Python dataclass built by py_engine/kemit/tables.py): every column, then the
 # record's "derived" fields (what the engines compute from other tables, same keys as a column).
 TABLES = ("flavors", "archs", "scalar_types", "address_spaces", "mma_instructions", "mma_shapes", "mma_layouts",
-          "ops", "occupancy")
+          "ops", "occupancy", "arch_peaks")
 TYPES = {"str": str, "int": int, "int64": int, "bool": bool, "count": (int, type(None)), "names": list, "ints": list,
-         "pairs": list, "int_pairs": list, "object": dict}
+         "pairs": list, "int_pairs": list, "object": dict, "figure": (int, float, type(None))}
 DESCRIPTOR_KEYS = ("type", "doc", "required", "choices", "default", "refers", "fields")
 RECORD_KEYS = ("name", "doc", "derived")
 

@@ -14,6 +14,7 @@
 #include <muParser.h>
 
 #include "kemit/input_limits.h"
+#include "spec_expressions.h"
 
 namespace kemit::lane {
 namespace {
@@ -26,74 +27,6 @@ std::string read_text(const std::filesystem::path& file) {
   } catch (const limits::InputLimitError& error) {
     throw std::runtime_error(std::string(error.what()) + "; see docs/limits.md");
   }
-}
-
-// One muparser per expression text for the run: it is compiled to bytecode once, and each kernel
-// only refills the values its names point to (muparser keeps pointers, so they live in a deque).
-// Not thread-safe: check_llvm applies the intents on one thread.
-struct CompiledExpression {
-  mu::Parser parser;
-  std::vector<std::string> names;
-  std::deque<double> values;
-};
-
-CompiledExpression& compiled(const std::string& expression) {
-  static std::map<std::string, std::unique_ptr<CompiledExpression>> cache;
-  std::unique_ptr<CompiledExpression>& slot = cache[expression];
-  if (slot) return *slot;
-  auto e = std::make_unique<CompiledExpression>();
-  e->parser.SetExpr(expression);
-  const mu::varmap_type names = e->parser.GetUsedVar();  // a copy: DefineVar resets the parser's own
-  for (const auto& [name, unused] : names) {
-    e->names.push_back(name);
-    e->values.push_back(0);
-    e->parser.DefineVar(name, &e->values.back());
-  }
-  e->parser.SetExpr(expression);
-  slot = std::move(e);
-  return *slot;
-}
-
-// The expression's value with every name it uses given by `value_of`; `used` gets each name and value.
-double evaluate(const std::string& expression,
-                const std::function<std::optional<double>(const std::string&)>& value_of, const std::string& where,
-                std::vector<std::pair<std::string, double>>& used) {
-  CompiledExpression& e = compiled(expression);
-  for (size_t i = 0; i < e.names.size(); ++i) {
-    std::optional<double> value = value_of(e.names[i]);
-    if (!value) throw std::runtime_error(where + ": `" + expression + "` uses '" + e.names[i] + "', which is neither a "
-                                         "spec field, a default nor a profile figure (docs/isa_profile.md, \"Intents\")");
-    e.values[i] = *value;
-    used.emplace_back(e.names[i], *value);
-  }
-  return e.parser.Eval();
-}
-
-// `mma_m` of a spec field "mma": "mfma_32x32x8" (a shape MxNxK at the end of a string field).
-std::optional<double> shape_value(const nlohmann::json& field, char which) {
-  static const std::regex shape("([0-9]+)x([0-9]+)x([0-9]+)$");
-  std::smatch match;
-  if (!field.is_string()) return std::nullopt;
-  const std::string text = field.get<std::string>();
-  if (!std::regex_search(text, match, shape)) return std::nullopt;
-  return std::stod(match[which == 'm' ? 1 : which == 'n' ? 2 : 3].str());
-}
-
-// The spec's numbers and booleans, then the family's defaults for the fields a config leaves out;
-// `<field>_m`, `_n`, `_k` of a string field that ends in a shape MxNxK.
-std::optional<double> spec_value(const nlohmann::json& spec, const nlohmann::json& defaults, const std::string& name) {
-  for (const nlohmann::json* source : {&spec, &defaults}) {
-    auto found = source->find(name);
-    if (found != source->end()) {
-      if (found->is_boolean()) return found->get<bool>() ? 1.0 : 0.0;
-      if (found->is_number()) return found->get<double>();
-    }
-    char which = name.size() > 2 && name[name.size() - 2] == '_' ? name.back() : 0;
-    if (which != 'm' && which != 'n' && which != 'k') continue;
-    auto field = source->find(name.substr(0, name.size() - 2));
-    if (field != source->end()) return shape_value(*field, which);
-  }
-  return std::nullopt;
 }
 
 bool is_class_name(const std::string& name) {
@@ -185,6 +118,19 @@ std::optional<std::string> broken(const FamilyIntents& family, const Intent& int
          values_text(used) + " (" + family.file + ")";
 }
 
+// An expression muparser cannot parse stops the run (exit 2) naming `what`; the names are resolved
+// per kernel or config, later.
+void check_syntax(const std::string& expression, const std::string& what) {
+  mu::Parser check;
+  define_functions(check);
+  check.SetExpr(expression);
+  try {
+    check.GetUsedVar();
+  } catch (const mu::Parser::exception_type& error) {
+    throw std::runtime_error(what + ": `" + expression + "`: " + error.GetMsg());
+  }
+}
+
 Intent read_intent(const nlohmann::json& item, const std::string& where) {
   Intent intent;
   intent.name = item.at("name").get<std::string>();
@@ -195,17 +141,16 @@ Intent read_intent(const nlohmann::json& item, const std::string& where) {
   for (const auto& [field, value] : match.items()) intent.match[field] = value.get<std::string>();
   for (const auto& [id, why] : known_breaks.items()) intent.known_breaks[id] = why.get<std::string>();
   intent.archs = item.value("archs", std::vector<std::string>{});
-  for (const std::string* expression : {&intent.when, &intent.require}) {
-    if (expression->empty()) continue;
-    mu::Parser check;  // syntax only: the names are resolved per kernel
-    check.SetExpr(*expression);
-    try {
-      check.GetUsedVar();
-    } catch (const mu::Parser::exception_type& error) {
-      throw std::runtime_error(where + ": intent '" + intent.name + "': `" + *expression + "`: " + error.GetMsg());
-    }
-  }
+  for (const std::string* expression : {&intent.when, &intent.require})
+    if (!expression->empty()) check_syntax(*expression, where + ": intent '" + intent.name + "'");
   return intent;
+}
+
+RooflineSpec read_roofline(const nlohmann::json& item, const std::string& where) {
+  RooflineSpec roofline{item.at("unit").get<std::string>(), item.at("flops").get<std::string>(),
+                        item.at("bytes").get<std::string>(), item.at("precision").get<std::string>()};
+  for (const std::string* expression : {&roofline.flops, &roofline.bytes}) check_syntax(*expression, where + ": roofline");
+  return roofline;
 }
 
 FamilyIntents read_family(const std::filesystem::path& file) {
@@ -218,10 +163,11 @@ FamilyIntents read_family(const std::filesystem::path& file) {
       throw std::runtime_error("\"family\" is '" + family.family + "', not the file's name");
     family.defaults = document.value("defaults", nlohmann::json::object());
     for (const auto& item : document.at("intents")) family.intents.push_back(read_intent(item, family.file));
+    if (document.contains("roofline")) family.roofline = read_roofline(document.at("roofline"), family.file);
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(file.string() + ": " + error.what() +
                              " (expected {\"family\", \"defaults\"?, \"intents\": [{\"name\", \"require\", \"when\"?, "
-                             "\"match\"?, \"known_breaks\"?}]})");
+                             "\"match\"?, \"known_breaks\"?}], \"roofline\"?: {\"unit\", \"flops\", \"bytes\", \"precision\"}})");
   }
   return family;
 }

@@ -74,6 +74,12 @@ void print_resources(std::ostream& out, const LaneReport& report) {
           << k.sgpr_spill_count << " scratch " << k.private_segment_fixed_size << " lds "
           << k.group_segment_fixed_size << " w" << k.wavefront_size << " kernarg " << k.kernarg_segment_size
           << " waves/SIMD " << k.isa.waves_per_simd << " (" << k.isa.occupancy_limit << ")\n";
+  out << "\nstatic roofline (information; docs/isa_profile.md, \"Roofline\"):\n";
+  for (const auto& entry : report.entries)
+    if (entry.roofline)
+      out << "  " << std::left << std::setw(14) << entry.family << " " << std::setw(5) << entry.config << " "
+          << std::setw(7) << entry.flavor << " " << std::setw(8) << entry.arch << std::right << " "
+          << roofline_text(*entry.roofline) << "\n";
 }
 
 }  // namespace
@@ -88,6 +94,7 @@ ReportEntry entry_for(const LaneModule& module, const LaneResult& result) {
   entry.detail = result.detail;
   entry.kernels = result.kernels;
   entry.code_sha256 = result.code_sha256;
+  entry.roofline = result.roofline;
   entry.seconds = result.compile_ms / 1000.0;
   entry.failed = result.verdict != Verdict::LLVM_OK;
   return entry;
@@ -194,6 +201,7 @@ void write_json_report(const std::string& path, const LaneReport& report, const 
                        {"arch", entry.arch}, {"verdict", entry.outcome}, {"failed", entry.failed},
                        {"detail", entry.detail}, {"kernels", kernels}, {"code_sha256", entry.code_sha256},
                        {"seconds", entry.seconds}});
+    if (entry.roofline) modules.back()["roofline"] = roofline_json(*entry.roofline);
   }
   nlohmann::json twins = nlohmann::json::array();
   for (const auto& twin : report.twins())

@@ -210,6 +210,26 @@ def test_check_llvm_with_no_matching_family_is_a_usage_error():
     assert "RESULT" not in r.stdout
 
 
+# A family without parity/intents/<family>.json (beside its configs) would reach the lane with
+# nothing it promises checked: check_llvm stops (exit 2) naming the missing file, before any compile;
+# with the file beside the configs the same family runs.
+def test_check_llvm_refuses_a_family_without_its_intents_file(tmp_path):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(BASIC / "alpha.json", configs / "alpha.json")
+    fake = shlex.join(["/usr/bin/python3", str(ROOT / "tests" / "driver" / "fixtures" / "fake_engine.py"), "--serve"])
+    argv = [CHECK_LLVM, "--engine-cmd", fake, "--configs", configs, "--only", "alpha", "--flavor", "llvm19",
+            "--no-cache", "--jobs", "1"]
+    r = run(argv)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"family 'alpha' has no intents file {tmp_path / 'intents' / 'alpha.json'}" in r.stderr
+    assert "RESULT" not in r.stdout
+    (tmp_path / "intents").mkdir()
+    shutil.copy(BASIC.parent / "intents" / "alpha.json", tmp_path / "intents" / "alpha.json")
+    r = run(argv)
+    assert r.returncode == 0 and "RESULT: GREEN" in r.stdout, r.stdout + r.stderr
+
+
 # The engines' own CLIs read a config file named by --config FILE:ID, and a spec by --spec: a FIFO
 # would hang both (open waits for a writer) and deep nesting crash the Python one with a
 # RecursionError traceback. Both refuse them with the harness's input limits (docs/limits.md).

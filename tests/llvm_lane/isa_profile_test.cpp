@@ -190,6 +190,77 @@ TEST(Intents, AnUnknownNameOrABadExpressionIsNamed) {
   EXPECT_THROW(load_intents(broken.path.string()), std::runtime_error);
 }
 
+const char* kConvRoofline = R"json({"family": "conv", "defaults": {"dtype": "f16", "n": 2}, "intents": [],
+  "roofline": {"unit": "the whole problem", "flops": "2 * n * c * (1 + op_is_fma) * idiv(k, 2)",
+               "bytes": "n * c * dtype_bits / 8", "precision": "dtype"}})json";
+
+TEST(Roofline, IntensityAgainstTheRidgeOfTheProcessorsPublishedPeaks) {
+  IntentsFolder folder(kConvRoofline);
+  const auto intents = load_intents(folder.path.string());
+  const FamilyIntents& conv = intents.at("conv");
+  // 2 * 2 * 64 * 1 * idiv(5, 2) = 512 FLOP over 2 * 64 * 2 = 256 bytes: 2 FLOP/B, far below
+  // MI300X's 1307.4 / 5.3 = 246.7: memory-bound.
+  std::optional<Roofline> memory = roofline_of(conv, {{"c", 64}, {"k", 5}, {"op", "add"}}, "gfx942");
+  ASSERT_TRUE(memory);
+  EXPECT_DOUBLE_EQ(memory->flops, 512);
+  EXPECT_DOUBLE_EQ(memory->bytes, 256);
+  EXPECT_DOUBLE_EQ(memory->intensity, 2);
+  EXPECT_EQ(memory->precision, "f16");
+  EXPECT_NEAR(memory->ridge, 1307.4 / 5.3, 1e-9);
+  EXPECT_EQ(memory->bound, "memory");
+  // An FMA doubles the FLOPs; e4m3 is one byte and runs at the FP8 peak: 1000 * 2 / 1 FLOP/B.
+  std::optional<Roofline> compute =
+      roofline_of(conv, {{"c", 64}, {"k", 2000}, {"op", "fma"}, {"dtype", "e4m3"}}, "gfx942");
+  EXPECT_DOUBLE_EQ(compute->intensity, 4000);
+  EXPECT_EQ(compute->precision, "fp8");
+  EXPECT_EQ(compute->bound, "compute");
+  EXPECT_NE(roofline_text(*compute).find("compute-bound"), std::string::npos) << roofline_text(*compute);
+  // A processor without published peaks is named as such, never given a bound.
+  std::optional<Roofline> unknown = roofline_of(conv, {{"c", 64}, {"k", 5}, {"op", "add"}}, "gfx1250");
+  EXPECT_EQ(unknown->bound.rfind("unknown: no published f16 peak and bandwidth for gfx1250", 0), 0u) << unknown->bound;
+  EXPECT_EQ(unknown->ridge, 0);
+  // A name neither the spec nor the defaults define stops the roofline, naming it.
+  EXPECT_THROW(roofline_of(conv, {{"c", 64}, {"op", "add"}}, "gfx942"), std::runtime_error);
+}
+
+TEST(Roofline, AttachedWithTheLowestOccupancyAndNeverAVerdict) {
+  IntentsFolder folder(kConvRoofline);
+  const auto intents = load_intents(folder.path.string());
+  const FamilyIntents& conv = intents.at("conv");
+  LaneResult result = compiled({});
+  result.kernels.push_back(result.kernels.front());
+  result.kernels[0].isa.waves_per_simd = 8;
+  result.kernels[1].isa.waves_per_simd = 5;
+  attach_roofline(conv, {{"c", 64}, {"k", 5}, {"op", "add"}}, LaneModule{"conv", 1, "llvm19", "gfx942", "", false},
+                  result);
+  ASSERT_TRUE(result.roofline);
+  EXPECT_EQ(result.roofline->waves_per_simd, 5);
+  EXPECT_EQ(result.verdict, Verdict::LLVM_OK);
+  LaneResult missing_name = compiled({});
+  attach_roofline(conv, {{"c", 64}}, LaneModule{"conv", 1, "llvm19", "gfx942", "", false}, missing_name);
+  EXPECT_NE(missing_name.roofline->bound.find("uses 'k'"), std::string::npos) << missing_name.roofline->bound;
+  EXPECT_EQ(missing_name.verdict, Verdict::LLVM_OK);
+}
+
+// Every family states its roofline, and it evaluates for every emitting parity config: a field its
+// expressions read that a config leaves out must be among the family's defaults.
+TEST(Roofline, EveryEmittingParityConfigHasOne) {
+  auto intents = load_intents(std::string(KEMIT_SOURCE_DIR) + "/parity/intents");
+  for (const auto& file : std::filesystem::directory_iterator(std::string(KEMIT_SOURCE_DIR) + "/parity/configs")) {
+    std::ifstream in(file.path());
+    nlohmann::json document = nlohmann::json::parse(in);
+    const FamilyIntents& family = intents.at(document.at("family").get<std::string>());
+    ASSERT_TRUE(family.roofline) << family.file << " states no roofline";
+    for (const auto& config : document.at("configs")) {
+      if (config.at("expect") != "emit") continue;
+      std::optional<Roofline> roofline;
+      EXPECT_NO_THROW(roofline = roofline_of(family, config.at("spec"), config.at("arch").get<std::string>()))
+          << family.family << " config " << config.at("id");
+      if (roofline) EXPECT_GT(roofline->bytes, 0) << family.family << " config " << config.at("id");
+    }
+  }
+}
+
 TEST(Intents, TheTreesIntentsLoad) {
   auto intents = load_intents(std::string(KEMIT_SOURCE_DIR) + "/parity/intents");
   EXPECT_TRUE(intents.count("conv_depthwise_dgrad_stream"));

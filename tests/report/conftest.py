@@ -54,8 +54,12 @@ def fake_configs(tmp_path):
         "refused": [(i, {"expect": "reject", "spec": {"reject": "no"}}) for i in range(1, 6)],
         "empty": [],
     }
+    intents = tmp_path / "intents"  # beside the configs, where check_llvm requires each family's
+    intents.mkdir()
     for name, configs in families.items():
         (folder / f"{name}.json").write_text(json.dumps(fake_family(name, configs)))
+        (intents / f"{name}.json").write_text(json.dumps({"family": name, "intents": [
+            {"name": "no spill, no scratch", "require": "vgpr_spill == 0 && sgpr_spill == 0 && scratch == 0"}]}))
     return folder
 
 

@@ -68,6 +68,16 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
             fmt::arg("kh", spec.kh));
       },
       [&]() -> std::string {
+        bool no_agprs = std::find(NO_AGPR_MMA_KINDS.begin(), NO_AGPR_MMA_KINDS.end(), arch.mma) != NO_AGPR_MMA_KINDS.end();
+        if (!no_agprs || held_values(spec) <= MAX_HELD_WITHOUT_AGPRS) return "";
+        return fmt::format(
+            "on {arch} (256 VGPRs a lane, no AGPRs) cpl * kh * kw weights plus cpl * block_w * kh accumulators "
+            "must be at most {most} or they spill (got {weights} + {accumulators})",
+            fmt::arg("arch", arch.name), fmt::arg("most", MAX_HELD_WITHOUT_AGPRS),
+            fmt::arg("weights", static_cast<int64_t>(product(spec.cpl, spec.kh, spec.kw))),
+            fmt::arg("accumulators", static_cast<int64_t>(product(spec.cpl, spec.block_w, spec.kh))));
+      },
+      [&]() -> std::string {
         if (spec.pad_w >= -1) return "";
         return fmt::format("pad_w must be -1 (same as pad) or at least 0 (got {pad_w})", fmt::arg("pad_w", spec.pad_w));
       },
@@ -91,6 +101,10 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
                        fmt::arg("stride", spec.stride), fmt::arg("block_w", spec.block_w));
   });
   return first_reason(checks);
+}
+
+__int128 held_values(const Spec& spec) {
+  return static_cast<__int128>(spec.cpl) * spec.kh * spec.kw + static_cast<__int128>(spec.cpl) * spec.block_w * spec.kh;
 }
 
 std::vector<ColumnTap> column_taps(const Spec& spec) {
@@ -194,15 +208,56 @@ std::vector<std::vector<Values>> load_weights(ir::Builder& b, const Spec& spec, 
   int64_t kh = spec.kh, kw = spec.kw;
   Value base = common::mul_const(b, c0, kh * kw);
   std::vector<std::vector<Values>> weights;
+  if (spec.cpl == 1) {
+    for (int64_t r = 0; r < kh; ++r) {
+      std::vector<Values> row;
+      for (int64_t q = 0; q < kw; ++q) {
+        Value tap = b.const_int(I32, r * kw + q);
+        row.push_back(common::load_weight_pairs(b, wt, base, tap, spec));
+      }
+      weights.push_back(row);
+    }
+    return weights;
+  }
+  Values block = load_weight_block(b, spec, wt, base);
   for (int64_t r = 0; r < kh; ++r) {
     std::vector<Values> row;
-    for (int64_t q = 0; q < kw; ++q) {
-      Value tap = b.const_int(I32, r * kw + q);
-      row.push_back(common::load_weight_pairs(b, wt, base, tap, spec));
-    }
+    for (int64_t q = 0; q < kw; ++q) row.push_back(tap_pairs(b, spec, block, r * kw + q));
     weights.push_back(row);
   }
   return weights;
+}
+
+int weight_chunk(const Spec& spec) {
+  int64_t values = spec.cpl * spec.kh * spec.kw;
+  int chunk = 1;
+  while (chunk < 8 && values % (2 * chunk) == 0) chunk *= 2;
+  return chunk;
+}
+
+Values load_weight_block(ir::Builder& b, const Spec& spec, const Value& wt, const Value& base) {
+  int chunk = weight_chunk(spec);
+  Values values;
+  for (int64_t start = 0; start < spec.cpl * spec.kh * spec.kw; start += chunk) {
+    Value index = start ? common::add_const(b, base, start) : base;
+    Value loaded = common::load_channels(b, wt, index, spec.dtype, chunk);
+    Value wide = b.fpext(loaded, ir::with_lanes(ir::scalar("f32"), chunk));
+    for (int lane = 0; lane < chunk; ++lane) values.push_back(b.extract_element(wide, lane));
+  }
+  return values;
+}
+
+Values tap_pairs(ir::Builder& b, const Spec& spec, const Values& block, int64_t tap) {
+  int64_t taps = spec.kh * spec.kw;
+  Values pairs;
+  for (int64_t k = 0; k < spec.cpl / 2; ++k) {
+    Value pair = b.const_float(ir::vector(ir::scalar("f32"), 2), 0.0);
+    for (int lane = 0; lane < 2; ++lane) {
+      pair = b.insert_element(pair, block[static_cast<size_t>((2 * k + lane) * taps + tap)], lane);
+    }
+    pairs.push_back(pair);
+  }
+  return pairs;
 }
 
 Columns dy_columns(ir::Builder& b, const Spec& spec, const Value& column_block, const std::vector<ColumnTap>& taps,

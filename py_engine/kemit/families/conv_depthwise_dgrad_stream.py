@@ -13,7 +13,7 @@ last dY row. Columns gather instead: with block_w a multiple of stride, which ta
 dY column is known when the kernel is built. The next dY row is loaded one row ahead.
 """
 from ..ir.builder import Builder
-from ..ir.types import scalar
+from ..ir.types import scalar, vector, with_lanes
 from ..plan import fixed_grid, kernel_launch, planned, whole
 from . import conv_depthwise_common as common
 from .spec import first_reason, one_of, parse_fields
@@ -24,7 +24,12 @@ FIELDS = common.SHAPE_FIELDS + (("dtype", "str", "f16"), ("block_w", "int", 4),
 CPLS = (1, 2, 4, 8)
 MAX_PACKED_WEIGHTS = 200
 MAX_ACCUMULATORS = 192
-I32 = scalar("i32")
+# Where a lane addresses 256 VGPRs and has no AGPRs to take the overflow (the wmma_gfx11 and
+# wmma_gfx12 processors), the weights and accumulators together must leave room for a dY row,
+# addresses and indices, or LLVM spills them to scratch.
+MAX_HELD_WITHOUT_AGPRS = 224
+NO_AGPR_MMA_KINDS = ("wmma_gfx11", "wmma_gfx12")
+I32, F32 = scalar("i32"), scalar("f32")
 
 
 def parse_spec(raw):
@@ -49,6 +54,11 @@ def validate(spec, arch):
         ("cpl * block_w * kh must be at most {most} accumulator slots "
          "(got {cpl} * {block_w} * {kh})").format(
             most=MAX_ACCUMULATORS, cpl=s["cpl"], block_w=s["block_w"], kh=s["kh"]),
+        lambda: "" if arch.mma not in NO_AGPR_MMA_KINDS or held_values(s) <= MAX_HELD_WITHOUT_AGPRS else
+        ("on {arch} (256 VGPRs a lane, no AGPRs) cpl * kh * kw weights plus cpl * block_w * kh accumulators "
+         "must be at most {most} or they spill (got {weights} + {accumulators})").format(
+            arch=arch.name, most=MAX_HELD_WITHOUT_AGPRS, weights=s["cpl"] * s["kh"] * s["kw"],
+            accumulators=s["cpl"] * s["block_w"] * s["kh"]),
         lambda: "" if s["pad_w"] >= -1 else
         "pad_w must be -1 (same as pad) or at least 0 (got {pad_w})".format(pad_w=s["pad_w"]),
         lambda: "" if common.pad_w_of(s) == s["pad"] else
@@ -62,6 +72,11 @@ def validate(spec, arch):
             stride=s["stride"], block_w=s["block_w"]),
     )
     return first_reason(checks)
+
+
+def held_values(spec):
+    """The f32 values a lane keeps across the row loop: the weights and the accumulators."""
+    return spec["cpl"] * spec["kh"] * spec["kw"] + spec["cpl"] * spec["block_w"] * spec["kh"]
 
 
 def column_taps(spec):
@@ -145,8 +160,44 @@ def pairs_of(cpl):
 def load_weights(b, spec, wt, c0):
     """weights[kh][kw]: every tap's pairs, loaded once (at most 200 floats per lane)."""
     base = common.mul_const(b, c0, spec["kh"] * spec["kw"])
-    return [[common.load_weight_pairs(b, wt, base, b.const_int(I32, r * spec["kw"] + q), spec)
-             for q in range(spec["kw"])] for r in range(spec["kh"])]
+    if spec["cpl"] == 1:
+        return [[common.load_weight_pairs(b, wt, base, b.const_int(I32, r * spec["kw"] + q), spec)
+                 for q in range(spec["kw"])] for r in range(spec["kh"])]
+    block = load_weight_block(b, spec, wt, base)
+    return [[tap_pairs(b, spec, block, r * spec["kw"] + q) for q in range(spec["kw"])] for r in range(spec["kh"])]
+
+
+def weight_chunk(spec):
+    """Values per weight load: the largest power of two up to 8 dividing cpl * KH * KW (at least cpl)."""
+    values, chunk = spec["cpl"] * spec["kh"] * spec["kw"], 1
+    while chunk < 8 and values % (2 * chunk) == 0:
+        chunk *= 2
+    return chunk
+
+
+def load_weight_block(b, spec, wt, base):
+    """The lane's weights Wt[c0 .. c0 + cpl - 1, :, :] widened to f32, channel by channel.
+
+    They are one contiguous block, so they load as vectors of weight_chunk values: no load is
+    narrower than a cpl-channel load (scalar loads were left unmerged by LLVM 16).
+    """
+    chunk, values = weight_chunk(spec), []
+    for start in range(0, spec["cpl"] * spec["kh"] * spec["kw"], chunk):
+        index = common.add_const(b, base, start) if start else base
+        wide = b.fpext(common.load_channels(b, wt, index, spec["dtype"], chunk), with_lanes(F32, chunk))
+        values += [b.extract_element(wide, lane) for lane in range(chunk)]
+    return values
+
+
+def tap_pairs(b, spec, block, tap):
+    """Tap `tap`'s weights of the cpl channels as pairs (a channel's taps lie KH * KW apart)."""
+    taps, pairs = spec["kh"] * spec["kw"], []
+    for k in range(spec["cpl"] // 2):
+        pair = b.const_float(vector(F32, 2), 0.0)
+        for lane in range(2):
+            pair = b.insert_element(pair, block[(2 * k + lane) * taps + tap], lane)
+        pairs.append(pair)
+    return pairs
 
 
 def dy_columns(b, spec, column_block, taps, wo):

@@ -26,6 +26,11 @@ extern const std::vector<Field> FIELDS;
 extern const std::vector<int> CPLS;
 constexpr int64_t MAX_PACKED_WEIGHTS = 200;
 constexpr int64_t MAX_ACCUMULATORS = 192;
+// Where a lane addresses 256 VGPRs and has no AGPRs to take the overflow (the wmma_gfx11 and
+// wmma_gfx12 processors), the weights and accumulators together must leave room for a dY row,
+// addresses and indices, or LLVM spills them to scratch.
+constexpr int64_t MAX_HELD_WITHOUT_AGPRS = 224;
+inline const std::vector<std::string> NO_AGPR_MMA_KINDS = {"wmma_gfx11", "wmma_gfx12"};
 
 // FIELDS, typed: the shared fields (conv_depthwise_common.h: ShapeSpec), then this family's.
 struct Spec : conv_depthwise_common::ShapeSpec {
@@ -44,6 +49,8 @@ Spec read_spec(const nlohmann::json& spec);
 std::string kernel_name(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
+// The f32 values a lane keeps across the row loop: the weights and the accumulators.
+__int128 held_values(const Spec& spec);
 std::vector<ColumnTap> column_taps(const Spec& spec);
 // The kernel and its contract: every size compiled in, whole buffers.
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
@@ -54,6 +61,13 @@ int pairs_of(int cpl);
 // weights[kh][kw]: every tap's pairs, loaded once (at most 200 floats per lane).
 std::vector<std::vector<Values>> load_weights(ir::Builder& b, const Spec& spec, const ir::Value& wt,
                                               const ir::Value& c0);
+// Values per weight load: the largest power of two up to 8 dividing cpl * KH * KW (at least cpl).
+int weight_chunk(const Spec& spec);
+// The lane's weights Wt[c0 .. c0 + cpl - 1, :, :] widened to f32, channel by channel: one contiguous
+// block, loaded as vectors of weight_chunk values, so no load is narrower than a cpl-channel load.
+Values load_weight_block(ir::Builder& b, const Spec& spec, const ir::Value& wt, const ir::Value& base);
+// Tap `tap`'s weights of the cpl channels as pairs (a channel's taps lie KH * KW apart).
+Values tap_pairs(ir::Builder& b, const Spec& spec, const Values& block, int64_t tap);
 Columns dy_columns(ir::Builder& b, const Spec& spec, const ir::Value& column_block, const std::vector<ColumnTap>& taps,
                    int64_t wo);
 // v + k for a constant k of either sign (no add when k is 0).

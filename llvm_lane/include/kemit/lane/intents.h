@@ -4,12 +4,14 @@
 // so an edited intent needs no recompile.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kemit/lane/lane.h"
+#include "kemit/lane/roofline.h"
 
 namespace kemit::lane {
 
@@ -28,6 +30,7 @@ struct FamilyIntents {
   std::string file;          // where they were read, for messages
   nlohmann::json defaults;   // spec fields the family defaults, for configs that leave them out
   std::vector<Intent> intents;
+  std::optional<RooflineSpec> roofline;  // what a config's spec moves and computes (docs/isa_profile.md)
 };
 
 // Every <family>.json under `folder` (none: an empty map). Throws std::runtime_error naming the
@@ -39,5 +42,10 @@ std::map<std::string, FamilyIntents> load_intents(const std::string& folder);
 // values it saw. Other verdicts are left alone.
 void apply_intents(const FamilyIntents& intents, const nlohmann::json& spec, const LaneModule& module,
                    LaneResult& result);
+
+// The module's static roofline (roofline_of) with the lowest occupancy of its kernels, into
+// result.roofline when its family states one and llc ran. Information: the verdict is left alone.
+void attach_roofline(const FamilyIntents& intents, const nlohmann::json& spec, const LaneModule& module,
+                     LaneResult& result);
 
 }  // namespace kemit::lane

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kemit/driver/flavor_facts.h"
+#include "kemit/lane/roofline.h"
 
 namespace kemit::lane {
 
@@ -81,6 +83,7 @@ struct LaneResult {
   std::string code_sha256;  // sha256 of the module's code text (kemit/lane/code_text.h) when codegen ran
   double compile_ms = 0;  // wall time of this module's codegen request (in-process: check included); 0 if none
   bool timed_out = false;  // llc was stopped at llc_timeout: a busy machine's answer, never cached
+  std::optional<Roofline> roofline;  // its family's static roofline (after the cache, like the intents)
 };
 
 // Where one LLVM version's tools are. Empty or absent paths mean "not installed".

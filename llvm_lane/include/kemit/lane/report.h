@@ -21,6 +21,7 @@ struct ReportEntry {
   std::string detail;
   std::vector<KernelResources> kernels;
   std::string code_sha256;  // the compiled code's digest ("" when codegen did not run)
+  std::optional<Roofline> roofline;  // information (docs/isa_profile.md, "Roofline")
   bool failed = false;
   double seconds = 0;
 };
