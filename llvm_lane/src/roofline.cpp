@@ -70,6 +70,14 @@ std::string scaled(double value, const char* unit) {
   return text;
 }
 
+// A roofline whose figures could not be evaluated: only its unit and why.
+Roofline unknown_roofline(const FamilyIntents& family, std::string why) {
+  Roofline roofline;
+  roofline.unit = family.roofline->unit;
+  roofline.bound = std::move(why);
+  return roofline;
+}
+
 }  // namespace
 
 std::optional<Roofline> roofline_of(const FamilyIntents& family, const nlohmann::json& spec, const std::string& arch) {
@@ -92,11 +100,9 @@ void attach_roofline(const FamilyIntents& family, const nlohmann::json& spec, co
   try {
     result.roofline = roofline_of(family, spec, module.arch);
   } catch (const std::runtime_error& error) {  // a name the spec and the defaults do not define
-    result.roofline = Roofline{family.roofline->unit};
-    result.roofline->bound = std::string("unknown: ") + error.what();
+    result.roofline = unknown_roofline(family, std::string("unknown: ") + error.what());
   } catch (const mu::Parser::exception_type& error) {
-    result.roofline = Roofline{family.roofline->unit};
-    result.roofline->bound = "unknown: " + family.file + ": roofline cannot be evaluated: " + error.GetMsg();
+    result.roofline = unknown_roofline(family, "unknown: " + family.file + ": roofline cannot be evaluated: " + error.GetMsg());
   }
   int64_t waves = result.kernels.front().isa.waves_per_simd;
   for (const auto& kernel : result.kernels) waves = std::min(waves, kernel.isa.waves_per_simd);
