@@ -1,8 +1,8 @@
 """The time of a witness run at real size (docs/numerics.md, "Witness runs at real size"): the last
 workgroup of elementwise config 1 (add f32) over n = 127 * 2^24 elements (8 GiB buffers that never
 exist), in the interpreter (kemit_cpp.witness) and in each flavor's executor (the WITNESS verb),
-for two grids: one trip per lane (the grid covers n: what a plan launches; the llvm modules' latch
-`add nsw` then breaks, issue 26, so the executors stop at it) and 127 trips per lane (2^16
+for two grids: one trip per lane (a grid that covers n in one launch, past what the contract's chunks
+allow: the llvm modules' latch `add nsw` then wraps, so the executors stop at it) and 127 trips per lane (2^16
 workgroups). Prints per runner the median wall time of `--repeat` runs, the lane instructions and
 the pages made. Usage: /usr/bin/python3 bench/numerics/bench_witness.py [--build DIR] [--repeat N]
 """

@@ -1,5 +1,5 @@
-// Issue 26 item 5 at the prover: each mutation REFUTED with the witness that shows it, where the
-// unmutated kernel and contract are PROVEN.
+// Planted bugs the prover must catch: each mutation REFUTED with the witness that shows it, where
+// the unmutated kernel and contract are PROVEN.
 #include <nlohmann/json.hpp>
 
 #include "modules.h"
