@@ -2,7 +2,8 @@
 every family evaluated at a tensor of 2^35 bytes along its batch-like axis (elements, rows, m
 tiles, heads), and every non-chunkable axis at the top of its range. Chunks cover the axis once,
 in order; every view lies inside its buffer, under the arch's buffer range and aligned; every
-scalar fits an i32; every grid is within the arch's limits. The plans of both engines are byte
+scalar fits an i32; every grid is within the arch's limits. Every axis a launch cannot chunk
+stops exactly where a buffer bound whole reaches half the range. The plans of both engines are byte
 for byte the same (check_byte_identity), so the Python engine's stand for both.
 """
 import json
@@ -137,3 +138,22 @@ def test_a_size_past_its_range_is_outside_the_contract():
     k_bytes = next(b for b in planned.buffers if b.name == "k")
     assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi}) <= arch.buffer_range // 2
     assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi + 1}) > arch.buffer_range // 2
+
+
+@pytest.mark.parametrize("family", ["gemm_mma", "gemm_epilogue", "transpose_lds"])
+def test_the_axes_bound_whole_stop_where_a_whole_buffer_reaches_half_the_range(family):
+    """Every axis a launch cannot chunk (a GEMM's n and k, transpose's rows and columns) states its
+    limit in its range, and that limit is the one the buffers bound whole need: at the top of every
+    such range they stay within half the range, one unit past any of them passes it. So no limit is
+    smaller than the kernel needs (fp8's one-byte b serves twice the n of f16's)."""
+    for config, arch, planned in first_plans(family, len(configs(family))):
+        chunked = {launch.chunks.size for launch in planned.launches if launch.chunks is not None}
+        whole = {b.name for launch in planned.launches for b in launch.bindings if b.kind == "buffer" and b.offset is None}
+        top = dict({s.name: s.hi for s in planned.sizes}, **{size: 1 for size in chunked})
+        largest = lambda sizes: max(plan_module.evaluate(b.bytes, sizes)  # noqa: E731
+                                    for b in planned.buffers if b.name in whole)
+        assert largest(top) <= arch.buffer_range // 2, (config["id"], top)
+        for size in planned.sizes:
+            if size.name not in chunked:
+                past = dict(top, **{size.name: size.hi + 1})
+                assert largest(past) > arch.buffer_range // 2, (config["id"], size.name, size.hi)

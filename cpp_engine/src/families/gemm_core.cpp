@@ -140,14 +140,20 @@ int accumulator_length(const MmaSpec& spec, const target::Arch& arch) {
 
 int element_bytes(const MmaSpec& spec) { return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
 
-plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t buffer_range,
+int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch) {
+  return arch.buffer_range / 2 / (MAX_K * element_bytes(spec)) / spec.tile_n;
+}
+
+plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
+                        uint64_t buffer_range,
                         const std::vector<std::pair<std::string, int64_t>>& rows,
                         const std::vector<std::pair<std::string, int64_t>>& columns) {
   using plan::COUNT, plan::FIRST, plan::name;
   int64_t tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k, element = element_bytes(spec);
   plan::Expr n = name("n_tiles") * tile_n, k = name("k_tiles") * tile_k;
+  int64_t most_n = most_n_tiles(spec, arch) * tile_n;
   std::vector<int64_t> row_bytes = {MAX_K * element}, chunk_units;
-  for (const auto& [buffer, size] : rows) row_bytes.push_back(MAX_N * size);
+  for (const auto& [buffer, size] : rows) row_bytes.push_back(most_n * size);
   for (int64_t bytes : row_bytes) chunk_units.push_back(bytes * tile_m);
   int64_t chunk = plan::chunk_length(chunk_units, buffer_range);
   if (chunk == 0)
@@ -176,7 +182,7 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t
   plan::Launch launch =
       plan::kernel_launch(kernel, plan::fixed_grid(name("n_tiles"), COUNT), bindings, plan::Chunks{"m_tiles", chunk});
   std::vector<plan::Size> sizes = {{"m_tiles", 0, plan::tensor_units(MAX_K * element * tile_m)},
-                                   {"n_tiles", 1, MAX_N / tile_n},
+                                   {"n_tiles", 1, most_n / tile_n},
                                    {"k_tiles", 1, MAX_K / tile_k}};
   return plan::planned({kernel}, sizes, bytes_of, {launch});
 }

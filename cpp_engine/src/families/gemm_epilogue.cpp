@@ -63,7 +63,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   if (spec.residual) rows = {{"residual", out}, {"c", out}};
   std::vector<std::pair<std::string, int64_t>> columns;
   if (spec.bias) columns.emplace_back("bias", 4);
-  return core::gemm_plan(spec, build(spec, arch), buffer_range, rows, columns);
+  return core::gemm_plan(spec, build(spec, arch), arch, buffer_range, rows, columns);
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

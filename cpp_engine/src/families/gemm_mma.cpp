@@ -36,7 +36,7 @@ std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::
 }
 
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
-  return core::gemm_plan(spec, build(spec, arch), buffer_range, {{"c", 4}}, {});
+  return core::gemm_plan(spec, build(spec, arch), arch, buffer_range, {{"c", 4}}, {});
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

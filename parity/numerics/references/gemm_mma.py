@@ -64,15 +64,24 @@ __all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to"]
 
 
 # ---- the numerics plan --------------------------------------------------------------------
-# The engine's contract limits of n and k (gemm_core MAX_N, MAX_K): its m chunks are sized by them
-CONTRACT_MAX_N, CONTRACT_MAX_K = 32768, 16384
+# The engine's contract limits of n and k (gemm_core most_n_tiles, MAX_K): its m chunks are sized by
+# them. n's is what half the arch's buffer range (2^31 bytes on every arch, tables/archs.json) leaves
+# b at the largest k.
+CONTRACT_MAX_K = 16384
+CONTRACT_B_BYTES = 1 << 30
+
+
+def contract_max_n(spec, element):
+    """The contract's largest n, in elements (gemm_core most_n_tiles times tile_n)."""
+    return CONTRACT_B_BYTES // (CONTRACT_MAX_K * element) // spec["tile_n"] * spec["tile_n"]
 
 
 def gemm_contract(spec, element, row_bytes):
     """(sizes, lowered buffer range) of a two-tile-by-two case: m, n, k in tiles, and the range
     under which the engine's plan runs m one tile row per chunk (two chunks). row_bytes: the bytes
     per element of each m x n buffer."""
-    units = [CONTRACT_MAX_K * element * spec["tile_m"]] + [CONTRACT_MAX_N * size * spec["tile_m"] for size in row_bytes]
+    most_n = contract_max_n(spec, element)
+    units = [CONTRACT_MAX_K * element * spec["tile_m"]] + [most_n * size * spec["tile_m"] for size in row_bytes]
     _, buffer_range = two_chunk_range(1, units)
     return {"m_tiles": 2, "n_tiles": 2, "k_tiles": 2}, buffer_range
 

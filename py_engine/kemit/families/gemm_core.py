@@ -43,9 +43,9 @@ WAVES = (1, 2, 4, 8)
 MAX_TILE_MN = 256
 MAX_TILE_K = 128
 MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
-# The launch contract's limits of the axes a launch cannot chunk (b is bound whole): n * k elements
-# of b stay a quarter of the 32-bit buffer range at most
-MAX_N = 32768
+# The launch contract's limit of k, an axis a launch cannot chunk: b is bound whole (every column of
+# tiles reads all k rows of b, n apart), so n * k * element bytes stay under half the arch's buffer
+# range; k is held here and n takes the rest (most_n_tiles)
 MAX_K = 16384
 STAGE_VEC = 8            # elements per vector load of a's tile
 # fragment k layout per layout kind: (k stride per lane group, piece offsets, piece length), where a
@@ -96,17 +96,24 @@ def element_bytes(spec):
     return 1 if is_fp8(spec) else byte_size(scalar(spec["dtype"]))
 
 
-def gemm_plan(spec, kernel, buffer_range, extra):
+def most_n_tiles(spec, arch):
+    """The top of the contract's n_tiles: b's n * MAX_K elements at most half the arch's buffer
+    range. The arch's, not a lowered one: a test's lowered range cuts the chunks, not the sizes."""
+    return (arch.buffer_range // 2) // (MAX_K * element_bytes(spec)) // spec["tile_n"]
+
+
+def gemm_plan(spec, kernel, arch, buffer_range, extra):
     """The contract of a gemm kernel (params a, b or b_t, extra's, c, n, k): sizes m_tiles, n_tiles,
     k_tiles (m, n, k in tiles); launches in chunks of m_tiles (rows of a and c, the extra buffers
     named in extra's first dict: bytes per element of an m x n tensor), b and the second dict's
     (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). b is whole, so n and k
-    are limited (MAX_N, MAX_K: b stays under the range); m is not."""
+    are limited (most_n_tiles, MAX_K: b stays under half the range); m is not."""
     tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
     element = element_bytes(spec)
     rows, columns = extra
     n, k = name("n_tiles") * tile_n, name("k_tiles") * tile_k
-    row_bytes = {"a": MAX_K * element, **{buffer: MAX_N * size for buffer, size in rows.items()}}
+    most_n = most_n_tiles(spec, arch) * tile_n
+    row_bytes = {"a": MAX_K * element, **{buffer: most_n * size for buffer, size in rows.items()}}
     chunk = chunk_length([bytes_ * tile_m for bytes_ in row_bytes.values()], buffer_range)
     if chunk == 0:
         return Planned(refusal=no_chunk_reason("row of tiles", max(row_bytes.values()) * tile_m, buffer_range))
@@ -122,7 +129,7 @@ def gemm_plan(spec, kernel, buffer_range, extra):
         else:
             bindings.append(whole(param.name))
     launch = kernel_launch(kernel, fixed_grid(name("n_tiles"), COUNT), bindings, Chunks("m_tiles", expr(chunk)))
-    sizes = [Size("m_tiles", 0, tensor_units(MAX_K * element * tile_m)), Size("n_tiles", 1, MAX_N // tile_n),
+    sizes = [Size("m_tiles", 0, tensor_units(MAX_K * element * tile_m)), Size("n_tiles", 1, most_n // tile_n),
              Size("k_tiles", 1, MAX_K // tile_k)]
     return planned([kernel], sizes, bytes_of, [launch])
 

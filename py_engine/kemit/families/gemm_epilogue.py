@@ -60,7 +60,7 @@ def plan_module(spec, arch, buffer_range):
     out = byte_size(scalar(spec["out_dtype"]))
     rows = {"residual": out, "c": out} if spec["residual"] else {"c": out}
     columns = {"bias": 4} if spec["bias"] else {}
-    return core.gemm_plan(spec, build(spec, arch), buffer_range, (rows, columns))
+    return core.gemm_plan(spec, build(spec, arch), arch, buffer_range, (rows, columns))
 
 
 def build(spec, arch):

@@ -36,7 +36,7 @@ def flavor_gate(spec, arch, flavor):
 
 def plan_module(spec, arch, buffer_range):
     """The kernel and its contract (gemm_core.gemm_plan): c is m x n f32."""
-    return core.gemm_plan(spec, build(spec, arch), buffer_range, ({"c": 4}, {}))
+    return core.gemm_plan(spec, build(spec, arch), arch, buffer_range, ({"c": 4}, {}))
 
 
 def build(spec, arch):

@@ -56,9 +56,9 @@ extern const std::vector<int> WAVES;
 constexpr int MAX_TILE_MN = 256;
 constexpr int MAX_TILE_K = 128;
 constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
-// The launch contract's limits of the axes a launch cannot chunk (b is bound whole): n * k elements
-// of b stay a quarter of the 32-bit buffer range at most
-constexpr int64_t MAX_N = 32768;
+// The launch contract's limit of k, an axis a launch cannot chunk: b is bound whole (every column of
+// tiles reads all k rows of b, n apart), so n * k * element bytes stay under half the arch's buffer
+// range; k is held here and n takes the rest (most_n_tiles)
 constexpr int64_t MAX_K = 16384;
 constexpr int STAGE_VEC = 8;           // elements per vector load of a's tile
 // fragment k layout per layout kind: k stride per lane group, piece offsets, piece length
@@ -127,10 +127,15 @@ std::string layout_kind(const MmaSpec& spec, const target::Arch& arch);
 int fragments(const CoreSpec& spec);
 int accumulator_length(const MmaSpec& spec, const target::Arch& arch);
 int element_bytes(const MmaSpec& spec);
+// The top of the contract's n_tiles: b's n * MAX_K elements at most half the arch's buffer range.
+// The arch's, not a lowered one: a test's lowered range cuts the chunks, not the sizes.
+int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch);
 // The contract of a gemm kernel (params a, b or b_t, the extra buffers, c, n, k): sizes m_tiles,
 // n_tiles, k_tiles; launches in chunks of m_tiles (rows: bytes per element of each m x n tensor),
-// b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles).
-plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, uint64_t buffer_range,
+// b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). b is whole,
+// so n and k are limited (most_n_tiles, MAX_K: b stays under half the range); m is not.
+plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
+                        uint64_t buffer_range,
                         const std::vector<std::pair<std::string, int64_t>>& rows,
                         const std::vector<std::pair<std::string, int64_t>>& columns);
 std::string b_name(const MmaSpec& spec);
