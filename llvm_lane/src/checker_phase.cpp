@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "checker_session.h"
+#include "kemit/lane_support/result_cache.h"
 #include "codegen.h"
 #include "parallel.h"
 
@@ -125,14 +126,54 @@ void run_checker_phase(const std::vector<VerdictInputs>& inputs, const RunSettin
   });
 }
 
+namespace {
+
+// A READY line's version of LLVM `major`: "19.1.7" (digits and dots, starting with the major).
+bool is_version_of(const std::string& version, int major) {
+  const std::string prefix = std::to_string(major) + ".";
+  return version.size() > prefix.size() && version.size() <= 32 && version.compare(0, prefix.size(), prefix) == 0 &&
+         version.find_first_not_of("0123456789.") == std::string::npos;
+}
+
+// The version the checker printed before, from the memo, or "" (a miss or a value that is not a
+// version of its major: rejected, so it is asked again and stored anew).
+std::string remembered_version(lane_support::ResultCache& memo, const std::string& key, int major) {
+  auto stored = memo.get(key);
+  if (!stored) return "";
+  if (is_version_of(*stored, major)) return *stored;
+  memo.reject(key, "its value is not an LLVM " + std::to_string(major) + " version");
+  return "";
+}
+
+}  // namespace
+
+// Keyed by the checker binary's own digest: a rebuilt checker is a new key, so a stored version
+// can only be the one that binary printed.
+std::string checker_version_key(const std::string& checker, int major) {
+  lane_support::CacheInputs key;
+  try {
+    key.add("checker version", 1).add("checker.sha256", lane_support::file_sha256(checker)).add("major", major);
+  } catch (const lane_support::CacheError&) {
+    return "";
+  }
+  return key.key();
+}
+
 std::map<int, std::string> checker_versions(const std::map<int, Toolchain>& toolchains, const std::vector<int>& majors,
-                                            std::chrono::milliseconds timeout) {
+                                            std::chrono::milliseconds timeout, const std::string& cache_dir) {
+  // A memo of its own on the lane's cache folder: its hits are not module answers, so the
+  // run's "cache: N hits" line keeps counting modules.
+  lane_support::ResultCache memo(cache_dir);
   std::vector<std::string> versions(majors.size());
   parallel_for(majors.size(), static_cast<int>(majors.size()), [&](size_t k) {
     auto found = toolchains.find(majors[k]);
     if (found == toolchains.end() || found->second.checker.empty()) return;
-    CheckerSession session(found->second.checker, majors[k], timeout);
+    const std::string& checker = found->second.checker;
+    std::string key = memo.enabled() ? checker_version_key(checker, majors[k]) : "";
+    if (!key.empty() && !(versions[k] = remembered_version(memo, key, majors[k])).empty()) return;
+    CheckerSession session(checker, majors[k], timeout);
     versions[k] = session.llvm_version();
+    if (!key.empty() && is_version_of(versions[k], majors[k])) memo.put(key, versions[k]);
   });
   std::map<int, std::string> by_major;
   for (size_t k = 0; k < majors.size(); ++k)

@@ -144,7 +144,7 @@ std::vector<int> majors_of(const std::vector<VerdictInputs>& inputs) {
 // Answers from the cache where it has them, the rest computed and stored.
 std::vector<LaneResult> cached_results(std::vector<VerdictInputs> inputs, const std::map<int, Toolchain>& toolchains,
                                        const RunSettings& settings, kemit::lane_support::ResultCache& cache) {
-  auto versions = checker_versions(toolchains, majors_of(inputs), settings.checker_timeout);
+  auto versions = checker_versions(toolchains, majors_of(inputs), settings.checker_timeout, cache.dir());
   std::vector<LaneResult> results(inputs.size());
   std::vector<std::string> keys(inputs.size());
   std::vector<VerdictInputs> missed;

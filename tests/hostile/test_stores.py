@@ -77,8 +77,10 @@ def recorded(tmp_path):
 
 
 def entries(cache):
-    """The cache's entries: <cache>/<2 hex>/<64 hex>."""
-    return sorted(p for p in Path(cache).glob("??/*") if len(p.name) == 64)
+    """The cache's module answers: <cache>/<2 hex>/<64 hex> whose value is a JSON object (the
+    checkers' LLVM versions, remembered beside them, are plain strings)."""
+    return sorted(p for p in Path(cache).glob("??/*")
+                  if len(p.name) == 64 and p.is_file() and p.read_bytes().split(b"\n", 3)[-1].startswith(b"{"))
 
 
 def forge(entry, edit):

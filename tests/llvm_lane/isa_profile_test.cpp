@@ -100,6 +100,41 @@ TEST(IsaProfile, OccupancyThatDisagreesWithLlvmFailsNamingBoth) {
   EXPECT_NE(result.detail.find("LLVM reports 8"), std::string::npos) << result.detail;
 }
 
+// A one-kernel module holding `lds` bytes of LDS, for work-groups of at most `largest` work-items.
+std::string lds_probe(int64_t lds, int64_t largest) {
+  std::string array = "[" + std::to_string(lds) + " x i8]";
+  return "target triple = \"amdgcn-amd-amdhsa\"\n@lds = internal addrspace(3) global " + array +
+         " poison, align 4\n"
+         "define amdgpu_kernel void @probe(ptr addrspace(1) %out, i32 %i) #0 {\n"
+         "  %p = getelementptr " + array + ", ptr addrspace(3) @lds, i32 0, i32 %i\n"
+         "  store i8 1, ptr addrspace(3) %p\n"
+         "  call void @llvm.amdgcn.s.barrier()\n"
+         "  %q = getelementptr " + array + ", ptr addrspace(3) @lds, i32 0, i32 3\n"
+         "  %v = load i8, ptr addrspace(3) %q\n"
+         "  store i8 %v, ptr addrspace(1) %out\n"
+         "  ret void\n}\n"
+         "declare void @llvm.amdgcn.s.barrier()\n"
+         "attributes #0 = { \"amdgpu-flat-work-group-size\"=\"1," + std::to_string(largest) + "\" }\n";
+}
+
+// gfx1250's LDS bound (320 KiB, 16 barriers in tables/occupancy.json), against what llc-22 reports
+// for the probes the figures were fitted on: each is limited by its LDS, and the table agrees.
+TEST(IsaProfile, Gfx1250sLdsBoundIsLlvm22s) {
+  REQUIRE_FLAVOR("llvm22");
+  struct Probe { int64_t lds, largest, waves; };
+  for (const Probe& p : {Probe{8192, 64, 10}, Probe{16384, 64, 8}, Probe{65536, 64, 3}, Probe{65536, 256, 10},
+                         Probe{109227, 256, 4}, Probe{200000, 1024, 8}}) {
+    SCOPED_TRACE(std::to_string(p.lds) + " bytes, work-groups of at most " + std::to_string(p.largest));
+    LaneModule module{"probe", 1, "llvm22", "gfx1250", lds_probe(p.lds, p.largest), false};
+    LaneResult result = testing::check_one(module);
+    ASSERT_EQ(result.verdict, Verdict::LLVM_OK) << result.detail;
+    const IsaProfile& isa = result.kernels.at(0).isa;
+    EXPECT_EQ(isa.llvm_occupancy, p.waves);
+    EXPECT_EQ(isa.waves_per_simd, p.waves);
+    EXPECT_EQ(isa.occupancy_limit, "lds");
+  }
+}
+
 TEST(IsaProfile, RealModulesCarryTheirProfileAndLlvmsOccupancy) {
   for (const char* flavor : {"llvm16", "llvm19", "llvm22"}) {
     REQUIRE_FLAVOR(flavor);

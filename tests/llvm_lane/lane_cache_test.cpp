@@ -15,6 +15,7 @@
 
 #include "kemit/driver/sha256.h"
 #include "kemit/lane_support/result_cache.h"
+#include "checker_phase.h"
 #include "lane_cache.h"
 #include "lane_test_support.h"
 
@@ -37,11 +38,20 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
-// The cache's one entry (<dir>/<2 hex>/<64 hex>), never its marker.
+// A lane entry's value is a JSON object; the checkers' remembered versions are plain strings.
+bool holds_a_lane_answer(const fs::path& entry) {
+  std::string text = slurp(entry.string());
+  size_t header = 0;
+  for (int line = 0; line < 3 && header != std::string::npos; ++line) header = text.find('\n', header) + 1;
+  return header < text.size() && text[header] == '{';
+}
+
+// The cache's one module answer (<dir>/<2 hex>/<64 hex>), never its marker or a checker's version.
 fs::path only_entry(const std::string& dir) {
   std::vector<fs::path> entries;
   for (const auto& file : fs::recursive_directory_iterator(dir))
-    if (file.is_regular_file() && file.path().filename().string().size() == 64) entries.push_back(file.path());
+    if (file.is_regular_file() && file.path().filename().string().size() == 64 && holds_a_lane_answer(file.path()))
+      entries.push_back(file.path());
   EXPECT_EQ(entries.size(), 1u) << "expected one entry in " << dir;
   return entries.empty() ? fs::path() : entries.front();
 }
@@ -401,6 +411,78 @@ TEST(LaneCache, AFifoEntryDoesNotHang) {
   EXPECT_NE(stats.cache_problems[0].find("FIFO"), std::string::npos) << stats.cache_problems[0];
   EXPECT_TRUE(fs::is_regular_file(entry)) << "the recomputed value replaces the FIFO";
   fs::remove_all(options.cache_dir);
+}
+
+// A stand-in checker that announces `version` and appends a line to `log` each time it starts.
+std::string logging_checker(const std::string& dir, const std::string& version, const std::string& log) {
+  std::string path = fake_binary(dir, "kemit_llcheck19",
+                                 "#!/bin/sh\necho started >> '" + log + "'\nprintf 'READY\\t" + version +
+                                     "\\n'\nwhile read line; do :; done\n");
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+size_t starts(const std::string& log) {
+  std::string text = slurp(log);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+const std::chrono::milliseconds kVersionTimeout{10000};
+
+// A warm run starts no checker for its version: the first run asks and stores it under the
+// binary's digest, the second reads it; without a cache every run asks.
+TEST(CheckerVersions, AWarmRunStartsNoChecker) {
+  std::string dir = fresh_dir("kemit_checker_version_warm");
+  std::string log = dir + "/starts.log";
+  std::map<int, Toolchain> toolchains = {{19, Toolchain{logging_checker(dir, "19.1.7", log), ""}}};
+  std::string cache = dir + "/cache";
+  EXPECT_EQ(checker_versions(toolchains, {19}, kVersionTimeout, cache).at(19), "19.1.7");
+  EXPECT_EQ(checker_versions(toolchains, {19}, kVersionTimeout, cache).at(19), "19.1.7");
+  EXPECT_EQ(starts(log), 1u) << "the warm run started the checker again";
+  checker_versions(toolchains, {19}, kVersionTimeout, "");
+  EXPECT_EQ(starts(log), 2u) << "a run without a cache must ask the checker";
+  fs::remove_all(dir);
+}
+
+// A rebuilt checker at the same path (other bytes, another version) is asked again, never
+// served the version its predecessor printed.
+TEST(CheckerVersions, ARebuiltCheckerIsAskedAgain) {
+  std::string dir = fresh_dir("kemit_checker_version_rebuilt");
+  std::string log = dir + "/starts.log";
+  std::string cache = dir + "/cache";
+  std::map<int, Toolchain> toolchains = {{19, Toolchain{logging_checker(dir, "19.1.7", log), ""}}};
+  EXPECT_EQ(checker_versions(toolchains, {19}, kVersionTimeout, cache).at(19), "19.1.7");
+  logging_checker(dir, "19.1.8", log);
+  EXPECT_EQ(checker_versions(toolchains, {19}, kVersionTimeout, cache).at(19), "19.1.8");
+  EXPECT_EQ(starts(log), 2u);
+  fs::remove_all(dir);
+}
+
+// A stored value that is not a version of the checker's major (planted with a good checksum)
+// is rejected, the checker asked, and the right version stored in its place.
+TEST(CheckerVersions, APlantedVersionIsRejectedAndAskedAgain) {
+  std::string dir = fresh_dir("kemit_checker_version_planted");
+  std::string log = dir + "/starts.log";
+  std::string cache = dir + "/cache";
+  std::string checker = logging_checker(dir, "19.1.7", log);
+  std::map<int, Toolchain> toolchains = {{19, Toolchain{checker, ""}}};
+  for (const std::string planted : {"16.0.6", "19.1.7; rm -rf", ""}) {
+    SCOPED_TRACE(planted);
+    ResultCache(cache).put(checker_version_key(checker, 19), planted);
+    EXPECT_EQ(checker_versions(toolchains, {19}, kVersionTimeout, cache).at(19), "19.1.7");
+    EXPECT_EQ(ResultCache(cache).get(checker_version_key(checker, 19)).value_or(""), "19.1.7");
+  }
+  EXPECT_EQ(starts(log), 3u);
+  fs::remove_all(dir);
+}
+
+// A checker that is missing is no version and no key (the lane reports TOOLCHAIN_MISSING).
+TEST(CheckerVersions, AMissingCheckerHasNoVersion) {
+  std::string dir = fresh_dir("kemit_checker_version_missing");
+  std::map<int, Toolchain> toolchains = {{19, Toolchain{dir + "/kemit_llcheck19", ""}}};
+  EXPECT_EQ(checker_version_key(dir + "/kemit_llcheck19", 19), "");
+  EXPECT_TRUE(checker_versions(toolchains, {19}, kVersionTimeout, dir + "/cache").empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace

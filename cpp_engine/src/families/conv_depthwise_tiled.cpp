@@ -142,12 +142,12 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value lane = common::global_lane(b, block);
   Value total = b.const_int(I32, spec.n * extents[0] * extents[1] * extents[2]);
   Value active = b.icmp("ult", lane, total);
-  b.if_then(active, [&] { tile_body(b, spec, tensors, lane, extents); });
+  b.if_then(active, [&] { tile_body(b, spec, tensors, lane, extents, arch.wave_size == 64); });
   return b.finish();
 }
 
 void tile_body(ir::Builder& b, const Spec& spec, const Values& tensors, const Value& lane,
-               const std::array<int64_t, 3>& extents) {
+               const std::array<int64_t, 3>& extents, bool wave64) {
   const Value &source = tensors[0], &wt = tensors[1], &target = tensors[2];
   auto [tiles_h, tiles_w, groups] = extents;
   Geometry g = geometry(spec);
@@ -164,6 +164,10 @@ void tile_body(ir::Builder& b, const Spec& spec, const Values& tensors, const Va
   Value zero = b.const_float(common::accumulator_type(cpl), 0.0);
   size_t count = static_cast<size_t>(spec.block_h * spec.block_w * pairs_of(cpl));
   Values where = {image_row0, ih0, iw0, c0};
+  if (wave64) {
+    Values words = column_words(b, spec, iw0, g.in_w);
+    where.insert(where.end(), words.begin(), words.end());
+  }
 
   auto filter_row = [&](const Value& r, const Values& iters) -> Values {
     std::vector<Values> weights = load_filter_row(b, spec, wt, weight_base, r);
@@ -206,9 +210,30 @@ std::vector<Values> load_filter_row(ir::Builder& b, const Spec& spec, const Valu
   return weights;
 }
 
+int64_t segment_width(const Spec& spec, int64_t stride) { return (spec.block_w - 1) * stride + spec.kw; }
+
+Values column_words(ir::Builder& b, const Spec& spec, const Value& iw0, int64_t in_w) {
+  int64_t stride = geometry(spec).stride;
+  Value zero = b.const_int(I32, 0);
+  Values words;
+  for (int64_t t = 0; t < segment_width(spec, stride); ++t) {
+    Value column = t ? common::add_const(b, iw0, t, {"nsw"}) : iw0;
+    Value extent = b.const_int(I32, in_w);
+    Value inside = b.icmp("ult", column, extent);
+    Value one_bit = b.const_int(I32, int64_t{1} << t % 32);
+    Value bit = b.select(inside, one_bit, zero);
+    if (t % 32)
+      words.back() = b.bit_or(words.back(), bit);
+    else
+      words.push_back(bit);
+  }
+  return words;
+}
+
 std::vector<Values> load_segment(ir::Builder& b, const Spec& spec, const Value& source, const Values& where,
                                  const Value& r, int64_t i, const Geometry& g) {
   const Value &image_row0 = where[0], &ih0 = where[1], &iw0 = where[2], &c0 = where[3];
+  Values words(where.begin() + 4, where.end());
   int cpl = static_cast<int>(spec.cpl);
   std::string dtype = spec.dtype;
   Value row = b.add(ih0, r, {"nsw"});
@@ -217,11 +242,16 @@ std::vector<Values> load_segment(ir::Builder& b, const Spec& spec, const Value& 
   Value image_row = b.add(image_row0, row_clamped, {"nuw", "nsw"});
   Value row_start = common::mul_const(b, image_row, g.in_w);
   Value zero = common::zero_channels(b, spec);
+  Values row_words;
+  for (const Value& word : words) {
+    Value none = b.const_int(I32, 0);
+    row_words.push_back(b.select(row_inside, word, none));
+  }
   std::vector<Values> segment;
-  for (int64_t t = 0; t < (spec.block_w - 1) * g.stride + spec.kw; ++t) {
+  for (int64_t t = 0; t < segment_width(spec, g.stride); ++t) {
     Value column = t ? common::add_const(b, iw0, t, {"nsw"}) : iw0;
     auto [column_inside, column_clamped] = common::clamp_index(b, column, g.in_w);
-    Value inside = b.bit_and(row_inside, column_inside);
+    Value inside = words.empty() ? b.bit_and(row_inside, column_inside) : column_bit(b, row_words, t);
     Value element = b.add(row_start, column_clamped, {"nuw", "nsw"});
     Value scaled = common::mul_const(b, element, spec.c);
     Value index = b.add(scaled, c0, {"nuw", "nsw"});
@@ -230,6 +260,13 @@ std::vector<Values> load_segment(ir::Builder& b, const Spec& spec, const Value& 
     segment.push_back(common::to_pairs(b, masked, cpl));
   }
   return segment;
+}
+
+Value column_bit(ir::Builder& b, const Values& row_words, int64_t t) {
+  Value mask = b.const_int(I32, int64_t{1} << t % 32);
+  Value bit = b.bit_and(row_words[static_cast<size_t>(t / 32)], mask);
+  Value none = b.const_int(I32, 0);
+  return b.icmp("ne", bit, none);
 }
 
 void accumulate(ir::Builder& b, const Spec& spec, Values& accumulators, int64_t i, const std::vector<Values>& segment,

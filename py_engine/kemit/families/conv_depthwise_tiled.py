@@ -107,11 +107,11 @@ def build(spec, arch):
     lane = common.global_lane(b, block)
     total = b.const_int(I32, spec["n"] * tiles[0] * tiles[1] * groups)
     active = b.icmp("ult", lane, total)
-    b.if_then(active, lambda: tile_body(b, spec, tensors, lane, (tiles, groups)))
+    b.if_then(active, lambda: tile_body(b, spec, tensors, lane, (tiles, groups), arch.wave_size == 64))
     return b.finish()
 
 
-def tile_body(b, spec, tensors, lane, extents):
+def tile_body(b, spec, tensors, lane, extents, wave64):
     source, wt, target = tensors
     (tiles_h, tiles_w), groups = extents
     (in_h, in_w), _, stride, pad_h, pad_w = geometry(spec)
@@ -126,7 +126,8 @@ def tile_body(b, spec, tensors, lane, extents):
     image_row0 = common.mul_const(b, image, in_h)
     zero = b.const_float(common.accumulator_type(cpl), 0.0)
     count = spec["block_h"] * spec["block_w"] * max(1, cpl // 2)
-    where = (image_row0, ih0, iw0, c0)
+    words = column_words(b, spec, iw0, in_w) if wave64 else None
+    where = (image_row0, ih0, iw0, c0, words)
 
     def filter_row(r, iters):
         weights = load_filter_row(b, spec, wt, weight_base, r)
@@ -163,9 +164,33 @@ def load_filter_row(b, spec, wt, weight_base, r):
     return weights
 
 
+def segment_width(spec, stride):
+    return (spec["block_w"] - 1) * stride + spec["kw"]
+
+
+def column_words(b, spec, iw0, in_w):
+    """Bit t of word t // 32 set when segment column iw0 + t lies inside the input (wave64 only).
+    The columns do not change across the filter rows: as one i1 mask each, LLVM hoists them out of
+    the loop, and on wave64 a wide segment's masks (an SGPR pair each) overflow the SGPRs; as bits
+    of 32-bit words they live in a VGPR or two, and the loop tests each bit against its row's
+    words. On wave32 a mask is one SGPR and the masks fit, so they stay masks."""
+    _, _, stride, _, _ = geometry(spec)
+    zero = b.const_int(I32, 0)
+    words = []
+    for t in range(segment_width(spec, stride)):
+        column = common.add_const(b, iw0, t, ("nsw",)) if t else iw0
+        inside = b.icmp("ult", column, b.const_int(I32, in_w))
+        bit = b.select(inside, b.const_int(I32, 1 << t % 32), zero)
+        if t % 32:
+            words[-1] = b.bit_or(words[-1], bit)
+        else:
+            words.append(bit)
+    return words
+
+
 def load_segment(b, spec, source, where, rows, extents):
     """The input row under tile row i at filter row r: (block_w - 1) * stride + KW channel values."""
-    image_row0, ih0, iw0, c0 = where
+    image_row0, ih0, iw0, c0, words = where
     r, i = rows
     in_h, in_w, stride = extents
     row = b.add(ih0, r, ("nsw",))
@@ -173,16 +198,23 @@ def load_segment(b, spec, source, where, rows, extents):
     row_inside, row_clamped = common.clamp_index(b, row, in_h)
     row_start = common.mul_const(b, b.add(image_row0, row_clamped, ("nuw", "nsw")), in_w)
     zero = common.zero_channels(b, spec)
+    row_words = [b.select(row_inside, word, b.const_int(I32, 0)) for word in words or ()]
     segment = []
-    for t in range((spec["block_w"] - 1) * stride + spec["kw"]):
+    for t in range(segment_width(spec, stride)):
         column = common.add_const(b, iw0, t, ("nsw",)) if t else iw0
         column_inside, column_clamped = common.clamp_index(b, column, in_w)
-        inside = b.bit_and(row_inside, column_inside)
+        inside = column_bit(b, row_words, t) if words else b.bit_and(row_inside, column_inside)
         element = b.add(row_start, column_clamped, ("nuw", "nsw"))
         index = b.add(common.mul_const(b, element, spec["c"]), c0, ("nuw", "nsw"))
         value = common.load_channels(b, source, index, spec["dtype"], spec["cpl"])
         segment.append(common.to_pairs(b, b.select(inside, value, zero), spec["cpl"]))
     return segment
+
+
+def column_bit(b, row_words, t):
+    """Whether bit t of the row's column words is set (the row and column t both inside)."""
+    bit = b.bit_and(row_words[t // 32], b.const_int(I32, 1 << t % 32))
+    return b.icmp("ne", bit, b.const_int(I32, 0))
 
 
 def accumulate(b, spec, accumulators, i, segment, weights, stride):

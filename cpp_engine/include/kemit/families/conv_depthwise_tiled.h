@@ -57,15 +57,23 @@ std::array<int64_t, 3> tile_counts(const Spec& spec);
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
 void tile_body(ir::Builder& b, const Spec& spec, const Values& tensors, const ir::Value& lane,
-               const std::array<int64_t, 3>& extents);
+               const std::array<int64_t, 3>& extents, bool wave64);
 // origin * stride - pad (may be negative).
 ir::Value input_origin(ir::Builder& b, const ir::Value& origin, int64_t stride, int64_t pad);
 // weights[q] for filter row r: Wt[c, r, q], or Wt[c, KH-1-r, KW-1-q] in the dgrad mode.
 std::vector<Values> load_filter_row(ir::Builder& b, const Spec& spec, const ir::Value& wt, const ir::Value& weight_base,
                                     const ir::Value& r);
+int64_t segment_width(const Spec& spec, int64_t stride);
+// Bit t of word t / 32 set when segment column iw0 + t lies inside the input (wave64 only): the
+// column masks do not change across the filter rows, LLVM hoists them out of the loop, and on
+// wave64 a wide segment's masks (an SGPR pair each) overflow the SGPRs; bits of 32-bit words
+// live in a VGPR or two. On wave32 a mask is one SGPR and the masks fit, so they stay masks.
+Values column_words(ir::Builder& b, const Spec& spec, const ir::Value& iw0, int64_t in_w);
 // The input row under tile row i at filter row r: (block_w - 1) * stride + KW channel values.
 std::vector<Values> load_segment(ir::Builder& b, const Spec& spec, const ir::Value& source, const Values& where,
                                  const ir::Value& r, int64_t i, const Geometry& g);
+// Whether bit t of the row's column words is set (the row and column t both inside).
+ir::Value column_bit(ir::Builder& b, const Values& row_words, int64_t t);
 // accumulators[i][j] += segment[j * stride + q] * weights[q] for every column j and tap q.
 void accumulate(ir::Builder& b, const Spec& spec, Values& accumulators, int64_t i, const std::vector<Values>& segment,
                 const std::vector<Values>& weights, int64_t stride);
