@@ -5,7 +5,7 @@
 //   -> {"sections": [{"section": "canonical", "verdict": "PROVEN", "obligations": N,
 //       "by_intervals": N, "by_z3": N, "failed": N, "failures": [TEXT, ...], "witness_launch": JSON},
 //       {"section": "llvm19", ...}]}
-// A REFUTED failure's text ends with its witness run in the interpreter (witness_runs.h);
+// The first REFUTED failures' texts end with their witness run in the interpreter (witness_runs.h);
 // "witness_launch" is the launch description of the section's first REFUTED witness ("" if none).
 // A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
 // with an answer; 2 when stdin is not such a request (the message on stderr).
@@ -24,10 +24,13 @@ using namespace kemit::proof;
 
 // At most this many failure lines per section: the first names the config's problem, the rest are context.
 constexpr size_t MAX_FAILURES = 20;
+// The first REFUTED failures of a section that get a witness run (each may take up to 10 s).
+constexpr int MAX_WITNESS_RUNS = 3;
 
 json section_answer(const std::string& section, const std::vector<Finding>& findings, bool with_lowering,
                     const ProofStats& stats, WitnessRunner& witnesses) {
   std::string witness_launch;
+  int witness_runs = 0;
   ProofVerdict worst = ProofVerdict::PROVEN;
   json failures = json::array();
   size_t failed = 0, counted = 0;
@@ -40,7 +43,7 @@ json section_answer(const std::string& section, const std::vector<Finding>& find
     std::string text = finding_text(f);  // two LLVM flags (inbounds nuw) may stand for one obligation: once
     if (failures.size() >= MAX_FAILURES || (!failures.empty() && failures.back().get<std::string>().rfind(text, 0) == 0))
       continue;
-    if (f.verdict == ProofVerdict::REFUTED && !f.witness.empty()) {
+    if (f.verdict == ProofVerdict::REFUTED && !f.witness.empty() && witness_runs++ < MAX_WITNESS_RUNS) {
       const WitnessRun& run = witnesses.run(f.witness);
       text += "; " + run.outcome;
       if (witness_launch.empty()) witness_launch = run.launch;

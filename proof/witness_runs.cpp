@@ -16,7 +16,7 @@ namespace {
 
 // A witness may pick a grid whose workgroup loops for billions of trips: past this the run is
 // stopped and the verdict says so (the verdict itself stands on the proof).
-constexpr int kRunSeconds = 20;
+constexpr int kRunSeconds = 10;
 
 std::string run_text(const witness::WorkgroupRun& run) {
   std::string where = "workgroup " + witness::dims_text(run.workgroup);

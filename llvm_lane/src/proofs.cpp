@@ -79,16 +79,21 @@ std::string cache_key(const std::string& prover_digest, const json& request) {
       .key();
 }
 
-// Each REFUTED flavor section's witness, run on that flavor's module in its executor (after the
-// cache: the run shows the verdict, it is no part of it).
+// The config's first witness (the canonical section's, else the flavor's own) run on each flavor's
+// module in that flavor's executor. After the cache: the run shows the verdict, it is no part of it.
 ProofAnswer with_executor_runs(ProofAnswer answer, const ProofRequest& request, const ProofOptions& options) {
+  auto launch_of = [&](const std::string& section) {
+    auto found = answer.sections.find(section);
+    bool refuted = found != answer.sections.end() && found->second.verdict == "REFUTED";
+    return refuted ? found->second.witness_launch : std::string();
+  };
+  std::string canonical_launch = launch_of("canonical");
   for (const auto& [flavor, text] : request.llvm) {
-    auto section = answer.sections.find(flavor);
-    if (section == answer.sections.end() || section->second.verdict != "REFUTED" || section->second.witness_launch.empty())
-      continue;
+    std::string launch = canonical_launch.empty() ? launch_of(flavor) : canonical_launch;
+    if (launch.empty()) continue;
     auto checker = options.checkers.find(flavor);
-    section->second.detail += "; " + executor_witness_run(checker == options.checkers.end() ? "" : checker->second, flavor,
-                                                          text, section->second.witness_launch, options.witness_timeout);
+    answer.sections[flavor].executor_run = executor_witness_run(
+        checker == options.checkers.end() ? "" : checker->second, flavor, text, launch, options.witness_timeout);
   }
   return answer;
 }
@@ -155,6 +160,9 @@ void apply_proof(const ProofAnswer& answer, const std::string& flavor, LaneResul
     if (found->second.verdict == "PROVEN") continue;
     result.verdict = found->second.verdict == "REFUTED" ? Verdict::PROOF_REFUTED : Verdict::PROOF_UNPROVEN;
     result.detail = found->second.detail;
+    auto own = answer.sections.find(flavor);  // the witness run in this module's own executor
+    if (result.verdict == Verdict::PROOF_REFUTED && own != answer.sections.end() && !own->second.executor_run.empty())
+      result.detail += "; " + own->second.executor_run;
     return;
   }
 }

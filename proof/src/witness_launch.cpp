@@ -40,7 +40,7 @@ uint64_t unsigned_of(const Launch& line, Int value, const std::string& what) {
   return uint64_t(value);
 }
 
-void bind(const Launch& line, const Binding& binding, const std::map<std::string, Int>& names, witness::Launch& out) {
+void bind_arg(const Launch& line, const Binding& binding, const std::map<std::string, Int>& names, witness::Launch& out) {
   if (binding.kind == Binding::Kind::scalar) {
     Int value = evaluate(line, binding.value, names, "scalar " + binding.param);
     if (value < INT64_MIN || value > INT64_MAX) refuse(line, "scalar " + binding.param + " = " + int_text(value) + " passes 64 bits");
@@ -87,7 +87,7 @@ witness::Launch launch_at(const Plan& plan, const LaunchPoint& point, uint64_t s
     out.buffers.push_back({buffer.name, unsigned_of(line, evaluate(line, buffer.bytes, names, "buffer " + buffer.name),
                                                     "buffer " + buffer.name),
                            "f32"});
-  for (const Binding& binding : line.args) bind(line, binding, names, out);
+  for (const Binding& binding : line.args) bind_arg(line, binding, names, out);
   out.workgroups = point.workgroups;
   return out;
 }
@@ -99,7 +99,8 @@ LaunchPoint witness_point(const std::string& witness_json) {
   LaunchPoint point;
   try {
     point.launch = w.at("launch").get<int>();
-    for (const auto& [name, value] : w.value("sizes", json::object()).items()) point.sizes[name] = value.get<int64_t>();
+    const json sizes = w.value("sizes", json::object());  // held: items() refers into it
+    for (const auto& [name, value] : sizes.items()) point.sizes[name] = value.get<int64_t>();
     if (w.contains("chunk")) point.chunk = {w["chunk"].at("first").get<int64_t>(), w["chunk"].at("count").get<int64_t>()};
     point.grid = dims_of(w.at("grid"));
     point.workgroups = {dims_of(w.at("workgroup"))};

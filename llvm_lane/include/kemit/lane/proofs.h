@@ -29,6 +29,7 @@ struct SectionProof {
   std::string detail;   // the first failure line ("" when PROVEN); a REFUTED one ends with its witness runs
   long long obligations = 0;
   std::string witness_launch;  // REFUTED: the launch description of its first witness (JSON), "" when none
+  std::string executor_run;    // a flavor's: the config's first witness run in that flavor's executor
 };
 
 struct ProofAnswer {
