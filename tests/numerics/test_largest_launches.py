@@ -4,7 +4,7 @@ range (the last chunk, each grid range at its top) becomes a launch description 
 (kemit_cpp.largest_launches, kemit/proof/witness_launch.h), and its first and last workgroups run in
 the interpreter and in every flavor's executor, over buffers of up to 2^40 bytes that never exist
 but for the pages the runs touch. Every run ends without a failure; where the family's reference
-computes sampled outputs (elementwise, the row families), the written outputs match it."""
+computes sampled outputs (elementwise, the row families, transpose), the written outputs match it."""
 import importlib
 import json
 import os
@@ -25,7 +25,7 @@ SEED = 35
 SAMPLE = ["elementwise:1", "elementwise:5", "reduce_rows:1", "reduce_rows:5", "softmax_rows:1", "norm_rows:1",
           "scan_rows:1", "transpose_lds:1", "gemm_mma:1", "gemm_epilogue:1", "attention_fwd:1", "conv_fwd_lds_halo:1",
           "conv_depthwise_tiled:1"]
-SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows"}
+SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows", "transpose_lds"}
 
 
 def config(name):
