@@ -3,12 +3,12 @@ worker (the command after `--`) and rewrites each answer's canonical text, launc
 modules alike, so both engines wrapped with the same mutation stay byte-identical while the
 proof lane must refute the promise the mutation breaks (docs/contracts.md, "Witness runs").
 
-  product  reduce_rows: one launch over every row (no chunks, a grid of `rows` workgroups, sizes
-           up to 2^24 - 1 rows): the kernel's `row * 1024` (i32) passes 2^31 past 2^21 rows.
-  widened  elementwise: chunks of 2^31 - 1 elements instead of 2^28: the grid's stride
+  product  elementwise: the grid range widened to 2^23 + 1 workgroups whatever the chunk: the
+           kernel's `workgroup * 256` (i32) passes 2^31 at the last workgroup only.
+  widened  elementwise: chunks of 2^31 - 16 elements instead of 2^28: the grid's stride
            `workgroups * 256` (i32) reaches 2^31 at the widest grid the contract now allows.
-  guard    reduce_rows with rows_per_block > 1: the `row < rows` guard removed (canonical `if`,
-           LLVM branch): the last workgroup's rows past the chunk read and write past their views.
+  guard    conv_fwd_lds_halo: the last output store's guard (`ow + 3 < 14`, canonical `if`, LLVM
+           branch) removed: a partial tile's lanes store past y.
   nuw      reduce_rows: the rows-per-block loop starts at -1 (canonical and LLVM alike, its row
            sum without `nuw`), and the lowering flags its latch `nuw`: -1 + 1 wraps unsigned.
 Usage: contract_mutation_engine.py <mutation> -- <worker command ...>"""
@@ -19,22 +19,19 @@ import sys
 
 
 def product(answer):
-    answer["plan"] = re.sub(r"size rows 0\.\.\d+", "size rows 0..16777215", answer["plan"])
-    answer["plan"] = re.sub(r"chunks rows by \d+ grid 1\.\.count,1,1 (block \d+ lds \d+) args x=buffer:x@\S+ "
-                            r"y=buffer:y@\S+ rows=scalar:count",
-                            r"grid rows,1,1 \1 args x=buffer:x y=buffer:y rows=scalar:rows", answer["plan"])
+    answer["plan"] = answer["plan"].replace("grid 1..ceil(count,256),1,1 ", "grid 1..8388609,1,1 ")
     return answer
 
 
 def widened(answer):
-    answer["plan"] = answer["plan"].replace("chunks n by 268435456 ", "chunks n by 2147483647 ")
+    answer["plan"] = answer["plan"].replace("chunks n by 268435456 ", "chunks n by 2147483632 ")
     return answer
 
 
-def without_guard(canonical):
-    """The canonical text without its first `if %N {` whose condition compares a row with `rows`."""
+def without_guard(canonical, value):
+    """The canonical text without its `if %<value> {` (the body kept, one level out)."""
     lines = canonical.split("\n")
-    guard = next(i for i, line in enumerate(lines) if re.match(r" *if %20 \{$", line))
+    guard = next(i for i, line in enumerate(lines) if line.strip() == f"if %{value} {{")
     indent = lines[guard][:len(lines[guard]) - len(lines[guard].lstrip())]
     close = next(i for i in range(guard + 1, len(lines)) if lines[i] == indent + "}")
     body = [line[2:] for line in lines[guard + 1:close]]
@@ -42,9 +39,9 @@ def without_guard(canonical):
 
 
 def guard(answer):
-    answer["canonical"] = without_guard(answer["canonical"])
+    answer["canonical"] = without_guard(answer["canonical"], 192)
     for section in llvm_sections(answer):
-        section["text"] = section["text"].replace("br i1 %v20, label %if2.then, label %if2.end", "br label %if2.then")
+        section["text"] = re.sub(r"br i1 %v192, label (%\S+), label %\S+", r"br label \1", section["text"])
     return answer
 
 
