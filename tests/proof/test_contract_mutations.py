@@ -83,3 +83,31 @@ def test_the_mutation_is_refuted_and_its_witness_runs_show_the_undefined_behavio
         assert interpreter and executor, line
         assert UNDEFINED.search(interpreter.group(1)), line
         assert UNDEFINED.search(executor.group(1)), line
+
+
+def mutated_answer(mutation, config):
+    """The C++ engine's answer for `config`, through the mutation's worker (the protocol's emit)."""
+    family, number = config.split(":")
+    with open(os.path.join(REPO, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
+        entry = next(c for c in json.load(handle)["configs"] if c["id"] == int(number))
+    request = {"id": 1, "op": "emit", "family": family, "config": entry["id"], "arch": entry["arch"],
+               "spec": entry["spec"], "flavors": ["llvm22"]}
+    run = subprocess.run(WRAPPER + [mutation, "--"] + CPP, input=json.dumps(request) + "\n", capture_output=True,
+                         text=True, timeout=120)
+    return json.loads(run.stdout.splitlines()[0])
+
+
+def test_the_nuw_latch_from_minus_one_is_refuted_in_the_lowering_only():
+    """The `nuw` mutation's own promise: the llvm22 section refutes the latch's `nuw` at -1, a promise
+    the canonical IR does not make (its latch keeps its sign: nsw holds)."""
+    answer = mutated_answer("nuw", MUTATIONS["nuw"][0])
+    request = {"canonical": answer["canonical"], "plan": answer["plan"], "llvm": {"llvm22": answer["ll"]["llvm22"]["text"]},
+               "limits": {"max_block_lanes": 1024, "max_grid_lanes": 4294967295, "lds_bytes": 65536, "wave_size": 64}}
+    run = subprocess.run([os.path.join(BUILD, "proof", "kemit_prove")], input=json.dumps(request), capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    sections = {section["section"]: section for section in json.loads(run.stdout)["sections"]}
+    assert not any("latch nsw of `for %18" in line for line in sections["canonical"]["failures"])
+    [latch] = [line for line in sections["llvm22"]["failures"] if line.startswith("REFUTED latch nuw of `for %18")]
+    assert '"%18": -1' in latch, latch
+    assert sections["llvm22"]["witness_launch"], sections["llvm22"]
