@@ -69,7 +69,44 @@ std::pair<Int, Int> last_chunk(Int total, Int by) {
   return {first, total - first};
 }
 
+bool buffers_fit(const Plan& plan, const std::map<std::string, Int>& sizes) {
+  for (const BufferDecl& buffer : plan.buffers)
+    if (eval_expr(buffer.bytes, sizes) > Int(witness::kMaxBufferBytes)) return false;
+  return true;
+}
+
+// The largest value of `size` in its range whose buffers all fit a witness run (2^40 bytes each),
+// the other sizes as in `sizes`; the range's bottom when none does (the run then says why).
+Int largest_fitting(const Plan& plan, std::map<std::string, Int> sizes, const SizeRange& size) {
+  Int lo = size.lo, hi = size.hi;
+  while (lo < hi) {  // buffer bytes never fall as a size grows: the fitting values are a prefix
+    Int middle = lo + (hi - lo + 1) / 2;
+    sizes[size.name] = middle;
+    if (buffers_fit(plan, sizes)) lo = middle;
+    else hi = middle - 1;
+  }
+  return lo;
+}
+
 }  // namespace
+
+// Per size, the sizes at which it is largest: it at the top of its range (or as far as every buffer
+// stays within 2^40 bytes, the largest a witness run takes: the ranges are a box, one device's
+// tensors are not), every other size at its smallest positive value. One set when no size is declared.
+std::vector<std::map<std::string, Int>> extreme_sizes(const Plan& plan) {
+  std::map<std::string, Int> base;
+  for (const SizeRange& size : plan.sizes) base[size.name] = size.lo > 0 || size.hi < 1 ? size.lo : Int(1);
+  std::vector<std::map<std::string, Int>> extremes;
+  if (plan.sizes.empty()) extremes.push_back(base);
+  for (const SizeRange& size : plan.sizes) {
+    std::map<std::string, Int> sizes = base;
+    sizes[size.name] = largest_fitting(plan, base, size);
+    bool seen = false;
+    for (const auto& each : extremes) seen = seen || each == sizes;
+    if (!seen) extremes.push_back(sizes);
+  }
+  return extremes;
+}
 
 witness::Launch launch_at(const Plan& plan, const LaunchPoint& point, uint64_t seed) {
   if (point.launch < 0 || size_t(point.launch) >= plan.launches.size())
@@ -111,25 +148,24 @@ LaunchPoint witness_point(const std::string& witness_json) {
 }
 
 std::vector<LaunchPoint> largest_points(const Plan& plan) {
-  std::map<std::string, Int> top;
-  for (const SizeRange& size : plan.sizes) top[size.name] = size.hi;
   std::vector<LaunchPoint> points;
-  for (size_t i = 0; i < plan.launches.size(); ++i) {
-    const Launch& line = plan.launches[i];
-    LaunchPoint point;
-    point.launch = int(i);
-    point.sizes = top;
-    std::map<std::string, Int> names = top;
-    if (line.chunked) {
-      Int total = top.at(line.chunk_size), by = evaluate(line, line.chunk_by, names, "chunk");
-      if (total <= 0 || by <= 0) continue;
-      point.chunk = last_chunk(total, by);
-      names["first"] = point.chunk->first, names["count"] = point.chunk->second;
+  for (const auto& sizes : extreme_sizes(plan))
+    for (size_t i = 0; i < plan.launches.size(); ++i) {
+      const Launch& line = plan.launches[i];
+      LaunchPoint point;
+      point.launch = int(i);
+      point.sizes = sizes;
+      std::map<std::string, Int> names = sizes;
+      if (line.chunked) {
+        Int total = sizes.at(line.chunk_size), by = evaluate(line, line.chunk_by, names, "chunk");
+        if (total <= 0 || by <= 0) continue;
+        point.chunk = last_chunk(total, by);
+        names["first"] = point.chunk->first, names["count"] = point.chunk->second;
+      }
+      for (int d = 0; d < 3; ++d)
+        point.grid[d] = unsigned_of(line, evaluate(line, line.grid[d].hi, names, "grid"), "grid");
+      points.push_back(point);
     }
-    for (int d = 0; d < 3; ++d)
-      point.grid[d] = unsigned_of(line, evaluate(line, line.grid[d].hi, names, "grid"), "grid");
-    points.push_back(point);
-  }
   return points;
 }
 

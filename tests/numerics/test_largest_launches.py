@@ -25,6 +25,9 @@ SEED = 35
 SAMPLE = ["elementwise:1", "elementwise:5", "reduce_rows:1", "reduce_rows:5", "softmax_rows:1", "norm_rows:1",
           "scan_rows:1", "transpose_lds:1", "gemm_mma:1", "gemm_epilogue:1", "attention_fwd:1", "conv_fwd_lds_halo:1",
           "conv_depthwise_tiled:1"]
+# Extremes whose one workgroup reads a whole axis, too long for a ctest: attention's 2^23 keys (every
+# query tile's workgroup reads all of its head's keys, 2 GiB, for minutes). family -> (scalar, most run)
+TOO_LONG = {"attention_fwd": ("seq_k", 65536)}
 SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows", "transpose_lds"}
 
 
@@ -63,8 +66,13 @@ def test_the_largest_launch_runs_its_first_and_last_workgroups(kemit_cpp, checke
     assert largest, f"{name}: the plan has no launch that runs at its largest sizes"
     full = kemit_cpp.parse_spec(family, entry["spec"])
     modules = {section["flavor"]: section["text"] for section in built["ll"] if not section.get("rejected")}
+    # one kernel: its outputs are the launch's alone (a split plan's first pass feeds its second)
+    sampled = family in SAMPLED_REFERENCES and len({launch["kernel"] for launch in largest}) == 1
     for launch in largest:
-        if family in SAMPLED_REFERENCES and len(largest) == 1:
+        scalar, most = TOO_LONG.get(family, ("", 0))
+        if scalar and launch["args"].get(scalar, 0) > most:
+            continue
+        if sampled:
             launch = with_fill(launch, full["dtype"])
         reports = [("interpreter", kemit_cpp.witness(built["canonical"], launch))]
         for flavor, text in modules.items():
@@ -74,7 +82,7 @@ def test_the_largest_launch_runs_its_first_and_last_workgroups(kemit_cpp, checke
         for runner, report in reports:
             assert report["runs"] and all(run["ok"] for run in report["runs"]), (name, runner, launch["kernel"],
                                                                                  report["runs"])
-            if family in SAMPLED_REFERENCES and len(largest) == 1:
+            if sampled:
                 reference = importlib.import_module(f"references.{family}")
                 mismatches, counts = witness.compare_sampled(report, launch, reference.sampled_outputs(full, launch))
                 assert mismatches == [] and sum(counts.values()) > 0, (name, runner, mismatches, counts)

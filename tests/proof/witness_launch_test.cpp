@@ -72,6 +72,23 @@ TEST(WitnessLaunch, TheLargestLaunchOfAChunkedPlanRunsItsLastChunk) {
   EXPECT_EQ(report.runs[1].workgroup, (witness::Dims{2097151, 0, 0}));
 }
 
+// Sizes whose ranges are a box: all at their tops would pass 2^40 bytes a buffer; each is largest
+// once, the other at 1, and a size is cut where its buffer would pass 2^40.
+TEST(WitnessLaunch, EachSizeIsLargestOnceWithinTheBytesOfARun) {
+  Plan plan = parse_plan(
+      "; kemit launch plan 2\nsize m 0..1048576\nsize k 1..16777216\nbuffer a m*k*4\n"
+      "launch rows_first grid m,1,1 block 256 lds 0 args x=buffer:a y=buffer:a rows=scalar:m\n");
+  std::vector<std::map<std::string, Int>> extremes = extreme_sizes(plan);
+  ASSERT_EQ(extremes.size(), 2u);
+  EXPECT_EQ(int_text(extremes[0].at("m")), "1048576");
+  EXPECT_EQ(int_text(extremes[0].at("k")), "1");
+  EXPECT_EQ(int_text(extremes[1].at("m")), "1");
+  EXPECT_EQ(int_text(extremes[1].at("k")), "16777216");
+  Plan wide = parse_plan("; kemit launch plan 2\nsize n 1..1099511627776\nbuffer a n*4\n"
+                         "launch rows_first grid 1,1,1 block 256 lds 0 args x=buffer:a y=buffer:a rows=scalar:n\n");
+  EXPECT_EQ(int_text(extreme_sizes(wide).at(0).at("n")), "274877906944");  // 2^40 bytes of f32
+}
+
 TEST(WitnessLaunch, TheDescriptionIsTheJsonTheRunnersRead) {
   Plan plan = parse_plan(grid_stride_plan("0..2130706432"));
   LaunchPoint point = largest_points(plan).at(0);

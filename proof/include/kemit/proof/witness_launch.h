@@ -40,9 +40,13 @@ witness::Launch launch_at(const Plan& plan, const LaunchPoint& point, uint64_t s
 // sizes, chunk, grid, and its workgroup as the one to run. Throws WitnessLaunchError.
 LaunchPoint witness_point(const std::string& witness_json);
 
-// The largest launches the contract allows, one per launch line: every size at the top of its
-// range, the last chunk of a chunked line, each grid range at its top; the first and the last
-// workgroups run. A line that does not run there (a chunked size at 0) is left out.
+// Per size, the sizes at which it is largest: it at the top of its range (or as far as every buffer
+// stays within the 2^40 bytes of a witness run), every other size at its smallest positive value.
+std::vector<std::map<std::string, Int>> extreme_sizes(const Plan& plan);
+
+// The largest launches the contract allows: per extreme_sizes and launch line, the last chunk of a
+// chunked line, each grid range at its top; the first and the last workgroups run. A line that
+// does not run there (a chunked size at 0) is left out.
 std::vector<LaunchPoint> largest_points(const Plan& plan);
 
 // The description as one JSON line (the dict kemit_cpp.witness takes, the executor's WITNESS line).
