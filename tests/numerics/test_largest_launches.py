@@ -4,7 +4,7 @@ range (the last chunk, each grid range at its top) becomes a launch description 
 (kemit_cpp.largest_launches, kemit/proof/witness_launch.h), and its first and last workgroups run in
 the interpreter and in every flavor's executor, over buffers of up to 2^40 bytes that never exist
 but for the pages the runs touch. Every run ends without a failure; where the family's reference
-computes sampled outputs (elementwise, the row families, transpose), the written outputs match it."""
+computes sampled outputs (elementwise, the row families, transpose, a gemm's tiles), the written outputs match it."""
 import importlib
 import json
 import os
@@ -23,12 +23,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SEED = 35
 # One config a family (its first), and a second where its shape differs (vectors, rows per block).
 SAMPLE = ["elementwise:1", "elementwise:5", "reduce_rows:1", "reduce_rows:5", "softmax_rows:1", "norm_rows:1",
-          "scan_rows:1", "transpose_lds:1", "gemm_mma:1", "gemm_epilogue:1", "attention_fwd:1", "conv_fwd_lds_halo:1",
+          "scan_rows:1", "transpose_lds:1", "gemm_mma:1", "gemm_mma:2", "gemm_epilogue:1", "attention_fwd:1", "conv_fwd_lds_halo:1",
           "conv_depthwise_tiled:1"]
 # Extremes whose one workgroup reads a whole axis, too long for a ctest: attention's 2^23 keys (every
 # query tile's workgroup reads all of its head's keys, 2 GiB, for minutes). family -> (scalar, most run)
 TOO_LONG = {"attention_fwd": ("seq_k", 65536)}
-SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows", "transpose_lds"}
+SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows", "transpose_lds",
+                      "gemm_mma"}
 
 
 def config(name):
@@ -52,10 +53,12 @@ def launches(kemit_cpp, family, entry):
     return built, [json.loads(text) for text in kemit_cpp.largest_launches(built["plan"], SEED)]
 
 
-def with_fill(launch, dtype):
-    """Every buffer filled with values of the config's element type (the references read them so)."""
-    for spec in launch["buffers"].values():
-        spec["fill"] = dtype
+def with_fill(launch, full, reference):
+    """Every buffer filled with values of its element type (the config's, or the reference's own
+    `witness_fills`): the references read them so."""
+    fills = reference.witness_fills(full) if hasattr(reference, "witness_fills") else {}
+    for name, spec in launch["buffers"].items():
+        spec["fill"] = fills.get(name, full["dtype"])
     return launch
 
 
@@ -73,7 +76,7 @@ def test_the_largest_launch_runs_its_first_and_last_workgroups(kemit_cpp, checke
         if scalar and launch["args"].get(scalar, 0) > most:
             continue
         if sampled:
-            launch = with_fill(launch, full["dtype"])
+            launch = with_fill(launch, full, importlib.import_module(f"references.{family}"))
         reports = [("interpreter", kemit_cpp.witness(built["canonical"], launch))]
         for flavor, text in modules.items():
             report, error = checkers[flavor].witness(text, f"{name}.{flavor}.ll", launch)
