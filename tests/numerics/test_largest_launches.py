@@ -4,7 +4,7 @@ range (the last chunk, each grid range at its top) becomes a launch description 
 (kemit_cpp.largest_launches, kemit/proof/witness_launch.h), and its first and last workgroups run in
 the interpreter and in every flavor's executor, over buffers of up to 2^40 bytes that never exist
 but for the pages the runs touch. Every run ends without a failure; where the family's reference
-computes sampled outputs (elementwise, the row families, transpose, a gemm's tiles, conv output positions), the written outputs match it."""
+computes sampled outputs (elementwise, the row families, transpose, a gemm's tiles, conv output positions, attention's rows), the written outputs match it."""
 import importlib
 import json
 import os
@@ -29,7 +29,7 @@ SAMPLE = ["elementwise:1", "elementwise:5", "reduce_rows:1", "reduce_rows:5", "s
 # query tile's workgroup reads all of its head's keys, 2 GiB, for minutes). family -> (scalar, most run)
 TOO_LONG = {"attention_fwd": ("seq_k", 65536)}
 SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows", "transpose_lds",
-                      "gemm_mma", "conv_fwd_lds_halo"}
+                      "gemm_mma", "conv_fwd_lds_halo", "attention_fwd"}
 
 
 def config(name):
