@@ -38,6 +38,7 @@ py::dict result_dict(const EmitResult& result) {
   out["reason"] = result.reason;
   out["kernel_name"] = result.kernel_name;
   out["canonical"] = result.canonical;
+  out["plan"] = result.plan;
   out["ll"] = sections;
   return out;
 }

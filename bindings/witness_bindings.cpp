@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "kemit/interp/interp.h"
 #include "kemit/ir/parser.h"
+#include "kemit/proof/witness_launch.h"
 
 namespace py = pybind11;
 
@@ -138,6 +139,20 @@ void populate_witness(py::module_& m) {
       "workitem, message, error}], page_bytes, buffers: {name: {pages, written: {page: (bytes, written bits)}}},\n"
       "lane_instructions, wave_instructions, workgroups, seconds}. Raises kemit_cpp.InterpError for a\n"
       "description it cannot run, ValueError for a malformed one.");
+  m.def(
+      "largest_launches",
+      [](const std::string& plan, uint64_t seed) {
+        std::vector<std::string> launches;
+        proof::Plan parsed = proof::parse_plan(plan);
+        for (const proof::LaunchPoint& point : proof::largest_points(parsed))
+          launches.push_back(proof::launch_json(proof::launch_at(parsed, point, seed)));
+        return launches;
+      },
+      py::arg("plan"), py::arg("seed") = 0,
+      "The largest launches a version 2 plan's contract allows, one per launch line (every size at the\n"
+      "top of its range, the last chunk, each grid range at its top), as witness launch descriptions\n"
+      "(JSON texts; kemit/proof/witness_launch.h); their first and last workgroups run. Raises\n"
+      "ValueError naming the plan's line for a text that is not a version 2 plan.");
 }
 
 }  // namespace kemit::bindings

@@ -162,6 +162,11 @@ std::vector<ProofAnswer> prove_plan(const Plan& plan, const LaneOptions& options
   ProofOptions proof_options;
   proof_options.cache_dir = options.cache_dir;
   proof_options.jobs = options.jobs;
+  const std::map<int, Toolchain> toolchains = options.toolchains.empty() ? default_toolchains() : options.toolchains;
+  for (const auto& flavor : options.flavors) {
+    auto toolchain = toolchains.find(flavor.major);
+    if (toolchain != toolchains.end()) proof_options.checkers[flavor.name] = toolchain->second.checker;
+  }
   ProofRunStats stats;
   std::vector<ProofAnswer> answers = run_proofs(plan.proofs, archs, proof_options, &stats);
   char cpu[32];

@@ -3,7 +3,10 @@
 //   {"canonical": TEXT, "plan": TEXT, "limits": {"max_block_lanes": N, "max_grid_lanes": N,
 //    "lds_bytes": N, "wave_size": N}, "llvm": {"llvm19": TEXT, ...}}
 //   -> {"sections": [{"section": "canonical", "verdict": "PROVEN", "obligations": N,
-//       "by_intervals": N, "by_z3": N, "failed": N, "failures": [TEXT, ...]}, {"section": "llvm19", ...}]}
+//       "by_intervals": N, "by_z3": N, "failed": N, "failures": [TEXT, ...], "witness_launch": JSON},
+//       {"section": "llvm19", ...}]}
+// The first REFUTED failures' texts end with their witness run in the interpreter (witness_runs.h);
+// "witness_launch" is the launch description of the section's first REFUTED witness ("" if none).
 // A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
 // with an answer; 2 when stdin is not such a request (the message on stderr).
 #include <iostream>
@@ -12,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kemit/proof/prover.h"
+#include "witness_runs.h"
 
 namespace {
 
@@ -20,9 +24,13 @@ using namespace kemit::proof;
 
 // At most this many failure lines per section: the first names the config's problem, the rest are context.
 constexpr size_t MAX_FAILURES = 20;
+// The first REFUTED failures of a section that get a witness run (each may take up to 10 s).
+constexpr int MAX_WITNESS_RUNS = 3;
 
 json section_answer(const std::string& section, const std::vector<Finding>& findings, bool with_lowering,
-                    const ProofStats& stats) {
+                    const ProofStats& stats, WitnessRunner& witnesses) {
+  std::string witness_launch;
+  int witness_runs = 0;
   ProofVerdict worst = ProofVerdict::PROVEN;
   json failures = json::array();
   size_t failed = 0, counted = 0;
@@ -33,11 +41,18 @@ json section_answer(const std::string& section, const std::vector<Finding>& find
     ++failed;
     if (f.verdict == ProofVerdict::REFUTED || worst == ProofVerdict::PROVEN) worst = f.verdict;
     std::string text = finding_text(f);  // two LLVM flags (inbounds nuw) may stand for one obligation: once
-    if (failures.size() < MAX_FAILURES && (failures.empty() || failures.back() != text)) failures.push_back(text);
+    if (failures.size() >= MAX_FAILURES || (!failures.empty() && failures.back().get<std::string>().rfind(text, 0) == 0))
+      continue;
+    if (f.verdict == ProofVerdict::REFUTED && !f.witness.empty() && witness_runs++ < MAX_WITNESS_RUNS) {
+      const WitnessRun& run = witnesses.run(f.witness);
+      text += "; " + run.outcome;
+      if (witness_launch.empty()) witness_launch = run.launch;
+    }
+    failures.push_back(text);
   }
   return {{"section", section},          {"verdict", proof_verdict_name(worst)}, {"obligations", counted},
           {"by_intervals", stats.by_intervals}, {"by_z3", stats.by_z3},            {"failed", failed},
-          {"failures", failures}};
+          {"failures", failures}, {"witness_launch", witness_launch}};
 }
 
 json unproven_section(const std::string& section, const std::string& why) {
@@ -68,10 +83,11 @@ json answer(const json& request) {
     for (const auto& [flavor, text] : llvm.items()) sections.push_back(unproven_section(flavor, why));
     return {{"sections", sections}};
   }
-  sections.push_back(section_answer("canonical", findings, false, stats));
+  WitnessRunner witnesses(request.at("canonical").get<std::string>(), request.at("plan").get<std::string>());
+  sections.push_back(section_answer("canonical", findings, false, stats, witnesses));
   for (const auto& [flavor, text] : llvm.items()) {
     std::vector<Finding> mapped = map_llvm_promises(findings, read_llvm_promises(text.get<std::string>()), flavor);
-    sections.push_back(section_answer(flavor, mapped, true, ProofStats{}));
+    sections.push_back(section_answer(flavor, mapped, true, ProofStats{}, witnesses));
   }
   return {{"sections", sections}};
 }

@@ -103,9 +103,7 @@ std::vector<uint64_t> param_values(const Program& program, const std::set<std::s
     if (found == scalars.end()) throw InterpError("kernel @" + program.kernel + ": no scalar for param '" + param.name + "'");
     int bits = bits_of(param.value.kind);
     int64_t value = found->second;
-    if (bits < 64 && (value < -(int64_t{1} << (bits - 1)) || value >= (int64_t{1} << bits)))
-      throw InterpError("kernel @" + program.kernel + ": scalar '" + param.name + "' = " + std::to_string(value) +
-                        " does not fit its type");
+    if (!witness::scalar_fits(value, bits)) throw InterpError(witness::scalar_misfit(program.kernel, param.name, value, bits));
     values.push_back(static_cast<uint64_t>(value) & width_mask(param.value.kind));
   }
   for (const auto& name : pointers) {

@@ -63,6 +63,9 @@ WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& desc
       return outcome.error = "witness launch: kernel @" + program.kernel + ": no " + (pointer ? "view for pointer" : "scalar for") +
                              " param '" + param.name + "'",
              result;
+    auto scalar = description.scalars.find(param.name);
+    if (!pointer && !witness::scalar_fits(scalar->second, param.type.bits))
+      return outcome.error = witness::scalar_misfit(program.kernel, param.name, scalar->second, param.type.bits), result;
   }
   Launch launch;
   launch.kernel = description.kernel;

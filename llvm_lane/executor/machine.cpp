@@ -44,8 +44,14 @@ bool Machine::bind_params(Wave& wave) {
           if (launch_.views[i].name == param.name)
             cell = make_pointer(kFirstBufferRegion + launch_.buffers.size() + i, 0), bound = true;
       } else {
-        for (const auto& [name, value] : launch_.scalars)
-          if (name == param.name) cell = low_bits(uint64_t(value), param.type.bits), bound = true;
+        for (const auto& [name, value] : launch_.scalars) {
+          if (name != param.name) continue;
+          if (!witness::scalar_fits(value, param.type.bits)) {
+            outcome_.error = witness::scalar_misfit(program_.kernel, param.name, value, param.type.bits);
+            return false;
+          }
+          cell = low_bits(uint64_t(value), param.type.bits), bound = true;
+        }
       }
       if (!bound) {
         outcome_.error = std::string("no ") + (param.type.scalar == Scalar::Pointer ? "buffer" : "scalar") +

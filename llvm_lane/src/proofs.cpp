@@ -9,6 +9,7 @@
 #include "kemit/lane_support/result_cache.h"
 #include "kemit/lane_support/source_digest.h"
 #include "parallel.h"
+#include "proof_witness.h"
 #include "subprocess.h"
 
 namespace kemit::lane {
@@ -49,6 +50,7 @@ std::optional<ProofAnswer> read_answer(const std::string& text) {
         !s["verdict"].is_string() || !s.contains("failures") || !s["failures"].is_array())
       return std::nullopt;
     SectionProof section{s["verdict"].get<std::string>(), "", s.value("obligations", 0LL)};
+    if (s.contains("witness_launch") && s["witness_launch"].is_string()) section.witness_launch = s["witness_launch"];
     if (!s["failures"].empty() && s["failures"][0].is_string()) section.detail = s["failures"][0].get<std::string>();
     if (section.verdict != "PROVEN" && section.verdict != "REFUTED" && section.verdict != "UNPROVEN") return std::nullopt;
     answer.sections[s["section"].get<std::string>()] = section;
@@ -75,6 +77,25 @@ std::string cache_key(const std::string& prover_digest, const json& request) {
       .add("prover", prover_digest)
       .add("request", request.dump())
       .key();
+}
+
+// The config's first witness (the canonical section's, else the flavor's own) run on each flavor's
+// module in that flavor's executor. After the cache: the run shows the verdict, it is no part of it.
+ProofAnswer with_executor_runs(ProofAnswer answer, const ProofRequest& request, const ProofOptions& options) {
+  auto launch_of = [&](const std::string& section) {
+    auto found = answer.sections.find(section);
+    bool refuted = found != answer.sections.end() && found->second.verdict == "REFUTED";
+    return refuted ? found->second.witness_launch : std::string();
+  };
+  std::string canonical_launch = launch_of("canonical");
+  for (const auto& [flavor, text] : request.llvm) {
+    std::string launch = canonical_launch.empty() ? launch_of(flavor) : canonical_launch;
+    if (launch.empty()) continue;
+    auto checker = options.checkers.find(flavor);
+    answer.sections[flavor].executor_run = executor_witness_run(
+        checker == options.checkers.end() ? "" : checker->second, flavor, text, launch, options.witness_timeout);
+  }
+  return answer;
 }
 
 ProofAnswer prove_one(const ProofRequest& request, const std::vector<driver::ArchFacts>& archs,
@@ -118,7 +139,7 @@ std::vector<ProofAnswer> run_proofs(const std::vector<ProofRequest>& requests,
   double before = children_cpu_seconds();
   std::vector<ProofAnswer> answers(requests.size());
   parallel_for(requests.size(), options.jobs > 0 ? options.jobs : default_jobs(), [&](size_t i) {
-    answers[i] = prove_one(requests[i], archs, options, prover, digest, cache);
+    answers[i] = with_executor_runs(prove_one(requests[i], archs, options, prover, digest, cache), requests[i], options);
   });
   if (stats) {
     stats->cpu_seconds = children_cpu_seconds() - before;
@@ -139,6 +160,9 @@ void apply_proof(const ProofAnswer& answer, const std::string& flavor, LaneResul
     if (found->second.verdict == "PROVEN") continue;
     result.verdict = found->second.verdict == "REFUTED" ? Verdict::PROOF_REFUTED : Verdict::PROOF_UNPROVEN;
     result.detail = found->second.detail;
+    auto own = answer.sections.find(flavor);  // the witness run in this module's own executor
+    if (result.verdict == Verdict::PROOF_REFUTED && own != answer.sections.end() && !own->second.executor_run.empty())
+      result.detail += "; " + own->second.executor_run;
     return;
   }
 }

@@ -220,3 +220,16 @@ def test_a_malformed_description_is_refused_alike(kemit_cpp, checker):
     report, error = checker.witness(modules[checker.flavor], "bad.ll", launch)
     assert report is None and error == str(refused.value)
     assert "2^32-1 work-items" in error
+
+
+def test_a_scalar_past_its_type_is_refused_alike(kemit_cpp, checker):
+    canonical, modules = emitted(kemit_cpp, "elementwise", {"op": "add", "dtype": "f32", "vec": 1})
+    launch = ew_launch("ew_add_f32_v1_b256")
+    launch["args"]["n"] = 2 ** 32  # n is an i32: neither a signed nor an unsigned 32-bit value
+    with pytest.raises(kemit_cpp.InterpError) as refused:
+        kemit_cpp.witness(canonical, launch)
+    report, error = checker.witness(modules[checker.flavor], "wide.ll", launch)
+    assert report is None and error == str(refused.value)
+    assert error == "kernel @ew_add_f32_v1_b256: scalar 'n' = 4294967296 does not fit its type (i32)"
+    launch["args"]["n"] = 2 ** 32 - 1  # an unsigned 32-bit value fits: the kernel's ops say how it is read
+    assert checker.witness(modules[checker.flavor], "wide.ll", launch)[1] == ""

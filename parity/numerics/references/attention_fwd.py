@@ -13,15 +13,21 @@ import numpy as np
 
 from plans import (ACCUMULATION, Case, ELEMENT_BYTES, Output, RTOL, ceil_div, nan_memory, random_values, require_small,
                    round_to, to_memory, two_chunk_range)
+from witness import Sampled, view_values
 
 
 
 def probabilities(q, k, causal, scale):
     """P[h, i, j] = softmax over keys j of q[h, i] . k[h, j] * scale (j > i masked when causal), f64."""
+    return probabilities_at(q, k, np.arange(np.shape(q)[1]) if causal else None, scale)
+
+
+def probabilities_at(q, k, positions, scale):
+    """probabilities of queries at `positions` of their head (keys past each masked; None: none), f64."""
     scores = np.einsum("hid,hjd->hij", np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)) * scale
-    if causal:
-        queries, keys = scores.shape[1], scores.shape[2]
-        scores = np.where(np.arange(keys)[None, :] <= np.arange(queries)[:, None], scores, -np.inf)
+    if positions is not None:
+        scores = np.where(np.arange(scores.shape[2])[None, None, :] <= np.asarray(positions)[None, :, None], scores,
+                          -np.inf)
     shifted = np.exp(scores - scores.max(axis=2, keepdims=True))
     return shifted / shifted.sum(axis=2, keepdims=True)
 
@@ -69,6 +75,31 @@ def attention_online(q, k, v, causal, scale, dtype, tile_kv):
 # by 0.1% fails f16 configs).
 P_ROUNDING = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
 SCORE_SLACK = 2.0 ** -14
+
+
+def sampled_outputs(spec, launch):
+    """o's reference at the rows a witness run wrote (a workgroup's query tile of one head): each
+    row from its query and all of its head's keys and values, read from the fill."""
+    dtype, head_dim = spec["dtype"], spec["head_dim"]
+    seq_q, seq_k = launch["args"]["seq_q"], launch["args"]["seq_k"]
+    scale = float(np.float32(1.0 / math.sqrt(head_dim)))
+    dims = np.arange(head_dim)
+
+    def want(indices):
+        indices = np.asarray(indices, dtype=np.int64)
+        out, behind = np.zeros(len(indices)), np.zeros(len(indices))
+        for head in np.unique(indices // (seq_q * head_dim)):
+            at = np.flatnonzero(indices // (seq_q * head_dim) == head)
+            rows, row_at = np.unique(indices[at] // head_dim, return_inverse=True)
+            keys = (head * seq_k + np.arange(seq_k))[:, None] * head_dim + dims
+            q = view_values(launch, "q", dtype, rows[:, None] * head_dim + dims)[None]
+            k, v = (view_values(launch, name, dtype, keys)[None] for name in ("k", "v"))
+            p = probabilities_at(q, k, rows % seq_q if spec["causal"] else None, scale)  # a query's place masks keys
+            o, b = np.einsum("hij,hjd->hid", p, v)[0], np.einsum("hij,hjd->hid", p, np.abs(v))[0]
+            out[at], behind[at] = o[row_at, indices[at] % head_dim], b[row_at, indices[at] % head_dim]
+        return (round_to(out.astype(np.float32), dtype),
+                behind * ((P_ROUNDING[dtype] + SCORE_SLACK) / ACCUMULATION))
+    return [Sampled("o", dtype, want, RTOL[dtype])]
 
 
 def plan(spec, arch, rng):

@@ -18,6 +18,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import Case, Output, RTOL, nan_memory, random_values, require_small, round_to, to_memory
+from witness import Sampled, view_values
 
 
 
@@ -147,6 +148,32 @@ def chunked_small_spec(spec, real_sizes):
     fits = (buffer_range - 1) // largest
     s["n"] = fits * len(real_sizes) - (1 if real_sizes[0] != real_sizes[-1] else 0)
     return s, buffer_range
+
+
+def sampled_outputs(spec, launch):
+    """y's reference at the output positions a witness run wrote (NHWC, within y's view): each from
+    its window of x (zero past the edges) and its channel's weights, read from the fill."""
+    s, dtype = spec, spec["dtype"]
+    groups = s["groups"] if s["grouped"] else 1
+    per_group, outputs = s["c"] // groups, s["k"] // groups
+    ho, wo = output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
+    taps = np.arange(s["kh"] * s["kw"])
+    r, q = taps // s["kw"], taps % s["kw"]
+
+    def want(indices):
+        indices = np.asarray(indices, dtype=np.int64)
+        image, rest = indices // (ho * wo * s["k"]), indices % (ho * wo * s["k"])
+        oh, ow, k = rest // (wo * s["k"]), rest // s["k"] % wo, rest % s["k"]
+        ih = oh[:, None] * s["stride"] - s["pad"] + r  # (outputs, taps)
+        iw = ow[:, None] * s["stride"] - s["pad"] + q
+        inside = (ih >= 0) & (ih < s["h"]) & (iw >= 0) & (iw < s["w"])
+        channels = (k // outputs * per_group)[:, None, None] + np.arange(per_group)  # (outputs, 1, c')
+        pixel = (image[:, None] * s["h"] + np.where(inside, ih, 0)) * s["w"] + np.where(inside, iw, 0)
+        x = view_values(launch, "x", dtype, pixel[:, :, None] * s["c"] + channels) * inside[:, :, None]
+        weight = view_values(launch, "wt", dtype, ((k[:, None, None] * s["kh"] * s["kw"] + taps[None, :, None])
+                                                   * per_group + np.arange(per_group)))
+        return round_to((x * weight).sum(axis=(1, 2)), dtype), np.abs(x * weight).sum(axis=(1, 2))
+    return [Sampled("y", dtype, want, RTOL[dtype])]
 
 
 def plan(spec, arch, rng):

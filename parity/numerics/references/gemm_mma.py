@@ -10,6 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import Case, ELEMENT_BYTES, Output, two_chunk_range, RTOL, random_values, require_small, round_to, to_memory
+from witness import Sampled, view_values
 
 
 
@@ -60,7 +61,30 @@ def mma_by_fragments(kind, fa, fb, fc):
     return np.array([[d[c_row(L, e), L % n] for e in range(acc)] for L in range(wave)])
 
 
-__all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to"]
+def witness_fills(spec):
+    """The element kind of each buffer's initial values in a witness run: c is f32."""
+    return {"a": spec["dtype"], "b": spec["dtype"], "c": "f32"}
+
+
+def sampled_outputs(spec, launch):
+    """c's reference at the elements a witness run wrote (a tile of C is a workgroup's): each from
+    its row of a and column of b (and its initial value when accumulating), read from the fill."""
+    n, k, dtype = launch["args"]["n"], launch["args"]["k"], spec["dtype"]
+
+    def want(indices):
+        indices = np.asarray(indices, dtype=np.int64)
+        rows, row_at = np.unique(indices // n, return_inverse=True)
+        cols, col_at = np.unique(indices % n, return_inverse=True)
+        a = view_values(launch, "a", dtype, rows[:, None] * k + np.arange(k)).reshape(len(rows), k)
+        b = view_values(launch, "b", dtype, np.arange(k)[:, None] * n + cols).reshape(k, len(cols))
+        c = view_values(launch, "c", "f32", indices) if spec["accumulate"] else 0.0
+        product = gemm(a, b)[row_at, col_at] + c
+        scale = (np.abs(a) @ np.abs(b))[row_at, col_at] + np.abs(c)
+        return product.astype(np.float32), scale
+    return [Sampled("c", "f32", want, RTOL["f32"])]
+
+
+__all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to", "sampled_outputs", "witness_fills"]
 
 
 # ---- the numerics plan --------------------------------------------------------------------

@@ -5,7 +5,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import Case, Output, ceil_div, nan_memory, random_values, require_small, to_memory
+from plans import ELEMENT_BYTES, Case, Output, ceil_div, nan_memory, random_values, require_small, to_memory
+from witness import Sampled, view_of, view_values
 
 
 def transpose(a):
@@ -31,6 +32,18 @@ def transpose_via_strips(a, tile, tiles, pad, vec):
                 if row0 + r < rows and col0 + c < cols:
                     b[(col0 + c) * rows + row0 + r] = strip[r * pitch + c]
     return b.reshape(cols, rows)
+
+
+def sampled_outputs(spec, launch):
+    """b's reference at the elements a witness run wrote: b[c, r] is a[r, c], read from a's
+    page-fill values (witness.Sampled, for witness.compare_sampled); exact."""
+    dtype, rows = spec["dtype"], launch["args"]["rows"]
+    cols = view_of(launch, "a")[2] // (rows * ELEMENT_BYTES[dtype])
+
+    def want(indices):
+        indices = np.asarray(indices, dtype=np.int64)
+        return view_values(launch, "a", dtype, (indices % rows) * cols + indices // rows), None
+    return [Sampled("b", dtype, want, 0.0)]
 
 
 # ---- the numerics plan --------------------------------------------------------------------

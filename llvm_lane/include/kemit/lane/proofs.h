@@ -26,8 +26,10 @@ struct ProofRequest {
 
 struct SectionProof {
   std::string verdict;  // PROVEN, REFUTED, UNPROVEN
-  std::string detail;   // the first failure line ("" when PROVEN)
+  std::string detail;   // the first failure line ("" when PROVEN); a REFUTED one ends with its witness runs
   long long obligations = 0;
+  std::string witness_launch;  // REFUTED: the launch description of its first witness (JSON), "" when none
+  std::string executor_run;    // a flavor's: the config's first witness run in that flavor's executor
 };
 
 struct ProofAnswer {
@@ -39,6 +41,9 @@ struct ProofOptions {
   std::string cache_dir;  // "" = no cache
   int jobs = 0;           // 0 = number of CPUs
   std::chrono::milliseconds timeout{600000};
+  // flavor -> its kemit_llcheckN: a REFUTED flavor section's witness runs in that flavor's executor.
+  std::map<std::string, std::string> checkers;
+  std::chrono::milliseconds witness_timeout{30000};
 };
 
 struct ProofRunStats {

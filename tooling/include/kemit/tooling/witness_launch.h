@@ -56,6 +56,18 @@ struct WorkgroupRun {
   std::string error;    // the whole text (op: message (where))
 };
 
+// A scalar argument fits a `bits`-wide integer param when it is a signed or an unsigned value of
+// that width (the launch gives the bits; the kernel's ops say how they are read).
+inline bool scalar_fits(int64_t value, int bits) {
+  return bits >= 64 || (value >= -(int64_t{1} << (bits - 1)) && value < (int64_t{1} << bits));
+}
+
+// The refusal of a scalar that does not fit, in the same words from the interpreter and the executor.
+inline std::string scalar_misfit(const std::string& kernel, const std::string& param, int64_t value, int bits) {
+  return "kernel @" + kernel + ": scalar '" + param + "' = " + std::to_string(value) + " does not fit its type (i" +
+         std::to_string(bits) + ")";
+}
+
 inline std::string dims_text(const Dims& d) {
   return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
 }
