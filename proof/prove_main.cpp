@@ -3,7 +3,7 @@
 //   {"canonical": TEXT, "plan": TEXT, "limits": {"max_block_lanes": N, "max_grid_lanes": N,
 //    "lds_bytes": N, "wave_size": N}, "llvm": {"llvm19": TEXT, ...}}
 //   -> {"sections": [{"section": "canonical", "verdict": "PROVEN", "obligations": N,
-//       "by_intervals": N, "by_z3": N, "failed": N, "failures": [TEXT, ...]}, {"section": "llvm19", ...}]}
+//       "by_intervals": N, "by_relations": N, "by_z3": N, "failed": N, "failures": [TEXT, ...]}, {"section": "llvm19", ...}]}
 // A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
 // with an answer; 2 when stdin is not such a request (the message on stderr).
 #include <iostream>
@@ -36,7 +36,8 @@ json section_answer(const std::string& section, const std::vector<Finding>& find
     if (failures.size() < MAX_FAILURES && (failures.empty() || failures.back() != text)) failures.push_back(text);
   }
   return {{"section", section},          {"verdict", proof_verdict_name(worst)}, {"obligations", counted},
-          {"by_intervals", stats.by_intervals}, {"by_z3", stats.by_z3},            {"failed", failed},
+          {"by_intervals", stats.by_intervals}, {"by_relations", stats.by_relations}, {"by_z3", stats.by_z3},
+          {"failed", failed},
           {"failures", failures}};
 }
 
