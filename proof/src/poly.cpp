@@ -20,6 +20,17 @@ void add_term(Poly& p, const Monomial& m, Int c) {
 Int round_up(Int v, Int m) { return v >= 0 ? (v + m - 1) / m * m : -((-v) / m * m); }
 Int round_down(Int v, Int m) { return v >= 0 ? v / m * m : -round_up(-v, m); }
 
+// `x <= P` (or `>=`) for an x that is a multiple of m, where P's every other coefficient is one
+// too: P's remainder is its constant's, so x keeps to the multiple of m at or inside P.
+AtomBound to_multiple(const AtomBound& bound, Int m, bool upper) {
+  if (m <= 1 || bound.scale != 1) return bound;
+  for (const auto& [mono, c] : bound.rhs.terms)
+    if (!mono.empty() && c % m != 0) return bound;
+  Int rest = ((bound.rhs.constant_part() % m) + m) % m;
+  if (rest == 0) return bound;
+  return {1, bound.rhs + Poly::constant(upper ? -rest : m - rest)};
+}
+
 }  // namespace
 
 Poly Poly::constant(Int c) {
@@ -72,7 +83,7 @@ Interval multiples_within(Interval range, Int multiple) {
 }
 
 int Relations::fresh(const std::string& name, Interval range, Int multiple) {
-  atoms_.push_back(Atom{name, multiples_within(range, multiple), {}, {}});
+  atoms_.push_back(Atom{name, multiples_within(range, multiple), multiple > 1 ? multiple : 1, {}, {}});
   return static_cast<int>(atoms_.size()) - 1;
 }
 
@@ -100,6 +111,14 @@ bool Relations::prove_all_nonneg(const std::vector<Poly>& polys) const {
   return true;
 }
 
+// An atom bounded above and below by one polynomial (a value a branch renamed) is that polynomial.
+static const Poly* equal_to(const Atom& atom) {
+  for (const auto& up : atom.upper)
+    for (const auto& down : atom.lower)
+      if (up.scale == 1 && down.scale == 1 && up.rhs.terms == down.rhs.terms) return &up.rhs;
+  return nullptr;
+}
+
 // p = c1 * x + c0 for its newest atom x: with c1 >= 0 a lower bound `s x >= L` gives
 // s p >= c1 L + s c0, with c1 <= 0 an upper bound alike; either is p's sign when it is >= 0.
 bool Relations::nonneg(const Poly& p, int& budget) const {
@@ -124,14 +143,19 @@ bool Relations::nonneg(const Poly& p, int& budget) const {
     rest.erase(std::find(rest.begin(), rest.end(), x));
     c1.terms[rest] = c;
   }
-  Interval sign = range_of(c1);
   const Atom& atom = atoms_.at(x);
+  Interval sign = range_of(c1);
   bool grows = sign.lo >= 0;
-  if (!grows && sign.hi > 0) return false;
+  if (!grows && sign.hi > 0) {  // a coefficient of either sign: only an equality eliminates x
+    const Poly* same = equal_to(atom);
+    return same && nonneg(c1 * *same + c0, budget);
+  }
   std::vector<AtomBound> candidates = grows ? atom.lower : atom.upper;
   candidates.push_back({1, Poly::constant(grows ? atom.range.lo : atom.range.hi)});
-  for (const auto& bound : candidates)
+  for (const auto& candidate : candidates) {
+    AtomBound bound = to_multiple(candidate, atom.multiple, !grows);
     if (nonneg(c1 * bound.rhs + scaled(c0, bound.scale), budget)) return true;
+  }
   return false;
 }
 

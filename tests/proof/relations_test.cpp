@@ -56,6 +56,17 @@ TEST(Relations, ADivisorNarrowsTheLastValue) {
   EXPECT_FALSE(r.prove_nonneg(Poly::constant(1030) - Poly::atom(even) - Poly::constant(3)));
 }
 
+TEST(Relations, ADivisorNarrowsASymbolicBound) {
+  // c < cols = 8 * vectors, c a multiple of 8: c + 8 <= cols, but not c + 9.
+  Relations r;
+  int vectors = r.fresh("vectors", {0, 2048});
+  int c = r.fresh("c", {0, 16383}, 8);
+  r.bound_above(c, Poly::constant(8) * Poly::atom(vectors) - Poly::constant(1));
+  Poly cols = Poly::constant(8) * Poly::atom(vectors);
+  EXPECT_TRUE(r.prove_nonneg(cols - Poly::atom(c) - Poly::constant(8)));
+  EXPECT_FALSE(r.prove_nonneg(cols - Poly::atom(c) - Poly::constant(9)));
+}
+
 TEST(Relations, CeilingDivisionBoundsTheGrid) {
   // grid = ceil(n, 256) and wg < grid: the last workgroup's first lane, wg*256, is below n.
   Relations r;

@@ -38,6 +38,7 @@ struct AtomBound {
 struct Atom {
   std::string name;  // for reading a failure, never for identity
   Interval range;
+  Int multiple = 1;  // the atom is a multiple of it
   std::vector<AtomBound> upper, lower;
 };
 
