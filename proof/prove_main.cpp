@@ -3,8 +3,8 @@
 //   {"canonical": TEXT, "plan": TEXT, "limits": {"max_block_lanes": N, "max_grid_lanes": N,
 //    "lds_bytes": N, "wave_size": N}, "llvm": {"llvm19": TEXT, ...}}
 //   -> {"sections": [{"section": "canonical", "verdict": "PROVEN", "obligations": N,
-//       "by_intervals": N, "by_z3": N, "failed": N, "failures": [TEXT, ...], "witness_launch": JSON},
-//       {"section": "llvm19", ...}]}
+//       "by_intervals": N, "by_relations": N, "by_z3": N, "failed": N, "failures": [TEXT, ...],
+//       "witness_launch": JSON}, {"section": "llvm19", ...}]}
 // The first REFUTED failures' texts end with their witness run in the interpreter (witness_runs.h);
 // "witness_launch" is the launch description of the section's first REFUTED witness ("" if none).
 // A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
@@ -51,8 +51,8 @@ json section_answer(const std::string& section, const std::vector<Finding>& find
     failures.push_back(text);
   }
   return {{"section", section},          {"verdict", proof_verdict_name(worst)}, {"obligations", counted},
-          {"by_intervals", stats.by_intervals}, {"by_z3", stats.by_z3},            {"failed", failed},
-          {"failures", failures}, {"witness_launch", witness_launch}};
+          {"by_intervals", stats.by_intervals}, {"by_relations", stats.by_relations}, {"by_z3", stats.by_z3},
+          {"failed", failed}, {"failures", failures}, {"witness_launch", witness_launch}};
 }
 
 json unproven_section(const std::string& section, const std::string& why) {

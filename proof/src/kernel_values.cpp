@@ -43,15 +43,21 @@ int exact_shift(const Interval& r, int bits) { return (r.lo == r.hi && r.lo >= 0
 
 }  // namespace
 
-IntValue KernelWalk::fitted(Interval math, Int multiple, z3::expr sym, int bits, bool promised) const {
-  if (bits == 1) return IntValue{{0, 1}, 1, sym};
+Poly KernelWalk::atom(const std::string& name, Interval range, Int multiple) const {
+  return Poly::atom(model_.relations.fresh(name, range, multiple));
+}
+
+// The result of an op as its type holds it: the exact value (and polynomial) when it cannot wrap
+// or its nsw promise is an obligation of its own, else the whole type (an atom of its own).
+IntValue KernelWalk::fitted(Interval math, Int multiple, z3::expr sym, int bits, bool promised, const Poly& exact) const {
+  if (bits == 1) return IntValue{{0, 1}, 1, sym, atom("i1", {0, 1})};
   Interval type = Interval::signed_range(bits);
-  if (math.within(type)) return IntValue{math, multiple, sym};
+  if (math.within(type)) return IntValue{math, multiple, sym, exact};
   if (promised) {
     Interval kept = meet(math, type);
-    if (kept.lo <= kept.hi) return IntValue{kept, multiple, sym};
+    if (kept.lo <= kept.hi) return IntValue{kept, multiple, sym, exact};
   }
-  return IntValue{type, 1, sym};
+  return IntValue{type, 1, sym, atom("wrapped", type)};
 }
 
 IntValue KernelWalk::value_of(const ir::Op& op) {
@@ -60,26 +66,29 @@ IntValue KernelWalk::value_of(const ir::Op& op) {
   switch (op.name) {
     case ir::OpKind::constant: {
       int64_t v = op.attrs.at("value").integer;
-      return fitted(Interval::exactly(v), v, ctx_.bv_val(v, bits), bits, false);
+      return fitted(Interval::exactly(v), v, ctx_.bv_val(v, bits), bits, false, Poly::constant(v));
     }
     case ir::OpKind::workitem_id:
-      if (dim_index(op) == 0) return IntValue{model_.lane_range, 1, model_.lane};
-      return IntValue{Interval::exactly(0), 0, ctx_.bv_val(0, 32)};
+      if (dim_index(op) == 0) return IntValue{model_.lane_range, 1, model_.lane, model_.lane_poly};
+      return IntValue{Interval::exactly(0), 0, ctx_.bv_val(0, 32), Poly::constant(0)};
     case ir::OpKind::workgroup_id:
-      return fitted(model_.workgroup_range[dim_index(op)], 1, model_.workgroup[dim_index(op)], 32, false);
+      return fitted(model_.workgroup_range[dim_index(op)], 1, model_.workgroup[dim_index(op)], 32, false,
+                    model_.workgroup_poly[dim_index(op)]);
     case ir::OpKind::num_workgroups: {
       const Term& grid = model_.grid[dim_index(op)];
-      return fitted(grid.range, 1, grid.sym.extract(31, 0), 32, false);
+      return fitted(grid.range, 1, grid.sym.extract(31, 0), 32, false, grid.poly);
     }
     case ir::OpKind::icmp: {
       z3::expr holds = compare(op.attrs.at("pred").text, int_or_unknown(op.operands[0]).sym,
                                int_or_unknown(op.operands[1]).sym);
-      return IntValue{{0, 1}, 1, z3::ite(holds, ctx_.bv_val(1, 1), ctx_.bv_val(0, 1))};
+      return IntValue{{0, 1}, 1, z3::ite(holds, ctx_.bv_val(1, 1), ctx_.bv_val(0, 1)), atom("i1", {0, 1})};
     }
     case ir::OpKind::select: {
       IntValue c = int_or_unknown(op.operands[0]), a = int_or_unknown(op.operands[1]), b = int_or_unknown(op.operands[2]);
-      return IntValue{hull(a.range, b.range), gcd(a.multiple, b.multiple),
-                      z3::ite(c.sym == ctx_.bv_val(1, 1), a.sym, b.sym)};
+      Interval range = hull(chosen_range(op.operands[0], true, op.operands[1], a),
+                            chosen_range(op.operands[0], false, op.operands[2], b));
+      Int multiple = gcd(a.multiple, b.multiple);
+      return IntValue{range, multiple, z3::ite(c.sym == ctx_.bv_val(1, 1), a.sym, b.sym), atom("select", range, multiple)};
     }
     case ir::OpKind::zext:
     case ir::OpKind::sext:
@@ -90,6 +99,7 @@ IntValue KernelWalk::value_of(const ir::Op& op) {
       // Another lane's value of the same op: the same interval, a term of its own.
       IntValue a = int_or_unknown(op.operands[0]);
       IntValue v = unknown(result);
+      v.poly = atom("readfirstlane", a.range);
       solver_.add_fact(z3::sle(ctx_.bv_val(static_cast<int64_t>(a.range.lo), bits), v.sym) &&
                        z3::sle(v.sym, ctx_.bv_val(static_cast<int64_t>(a.range.hi), bits)));
       v.range = a.range;
@@ -102,66 +112,129 @@ IntValue KernelWalk::value_of(const ir::Op& op) {
   }
 }
 
+// The interval of `v` where the i1 `cond` is `holds`: a select's guarded operand (`select %c, %x, 0`
+// with `%c = icmp %x, K`) keeps only the values its condition lets through.
+Interval KernelWalk::chosen_range(const ir::Value& cond, bool holds, const ir::Value& v, const IntValue& value) const {
+  auto def = defs_.find(cond.id);
+  if (def == defs_.end() || def->second->name != ir::OpKind::icmp) return value.range;
+  const ir::Op& icmp = *def->second;
+  const IntValue* bound = int_of(icmp.operands[1]);
+  if (icmp.operands[0].id != v.id || !bound) return value.range;
+  std::string pred = holds ? icmp.attrs.at("pred").text : negated(icmp.attrs.at("pred").text);
+  if (pred[0] == 'u') {
+    if (!value.range.non_negative() || !bound->range.non_negative()) return value.range;
+    pred[0] = 's';
+  }
+  Interval r = value.range;
+  if (pred == "slt") r = meet(r, {r.lo, bound->range.hi - 1});
+  if (pred == "sle") r = meet(r, {r.lo, bound->range.hi});
+  if (pred == "sgt") r = meet(r, {bound->range.lo + 1, r.hi});
+  if (pred == "sge") r = meet(r, {bound->range.lo, r.hi});
+  if (r.lo > r.hi) return value.range;
+  return multiples_within(r, value.multiple);
+}
+
 IntValue KernelWalk::binary_value(const ir::Op& op, const IntValue& a, const IntValue& b, int bits) {
   bool nsw = op.attrs.count("nsw") > 0;
   bool non_negative = a.range.non_negative() && b.range.non_negative();
   Interval top = bits == 1 ? Interval{0, 1} : Interval::signed_range(bits);
   switch (op.name) {
-    case ir::OpKind::add: return fitted(add(a.range, b.range), gcd(a.multiple, b.multiple), a.sym + b.sym, bits, nsw);
-    case ir::OpKind::sub: return fitted(sub(a.range, b.range), gcd(a.multiple, b.multiple), a.sym - b.sym, bits, nsw);
+    case ir::OpKind::add:
+      return fitted(add(a.range, b.range), gcd(a.multiple, b.multiple), a.sym + b.sym, bits, nsw, a.poly + b.poly);
+    case ir::OpKind::sub:
+      return fitted(sub(a.range, b.range), gcd(a.multiple, b.multiple), a.sym - b.sym, bits, nsw, a.poly - b.poly);
     case ir::OpKind::mul:
-      return fitted(mul(a.range, b.range), capped_product(a.multiple, b.multiple), a.sym * b.sym, bits, nsw);
+      return fitted(mul(a.range, b.range), capped_product(a.multiple, b.multiple), a.sym * b.sym, bits, nsw,
+                    a.poly * b.poly);
     case ir::OpKind::shl: {
       int c = exact_shift(b.range, bits);
-      if (c < 0) return IntValue{top, 1, z3::shl(a.sym, b.sym)};
+      if (c < 0) return IntValue{top, 1, z3::shl(a.sym, b.sym), atom("shl", top)};
       Interval factor = Interval::exactly(Int(1) << c);
-      return fitted(mul(a.range, factor), capped_product(a.multiple, Int(1) << c), z3::shl(a.sym, b.sym), bits, nsw);
+      return fitted(mul(a.range, factor), capped_product(a.multiple, Int(1) << c), z3::shl(a.sym, b.sym), bits, nsw,
+                    scaled(a.poly, Int(1) << c));
     }
     case ir::OpKind::udiv:
       if (non_negative && b.range.lo > 0)
-        return IntValue{{a.range.lo / b.range.hi, a.range.hi / b.range.lo}, 1, z3::udiv(a.sym, b.sym)};
-      return IntValue{top, 1, z3::udiv(a.sym, b.sym)};
+        return quotient(a, b, {a.range.lo / b.range.hi, a.range.hi / b.range.lo}, z3::udiv(a.sym, b.sym));
+      return IntValue{top, 1, z3::udiv(a.sym, b.sym), atom("udiv", top)};
     case ir::OpKind::urem:
-      if (non_negative && b.range.lo > 0)
-        return IntValue{{0, std::min(a.range.hi, b.range.hi - 1)}, 1, z3::urem(a.sym, b.sym)};
-      return IntValue{top, 1, z3::urem(a.sym, b.sym)};
+      if (non_negative && b.range.lo > 0) {
+        Interval r{0, std::min(a.range.hi, b.range.hi - 1)};
+        IntValue v{r, 1, z3::urem(a.sym, b.sym), atom("urem", r)};
+        model_.relations.bound_above(v.poly.terms.begin()->first[0], a.poly);
+        return v;
+      }
+      return IntValue{top, 1, z3::urem(a.sym, b.sym), atom("urem", top)};
     case ir::OpKind::lshr: {
       int c = exact_shift(b.range, bits);
-      if (c >= 0 && a.range.non_negative())
-        return IntValue{{a.range.lo >> c, a.range.hi >> c}, 1, z3::lshr(a.sym, b.sym)};
-      return IntValue{top, 1, z3::lshr(a.sym, b.sym)};
+      if (c >= 0 && a.range.non_negative()) {
+        IntValue divisor{Interval::exactly(Int(1) << c), Int(1) << c, b.sym, Poly::constant(Int(1) << c)};
+        return quotient(a, divisor, {a.range.lo >> c, a.range.hi >> c}, z3::lshr(a.sym, b.sym));
+      }
+      return IntValue{top, 1, z3::lshr(a.sym, b.sym), atom("lshr", top)};
     }
     case ir::OpKind::bit_and: {
       Interval r = top;
       if (bits > 1 && (a.range.non_negative() || b.range.non_negative()))
         r = {0, std::min(a.range.non_negative() ? a.range.hi : b.range.hi, b.range.non_negative() ? b.range.hi : a.range.hi)};
-      return IntValue{r, 1, a.sym & b.sym};
+      IntValue v{r, 1, a.sym & b.sym, atom("bit_and", r)};
+      int id = v.poly.terms.begin()->first[0];
+      if (bits > 1 && a.range.non_negative()) model_.relations.bound_above(id, a.poly);
+      if (bits > 1 && b.range.non_negative()) model_.relations.bound_above(id, b.poly);
+      return v;
     }
-    case ir::OpKind::bit_or:
-      return IntValue{(bits > 1 && non_negative) ? bit_or_non_negative(a.range, b.range) : top, 1, a.sym | b.sym};
+    case ir::OpKind::bit_or: {
+      Interval r = (bits > 1 && non_negative) ? bit_or_non_negative(a.range, b.range) : top;
+      return IntValue{r, 1, a.sym | b.sym, atom("bit_or", r)};
+    }
     default: return unknown(op.results[0]);
   }
 }
 
+// a / b of non-negative operands, b > 0: an atom q with b q <= a < b q + b when b is a constant.
+IntValue KernelWalk::quotient(const IntValue& a, const IntValue& b, Interval range, z3::expr sym) {
+  IntValue q{range, 1, std::move(sym), atom("quotient", range)};
+  if (b.range.lo == b.range.hi) {
+    int id = q.poly.terms.begin()->first[0];
+    model_.relations.bound_above(id, a.poly, b.range.lo);
+    model_.relations.bound_below(id, a.poly - Poly::constant(b.range.lo - 1), b.range.lo);
+  }
+  return q;
+}
+
 IntValue KernelWalk::cast_value(const ir::Op& op, const IntValue& a, int bits) {
   int from = int_bits(op.operands[0].type);
-  if (op.name == ir::OpKind::trunc) return fitted(a.range, a.multiple, a.sym.extract(bits - 1, 0), bits, false);
+  if (op.name == ir::OpKind::trunc)
+    return fitted(a.range, a.multiple, a.sym.extract(bits - 1, 0), bits, false, a.poly);
   if (op.name == ir::OpKind::sext) {
     Interval r = from == 1 ? Interval{-1, 0} : a.range;
-    return IntValue{r, from == 1 ? 1 : a.multiple, z3::sext(a.sym, bits - from)};
+    return IntValue{r, from == 1 ? 1 : a.multiple, z3::sext(a.sym, bits - from), from == 1 ? atom("sext", r) : a.poly};
   }
   bool promised = op.attrs.count("nneg") > 0;
   Interval r = a.range;
   if (!a.range.non_negative()) r = promised ? meet(a.range, {0, a.range.hi}) : Interval::unsigned_range(from);
+  bool exact = a.range.non_negative() || (promised && r.lo <= r.hi);
   if (r.lo > r.hi) r = Interval::unsigned_range(from);
-  return IntValue{r, a.range.non_negative() || promised ? a.multiple : 1, z3::zext(a.sym, bits - from)};
+  return IntValue{r, exact ? a.multiple : 1, z3::zext(a.sym, bits - from), exact ? a.poly : atom("zext", r)};
 }
 
-void KernelWalk::narrow(const ir::Value& v, Interval range) {
+// Inside a branch, the value becomes an atom equal to what it was, with the branch's interval and
+// the bounds its condition states against the other operand.
+void KernelWalk::narrow(const ir::Value& v, Interval range, const std::vector<Poly>& below,
+                        const std::vector<Poly>& above) {
   auto found = ints_.find(v.id);
   if (found == ints_.end() || range.lo > range.hi) return;
   saved_.back().emplace(v.id, found->second);  // keeps the first: the value before this region
-  found->second.range = meet(found->second.range, range);
+  IntValue& value = found->second;
+  Interval kept = meet(value.range, range);
+  if (kept.lo > kept.hi) return;  // an unreachable branch: nothing below it is reached
+  int id = model_.relations.fresh("%" + std::to_string(v.id), kept, value.multiple);
+  model_.relations.bound_above(id, value.poly);
+  model_.relations.bound_below(id, value.poly);
+  for (const Poly& p : below) model_.relations.bound_below(id, p);
+  for (const Poly& p : above) model_.relations.bound_above(id, p);
+  value.range = model_.relations.atom(id).range;
+  value.poly = Poly::atom(id);
 }
 
 // The interval side of a condition known to hold (or not) in a branch; the z3 side has the
@@ -185,21 +258,23 @@ void KernelWalk::refine(const ir::Value& cond, bool holds) {
     pred[0] = 's';  // both non-negative: the unsigned order is the signed one
   }
   Interval ra = a->range, rb = b->range;
+  Poly pa = a->poly, pb = b->poly;
+  Poly one = Poly::constant(1);
   if (pred == "eq") {
-    narrow(op.operands[0], rb);
-    narrow(op.operands[1], ra);
+    narrow(op.operands[0], rb, {pb}, {pb});
+    narrow(op.operands[1], ra, {pa}, {pa});
   } else if (pred == "slt") {
-    narrow(op.operands[0], {ra.lo, rb.hi - 1});
-    narrow(op.operands[1], {ra.lo + 1, rb.hi});
+    narrow(op.operands[0], {ra.lo, rb.hi - 1}, {}, {pb - one});
+    narrow(op.operands[1], {ra.lo + 1, rb.hi}, {pa + one}, {});
   } else if (pred == "sle") {
-    narrow(op.operands[0], {ra.lo, rb.hi});
-    narrow(op.operands[1], {ra.lo, rb.hi});
+    narrow(op.operands[0], {ra.lo, rb.hi}, {}, {pb});
+    narrow(op.operands[1], {ra.lo, rb.hi}, {pa}, {});
   } else if (pred == "sgt") {
-    narrow(op.operands[0], {rb.lo + 1, ra.hi});
-    narrow(op.operands[1], {rb.lo, ra.hi - 1});
+    narrow(op.operands[0], {rb.lo + 1, ra.hi}, {pb + one}, {});
+    narrow(op.operands[1], {rb.lo, ra.hi - 1}, {}, {pa - one});
   } else if (pred == "sge") {
-    narrow(op.operands[0], {rb.lo, ra.hi});
-    narrow(op.operands[1], {rb.lo, ra.hi});
+    narrow(op.operands[0], {rb.lo, ra.hi}, {pb}, {});
+    narrow(op.operands[1], {rb.lo, ra.hi}, {}, {pa});
   }
 }
 

@@ -66,7 +66,7 @@ void KernelWalk::bind_params(const ir::Kernel& kernel) {
     const Binding* binding = model_.binding_of(param.name);
     if (param.value.type.kind == ir::TypeKind::pointer) {
       if (!binding || binding->kind == Binding::Kind::scalar) continue;  // unknown: the launch's own finding says why
-      PointerValue p(model_.view_bytes(*binding), Term{Interval::exactly(0), model_.number(0)});
+      PointerValue p(model_.view_bytes(*binding), Term{Interval::exactly(0), model_.number(0), Poly::constant(0)});
       p.base = param.name;
       auto align = param.attrs.find("align");
       p.base_align = align == param.attrs.end() ? 1 : align->second.integer;
@@ -79,12 +79,14 @@ void KernelWalk::bind_params(const ir::Kernel& kernel) {
       continue;
     }
     Term term = model_.eval(binding->value);
-    Interval range = term.range.within(Interval::signed_range(bits)) ? term.range : Interval::signed_range(bits);
-    set_int(param.value, IntValue{range, 1, term.sym.extract(bits - 1, 0)});
+    bool fits = term.range.within(Interval::signed_range(bits));
+    Interval range = fits ? term.range : Interval::signed_range(bits);
+    set_int(param.value, IntValue{range, 1, term.sym.extract(bits - 1, 0), fits ? term.poly : atom(param.name, range)});
   }
   for (const auto& lds : kernel.lds) {
     Int bytes = Int(lds.count) * ir::byte_size(lds.element);
-    PointerValue p(Term{Interval::exactly(bytes), model_.number(bytes)}, Term{Interval::exactly(0), model_.number(0)});
+    PointerValue p(Term{Interval::exactly(bytes), model_.number(bytes), Poly::constant(bytes)},
+                   Term{Interval::exactly(0), model_.number(0), Poly::constant(0)});
     p.base = lds.name;
     p.lds = true;
     p.base_align = lds.align;
@@ -124,7 +126,11 @@ void KernelWalk::walk_for(const ir::Op& op) {
   if (fixed_steps && range.lo <= range.hi)  // the last trip is the last multiple of the step below hi
     range.hi = range.lo + (range.hi - range.lo) / step.range.lo * step.range.lo;
   if (range.lo > range.hi) range = Interval::signed_range(32);  // a loop that never runs: any range is sound
-  IntValue iv{range, gcd(lo.multiple, step.multiple), ctx_.bv_const(("v" + std::to_string(iv_value.id)).c_str(), 32)};
+  Int multiple = gcd(lo.multiple, step.multiple);
+  int iv_atom = model_.relations.fresh("%" + std::to_string(iv_value.id), range, multiple);
+  model_.relations.bound_below(iv_atom, lo.poly);
+  model_.relations.bound_above(iv_atom, hi.poly - Poly::constant(1));
+  IntValue iv{range, multiple, ctx_.bv_const(("v" + std::to_string(iv_value.id)).c_str(), 32), Poly::atom(iv_atom)};
   set_int(iv_value, iv);
   loop_obligations(op, lo, hi, step, iv);
   for (size_t i = 1; i < op.regions[0].args.size(); ++i)
@@ -172,8 +178,8 @@ IntValue KernelWalk::int_or_unknown(const ir::Value& v) {
 
 IntValue KernelWalk::unknown(const ir::Value& v) {
   int bits = int_bits(v.type);
-  return IntValue{bits == 1 ? Interval{0, 1} : Interval::signed_range(bits), 1,
-                  ctx_.bv_const(("v" + std::to_string(v.id)).c_str(), bits)};
+  Interval range = bits == 1 ? Interval{0, 1} : Interval::signed_range(bits);
+  return IntValue{range, 1, ctx_.bv_const(("v" + std::to_string(v.id)).c_str(), bits), atom("%" + std::to_string(v.id), range)};
 }
 
 }  // namespace kemit::proof

@@ -18,6 +18,7 @@ struct IntValue {
   Interval range;         // signed
   Int multiple = 1;       // the value is a multiple of it (0: the value is 0)
   z3::expr sym;           // a bit-vector of the type's width
+  Poly poly;              // its exact value over the launch's atoms (an atom of its own when none is known)
 };
 
 struct PointerValue {
@@ -61,12 +62,16 @@ class KernelWalk {
   IntValue value_of(const ir::Op& op);
   IntValue binary_value(const ir::Op& op, const IntValue& a, const IntValue& b, int bits);
   IntValue cast_value(const ir::Op& op, const IntValue& a, int bits);
+  Interval chosen_range(const ir::Value& cond, bool holds, const ir::Value& v, const IntValue& value) const;
+  IntValue quotient(const IntValue& a, const IntValue& b, Interval range, z3::expr sym);
   IntValue unknown(const ir::Value& v);
-  IntValue fitted(Interval math, Int multiple, z3::expr sym, int bits, bool promised) const;
+  IntValue fitted(Interval math, Int multiple, z3::expr sym, int bits, bool promised, const Poly& exact) const;
+  Poly atom(const std::string& name, Interval range, Int multiple = 1) const;
   void set_int(const ir::Value& v, IntValue value);
   const IntValue* int_of(const ir::Value& v) const;
   IntValue int_or_unknown(const ir::Value& v);
-  void narrow(const ir::Value& v, Interval range);
+  void narrow(const ir::Value& v, Interval range, const std::vector<Poly>& below = {},
+              const std::vector<Poly>& above = {});
   void refine(const ir::Value& cond, bool holds);
   // Obligations (kernel_obligations.cpp).
   void flag_obligations(const ir::Op& op);
@@ -79,7 +84,9 @@ class KernelWalk {
   void lane_index(const ir::Op& op);
   Finding& finding(const ir::Op& op, const std::string& kind, std::string llvm_name = "",
                    std::vector<std::string> llvm_flags = {});
-  void decide(Finding& f, bool by_intervals, const z3::expr& violation, const std::vector<const ir::Value*>& shown);
+  // Intervals, then the relations (every polynomial of `nonneg` >= 0 rules the violation out), then z3.
+  void decide(Finding& f, bool by_intervals, const z3::expr& violation, const std::vector<const ir::Value*>& shown,
+              const std::vector<Poly>& nonneg = {});
 
   LaunchModel& model_;
   ObligationSolver& solver_;

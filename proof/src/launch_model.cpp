@@ -8,8 +8,8 @@ LaunchModel::LaunchModel(z3::context& ctx, const Plan& plan, int index, unsigned
       plan(plan),
       launch(plan.launches.at(index)),
       index(index),
-      grid{Term{Interval{}, ctx.bv_val(0, bits)}, Term{Interval{}, ctx.bv_val(0, bits)},
-           Term{Interval{}, ctx.bv_val(0, bits)}},
+      grid{Term{Interval{}, ctx.bv_val(0, bits), {}}, Term{Interval{}, ctx.bv_val(0, bits), {}},
+           Term{Interval{}, ctx.bv_val(0, bits), {}}},
       workgroup{ctx.bv_const("workgroup_x", 32), ctx.bv_const("workgroup_y", 32), ctx.bv_const("workgroup_z", 32)},
       lane(ctx.bv_const("lane", 32)) {
   declare_sizes();
@@ -33,7 +33,8 @@ void LaunchModel::declare_sizes() {
     z3::expr sym = ctx.bv_const(("size_" + size.name).c_str(), bits);
     assumptions.push_back(z3::sle(number(size.lo), sym) && z3::sle(sym, number(size.hi)));
     size_assumptions.push_back(assumptions.back());
-    names_.emplace(size.name, Term{{size.lo, size.hi}, sym});
+    Interval range{size.lo, size.hi};
+    names_.emplace(size.name, Term{range, sym, Poly::atom(relations.fresh(size.name, range))});
   }
 }
 
@@ -51,9 +52,16 @@ void LaunchModel::declare_chunk() {
   assumptions.push_back(z3::sle(number(0), i) && z3::sle(i, number(most_chunks)) && z3::slt(first, total.sym) &&
                         z3::sle(number(1), by.sym));
   Int last_first = total.range.hi - 1;
-  names_.emplace("first", Term{{0, last_first < 0 ? 0 : last_first}, first});
+  Interval first_range{0, last_first < 0 ? 0 : last_first};
+  int first_atom = relations.fresh("first", first_range, by.range.lo == by.range.hi ? by.range.lo : 1);
+  relations.bound_above(first_atom, total.poly - Poly::constant(1));
+  names_.emplace("first", Term{first_range, first, Poly::atom(first_atom)});
   Int most = std::min(by.range.hi, total.range.hi);
-  names_.emplace("count", Term{{1, most < 1 ? 1 : most}, z3::ite(z3::slt(by.sym, rest), by.sym, rest)});
+  Interval count_range{1, most < 1 ? 1 : most};
+  int count_atom = relations.fresh("count", count_range);
+  relations.bound_above(count_atom, by.poly);
+  relations.bound_above(count_atom, total.poly - Poly::atom(first_atom));
+  names_.emplace("count", Term{count_range, z3::ite(z3::slt(by.sym, rest), by.sym, rest), Poly::atom(count_atom)});
 }
 
 void LaunchModel::declare_grid() {
@@ -64,7 +72,11 @@ void LaunchModel::declare_grid() {
       Term lo = eval(dim.lo), hi = eval(dim.hi);
       z3::expr sym = ctx.bv_const(DIM_NAMES[d], bits);
       assumptions.push_back(z3::sle(lo.sym, sym) && z3::sle(sym, hi.sym));
-      grid[d] = Term{{lo.range.lo, hi.range.hi}, sym};
+      Interval range{std::max(lo.range.lo, Int(1)), hi.range.hi};
+      int atom = relations.fresh(DIM_NAMES[d], range);
+      relations.bound_below(atom, lo.poly);
+      relations.bound_above(atom, hi.poly);
+      grid[d] = Term{range, sym, Poly::atom(atom)};
     } else {
       grid[d] = eval(dim.lo);
     }
@@ -73,9 +85,13 @@ void LaunchModel::declare_grid() {
     assumptions.push_back(z3::ult(z3::zext(workgroup[d], bits - 32), grid[d].sym));
     Int top = grid[d].range.hi - 1;
     workgroup_range[d] = {0, top < 0 ? 0 : top};
+    int atom = relations.fresh(std::string("workgroup_") + "xyz"[d], workgroup_range[d]);
+    relations.bound_above(atom, grid[d].poly - Poly::constant(1));
+    workgroup_poly[d] = Poly::atom(atom);
   }
   assumptions.push_back(z3::ult(lane, ctx.bv_val(static_cast<uint64_t>(launch.block), 32)));
   lane_range = {0, launch.block - 1};
+  lane_poly = Poly::atom(relations.fresh("lane", lane_range));
 }
 
 z3::expr LaunchModel::floor_div_term(const z3::expr& a, const z3::expr& b) const {
@@ -94,7 +110,7 @@ Term LaunchModel::eval(const Expr& e) const {
 
 Term LaunchModel::eval_unwatched(const Expr& e) const {
   switch (e.kind) {
-    case Expr::Kind::number: return Term{Interval::exactly(e.number), number(e.number)};
+    case Expr::Kind::number: return Term{Interval::exactly(e.number), number(e.number), Poly::constant(e.number)};
     case Expr::Kind::name: {
       auto found = names_.find(e.name);
       if (found == names_.end()) throw PlanError("the name '" + e.name + "' has no value in launch " + std::to_string(index));
@@ -104,17 +120,48 @@ Term LaunchModel::eval_unwatched(const Expr& e) const {
   }
   Term a = eval(e.args[0]), b = eval(e.args[1]);
   switch (e.kind) {
-    case Expr::Kind::add: return Term{add(a.range, b.range), a.sym + b.sym};
-    case Expr::Kind::sub: return Term{sub(a.range, b.range), a.sym - b.sym};
-    case Expr::Kind::mul: return Term{mul(a.range, b.range), a.sym * b.sym};
-    case Expr::Kind::min: return Term{min(a.range, b.range), z3::ite(z3::slt(a.sym, b.sym), a.sym, b.sym)};
-    case Expr::Kind::max: return Term{max(a.range, b.range), z3::ite(z3::slt(a.sym, b.sym), b.sym, a.sym)};
-    case Expr::Kind::div: return Term{floor_div(a.range, b.range), floor_div_term(a.sym, b.sym)};
+    case Expr::Kind::add: return Term{add(a.range, b.range), a.sym + b.sym, a.poly + b.poly};
+    case Expr::Kind::sub: return Term{sub(a.range, b.range), a.sym - b.sym, a.poly - b.poly};
+    case Expr::Kind::mul: return Term{mul(a.range, b.range), a.sym * b.sym, a.poly * b.poly};
+    default: return folded(e, a, b);
+  }
+}
+
+// min, max, floor and ceiling division: an atom of its own, bounded by its operands' polynomials
+// (by the quotient's definition where the divisor is a constant).
+Term LaunchModel::folded(const Expr& e, const Term& a, const Term& b) const {
+  std::string text = expr_text(e);
+  auto known = folded_.find(text);
+  if (known != folded_.end()) return known->second;
+  Term t{Interval{}, number(0), {}};
+  switch (e.kind) {
+    case Expr::Kind::min: t = Term{min(a.range, b.range), z3::ite(z3::slt(a.sym, b.sym), a.sym, b.sym), {}}; break;
+    case Expr::Kind::max: t = Term{max(a.range, b.range), z3::ite(z3::slt(a.sym, b.sym), b.sym, a.sym), {}}; break;
+    case Expr::Kind::div: t = Term{floor_div(a.range, b.range), floor_div_term(a.sym, b.sym), {}}; break;
     default: {  // ceil(a,b) = -floor(-a/b)
       z3::expr negated = number(0) - a.sym;
-      return Term{ceil_div(a.range, b.range), number(0) - floor_div_term(negated, b.sym)};
+      t = Term{ceil_div(a.range, b.range), number(0) - floor_div_term(negated, b.sym), {}};
     }
   }
+  int atom = relations.fresh(text, t.range);
+  t.poly = Poly::atom(atom);
+  bool by_constant = b.range.lo == b.range.hi && b.range.lo >= 1;
+  Int k = b.range.lo;
+  if (e.kind == Expr::Kind::min) {
+    relations.bound_above(atom, a.poly);
+    relations.bound_above(atom, b.poly);
+  } else if (e.kind == Expr::Kind::max) {
+    relations.bound_below(atom, a.poly);
+    relations.bound_below(atom, b.poly);
+  } else if (by_constant && e.kind == Expr::Kind::div) {  // a - (k-1) <= k q <= a
+    relations.bound_above(atom, a.poly, k);
+    relations.bound_below(atom, a.poly - Poly::constant(k - 1), k);
+  } else if (by_constant) {  // a <= k q <= a + k - 1
+    relations.bound_below(atom, a.poly, k);
+    relations.bound_above(atom, a.poly + Poly::constant(k - 1), k);
+  }
+  folded_.emplace(text, t);
+  return t;
 }
 
 const Binding* LaunchModel::binding_of(const std::string& param) const {

@@ -12,6 +12,7 @@
 
 #include "kemit/proof/interval.h"
 #include "kemit/proof/plan.h"
+#include "kemit/proof/poly.h"
 #include "kemit/proof/prover.h"
 
 namespace kemit::proof {
@@ -22,9 +23,11 @@ namespace kemit::proof {
 constexpr unsigned NARROW_BITS = 64;
 constexpr unsigned WIDE_BITS = 128;
 
+// A contract value: its interval, its z3 term and its exact polynomial over the launch's atoms.
 struct Term {
   Interval range;
   z3::expr sym;
+  Poly poly;
 };
 
 class LaunchModel {
@@ -56,17 +59,24 @@ class LaunchModel {
   Interval workgroup_range[3];
   z3::expr lane;          // i32: the workitem id in x (the families' workgroups are one-dimensional)
   Interval lane_range;
+  // The relational side: every size, the chunk, the grid, the ids and the walk's values as atoms.
+  mutable Relations relations;
+  Poly workgroup_poly[3];
+  Poly lane_poly;
 
  private:
   void declare_sizes();
   void declare_chunk();
   void declare_grid();
   Term eval_unwatched(const Expr& e) const;
+  Term folded(const Expr& e, const Term& a, const Term& b) const;
   z3::expr floor_div_term(const z3::expr& a, const z3::expr& b) const;
 
   std::map<std::string, Term> names_;
   std::optional<z3::expr> chunk_index_;
   mutable bool too_narrow_ = false;
+  // One atom per division, ceiling, min and max of the plan's text: its every use is the same value.
+  mutable std::map<std::string, Term> folded_;
 };
 
 // The signed value of a bit-vector numeral.

@@ -20,11 +20,17 @@ class LaunchChecker {
     ++stats_.obligations;
     return findings_.back();
   }
-  void decide(Finding& f, bool by_intervals, const z3::expr& violation) {
+  void decide(Finding& f, bool by_intervals, const z3::expr& violation, const std::vector<Poly>& nonneg = {}) {
     if (by_intervals) {
       f.verdict = ProofVerdict::PROVEN;
       f.how = "intervals";
       ++stats_.by_intervals;
+      return;
+    }
+    if (!nonneg.empty() && model_.relations.prove_all_nonneg(nonneg)) {
+      f.verdict = ProofVerdict::PROVEN;
+      f.how = "relations";
+      ++stats_.by_relations;
       return;
     }
     solver_.decide(f, {}, violation, {});
@@ -39,7 +45,8 @@ class LaunchChecker {
   // `lo <= term <= hi` for every launch: the violation is its negation.
   void within(const std::string& kind, const Term& term, Int lo, Int hi) {
     Finding& f = finding(kind);
-    decide(f, term.range.within({lo, hi}), z3::slt(term.sym, model_.number(lo)) || z3::sgt(term.sym, model_.number(hi)));
+    decide(f, term.range.within({lo, hi}), z3::slt(term.sym, model_.number(lo)) || z3::sgt(term.sym, model_.number(hi)),
+           {term.poly - Poly::constant(lo), Poly::constant(hi) - term.poly});
   }
 
   void bindings(const ir::Kernel& kernel) {
@@ -74,7 +81,8 @@ class LaunchChecker {
     Finding& f = finding("view " + param.name);
     z3::expr zero = model_.number(0);
     bool inside = offset.range.lo >= 0 && bytes.range.lo >= 0 && offset.range.hi + bytes.range.hi <= buffer.range.lo;
-    decide(f, inside, z3::slt(offset.sym, zero) || z3::slt(bytes.sym, zero) || z3::sgt(offset.sym + bytes.sym, buffer.sym));
+    decide(f, inside, z3::slt(offset.sym, zero) || z3::slt(bytes.sym, zero) || z3::sgt(offset.sym + bytes.sym, buffer.sym),
+           {offset.poly, bytes.poly, buffer.poly - offset.poly - bytes.poly});
     auto align_attr = param.attrs.find("align");
     int64_t align = align_attr == param.attrs.end() ? 1 : align_attr->second.integer;
     Finding& g = finding("view align " + param.name);
@@ -83,23 +91,29 @@ class LaunchChecker {
   }
 
   void limits(const ArchLimits& arch) {
-    within("block", Term{Interval::exactly(model_.launch.block), model_.number(model_.launch.block)}, 1,
+    within("block",
+           Term{Interval::exactly(model_.launch.block), model_.number(model_.launch.block),
+                Poly::constant(model_.launch.block)},
+           1,
            arch.max_block_lanes);
     for (int d = 0; d < 3; ++d) {
       Int lanes = d == 0 ? model_.launch.block : 1;
       const Term& g = model_.grid[d];
       within(std::string("grid ") + "xyz"[d],
-             Term{model_.watch(mul(g.range, Interval::exactly(lanes))), g.sym * model_.number(lanes)},
+             Term{model_.watch(mul(g.range, Interval::exactly(lanes))), g.sym * model_.number(lanes),
+                  scaled(g.poly, lanes)},
              1, arch.max_grid_lanes);
     }
-    within("lds", Term{Interval::exactly(model_.launch.lds), model_.number(model_.launch.lds)}, 0, arch.lds_bytes);
+    within("lds",
+           Term{Interval::exactly(model_.launch.lds), model_.number(model_.launch.lds), Poly::constant(model_.launch.lds)},
+           0, arch.lds_bytes);
   }
 
   // C >= 1 under the sizes alone: the model assumes it for everything else.
   void chunk() {
     Term by = model_.eval(model_.launch.chunk_by);
     Finding& f = finding("chunk");
-    if (by.range.lo >= 1) {
+    if (by.range.lo >= 1 || model_.relations.prove_nonneg(by.poly - Poly::constant(1))) {
       f.verdict = ProofVerdict::PROVEN;
       f.how = "intervals";
       ++stats_.by_intervals;

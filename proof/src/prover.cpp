@@ -38,6 +38,7 @@ void prove_launch(const ir::Kernel& kernel, const Plan& plan, int index, const A
     }
     counts.obligations += launch_counts.obligations;
     counts.by_intervals += launch_counts.by_intervals;
+    counts.by_relations += launch_counts.by_relations;
     counts.by_z3 += launch_counts.by_z3;
     counts.refuted += launch_counts.refuted;
     counts.unproven += launch_counts.unproven;

@@ -30,7 +30,7 @@ struct Finding {
   std::vector<std::string> llvm_flags;  // the LLVM flags of that value this obligation stands for
   bool lowering_only = false;  // a promise the canonical IR does not make, only its lowering may
   ProofVerdict verdict = ProofVerdict::PROVEN;
-  std::string how;           // PROVEN: "intervals" or "z3"; otherwise why (what is broken, or what was not decided)
+  std::string how;           // PROVEN: "intervals", "relations" or "z3"; otherwise why (what is broken, or what was not decided)
   std::string contract;      // the launch's contract: `launch 0 ew_add (sizes n in 1..2147483647)`
   std::string witness;       // REFUTED: JSON (docs/contracts.md "Witness")
 };
@@ -40,7 +40,7 @@ struct ProverOptions {
 };
 
 struct ProofStats {
-  size_t obligations = 0, by_intervals = 0, by_z3 = 0, refuted = 0, unproven = 0;
+  size_t obligations = 0, by_intervals = 0, by_relations = 0, by_z3 = 0, refuted = 0, unproven = 0;
 };
 
 // Every obligation of the module `canonical` (canonical IR text) under the plan `plan_text` (a

@@ -1,0 +1,66 @@
+// The relational domain of the prover: exact polynomials over atoms (sizes, chunk, grid, ids,
+// loop variables, values the prover cannot follow), each atom with an interval, a divisor and
+// symbolic bounds `scale * atom <= poly` / `>= poly` over atoms made before it. `prove_nonneg`
+// decides `P >= 0` by eliminating the newest atom first (Fourier-Motzkin style substitution of
+// the bound its coefficient's sign asks for) until intervals decide, so `iv < rows` bounds
+// `iv * 1024` against `rows * 4096` and `first*524 + count*524` compares as `524*(first+count)`.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kemit/proof/interval.h"
+
+namespace kemit::proof {
+
+using Monomial = std::vector<int>;  // atom ids, sorted, repeated for powers; empty: the constant
+
+struct Poly {
+  std::map<Monomial, Int> terms;  // no zero coefficients
+
+  static Poly constant(Int c);
+  static Poly atom(int id);
+  bool is_constant() const { return terms.empty() || (terms.size() == 1 && terms.begin()->first.empty()); }
+  Int constant_part() const;
+};
+
+Poly operator+(const Poly& a, const Poly& b);
+Poly operator-(const Poly& a, const Poly& b);
+Poly operator*(const Poly& a, const Poly& b);
+Poly scaled(const Poly& a, Int factor);
+
+// A bound of an atom x: `scale * x <= rhs` (upper) or `scale * x >= rhs` (lower), scale >= 1.
+struct AtomBound {
+  Int scale = 1;
+  Poly rhs;
+};
+
+struct Atom {
+  std::string name;  // for reading a failure, never for identity
+  Interval range;
+  Int multiple = 1;  // the atom is a multiple of it
+  std::vector<AtomBound> upper, lower;
+};
+
+// `range` narrowed to the multiples of `multiple` it holds (unchanged for 0 or 1, or when it holds none).
+Interval multiples_within(Interval range, Int multiple);
+
+class Relations {
+ public:
+  // A new atom (newer than every other) with its interval and divisor (0/1: none known).
+  int fresh(const std::string& name, Interval range, Int multiple = 1);
+  void bound_above(int atom, Poly rhs, Int scale = 1);
+  void bound_below(int atom, Poly rhs, Int scale = 1);
+  const Atom& atom(int id) const { return atoms_.at(id); }
+  // The interval of `p` over its atoms' intervals (sound, not tight).
+  Interval range_of(const Poly& p) const;
+  // True when `p >= 0` follows from the atoms' intervals and bounds; false when not shown.
+  bool prove_nonneg(const Poly& p) const;
+  bool prove_all_nonneg(const std::vector<Poly>& polys) const;
+
+ private:
+  bool nonneg(const Poly& p, int& budget) const;
+  std::vector<Atom> atoms_;
+};
+
+}  // namespace kemit::proof

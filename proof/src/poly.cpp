@@ -1,0 +1,162 @@
+#include "kemit/proof/poly.h"
+
+#include <algorithm>
+
+namespace kemit::proof {
+namespace {
+
+// Each proof explores at most this many substitutions; past it the obligation goes on to z3.
+constexpr int SEARCH_BUDGET = 2000;
+// A monomial past this degree is left to z3: substitution only ever multiplies.
+constexpr size_t MAX_DEGREE = 6;
+
+void add_term(Poly& p, const Monomial& m, Int c) {
+  if (c == 0) return;
+  Int& slot = p.terms[m];
+  slot += c;
+  if (slot == 0) p.terms.erase(m);
+}
+
+Int round_up(Int v, Int m) { return v >= 0 ? (v + m - 1) / m * m : -((-v) / m * m); }
+Int round_down(Int v, Int m) { return v >= 0 ? v / m * m : -round_up(-v, m); }
+
+// `x <= P` (or `>=`) for an x that is a multiple of m, where P's every other coefficient is one
+// too: P's remainder is its constant's, so x keeps to the multiple of m at or inside P.
+AtomBound to_multiple(const AtomBound& bound, Int m, bool upper) {
+  if (m <= 1 || bound.scale != 1) return bound;
+  for (const auto& [mono, c] : bound.rhs.terms)
+    if (!mono.empty() && c % m != 0) return bound;
+  Int rest = ((bound.rhs.constant_part() % m) + m) % m;
+  if (rest == 0) return bound;
+  return {1, bound.rhs + Poly::constant(upper ? -rest : m - rest)};
+}
+
+}  // namespace
+
+Poly Poly::constant(Int c) {
+  Poly p;
+  add_term(p, {}, c);
+  return p;
+}
+
+Poly Poly::atom(int id) {
+  Poly p;
+  p.terms[{id}] = 1;
+  return p;
+}
+
+Int Poly::constant_part() const {
+  auto found = terms.find({});
+  return found == terms.end() ? 0 : found->second;
+}
+
+Poly operator+(const Poly& a, const Poly& b) {
+  Poly sum = a;
+  for (const auto& [m, c] : b.terms) add_term(sum, m, c);
+  return sum;
+}
+
+Poly scaled(const Poly& a, Int factor) {
+  Poly p;
+  for (const auto& [m, c] : a.terms) add_term(p, m, c * factor);
+  return p;
+}
+
+Poly operator-(const Poly& a, const Poly& b) { return a + scaled(b, -1); }
+
+Poly operator*(const Poly& a, const Poly& b) {
+  Poly product;
+  for (const auto& [ma, ca] : a.terms)
+    for (const auto& [mb, cb] : b.terms) {
+      Monomial m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      add_term(product, m, ca * cb);
+    }
+  return product;
+}
+
+Interval multiples_within(Interval range, Int multiple) {
+  if (multiple <= 1 || range.lo > range.hi) return range;
+  Interval rounded{round_up(range.lo, multiple), round_down(range.hi, multiple)};
+  return rounded.lo <= rounded.hi ? rounded : range;
+}
+
+int Relations::fresh(const std::string& name, Interval range, Int multiple) {
+  atoms_.push_back(Atom{name, multiples_within(range, multiple), multiple > 1 ? multiple : 1, {}, {}});
+  return static_cast<int>(atoms_.size()) - 1;
+}
+
+void Relations::bound_above(int atom, Poly rhs, Int scale) { atoms_.at(atom).upper.push_back({scale, std::move(rhs)}); }
+void Relations::bound_below(int atom, Poly rhs, Int scale) { atoms_.at(atom).lower.push_back({scale, std::move(rhs)}); }
+
+Interval Relations::range_of(const Poly& p) const {
+  Interval sum = Interval::exactly(0);
+  for (const auto& [m, c] : p.terms) {
+    Interval term = Interval::exactly(c);
+    for (int id : m) term = mul(term, atoms_.at(id).range);
+    sum = add(sum, term);
+  }
+  return sum;
+}
+
+bool Relations::prove_nonneg(const Poly& p) const {
+  int budget = SEARCH_BUDGET;
+  return nonneg(p, budget);
+}
+
+bool Relations::prove_all_nonneg(const std::vector<Poly>& polys) const {
+  for (const Poly& p : polys)
+    if (!prove_nonneg(p)) return false;
+  return true;
+}
+
+// An atom bounded above and below by one polynomial (a value a branch renamed) is that polynomial.
+static const Poly* equal_to(const Atom& atom) {
+  for (const auto& up : atom.upper)
+    for (const auto& down : atom.lower)
+      if (up.scale == 1 && down.scale == 1 && up.rhs.terms == down.rhs.terms) return &up.rhs;
+  return nullptr;
+}
+
+// p = c1 * x + c0 for its newest atom x: with c1 >= 0 a lower bound `s x >= L` gives
+// s p >= c1 L + s c0, with c1 <= 0 an upper bound alike; either is p's sign when it is >= 0.
+bool Relations::nonneg(const Poly& p, int& budget) const {
+  if (--budget < 0) return false;
+  Interval range = range_of(p);
+  if (range.lo >= 0) return true;
+  if (range.hi < 0 || p.is_constant()) return false;
+  int x = -1;
+  for (const auto& [m, c] : p.terms) {
+    if (m.size() > MAX_DEGREE) return false;
+    if (!m.empty()) x = std::max(x, m.back());
+  }
+  Poly c1, c0;
+  for (const auto& [m, c] : p.terms) {
+    auto count = std::count(m.begin(), m.end(), x);
+    if (count > 1) return false;  // x squared: not linear in the atom it eliminates
+    if (count == 0) {
+      c0.terms[m] = c;
+      continue;
+    }
+    Monomial rest = m;
+    rest.erase(std::find(rest.begin(), rest.end(), x));
+    c1.terms[rest] = c;
+  }
+  const Atom& atom = atoms_.at(x);
+  Interval sign = range_of(c1);
+  bool grows = sign.lo >= 0;
+  if (!grows && sign.hi > 0) {  // a coefficient of either sign: only an equality eliminates x
+    const Poly* same = equal_to(atom);
+    return same && nonneg(c1 * *same + c0, budget);
+  }
+  std::vector<AtomBound> candidates = grows ? atom.lower : atom.upper;
+  candidates.push_back({1, Poly::constant(grows ? atom.range.lo : atom.range.hi)});
+  for (const auto& candidate : candidates) {
+    AtomBound bound = to_multiple(candidate, atom.multiple, !grows);
+    if (nonneg(c1 * bound.rhs + scaled(c0, bound.scale), budget)) return true;
+  }
+  return false;
+}
+
+}  // namespace kemit::proof
