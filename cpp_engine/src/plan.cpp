@@ -142,7 +142,7 @@ Planned planned(const std::vector<ir::Kernel>& kernels, const std::vector<Size>&
 Planned batch_plan(const std::vector<ir::Kernel>& kernels, const std::vector<BatchLaunch>& launched,
                    const std::string& size, const std::vector<std::pair<std::string, int64_t>>& unit_bytes,
                    const std::vector<std::pair<std::string, int64_t>>& whole_bytes, uint64_t buffer_range,
-                   const std::string& what) {
+                   int64_t max_grid_lanes, const std::string& what) {
   std::vector<int64_t> units;
   for (const auto& [buffer, unit] : unit_bytes) units.push_back(unit);
   int64_t chunk = chunk_length(units, buffer_range);
@@ -152,7 +152,7 @@ Planned batch_plan(const std::vector<ir::Kernel>& kernels, const std::vector<Bat
   for (const auto& [kernel, per_group, grid_y] : launched) {
     std::vector<Binding> bindings;
     for (const auto& p : kernel->params) bindings.push_back(batch_binding(p.name, size, unit_bytes));
-    Expr top = per_group == 1 ? COUNT : ceil_div(COUNT, per_group);
+    Expr top = grid_top(chunk, per_group, kernel_block(*kernel), max_grid_lanes);
     std::array<Dim, 3> grid = {Dim{1, top}, Dim{grid_y, std::nullopt}, Dim{1, std::nullopt}};
     launches.push_back(kernel_launch(*kernel, grid, bindings, Chunks{size, chunk}));
   }
@@ -160,6 +160,13 @@ Planned batch_plan(const std::vector<ir::Kernel>& kernels, const std::vector<Bat
   for (const auto& [buffer, bytes] : whole_bytes) buffers.insert_or_assign(buffer, Expr(bytes));
   for (const auto& [buffer, unit] : unit_bytes) buffers.insert_or_assign(buffer, name(size) * unit);
   return planned(kernels, {Size{size, 0, tensor_units(widest)}}, buffers, launches);
+}
+
+Expr grid_top(int64_t chunk, int64_t per_group, int64_t block, int64_t max_grid_lanes) {
+  Expr top = per_group == 1 ? COUNT : ceil_div(COUNT, per_group);
+  int64_t most_groups = (chunk + per_group - 1) / per_group;
+  if (most_groups * block <= max_grid_lanes) return top;
+  return min_of(top, max_grid_lanes / block);
 }
 
 Binding batch_binding(const std::string& param, const std::string& size,

@@ -249,25 +249,37 @@ def planned(kernels, sizes, buffer_bytes, launches):
                    launches=launches)
 
 
-def batch_plan(kernels, launched, size, unit_bytes, whole_bytes, buffer_range, what):
+def batch_plan(kernels, launched, size, unit_bytes, whole_bytes, buffer_range, max_grid_lanes, what):
     """The contract of a module whose kernels walk the units (elements, rows, ...) of one run-time
     size by grid-stride, each launch in chunks of that size: launched is [(kernel, units per
     workgroup, grid y)] in run order. Each kernel parameter named in unit_bytes is the chunk's
     view (those bytes per unit), one named in whole_bytes the whole buffer (those bytes), the one
     named `size` the chunk's count. The caller picks the grid along x, up to one workgroup per
-    units-per-workgroup of the chunk; `what` names a unit in the refusal when not one fits."""
+    units-per-workgroup of the chunk and at most max_grid_lanes lanes (grid_top); `what` names a
+    unit in the refusal when not one fits."""
     chunk = chunk_length(list(unit_bytes.values()), buffer_range)
     if chunk == 0:
         return Planned(refusal=no_chunk_reason(what, max(unit_bytes.values()), buffer_range))
     launches = []
     for kernel, per_group, grid_y in launched:
         bindings = [batch_binding(p.name, size, unit_bytes) for p in kernel.params]
-        top = COUNT if per_group == 1 else ceil_div(COUNT, per_group)
+        top = grid_top(chunk, per_group, kernel_block(kernel), max_grid_lanes)
         grid = (Dim(expr(1), top), Dim(expr(grid_y)), Dim(expr(1)))
         launches.append(kernel_launch(kernel, grid, bindings, Chunks(size, expr(chunk))))
     buffers = dict(whole_bytes)
     buffers.update({n: name(size) * unit for n, unit in unit_bytes.items()})
     return planned(kernels, [Size(size, 0, tensor_units(max(unit_bytes.values())))], buffers, launches)
+
+
+def grid_top(chunk, per_group, block, max_grid_lanes):
+    """The top of a batch launch's grid x: a workgroup per per_group units of the chunk, capped where
+    that many workgroups of `block` lanes would pass the dispatch's max_grid_lanes (the kernel walks
+    its units by grid-stride, so fewer workgroups cover them all)."""
+    top = COUNT if per_group == 1 else ceil_div(COUNT, per_group)
+    most_groups = (chunk + per_group - 1) // per_group
+    if most_groups * block <= max_grid_lanes:
+        return top
+    return min_of(top, max_grid_lanes // block)
 
 
 def batch_binding(param, size, unit_bytes):

@@ -31,7 +31,7 @@ def configs(family):
 def first_plans(family, count=4):
     """The engine's plans (Planned) of the family's first emitting configs."""
     chosen = []
-    for config in configs(family)[:count]:
+    for config in configs(family)[:count]:  # count None: every one
         module = __import__(f"kemit.families.{family}", fromlist=["plan_module"])
         arch = find_arch(config["arch"])
         planned = module.plan_module(module.parse_spec(config["spec"]), arch, arch.buffer_range)
@@ -95,6 +95,22 @@ def test_every_launch_of_a_real_size_plan_stays_in_range(family):
                 assert BATCH.get(family) is None or len(runs) >= 2 or family == "attention_fwd"
             for values in runs:
                 check_run(launch, values, buffers, arch)
+
+
+@pytest.mark.parametrize("family", sorted(BATCH))
+def test_every_config_grid_fits_the_dispatch_at_its_largest_chunk(family):
+    """Small units make the largest chunks: a row of 16 bytes gives 2^26 rows a launch, and a
+    workgroup per row of 256 lanes would pass the dispatch's 32-bit grid. Every emitting config's
+    grid, at the top of the caller's range for a full chunk, stays within max_grid_lanes."""
+    for config, arch, planned in first_plans(family, count=None):
+        sizes = {s.name: s.hi for s in planned.sizes}
+        for launch in planned.launches:
+            values = dict(sizes)
+            if launch.chunks is not None:
+                values.update(first=0, count=plan_module.evaluate(launch.chunks.by, sizes))
+            for dim in launch.grid:
+                high = plan_module.evaluate(dim.lo if dim.hi is None else dim.hi, values)
+                assert high * launch.block <= arch.max_grid_lanes, (config["id"], launch.kernel, high, launch.block)
 
 
 @pytest.mark.parametrize("family", sorted(BATCH))

@@ -146,7 +146,11 @@ struct BatchLaunch {
 Planned batch_plan(const std::vector<ir::Kernel>& kernels, const std::vector<BatchLaunch>& launched,
                    const std::string& size, const std::vector<std::pair<std::string, int64_t>>& unit_bytes,
                    const std::vector<std::pair<std::string, int64_t>>& whole_bytes, uint64_t buffer_range,
-                   const std::string& what);
+                   int64_t max_grid_lanes, const std::string& what);
+// The top of a batch launch's grid x: a workgroup per per_group units of the chunk, capped where
+// that many workgroups of `block` lanes would pass the dispatch's max_grid_lanes (the kernel
+// walks its units by grid-stride, so fewer workgroups cover them all).
+Expr grid_top(int64_t chunk, int64_t per_group, int64_t block, int64_t max_grid_lanes);
 Binding batch_binding(const std::string& param, const std::string& size,
                       const std::vector<std::pair<std::string, int64_t>>& unit_bytes);
 std::string binding_text(const Binding& binding);

@@ -91,7 +91,8 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   std::vector<std::pair<std::string, int64_t>> buffers;
   for (int i = 0; i < arity_of(spec.op); ++i) buffers.emplace_back(INPUT_NAMES[i], unit);
   buffers.emplace_back("y", unit);
-  return plan::batch_plan({kernel}, {{&kernel, spec.block * spec.vec, 1}}, "n", buffers, {}, buffer_range, "element");
+  return plan::batch_plan({kernel}, {{&kernel, spec.block * spec.vec, 1}}, "n", buffers, {}, buffer_range,
+                          arch.max_grid_lanes, "element");
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

@@ -51,7 +51,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   std::vector<std::pair<std::string, int64_t>> weights;
   for (const auto& name : weight_names(spec)) weights.emplace_back(name, unit);
   return plan::batch_plan({kernel}, {{&kernel, rows_common::rows_per_group(spec, arch), 1}}, "rows",
-                          {{"x", unit}, {"y", unit}}, weights, buffer_range, "row");
+                          {{"x", unit}, {"y", unit}}, weights, buffer_range, arch.max_grid_lanes, "row");
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

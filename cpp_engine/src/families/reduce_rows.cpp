@@ -92,7 +92,8 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   int64_t out = spec.out_f32 ? 4 : ir::byte_size(ir::scalar(spec.dtype));
   std::vector<std::pair<std::string, int64_t>> units = {{"x", spec.cols * ir::byte_size(ir::scalar(spec.dtype))},
                                                         {"y", out}};
-  return plan::batch_plan({kernel}, {{&kernel, spec.rows_per_block, 1}}, "rows", units, {}, buffer_range, "row");
+  return plan::batch_plan({kernel}, {{&kernel, spec.rows_per_block, 1}}, "rows", units, {}, buffer_range,
+                          arch.max_grid_lanes, "row");
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

@@ -94,11 +94,12 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   std::vector<std::pair<std::string, int64_t>> units = {{"x", rows_common::row_bytes(spec)},
                                                         {"y", rows_common::row_bytes(spec)}};
   if (spec.split == 1)
-    return plan::batch_plan(kernels, {{&kernels[0], per_group, 1}}, "rows", units, {}, buffer_range, "row");
+    return plan::batch_plan(kernels, {{&kernels[0], per_group, 1}}, "rows", units, {}, buffer_range,
+                            arch.max_grid_lanes, "row");
   units.emplace_back("carries", spec.split * 4);
   std::vector<plan::BatchLaunch> launched = {{&kernels[1], per_group, spec.split - 1},
                                              {&kernels[0], per_group, spec.split}};
-  return plan::batch_plan(kernels, launched, "rows", units, {}, buffer_range, "row");
+  return plan::batch_plan(kernels, launched, "rows", units, {}, buffer_range, arch.max_grid_lanes, "row");
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

@@ -32,7 +32,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   ir::Kernel kernel = build(spec, arch);
   int64_t unit = rows_common::row_bytes(spec);
   return plan::batch_plan({kernel}, {{&kernel, rows_common::rows_per_group(spec, arch), 1}}, "rows",
-                          {{"x", unit}, {"y", unit}}, {}, buffer_range, "row");
+                          {{"x", unit}, {"y", unit}}, {}, buffer_range, arch.max_grid_lanes, "row");
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {

@@ -54,7 +54,8 @@ def plan_module(spec, arch, buffer_range):
     kernel = build(spec, arch)
     unit = byte_size(scalar(spec["dtype"]))
     buffers = {name: unit for name in INPUT_NAMES[:ARITY[spec["op"]]] + ("y",)}
-    return batch_plan([kernel], [(kernel, spec["block"] * spec["vec"], 1)], "n", buffers, {}, buffer_range, "element")
+    return batch_plan([kernel], [(kernel, spec["block"] * spec["vec"], 1)], "n", buffers, {}, buffer_range,
+                      arch.max_grid_lanes, "element")
 
 
 def build(spec, arch):

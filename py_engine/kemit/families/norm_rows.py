@@ -53,7 +53,7 @@ def plan_module(spec, arch, buffer_range):
     unit = row_bytes(spec)
     weights = {name: unit for name in weight_names(spec)}
     return batch_plan([kernel], [(kernel, rows_per_group(spec, arch), 1)], "rows", {"x": unit, "y": unit}, weights,
-                      buffer_range, "row")
+                      buffer_range, arch.max_grid_lanes, "row")
 
 
 def build(spec, arch):

@@ -69,7 +69,8 @@ def plan_module(spec, arch, buffer_range):
     kernel = build(spec, arch)
     out = 4 if spec["out_f32"] else byte_size(scalar(spec["dtype"]))
     units = {"x": spec["cols"] * byte_size(scalar(spec["dtype"])), "y": out}
-    return batch_plan([kernel], [(kernel, spec["rows_per_block"], 1)], "rows", units, {}, buffer_range, "row")
+    return batch_plan([kernel], [(kernel, spec["rows_per_block"], 1)], "rows", units, {}, buffer_range,
+                      arch.max_grid_lanes, "row")
 
 
 def build(spec, arch):

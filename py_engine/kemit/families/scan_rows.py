@@ -88,10 +88,11 @@ def plan_module(spec, arch, buffer_range):
     per_group = rows_per_group(spec, arch)
     units = {"x": row_bytes(spec), "y": row_bytes(spec)}
     if spec["split"] == 1:
-        return batch_plan(kernels, [(kernels[0], per_group, 1)], "rows", units, {}, buffer_range, "row")
+        return batch_plan(kernels, [(kernels[0], per_group, 1)], "rows", units, {}, buffer_range,
+                          arch.max_grid_lanes, "row")
     units["carries"] = spec["split"] * 4
     launched = [(kernels[1], per_group, spec["split"] - 1), (kernels[0], per_group, spec["split"])]
-    return batch_plan(kernels, launched, "rows", units, {}, buffer_range, "row")
+    return batch_plan(kernels, launched, "rows", units, {}, buffer_range, arch.max_grid_lanes, "row")
 
 
 def build(spec, arch):

@@ -40,7 +40,7 @@ def plan_module(spec, arch, buffer_range):
     kernel = build(spec, arch)
     unit = row_bytes(spec)
     return batch_plan([kernel], [(kernel, rows_per_group(spec, arch), 1)], "rows", {"x": unit, "y": unit}, {},
-                      buffer_range, "row")
+                      buffer_range, arch.max_grid_lanes, "row")
 
 
 def build(spec, arch):
