@@ -47,6 +47,17 @@ class Wave {
 
  private:
   uint64_t& reg(int slot, int lane) { return regs[static_cast<size_t>(slot) * width + lane]; }
+  // A slot's values, one per lane (the register file keeps a slot's lanes side by side).
+  uint64_t* lane_row(int slot) { return regs.data() + static_cast<size_t>(slot) * width; }
+  // f(lane) for every lane of `mask`: a plain loop the compiler can vectorize when the whole wave
+  // is active (the common case), else lane by lane over the set bits, lowest first.
+  template <class F> void for_lanes(uint64_t mask, F&& f) {
+    if (mask == all_lanes) {
+      for (int lane = 0; lane < width; ++lane) f(lane);
+    } else {
+      for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));
+    }
+  }
   void block(const Block& ops, uint64_t mask);
   void exec(const Instr& in, uint64_t mask);
   void for_loop(const Instr& in, uint64_t mask);
@@ -71,7 +82,8 @@ class Wave {
   RunStats& stats;
   Place place;
   std::function<void()> barrier_hook;
-  int width;  // lanes per wave
+  int width;           // lanes per wave
+  uint64_t all_lanes;  // the mask of every lane of the wave
   std::vector<uint64_t>& regs;
 };
 
