@@ -81,16 +81,21 @@ Scalar scalar_of(const ir::Type& t) {
   throw std::invalid_argument("interpreter: unknown element type '" + ir::type_text(t) + "'");
 }
 
-// Every f16 and bf16 pattern decoded once: the executor converts one per lane and operand.
-double half_to_double(Scalar kind, uint64_t bits) {
-  auto table = [](Format f) {
-    std::vector<double> values(1 << 16);
-    for (uint64_t b = 0; b < values.size(); ++b) values[b] = decode(f, b);
-    return values;
-  };
-  static const std::vector<double> f16 = table(format_of(Scalar::f16)), bf16 = table(format_of(Scalar::bf16));
-  return (kind == Scalar::f16 ? f16 : bf16)[bits & 0xffff];
+namespace {
+
+const double* decoded_patterns(Scalar kind) {
+  static std::vector<double> values[2];
+  std::vector<double>& own = values[kind == Scalar::f16 ? 0 : 1];
+  own.resize(1 << 16);
+  for (uint64_t b = 0; b < own.size(); ++b) own[b] = decode(format_of(kind), b);
+  return own.data();
 }
+
+}  // namespace
+
+// Tables, not decode(): the executor converts a value per lane and operand.
+const double* const f16_values = decoded_patterns(Scalar::f16);
+const double* const bf16_values = decoded_patterns(Scalar::bf16);
 
 double fp8_to_double(Fp8 format, uint64_t byte) {
   bool fnuz = format == Fp8::e4m3_fnuz || format == Fp8::e5m2_fnuz;

@@ -34,9 +34,13 @@ constexpr int64_t sign_extend_bits(int bits, uint64_t value) {
 }
 constexpr int64_t sign_extend(Scalar kind, uint64_t bits) { return sign_extend_bits(bits_of(kind), bits); }
 
-// f16 and bf16 (to_double and from_double for them).
-double half_to_double(Scalar kind, uint64_t bits);
-uint64_t half_from_double(Scalar kind, double value);
+// Every f16 and bf16 pattern decoded (exact), indexed by its bits: filled when the library loads.
+extern const double* const f16_values;
+extern const double* const bf16_values;
+inline double half_to_double(Scalar kind, uint64_t bits) {
+  return (kind == Scalar::f16 ? f16_values : bf16_values)[bits & 0xffff];
+}
+uint64_t half_from_double(Scalar kind, double value);  // f16 and bf16
 
 inline float f32_of(uint64_t bits) {
   uint32_t word = static_cast<uint32_t>(bits);

@@ -187,18 +187,16 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
     // unsigned_wrap(lane), signed_wrap(lane): whether the exact result left the type.
     auto check = [&](auto unsigned_wrap, auto signed_wrap) {
       if (!in.nuw && !in.nsw) return;
-      for_lanes(mask, [&](int lane) {
+      require(mask, [&](int l) { return (in.nuw && unsigned_wrap(l)) || (in.nsw && signed_wrap(l)); }, [&](int lane) {
         if (in.nuw && unsigned_wrap(lane))
           fail(in, lane, "nuw promise broken: unsigned wrap of " + std::to_string(a[lane]) + " and " + std::to_string(b[lane]));
-        if (in.nsw && signed_wrap(lane))
-          fail(in, lane, "nsw promise broken: signed wrap of " + std::to_string(sx(a[lane])) + " and " +
-                             std::to_string(sx(b[lane])));
+        fail(in, lane, "nsw promise broken: signed wrap of " + std::to_string(sx(a[lane])) + " and " +
+                           std::to_string(sx(b[lane])));
       });
     };
     auto shift_in_range = [&] {
-      for_lanes(mask, [&](int lane) {
-        if (b[lane] >= static_cast<uint64_t>(bits))
-          fail(in, lane, "shift by " + std::to_string(b[lane]) + " >= " + std::to_string(bits) + " bits is poison");
+      require(mask, [&](int l) { return b[l] >= static_cast<uint64_t>(bits); }, [&](int lane) {
+        fail(in, lane, "shift by " + std::to_string(b[lane]) + " >= " + std::to_string(bits) + " bits is poison");
       });
     };
     switch (in.code) {
@@ -218,9 +216,7 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
         for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
         break;
       case Code::udiv: case Code::urem:
-        for_lanes(mask, [&](int l) {
-          if (b[l] == 0) fail(in, l, "division by zero");
-        });
+        require(mask, [&](int l) { return b[l] == 0; }, [&](int lane) { fail(in, lane, "division by zero"); });
         if (in.code == Code::udiv) for_lanes(mask, [&](int l) { r[l] = a[l] / b[l]; });
         else for_lanes(mask, [&](int l) { r[l] = a[l] % b[l]; });
         break;
@@ -239,9 +235,8 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
         break;
       default:  // bit_or
         if (in.flag)
-          for_lanes(mask, [&](int l) {
-            if (a[l] & b[l])
-              fail(in, l, "disjoint operands share set bits (" + std::to_string(a[l]) + ", " + std::to_string(b[l]) + ")");
+          require(mask, [&](int l) { return (a[l] & b[l]) != 0; }, [&](int l) {
+            fail(in, l, "disjoint operands share set bits (" + std::to_string(a[l]) + ", " + std::to_string(b[l]) + ")");
           });
         for_lanes(mask, [&](int l) { r[l] = a[l] | b[l]; });
         break;
@@ -364,9 +359,8 @@ void Wave::cast(const Instr& in, uint64_t mask) {
     switch (in.code) {
       case Code::zext:
         if (in.flag)
-          for_lanes(mask, [&](int l) {
-            if (sign_extend(from, a[l]) < 0) fail(in, l, "nneg promise broken: the source is negative");
-          });
+          require(mask, [&](int l) { return sign_extend(from, a[l]) < 0; },
+                  [&](int l) { fail(in, l, "nneg promise broken: the source is negative"); });
         for_lanes(mask, [&](int l) { r[l] = a[l]; });
         break;
       case Code::sext: for_lanes(mask, [&](int l) { r[l] = static_cast<uint64_t>(sign_extend(from, a[l])) & to_mask; }); break;
@@ -392,9 +386,8 @@ void Wave::ptr_add(const Instr& in, uint64_t mask) {
   const uint64_t* base = lane_row(in.in[0].slot);
   const uint64_t* index = lane_row(in.in[1].slot);
   uint64_t* r = lane_row(in.result.slot);
-  for_lanes(mask, [&](int l) {
-    int64_t i = sign_extend_bits(32, index[l]);
-    if (i < 0) fail(in, l, "index " + std::to_string(i) + " is negative (ptr_add promises [0, 2^31))");
+  require(mask, [&](int l) { return sign_extend_bits(32, index[l]) < 0; }, [&](int l) {
+    fail(in, l, "index " + std::to_string(sign_extend_bits(32, index[l])) + " is negative (ptr_add promises [0, 2^31))");
   });
   uint64_t element = static_cast<uint64_t>(in.imm);
   for_lanes(mask, [&](int l) { r[l] = base[l] + (index[l] & 0xffffffffu) * element; });
@@ -449,7 +442,8 @@ void Wave::load(const Instr& in, uint64_t mask) {
   const uint64_t* pointers = lane_row(in.in[0].slot);
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
-    Region& region = access(in, lane, pointer, bytes, false);
+    Region* valid = region_if_valid(in, pointer, bytes, false);
+    Region& region = valid ? *valid : access(in, lane, pointer, bytes, false);
     if (region.written) {
       const uint8_t* written = region.written->data() + offset;
       const uint8_t* unwritten = std::find(written, written + bytes, uint8_t{0});
@@ -473,7 +467,8 @@ void Wave::store(const Instr& in, uint64_t mask) {
   const uint64_t* pointers = lane_row(in.in[1].slot);
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
-    Region& region = access(in, lane, pointer, bytes, true);
+    Region* valid = region_if_valid(in, pointer, bytes, true);
+    Region& region = valid ? *valid : access(in, lane, pointer, bytes, true);
     for (int e = 0; e < value.width; ++e) {
       uint64_t bits = reg(value.slot + e, lane);
       if (region.paged) region.paged->write(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);

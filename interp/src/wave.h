@@ -58,6 +58,15 @@ class Wave {
       for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));
     }
   }
+  // Fails with report(lane) for the lowest lane of `mask` where bad(lane) holds. The search is a
+  // loop without calls (so it stays tight); the report runs only when a lane is bad.
+  template <class Bad, class Report> void require(uint64_t mask, Bad&& bad, Report&& report) {
+    bool found = false;
+    for_lanes(mask, [&](int lane) { found |= bad(lane); });
+    if (!found) return;
+    for (uint64_t m = mask; m; m &= m - 1)
+      if (int lane = __builtin_ctzll(m); bad(lane)) report(lane);
+  }
   void block(const Block& ops, uint64_t mask);
   void exec(const Instr& in, uint64_t mask);
   void for_loop(const Instr& in, uint64_t mask);
@@ -69,6 +78,17 @@ class Wave {
   void select(const Instr& in, uint64_t mask);
   void cast(const Instr& in, uint64_t mask);
   void ptr_add(const Instr& in, uint64_t mask);
+  // The region an access of `bytes` at `pointer` touches when it is in bounds, aligned and (for a
+  // store) writable; else nullptr, and access() says why.
+  Region* region_if_valid(const Instr& in, uint64_t pointer, size_t bytes, bool store) {
+    uint64_t id = pointer >> REGION_SHIFT, offset = pointer & OFFSET_MASK;
+    if (id == 0 || id >= memory.regions.size()) return nullptr;
+    Region& region = memory.regions[id];
+    uint64_t align = static_cast<uint64_t>(in.imm);
+    bool aligned = (align & (align - 1)) == 0 ? !(offset & (align - 1)) : !(offset % align);
+    if (offset + bytes > region.bytes || !aligned || (store && !region.writable)) return nullptr;
+    return &region;
+  }
   Region& access(const Instr& in, int lane, uint64_t pointer, size_t bytes, bool store);
   void load(const Instr& in, uint64_t mask);
   void store(const Instr& in, uint64_t mask);
