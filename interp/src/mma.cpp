@@ -30,8 +30,10 @@ void Wave::mma(const Instr& in, uint64_t mask) {
   auto& [a, b_columns, a_from, b_from] = scratch;
   a.assign(static_cast<size_t>(layout.m) * layout.k, 0);
   b_columns.assign(static_cast<size_t>(layout.k) * layout.n, 0);
-  a_from.assign(a.size(), -1);
-  b_from.assign(b_columns.size(), -1);
+  if (layout.replicated) {
+    a_from.assign(a.size(), -1);
+    b_from.assign(b_columns.size(), -1);
+  }
   // at(row, col): where element (row, col) of the operand goes in `out`.
   auto gather = [&](const Operand& operand, const std::vector<std::pair<int, int>>& places, std::vector<double>& out,
                     std::vector<int>& from, auto at, const char* matrix) {
@@ -42,6 +44,10 @@ void Wave::mma(const Instr& in, uint64_t mask) {
         double value = layout.fp8 == Fp8::none
                            ? to_double(layout.operand_kind, reg(operand.slot + e, lane))
                            : fp8_to_double(layout.fp8, (reg(operand.slot + e / 8, lane) >> (8 * (e % 8))) & 0xff);
+        if (!layout.replicated) {
+          out[place] = value;
+          continue;
+        }
         if (from[place] >= 0 && std::memcmp(&out[place], &value, sizeof value) != 0)
           fail(in, lane, std::string("lanes ") + std::to_string(from[place]) + " and " + std::to_string(lane) +
                              " hold different values of " + matrix + "[" + std::to_string(row) + "][" +

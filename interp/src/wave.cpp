@@ -451,10 +451,14 @@ void Wave::load(const Instr& in, uint64_t mask) {
         fail(in, lane, "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
                            " that no lane of this workgroup wrote");
     }
+    if (!region.paged) {
+      const uint8_t* at = region.data + offset;
+      for (int e = 0; e < in.result.width; ++e) reg(in.result.slot + e, lane) = read_bytes(at + e * size, size) & keep;
+      return;
+    }
     for (int e = 0; e < in.result.width; ++e) {
       uint64_t bits = 0;
-      if (region.paged) region.paged->read(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
-      else bits = read_bytes(region.data + offset + static_cast<size_t>(e) * size, size);
+      region.paged->read(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
       reg(in.result.slot + e, lane) = bits & keep;
     }
   });
