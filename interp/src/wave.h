@@ -49,11 +49,13 @@ class Wave {
   uint64_t& reg(int slot, int lane) { return regs[static_cast<size_t>(slot) * width + lane]; }
   // A slot's values, one per lane (the register file keeps a slot's lanes side by side).
   uint64_t* lane_row(int slot) { return regs.data() + static_cast<size_t>(slot) * width; }
-  // f(lane) for every lane of `mask`: a plain loop the compiler can vectorize when the whole wave
-  // is active (the common case), else lane by lane over the set bits, lowest first.
+  // f(lane) for every lane of `mask`, lowest first: a plain counted loop, which the compiler can
+  // unroll and vectorize, when the mask is the lowest n lanes (a whole wave, a partial last one),
+  // else lane by lane over the set bits.
   template <class F> void for_lanes(uint64_t mask, F&& f) {
-    if (mask == all_lanes) {
-      for (int lane = 0; lane < width; ++lane) f(lane);
+    if ((mask & (mask + 1)) == 0) {
+      const int count = __builtin_popcountll(mask);
+      for (int lane = 0; lane < count; ++lane) f(lane);
     } else {
       for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));
     }

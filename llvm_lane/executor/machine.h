@@ -74,6 +74,7 @@ class Machine {
   bool vector_op(Wave& wave, const Op& op, uint64_t mask);
   bool address(Wave& wave, const Op& op, uint64_t mask);
   bool memory(Wave& wave, const Op& op, uint64_t mask);
+  uint8_t* plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store);
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
@@ -90,6 +91,7 @@ class Machine {
   int64_t items_per_group_;
   int64_t group_[3] = {0, 0, 0};
   std::vector<Region> regions_;
+  std::vector<Wave> waves_;  // the current workgroup's
   std::vector<uint8_t> lds_, lds_written_, dispatch_;
   std::vector<uint64_t> param_cells_;
   std::vector<uint64_t> phi_scratch_;

@@ -3,6 +3,7 @@
 // behaviour; floats are decoded exactly and rounded once to their format (floats.h).
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "floats.h"
 #include "llvm/IR/InstrTypes.h"
@@ -10,9 +11,19 @@
 
 namespace kemit::exec {
 
+// Every half pattern decoded once: the executor converts one per lane and operand.
+double half_value(uint64_t cell) {
+  static const std::vector<double> values = [] {
+    std::vector<double> all(1 << 16);
+    for (uint64_t bits = 0; bits < all.size(); ++bits) all[bits] = decode_float(bits, kHalf);
+    return all;
+  }();
+  return values[cell & 0xffff];
+}
+
 double to_double(uint64_t cell, Scalar scalar) {
   switch (scalar) {
-    case Scalar::Half: return decode_float(cell, kHalf);
+    case Scalar::Half: return half_value(cell);
     case Scalar::BFloat: return f32_of(cell << 16);
     case Scalar::Float: return f32_of(cell);
     case Scalar::Double: return f64_of(cell);
@@ -32,8 +43,15 @@ uint64_t from_double(double value, Scalar scalar) {
 
 namespace {
 
+// body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a
+// partial last wave) runs as a plain counted loop, which the compiler can unroll and vectorize.
 template <typename Body>
 inline void for_lanes(uint64_t mask, Body body) {
+  if ((mask & (mask + 1)) == 0) {
+    const int count = __builtin_popcountll(mask);
+    for (int l = 0; l < count; ++l) body(l);
+    return;
+  }
   for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
 }
 
@@ -41,6 +59,12 @@ inline void for_lanes(uint64_t mask, Body body) {
 std::string operands_text(uint64_t a, uint64_t b, int bits, bool as_signed) {
   if (as_signed) return " (operands " + std::to_string(signed_of(a, bits)) + ", " + std::to_string(signed_of(b, bits)) + ")";
   return " (operands " + std::to_string(a) + ", " + std::to_string(b) + ")";
+}
+
+// The integer ops that cannot be poison without a promise flag (no division, no shift).
+bool wraps_only(Kind kind) {
+  return kind == Kind::Add || kind == Kind::Sub || kind == Kind::Mul || kind == Kind::And || kind == Kind::Or ||
+         kind == Kind::Xor;
 }
 
 // The result of an integer op, or a reason it is poison / undefined ("" = fine).
@@ -146,8 +170,22 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
   const char* poison = nullptr;
+  const bool promises = op.nsw || op.nuw || op.exact || op.disjoint;
   for (int e = 0; e < op.width; ++e) {
     uint64_t* row = out + e * wave_size_;
+    if (!promises && wraps_only(op.kind)) {  // nothing to check: one loop per op
+      const int bits = op.type.bits;
+      auto lanes = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = low_bits(f(a.at(e, l), b.at(e, l)), bits); }); };
+      switch (op.kind) {
+        case Kind::Add: lanes([](uint64_t x, uint64_t y) { return x + y; }); break;
+        case Kind::Sub: lanes([](uint64_t x, uint64_t y) { return x - y; }); break;
+        case Kind::Mul: lanes([](uint64_t x, uint64_t y) { return x * y; }); break;
+        case Kind::And: lanes([](uint64_t x, uint64_t y) { return x & y; }); break;
+        case Kind::Or: lanes([](uint64_t x, uint64_t y) { return x | y; }); break;
+        default: lanes([](uint64_t x, uint64_t y) { return x ^ y; }); break;  // Xor
+      }
+      continue;
+    }
     if (op.type.bits == 32 && (op.kind == Kind::Add || op.kind == Kind::Mul)) {  // the hot cases, 32 bits
       bool add = op.kind == Kind::Add;
       for (uint64_t m = mask; m; m &= m - 1) {
@@ -270,6 +308,28 @@ bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
   const int in_bits = op.source.bits, out_bits = op.type.bits;
   if (in_bits * op.source_width != out_bits * op.width || in_bits % 8 || out_bits % 8)
     return fail(wave, op, 0, "bitcast between sizes it cannot pair");
+  // Cells hold their element's bits zero-extended, little-endian across elements as in memory:
+  // equal sizes copy, narrower elements pack into wider ones, wider ones split into narrower.
+  if (in_bits <= 64 && out_bits <= 64 && (out_bits % in_bits == 0 || in_bits % out_bits == 0)) {
+    for (int e = 0; e < op.width; ++e) {
+      uint64_t* row = out + e * wave_size_;
+      if (in_bits == out_bits) {
+        for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), in_bits); });
+      } else if (out_bits > in_bits) {
+        const int parts = out_bits / in_bits;
+        for_lanes(mask, [&](int l) {
+          uint64_t cell = 0;
+          for (int j = 0; j < parts; ++j) cell |= low_bits(a.at(e * parts + j, l), in_bits) << (j * in_bits);
+          row[l] = cell;
+        });
+      } else {
+        const int parts = in_bits / out_bits;
+        const int shift = (e % parts) * out_bits;
+        for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e / parts, l) >> shift, out_bits); });
+      }
+    }
+    return true;
+  }
   uint8_t bytes[256];
   if (in_bits * op.source_width / 8 > int(sizeof(bytes))) return fail(wave, op, 0, "bitcast wider than 2048 bits");
   for_lanes(mask, [&](int l) {
