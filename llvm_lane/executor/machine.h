@@ -104,6 +104,7 @@ inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value :
 inline int64_t signed_of(uint64_t value, int bits) {
   return bits >= 64 ? int64_t(value) : int64_t(value << (64 - bits)) >> (64 - bits);
 }
+double half_value(uint64_t cell);  // a half's bits as a double (exact)
 double to_double(uint64_t cell, Scalar scalar);
 uint64_t from_double(double value, Scalar scalar);  // one rounding to the format
 

@@ -187,17 +187,28 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
       continue;
     }
     if (op.type.bits == 32 && (op.kind == Kind::Add || op.kind == Kind::Mul)) {  // the hot cases, 32 bits
-      bool add = op.kind == Kind::Add;
+      const bool add = op.kind == Kind::Add;
+      // results and broken promises in one call-free loop; the report only when a lane broke one
+      auto unsigned_wide = [&](uint64_t x, uint64_t y) { return add ? x + y : x * y; };
+      auto signed_wide = [&](uint64_t x, uint64_t y) {
+        return add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
+      };
+      bool broken = false;
+      for_lanes(mask, [&](int l) {
+        uint64_t x = a.at(e, l), y = b.at(e, l), wide = unsigned_wide(x, y);
+        int64_t swide = signed_wide(x, y);
+        broken |= (op.nuw && wide > 0xffffffffu) | (op.nsw && swide != int32_t(swide));
+        row[l] = wide & 0xffffffffu;
+      });
+      if (!broken) continue;
       for (uint64_t m = mask; m; m &= m - 1) {
         int l = __builtin_ctzll(m);
         uint64_t x = a.at(e, l), y = b.at(e, l);
-        uint64_t wide = add ? x + y : x * y;
-        int64_t swide = add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
-        if (op.nuw && wide > 0xffffffffu)
+        int64_t swide = signed_wide(x, y);
+        if (op.nuw && unsigned_wide(x, y) > 0xffffffffu)
           return fail(wave, op, l, std::string(add ? "poison: add nuw overflows" : "poison: mul nuw overflows") + operands_text(x, y, 32, false));
         if (op.nsw && swide != int32_t(swide))
           return fail(wave, op, l, std::string(add ? "poison: add nsw overflows" : "poison: mul nsw overflows") + operands_text(x, y, 32, true));
-        row[l] = wide & 0xffffffffu;
       }
       continue;
     }
