@@ -68,15 +68,6 @@ bool Machine::bind_params(Wave& wave) {
   return true;
 }
 
-View Machine::view(const Wave& wave, Ref ref) const {
-  if (ref.constant) return {&program_.constants[ref.index], 1, 0};
-  return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
-}
-
-uint64_t* Machine::cells(Wave& wave, uint32_t slot) const {
-  return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_];
-}
-
 bool Machine::fail(const Wave& wave, const Op& op, int lane, const std::string& why) {
   if (!outcome_.error.empty()) return false;
   outcome_.failed_op = op.text;

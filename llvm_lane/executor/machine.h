@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "executor.h"
+#include "floats.h"
 #include "mma_tables.h"
 #include "program.h"
 
@@ -63,8 +64,12 @@ class Machine {
   void take_edge(Wave& wave, int from, int to, uint64_t mask);
   bool fail(const Wave& wave, const Op& op, int lane, const std::string& why);
 
-  View view(const Wave& wave, Ref ref) const;
-  uint64_t* cells(Wave& wave, uint32_t slot) const;
+  // Inline: every op asks for its operands and result.
+  View view(const Wave& wave, Ref ref) const {
+    if (ref.constant) return {&program_.constants[ref.index], 1, 0};
+    return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
+  }
+  uint64_t* cells(Wave& wave, uint32_t slot) const { return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_]; }
 
   bool integer_binary(Wave& wave, const Op& op, uint64_t mask);
   bool float_binary(Wave& wave, const Op& op, uint64_t mask);
@@ -104,8 +109,18 @@ inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value :
 inline int64_t signed_of(uint64_t value, int bits) {
   return bits >= 64 ? int64_t(value) : int64_t(value << (64 - bits)) >> (64 - bits);
 }
-double half_value(uint64_t cell);  // a half's bits as a double (exact)
-double to_double(uint64_t cell, Scalar scalar);
+// Every half pattern as a double (exact), filled when the checker starts.
+extern const double* const kHalfValues;
+inline double half_value(uint64_t cell) { return kHalfValues[cell & 0xffff]; }
+inline double to_double(uint64_t cell, Scalar scalar) {
+  switch (scalar) {
+    case Scalar::Half: return half_value(cell);
+    case Scalar::BFloat: return f32_of(cell << 16);
+    case Scalar::Float: return f32_of(cell);
+    case Scalar::Double: return f64_of(cell);
+    default: return 0.0;
+  }
+}
 uint64_t from_double(double value, Scalar scalar);  // one rounding to the format
 
 }  // namespace kemit::exec

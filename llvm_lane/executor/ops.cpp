@@ -11,25 +11,18 @@
 
 namespace kemit::exec {
 
-// Every half pattern decoded once: the executor converts one per lane and operand.
-double half_value(uint64_t cell) {
-  static const std::vector<double> values = [] {
-    std::vector<double> all(1 << 16);
-    for (uint64_t bits = 0; bits < all.size(); ++bits) all[bits] = decode_float(bits, kHalf);
-    return all;
-  }();
-  return values[cell & 0xffff];
+namespace {
+
+const double* half_table() {
+  static std::vector<double> all(1 << 16);
+  for (uint64_t bits = 0; bits < all.size(); ++bits) all[bits] = decode_float(bits, kHalf);
+  return all.data();
 }
 
-double to_double(uint64_t cell, Scalar scalar) {
-  switch (scalar) {
-    case Scalar::Half: return half_value(cell);
-    case Scalar::BFloat: return f32_of(cell << 16);
-    case Scalar::Float: return f32_of(cell);
-    case Scalar::Double: return f64_of(cell);
-    default: return 0.0;
-  }
-}
+}  // namespace
+
+// A table, not decode_float: the executor converts a value per lane and operand.
+const double* const kHalfValues = half_table();
 
 uint64_t from_double(double value, Scalar scalar) {
   switch (scalar) {
@@ -123,22 +116,6 @@ double float_result(Kind kind, double a, double b) {
     case Kind::FMul: return a * b;
     case Kind::FDiv: return a / b;
     default: return std::nan("");
-  }
-}
-
-bool integer_predicate(int predicate, uint64_t a, uint64_t b, int bits) {
-  int64_t sa = signed_of(a, bits), sb = signed_of(b, bits);
-  switch (predicate) {
-    case llvm::CmpInst::ICMP_EQ: return a == b;
-    case llvm::CmpInst::ICMP_NE: return a != b;
-    case llvm::CmpInst::ICMP_UGT: return a > b;
-    case llvm::CmpInst::ICMP_UGE: return a >= b;
-    case llvm::CmpInst::ICMP_ULT: return a < b;
-    case llvm::CmpInst::ICMP_ULE: return a <= b;
-    case llvm::CmpInst::ICMP_SGT: return sa > sb;
-    case llvm::CmpInst::ICMP_SGE: return sa >= sb;
-    case llvm::CmpInst::ICMP_SLT: return sa < sb;
-    default: return sa <= sb;  // ICMP_SLE
   }
 }
 
@@ -253,13 +230,29 @@ bool Machine::float_binary(Wave& wave, const Op& op, uint64_t mask) {
 bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
-  for (int e = 0; e < op.width; ++e)
-    for_lanes(mask, [&](int l) {
-      out[e * wave_size_ + l] =
-          op.kind == Kind::ICmp
-              ? integer_predicate(op.predicate, a.at(e, l), b.at(e, l), op.source.bits)
-              : float_predicate(op.predicate, to_double(a.at(e, l), op.source.scalar), to_double(b.at(e, l), op.source.scalar));
-    });
+  const int bits = op.source.bits;
+  const Scalar scalar = op.source.scalar;
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    auto lanes = [&](auto holds) { for_lanes(mask, [&](int l) { row[l] = holds(a.at(e, l), b.at(e, l)); }); };
+    if (op.kind == Kind::FCmp) {
+      lanes([&](uint64_t x, uint64_t y) { return float_predicate(op.predicate, to_double(x, scalar), to_double(y, scalar)); });
+      continue;
+    }
+    auto sx = [bits](uint64_t v) { return signed_of(v, bits); };
+    switch (op.predicate) {
+      case llvm::CmpInst::ICMP_EQ: lanes([](uint64_t x, uint64_t y) { return x == y; }); break;
+      case llvm::CmpInst::ICMP_NE: lanes([](uint64_t x, uint64_t y) { return x != y; }); break;
+      case llvm::CmpInst::ICMP_UGT: lanes([](uint64_t x, uint64_t y) { return x > y; }); break;
+      case llvm::CmpInst::ICMP_UGE: lanes([](uint64_t x, uint64_t y) { return x >= y; }); break;
+      case llvm::CmpInst::ICMP_ULT: lanes([](uint64_t x, uint64_t y) { return x < y; }); break;
+      case llvm::CmpInst::ICMP_ULE: lanes([](uint64_t x, uint64_t y) { return x <= y; }); break;
+      case llvm::CmpInst::ICMP_SGT: lanes([&](uint64_t x, uint64_t y) { return sx(x) > sx(y); }); break;
+      case llvm::CmpInst::ICMP_SGE: lanes([&](uint64_t x, uint64_t y) { return sx(x) >= sx(y); }); break;
+      case llvm::CmpInst::ICMP_SLT: lanes([&](uint64_t x, uint64_t y) { return sx(x) < sx(y); }); break;
+      default: lanes([&](uint64_t x, uint64_t y) { return sx(x) <= sx(y); }); break;  // ICMP_SLE
+    }
+  }
   return true;
 }
 
@@ -267,7 +260,27 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
   if (op.kind == Kind::BitCast) return bitcast(wave, op, mask);
   View a = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);
-  for (int e = 0; e < op.width; ++e)
+  const int from_bits = op.source.bits, to_bits = op.type.bits;
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    switch (op.kind) {  // the integer casts: one loop each
+      case Kind::ZExt:
+        if (op.nneg) {
+          bool negative = false;
+          for_lanes(mask, [&](int l) { negative |= signed_of(a.at(e, l), from_bits) < 0; });
+          if (negative) break;  // the lane-by-lane loop below names the lane
+        }
+        for_lanes(mask, [&](int l) { row[l] = a.at(e, l); });
+        continue;
+      case Kind::SExt:
+        for_lanes(mask, [&](int l) { row[l] = low_bits(uint64_t(signed_of(a.at(e, l), from_bits)), to_bits); });
+        continue;
+      case Kind::Trunc:
+        for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), to_bits); });
+        continue;
+      default:
+        break;
+    }
     for (uint64_t m = mask; m; m &= m - 1) {
       int l = __builtin_ctzll(m);
       uint64_t x = a.at(e, l), r = 0;
@@ -308,8 +321,9 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
         case Kind::Freeze: r = x; break;
         default: return fail(wave, op, l, "unsupported cast");
       }
-      out[e * wave_size_ + l] = r;
+      row[l] = r;
     }
+  }
   return true;
 }
 
@@ -360,13 +374,18 @@ bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
 bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  if (op.kind == Kind::Select) {
+    View condition = a, on_true = b, on_false = view(wave, op.operands[2]);
+    for (int e = 0; e < op.width; ++e) {
+      uint64_t* row = out + e * wave_size_;
+      const int c = op.source_width == 1 ? 0 : e;
+      for_lanes(mask, [&](int l) { row[l] = (condition.at(c, l) & 1) ? on_true.at(e, l) : on_false.at(e, l); });
+    }
+    return true;
+  }
   for (uint64_t m = mask; m; m &= m - 1) {
     int l = __builtin_ctzll(m);
-    if (op.kind == Kind::Select) {
-      View condition = view(wave, op.operands[0]), on_true = b, on_false = view(wave, op.operands[2]);
-      for (int e = 0; e < op.width; ++e)
-        out[e * wave_size_ + l] = (condition.at(op.source_width == 1 ? 0 : e, l) & 1) ? on_true.at(e, l) : on_false.at(e, l);
-    } else if (op.kind == Kind::ExtractElement) {
+    if (op.kind == Kind::ExtractElement) {
       uint64_t index = b.at(0, l);
       if (index >= uint64_t(op.source_width)) return fail(wave, op, l, "poison: index " + std::to_string(index) + " out of the vector");
       out[l] = a.at(int(index), l);
