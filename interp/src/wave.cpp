@@ -45,9 +45,10 @@ void Wave::run(const std::vector<uint64_t>& param_values) {
 }
 
 void Wave::block(const Block& ops, uint64_t mask) {
+  const int lanes = lane_count(mask);  // a block runs under one mask
   for (const auto& in : ops) {
     stats.wave_instructions += 1;
-    stats.lane_instructions += lane_count(mask);
+    stats.lane_instructions += lanes;
     exec(in, mask);
   }
 }

@@ -54,7 +54,7 @@ class Wave {
   // else lane by lane over the set bits.
   template <class F> void for_lanes(uint64_t mask, F&& f) {
     if ((mask & (mask + 1)) == 0) {
-      const int count = __builtin_popcountll(mask);
+      const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
       for (int lane = 0; lane < count; ++lane) f(lane);
     } else {
       for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));

@@ -146,10 +146,11 @@ bool Machine::step_wave(Wave& wave) {
       continue;
     }
     const std::vector<Op>& ops = program_.blocks[top.block].ops;
+    const uint64_t lanes = static_cast<uint64_t>(__builtin_popcountll(mask));  // the block's mask is fixed
     while (wave.ip < ops.size()) {
       const Op& op = ops[wave.ip++];
       ++outcome_.wave_instructions;
-      outcome_.lane_instructions += static_cast<uint64_t>(__builtin_popcountll(mask));
+      outcome_.lane_instructions += lanes;
       if (op.kind >= Kind::Branch) {
         wave.ip = 0;
         if (!branch(wave, op, mask)) return false;

@@ -41,7 +41,7 @@ namespace {
 template <typename Body>
 inline void for_lanes(uint64_t mask, Body body) {
   if ((mask & (mask + 1)) == 0) {
-    const int count = __builtin_popcountll(mask);
+    const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
     for (int l = 0; l < count; ++l) body(l);
     return;
   }
