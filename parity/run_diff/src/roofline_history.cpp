@@ -37,7 +37,9 @@ std::string state_at(BlessedHistory& history, const std::string& commit, std::ui
   std::string shard_text = history.shard_at(commit), configs_text = history.configs_at(commit);
   if (configs_text.empty()) return "no config file " + history.config_path() + " in this commit";
   try {
-    golden::Shard shard = golden::parse_shard(shard_text, history.shard_in_repo() + "@" + commit.substr(0, 12));
+    golden::LoadOptions load;
+    load.expected_family = history.shard().family;  // the label is not a file name
+    golden::Shard shard = golden::parse_shard(shard_text, history.shard_in_repo() + "@" + commit.substr(0, 12), load);
     return roofline_state(shard, driver::parse_family_configs(configs_text, history.config_path()), id, intents);
   } catch (const std::exception& e) {  // a shard or config file of an older format
     return std::string("unreadable: ") + e.what();
