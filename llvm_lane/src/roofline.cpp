@@ -117,7 +117,8 @@ std::string roofline_text(const Roofline& r) {
     text += ridge;
   }
   text += ": " + (r.bound == "compute" || r.bound == "memory" ? r.bound + "-bound" : r.bound);
-  return text + ", waves/SIMD " + std::to_string(r.waves_per_simd);
+  // 0: no occupancy known (a processor without occupancy rules, a shard blessed without the lane).
+  return text + ", waves/SIMD " + (r.waves_per_simd > 0 ? std::to_string(r.waves_per_simd) : "not measured");
 }
 
 nlohmann::json roofline_json(const Roofline& r) {

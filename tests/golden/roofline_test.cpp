@@ -116,6 +116,9 @@ TEST(GoldenRoofline, AProcessorWithoutPeaksIsUnknownAndNamed) {
   const ConfigRoofline& none = *find(family, 3);
   EXPECT_EQ(none.roofline.bound, "unknown: no published f16 peak and bandwidth for gfx1250 (tables/arch_peaks.json)");
   EXPECT_NE(config_roofline_text(none).find("unknown: no published f16 peak"), std::string::npos);
+  // Nor does its shard entry store waves: said so, never "waves/SIMD 0".
+  EXPECT_NE(config_roofline_text(none).find(", waves/SIMD not measured (the shard stores no waves)"), std::string::npos)
+      << config_roofline_text(none);
 }
 
 TEST(GoldenRoofline, AFamilyWithoutARooflineSaysWhy) {

@@ -143,7 +143,7 @@ def test_explain_shows_the_rooflines_history(repo, tmp_path):
     bless, eight, six = history.index("bless elementwise"), history.index("bless: llvm19 waves/SIMD 8"), \
         history.index("bless: llvm19 waves/SIMD 6")
     assert bless < eight < six, history  # oldest first
-    assert "(no waves stored)" in history[bless:eight], history
+    assert "waves/SIMD not measured (the shard stores no waves)" in history[bless:eight], history
     assert "waves/SIMD 8 (llvm19 8)" in history[eight:six], history
     assert "waves/SIMD 6 (llvm19 6)" in history[six:], history
     assert "FLOP/B" in history and "memory-bound" in history, history

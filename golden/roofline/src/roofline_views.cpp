@@ -7,7 +7,7 @@ namespace kemit::golden {
 namespace {
 
 std::string waves_text(const std::map<std::string, std::uint64_t, FlavorLess>& waves) {
-  if (waves.empty()) return "no waves stored";
+  if (waves.empty()) return "the shard stores no waves";
   std::string text;
   for (const auto& [flavor, n] : waves) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", flavor, n);
   return text;
