@@ -177,8 +177,7 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       for (int l = 0; l < wave_size_; ++l)
         for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
           auto [row, column] = table.cells[which][size_t(l)][e];
-          // B is kept by columns, so that each dot product reads A's row and B's column in order
-          size_t index = which == 1 ? size_t(column * mma.k + row) : size_t(row * dims[which][1] + column);
+            size_t index = size_t(row * dims[which][1] + column);
           double v = value(int(e), l);
           if (!replicated) {
             matrix[index] = v;
@@ -202,14 +201,23 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       gathered = gather([&](int e, int l) { return to_double(in.at(e, l), scalar); });
     if (!gathered) return false;
   }
+  // The products P = A x B, each element summed over k in order from 0 (16- and 8-bit products are
+  // exact); k outermost within a row, so each step runs over a whole row of P at once.
+  std::vector<double>& product = matrices[3];
+  product.assign(size_t(mma.m * mma.n), 0.0);
+  for (int row = 0; row < mma.m; ++row) {
+    double* p = &product[size_t(row * mma.n)];
+    for (int k = 0; k < mma.k; ++k) {
+      const double a = matrices[0][size_t(row * mma.k + k)];
+      const double* b = &matrices[1][size_t(k * mma.n)];
+      for (int column = 0; column < mma.n; ++column) p[column] += a * b[column];
+    }
+  }
   uint64_t* out = cells(wave, op.result);
   for (int l = 0; l < wave_size_; ++l)
     for (size_t e = 0; e < table.cells[3][size_t(l)].size(); ++e) {
       auto [row, column] = table.cells[3][size_t(l)][e];
-      double sum = 0;
-      const double* a_row = &matrices[0][size_t(row * mma.k)];
-      const double* b_column = &matrices[1][size_t(column * mma.k)];
-      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k];  // exact: 16- and 8-bit products
+      double sum = product[size_t(row * mma.n + column)];
       sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
       out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
     }

@@ -100,7 +100,7 @@ class Machine {
   std::vector<uint8_t> lds_, lds_written_, dispatch_;
   std::vector<uint64_t> param_cells_;
   std::vector<uint64_t> phi_scratch_;
-  std::vector<double> matrix_scratch_[3];
+  std::vector<double> matrix_scratch_[4];  // A, B, C and the products
   std::vector<char> seen_scratch_;
 };
 
