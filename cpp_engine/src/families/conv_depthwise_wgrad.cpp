@@ -374,7 +374,6 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   int64_t size = slice_size(spec);
   int64_t count = accumulator_count(spec);
   ir::Type dtype = ir::scalar(spec.dtype);
-  ir::Type wide = ir::vector(F32, RUN_VEC);
   Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value dw = b.param("dw", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
                      /*writeonly=*/true);
@@ -384,14 +383,7 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
 
   auto body = [&]() {
     Value first = common::mul_const(b, lane, RUN_VEC);
-    Value address = b.ptr_add(ws, first, F32);
-    Value sum = b.load(wide, address, 16);
-    for (int64_t split = 1; split < spec.split; ++split) {
-      Value index = common::add_const(b, first, split * size);
-      Value part_address = b.ptr_add(ws, index, F32);
-      Value part = b.load(wide, part_address, 16);
-      sum = b.fadd(sum, part);
-    }
+    Value sum = common::sum_splits(b, ws, {first}, spec.split, size, RUN_VEC)[0];
     Values where =
         common::decompose(b, lane, {run_length(spec) / RUN_VEC, spec.kh / spec.block_kh, spec.c / spec.cpl});
     const Value &quad = where[0], &row_block = where[1], &group = where[2];

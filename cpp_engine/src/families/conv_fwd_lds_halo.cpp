@@ -719,7 +719,7 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
     Value first = b.add(lines, column, NUW_NSW);
     std::vector<Value> starts;
     for (int64_t c = 0; c < REDUCE_CHANNELS; ++c) starts.push_back(c ? common::add_const(b, first, c * width) : first);
-    std::vector<Value> sums = reduce_splits(b, spec, ws, starts, slice_size);
+    std::vector<Value> sums = common::sum_splits(b, ws, starts, spec.split_c, slice_size, REDUCE_VEC);
     Value pixel_row = common::mul_const(b, out_row, wo);
     Value pixel0 = b.add(pixel_row, column, NUW_NSW);
     for (int64_t j = 0; j < REDUCE_VEC; ++j) {
@@ -751,33 +751,6 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
 
   b.if_then(active, body);
   return b.finish();
-}
-
-std::vector<Value> reduce_splits(ir::Builder& b, const Spec& spec, const Value& ws, const std::vector<Value>& starts,
-                                 int64_t slice_size) {
-  ir::Type wide = ir::vector(F32, REDUCE_VEC);
-  std::vector<Value> sums;
-  for (const auto& start : starts) {
-    Value address = b.ptr_add(ws, start, F32);
-    sums.push_back(b.load(wide, address, 16));
-  }
-
-  auto step = [&](const Value& split, const std::vector<Value>& totals) {
-    Value offset = common::mul_const(b, split, slice_size);
-    std::vector<Value> out;
-    for (size_t c = 0; c < starts.size(); ++c) {
-      Value index = b.add(starts[c], offset, NUW_NSW);
-      Value address = b.ptr_add(ws, index, F32);
-      Value part = b.load(wide, address, 16);
-      out.push_back(b.fadd(totals[c], part));
-    }
-    return out;
-  };
-
-  Value one = b.const_int(I32, 1);
-  Value splits = b.const_int(I32, spec.split_c);
-  Value step_size = b.const_int(I32, 1);
-  return b.for_loop(one, splits, step_size, sums, step);
 }
 
 }  // namespace kemit::families::conv_fwd_lds_halo

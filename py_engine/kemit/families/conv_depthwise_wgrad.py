@@ -307,8 +307,8 @@ def store_partials(b, spec, tensors, t):
 
 
 def build_reduce(spec, arch):
-    """The reduce kernel: a lane folds RUN_VEC partials over the splits (one 128-bit load per split)
-    and stores each to its weight in dW, rounded (a run's padding skipped)."""
+    """The reduce kernel: a lane folds RUN_VEC partials over the splits (one 128-bit load per split,
+    common.sum_splits) and stores each to its weight in dW, rounded (a run's padding skipped)."""
     b = Builder(reduce_kernel_name(spec), arch.name)
     b.attr("flat_work_group_size", f"1,{REDUCE_BLOCK}")
     size = slice_size(spec)
@@ -322,10 +322,7 @@ def build_reduce(spec, arch):
 
     def body():
         first = common.mul_const(b, lane, RUN_VEC)
-        sum_ = b.load(vector(F32, RUN_VEC), b.ptr_add(ws, first, F32), 16)
-        for split in range(1, spec["split"]):
-            index = common.add_const(b, first, split * size)
-            sum_ = b.fadd(sum_, b.load(vector(F32, RUN_VEC), b.ptr_add(ws, index, F32), 16))
+        [sum_] = common.sum_splits(b, ws, [first], spec["split"], size, RUN_VEC)
         quad, row_block, group = common.decompose(
             b, lane, [run_length(spec) // RUN_VEC, spec["kh"] // spec["block_kh"], spec["c"] // spec["cpl"]])
         c0 = common.mul_const(b, group, spec["cpl"]) if spec["cpl"] > 1 else group

@@ -581,7 +581,7 @@ def build_reduce(spec, arch):
         lines = common.mul_const(b, line, width)
         first = b.add(lines, column, ("nuw", "nsw"))
         starts = [common.add_const(b, first, c * width) if c else first for c in range(REDUCE_CHANNELS)]
-        sums = reduce_splits(b, spec, ws, starts, slice_size)
+        sums = common.sum_splits(b, ws, starts, spec["split_c"], slice_size, REDUCE_VEC)
         pixel_row = common.mul_const(b, out_row, wo)
         pixel0 = b.add(pixel_row, column, ("nuw", "nsw"))
         for j in range(REDUCE_VEC):
@@ -603,21 +603,3 @@ def build_reduce(spec, arch):
 
     b.if_then(active, body)
     return b.finish()
-
-
-def reduce_splits(b, spec, ws, starts, slice_size):
-    """Per start, the f32 sum over the splits of the REDUCE_VEC partials at ws[start], in split order:
-    splits 1 .. S - 1 are a loop, so that a lane holds one split's loads at a time (unrolled, the
-    loads of 8 splits took 82 VGPRs, 5 waves/SIMD)."""
-    wide = vector(F32, REDUCE_VEC)
-    sums = [b.load(wide, b.ptr_add(ws, start, F32), 16) for start in starts]
-
-    def step(split, totals):
-        offset = common.mul_const(b, split, slice_size)
-        out = []
-        for start, total in zip(starts, totals):
-            index = b.add(start, offset, ("nuw", "nsw"))
-            out.append(b.fadd(total, b.load(wide, b.ptr_add(ws, index, F32), 16)))
-        return out
-
-    return b.for_loop(b.const_int(I32, 1), b.const_int(I32, spec["split_c"]), b.const_int(I32, 1), sums, step)

@@ -91,8 +91,8 @@ ir::Value weight_index(ir::Builder& b, const Spec& spec, const Values& origin, c
 // Sums 4t .. 4t + 3 of the workgroup, folded over its waves, as one 128-bit store into its run of
 // ws[s, c0 / cpl, r0 / block_kh, 4t]. tensors: (ws, partials).
 void store_partials(ir::Builder& b, const Spec& spec, const Values& tensors, const ir::Value& t);
-// The reduce kernel: a lane folds RUN_VEC partials over the splits (one 128-bit load per split)
-// and stores each to its weight in dW, rounded (a run's padding skipped).
+// The reduce kernel: a lane folds RUN_VEC partials over the splits (one 128-bit load per split,
+// common::sum_splits) and stores each to its weight in dW, rounded (a run's padding skipped).
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
 
 }  // namespace kemit::families::conv_depthwise_wgrad

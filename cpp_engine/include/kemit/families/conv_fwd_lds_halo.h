@@ -150,10 +150,5 @@ void store_partials(Context& ctx, const ir::Value& ws, const Place& place, const
 // channels (one 128-bit load per channel and split), transposes them in registers and stores
 // each column's channels to y, cast (a column past Wo is skipped).
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
-// Per start, the f32 sum over the splits of the REDUCE_VEC partials at ws[start], in split order:
-// splits 1 .. S - 1 are a loop, so that a lane holds one split's loads at a time (unrolled, the
-// loads of 8 splits took 82 VGPRs, 5 waves/SIMD).
-std::vector<ir::Value> reduce_splits(ir::Builder& b, const Spec& spec, const ir::Value& ws,
-                                     const std::vector<ir::Value>& starts, int64_t slice_size);
 
 }  // namespace kemit::families::conv_fwd_lds_halo
