@@ -15,6 +15,14 @@ constexpr size_t kStderrKept = 2000;
 // How long a dead worker's stderr is read for its last words.
 constexpr std::chrono::milliseconds kLastWords{1000};
 
+// What a dead worker wrote to stderr as one line of a verdict's detail: its trailing newline dropped.
+std::string last_words(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
 }  // namespace
 
 ProverWorker::~ProverWorker() {
@@ -72,7 +80,7 @@ std::optional<std::string> ProverWorker::ask(const std::string& request, std::ch
   why = read == LineRead::TIMED_OUT
             ? "the prover did not answer within " + std::to_string(timeout.count()) + " ms"
             : "the prover died (" + describe_exit(status) + ")";
-  if (!stderr_.empty()) why += "; its stderr: " + stderr_;
+  if (!stderr_.empty()) why += "; its stderr: " + last_words(stderr_);
   return std::nullopt;
 }
 

@@ -206,6 +206,7 @@ TEST(LaneRobustness, ADeadProverIsUnprovenWithItsStderrAndTheNextConfigGetsAFres
   EXPECT_EQ(dead.verdict, "UNPROVEN");
   EXPECT_NE(dead.detail.find("the prover died (signal 11"), std::string::npos) << dead.detail;
   EXPECT_NE(dead.detail.find("kemit_prove: a planted crash"), std::string::npos) << dead.detail;
+  EXPECT_EQ(dead.detail.find('\n'), std::string::npos) << dead.detail;  // a verdict's detail is one line
   EXPECT_EQ(answers[1].sections.at("canonical").verdict, "PROVEN") << answers[1].sections.at("canonical").detail;
   std::filesystem::remove(options.prover);
 }
