@@ -36,11 +36,20 @@ int main(int argc, char** argv) {
     return shard_dir;
   };
 
-  auto* summary = app.add_subcommand("summary", "totals and per-family counters across all shards");
-  bool as_json = false;
-  summary->add_flag("--json", as_json, "print JSON instead of a table");
+  auto* summary = app.add_subcommand("summary", "totals, per-family counters, TWIN lines and each family's roofline");
+  cli::SummaryOptions summary_options;
+  summary->add_flag("--json", summary_options.as_json, "print JSON instead of a table");
+  summary->add_flag("--per-config", summary_options.per_config, "a roofline line (JSON: an object) per config");
+  summary->add_option("select", summary_options.select, "FAMILY[:ID[,ID...]]: the rooflines shown (default: all)");
   summary->add_option("--dir", shard_dir, "the shard folder (default: <tree>/golden/shards)");
-  summary->callback([&] { code = cli::summary(as_json ? shard_dir_quiet(where, shard_dir) : shards("golden summary"), as_json); });
+  summary->add_option("--configs", where.configs, "today's config folder, for the rooflines (default: <tree>/parity/configs)");
+  summary->callback([&] {
+    summary_options.shard_dir = summary_options.as_json ? shard_dir_quiet(where, shard_dir) : shards("golden summary");
+    kemit::tooling::Locations found = kemit::tooling::locate(where);
+    summary_options.root = found.root;
+    summary_options.configs_dir = found.configs;
+    code = cli::summary(summary_options);
+  });
 
   auto* check = app.add_subcommand("check", "load shards strictly and report every bad one");
   std::vector<std::string> files;

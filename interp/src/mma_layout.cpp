@@ -6,6 +6,7 @@
 #include "mma_layout.h"
 
 #include <map>
+#include <set>
 
 namespace kemit::interp {
 namespace {
@@ -48,6 +49,8 @@ MmaLayout make(const std::string& instr, const std::string& kind_name, Scalar op
     }
     for (int e = 0; e < acc_width; ++e) layout.c.emplace_back(static_row(kind_name, e) + kind.factor * group, index);
   }
+  std::set<std::pair<int, int>> a_places(layout.a.begin(), layout.a.end());
+  layout.replicated = a_places.size() != layout.a.size();  // B mirrors A's places
   return layout;
 }
 

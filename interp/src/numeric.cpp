@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace kemit::interp {
 namespace {
@@ -80,41 +81,21 @@ Scalar scalar_of(const ir::Type& t) {
   throw std::invalid_argument("interpreter: unknown element type '" + ir::type_text(t) + "'");
 }
 
-int bits_of(Scalar kind) {
-  switch (kind) {
-    case Scalar::i1: return 1;
-    case Scalar::i16: case Scalar::f16: case Scalar::bf16: return 16;
-    case Scalar::i32: case Scalar::f32: return 32;
-    default: return 64;
-  }
+namespace {
+
+const double* decoded_patterns(Scalar kind) {
+  static std::vector<double> values[2];
+  std::vector<double>& own = values[kind == Scalar::f16 ? 0 : 1];
+  own.resize(1 << 16);
+  for (uint64_t b = 0; b < own.size(); ++b) own[b] = decode(format_of(kind), b);
+  return own.data();
 }
 
-int bytes_of(Scalar kind) { return kind == Scalar::i1 ? 1 : bits_of(kind) / 8; }
+}  // namespace
 
-bool is_float_kind(Scalar kind) { return kind == Scalar::f16 || kind == Scalar::bf16 || kind == Scalar::f32; }
-
-uint64_t width_mask(Scalar kind) {
-  int bits = bits_of(kind);
-  return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-}
-
-int64_t sign_extend(Scalar kind, uint64_t bits) {
-  int width = bits_of(kind);
-  if (width == 64) return static_cast<int64_t>(bits);
-  uint64_t sign = uint64_t{1} << (width - 1);
-  bits &= width_mask(kind);
-  return static_cast<int64_t>((bits ^ sign) - sign);
-}
-
-double to_double(Scalar kind, uint64_t bits) {
-  if (kind == Scalar::f32) {
-    float f;
-    uint32_t word = static_cast<uint32_t>(bits);
-    std::memcpy(&f, &word, 4);
-    return f;
-  }
-  return decode(format_of(kind), bits);
-}
+// Tables, not decode(): the executor converts a value per lane and operand.
+const double* const f16_values = decoded_patterns(Scalar::f16);
+const double* const bf16_values = decoded_patterns(Scalar::bf16);
 
 double fp8_to_double(Fp8 format, uint64_t byte) {
   bool fnuz = format == Fp8::e4m3_fnuz || format == Fp8::e5m2_fnuz;
@@ -132,15 +113,6 @@ double fp8_to_double(Fp8 format, uint64_t byte) {
   return (byte & 0x80) ? -magnitude : magnitude;
 }
 
-uint64_t from_double(Scalar kind, double value) {
-  if (kind == Scalar::f32) {
-    float f = static_cast<float>(value);  // round to nearest even (the default mode)
-    uint32_t word;
-    std::memcpy(&word, &f, 4);
-    if (std::isnan(f)) word |= 0x00400000u;  // quiet
-    return word;
-  }
-  return encode(format_of(kind), value);
-}
+uint64_t half_from_double(Scalar kind, double value) { return encode(format_of(kind), value); }
 
 }  // namespace kemit::interp

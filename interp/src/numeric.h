@@ -3,6 +3,7 @@
 // zero-extended to 64 bits, floats as their bit pattern, pointers as (region << 48) | byte offset.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "kemit/ir/types.h"
@@ -12,15 +13,57 @@ namespace kemit::interp {
 enum class Scalar : uint8_t { i1, i16, i32, i64, f16, bf16, f32, ptr };
 
 Scalar scalar_of(const ir::Type& t);  // the element kind of a scalar, vector or pointer type
-int bits_of(Scalar kind);             // 1, 16, 32, 64; 64 for a pointer
-int bytes_of(Scalar kind);            // in memory: i1 takes a byte, a pointer 8
-bool is_float_kind(Scalar kind);
-uint64_t width_mask(Scalar kind);
-int64_t sign_extend(Scalar kind, uint64_t bits);
 
-double to_double(Scalar kind, uint64_t bits);  // exact for every float kind
+// Inline: the executor asks these for every lane of every op.
+constexpr int bits_of(Scalar kind) {  // 1, 16, 32, 64; 64 for a pointer
+  switch (kind) {
+    case Scalar::i1: return 1;
+    case Scalar::i16: case Scalar::f16: case Scalar::bf16: return 16;
+    case Scalar::i32: case Scalar::f32: return 32;
+    default: return 64;
+  }
+}
+constexpr int bytes_of(Scalar kind) { return kind == Scalar::i1 ? 1 : bits_of(kind) / 8; }  // i1 takes a byte
+constexpr bool is_float_kind(Scalar kind) { return kind == Scalar::f16 || kind == Scalar::bf16 || kind == Scalar::f32; }
+constexpr uint64_t width_mask_of_bits(int bits) { return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+constexpr uint64_t width_mask(Scalar kind) { return width_mask_of_bits(bits_of(kind)); }
+// The low `bits` of `value` read as a signed number (bits in 1..64).
+constexpr int64_t sign_extend_bits(int bits, uint64_t value) {
+  int unused = 64 - bits;
+  return static_cast<int64_t>(value << unused) >> unused;
+}
+constexpr int64_t sign_extend(Scalar kind, uint64_t bits) { return sign_extend_bits(bits_of(kind), bits); }
+
+// Every f16 and bf16 pattern decoded (exact), indexed by its bits: filled when the library loads.
+extern const double* const f16_values;
+extern const double* const bf16_values;
+inline double half_to_double(Scalar kind, uint64_t bits) {
+  return (kind == Scalar::f16 ? f16_values : bf16_values)[bits & 0xffff];
+}
+uint64_t half_from_double(Scalar kind, double value);  // f16 and bf16
+
+inline float f32_of(uint64_t bits) {
+  uint32_t word = static_cast<uint32_t>(bits);
+  float f;
+  std::memcpy(&f, &word, 4);
+  return f;
+}
+// The bits of `f`; a NaN made quiet.
+inline uint64_t bits_of_f32(float f) {
+  uint32_t word;
+  std::memcpy(&word, &f, 4);
+  if (f != f) word |= 0x00400000u;
+  return word;
+}
+
+// Exact for every float kind.
+inline double to_double(Scalar kind, uint64_t bits) {
+  return kind == Scalar::f32 ? f32_of(bits) : half_to_double(kind, bits);
+}
 // The float nearest to `value` in `kind`, ties to even; overflow gives infinity, NaN a quiet NaN.
-uint64_t from_double(Scalar kind, double value);
+inline uint64_t from_double(Scalar kind, double value) {
+  return kind == Scalar::f32 ? bits_of_f32(static_cast<float>(value)) : half_from_double(kind, value);
+}
 
 // The 8-bit floats of the fp8 / bf8 matrix instructions, by variant: FNUZ (gfx942: E4M3 bias 8,
 // E5M2 bias 16; 0x80 is the only NaN, no infinity, no negative zero) and OCP (gfx950: E4M3FN bias

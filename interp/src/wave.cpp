@@ -2,24 +2,17 @@
 // lockstep; structured control flow narrows the lane mask (docs/ir.md, "Meaning").
 #include "wave.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace kemit::interp {
 namespace {
 
-using i128 = __int128;
-
 int lane_count(uint64_t mask) { return __builtin_popcountll(mask); }
 
 std::string group_text(const std::array<int64_t, 3>& g) {
   return "(" + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) + ")";
-}
-
-bool fits_signed(Scalar kind, i128 value) {
-  int bits = bits_of(kind);
-  i128 low = -(i128{1} << (bits - 1)), high = (i128{1} << (bits - 1)) - 1;
-  return value >= low && value <= high;
 }
 
 }  // namespace
@@ -30,7 +23,7 @@ bool fits_signed(Scalar kind, i128 value) {
 Wave::Wave(const Program& program, Memory& memory, RunStats& stats, const Place& place, std::function<void()> barrier,
            std::vector<uint64_t>& regs)
     : program(program), memory(memory), stats(stats), place(place), barrier_hook(std::move(barrier)),
-      width(program.wave_size), regs(regs) {}
+      width(program.wave_size), all_lanes(width_mask_of_bits(width)), regs(regs) {}
 
 void Wave::fail(const Instr& in, int lane, const std::string& message) const {
   std::string where = " (lane " + std::to_string(lane) + " of wave " + std::to_string(place.wave) + ", workgroup " +
@@ -52,9 +45,10 @@ void Wave::run(const std::vector<uint64_t>& param_values) {
 }
 
 void Wave::block(const Block& ops, uint64_t mask) {
+  const int lanes = lane_count(mask);  // a block runs under one mask
   for (const auto& in : ops) {
     stats.wave_instructions += 1;
-    stats.lane_instructions += lane_count(mask);
+    stats.lane_instructions += lanes;
     exec(in, mask);
   }
 }
@@ -62,7 +56,11 @@ void Wave::block(const Block& ops, uint64_t mask) {
 void Wave::exec(const Instr& in, uint64_t mask) {
   switch (in.code) {
     case Code::constant:
-      for (int e = 0; e < in.result.width; ++e) FOR_LANES(mask) reg(in.result.slot + e, LANE) = in.data[e];
+      for (int e = 0; e < in.result.width; ++e) {
+        uint64_t* r = lane_row(in.result.slot + e);
+        uint64_t value = in.data[e];
+        for_lanes(mask, [&](int l) { r[l] = value; });
+      }
       return;
     case Code::workitem_id: case Code::workgroup_id: case Code::num_workgroups:
       return special(in, mask);
@@ -177,94 +175,125 @@ void Wave::special(const Instr& in, uint64_t mask) {
   }
 }
 
+// Integer ops: one loop over the lanes per op and element, the wrap checks in a second loop only
+// when the op makes a promise. The failing lane reported is the lowest, nuw before nsw.
 void Wave::int_binary(const Instr& in, uint64_t mask) {
-  Scalar kind = in.result.kind;
-  int bits = bits_of(kind);
-  uint64_t wm = width_mask(kind);
+  const int bits = bits_of(in.result.kind);
+  const uint64_t wm = width_mask_of_bits(bits);
+  auto sx = [bits](uint64_t v) { return sign_extend_bits(bits, v); };
   for (int e = 0; e < in.result.width; ++e) {
-    FOR_LANES(mask) {
-      int lane = LANE;
-      uint64_t a = reg(in.in[0].slot + e, lane), b = reg(in.in[1].slot + e, lane), r = 0;
-      i128 sa = sign_extend(kind, a), sb = sign_extend(kind, b);
-      bool unsigned_wrap = false, signed_wrap = false;
-      switch (in.code) {
-        case Code::add:
-          r = (a + b) & wm;
-          unsigned_wrap = (i128(a) + i128(b)) > i128(wm);
-          signed_wrap = !fits_signed(kind, sa + sb);
-          break;
-        case Code::sub:
-          r = (a - b) & wm;
-          unsigned_wrap = a < b;
-          signed_wrap = !fits_signed(kind, sa - sb);
-          break;
-        case Code::mul:
-          r = (a * b) & wm;
-          unsigned_wrap = static_cast<unsigned __int128>(a) * b > wm;
-          signed_wrap = !fits_signed(kind, sa * sb);
-          break;
-        case Code::udiv: case Code::urem:
-          if (b == 0) fail(in, lane, "division by zero");
-          r = in.code == Code::udiv ? a / b : a % b;
-          break;
-        case Code::shl:
-          if (b >= static_cast<uint64_t>(bits)) fail(in, lane, "shift by " + std::to_string(b) + " >= " + std::to_string(bits) + " bits is poison");
-          r = (a << b) & wm;
-          unsigned_wrap = (r >> b) != a;
-          signed_wrap = !fits_signed(kind, sa * (i128{1} << b));
-          break;
-        case Code::lshr:
-          if (b >= static_cast<uint64_t>(bits)) fail(in, lane, "shift by " + std::to_string(b) + " >= " + std::to_string(bits) + " bits is poison");
-          r = a >> b;
-          break;
-        case Code::bit_and:
-          r = a & b;
-          break;
-        default:  // bit_or
-          if (in.flag && (a & b)) fail(in, lane, "disjoint operands share set bits (" + std::to_string(a) + ", " + std::to_string(b) + ")");
-          r = a | b;
-          break;
-      }
-      if (in.nuw && unsigned_wrap)
-        fail(in, lane, "nuw promise broken: unsigned wrap of " + std::to_string(a) + " and " + std::to_string(b));
-      if (in.nsw && signed_wrap)
-        fail(in, lane, "nsw promise broken: signed wrap of " + std::to_string(static_cast<int64_t>(sa)) + " and " +
-                           std::to_string(static_cast<int64_t>(sb)));
-      reg(in.result.slot + e, lane) = r;
+    const uint64_t* a = lane_row(in.in[0].slot + e);
+    const uint64_t* b = lane_row(in.in[1].slot + e);
+    uint64_t* r = lane_row(in.result.slot + e);
+    // unsigned_wrap(lane), signed_wrap(lane): whether the exact result left the type.
+    auto check = [&](auto unsigned_wrap, auto signed_wrap) {
+      if (!in.nuw && !in.nsw) return;
+      require(mask, [&](int l) { return (in.nuw && unsigned_wrap(l)) || (in.nsw && signed_wrap(l)); }, [&](int lane) {
+        if (in.nuw && unsigned_wrap(lane))
+          fail(in, lane, "nuw promise broken: unsigned wrap of " + std::to_string(a[lane]) + " and " + std::to_string(b[lane]));
+        fail(in, lane, "nsw promise broken: signed wrap of " + std::to_string(sx(a[lane])) + " and " +
+                           std::to_string(sx(b[lane])));
+      });
+    };
+    auto shift_in_range = [&] {
+      require(mask, [&](int l) { return b[l] >= static_cast<uint64_t>(bits); }, [&](int lane) {
+        fail(in, lane, "shift by " + std::to_string(b[lane]) + " >= " + std::to_string(bits) + " bits is poison");
+      });
+    };
+    switch (in.code) {
+      case Code::add:
+        check([&](int l) { uint64_t u; return __builtin_add_overflow(a[l], b[l], &u) || u > wm; },
+              [&](int l) { int64_t s; return __builtin_add_overflow(sx(a[l]), sx(b[l]), &s) || s != sx(a[l] + b[l]); });
+        for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
+        break;
+      case Code::sub:
+        check([&](int l) { return a[l] < b[l]; },
+              [&](int l) { int64_t s; return __builtin_sub_overflow(sx(a[l]), sx(b[l]), &s) || s != sx(a[l] - b[l]); });
+        for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
+        break;
+      case Code::mul:
+        check([&](int l) { uint64_t u; return __builtin_mul_overflow(a[l], b[l], &u) || u > wm; },
+              [&](int l) { int64_t s; return __builtin_mul_overflow(sx(a[l]), sx(b[l]), &s) || s != sx(a[l] * b[l]); });
+        for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
+        break;
+      case Code::udiv: case Code::urem:
+        require(mask, [&](int l) { return b[l] == 0; }, [&](int lane) { fail(in, lane, "division by zero"); });
+        if (in.code == Code::udiv) for_lanes(mask, [&](int l) { r[l] = a[l] / b[l]; });
+        else for_lanes(mask, [&](int l) { r[l] = a[l] % b[l]; });
+        break;
+      case Code::shl:
+        shift_in_range();
+        check([&](int l) { return ((a[l] << b[l]) & wm) >> b[l] != a[l]; },
+              [&](int l) { return sx((a[l] << b[l]) & wm) >> b[l] != sx(a[l]); });
+        for_lanes(mask, [&](int l) { r[l] = (a[l] << b[l]) & wm; });
+        break;
+      case Code::lshr:
+        shift_in_range();
+        for_lanes(mask, [&](int l) { r[l] = a[l] >> b[l]; });
+        break;
+      case Code::bit_and:
+        for_lanes(mask, [&](int l) { r[l] = a[l] & b[l]; });
+        break;
+      default:  // bit_or
+        if (in.flag)
+          require(mask, [&](int l) { return (a[l] & b[l]) != 0; }, [&](int l) {
+            fail(in, l, "disjoint operands share set bits (" + std::to_string(a[l]) + ", " + std::to_string(b[l]) + ")");
+          });
+        for_lanes(mask, [&](int l) { r[l] = a[l] | b[l]; });
+        break;
     }
   }
 }
 
+namespace {
+
+// fmax / fmin as the IR means them: a NaN operand gives the other one.
+template <class T> T max_of(T a, T b) { return a != a ? b : b != b ? a : (a > b ? a : b); }
+template <class T> T min_of(T a, T b) { return a != a ? b : b != b ? a : (a < b ? a : b); }
+
+}  // namespace
+
+// f32 runs in float: each of these is correctly rounded either way (a double holds the exact
+// sum's correct rounding to f32 / f16 / bf16, 53 >= 2 * 24 + 2 bits), so both give the same bits.
+// f16 and bf16 (and exp, whose f32 result is the double's rounded) run through doubles.
 void Wave::float_op(const Instr& in, uint64_t mask) {
   Scalar kind = in.result.kind;
   for (int e = 0; e < in.result.width; ++e) {
-    FOR_LANES(mask) {
-      int lane = LANE;
-      uint64_t a_bits = reg(in.in[0].slot + e, lane);
-      if (in.code == Code::fneg) {
-        reg(in.result.slot + e, lane) = a_bits ^ (uint64_t{1} << (bits_of(kind) - 1));
-        continue;
-      }
-      double a = to_double(kind, a_bits);
-      double b = in.in.size() > 1 ? to_double(kind, reg(in.in[1].slot + e, lane)) : 0;
-      double r = 0;
+    const uint64_t* a = lane_row(in.in[0].slot + e);
+    const uint64_t* b = in.in.size() > 1 ? lane_row(in.in[1].slot + e) : nullptr;
+    const uint64_t* c = in.in.size() > 2 ? lane_row(in.in[2].slot + e) : nullptr;
+    uint64_t* r = lane_row(in.result.slot + e);
+    if (in.code == Code::fneg) {
+      uint64_t sign = uint64_t{1} << (bits_of(kind) - 1);
+      for_lanes(mask, [&](int l) { r[l] = a[l] ^ sign; });
+      continue;
+    }
+    if (kind == Scalar::f32 && in.code != Code::exp) {
+      auto f32 = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = bits_of_f32(op(l)); }); };
       switch (in.code) {
-        case Code::fadd: r = a + b; break;  // a double holds the exact sum's correct rounding
-        case Code::fsub: r = a - b; break;  // to f32 / f16 / bf16 (53 >= 2 * 24 + 2 bits)
-        case Code::fmul: r = a * b; break;
-        case Code::fdiv: r = a / b; break;
-        case Code::fmax: r = std::isnan(a) ? b : std::isnan(b) ? a : (a > b ? a : b); break;
-        case Code::fmin: r = std::isnan(a) ? b : std::isnan(b) ? a : (a < b ? a : b); break;
-        case Code::exp: r = std::exp(a); break;
-        case Code::sqrt: r = std::sqrt(a); break;
-        default: {  // fma: one rounding (f32 through fmaf; f16 / bf16 through a double fma)
-          double c = to_double(kind, reg(in.in[2].slot + e, lane));
-          r = kind == Scalar::f32 ? static_cast<double>(std::fmaf(static_cast<float>(a), static_cast<float>(b),
-                                                                  static_cast<float>(c)))
-                                  : std::fma(a, b, c);
-        }
+        case Code::fadd: f32([&](int l) { return f32_of(a[l]) + f32_of(b[l]); }); break;
+        case Code::fsub: f32([&](int l) { return f32_of(a[l]) - f32_of(b[l]); }); break;
+        case Code::fmul: f32([&](int l) { return f32_of(a[l]) * f32_of(b[l]); }); break;
+        case Code::fdiv: f32([&](int l) { return f32_of(a[l]) / f32_of(b[l]); }); break;
+        case Code::fmax: f32([&](int l) { return max_of(f32_of(a[l]), f32_of(b[l])); }); break;
+        case Code::fmin: f32([&](int l) { return min_of(f32_of(a[l]), f32_of(b[l])); }); break;
+        case Code::sqrt: f32([&](int l) { return std::sqrt(f32_of(a[l])); }); break;
+        default: f32([&](int l) { return std::fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l])); }); break;  // fma
       }
-      reg(in.result.slot + e, lane) = from_double(kind, r);
+      continue;
+    }
+    auto wide = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = from_double(kind, op(l)); }); };
+    auto x = [&](const uint64_t* v, int l) { return to_double(kind, v[l]); };
+    switch (in.code) {
+      case Code::fadd: wide([&](int l) { return x(a, l) + x(b, l); }); break;
+      case Code::fsub: wide([&](int l) { return x(a, l) - x(b, l); }); break;
+      case Code::fmul: wide([&](int l) { return x(a, l) * x(b, l); }); break;
+      case Code::fdiv: wide([&](int l) { return x(a, l) / x(b, l); }); break;
+      case Code::fmax: wide([&](int l) { return max_of(x(a, l), x(b, l)); }); break;
+      case Code::fmin: wide([&](int l) { return min_of(x(a, l), x(b, l)); }); break;
+      case Code::exp: wide([&](int l) { return std::exp(x(a, l)); }); break;
+      case Code::sqrt: wide([&](int l) { return std::sqrt(x(a, l)); }); break;
+      default: wide([&](int l) { return std::fma(x(a, l), x(b, l), x(c, l)); }); break;  // fma: one rounding
     }
   }
 }
@@ -272,86 +301,97 @@ void Wave::float_op(const Instr& in, uint64_t mask) {
 void Wave::compare(const Instr& in, uint64_t mask) {
   Scalar kind = in.in[0].kind;
   for (int e = 0; e < in.result.width; ++e) {
-    FOR_LANES(mask) {
-      int lane = LANE;
-      uint64_t a = reg(in.in[0].slot + e, lane), b = reg(in.in[1].slot + e, lane);
-      bool r;
-      if (in.code == Code::fcmp) {
-        double x = to_double(kind, a), y = to_double(kind, b);
-        bool ordered = !std::isnan(x) && !std::isnan(y);
-        switch (in.imm) {
-          case oeq: r = x == y; break;
-          case one: r = x != y; break;
-          case olt: r = x < y; break;
-          case ole: r = x <= y; break;
-          case ogt: r = x > y; break;
-          default: r = x >= y; break;
-        }
-        r = r && ordered;
-      } else {
-        int64_t sa = sign_extend(kind, a), sb = sign_extend(kind, b);
-        switch (in.imm) {
-          case eq: r = a == b; break;
-          case ne: r = a != b; break;
-          case slt: r = sa < sb; break;
-          case sle: r = sa <= sb; break;
-          case sgt: r = sa > sb; break;
-          case sge: r = sa >= sb; break;
-          case ult: r = a < b; break;
-          case ule: r = a <= b; break;
-          case ugt: r = a > b; break;
-          default: r = a >= b; break;
-        }
+    const uint64_t* a = lane_row(in.in[0].slot + e);
+    const uint64_t* b = lane_row(in.in[1].slot + e);
+    uint64_t* r = lane_row(in.result.slot + e);
+    auto lanes = [&](auto holds) { for_lanes(mask, [&](int l) { r[l] = holds(a[l], b[l]); }); };
+    if (in.code == Code::fcmp) {
+      // Ordered predicates: false when either operand is a NaN.
+      auto ordered = [&](auto holds) {
+        lanes([&](uint64_t x, uint64_t y) {
+          double u = to_double(kind, x), v = to_double(kind, y);
+          return u == u && v == v && holds(u, v);
+        });
+      };
+      switch (in.imm) {
+        case oeq: ordered([](double u, double v) { return u == v; }); break;
+        case one: ordered([](double u, double v) { return u != v; }); break;
+        case olt: ordered([](double u, double v) { return u < v; }); break;
+        case ole: ordered([](double u, double v) { return u <= v; }); break;
+        case ogt: ordered([](double u, double v) { return u > v; }); break;
+        default: ordered([](double u, double v) { return u >= v; }); break;
       }
-      reg(in.result.slot + e, lane) = r;
+      continue;
+    }
+    int bits = bits_of(kind);
+    auto sx = [bits](uint64_t v) { return sign_extend_bits(bits, v); };
+    switch (in.imm) {
+      case eq: lanes([](uint64_t x, uint64_t y) { return x == y; }); break;
+      case ne: lanes([](uint64_t x, uint64_t y) { return x != y; }); break;
+      case slt: lanes([&](uint64_t x, uint64_t y) { return sx(x) < sx(y); }); break;
+      case sle: lanes([&](uint64_t x, uint64_t y) { return sx(x) <= sx(y); }); break;
+      case sgt: lanes([&](uint64_t x, uint64_t y) { return sx(x) > sx(y); }); break;
+      case sge: lanes([&](uint64_t x, uint64_t y) { return sx(x) >= sx(y); }); break;
+      case ult: lanes([](uint64_t x, uint64_t y) { return x < y; }); break;
+      case ule: lanes([](uint64_t x, uint64_t y) { return x <= y; }); break;
+      case ugt: lanes([](uint64_t x, uint64_t y) { return x > y; }); break;
+      default: lanes([](uint64_t x, uint64_t y) { return x >= y; }); break;
     }
   }
 }
 
 void Wave::select(const Instr& in, uint64_t mask) {
   const Operand& cond = in.in[0];
-  for (int e = 0; e < in.result.width; ++e)
-    FOR_LANES(mask) {
-      int lane = LANE;
-      bool c = reg(cond.slot + (cond.width == 1 ? 0 : e), lane) & 1;
-      reg(in.result.slot + e, lane) = reg(in.in[c ? 1 : 2].slot + e, lane);
-    }
+  for (int e = 0; e < in.result.width; ++e) {
+    const uint64_t* c = lane_row(cond.slot + (cond.width == 1 ? 0 : e));
+    const uint64_t* t = lane_row(in.in[1].slot + e);
+    const uint64_t* f = lane_row(in.in[2].slot + e);
+    uint64_t* r = lane_row(in.result.slot + e);
+    for_lanes(mask, [&](int l) { r[l] = (c[l] & 1) ? t[l] : f[l]; });
+  }
 }
 
 void Wave::cast(const Instr& in, uint64_t mask) {
   Scalar from = in.in[0].kind, to = in.result.kind;
+  uint64_t to_mask = width_mask(to);
   for (int e = 0; e < in.result.width; ++e) {
-    FOR_LANES(mask) {
-      int lane = LANE;
-      uint64_t a = reg(in.in[0].slot + e, lane), r = 0;
-      switch (in.code) {
-        case Code::zext:
-          if (in.flag && sign_extend(from, a) < 0) fail(in, lane, "nneg promise broken: the source is negative");
-          r = a;
-          break;
-        case Code::sext: r = static_cast<uint64_t>(sign_extend(from, a)) & width_mask(to); break;
-        case Code::trunc: r = a & width_mask(to); break;
-        case Code::fpext: case Code::fptrunc: r = from_double(to, to_double(from, a)); break;
-        case Code::sitofp: r = from_double(to, static_cast<double>(sign_extend(from, a))); break;
-        default: {  // fptosi: truncates toward zero; a value out of range is poison
-          double value = std::trunc(to_double(from, a));
+    const uint64_t* a = lane_row(in.in[0].slot + e);
+    uint64_t* r = lane_row(in.result.slot + e);
+    switch (in.code) {
+      case Code::zext:
+        if (in.flag)
+          require(mask, [&](int l) { return sign_extend(from, a[l]) < 0; },
+                  [&](int l) { fail(in, l, "nneg promise broken: the source is negative"); });
+        for_lanes(mask, [&](int l) { r[l] = a[l]; });
+        break;
+      case Code::sext: for_lanes(mask, [&](int l) { r[l] = static_cast<uint64_t>(sign_extend(from, a[l])) & to_mask; }); break;
+      case Code::trunc: for_lanes(mask, [&](int l) { r[l] = a[l] & to_mask; }); break;
+      case Code::fpext: case Code::fptrunc:
+        for_lanes(mask, [&](int l) { r[l] = from_double(to, to_double(from, a[l])); });
+        break;
+      case Code::sitofp:
+        for_lanes(mask, [&](int l) { r[l] = from_double(to, static_cast<double>(sign_extend(from, a[l]))); });
+        break;
+      default:  // fptosi: truncates toward zero; a value out of range is poison
+        for_lanes(mask, [&](int l) {
+          double value = std::trunc(to_double(from, a[l]));
           if (std::isnan(value) || !(value >= std::ldexp(-1.0, bits_of(to) - 1) && value < std::ldexp(1.0, bits_of(to) - 1)))
-            fail(in, lane, "fptosi of " + std::to_string(to_double(from, a)) + " does not fit (poison)");
-          r = static_cast<uint64_t>(static_cast<int64_t>(value)) & width_mask(to);
-        }
-      }
-      reg(in.result.slot + e, lane) = r;
+            fail(in, l, "fptosi of " + std::to_string(to_double(from, a[l])) + " does not fit (poison)");
+          r[l] = static_cast<uint64_t>(static_cast<int64_t>(value)) & to_mask;
+        });
     }
   }
 }
 
 void Wave::ptr_add(const Instr& in, uint64_t mask) {
-  FOR_LANES(mask) {
-    int lane = LANE;
-    int64_t index = sign_extend(Scalar::i32, reg(in.in[1].slot, lane));
-    if (index < 0) fail(in, lane, "index " + std::to_string(index) + " is negative (ptr_add promises [0, 2^31))");
-    reg(in.result.slot, lane) = reg(in.in[0].slot, lane) + static_cast<uint64_t>(index) * in.imm;
-  }
+  const uint64_t* base = lane_row(in.in[0].slot);
+  const uint64_t* index = lane_row(in.in[1].slot);
+  uint64_t* r = lane_row(in.result.slot);
+  require(mask, [&](int l) { return sign_extend_bits(32, index[l]) < 0; }, [&](int l) {
+    fail(in, l, "index " + std::to_string(sign_extend_bits(32, index[l])) + " is negative (ptr_add promises [0, 2^31))");
+  });
+  uint64_t element = static_cast<uint64_t>(in.imm);
+  for_lanes(mask, [&](int l) { r[l] = base[l] + (index[l] & 0xffffffffu) * element; });
 }
 
 // The region a `bytes`-long access at `pointer` touches, after the bounds and alignment checks.
@@ -359,53 +399,88 @@ Region& Wave::access(const Instr& in, int lane, uint64_t pointer, size_t bytes, 
   uint64_t id = pointer >> REGION_SHIFT, offset = pointer & OFFSET_MASK;
   if (id == 0 || id >= memory.regions.size()) fail(in, lane, "the pointer points into no buffer");
   Region& region = memory.regions[id];
-  size_t element = bytes_of(store ? in.in[0].kind : in.result.kind);
-  if (offset + bytes > region.bytes)
+  if (offset + bytes > region.bytes) {
+    size_t element = bytes_of(store ? in.in[0].kind : in.result.kind);
     fail(in, lane, "index " + std::to_string(offset / element) + " (bytes " + std::to_string(offset) + " to " +
                        std::to_string(offset + bytes) + ") is out of bounds of " + (region.lds ? "LDS " : "buffer ") +
                        "'" + region.name + "' (" + std::to_string(region.bytes / element) + " elements, " +
                        std::to_string(region.bytes) + " bytes)");
-  if (offset % in.imm) fail(in, lane, "byte offset " + std::to_string(offset) + " breaks the align=" + std::to_string(in.imm) + " promise");
+  }
+  uint64_t align = static_cast<uint64_t>(in.imm);  // a power of two, so the mask is the remainder
+  if ((align & (align - 1)) == 0 ? (offset & (align - 1)) : (offset % align)) fail(in, lane, "byte offset " + std::to_string(offset) + " breaks the align=" + std::to_string(in.imm) + " promise");
   if (store && !region.writable) fail(in, lane, "buffer '" + region.name + "' is read-only");
   return region;
 }
 
+namespace {
+
+// `size` bytes (1, 2, 4 or 8) at `from`, zero-extended; and the low `size` bytes of `bits` to `to`.
+// Fixed-size copies: the compiler makes each a single move.
+uint64_t read_bytes(const uint8_t* from, int size) {
+  switch (size) {
+    case 1: return *from;
+    case 2: { uint16_t v; std::memcpy(&v, from, 2); return v; }
+    case 4: { uint32_t v; std::memcpy(&v, from, 4); return v; }
+    default: { uint64_t v; std::memcpy(&v, from, 8); return v; }
+  }
+}
+
+void write_bytes(uint8_t* to, uint64_t bits, int size) {
+  switch (size) {
+    case 1: *to = static_cast<uint8_t>(bits); return;
+    case 2: { uint16_t v = static_cast<uint16_t>(bits); std::memcpy(to, &v, 2); return; }
+    case 4: { uint32_t v = static_cast<uint32_t>(bits); std::memcpy(to, &v, 4); return; }
+    default: std::memcpy(to, &bits, 8); return;
+  }
+}
+
+}  // namespace
+
 void Wave::load(const Instr& in, uint64_t mask) {
   int size = bytes_of(in.result.kind);
   size_t bytes = static_cast<size_t>(size) * in.result.width;
-  FOR_LANES(mask) {
-    int lane = LANE;
-    uint64_t pointer = reg(in.in[0].slot, lane), offset = pointer & OFFSET_MASK;
-    Region& region = access(in, lane, pointer, bytes, false);
-    if (region.written)
-      for (size_t i = 0; i < bytes; ++i)
-        if (!(*region.written)[offset + i])
-          fail(in, lane, "reads LDS '" + region.name + "' byte " + std::to_string(offset + i) +
-                             " that no lane of this workgroup wrote");
+  uint64_t keep = width_mask(in.result.kind);
+  const uint64_t* pointers = lane_row(in.in[0].slot);
+  for_lanes(mask, [&](int lane) {
+    uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
+    Region* valid = region_if_valid(in, pointer, bytes, false);
+    Region& region = valid ? *valid : access(in, lane, pointer, bytes, false);
+    if (region.written) {
+      const uint8_t* written = region.written->data() + offset;
+      const uint8_t* unwritten = std::find(written, written + bytes, uint8_t{0});
+      if (unwritten != written + bytes)
+        fail(in, lane, "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
+                           " that no lane of this workgroup wrote");
+    }
+    if (!region.paged) {
+      const uint8_t* at = region.data + offset;
+      for (int e = 0; e < in.result.width; ++e) reg(in.result.slot + e, lane) = read_bytes(at + e * size, size) & keep;
+      return;
+    }
     for (int e = 0; e < in.result.width; ++e) {
       uint64_t bits = 0;
-      if (region.paged) region.paged->read(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
-      else std::memcpy(&bits, region.data + offset + static_cast<size_t>(e) * size, size);
-      reg(in.result.slot + e, lane) = bits & width_mask(in.result.kind);
+      region.paged->read(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
+      reg(in.result.slot + e, lane) = bits & keep;
     }
-  }
+  });
 }
 
 void Wave::store(const Instr& in, uint64_t mask) {
   const Operand& value = in.in[0];
   int size = bytes_of(value.kind);
   size_t bytes = static_cast<size_t>(size) * value.width;
-  FOR_LANES(mask) {
-    int lane = LANE;
-    uint64_t pointer = reg(in.in[1].slot, lane), offset = pointer & OFFSET_MASK;
-    Region& region = access(in, lane, pointer, bytes, true);
+  const uint64_t* pointers = lane_row(in.in[1].slot);
+  for_lanes(mask, [&](int lane) {
+    uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
+    Region* valid = region_if_valid(in, pointer, bytes, true);
+    Region& region = valid ? *valid : access(in, lane, pointer, bytes, true);
     for (int e = 0; e < value.width; ++e) {
       uint64_t bits = reg(value.slot + e, lane);
       if (region.paged) region.paged->write(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);
-      else std::memcpy(region.data + offset + static_cast<size_t>(e) * size, &bits, size);
+      else write_bytes(region.data + offset + static_cast<size_t>(e) * size, bits, size);
     }
     if (region.written) std::fill(region.written->begin() + offset, region.written->begin() + offset + bytes, 1);
-  }
+  });
 }
 
 void Wave::vector_op(const Instr& in, uint64_t mask) {

@@ -47,6 +47,28 @@ class Wave {
 
  private:
   uint64_t& reg(int slot, int lane) { return regs[static_cast<size_t>(slot) * width + lane]; }
+  // A slot's values, one per lane (the register file keeps a slot's lanes side by side).
+  uint64_t* lane_row(int slot) { return regs.data() + static_cast<size_t>(slot) * width; }
+  // f(lane) for every lane of `mask`, lowest first: a plain counted loop, which the compiler can
+  // unroll and vectorize, when the mask is the lowest n lanes (a whole wave, a partial last one),
+  // else lane by lane over the set bits.
+  template <class F> void for_lanes(uint64_t mask, F&& f) {
+    if ((mask & (mask + 1)) == 0) {
+      const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
+      for (int lane = 0; lane < count; ++lane) f(lane);
+    } else {
+      for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));
+    }
+  }
+  // Fails with report(lane) for the lowest lane of `mask` where bad(lane) holds. The search is a
+  // loop without calls (so it stays tight); the report runs only when a lane is bad.
+  template <class Bad, class Report> void require(uint64_t mask, Bad&& bad, Report&& report) {
+    bool found = false;
+    for_lanes(mask, [&](int lane) { found |= bad(lane); });
+    if (!found) return;
+    for (uint64_t m = mask; m; m &= m - 1)
+      if (int lane = __builtin_ctzll(m); bad(lane)) report(lane);
+  }
   void block(const Block& ops, uint64_t mask);
   void exec(const Instr& in, uint64_t mask);
   void for_loop(const Instr& in, uint64_t mask);
@@ -58,6 +80,17 @@ class Wave {
   void select(const Instr& in, uint64_t mask);
   void cast(const Instr& in, uint64_t mask);
   void ptr_add(const Instr& in, uint64_t mask);
+  // The region an access of `bytes` at `pointer` touches when it is in bounds, aligned and (for a
+  // store) writable; else nullptr, and access() says why.
+  Region* region_if_valid(const Instr& in, uint64_t pointer, size_t bytes, bool store) {
+    uint64_t id = pointer >> REGION_SHIFT, offset = pointer & OFFSET_MASK;
+    if (id == 0 || id >= memory.regions.size()) return nullptr;
+    Region& region = memory.regions[id];
+    uint64_t align = static_cast<uint64_t>(in.imm);
+    bool aligned = (align & (align - 1)) == 0 ? !(offset & (align - 1)) : !(offset % align);
+    if (offset + bytes > region.bytes || !aligned || (store && !region.writable)) return nullptr;
+    return &region;
+  }
   Region& access(const Instr& in, int lane, uint64_t pointer, size_t bytes, bool store);
   void load(const Instr& in, uint64_t mask);
   void store(const Instr& in, uint64_t mask);
@@ -71,7 +104,8 @@ class Wave {
   RunStats& stats;
   Place place;
   std::function<void()> barrier_hook;
-  int width;  // lanes per wave
+  int width;           // lanes per wave
+  uint64_t all_lanes;  // the mask of every lane of the wave
   std::vector<uint64_t>& regs;
 };
 

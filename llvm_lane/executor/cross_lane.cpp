@@ -169,19 +169,38 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
     Scalar scalar = which == 2 ? Scalar::Float : mma.operand;
     std::vector<double>& matrix = matrices[which];
     std::vector<char>& seen = seen_scratch_;
-    seen.assign(size_t(dims[which][0] * dims[which][1]), 0);
-    matrix.assign(seen.size(), 0.0);
-    for (int l = 0; l < wave_size_; ++l)
-      for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
-        auto [row, column] = table.cells[which][size_t(l)][e];
-        size_t index = size_t(row * dims[which][1] + column);
-        double value = which < 2 && mma.fp8 != Fp8::None ? decode_fp8((in.at(int(e) / 8, l) >> (8 * (e % 8))) & 0xff, mma.fp8)
-                                                         : to_double(in.at(int(e), l), scalar);
-        if (seen[index] && !(matrix[index] == value || (std::isnan(value) && std::isnan(matrix[index]))))
-          return fail(wave, op, l, std::string("lanes disagree on replicated ") + "ABC"[which] + "[" + std::to_string(row) +
-                                       "][" + std::to_string(column) + "]");
-        matrix[index] = value, seen[index] = 1;
-      }
+    const bool replicated = table.replicated[which];
+    matrix.assign(size_t(dims[which][0] * dims[which][1]), 0.0);
+    if (replicated) seen.assign(matrix.size(), 0);
+    // value(e, l): element e of lane l as a double, decoded by a function chosen once per operand
+    auto gather = [&](auto value) {
+      for (int l = 0; l < wave_size_; ++l)
+        for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
+          auto [row, column] = table.cells[which][size_t(l)][e];
+          // B is kept by columns, so that each dot product reads A's row and B's column in order
+          size_t index = which == 1 ? size_t(column * mma.k + row) : size_t(row * dims[which][1] + column);
+          double v = value(int(e), l);
+          if (!replicated) {
+            matrix[index] = v;
+            continue;
+          }
+          if (seen[index] && !(matrix[index] == v || (std::isnan(v) && std::isnan(matrix[index]))))
+            return fail(wave, op, l, std::string("lanes disagree on replicated ") + "ABC"[which] + "[" +
+                                         std::to_string(row) + "][" + std::to_string(column) + "]");
+          matrix[index] = v, seen[index] = 1;
+        }
+      return true;
+    };
+    bool gathered;
+    if (which < 2 && mma.fp8 != Fp8::None)
+      gathered = gather([&](int e, int l) { return decode_fp8((in.at(e / 8, l) >> (8 * (e % 8))) & 0xff, mma.fp8); });
+    else if (scalar == Scalar::Half)
+      gathered = gather([&](int e, int l) { return half_value(in.at(e, l)); });
+    else if (scalar == Scalar::Float)
+      gathered = gather([&](int e, int l) { return double(f32_of(in.at(e, l))); });
+    else
+      gathered = gather([&](int e, int l) { return to_double(in.at(e, l), scalar); });
+    if (!gathered) return false;
   }
   uint64_t* out = cells(wave, op.result);
   for (int l = 0; l < wave_size_; ++l)
@@ -189,8 +208,8 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       auto [row, column] = table.cells[3][size_t(l)][e];
       double sum = 0;
       const double* a_row = &matrices[0][size_t(row * mma.k)];
-      const double* b_column = &matrices[1][size_t(column)];
-      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k * mma.n];  // exact: 16- and 8-bit products
+      const double* b_column = &matrices[1][size_t(column * mma.k)];
+      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k];  // exact: 16- and 8-bit products
       sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
       out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
     }

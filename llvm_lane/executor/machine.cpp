@@ -68,15 +68,6 @@ bool Machine::bind_params(Wave& wave) {
   return true;
 }
 
-View Machine::view(const Wave& wave, Ref ref) const {
-  if (ref.constant) return {&program_.constants[ref.index], 1, 0};
-  return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
-}
-
-uint64_t* Machine::cells(Wave& wave, uint32_t slot) const {
-  return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_];
-}
-
 bool Machine::fail(const Wave& wave, const Op& op, int lane, const std::string& why) {
   if (!outcome_.error.empty()) return false;
   outcome_.failed_op = op.text;
@@ -155,10 +146,11 @@ bool Machine::step_wave(Wave& wave) {
       continue;
     }
     const std::vector<Op>& ops = program_.blocks[top.block].ops;
+    const uint64_t lanes = static_cast<uint64_t>(__builtin_popcountll(mask));  // the block's mask is fixed
     while (wave.ip < ops.size()) {
       const Op& op = ops[wave.ip++];
       ++outcome_.wave_instructions;
-      outcome_.lane_instructions += static_cast<uint64_t>(__builtin_popcountll(mask));
+      outcome_.lane_instructions += lanes;
       if (op.kind >= Kind::Branch) {
         wave.ip = 0;
         if (!branch(wave, op, mask)) return false;
@@ -179,14 +171,23 @@ bool Machine::run_workgroup() {
   std::fill(lds_.begin(), lds_.end(), 0);
   std::fill(lds_written_.begin(), lds_written_.end(), 0);
   int wave_count = static_cast<int>((items_per_group_ + wave_size_ - 1) / wave_size_);
-  std::vector<Wave> waves(wave_count);
+  // The waves and their registers are reused from workgroup to workgroup: every register is
+  // written before it is read (SSA), so only the first workgroup pays for allocating them.
+  std::vector<Wave>& waves = waves_;
+  waves.resize(size_t(wave_count));
   for (int w = 0; w < wave_count; ++w) {
     Wave& wave = waves[w];
+    std::vector<uint64_t> regs = std::move(wave.regs);
+    std::vector<StackEntry> stack = std::move(wave.stack);
+    wave = Wave{};
     wave.index = w;
     wave.first_item = int64_t(w) * wave_size_;
     int64_t lanes = std::min<int64_t>(wave_size_, items_per_group_ - wave.first_item);
     wave.live = lanes >= 64 ? ~uint64_t(0) : (uint64_t(1) << lanes) - 1;
-    wave.regs.assign(size_t(program_.cells_per_lane) * wave_size_, 0);
+    wave.regs = std::move(regs);
+    wave.regs.resize(size_t(program_.cells_per_lane) * wave_size_, 0);
+    wave.stack = std::move(stack);
+    wave.stack.clear();
     wave.stack.push_back({0, wave.live, -1});
     if (!bind_params(wave)) return false;
   }
@@ -269,6 +270,43 @@ void Machine::paged_memory(const Op& op, uint64_t pointer, const View& value, ui
   }
 }
 
+namespace {
+
+// Fixed-size copies of one element (1, 2, 4 or 8 bytes): each becomes a single move.
+uint64_t read_cell(const uint8_t* from, int bytes) {
+  switch (bytes) {
+    case 1: return *from;
+    case 2: { uint16_t v; std::memcpy(&v, from, 2); return v; }
+    case 4: { uint32_t v; std::memcpy(&v, from, 4); return v; }
+    case 8: { uint64_t v; std::memcpy(&v, from, 8); return v; }
+    default: { uint64_t v = 0; std::memcpy(&v, from, size_t(bytes)); return v; }
+  }
+}
+
+void write_cell(uint8_t* to, uint64_t cell, int bytes) {
+  switch (bytes) {
+    case 1: *to = uint8_t(cell); return;
+    case 2: { uint16_t v = uint16_t(cell); std::memcpy(to, &v, 2); return; }
+    case 4: { uint32_t v = uint32_t(cell); std::memcpy(to, &v, 4); return; }
+    default: std::memcpy(to, &cell, size_t(bytes)); return;
+  }
+}
+
+}  // namespace
+
+// A global buffer's host bytes for an access that is in bounds, aligned and allowed; nullptr for
+// LDS (its written bytes are tracked), a witness run's pages, or anything locate() must refuse.
+uint8_t* Machine::plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
+  uint64_t region = pointer >> kRegionShift;
+  if (region == kRegionNull || region == kRegionLds || region > regions_.size()) return nullptr;
+  Region& target = regions_[region - 1];
+  int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
+  uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
+  if (target.paged || offset < 0 || uint64_t(offset) + bytes > target.size || misaligned || (store && !target.writable))
+    return nullptr;
+  return target.data + offset;
+}
+
 bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
   const int element_bytes = op.type.bits / 8;
   if (element_bytes * 8 != op.type.bits) return fail(wave, op, 0, "sub-byte memory elements are not supported");
@@ -277,23 +315,21 @@ bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
   View pointer = view(wave, op.operands[store ? 1 : 0]);
   View value = store ? view(wave, op.operands[0]) : View{nullptr, 0, 0};
   uint64_t* out = store ? nullptr : cells(wave, op.result);
+  const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
   for (uint64_t m = mask; m; m &= m - 1) {
     int l = __builtin_ctzll(m);
-    uint8_t* where = nullptr;
-    if (!locate(wave, op, l, pointer.at(0, l), bytes, where, store)) return false;
-    if (!where) {
-      paged_memory(op, pointer.at(0, l), value, out, l, store);
-      continue;
-    }
-    for (int e = 0; e < op.width; ++e, where += element_bytes) {
-      if (store) {
-        uint64_t cell = value.at(e, l);
-        std::memcpy(where, &cell, size_t(element_bytes));  // little-endian host, as the GPU
-      } else {
-        uint64_t cell = 0;
-        std::memcpy(&cell, where, size_t(element_bytes));
-        out[e * wave_size_ + l] = cell;
+    uint64_t address = pointer.at(0, l);
+    uint8_t* where = plain_address(address, bytes, align, store);
+    if (!where) {  // LDS, a witness run's pages, or an access locate() refuses
+      if (!locate(wave, op, l, address, bytes, where, store)) return false;
+      if (!where) {
+        paged_memory(op, address, value, out, l, store);
+        continue;
       }
+    }
+    for (int e = 0; e < op.width; ++e, where += element_bytes) {  // little-endian host, as the GPU
+      if (store) write_cell(where, value.at(e, l), element_bytes);
+      else out[e * wave_size_ + l] = read_cell(where, element_bytes);
     }
   }
   return true;

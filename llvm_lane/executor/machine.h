@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "executor.h"
+#include "floats.h"
 #include "mma_tables.h"
 #include "program.h"
 
@@ -63,8 +64,12 @@ class Machine {
   void take_edge(Wave& wave, int from, int to, uint64_t mask);
   bool fail(const Wave& wave, const Op& op, int lane, const std::string& why);
 
-  View view(const Wave& wave, Ref ref) const;
-  uint64_t* cells(Wave& wave, uint32_t slot) const;
+  // Inline: every op asks for its operands and result.
+  View view(const Wave& wave, Ref ref) const {
+    if (ref.constant) return {&program_.constants[ref.index], 1, 0};
+    return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
+  }
+  uint64_t* cells(Wave& wave, uint32_t slot) const { return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_]; }
 
   bool integer_binary(Wave& wave, const Op& op, uint64_t mask);
   bool float_binary(Wave& wave, const Op& op, uint64_t mask);
@@ -74,6 +79,7 @@ class Machine {
   bool vector_op(Wave& wave, const Op& op, uint64_t mask);
   bool address(Wave& wave, const Op& op, uint64_t mask);
   bool memory(Wave& wave, const Op& op, uint64_t mask);
+  uint8_t* plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store);
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
@@ -90,6 +96,7 @@ class Machine {
   int64_t items_per_group_;
   int64_t group_[3] = {0, 0, 0};
   std::vector<Region> regions_;
+  std::vector<Wave> waves_;  // the current workgroup's
   std::vector<uint8_t> lds_, lds_written_, dispatch_;
   std::vector<uint64_t> param_cells_;
   std::vector<uint64_t> phi_scratch_;
@@ -102,7 +109,18 @@ inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value :
 inline int64_t signed_of(uint64_t value, int bits) {
   return bits >= 64 ? int64_t(value) : int64_t(value << (64 - bits)) >> (64 - bits);
 }
-double to_double(uint64_t cell, Scalar scalar);
+// Every half pattern as a double (exact), filled when the checker starts.
+extern const double* const kHalfValues;
+inline double half_value(uint64_t cell) { return kHalfValues[cell & 0xffff]; }
+inline double to_double(uint64_t cell, Scalar scalar) {
+  switch (scalar) {
+    case Scalar::Half: return half_value(cell);
+    case Scalar::BFloat: return f32_of(cell << 16);
+    case Scalar::Float: return f32_of(cell);
+    case Scalar::Double: return f64_of(cell);
+    default: return 0.0;
+  }
+}
 uint64_t from_double(double value, Scalar scalar);  // one rounding to the format
 
 }  // namespace kemit::exec

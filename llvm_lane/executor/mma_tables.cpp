@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 namespace kemit::exec {
@@ -61,6 +62,12 @@ const MmaTable* load_mma_table(const std::string& dir, const std::string& name, 
   for (int i = 0; i < 4; ++i)
     if (!read_matrix(dir + "/" + name + "_" + matrices[i] + ".csv", matrices[i], table->cells[i], error)) return nullptr;
   table->lanes = static_cast<int>(table->cells[0].size());
+  for (int i = 0; i < 4; ++i) {
+    std::set<std::pair<int, int>> places;
+    size_t count = 0;
+    for (const auto& lane : table->cells[i]) places.insert(lane.begin(), lane.end()), count += lane.size();
+    table->replicated[i] = places.size() != count;
+  }
   return (loaded[name] = std::move(table)).get();
 }
 

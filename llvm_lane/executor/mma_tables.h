@@ -14,6 +14,7 @@ struct MmaTable {
   int lanes = 0;
   // per matrix (A, B, C, D), per lane, per vector element: (row, column) of the matrix element
   std::vector<std::vector<std::pair<int, int>>> cells[4];
+  bool replicated[4] = {};  // some element of the matrix is held by more than one lane
 };
 
 // Loads (once per process) the four CSVs `<dir>/<name>_{A,B,C,D}.csv`; nullptr with `error` set

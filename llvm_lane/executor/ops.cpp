@@ -3,6 +3,7 @@
 // behaviour; floats are decoded exactly and rounded once to their format (floats.h).
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "floats.h"
 #include "llvm/IR/InstrTypes.h"
@@ -10,15 +11,18 @@
 
 namespace kemit::exec {
 
-double to_double(uint64_t cell, Scalar scalar) {
-  switch (scalar) {
-    case Scalar::Half: return decode_float(cell, kHalf);
-    case Scalar::BFloat: return f32_of(cell << 16);
-    case Scalar::Float: return f32_of(cell);
-    case Scalar::Double: return f64_of(cell);
-    default: return 0.0;
-  }
+namespace {
+
+const double* half_table() {
+  static std::vector<double> all(1 << 16);
+  for (uint64_t bits = 0; bits < all.size(); ++bits) all[bits] = decode_float(bits, kHalf);
+  return all.data();
 }
+
+}  // namespace
+
+// A table, not decode_float: the executor converts a value per lane and operand.
+const double* const kHalfValues = half_table();
 
 uint64_t from_double(double value, Scalar scalar) {
   switch (scalar) {
@@ -32,8 +36,15 @@ uint64_t from_double(double value, Scalar scalar) {
 
 namespace {
 
+// body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a
+// partial last wave) runs as a plain counted loop, which the compiler can unroll and vectorize.
 template <typename Body>
 inline void for_lanes(uint64_t mask, Body body) {
+  if ((mask & (mask + 1)) == 0) {
+    const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
+    for (int l = 0; l < count; ++l) body(l);
+    return;
+  }
   for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
 }
 
@@ -41,6 +52,12 @@ inline void for_lanes(uint64_t mask, Body body) {
 std::string operands_text(uint64_t a, uint64_t b, int bits, bool as_signed) {
   if (as_signed) return " (operands " + std::to_string(signed_of(a, bits)) + ", " + std::to_string(signed_of(b, bits)) + ")";
   return " (operands " + std::to_string(a) + ", " + std::to_string(b) + ")";
+}
+
+// The integer ops that cannot be poison without a promise flag (no division, no shift).
+bool wraps_only(Kind kind) {
+  return kind == Kind::Add || kind == Kind::Sub || kind == Kind::Mul || kind == Kind::And || kind == Kind::Or ||
+         kind == Kind::Xor;
 }
 
 // The result of an integer op, or a reason it is poison / undefined ("" = fine).
@@ -102,22 +119,6 @@ double float_result(Kind kind, double a, double b) {
   }
 }
 
-bool integer_predicate(int predicate, uint64_t a, uint64_t b, int bits) {
-  int64_t sa = signed_of(a, bits), sb = signed_of(b, bits);
-  switch (predicate) {
-    case llvm::CmpInst::ICMP_EQ: return a == b;
-    case llvm::CmpInst::ICMP_NE: return a != b;
-    case llvm::CmpInst::ICMP_UGT: return a > b;
-    case llvm::CmpInst::ICMP_UGE: return a >= b;
-    case llvm::CmpInst::ICMP_ULT: return a < b;
-    case llvm::CmpInst::ICMP_ULE: return a <= b;
-    case llvm::CmpInst::ICMP_SGT: return sa > sb;
-    case llvm::CmpInst::ICMP_SGE: return sa >= sb;
-    case llvm::CmpInst::ICMP_SLT: return sa < sb;
-    default: return sa <= sb;  // ICMP_SLE
-  }
-}
-
 bool float_predicate(int predicate, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   switch (predicate) {
@@ -146,20 +147,45 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
   const char* poison = nullptr;
+  const bool promises = op.nsw || op.nuw || op.exact || op.disjoint;
   for (int e = 0; e < op.width; ++e) {
     uint64_t* row = out + e * wave_size_;
+    if (!promises && wraps_only(op.kind)) {  // nothing to check: one loop per op
+      const int bits = op.type.bits;
+      auto lanes = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = low_bits(f(a.at(e, l), b.at(e, l)), bits); }); };
+      switch (op.kind) {
+        case Kind::Add: lanes([](uint64_t x, uint64_t y) { return x + y; }); break;
+        case Kind::Sub: lanes([](uint64_t x, uint64_t y) { return x - y; }); break;
+        case Kind::Mul: lanes([](uint64_t x, uint64_t y) { return x * y; }); break;
+        case Kind::And: lanes([](uint64_t x, uint64_t y) { return x & y; }); break;
+        case Kind::Or: lanes([](uint64_t x, uint64_t y) { return x | y; }); break;
+        default: lanes([](uint64_t x, uint64_t y) { return x ^ y; }); break;  // Xor
+      }
+      continue;
+    }
     if (op.type.bits == 32 && (op.kind == Kind::Add || op.kind == Kind::Mul)) {  // the hot cases, 32 bits
-      bool add = op.kind == Kind::Add;
+      const bool add = op.kind == Kind::Add;
+      // results and broken promises in one call-free loop; the report only when a lane broke one
+      auto unsigned_wide = [&](uint64_t x, uint64_t y) { return add ? x + y : x * y; };
+      auto signed_wide = [&](uint64_t x, uint64_t y) {
+        return add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
+      };
+      bool broken = false;
+      for_lanes(mask, [&](int l) {
+        uint64_t x = a.at(e, l), y = b.at(e, l), wide = unsigned_wide(x, y);
+        int64_t swide = signed_wide(x, y);
+        broken |= (op.nuw && wide > 0xffffffffu) | (op.nsw && swide != int32_t(swide));
+        row[l] = wide & 0xffffffffu;
+      });
+      if (!broken) continue;
       for (uint64_t m = mask; m; m &= m - 1) {
         int l = __builtin_ctzll(m);
         uint64_t x = a.at(e, l), y = b.at(e, l);
-        uint64_t wide = add ? x + y : x * y;
-        int64_t swide = add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
-        if (op.nuw && wide > 0xffffffffu)
+        int64_t swide = signed_wide(x, y);
+        if (op.nuw && unsigned_wide(x, y) > 0xffffffffu)
           return fail(wave, op, l, std::string(add ? "poison: add nuw overflows" : "poison: mul nuw overflows") + operands_text(x, y, 32, false));
         if (op.nsw && swide != int32_t(swide))
           return fail(wave, op, l, std::string(add ? "poison: add nsw overflows" : "poison: mul nsw overflows") + operands_text(x, y, 32, true));
-        row[l] = wide & 0xffffffffu;
       }
       continue;
     }
@@ -204,13 +230,29 @@ bool Machine::float_binary(Wave& wave, const Op& op, uint64_t mask) {
 bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
-  for (int e = 0; e < op.width; ++e)
-    for_lanes(mask, [&](int l) {
-      out[e * wave_size_ + l] =
-          op.kind == Kind::ICmp
-              ? integer_predicate(op.predicate, a.at(e, l), b.at(e, l), op.source.bits)
-              : float_predicate(op.predicate, to_double(a.at(e, l), op.source.scalar), to_double(b.at(e, l), op.source.scalar));
-    });
+  const int bits = op.source.bits;
+  const Scalar scalar = op.source.scalar;
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    auto lanes = [&](auto holds) { for_lanes(mask, [&](int l) { row[l] = holds(a.at(e, l), b.at(e, l)); }); };
+    if (op.kind == Kind::FCmp) {
+      lanes([&](uint64_t x, uint64_t y) { return float_predicate(op.predicate, to_double(x, scalar), to_double(y, scalar)); });
+      continue;
+    }
+    auto sx = [bits](uint64_t v) { return signed_of(v, bits); };
+    switch (op.predicate) {
+      case llvm::CmpInst::ICMP_EQ: lanes([](uint64_t x, uint64_t y) { return x == y; }); break;
+      case llvm::CmpInst::ICMP_NE: lanes([](uint64_t x, uint64_t y) { return x != y; }); break;
+      case llvm::CmpInst::ICMP_UGT: lanes([](uint64_t x, uint64_t y) { return x > y; }); break;
+      case llvm::CmpInst::ICMP_UGE: lanes([](uint64_t x, uint64_t y) { return x >= y; }); break;
+      case llvm::CmpInst::ICMP_ULT: lanes([](uint64_t x, uint64_t y) { return x < y; }); break;
+      case llvm::CmpInst::ICMP_ULE: lanes([](uint64_t x, uint64_t y) { return x <= y; }); break;
+      case llvm::CmpInst::ICMP_SGT: lanes([&](uint64_t x, uint64_t y) { return sx(x) > sx(y); }); break;
+      case llvm::CmpInst::ICMP_SGE: lanes([&](uint64_t x, uint64_t y) { return sx(x) >= sx(y); }); break;
+      case llvm::CmpInst::ICMP_SLT: lanes([&](uint64_t x, uint64_t y) { return sx(x) < sx(y); }); break;
+      default: lanes([&](uint64_t x, uint64_t y) { return sx(x) <= sx(y); }); break;  // ICMP_SLE
+    }
+  }
   return true;
 }
 
@@ -218,7 +260,27 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
   if (op.kind == Kind::BitCast) return bitcast(wave, op, mask);
   View a = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);
-  for (int e = 0; e < op.width; ++e)
+  const int from_bits = op.source.bits, to_bits = op.type.bits;
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    switch (op.kind) {  // the integer casts: one loop each
+      case Kind::ZExt:
+        if (op.nneg) {
+          bool negative = false;
+          for_lanes(mask, [&](int l) { negative |= signed_of(a.at(e, l), from_bits) < 0; });
+          if (negative) break;  // the lane-by-lane loop below names the lane
+        }
+        for_lanes(mask, [&](int l) { row[l] = a.at(e, l); });
+        continue;
+      case Kind::SExt:
+        for_lanes(mask, [&](int l) { row[l] = low_bits(uint64_t(signed_of(a.at(e, l), from_bits)), to_bits); });
+        continue;
+      case Kind::Trunc:
+        for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), to_bits); });
+        continue;
+      default:
+        break;
+    }
     for (uint64_t m = mask; m; m &= m - 1) {
       int l = __builtin_ctzll(m);
       uint64_t x = a.at(e, l), r = 0;
@@ -259,8 +321,9 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
         case Kind::Freeze: r = x; break;
         default: return fail(wave, op, l, "unsupported cast");
       }
-      out[e * wave_size_ + l] = r;
+      row[l] = r;
     }
+  }
   return true;
 }
 
@@ -270,6 +333,28 @@ bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
   const int in_bits = op.source.bits, out_bits = op.type.bits;
   if (in_bits * op.source_width != out_bits * op.width || in_bits % 8 || out_bits % 8)
     return fail(wave, op, 0, "bitcast between sizes it cannot pair");
+  // Cells hold their element's bits zero-extended, little-endian across elements as in memory:
+  // equal sizes copy, narrower elements pack into wider ones, wider ones split into narrower.
+  if (in_bits <= 64 && out_bits <= 64 && (out_bits % in_bits == 0 || in_bits % out_bits == 0)) {
+    for (int e = 0; e < op.width; ++e) {
+      uint64_t* row = out + e * wave_size_;
+      if (in_bits == out_bits) {
+        for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), in_bits); });
+      } else if (out_bits > in_bits) {
+        const int parts = out_bits / in_bits;
+        for_lanes(mask, [&](int l) {
+          uint64_t cell = 0;
+          for (int j = 0; j < parts; ++j) cell |= low_bits(a.at(e * parts + j, l), in_bits) << (j * in_bits);
+          row[l] = cell;
+        });
+      } else {
+        const int parts = in_bits / out_bits;
+        const int shift = (e % parts) * out_bits;
+        for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e / parts, l) >> shift, out_bits); });
+      }
+    }
+    return true;
+  }
   uint8_t bytes[256];
   if (in_bits * op.source_width / 8 > int(sizeof(bytes))) return fail(wave, op, 0, "bitcast wider than 2048 bits");
   for_lanes(mask, [&](int l) {
@@ -289,13 +374,18 @@ bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
 bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  if (op.kind == Kind::Select) {
+    View condition = a, on_true = b, on_false = view(wave, op.operands[2]);
+    for (int e = 0; e < op.width; ++e) {
+      uint64_t* row = out + e * wave_size_;
+      const int c = op.source_width == 1 ? 0 : e;
+      for_lanes(mask, [&](int l) { row[l] = (condition.at(c, l) & 1) ? on_true.at(e, l) : on_false.at(e, l); });
+    }
+    return true;
+  }
   for (uint64_t m = mask; m; m &= m - 1) {
     int l = __builtin_ctzll(m);
-    if (op.kind == Kind::Select) {
-      View condition = view(wave, op.operands[0]), on_true = b, on_false = view(wave, op.operands[2]);
-      for (int e = 0; e < op.width; ++e)
-        out[e * wave_size_ + l] = (condition.at(op.source_width == 1 ? 0 : e, l) & 1) ? on_true.at(e, l) : on_false.at(e, l);
-    } else if (op.kind == Kind::ExtractElement) {
+    if (op.kind == Kind::ExtractElement) {
       uint64_t index = b.at(0, l);
       if (index >= uint64_t(op.source_width)) return fail(wave, op, l, "poison: index " + std::to_string(index) + " out of the vector");
       out[l] = a.at(int(index), l);

@@ -6,7 +6,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "kemit/lane/intents.h"
+#include <muParser.h>
+
+#include "kemit/lane/family_intents.h"
 #include "kemit_arch_peaks_table.h"
 #include "spec_expressions.h"
 
@@ -94,19 +96,14 @@ std::optional<Roofline> roofline_of(const FamilyIntents& family, const nlohmann:
   return r;
 }
 
-void attach_roofline(const FamilyIntents& family, const nlohmann::json& spec, const LaneModule& module,
-                     LaneResult& result) {
-  if (result.kernels.empty() || !family.roofline) return;
+Roofline roofline_or_why(const FamilyIntents& family, const nlohmann::json& spec, const std::string& arch) {
   try {
-    result.roofline = roofline_of(family, spec, module.arch);
+    return *roofline_of(family, spec, arch);
   } catch (const std::runtime_error& error) {  // a name the spec and the defaults do not define
-    result.roofline = unknown_roofline(family, std::string("unknown: ") + error.what());
+    return unknown_roofline(family, std::string("unknown: ") + error.what());
   } catch (const mu::Parser::exception_type& error) {
-    result.roofline = unknown_roofline(family, "unknown: " + family.file + ": roofline cannot be evaluated: " + error.GetMsg());
+    return unknown_roofline(family, "unknown: " + family.file + ": roofline cannot be evaluated: " + error.GetMsg());
   }
-  int64_t waves = result.kernels.front().isa.waves_per_simd;
-  for (const auto& kernel : result.kernels) waves = std::min(waves, kernel.isa.waves_per_simd);
-  result.roofline->waves_per_simd = static_cast<int>(waves);
 }
 
 std::string roofline_text(const Roofline& r) {
@@ -120,7 +117,8 @@ std::string roofline_text(const Roofline& r) {
     text += ridge;
   }
   text += ": " + (r.bound == "compute" || r.bound == "memory" ? r.bound + "-bound" : r.bound);
-  return text + ", waves/SIMD " + std::to_string(r.waves_per_simd);
+  // 0: no occupancy known (a processor without occupancy rules, a shard blessed without the lane).
+  return text + ", waves/SIMD " + (r.waves_per_simd > 0 ? std::to_string(r.waves_per_simd) : "not measured");
 }
 
 nlohmann::json roofline_json(const Roofline& r) {

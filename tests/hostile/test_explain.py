@@ -2,6 +2,7 @@
 runs must not leave its git worktree registered, and in a shallow clone the blessing commit it
 names may be the clone's boundary, which must be said. Run by ctest (hostile.tools)."""
 import json
+import re
 import os
 import shutil
 import signal
@@ -108,3 +109,42 @@ def test_explain_lists_commits_that_touched_the_tables(repo, tmp_path):
     listed = r.stdout.split("that touched py_engine/, cpp_engine/ or tables/:\n", 1)[1]
     assert "tables: a trailing newline in ops.json" in listed
     assert "lower: comment after ret" in listed
+
+
+def stored_waves(shard, waves):
+    """The shard with config 1's llvm19 section storing `waves` waves/SIMD: the state a bless with
+    resources writes (the fixture blesses without the LLVM lane, so no waves are stored)."""
+    lines = shard.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"id": 1,'))
+    section = re.compile(r'("llvm19": \{"sha256": "[0-9a-f]{64}", "bytes": \d+)(, "isa": \{"waves": \d+, [^}]*\}, "loop": \{\}\})?\}')
+    assert section.search(lines[at]), lines[at]
+    isa = ', "isa": {"waves": %d, "counts": {"instructions": 10}, "loop": {}}}' % waves
+    lines[at] = section.sub(lambda m: m.group(1) + isa, lines[at], count=1)
+    shard.write_text("".join(lines))
+
+
+def test_explain_shows_the_rooflines_history(repo, tmp_path):
+    # The roofline is derived at read time: each commit's spec and stored waves, today's intents.
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", f"file://{repo}", str(clone)], check=True)
+    r = run([RUN_DIFF, "--explain", "elementwise:1", "--root", clone])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no roofline: no parity/intents/elementwise.json" in r.stdout  # a family without one says so
+    (clone / "parity" / "intents").mkdir()
+    shutil.copy(ROOT / "parity" / "intents" / "elementwise.json", clone / "parity" / "intents")
+    shard = clone / "golden" / "shards" / "elementwise.json"
+    for waves in (8, 6):
+        stored_waves(shard, waves)
+        git(clone, "commit", "-q", "-am", f"bless: llvm19 waves/SIMD {waves}")
+    r = run([RUN_DIFF, "--explain", "elementwise:1", "--root", clone])
+    assert r.returncode == 0, r.stdout + r.stderr
+    history = r.stdout.split("== roofline of elementwise #1 across the history of golden/shards/elementwise.json", 1)[1]
+    history = history.split("\n== ", 1)[0]
+    bless, eight, six = history.index("bless elementwise"), history.index("bless: llvm19 waves/SIMD 8"), \
+        history.index("bless: llvm19 waves/SIMD 6")
+    assert bless < eight < six, history  # oldest first
+    assert "waves/SIMD not measured (the shard stores no waves)" in history[bless:eight], history
+    assert "waves/SIMD 8 (llvm19 8)" in history[eight:six], history
+    assert "waves/SIMD 6 (llvm19 6)" in history[six:], history
+    assert "FLOP/B" in history and "memory-bound" in history, history
+    assert "working tree" not in history  # the working tree holds what the last commit holds

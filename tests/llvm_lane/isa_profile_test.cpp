@@ -291,7 +291,9 @@ TEST(Roofline, EveryEmittingParityConfigHasOne) {
       std::optional<Roofline> roofline;
       EXPECT_NO_THROW(roofline = roofline_of(family, config.at("spec"), config.at("arch").get<std::string>()))
           << family.family << " config " << config.at("id");
-      if (roofline) EXPECT_GT(roofline->bytes, 0) << family.family << " config " << config.at("id");
+      if (roofline) {
+        EXPECT_GT(roofline->bytes, 0) << family.family << " config " << config.at("id");
+      }
     }
   }
 }

@@ -59,6 +59,29 @@ TEST_F(GoldenModes, BlessThenCheckIsOk) {
   EXPECT_EQ(r.last_line().rfind("GOLDEN OK", 0), 0u) << r.out;
 }
 
+// The JSON report carries each family's roofline, derived from the shard, today's configs and the
+// intents of --root (docs/reports.md): alpha's from a hand-written intents file, beta's missing.
+TEST_F(GoldenModes, TheJsonReportCarriesEachFamilysRoofline) {
+  bless();
+  fs::path root = temp.path / "tree", report = temp.path / "report.json";
+  write_text(root / "parity/intents/alpha.json",
+             R"({"family": "alpha", "defaults": {"vec": 1}, "intents": [],
+                 "roofline": {"unit": "one element", "flops": "2", "bytes": "4 * vec", "precision": "f32"}})");
+  Result r = check("", "", {"--root", root.string(), "--json", report.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  nlohmann::json alpha, beta, json = nlohmann::json::parse(read_text(report));
+  for (const auto& family : json.at("families"))
+    (family.at("family") == "alpha" ? alpha : beta) = family.at("roofline");
+  // 2 FLOP over 4 * vec bytes, far below the f32 ridges: three emitting configs, all memory-bound;
+  // --no-resources stored no waves.
+  EXPECT_EQ(alpha["configs"], 3) << alpha.dump();
+  EXPECT_EQ(alpha["memory_bound"], 3) << alpha.dump();
+  EXPECT_EQ(alpha["intensity"]["min"], 0.125) << alpha.dump();  // config 2: vec 4
+  EXPECT_TRUE(alpha["lowest_waves_per_simd"].is_null()) << alpha.dump();
+  EXPECT_EQ(alpha["per_config"][0]["bytes"], 4) << alpha.dump();
+  EXPECT_EQ(beta["missing"], "no parity/intents/beta.json") << beta.dump();
+}
+
 TEST_F(GoldenModes, BlessingTwiceChangesNoByte) {
   bless();
   std::string alpha = read_text(golden / "alpha.json"), beta = read_text(golden / "beta.json");

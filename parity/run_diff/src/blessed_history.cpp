@@ -283,6 +283,36 @@ std::string BlessedHistory::uncommitted_engine_changes() {
                       "cannot read the working tree's status");
 }
 
+std::vector<std::pair<std::string, std::string>> BlessedHistory::shard_commits(size_t limit) {
+  const State& s = *state_;
+  // `git log -n N --reverse` reverses after the limit: the newest N, oldest first.
+  std::istringstream lines(git_or_throw(s.top, {"log", "-n", std::to_string(limit), "--reverse", "--date=short",
+                                                "--format=%H %h %ad %an: %s", "--", s.shard_in_repo},
+                                        "cannot list the commits of " + s.shard_in_repo));
+  std::vector<std::pair<std::string, std::string>> commits;
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 41) commits.push_back({line.substr(0, 40), line.substr(41)});
+  return commits;
+}
+
+namespace {
+std::string file_at_commit(const fs::path& top, const std::string& commit, const fs::path& file) {
+  std::string in_repo = fs::relative(fs::weakly_canonical(fs::absolute(file)), fs::weakly_canonical(top)).string();
+  CommandResult r = git(top, {"show", commit + ":" + in_repo});
+  return r.exit_code == 0 ? r.out : "";  // the commit does not hold the file
+}
+}  // namespace
+
+std::string BlessedHistory::shard_at(const std::string& commit) {
+  return file_at_commit(state_->top, commit, state_->shard_file);
+}
+
+std::string BlessedHistory::configs_at(const std::string& commit) {
+  return file_at_commit(state_->top, commit, state_->configs.file);
+}
+
+const driver::FamilyConfigs& BlessedHistory::configs() const { return state_->configs; }
+
 std::vector<std::string> explained_sections(const golden::Shard& shard) {
   std::vector<std::string> sections = {"canonical"};
   sections.insert(sections.end(), shard.flavors.begin(), shard.flavors.end());

@@ -60,6 +60,13 @@ class BlessedHistory {
   // "git log"-style lines of the engine commits after `commit`, and uncommitted engine changes.
   std::string engine_commits_since(const std::string& commit);
   std::string uncommitted_engine_changes();
+  // The newest `limit` commits that changed the shard, oldest first: {full hash, "<short> <date> <author>: <subject>"}.
+  std::vector<std::pair<std::string, std::string>> shard_commits(size_t limit);
+  // The shard's and the family's config file's text as `commit` holds them ("" when it holds none).
+  std::string shard_at(const std::string& commit);
+  std::string configs_at(const std::string& commit);
+  // Today's config file of the family (as opened).
+  const driver::FamilyConfigs& configs() const;
   // The shard's path relative to the top of the checkout (for messages).
   const std::string& shard_in_repo() const;
 

@@ -24,6 +24,7 @@
 #include "kemit/driver/config.h"
 #include "kemit/driver/text_diff.h"
 #include "kemit/golden/digest.h"
+#include "roofline_history.h"
 
 namespace kemit::run_diff {
 namespace {
@@ -108,6 +109,7 @@ bool explain_one(const Options& options, BlessedHistory& history, std::uint64_t 
   if (digest != blessed->spec_digest)
     out << "  note: the config's arch or spec changed since the bless (spec_digest " << blessed->spec_digest.substr(0, 12)
         << " -> " << digest.substr(0, 12) << "); both engines below get today's config\n";
+  out << roofline_history(options, history, id);
   auto changed = changed_sections(history, *blessed, id);
   if (changed.empty()) {
     out << fmt::format("{} #{}: today's Python engine emits exactly the blessed sections ({}): nothing changed "

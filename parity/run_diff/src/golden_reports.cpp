@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
 #include "golden_check.h"
 #include "kemit/driver/reports.h"
+#include "kemit/golden/roofline.h"
+#include "kemit/golden/shard_io.h"
 
 namespace kemit::run_diff {
 namespace {
@@ -69,9 +72,36 @@ json lane_problem_json(const LaneProblem& p) {
           {"arch", p.arch}, {"verdict", p.verdict}, {"detail", p.detail}};
 }
 
+// The family's roofline as its shard holds it (kemit/golden/roofline.h: today's configs and
+// intents, the stored waves/SIMD), per config; {"missing": why} when there is none to read.
+json stored_roofline(const Options& options, const std::string& family,
+                     const std::map<std::string, lane::FamilyIntents>& intents) {
+  std::filesystem::path file = golden::shard_path(shard_dir(options), family);
+  if (!std::filesystem::exists(file)) return {{"missing", file.string() + " does not exist (nothing blessed)"}};
+  try {
+    std::string configs = options.check.configs_dir.empty() ? options.check.locations.root + "/parity/configs"
+                                                            : options.check.configs_dir;
+    return golden::roofline_json(golden::tree_family_roofline(configs, golden::load_shard(file), intents), true);
+  } catch (const std::runtime_error& e) {  // a bad shard or config file: the check names it already
+    return {{"missing", e.what()}};
+  }
+}
+
+// Today's parity/intents; a file that cannot be read leaves every family's roofline missing, named.
+std::map<std::string, lane::FamilyIntents> intents_or_why(const Options& options, std::string& why) {
+  try {
+    return golden::tree_intents(options.check.locations.root);
+  } catch (const std::runtime_error& e) {
+    why = e.what();
+    return {};
+  }
+}
+
 }  // namespace
 
 json check_json(const Options& options, const FreshRun& run, const GoldenCheck& check) {
+  std::string intents_problem;
+  const auto intents = intents_or_why(options, intents_problem);
   json families = json::array();
   for (const auto& f : check.families) {
     json findings = json::array();
@@ -84,7 +114,9 @@ json check_json(const Options& options, const FreshRun& run, const GoldenCheck& 
                         {"shard_exists", f.comparison.shard_exists},
                         {"configs_compared", f.comparison.configs_compared},
                         {"flavors_compared", f.comparison.flavors_compared},
-                        {"findings", findings}});
+                        {"findings", findings},
+                        {"roofline", intents_problem.empty() ? stored_roofline(options, f.family, intents)
+                                                             : json{{"missing", intents_problem}}}});
   }
   json counts = json::object();
   for (const auto& name : category_order()) counts[name] = check.counts.at(name);

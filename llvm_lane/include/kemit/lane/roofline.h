@@ -35,6 +35,11 @@ struct Roofline {
 // naming the intents file.
 std::optional<Roofline> roofline_of(const FamilyIntents& family, const nlohmann::json& spec, const std::string& arch);
 
+// roofline_of for a family that states a roofline, with an expression that cannot be evaluated
+// (a name the spec and the defaults do not define, muparser's error) turned into bound
+// "unknown: <why>" naming the intents file: for the readers that show rooflines as information.
+Roofline roofline_or_why(const FamilyIntents& family, const nlohmann::json& spec, const std::string& arch);
+
 // "2.15 GFLOP / 1.34 GB = 1.6 FLOP/B, ridge 246.7 (Instinct MI300X f16): memory-bound"
 std::string roofline_text(const Roofline& roofline);
 nlohmann::json roofline_json(const Roofline& roofline);
