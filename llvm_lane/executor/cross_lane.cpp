@@ -43,32 +43,37 @@ bool Machine::intrinsic(Wave& wave, const Op& op, uint64_t mask) {
 
 bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
+  const Scalar scalar = op.type.scalar;
+  const bool binary = op.intrinsic != Intrinsic::Exp && op.intrinsic != Intrinsic::Sqrt;
   View a = view(wave, op.operands[0]);
-  for (int e = 0; e < op.width; ++e)
-    for (uint64_t m = mask; m; m &= m - 1) {
-      int l = __builtin_ctzll(m);
-      double x = to_double(a.at(e, l), op.type.scalar), r = 0;
-      if (op.intrinsic == Intrinsic::Exp) {
-        r = std::exp(x);
-      } else if (op.intrinsic == Intrinsic::Sqrt) {
-        r = std::sqrt(x);
-      } else {
-        double y = to_double(view(wave, op.operands[1]).at(e, l), op.type.scalar);
-        if (op.intrinsic == Intrinsic::Fma) {
-          double z = to_double(view(wave, op.operands[2]).at(e, l), op.type.scalar);
-          if (op.type.scalar == Scalar::Float) {  // one rounding of the exact x*y+z
-            out[e * wave_size_ + l] = bits_of(std::fmaf(float(x), float(y), float(z)));
-            continue;
-          }
-          r = std::fma(x, y, z);
-        } else if (std::isnan(x) || std::isnan(y)) {
-          r = std::isnan(x) ? y : x;  // maxnum / minnum return the other operand of a NaN
-        } else {
-          r = op.intrinsic == Intrinsic::MaxNum ? std::fmax(x, y) : std::fmin(x, y);
-        }
-      }
-      out[e * wave_size_ + l] = from_double(r, op.type.scalar);
+  View b = binary ? view(wave, op.operands[1]) : a;
+  View c = op.intrinsic == Intrinsic::Fma ? view(wave, op.operands[2]) : a;
+  // maxnum / minnum return the other operand of a NaN, else the C library's fmax / fmin
+  auto max_of = [](auto x, auto y) { return x != x ? y : y != y ? x : std::fmax(x, y); };
+  auto min_of = [](auto x, auto y) { return x != x ? y : y != y ? x : std::fmin(x, y); };
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    // f32 in binary32 (fma one rounding of the exact x*y+z; maxnum, minnum exact): the same bits
+    // as the exact result rounded once. exp, sqrt and the narrow formats go through double.
+    if (scalar == Scalar::Float && binary) {
+      auto f32 = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = bits_of(f(f32_of(a.at(e, l)), f32_of(b.at(e, l)), l)); }); };
+      if (op.intrinsic == Intrinsic::Fma) f32([&](float x, float y, int l) { return std::fmaf(x, y, f32_of(c.at(e, l))); });
+      else if (op.intrinsic == Intrinsic::MaxNum) f32([&](float x, float y, int) { return max_of(x, y); });
+      else f32([&](float x, float y, int) { return min_of(x, y); });
+      continue;
     }
+    auto wide = [&](auto f) {
+      for_lanes(mask, [&](int l) { row[l] = from_double(f(to_double(a.at(e, l), scalar), l), scalar); });
+    };
+    auto y_of = [&](int l) { return to_double(b.at(e, l), scalar); };
+    switch (op.intrinsic) {
+      case Intrinsic::Exp: wide([](double x, int) { return std::exp(x); }); break;
+      case Intrinsic::Sqrt: wide([](double x, int) { return std::sqrt(x); }); break;
+      case Intrinsic::Fma: wide([&](double x, int l) { return std::fma(x, y_of(l), to_double(c.at(e, l), scalar)); }); break;
+      case Intrinsic::MaxNum: wide([&](double x, int l) { return max_of(x, y_of(l)); }); break;
+      default: wide([&](double x, int l) { return min_of(x, y_of(l)); }); break;  // MinNum
+    }
+  }
   return true;
 }
 
