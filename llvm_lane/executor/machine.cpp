@@ -341,6 +341,19 @@ bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
   View indices[4];
   if (op.scales.size() > 4) return fail(wave, op, 0, "more than 4 variable indices");
   for (size_t i = 0; i < op.scales.size(); ++i) indices[i] = view(wave, op.operands[i + 1]);
+  if (op.scales.size() == 1) {  // the common case, one variable index: one call-free loop
+    const View index = indices[0];
+    const int64_t scale = op.scales[0];
+    const int bits = op.source.bits;
+    bool negative = false;
+    for_lanes(mask, [&](int l) {
+      int64_t i = signed_of(index.at(0, l), bits);
+      negative |= i < 0;
+      uint64_t pointer = base.at(0, l);
+      out[l] = make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(op.offset + i * scale));
+    });
+    if (!(negative && op.nuw)) return true;  // else the loop below names the lane
+  }
   for (uint64_t m = mask; m; m &= m - 1) {
     int l = __builtin_ctzll(m);
     int64_t offset = op.offset;
