@@ -243,10 +243,12 @@ bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer,
   if (store && !target.writable) return fail(wave, op, lane, target.name + " is read-only");
   if (region == kRegionLds) {
     uint8_t* written = &lds_written_[size_t(offset)];
-    if (store) std::memset(written, 1, bytes);
-    else
-      for (uint64_t i = 0; i < bytes; ++i)
-        if (!written[i]) return fail(wave, op, lane, "reads LDS byte " + std::to_string(offset + int64_t(i)) + " that no lane wrote");
+    if (store) {
+      std::memset(written, 1, bytes);
+    } else if (const void* unwritten = std::memchr(written, 0, bytes)) {
+      int64_t byte = offset + (static_cast<const uint8_t*>(unwritten) - written);
+      return fail(wave, op, lane, "reads LDS byte " + std::to_string(byte) + " that no lane wrote");
+    }
   }
   where = target.paged ? nullptr : target.data + offset;  // paged: memory() copies through paged_memory
   return true;
@@ -293,19 +295,6 @@ void write_cell(uint8_t* to, uint64_t cell, int bytes) {
 }
 
 }  // namespace
-
-// A global buffer's host bytes for an access that is in bounds, aligned and allowed; nullptr for
-// LDS (its written bytes are tracked), a witness run's pages, or anything locate() must refuse.
-uint8_t* Machine::plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
-  uint64_t region = pointer >> kRegionShift;
-  if (region == kRegionNull || region == kRegionLds || region > regions_.size()) return nullptr;
-  Region& target = regions_[region - 1];
-  int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
-  uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
-  if (target.paged || offset < 0 || uint64_t(offset) + bytes > target.size || misaligned || (store && !target.writable))
-    return nullptr;
-  return target.data + offset;
-}
 
 bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
   const int element_bytes = op.type.bits / 8;

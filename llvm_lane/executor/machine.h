@@ -49,6 +49,12 @@ struct View {
   uint64_t at(int e, int l) const { return p[e * element_stride + l * lane_stride]; }
 };
 
+// Element helpers shared by the executor's files.
+inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value : value & ((uint64_t(1) << bits) - 1); }
+inline int64_t signed_of(uint64_t value, int bits) {
+  return bits >= 64 ? int64_t(value) : int64_t(value << (64 - bits)) >> (64 - bits);
+}
+
 class Machine {
  public:
   Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables, Outcome& outcome);
@@ -79,7 +85,18 @@ class Machine {
   bool vector_op(Wave& wave, const Op& op, uint64_t mask);
   bool address(Wave& wave, const Op& op, uint64_t mask);
   bool memory(Wave& wave, const Op& op, uint64_t mask);
-  uint8_t* plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store);
+  // A global buffer's host bytes for an access that is in bounds, aligned and allowed; nullptr for
+  // LDS (its written bytes are tracked), a witness run's pages, or anything locate() must refuse.
+  uint8_t* plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
+    uint64_t region = pointer >> kRegionShift;
+    if (region == kRegionNull || region == kRegionLds || region > regions_.size()) return nullptr;
+    Region& target = regions_[region - 1];
+    int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
+    uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
+    if (target.paged || offset < 0 || uint64_t(offset) + bytes > target.size || misaligned || (store && !target.writable))
+      return nullptr;
+    return target.data + offset;
+  }
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
@@ -116,11 +133,6 @@ inline void for_lanes(uint64_t mask, Body body) {
   for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
 }
 
-// Element helpers shared by machine.cpp and cross_lane.cpp.
-inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value : value & ((uint64_t(1) << bits) - 1); }
-inline int64_t signed_of(uint64_t value, int bits) {
-  return bits >= 64 ? int64_t(value) : int64_t(value << (64 - bits)) >> (64 - bits);
-}
 // Every half pattern as a double (exact), filled when the checker starts.
 extern const double* const kHalfValues;
 inline double half_value(uint64_t cell) { return kHalfValues[cell & 0xffff]; }
