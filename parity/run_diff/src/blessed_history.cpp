@@ -56,7 +56,10 @@ std::string entry_line(const std::string& shard_text, std::uint64_t id, const fs
   throw UsageError(fmt::format("{} has no line for config {}", path.string(), id));
 }
 
-// One engine's worker, asked for every section of one config in one emit request.
+}  // namespace
+
+// One engine's worker, asked for every section of one config in one emit request. Outside the
+// anonymous namespace: BlessedHistory::State holds it.
 class SectionEmitter {
  public:
   SectionEmitter(driver::EngineCommand command, double timeout_seconds)
@@ -107,8 +110,6 @@ class SectionEmitter {
   driver::WorkerPool pool_;
   driver::Hello hello_;
 };
-
-}  // namespace
 
 std::string Emitted::sha() const { return ok ? golden::sha256_hex(text) : ""; }
 
