@@ -87,9 +87,9 @@ Hello parse_hello(const json& response, const std::string& who) {
 }
 
 // An answer as the memo keeps it: without the wire id, which differs from run to run.
-json without_id(json response) {
+std::string without_id(json response) {
   response.erase("id");
-  return response;
+  return response.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // Only an engine's considered answers are remembered: an error may be the machine's (memory, a
@@ -292,9 +292,23 @@ void WorkerPool::check_deadline(Slot& slot) {
 
 // The engine's hello from the memo, checked as a worker's would be; one the pool cannot parse is
 // refused (the memo never serves it again) and the engine's workers start as without a memo.
+// The memo's answer to a request, read as a worker's line; one that is not a considered answer is
+// refused and the request goes to a worker.
+std::optional<json> WorkerPool::recall(size_t engine, long request) {
+  if (!memo_) return std::nullopt;
+  json body = request_body(request);
+  std::optional<std::string> line = memo_->recall(engine, body);
+  if (!line) return std::nullopt;
+  json response;
+  std::string problem = parse_answer_line(*line, response);
+  if (problem.empty() && !memorable(response)) problem = "has a status other than ok or rejected";
+  if (problem.empty()) return response;
+  memo_->refuse(engine, body, "a remembered answer of the " + engines_[engine].command.name + " engine that " + problem);
+  return std::nullopt;
+}
+
 bool WorkerPool::recall_hello(size_t engine) {
-  if (!memo_) return false;
-  std::optional<json> response = memo_->recall(engine, request_body(kHelloRequest));
+  std::optional<json> response = recall(engine, kHelloRequest);
   if (!response) return false;
   try {
     engines_[engine].hello = parse_hello(*response, "the remembered hello of the " + engines_[engine].command.name + " engine");
@@ -334,7 +348,7 @@ std::vector<std::vector<Answer>> WorkerPool::run(const std::vector<json>& reques
   // the misses go to the workers, which start on demand (fill()).
   for (size_t i = 0; i < requests.size(); ++i)
     for (size_t e = 0; e < engines_.size(); ++e) {
-      std::optional<json> recalled = memo_ ? memo_->recall(e, requests[i]) : std::nullopt;
+      std::optional<json> recalled = recall(e, static_cast<long>(i));
       if (recalled) record(e, static_cast<long>(i), {AnswerKind::response, std::move(*recalled), "", 0});
       else engines_[e].pending.push_back(static_cast<long>(i));
     }

@@ -12,7 +12,7 @@
 #include "kemit/golden/digest.h"
 #include "kemit/golden/shard_io.h"
 #include "kemit/run_diff/run_diff.h"
-#include "engine_answers.h"
+#include "kemit/lane_support/engine_answers.h"
 
 namespace kemit::run_diff {
 namespace {
@@ -48,7 +48,7 @@ std::vector<std::optional<std::string>> identities_of(const Options& options, co
   for (const auto& command : commands) {
     bool is_default = command.name == "py" ? !options.check.py_cmd : !options.check.cpp_cmd;
     try {
-      identities.push_back(engine_identity(command, is_default, options.check.locations, cache));
+      identities.push_back(lane_support::engine_identity(command, is_default, options.check.locations, cache));
     } catch (const std::exception& error) {
       throw driver::InfrastructureError("cannot digest the " + command.name + " engine for the answer cache: " +
                                         error.what());
@@ -147,7 +147,7 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
   for (const auto& command : commands) run.outcome.engines.push_back(command.name);
 
   lane_support::ResultCache cache = open_cache(options);
-  EngineAnswers memo(cache, run.outcome.engines, identities_of(options, commands, cache));
+  lane_support::EngineAnswers memo(cache, run.outcome.engines, identities_of(options, commands, cache));
   driver::WorkerPool pool(commands, driver::pool_options_for(options.check));
   pool.set_memo(&memo);
   std::vector<driver::Hello> hellos =
@@ -225,6 +225,24 @@ golden::FreshResults vanished_family_results(const FreshRun& run, const std::str
   empty.all_flavors = run.all_flavors;
   empty.complete = true;
   return empty;
+}
+
+std::string result_cache_dir(const Options& options) {
+  return lane_support::resolve_cache_dir(options.cache_dir, options.no_cache, options.check.locations.build);
+}
+
+void check_result_cache(const Options& options) {
+  try {
+    lane_support::check_cache_settings(result_cache_dir(options));
+  } catch (const lane_support::CacheError& error) {
+    throw driver::UsageError(error.what());
+  }
+}
+
+void write_engine_answers(const FreshRun& run, std::ostream& out) {
+  if (run.engine_answers.empty()) return;
+  out << "== " << run.engine_answers << "\n";
+  for (const auto& note : run.engine_notes) out << note << "\n";
 }
 
 }  // namespace kemit::run_diff

@@ -55,13 +55,16 @@ struct PoolOptions {
 // identity: docs/run_diff.md "Engine answers"). The pool asks the memo before it sends a request
 // (the hello included, as {"op": "hello"}) and starts no worker for an engine whose every answer
 // it recalls; it tells the memo each answer a worker gave (status ok or rejected; never a crash,
-// a timeout or an error). `request` never holds the wire id, nor does a recalled answer.
+// a timeout or an error). An answer is kept as the line a worker writes, without the wire id
+// (`request` never holds one either); a recalled line is read as a worker's line is, under the
+// input limits.
 class AnswerMemo {
  public:
   virtual ~AnswerMemo() = default;
-  virtual std::optional<nlohmann::json> recall(size_t engine, const nlohmann::json& request) = 0;
-  virtual void remember(size_t engine, const nlohmann::json& request, const nlohmann::json& response) = 0;
-  // A recalled answer the pool could not use (a hello that parse_hello refuses): never served again.
+  virtual std::optional<std::string> recall(size_t engine, const nlohmann::json& request) = 0;
+  virtual void remember(size_t engine, const nlohmann::json& request, const std::string& answer) = 0;
+  // A recalled line the pool could not use (not an answer object, a status other than ok or
+  // rejected, a hello that parse_hello refuses): never served again; `why` says what is wrong.
   virtual void refuse(size_t engine, const nlohmann::json& request, const std::string& why) = 0;
 };
 
@@ -120,6 +123,7 @@ class WorkerPool {
   void handle_line(Slot& slot, const std::string& line);
   void accept_hello(Slot& slot, const nlohmann::json& response);
   bool recall_hello(size_t engine);
+  std::optional<nlohmann::json> recall(size_t engine, long request);
   nlohmann::json request_body(long request) const;
   void fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms);
   void check_deadline(Slot& slot);

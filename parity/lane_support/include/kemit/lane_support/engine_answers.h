@@ -1,5 +1,5 @@
 // The engines' answers in the result cache (docs/run_diff.md "Engine answers"): a warm run_diff
-// over an unchanged tree asks no engine and starts no worker.
+// or check_llvm over an unchanged tree asks no engine and starts no worker.
 #pragma once
 #include <memory>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "kemit/driver/worker_pool.h"
 #include "kemit/lane_support/result_cache.h"
 
-namespace kemit::run_diff {
+namespace kemit::lane_support {
 
 // Bump when what the pool asks or keeps changes (the request's shape, what is remembered).
 inline constexpr int kEngineAnswersVersion = 1;
@@ -20,17 +20,18 @@ inline constexpr int kEngineAnswersVersion = 1;
 // binary's sha256); both with the command line and environment. nullopt for a --py-cmd /
 // --cpp-cmd: what such a command runs cannot be known, so its answers are never cached.
 std::optional<std::string> engine_identity(const driver::EngineCommand& command, bool is_default,
-                                           const driver::EngineLocations& where, lane_support::ResultCache& digests);
+                                           const driver::EngineLocations& where, ResultCache& digests);
 
 // The pool's memo over the result cache. Each answer is an entry keyed by the engine's name and
-// identity, the protocol version and the request (family, config line, arch and flavor set); an
-// entry that is not a protocol answer object is rejected (reported as corrupt, deleted, asked again).
+// identity, the protocol version and the request (family, config line, arch and flavor set). The
+// cache verifies each entry's checksum; an answer the pool cannot use comes back through refuse():
+// reported as corrupt, deleted, and asked again.
 class EngineAnswers : public driver::AnswerMemo {
  public:
-  EngineAnswers(lane_support::ResultCache& cache, std::vector<std::string> names,
+  EngineAnswers(ResultCache& cache, std::vector<std::string> names,
                 std::vector<std::optional<std::string>> identities);
-  std::optional<nlohmann::json> recall(size_t engine, const nlohmann::json& request) override;
-  void remember(size_t engine, const nlohmann::json& request, const nlohmann::json& response) override;
+  std::optional<std::string> recall(size_t engine, const nlohmann::json& request) override;
+  void remember(size_t engine, const nlohmann::json& request, const std::string& answer) override;
   void refuse(size_t engine, const nlohmann::json& request, const std::string& why) override;
 
   // "engine answers: 1582 from the cache, 0 asked (no worker started)" and the cache's problems.
@@ -39,11 +40,11 @@ class EngineAnswers : public driver::AnswerMemo {
  private:
   std::optional<std::string> key(size_t engine, const nlohmann::json& request) const;
 
-  lane_support::ResultCache& cache_;
+  ResultCache& cache_;
   std::vector<std::string> names_;
   std::vector<std::optional<std::string>> identities_;
   size_t recalled_ = 0;
   size_t asked_ = 0;
 };
 
-}  // namespace kemit::run_diff
+}  // namespace kemit::lane_support
