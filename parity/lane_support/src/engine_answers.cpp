@@ -79,6 +79,12 @@ void EngineAnswers::refuse(size_t engine, const json& request, const std::string
   if (std::optional<std::string> k = key(engine, request)) cache_.reject(*k, why + " (its " + what + ")");
 }
 
+std::vector<std::string> EngineAnswers::notes(size_t workers_started) const {
+  std::vector<std::string> lines{summary(workers_started)};
+  for (const auto& problem : cache_.stats().problems) lines.push_back("cache: " + problem);
+  return lines;
+}
+
 std::string EngineAnswers::summary(size_t workers_started) const {
   std::string line = "engine answers: " + std::to_string(recalled_) + " from the cache, " + std::to_string(asked_) +
                      " asked (" + (workers_started ? std::to_string(workers_started) + " worker(s)" : "no worker") +

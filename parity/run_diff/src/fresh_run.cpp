@@ -166,8 +166,7 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
     progress = [&](size_t done, size_t total) { notes << "\r[" << done << "/" << total << "] answers" << std::flush; };
   std::vector<std::vector<Answer>> answers = pool.run(requests, progress);
   if (options.check.progress) notes << "\r\033[K" << std::flush;
-  run.engine_answers = memo.summary(pool.workers_started());
-  for (const auto& problem : cache.stats().problems) run.engine_notes.push_back("cache: " + problem);
+  run.engine_answers = memo.notes(pool.workers_started());
   cache.prune();
 
   // With one engine, the engine is judged against itself: the verdicts still check the answers'
@@ -240,9 +239,7 @@ void check_result_cache(const Options& options) {
 }
 
 void write_engine_answers(const FreshRun& run, std::ostream& out) {
-  if (run.engine_answers.empty()) return;
-  out << "== " << run.engine_answers << "\n";
-  for (const auto& note : run.engine_notes) out << note << "\n";
+  for (size_t i = 0; i < run.engine_answers.size(); ++i) out << (i ? "" : "== ") << run.engine_answers[i] << "\n";
 }
 
 }  // namespace kemit::run_diff

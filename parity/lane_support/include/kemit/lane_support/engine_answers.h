@@ -34,10 +34,12 @@ class EngineAnswers : public driver::AnswerMemo {
   void remember(size_t engine, const nlohmann::json& request, const std::string& answer) override;
   void refuse(size_t engine, const nlohmann::json& request, const std::string& why) override;
 
-  // "engine answers: 1582 from the cache, 0 asked (no worker started)" and the cache's problems.
-  std::string summary(size_t workers_started) const;
+  // "engine answers: 1582 from the cache, 0 asked (no worker started)", then a line
+  // "cache: corrupt cache entry ... (why): deleted and recomputed" per problem of the cache.
+  std::vector<std::string> notes(size_t workers_started) const;
 
  private:
+  std::string summary(size_t workers_started) const;
   std::optional<std::string> key(size_t engine, const nlohmann::json& request) const;
 
   ResultCache& cache_;

@@ -84,8 +84,9 @@ struct FreshRun {
   std::vector<driver::FlavorFacts> flavor_facts;  // from the same hello, for the LLVM lane
   std::vector<FreshFamily> families;
   std::vector<EmittedModule> modules;  // every emitted flavor text of the green families
-  std::string engine_answers;  // "engine answers: 1582 from the cache, 0 asked (no worker started)"
-  std::vector<std::string> engine_notes;  // the answer cache's problems (a corrupt entry recomputed)
+  // "engine answers: 1582 from the cache, 0 asked (no worker started)", then the answer cache's
+  // problems (a corrupt entry recomputed)
+  std::vector<std::string> engine_answers;
   bool resources_measured = false;
   std::string resource_cost;  // "12.3 s, cache: 452 hits, 0 misses"
   std::vector<std::string> resource_notes;  // flavors the lane could not measure, and why
