@@ -10,10 +10,12 @@ using nlohmann::json;
 
 namespace {
 
-// The command as it runs: argv and the environment the pool adds.
+// The command as it runs: argv and the environment the pool adds, but for where Python keeps its
+// byte code (a build folder's; Python checks it against the sources, so it never changes an answer).
 std::string command_line(const driver::EngineCommand& command) {
   std::string line;
-  for (const auto& [name, value] : command.env) line += name + "=" + value + " ";
+  for (const auto& [name, value] : command.env)
+    if (name != "PYTHONPYCACHEPREFIX" && name != "PYTHONDONTWRITEBYTECODE") line += name + "=" + value + " ";
   for (const auto& word : command.argv) line += word + " ";
   return line;
 }
@@ -42,7 +44,11 @@ std::optional<std::string> engine_identity(const driver::EngineCommand& command,
 
 EngineAnswers::EngineAnswers(ResultCache& cache, std::vector<std::string> names,
                              std::vector<std::optional<std::string>> identities)
-    : cache_(cache), names_(std::move(names)), identities_(std::move(identities)) {}
+    : cache_(cache),
+      names_(std::move(names)),
+      identities_(std::move(identities)),
+      recalled_(names_.size(), 0),
+      asked_(names_.size(), 0) {}
 
 std::optional<std::string> EngineAnswers::key(size_t engine, const json& request) const {
   if (!cache_.enabled() || !identities_.at(engine)) return std::nullopt;
@@ -59,7 +65,7 @@ std::optional<std::string> EngineAnswers::key(size_t engine, const json& request
 std::optional<std::string> EngineAnswers::recall(size_t engine, const json& request) {
   std::optional<std::string> k = key(engine, request);
   std::optional<std::string> stored = k ? cache_.get(*k) : std::nullopt;
-  if (!is_hello(request)) ++(stored ? recalled_ : asked_);
+  if (!is_hello(request)) ++(stored ? recalled_ : asked_)[engine];
   return stored;
 }
 
@@ -70,7 +76,7 @@ void EngineAnswers::remember(size_t engine, const json& request, const std::stri
 // The pool could not use the recalled answer: it is asked again (counted so) and the entry is
 // reported with the request it answered (which config, which flavors).
 void EngineAnswers::refuse(size_t engine, const json& request, const std::string& why) {
-  if (!is_hello(request)) --recalled_, ++asked_;
+  if (!is_hello(request)) --recalled_[engine], ++asked_[engine];
   std::string what = request.value("op", std::string("?"));
   if (request.contains("family"))
     what += " of " + request["family"].get<std::string>() + ":" +
@@ -86,9 +92,11 @@ std::vector<std::string> EngineAnswers::notes(size_t workers_started) const {
 }
 
 std::string EngineAnswers::summary(size_t workers_started) const {
-  std::string line = "engine answers: " + std::to_string(recalled_) + " from the cache, " + std::to_string(asked_) +
-                     " asked (" + (workers_started ? std::to_string(workers_started) + " worker(s)" : "no worker") +
-                     " started)";
+  std::string line = "engine answers: ";
+  for (size_t e = 0; e < names_.size(); ++e)
+    line += (e ? "; " : "") + names_[e] + " " + std::to_string(recalled_[e]) + " from the cache, " +
+            std::to_string(asked_[e]) + " asked";
+  line += std::string(" (") + (workers_started ? std::to_string(workers_started) + " worker(s)" : "no worker") + " started)";
   if (!cache_.enabled()) return line + ", cache: off";
   std::vector<std::string> off;
   for (size_t e = 0; e < names_.size(); ++e)

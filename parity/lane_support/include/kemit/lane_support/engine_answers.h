@@ -17,7 +17,8 @@ inline constexpr int kEngineAnswersVersion = 1;
 // Everything that determines an engine's answers besides the request: for the default C++
 // worker the sha256 of its binary; for the default Python worker a digest of its sources
 // (py_engine/**.py and .json), the tables it reads (tables/*.json) and its interpreter (path and
-// binary's sha256); both with the command line and environment. nullopt for a --py-cmd /
+// binary's sha256); both with the command line and PYTHONPATH (not where byte code is kept: Python
+// checks it against the sources). nullopt for a --py-cmd /
 // --cpp-cmd: what such a command runs cannot be known, so its answers are never cached.
 std::optional<std::string> engine_identity(const driver::EngineCommand& command, bool is_default,
                                            const driver::EngineLocations& where, ResultCache& digests);
@@ -34,7 +35,8 @@ class EngineAnswers : public driver::AnswerMemo {
   void remember(size_t engine, const nlohmann::json& request, const std::string& answer) override;
   void refuse(size_t engine, const nlohmann::json& request, const std::string& why) override;
 
-  // "engine answers: 1582 from the cache, 0 asked (no worker started)", then a line
+  // "engine answers: py 791 from the cache, 0 asked; cpp 791 from the cache, 0 asked (no worker
+  // started)", then a line
   // "cache: corrupt cache entry ... (why): deleted and recomputed" per problem of the cache.
   std::vector<std::string> notes(size_t workers_started) const;
 
@@ -45,8 +47,8 @@ class EngineAnswers : public driver::AnswerMemo {
   ResultCache& cache_;
   std::vector<std::string> names_;
   std::vector<std::optional<std::string>> identities_;
-  size_t recalled_ = 0;
-  size_t asked_ = 0;
+  std::vector<size_t> recalled_;  // per engine (hellos not counted)
+  std::vector<size_t> asked_;
 };
 
 }  // namespace kemit::lane_support
