@@ -124,3 +124,17 @@ def test_a_planted_answer_with_a_good_checksum_is_refused(tmp_path):
     assert f"corrupt cache entry {planted}" in again.stdout, again.stdout
     assert "status other than ok or rejected" in again.stdout and "emit of transpose_lds:" in again.stdout
     assert sum(asked for _, asked in answers(again)[0].values()) == 1
+
+
+def test_kemit_engine_answers_off_asks_the_engines_and_a_bad_value_is_a_usage_error(tmp_path):
+    cache = tmp_path / "cache"
+    run_diff(cache=cache)
+    base = [TOOL, "--check-golden", "--no-resources", SELECTION, "--cache", str(cache)]
+    off = subprocess.run(base, capture_output=True, text=True, timeout=600, cwd=REPO,
+                         env={**os.environ, "KEMIT_ENGINE_ANSWERS": "off"})
+    assert off.returncode == 0 and answers(off)[0] == {"py": (0, 3), "cpp": (0, 3)}, off.stdout + off.stderr
+    assert "not cached (KEMIT_ENGINE_ANSWERS=off)" in off.stdout
+    bad = subprocess.run(base, capture_output=True, text=True, timeout=600, cwd=REPO,
+                         env={**os.environ, "KEMIT_ENGINE_ANSWERS": "maybe"})
+    assert bad.returncode == 2 and "KEMIT_ENGINE_ANSWERS must be on or off (got 'maybe')" in bad.stderr, bad.stderr
+    assert "engine answers" not in bad.stdout  # refused before any engine started

@@ -1,5 +1,6 @@
 #include "kemit/lane_support/engine_answers.h"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "kemit/lane_support/source_digest.h"
@@ -42,16 +43,25 @@ std::optional<std::string> engine_identity(const driver::EngineCommand& command,
   return inputs.key();
 }
 
+bool engine_answers_wanted() {
+  const char* value = std::getenv("KEMIT_ENGINE_ANSWERS");
+  const std::string text = value ? value : "";
+  if (text.empty() || text == "on" || text == "1") return true;
+  if (text == "off" || text == "0") return false;
+  throw CacheError("KEMIT_ENGINE_ANSWERS must be on or off (got '" + text + "'); unset it to cache the engines' answers");
+}
+
 EngineAnswers::EngineAnswers(ResultCache& cache, std::vector<std::string> names,
                              std::vector<std::optional<std::string>> identities)
     : cache_(cache),
       names_(std::move(names)),
       identities_(std::move(identities)),
+      wanted_(engine_answers_wanted()),
       recalled_(names_.size(), 0),
       asked_(names_.size(), 0) {}
 
 std::optional<std::string> EngineAnswers::key(size_t engine, const json& request) const {
-  if (!cache_.enabled() || !identities_.at(engine)) return std::nullopt;
+  if (!cache_.enabled() || !wanted_ || !identities_.at(engine)) return std::nullopt;
   CacheInputs inputs;
   inputs.add("lane", "engine answer")
       .add("version", kEngineAnswersVersion)
@@ -98,6 +108,7 @@ std::string EngineAnswers::summary(size_t workers_started) const {
             std::to_string(asked_[e]) + " asked";
   line += std::string(" (") + (workers_started ? std::to_string(workers_started) + " worker(s)" : "no worker") + " started)";
   if (!cache_.enabled()) return line + ", cache: off";
+  if (!wanted_) return line + ", not cached (KEMIT_ENGINE_ANSWERS=off)";
   std::vector<std::string> off;
   for (size_t e = 0; e < names_.size(); ++e)
     if (!identities_[e]) off.push_back(names_[e]);

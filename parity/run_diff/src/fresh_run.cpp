@@ -233,6 +233,7 @@ std::string result_cache_dir(const Options& options) {
 void check_result_cache(const Options& options) {
   try {
     lane_support::check_cache_settings(result_cache_dir(options));
+    lane_support::engine_answers_wanted();
   } catch (const lane_support::CacheError& error) {
     throw driver::UsageError(error.what());
   }

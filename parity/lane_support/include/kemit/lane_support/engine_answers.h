@@ -27,6 +27,11 @@ std::optional<std::string> engine_identity(const driver::EngineCommand& command,
 // identity, the protocol version and the request (family, config line, arch and flavor set). The
 // cache verifies each entry's checksum; an answer the pool cannot use comes back through refuse():
 // reported as corrupt, deleted, and asked again.
+// KEMIT_ENGINE_ANSWERS=off (or 0) asks the engines although the cache may hold their answers (the
+// other lanes' entries are still used): to measure what the cache saves (bench/gate). Unset, empty,
+// on or 1: on. Throws CacheError naming the variable for anything else.
+bool engine_answers_wanted();
+
 class EngineAnswers : public driver::AnswerMemo {
  public:
   EngineAnswers(ResultCache& cache, std::vector<std::string> names,
@@ -47,6 +52,7 @@ class EngineAnswers : public driver::AnswerMemo {
   ResultCache& cache_;
   std::vector<std::string> names_;
   std::vector<std::optional<std::string>> identities_;
+  bool wanted_;
   std::vector<size_t> recalled_;  // per engine (hellos not counted)
   std::vector<size_t> asked_;
 };
