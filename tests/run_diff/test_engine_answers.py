@@ -25,7 +25,7 @@ def run_diff(*words, cache):
 
 def answers(result):
     """{engine: (from the cache, asked)} and the workers started, from the engine answers line."""
-    line = re.search(r"^== engine answers: (.*) \((no worker|\d+ worker\(s\)) started\)$", result.stdout, re.M)
+    line = re.search(r"^== engine answers: (.*?) \((no worker|\d+ worker\(s\)) started\)", result.stdout, re.M)
     assert line, result.stdout
     counts = {m[0]: (int(m[1]), int(m[2])) for m in re.findall(r"(\w+) (\d+) from the cache, (\d+) asked", line[1])}
     workers = 0 if line[2] == "no worker" else int(line[2].split()[0])
