@@ -290,8 +290,6 @@ void WorkerPool::check_deadline(Slot& slot) {
   fail_head(slot, AnswerKind::timeout, "no answer within " + std::string(seconds) + " s from " + worker_label(slot), 0);
 }
 
-// The engine's hello from the memo, checked as a worker's would be; one the pool cannot parse is
-// refused (the memo never serves it again) and the engine's workers start as without a memo.
 // The memo's answer to a request, read as a worker's line; one that is not a considered answer is
 // refused and the request goes to a worker.
 std::optional<json> WorkerPool::recall(size_t engine, long request) {
@@ -307,6 +305,8 @@ std::optional<json> WorkerPool::recall(size_t engine, long request) {
   return std::nullopt;
 }
 
+// The engine's hello from the memo, checked as a worker's would be; one the pool cannot parse is
+// refused (the memo never serves it again) and the engine's workers start as without a memo.
 bool WorkerPool::recall_hello(size_t engine) {
   std::optional<json> response = recall(engine, kHelloRequest);
   if (!response) return false;
