@@ -50,10 +50,10 @@ struct Arguments : kemit::lane_support::LaneFlags {
   std::string engine = "cpp", engine_cmd;
   double timeout = 60;
   std::string codegen = "inprocess";  // inprocess, llc, or both (the cross-check)
-  bool proofs = proofs_by_default();  // the proof phase (docs/contracts.md)
+  bool proofs = proofs_by_default();  // the proof phase (docs/contracts.md): on unless KEMIT_PROOFS=0
   static bool proofs_by_default() {
     const char* value = std::getenv("KEMIT_PROOFS");
-    return value && std::string(value) == "1";
+    return !value || std::string(value) != "0";
   }
 };
 
@@ -413,7 +413,7 @@ void declare_flags(CLI::App& app, Arguments& args) {
   app.add_option("--timeout", args.timeout, "seconds per config for the engine's answer")->default_val(60);
   app.add_flag("--proofs,!--no-proofs", args.proofs,
                "prove every promise of every module at every launch its contract allows (docs/contracts.md; "
-               "default: on when KEMIT_PROOFS=1)");
+               "default: on; off with --no-proofs or KEMIT_PROOFS=0)");
 }
 
 // What --module may not be combined with, before any work.

@@ -9,8 +9,13 @@
 // "witness_launch" is the launch description of the section's first REFUTED witness ("" if none).
 // A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
 // with an answer; 2 when stdin is not such a request (the message on stderr).
+//
+// `kemit_prove --serve`: a long-lived worker (the lane keeps one per job, sparing a process start
+// and z3's setup per config): one request per line on stdin, one answer per line on stdout, in
+// order, until end of input. A line that is not a request is answered `{"error": WHY}`.
 #include <iostream>
 #include <iterator>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -92,26 +97,48 @@ json answer(const json& request) {
   return {{"sections", sections}};
 }
 
+// The answer to one request's text, or why it is none (a message for the caller).
+std::optional<json> answer_text(const std::string& text, std::string& why) {
+  json request = json::parse(text, nullptr, false);
+  if (!request.is_object() || !request.contains("canonical") || !request.contains("plan") ||
+      !request.contains("limits")) {
+    why = "the input is not a request: a JSON object with canonical, plan and limits (docs/contracts.md)";
+    return std::nullopt;
+  }
+  try {
+    return answer(request);
+  } catch (const json::exception& e) {
+    why = std::string("a malformed request: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+int serve() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::string why;
+    std::optional<json> reply = answer_text(line, why);
+    std::cout << (reply ? reply->dump() : json{{"error", "kemit_prove: " + why}}.dump()) << std::endl;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--serve") return serve();
   if (argc > 1) {
-    std::cerr << "kemit_prove: takes no arguments: one JSON request on stdin (docs/contracts.md)\n";
+    std::cerr << "kemit_prove: takes no arguments but --serve: one JSON request on stdin, or one per line with "
+                 "--serve (docs/contracts.md)\n";
     return 2;
   }
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  json request = json::parse(input, nullptr, false);
-  if (!request.is_object() || !request.contains("canonical") || !request.contains("plan") ||
-      !request.contains("limits")) {
-    std::cerr << "kemit_prove: stdin is not a request: a JSON object with canonical, plan and limits "
-                 "(docs/contracts.md)\n";
+  std::string why;
+  std::optional<json> reply = answer_text(input, why);
+  if (!reply) {
+    std::cerr << "kemit_prove: " << why << "\n";
     return 2;
   }
-  try {
-    std::cout << answer(request).dump() << "\n";
-  } catch (const json::exception& e) {
-    std::cerr << "kemit_prove: a malformed request: " << e.what() << "\n";
-    return 2;
-  }
+  std::cout << reply->dump() << "\n";
   return 0;
 }

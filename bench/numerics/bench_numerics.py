@@ -6,6 +6,11 @@
   version's executor for the flavors, per family and in total (from the runs' JSON reports).
 
     /usr/bin/python3 bench/numerics/bench_numerics.py --build build [--jobs 2] [--engine cpp]
+    /usr/bin/python3 bench/numerics/bench_numerics.py --build build --against OLD_TREE/build [--rounds 3]
+
+With --against, the lane over every section runs with the old build (in its own tree) and the new
+one in turn, `--rounds` times each (old, new, new, old, ...), and each section's rate is compared
+side by side: the interpreter's for canonical, each LLVM version's executor for the flavors.
 
 Lane instructions = the sum over executed ops (instructions) of their active lanes. A rate is that
 count over the interpreter's / executor's own time (parsing and decoding included); wall times
@@ -21,13 +26,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def timed_lane(args, sections):
-    """(the JSON report's families, wall) of one uncached run of build/parity/check_numerics."""
+def timed_lane(args, sections, build=None):
+    """(the JSON report's families, wall) of one uncached run of BUILD/parity/check_numerics (in the
+    tree that build belongs to)."""
+    build = build or args.build
     with tempfile.TemporaryDirectory() as folder:
         report = os.path.join(folder, "n.json")
         start = time.perf_counter()
-        subprocess.run([os.path.join(args.build, "parity", "check_numerics"), "--no-cache", "--jobs", str(args.jobs),
-                        "--engine", args.engine, "--json", report] + sections, check=False, stdout=subprocess.DEVNULL)
+        subprocess.run([os.path.join(build, "parity", "check_numerics"), "--no-cache", "--jobs", str(args.jobs),
+                        "--engine", args.engine, "--json", report] + sections, check=False, stdout=subprocess.DEVNULL,
+                       cwd=os.path.dirname(os.path.abspath(build)))
         wall = time.perf_counter() - start
         with open(report, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -56,12 +64,48 @@ def rate_table(data):
         print(f"  {section}: {len(picked)} runs, {lanes / 1e6:.1f} M lane instructions in {seconds:.1f} s")
 
 
+def section_totals(data):
+    """{section: [lane instructions, run seconds]} over every run of a report."""
+    totals = {}
+    for run in runs_of(data):
+        entry = totals.setdefault(run["section"], [0, 0.0])
+        entry[0] += run["lane_instructions"]
+        entry[1] += run["run_seconds"]
+    return totals
+
+
+def compare_builds(args):
+    """The old and the new build in turn; per section, the summed rates of each and their ratio."""
+    sums = {"old": {}, "new": {}}
+    order = [("old", args.against), ("new", args.build)]
+    for round_index in range(args.rounds):
+        for name, build in (order if round_index % 2 == 0 else order[::-1]):
+            data, wall = timed_lane(args, [], build)
+            print(f"  round {round_index + 1} {name}: wall {wall:.1f} s")
+            for section, (lanes, seconds) in section_totals(data).items():
+                entry = sums[name].setdefault(section, [0, 0.0])
+                entry[0] += lanes
+                entry[1] += seconds
+    print(f"  {'section':<10} {'old M/s':>9} {'new M/s':>9} {'ratio':>7}")
+    for section in sorted(sums["new"], key=lambda s: (s != "canonical", s)):
+        old, new = sums["old"].get(section), sums["new"][section]
+        old_rate = old[0] / old[1] / 1e6 if old and old[1] else 0.0
+        new_rate = new[0] / new[1] / 1e6 if new[1] else 0.0
+        ratio = f"{new_rate / old_rate:.2f}x" if old_rate else "-"
+        print(f"  {section:<10} {old_rate:>9.1f} {new_rate:>9.1f} {ratio:>7}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--engine", default="cpp", choices=("cpp", "py"))
+    parser.add_argument("--against", help="an old build folder (inside its own tree) to compare rates with")
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each build")
     args = parser.parse_args()
+    if args.against:
+        compare_builds(args)
+        return
     canonical, canonical_wall = timed_lane(args, ["--section", "canonical"])
     every, every_wall = timed_lane(args, [])
     runs, ok = runs_of(every), sum(r["verdict"] == "NUMERIC_OK" for r in runs_of(every))

@@ -51,6 +51,8 @@ MmaLayout make(const std::string& instr, const std::string& kind_name, Scalar op
   }
   std::set<std::pair<int, int>> a_places(layout.a.begin(), layout.a.end());
   layout.replicated = a_places.size() != layout.a.size();  // B mirrors A's places
+  std::set<std::pair<int, int>> c_places(layout.c.begin(), layout.c.end());
+  layout.c_replicated = c_places.size() != layout.c.size();
   return layout;
 }
 

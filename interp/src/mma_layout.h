@@ -18,7 +18,8 @@ struct MmaLayout {
   Fp8 fp8 = Fp8::none;  // not none: A and B are 8-bit floats, 8 to each i64 operand element
   // Indexed [lane * width + element]: (row, k) of A, (k, column) of B, (row, column) of C and D.
   std::vector<std::pair<int, int>> a, b, c;
-  bool replicated = false;  // some element of A or B is held by more than one lane
+  bool replicated = false;    // some element of A or B is held by more than one lane
+  bool c_replicated = false;  // some element of C and D is held by more than one lane
 };
 
 const std::vector<MmaLayout>& mma_layouts();

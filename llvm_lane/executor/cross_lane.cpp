@@ -43,32 +43,37 @@ bool Machine::intrinsic(Wave& wave, const Op& op, uint64_t mask) {
 
 bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
+  const Scalar scalar = op.type.scalar;
+  const bool binary = op.intrinsic != Intrinsic::Exp && op.intrinsic != Intrinsic::Sqrt;
   View a = view(wave, op.operands[0]);
-  for (int e = 0; e < op.width; ++e)
-    for (uint64_t m = mask; m; m &= m - 1) {
-      int l = __builtin_ctzll(m);
-      double x = to_double(a.at(e, l), op.type.scalar), r = 0;
-      if (op.intrinsic == Intrinsic::Exp) {
-        r = std::exp(x);
-      } else if (op.intrinsic == Intrinsic::Sqrt) {
-        r = std::sqrt(x);
-      } else {
-        double y = to_double(view(wave, op.operands[1]).at(e, l), op.type.scalar);
-        if (op.intrinsic == Intrinsic::Fma) {
-          double z = to_double(view(wave, op.operands[2]).at(e, l), op.type.scalar);
-          if (op.type.scalar == Scalar::Float) {  // one rounding of the exact x*y+z
-            out[e * wave_size_ + l] = bits_of(std::fmaf(float(x), float(y), float(z)));
-            continue;
-          }
-          r = std::fma(x, y, z);
-        } else if (std::isnan(x) || std::isnan(y)) {
-          r = std::isnan(x) ? y : x;  // maxnum / minnum return the other operand of a NaN
-        } else {
-          r = op.intrinsic == Intrinsic::MaxNum ? std::fmax(x, y) : std::fmin(x, y);
-        }
-      }
-      out[e * wave_size_ + l] = from_double(r, op.type.scalar);
+  View b = binary ? view(wave, op.operands[1]) : a;
+  View c = op.intrinsic == Intrinsic::Fma ? view(wave, op.operands[2]) : a;
+  // maxnum / minnum return the other operand of a NaN, else the C library's fmax / fmin
+  auto max_of = [](auto x, auto y) { return x != x ? y : y != y ? x : std::fmax(x, y); };
+  auto min_of = [](auto x, auto y) { return x != x ? y : y != y ? x : std::fmin(x, y); };
+  for (int e = 0; e < op.width; ++e) {
+    uint64_t* row = out + e * wave_size_;
+    // f32 in binary32 (fma one rounding of the exact x*y+z; maxnum, minnum exact): the same bits
+    // as the exact result rounded once. exp, sqrt and the narrow formats go through double.
+    if (scalar == Scalar::Float && binary) {
+      auto f32 = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = bits_of(f(f32_of(a.at(e, l)), f32_of(b.at(e, l)), l)); }); };
+      if (op.intrinsic == Intrinsic::Fma) f32([&](float x, float y, int l) { return std::fmaf(x, y, f32_of(c.at(e, l))); });
+      else if (op.intrinsic == Intrinsic::MaxNum) f32([&](float x, float y, int) { return max_of(x, y); });
+      else f32([&](float x, float y, int) { return min_of(x, y); });
+      continue;
     }
+    auto wide = [&](auto f) {
+      for_lanes(mask, [&](int l) { row[l] = from_double(f(to_double(a.at(e, l), scalar), l), scalar); });
+    };
+    auto y_of = [&](int l) { return to_double(b.at(e, l), scalar); };
+    switch (op.intrinsic) {
+      case Intrinsic::Exp: wide([](double x, int) { return std::exp(x); }); break;
+      case Intrinsic::Sqrt: wide([](double x, int) { return std::sqrt(x); }); break;
+      case Intrinsic::Fma: wide([&](double x, int l) { return std::fma(x, y_of(l), to_double(c.at(e, l), scalar)); }); break;
+      case Intrinsic::MaxNum: wide([&](double x, int l) { return max_of(x, y_of(l)); }); break;
+      default: wide([&](double x, int l) { return min_of(x, y_of(l)); }); break;  // MinNum
+    }
+  }
   return true;
 }
 
@@ -177,8 +182,7 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       for (int l = 0; l < wave_size_; ++l)
         for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
           auto [row, column] = table.cells[which][size_t(l)][e];
-          // B is kept by columns, so that each dot product reads A's row and B's column in order
-          size_t index = which == 1 ? size_t(column * mma.k + row) : size_t(row * dims[which][1] + column);
+            size_t index = size_t(row * dims[which][1] + column);
           double v = value(int(e), l);
           if (!replicated) {
             matrix[index] = v;
@@ -202,14 +206,23 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       gathered = gather([&](int e, int l) { return to_double(in.at(e, l), scalar); });
     if (!gathered) return false;
   }
+  // The products P = A x B, each element summed over k in order from 0 (16- and 8-bit products are
+  // exact); k outermost within a row, so each step runs over a whole row of P at once.
+  std::vector<double>& product = matrices[3];
+  product.assign(size_t(mma.m * mma.n), 0.0);
+  for (int row = 0; row < mma.m; ++row) {
+    double* p = &product[size_t(row * mma.n)];
+    for (int k = 0; k < mma.k; ++k) {
+      const double a = matrices[0][size_t(row * mma.k + k)];
+      const double* b = &matrices[1][size_t(k * mma.n)];
+      for (int column = 0; column < mma.n; ++column) p[column] += a * b[column];
+    }
+  }
   uint64_t* out = cells(wave, op.result);
   for (int l = 0; l < wave_size_; ++l)
     for (size_t e = 0; e < table.cells[3][size_t(l)].size(); ++e) {
       auto [row, column] = table.cells[3][size_t(l)][e];
-      double sum = 0;
-      const double* a_row = &matrices[0][size_t(row * mma.k)];
-      const double* b_column = &matrices[1][size_t(column * mma.k)];
-      for (int k = 0; k < mma.k; ++k) sum += a_row[k] * b_column[k];  // exact: 16- and 8-bit products
+      double sum = product[size_t(row * mma.n + column)];
       sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
       out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
     }

@@ -100,9 +100,21 @@ class Machine {
   std::vector<uint8_t> lds_, lds_written_, dispatch_;
   std::vector<uint64_t> param_cells_;
   std::vector<uint64_t> phi_scratch_;
-  std::vector<double> matrix_scratch_[3];
+  std::vector<double> matrix_scratch_[4];  // A, B, C and the products
   std::vector<char> seen_scratch_;
 };
+
+// body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a
+// partial last wave) runs as a plain counted loop, which the compiler can unroll and vectorize.
+template <typename Body>
+inline void for_lanes(uint64_t mask, Body body) {
+  if ((mask & (mask + 1)) == 0) {
+    const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
+    for (int l = 0; l < count; ++l) body(l);
+    return;
+  }
+  for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
+}
 
 // Element helpers shared by machine.cpp and cross_lane.cpp.
 inline uint64_t low_bits(uint64_t value, int bits) { return bits >= 64 ? value : value & ((uint64_t(1) << bits) - 1); }

@@ -3,6 +3,7 @@
 // behaviour; floats are decoded exactly and rounded once to their format (floats.h).
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "floats.h"
@@ -36,18 +37,6 @@ uint64_t from_double(double value, Scalar scalar) {
 
 namespace {
 
-// body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a
-// partial last wave) runs as a plain counted loop, which the compiler can unroll and vectorize.
-template <typename Body>
-inline void for_lanes(uint64_t mask, Body body) {
-  if ((mask & (mask + 1)) == 0) {
-    const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
-    for (int l = 0; l < count; ++l) body(l);
-    return;
-  }
-  for (uint64_t m = mask; m; m &= m - 1) body(__builtin_ctzll(m));
-}
-
 // The operands of a broken promise for the report: signed as nsw reads them, else unsigned.
 std::string operands_text(uint64_t a, uint64_t b, int bits, bool as_signed) {
   if (as_signed) return " (operands " + std::to_string(signed_of(a, bits)) + ", " + std::to_string(signed_of(b, bits)) + ")";
@@ -61,13 +50,15 @@ bool wraps_only(Kind kind) {
 }
 
 // The result of an integer op, or a reason it is poison / undefined ("" = fine).
-inline uint64_t integer_result(const Op& op, uint64_t a, uint64_t b, const char*& poison) {
+// Always inlined: called with a constant `kind`, its switch folds away inside a lane loop.
+__attribute__((always_inline)) inline uint64_t integer_result(Kind kind, const Op& op, uint64_t a, uint64_t b,
+                                                              const char*& poison) {
   const int bits = op.type.bits;
   const int64_t sa = signed_of(a, bits), sb = signed_of(b, bits);
   const uint64_t all = low_bits(~uint64_t(0), bits);
   int64_t wide = 0;
   uint64_t uwide = 0;
-  switch (op.kind) {
+  switch (kind) {
     case Kind::Add:
       if (op.nsw && (__builtin_add_overflow(sa, sb, &wide) || signed_of(uint64_t(wide), bits) != wide)) poison = "add nsw overflows";
       if (op.nuw && (__builtin_add_overflow(a, b, &uwide) || uwide > all)) poison = "add nuw overflows";
@@ -84,12 +75,12 @@ inline uint64_t integer_result(const Op& op, uint64_t a, uint64_t b, const char*
     case Kind::URem:
       if (b == 0) return poison = "division by zero", 0;
       if (op.exact && a % b) poison = "udiv exact has a remainder";
-      return op.kind == Kind::UDiv ? a / b : a % b;
+      return kind == Kind::UDiv ? a / b : a % b;
     case Kind::SDiv:
     case Kind::SRem:
       if (b == 0 || (sb == -1 && sa == signed_of(uint64_t(1) << (bits - 1), bits))) return poison = "signed division overflows", 0;
       if (op.exact && sa % sb) poison = "sdiv exact has a remainder";
-      return uint64_t(op.kind == Kind::SDiv ? sa / sb : sa % sb);
+      return uint64_t(kind == Kind::SDiv ? sa / sb : sa % sb);
     case Kind::Shl:
       if (b >= uint64_t(bits)) return poison = "shift by the width or more", 0;
       if (op.nuw && (low_bits(a << b, bits) >> b) != a) poison = "shl nuw shifts out a one";
@@ -99,7 +90,7 @@ inline uint64_t integer_result(const Op& op, uint64_t a, uint64_t b, const char*
     case Kind::AShr:
       if (b >= uint64_t(bits)) return poison = "shift by the width or more", 0;
       if (op.exact && low_bits(a, int(b))) poison = "exact shift drops a one";
-      return op.kind == Kind::LShr ? a >> b : uint64_t(sa >> b);
+      return kind == Kind::LShr ? a >> b : uint64_t(sa >> b);
     case Kind::And: return a & b;
     case Kind::Or:
       if (op.disjoint && (a & b)) poison = "or disjoint operands share a bit";
@@ -189,11 +180,37 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
       }
       continue;
     }
-    for (uint64_t m = mask; m; m &= m - 1) {
-      int l = __builtin_ctzll(m);
-      uint64_t value = integer_result(op, a.at(e, l), b.at(e, l), poison);
-      if (poison) return fail(wave, op, l, std::string("poison: ") + poison + operands_text(a.at(e, l), b.at(e, l), op.type.bits, op.nsw));
-      row[l] = low_bits(value, op.type.bits);
+    // Any other op: a loop per kind (a constant there, so integer_result's switch folds away) that
+    // notes the first poisoned lane without a call; the report is built after the loop.
+    int first = -1;
+    auto lanes = [&](auto kind) {
+      for_lanes(mask, [&](int l) {
+        const char* reason = nullptr;
+        uint64_t value = integer_result(decltype(kind)::value, op, a.at(e, l), b.at(e, l), reason);
+        if (reason && first < 0) first = l;
+        row[l] = low_bits(value, op.type.bits);
+      });
+    };
+    switch (op.kind) {
+      case Kind::Add: lanes(std::integral_constant<Kind, Kind::Add>{}); break;
+      case Kind::Sub: lanes(std::integral_constant<Kind, Kind::Sub>{}); break;
+      case Kind::Mul: lanes(std::integral_constant<Kind, Kind::Mul>{}); break;
+      case Kind::UDiv: lanes(std::integral_constant<Kind, Kind::UDiv>{}); break;
+      case Kind::URem: lanes(std::integral_constant<Kind, Kind::URem>{}); break;
+      case Kind::SDiv: lanes(std::integral_constant<Kind, Kind::SDiv>{}); break;
+      case Kind::SRem: lanes(std::integral_constant<Kind, Kind::SRem>{}); break;
+      case Kind::Shl: lanes(std::integral_constant<Kind, Kind::Shl>{}); break;
+      case Kind::LShr: lanes(std::integral_constant<Kind, Kind::LShr>{}); break;
+      case Kind::AShr: lanes(std::integral_constant<Kind, Kind::AShr>{}); break;
+      case Kind::And: lanes(std::integral_constant<Kind, Kind::And>{}); break;
+      case Kind::Or: lanes(std::integral_constant<Kind, Kind::Or>{}); break;
+      case Kind::Xor: lanes(std::integral_constant<Kind, Kind::Xor>{}); break;
+      default: return fail(wave, op, 0, "poison: not an integer op");
+    }
+    if (first >= 0) {
+      uint64_t x = a.at(e, first), y = b.at(e, first);
+      integer_result(op.kind, op, x, y, poison);
+      return fail(wave, op, first, std::string("poison: ") + poison + operands_text(x, y, op.type.bits, op.nsw));
     }
   }
   return true;

@@ -2,10 +2,6 @@
 
 #include "kemit/input_limits.h"
 
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <stdexcept>
 
 namespace kemit::lane {
@@ -79,35 +75,9 @@ ExitStatus CheckerSession::stop() {
 
 // Reads one '\n'-terminated line within the timeout; false on EOF or timeout.
 bool CheckerSession::read_line(std::string& line, std::chrono::milliseconds timeout) {
-  timed_out_ = false;
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    size_t newline = pending_.find('\n');
-    if (newline != std::string::npos) {
-      line = pending_.substr(0, newline);
-      pending_.erase(0, newline + 1);
-      return true;
-    }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    timed_out_ = left.count() <= 0;
-    if (timed_out_) return false;
-    pollfd fd{child_.stdout_fd, POLLIN, 0};
-    int ready = poll(&fd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) continue;  // the deadline check above decides
-    if (ready < 0) return false;
-    char buffer[65536];
-    ssize_t got = read(child_.stdout_fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    pending_.append(buffer, static_cast<size_t>(got));
-    if (pending_.size() > limits::kMaxLineBytes) {  // never buffered whole: the answer is out of protocol
-      line = pending_.substr(0, 120) + "... [a line over the input limit of " + std::to_string(limits::kMaxLineBytes) +
-             " bytes]";
-      pending_.clear();
-      return true;
-    }
-  }
+  LineRead read = read_child_line(child_.stdout_fd, pending_, line, timeout, limits::kMaxLineBytes);
+  timed_out_ = read == LineRead::TIMED_OUT;
+  return read == LineRead::LINE;
 }
 
 bool CheckerSession::ensure_started(std::string& problem) {

@@ -10,7 +10,7 @@
 #include "kemit/lane_support/source_digest.h"
 #include "parallel.h"
 #include "proof_witness.h"
-#include "subprocess.h"
+#include "prover_worker.h"
 
 namespace kemit::lane {
 namespace {
@@ -99,7 +99,7 @@ ProofAnswer with_executor_runs(ProofAnswer answer, const ProofRequest& request, 
 }
 
 ProofAnswer prove_one(const ProofRequest& request, const std::vector<driver::ArchFacts>& archs,
-                      const ProofOptions& options, const std::string& prover, const std::string& prover_digest,
+                      const ProofOptions& options, ProverPool& workers, const std::string& prover_digest,
                       lane_support::ResultCache& cache) {
   const driver::ArchFacts* arch = find_arch(archs, request.arch);
   driver::ArchFacts none;
@@ -116,13 +116,14 @@ ProofAnswer prove_one(const ProofRequest& request, const std::vector<driver::Arc
       if (auto answer = read_answer(*stored)) return *answer;
       cache.reject(key, "not a proof answer");
     }
-  RunResult run = run_process({prover}, body.dump(), options.timeout);
-  if (run.timed_out) return unproven_everywhere(request, "the prover took longer than its timeout");
-  if (!run.status.ok())
-    return unproven_everywhere(request, "the prover failed (" + describe_exit(run.status) + "): " + run.err);
-  auto answer = read_answer(run.out);
-  if (!answer) return unproven_everywhere(request, "the prover's answer is not a proof answer: " + run.out.substr(0, 200));
-  if (cache.enabled()) cache.put(key, run.out);
+  std::unique_ptr<ProverWorker> worker = workers.take();
+  std::string why;
+  std::optional<std::string> line = worker->ask(body.dump(), options.timeout, why);
+  workers.give(std::move(worker));
+  if (!line) return unproven_everywhere(request, why);
+  auto answer = read_answer(*line);
+  if (!answer) return unproven_everywhere(request, "the prover's answer is not a proof answer: " + line->substr(0, 200));
+  if (cache.enabled()) cache.put(key, *line);
   return *answer;
 }
 
@@ -138,9 +139,13 @@ std::vector<ProofAnswer> run_proofs(const std::vector<ProofRequest>& requests,
   std::string digest = cache.enabled() ? lane_support::file_digest(cache, prover) : "";
   double before = children_cpu_seconds();
   std::vector<ProofAnswer> answers(requests.size());
-  parallel_for(requests.size(), options.jobs > 0 ? options.jobs : default_jobs(), [&](size_t i) {
-    answers[i] = with_executor_runs(prove_one(requests[i], archs, options, prover, digest, cache), requests[i], options);
-  });
+  {
+    ProverPool workers(prover);  // its workers end (and are reaped, so their CPU counts) at the block's end
+    parallel_for(requests.size(), options.jobs > 0 ? options.jobs : default_jobs(), [&](size_t i) {
+      answers[i] =
+          with_executor_runs(prove_one(requests[i], archs, options, workers, digest, cache), requests[i], options);
+    });
+  }
   if (stats) {
     stats->cpu_seconds = children_cpu_seconds() - before;
     stats->cache_summary = cache.summary();

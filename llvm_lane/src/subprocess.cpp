@@ -120,6 +120,36 @@ bool send_all(int fd, const char* data, size_t size) {
   return true;
 }
 
+LineRead read_child_line(int fd, std::string& pending, std::string& line, std::chrono::milliseconds timeout,
+                         size_t max_bytes) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    size_t newline = pending.find('\n');
+    if (newline != std::string::npos) {
+      line = pending.substr(0, newline);
+      pending.erase(0, newline + 1);
+      return LineRead::LINE;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return LineRead::TIMED_OUT;
+    pollfd ready_fd{fd, POLLIN, 0};
+    int ready = poll(&ready_fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;  // the deadline check above decides
+    if (ready < 0) return LineRead::END;
+    char buffer[65536];
+    ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return LineRead::END;
+    pending.append(buffer, static_cast<size_t>(got));
+    if (pending.size() > max_bytes) {
+      line = pending.substr(0, 120) + "... [a line over the input limit of " + std::to_string(max_bytes) + " bytes]";
+      pending.clear();
+      return LineRead::LINE;
+    }
+  }
+}
+
 RunResult run_process(const std::vector<std::string>& argv, const std::string& input,
                       std::chrono::milliseconds timeout) {
   ChildProcess child = spawn_child(argv, /*capture_stderr=*/true);

@@ -39,6 +39,13 @@ void close_fd(int& fd);
 // Writes everything; false when the reader is gone.
 bool send_all(int fd, const char* data, size_t size);
 
+// One '\n'-terminated line of a long-lived child's stdout (a checker session, a prover worker).
+// `pending` holds the bytes read past the last line; a line past `max_bytes` is never buffered
+// whole: it comes back cut to its first 120 bytes, marked, as LINE (an answer out of protocol).
+enum class LineRead { LINE, END, TIMED_OUT };
+LineRead read_child_line(int fd, std::string& pending, std::string& line, std::chrono::milliseconds timeout,
+                         size_t max_bytes);
+
 struct RunResult {
   ExitStatus status;
   bool timed_out = false;

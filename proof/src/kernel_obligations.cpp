@@ -44,14 +44,15 @@ Finding& KernelWalk::finding(const ir::Op& op, const std::string& kind, std::str
 }
 
 void KernelWalk::decide(Finding& f, bool by_intervals, const z3::expr& violation,
-                        const std::vector<const ir::Value*>& shown, const std::vector<Poly>& nonneg) {
+                        const std::vector<const ir::Value*>& shown, const std::vector<Poly>& nonneg,
+                        bool by_relations) {
   if (by_intervals) {
     f.verdict = ProofVerdict::PROVEN;
     f.how = "intervals";
     ++stats_.by_intervals;
     return;
   }
-  if (!nonneg.empty() && model_.relations.prove_all_nonneg(nonneg)) {
+  if (by_relations || (!nonneg.empty() && model_.relations.prove_all_nonneg(nonneg))) {
     f.verdict = ProofVerdict::PROVEN;
     f.how = "relations";
     ++stats_.by_relations;
@@ -197,7 +198,8 @@ void KernelWalk::memory_access(const ir::Op& op, const ir::Value& pointer, const
     ++stats_.refuted;
     return;
   }
-  decide(g, p.multiple % align == 0, z3::urem(p.offset.sym, model_.number(align)) != model_.number(0), {});
+  decide(g, p.multiple % align == 0, z3::urem(p.offset.sym, model_.number(align)) != model_.number(0), {}, {},
+         model_.relations.is_multiple(p.offset.poly, align));
 }
 
 void KernelWalk::loop_obligations(const ir::Op& op, const IntValue& lo, const IntValue& hi, const IntValue& step,

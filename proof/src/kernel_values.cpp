@@ -38,6 +38,26 @@ std::string negated(const std::string& pred) {
   return NEGATION.at(pred);
 }
 
+// `a pred b` as a signed predicate where the operands' intervals allow it, "" where not: an unsigned
+// order is the signed one when both are non-negative, and `a <u b` (or `<=`) with b non-negative
+// holds only for a non-negative a (`>` alike): then both ranges are clamped to >= 0.
+std::string as_signed(std::string pred, Interval& a, Interval& b) {
+  if (pred[0] != 'u') return pred;
+  bool a_below = pred == "ult" || pred == "ule";
+  if (!(a.non_negative() && b.non_negative()) && !(a_below ? b.non_negative() : a.non_negative())) return "";
+  a.lo = std::max(a.lo, Int(0));
+  b.lo = std::max(b.lo, Int(0));
+  pred[0] = 's';
+  return pred;
+}
+
+// The predicate with its operands swapped: `a < b` is `b > a`.
+std::string swapped(const std::string& pred) {
+  static const std::map<std::string, std::string> SWAP = {
+      {"eq", "eq"}, {"ne", "ne"}, {"slt", "sgt"}, {"sgt", "slt"}, {"sle", "sge"}, {"sge", "sle"}};
+  return SWAP.at(pred);
+}
+
 // The constant c of an interval that holds one value in [0, bits), or -1.
 int exact_shift(const Interval& r, int bits) { return (r.lo == r.hi && r.lo >= 0 && r.lo < bits) ? int(r.lo) : -1; }
 
@@ -88,7 +108,9 @@ IntValue KernelWalk::value_of(const ir::Op& op) {
       Interval range = hull(chosen_range(op.operands[0], true, op.operands[1], a),
                             chosen_range(op.operands[0], false, op.operands[2], b));
       Int multiple = gcd(a.multiple, b.multiple);
-      return IntValue{range, multiple, z3::ite(c.sym == ctx_.bv_val(1, 1), a.sym, b.sym), atom("select", range, multiple)};
+      IntValue v{range, multiple, z3::ite(c.sym == ctx_.bv_val(1, 1), a.sym, b.sym), atom("select", range, multiple)};
+      if (bits > 1) shared_bounds(v.poly.terms.begin()->first[0], op, a, b);
+      return v;
     }
     case ir::OpKind::zext:
     case ir::OpKind::sext:
@@ -120,18 +142,62 @@ Interval KernelWalk::chosen_range(const ir::Value& cond, bool holds, const ir::V
   const ir::Op& icmp = *def->second;
   const IntValue* bound = int_of(icmp.operands[1]);
   if (icmp.operands[0].id != v.id || !bound) return value.range;
-  std::string pred = holds ? icmp.attrs.at("pred").text : negated(icmp.attrs.at("pred").text);
-  if (pred[0] == 'u') {
-    if (!value.range.non_negative() || !bound->range.non_negative()) return value.range;
-    pred[0] = 's';
-  }
-  Interval r = value.range;
-  if (pred == "slt") r = meet(r, {r.lo, bound->range.hi - 1});
-  if (pred == "sle") r = meet(r, {r.lo, bound->range.hi});
-  if (pred == "sgt") r = meet(r, {bound->range.lo + 1, r.hi});
-  if (pred == "sge") r = meet(r, {bound->range.lo, r.hi});
+  Interval r = value.range, b = bound->range;
+  std::string pred = as_signed(holds ? icmp.attrs.at("pred").text : negated(icmp.attrs.at("pred").text), r, b);
+  if (pred == "slt") r = meet(r, {r.lo, b.hi - 1});
+  if (pred == "sle") r = meet(r, {r.lo, b.hi});
+  if (pred == "sgt") r = meet(r, {b.lo + 1, r.hi});
+  if (pred == "sge") r = meet(r, {b.lo, r.hi});
   if (r.lo > r.hi) return value.range;
   return multiples_within(r, value.multiple);
+}
+
+// The polynomials a select's arm `v` is known to stay below (`upper`) or above where the i1
+// `cond` is `holds`: its own, and the other operand of a guarding icmp (`%x < %n` bounds
+// `select %c, %x, %n - 1` by `n - 1` in both arms).
+std::vector<Poly> KernelWalk::arm_bounds(const ir::Value& cond, bool holds, const ir::Value& v, const IntValue& value,
+                                         bool upper) const {
+  std::vector<Poly> bounds{value.poly};
+  auto def = defs_.find(cond.id);
+  if (def == defs_.end() || def->second->name != ir::OpKind::icmp) return bounds;
+  const ir::Op& icmp = *def->second;
+  const IntValue* a = int_of(icmp.operands[0]);
+  const IntValue* b = int_of(icmp.operands[1]);
+  if (!a || !b) return bounds;
+  Interval ra = a->range, rb = b->range;
+  std::string pred = as_signed(holds ? icmp.attrs.at("pred").text : negated(icmp.attrs.at("pred").text), ra, rb);
+  const IntValue* other = b;
+  if (icmp.operands[1].id == v.id && icmp.operands[0].id != v.id) {
+    other = a;
+    if (!pred.empty()) pred = swapped(pred);
+  } else if (icmp.operands[0].id != v.id) {
+    return bounds;
+  }
+  Poly one = Poly::constant(1);
+  if (pred == "eq" || (upper && pred == "sle") || (!upper && pred == "sge")) bounds.push_back(other->poly);
+  if (upper && pred == "slt") bounds.push_back(other->poly - one);
+  if (!upper && pred == "sgt") bounds.push_back(other->poly + one);
+  return bounds;
+}
+
+// A select's atom keeps every bound both arms share: a bound of one arm that the other's bounds
+// reach too (proven by the relations).
+void KernelWalk::shared_bounds(int id, const ir::Op& select, const IntValue& a, const IntValue& b) {
+  for (bool upper : {true, false}) {
+    std::vector<Poly> x = arm_bounds(select.operands[0], true, select.operands[1], a, upper);
+    std::vector<Poly> y = arm_bounds(select.operands[0], false, select.operands[2], b, upper);
+    auto reaches = [&](const Poly& p, const std::vector<Poly>& arm) {
+      for (const Poly& q : arm)
+        if (model_.relations.prove_nonneg(upper ? p - q : q - p)) return true;
+      return false;
+    };
+    std::vector<Poly> all = x;
+    all.insert(all.end(), y.begin(), y.end());
+    for (const Poly& p : all) {
+      if (!reaches(p, x) || !reaches(p, y)) continue;
+      upper ? model_.relations.bound_above(id, p) : model_.relations.bound_below(id, p);
+    }
+  }
 }
 
 IntValue KernelWalk::binary_value(const ir::Op& op, const IntValue& a, const IntValue& b, int bits) {
@@ -161,7 +227,9 @@ IntValue KernelWalk::binary_value(const ir::Op& op, const IntValue& a, const Int
       if (non_negative && b.range.lo > 0) {
         Interval r{0, std::min(a.range.hi, b.range.hi - 1)};
         IntValue v{r, 1, z3::urem(a.sym, b.sym), atom("urem", r)};
-        model_.relations.bound_above(v.poly.terms.begin()->first[0], a.poly);
+        int id = v.poly.terms.begin()->first[0];
+        model_.relations.bound_above(id, a.poly);
+        model_.relations.bound_above(id, b.poly - Poly::constant(1));  // a run-time divisor's r <= b - 1
         return v;
       }
       return IntValue{top, 1, z3::urem(a.sym, b.sym), atom("urem", top)};
@@ -191,14 +259,10 @@ IntValue KernelWalk::binary_value(const ir::Op& op, const IntValue& a, const Int
   }
 }
 
-// a / b of non-negative operands, b > 0: an atom q with b q <= a < b q + b when b is a constant.
+// a / b of non-negative operands, b > 0: an atom q with b q <= a < b q + b (b a constant or not).
 IntValue KernelWalk::quotient(const IntValue& a, const IntValue& b, Interval range, z3::expr sym) {
   IntValue q{range, 1, std::move(sym), atom("quotient", range)};
-  if (b.range.lo == b.range.hi) {
-    int id = q.poly.terms.begin()->first[0];
-    model_.relations.bound_above(id, a.poly, b.range.lo);
-    model_.relations.bound_below(id, a.poly - Poly::constant(b.range.lo - 1), b.range.lo);
-  }
+  model_.relations.bound_quotient(q.poly.terms.begin()->first[0], a.poly, b.poly);
   return q;
 }
 
@@ -252,12 +316,8 @@ void KernelWalk::refine(const ir::Value& cond, bool holds) {
   const IntValue* a = int_of(op.operands[0]);
   const IntValue* b = int_of(op.operands[1]);
   if (!a || !b) return;
-  std::string pred = holds ? op.attrs.at("pred").text : negated(op.attrs.at("pred").text);
-  if (pred[0] == 'u') {
-    if (!a->range.non_negative() || !b->range.non_negative()) return;
-    pred[0] = 's';  // both non-negative: the unsigned order is the signed one
-  }
   Interval ra = a->range, rb = b->range;
+  std::string pred = as_signed(holds ? op.attrs.at("pred").text : negated(op.attrs.at("pred").text), ra, rb);
   Poly pa = a->poly, pb = b->poly;
   Poly one = Poly::constant(1);
   if (pred == "eq") {

@@ -20,11 +20,16 @@ std::string op_line(const ir::Op& op) {
   return ir::op_text(op);
 }
 
+void set_limits(z3::solver& solver, z3::context& ctx, const ProverOptions& options) {
+  z3::params params(ctx);
+  params.set("rlimit", options.z3_rlimit);
+  params.set("timeout", options.z3_timeout_ms);
+  solver.set(params);
+}
+
 ObligationSolver::ObligationSolver(LaunchModel& model, const ProverOptions& options, ProofStats& stats)
     : model_(model), stats_(stats), solver_(model.ctx, "QF_BV") {
-  z3::params params(model.ctx);
-  params.set("timeout", options.z3_timeout_ms);
-  solver_.set(params);
+  set_limits(solver_, model.ctx, options);
   for (const auto& assumption : model.assumptions) solver_.add(assumption);
 }
 

@@ -31,6 +31,9 @@ struct PointerValue {
   Int multiple = 0;        // the offset is a multiple of it
 };
 
+// A solver's per-query limits (ProverOptions): the resource limit decides, the wall timeout guards.
+void set_limits(z3::solver& solver, z3::context& ctx, const ProverOptions& options);
+
 // The solver of the walk's obligations; one per launch, its base assertions the launch's assumptions.
 class ObligationSolver {
  public:
@@ -63,6 +66,9 @@ class KernelWalk {
   IntValue binary_value(const ir::Op& op, const IntValue& a, const IntValue& b, int bits);
   IntValue cast_value(const ir::Op& op, const IntValue& a, int bits);
   Interval chosen_range(const ir::Value& cond, bool holds, const ir::Value& v, const IntValue& value) const;
+  std::vector<Poly> arm_bounds(const ir::Value& cond, bool holds, const ir::Value& v, const IntValue& value,
+                               bool upper) const;
+  void shared_bounds(int id, const ir::Op& select, const IntValue& a, const IntValue& b);
   IntValue quotient(const IntValue& a, const IntValue& b, Interval range, z3::expr sym);
   IntValue unknown(const ir::Value& v);
   IntValue fitted(Interval math, Int multiple, z3::expr sym, int bits, bool promised, const Poly& exact) const;
@@ -84,9 +90,10 @@ class KernelWalk {
   void lane_index(const ir::Op& op);
   Finding& finding(const ir::Op& op, const std::string& kind, std::string llvm_name = "",
                    std::vector<std::string> llvm_flags = {});
-  // Intervals, then the relations (every polynomial of `nonneg` >= 0 rules the violation out), then z3.
+  // Intervals, then the relations (every polynomial of `nonneg` >= 0 rules the violation out, or
+  // `by_relations`: they show it otherwise), then z3.
   void decide(Finding& f, bool by_intervals, const z3::expr& violation, const std::vector<const ir::Value*>& shown,
-              const std::vector<Poly>& nonneg = {});
+              const std::vector<Poly>& nonneg = {}, bool by_relations = false);
 
   LaunchModel& model_;
   ObligationSolver& solver_;

@@ -128,7 +128,7 @@ Term LaunchModel::eval_unwatched(const Expr& e) const {
 }
 
 // min, max, floor and ceiling division: an atom of its own, bounded by its operands' polynomials
-// (by the quotient's definition where the divisor is a constant).
+// (by the quotient's definition where the divisor is positive: `b q <= a < b q + b`).
 Term LaunchModel::folded(const Expr& e, const Term& a, const Term& b) const {
   std::string text = expr_text(e);
   auto known = folded_.find(text);
@@ -145,23 +145,26 @@ Term LaunchModel::folded(const Expr& e, const Term& a, const Term& b) const {
   }
   int atom = relations.fresh(text, t.range);
   t.poly = Poly::atom(atom);
-  bool by_constant = b.range.lo == b.range.hi && b.range.lo >= 1;
-  Int k = b.range.lo;
   if (e.kind == Expr::Kind::min) {
     relations.bound_above(atom, a.poly);
     relations.bound_above(atom, b.poly);
   } else if (e.kind == Expr::Kind::max) {
     relations.bound_below(atom, a.poly);
     relations.bound_below(atom, b.poly);
-  } else if (by_constant && e.kind == Expr::Kind::div) {  // a - (k-1) <= k q <= a
-    relations.bound_above(atom, a.poly, k);
-    relations.bound_below(atom, a.poly - Poly::constant(k - 1), k);
-  } else if (by_constant) {  // a <= k q <= a + k - 1
-    relations.bound_below(atom, a.poly, k);
-    relations.bound_above(atom, a.poly + Poly::constant(k - 1), k);
+  } else if (b.range.lo >= 1) {  // a positive divisor, a constant or a run-time one (attention's chunk)
+    relations.bound_quotient(atom, a.poly, b.poly, e.kind != Expr::Kind::div);
   }
   folded_.emplace(text, t);
   return t;
+}
+
+bool LaunchModel::contract_too_narrow() const {
+  for (const auto& b : launch.args) {
+    if (b.kind == Binding::Kind::scalar) eval(b.value);
+    if (b.kind == Binding::Kind::view) watch(add(eval(b.offset).range, eval(b.bytes).range));
+  }
+  for (const auto& buffer : plan.buffers) eval(buffer.bytes);
+  return too_narrow_;
 }
 
 const Binding* LaunchModel::binding_of(const std::string& param) const {

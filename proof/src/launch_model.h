@@ -39,6 +39,9 @@ class LaunchModel {
   // Notes a value the model's terms hold: past 2^62 a 64-bit model may wrap (too_narrow()).
   const Interval& watch(const Interval& range) const;
   bool too_narrow() const { return too_narrow_; }
+  // Evaluates every expression of the launch's contract (bindings, buffers): true when one
+  // already passes 2^62, so the launch is proven at 128 bits directly, never at 64 first.
+  bool contract_too_narrow() const;
   // The buffer view a kernel parameter is bound to (bytes), nullptr when it is not a buffer.
   const Binding* binding_of(const std::string& param) const;
   Term view_bytes(const Binding& b) const;

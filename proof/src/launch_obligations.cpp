@@ -20,14 +20,16 @@ class LaunchChecker {
     ++stats_.obligations;
     return findings_.back();
   }
-  void decide(Finding& f, bool by_intervals, const z3::expr& violation, const std::vector<Poly>& nonneg = {}) {
+  // `by_relations`: the relations already show it (an offset whose polynomial keeps the alignment).
+  void decide(Finding& f, bool by_intervals, const z3::expr& violation, const std::vector<Poly>& nonneg = {},
+              bool by_relations = false) {
     if (by_intervals) {
       f.verdict = ProofVerdict::PROVEN;
       f.how = "intervals";
       ++stats_.by_intervals;
       return;
     }
-    if (!nonneg.empty() && model_.relations.prove_all_nonneg(nonneg)) {
+    if (by_relations || (!nonneg.empty() && model_.relations.prove_all_nonneg(nonneg))) {
       f.verdict = ProofVerdict::PROVEN;
       f.how = "relations";
       ++stats_.by_relations;
@@ -87,7 +89,8 @@ class LaunchChecker {
     int64_t align = align_attr == param.attrs.end() ? 1 : align_attr->second.integer;
     Finding& g = finding("view align " + param.name);
     bool aligned = offset.range.lo == offset.range.hi && offset.range.lo % align == 0;
-    decide(g, aligned, z3::srem(offset.sym, model_.number(align)) != zero);
+    decide(g, aligned, z3::srem(offset.sym, model_.number(align)) != zero, {},
+           model_.relations.is_multiple(offset.poly, align));
   }
 
   void limits(const ArchLimits& arch) {
@@ -120,9 +123,7 @@ class LaunchChecker {
       return;
     }
     z3::solver alone(model_.ctx, "QF_BV");
-    z3::params params(model_.ctx);
-    params.set("timeout", options_.z3_timeout_ms);
-    alone.set(params);
+    set_limits(alone, model_.ctx, options_);
     for (const auto& a : model_.size_assumptions) alone.add(a);
     alone.add(z3::slt(by.sym, model_.number(1)));
     z3::check_result r = alone.check();

@@ -23,12 +23,12 @@ Int round_down(Int v, Int m) { return v >= 0 ? v / m * m : -round_up(-v, m); }
 // `x <= P` (or `>=`) for an x that is a multiple of m, where P's every other coefficient is one
 // too: P's remainder is its constant's, so x keeps to the multiple of m at or inside P.
 AtomBound to_multiple(const AtomBound& bound, Int m, bool upper) {
-  if (m <= 1 || bound.scale != 1) return bound;
+  if (m <= 1 || !bound.scale.is_constant() || bound.scale.constant_part() != 1) return bound;
   for (const auto& [mono, c] : bound.rhs.terms)
     if (!mono.empty() && c % m != 0) return bound;
   Int rest = ((bound.rhs.constant_part() % m) + m) % m;
   if (rest == 0) return bound;
-  return {1, bound.rhs + Poly::constant(upper ? -rest : m - rest)};
+  return {Poly::constant(1), bound.rhs + Poly::constant(upper ? -rest : m - rest)};
 }
 
 }  // namespace
@@ -87,8 +87,32 @@ int Relations::fresh(const std::string& name, Interval range, Int multiple) {
   return static_cast<int>(atoms_.size()) - 1;
 }
 
-void Relations::bound_above(int atom, Poly rhs, Int scale) { atoms_.at(atom).upper.push_back({scale, std::move(rhs)}); }
-void Relations::bound_below(int atom, Poly rhs, Int scale) { atoms_.at(atom).lower.push_back({scale, std::move(rhs)}); }
+void Relations::bound_above(int atom, Poly rhs, Poly scale) {
+  atoms_.at(atom).upper.push_back({std::move(scale), std::move(rhs)});
+}
+void Relations::bound_below(int atom, Poly rhs, Poly scale) {
+  atoms_.at(atom).lower.push_back({std::move(scale), std::move(rhs)});
+}
+
+void Relations::bound_quotient(int q, const Poly& a, const Poly& b, bool ceiling) {
+  Poly slack = b - Poly::constant(1);
+  if (ceiling) {
+    bound_below(q, a, b);
+    bound_above(q, a + slack, b);
+  } else {
+    bound_above(q, a, b);
+    bound_below(q, a - slack, b);
+  }
+}
+
+bool Relations::is_multiple(const Poly& p, Int m) const {
+  for (const auto& [mono, c] : p.terms) {
+    Int shared = gcd(c < 0 ? -c : c, m);  // gcd(x y, m) = gcd(gcd(x, m) y, m): no product overflows
+    for (int id : mono) shared = gcd(shared * atoms_.at(id).multiple, m);
+    if (shared != m) return false;
+  }
+  return true;
+}
 
 Interval Relations::range_of(const Poly& p) const {
   Interval sum = Interval::exactly(0);
@@ -115,7 +139,9 @@ bool Relations::prove_all_nonneg(const std::vector<Poly>& polys) const {
 static const Poly* equal_to(const Atom& atom) {
   for (const auto& up : atom.upper)
     for (const auto& down : atom.lower)
-      if (up.scale == 1 && down.scale == 1 && up.rhs.terms == down.rhs.terms) return &up.rhs;
+      if (up.scale.terms == down.scale.terms && up.scale.is_constant() && up.scale.constant_part() == 1 &&
+          up.rhs.terms == down.rhs.terms)
+        return &up.rhs;
   return nullptr;
 }
 
@@ -151,10 +177,12 @@ bool Relations::nonneg(const Poly& p, int& budget) const {
     return same && nonneg(c1 * *same + c0, budget);
   }
   std::vector<AtomBound> candidates = grows ? atom.lower : atom.upper;
-  candidates.push_back({1, Poly::constant(grows ? atom.range.lo : atom.range.hi)});
+  candidates.push_back({Poly::constant(1), Poly::constant(grows ? atom.range.lo : atom.range.hi)});
   for (const auto& candidate : candidates) {
+    // s p >= c1 L + s c0 (or <=, alike) shows p's sign only where s is positive.
+    if (!candidate.scale.is_constant() && range_of(candidate.scale).lo < 1) continue;
     AtomBound bound = to_multiple(candidate, atom.multiple, !grows);
-    if (nonneg(c1 * bound.rhs + scaled(c0, bound.scale), budget)) return true;
+    if (nonneg(c1 * bound.rhs + c0 * bound.scale, budget)) return true;
   }
   return false;
 }

@@ -20,14 +20,16 @@ const ir::Kernel* find_kernel(const std::vector<ir::Kernel>& kernels, const std:
   return nullptr;
 }
 
-// 64-bit terms first (bit-blasting a 128-bit product costs z3 seconds); a launch whose values
-// pass 2^62 is proven again at 128 bits, its 64-bit findings dropped.
-void prove_launch(const ir::Kernel& kernel, const Plan& plan, int index, const ArchLimits& arch,
+// 64-bit terms (bit-blasting a 128-bit product costs z3 seconds) unless the contract's own values
+// pass 2^62; a launch whose walk finds a value past 2^62 is proven again at 128 bits, its 64-bit
+// findings dropped. One z3 context serves the module's every launch (its setup costs more than a query).
+void prove_launch(z3::context& ctx, const ir::Kernel& kernel, const Plan& plan, int index, const ArchLimits& arch,
                   const ProverOptions& options, ProofStats& counts, std::vector<Finding>& findings) {
+  bool wide = LaunchModel(ctx, plan, index, NARROW_BITS).contract_too_narrow();
   for (unsigned bits : {NARROW_BITS, WIDE_BITS}) {
+    if (wide && bits == NARROW_BITS) continue;
     size_t first = findings.size();
     ProofStats launch_counts;
-    z3::context ctx;
     LaunchModel model(ctx, plan, index, bits);
     ObligationSolver solver(model, options, launch_counts);
     launch_obligations(kernel, model, solver, arch, options, launch_counts, findings);
@@ -69,6 +71,7 @@ std::vector<Finding> prove_module(const std::string& canonical, const std::strin
     return findings;
   }
   std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
+  z3::context ctx;
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const ir::Kernel* kernel = find_kernel(kernels, plan.launches[i].kernel);
     if (!kernel) {
@@ -79,7 +82,7 @@ std::vector<Finding> prove_module(const std::string& canonical, const std::strin
       ++counts.unproven;
       continue;
     }
-    prove_launch(*kernel, plan, static_cast<int>(i), arch, options, counts, findings);
+    prove_launch(ctx, *kernel, plan, static_cast<int>(i), arch, options, counts, findings);
   }
   return findings;
 }

@@ -33,7 +33,8 @@ TEST(ConvDepthwiseWgrad, LargeFieldsRefuseWithoutOverflow) {
   // 64 splits of 2^18 * 64 * 64 = 2^30 weights: 2^36, past 32 bits; each tensor alone is under 2^31.
   EXPECT_EQ(wgrad_refusal("gfx942", {{"c", 262144}, {"kh", 64}, {"kw", 64}, {"pad", 0}, {"block_kh", 1}, {"split", 64},
                                {"cpl", 1}, {"h", 64}, {"w", 64}}),
-            "the workspace (split * c * kh * kw) must have fewer than 2^31 elements");
+            "the workspace (split * c * kh * kw, each workgroup's sums padded to a multiple of 4) must have fewer "
+            "than 2^31 elements");
 }
 
 TEST(ConvDepthwiseWgrad, PlanLaunchesTheReduceKernelAfterASplit) {
@@ -42,11 +43,12 @@ TEST(ConvDepthwiseWgrad, PlanLaunchesTheReduceKernelAfterASplit) {
   EXPECT_EQ(one.plan, "; kemit launch plan 2\nbuffer x 200704\nbuffer dy 200704\nbuffer dw 576\nlaunch " +
                           one.kernel_name +
                           " grid 16,1,1 block 128 lds 144 args x=buffer:x dy=buffer:dy dw=buffer:dw\n");
+  // 9 sums per workgroup, padded to a run of 12: ws is 4 splits x 8 runs x 12 x 4 bytes, LDS one run
   EmitResult two = emit("conv_depthwise_wgrad", "gfx1100", {{"c", 8}, {"split", 4}, {"block_waves", 1}}, {});
   ASSERT_FALSE(two.rejected) << two.reason;
-  EXPECT_EQ(two.plan, "; kemit launch plan 2\nbuffer x 50176\nbuffer dy 50176\nbuffer ws 1152\nbuffer dw 144\nlaunch " +
+  EXPECT_EQ(two.plan, "; kemit launch plan 2\nbuffer x 50176\nbuffer dy 50176\nbuffer ws 1536\nbuffer dw 144\nlaunch " +
                           two.kernel_name +
-                          " grid 8,1,4 block 32 lds 36 args x=buffer:x dy=buffer:dy ws=buffer:ws\nlaunch " +
+                          " grid 8,1,4 block 32 lds 48 args x=buffer:x dy=buffer:dy ws=buffer:ws\nlaunch " +
                           two.kernel_name + "_reduce grid 1,1,1 block 256 lds 0 args ws=buffer:ws dw=buffer:dw\n");
 }
 

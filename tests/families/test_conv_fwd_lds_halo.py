@@ -195,15 +195,20 @@ def test_a_chunked_plan_views_consecutive_images_of_the_same_buffers():
         first += size
 
 
+# one image's f32 partials of the default spec at split_c 2: ws[2, Ho 14, k 64, Wt 16] (Wo 14 padded
+# to a whole tile of 16 columns)
+WS_PER_IMAGE = 2 * 14 * 64 * 16 * 4
+
+
 def test_a_chunked_split_module_reduces_each_chunk_before_the_next():
-    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 5, "split_c": 2}, ["llvm19"], buffer_range=2 * 100352 + 1)
+    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 5, "split_c": 2}, ["llvm19"], buffer_range=2 * WS_PER_IMAGE + 1)
     kernels = [line.split()[1] for line in plan_lines(result)]
     forward = [PLAIN.replace("_n1h", f"_n{n}h") + "_splitc2" for n in (2, 2, 1)]
     assert kernels == [k for f in forward for k in (f, f + "_reduce")]
-    assert [line.split("ws=")[1].split()[0] for line in plan_lines(result)][:2] == ["buffer:ws@0+200704"] * 2
+    assert [line.split("ws=")[1].split()[0] for line in plan_lines(result)][:2] == [f"buffer:ws@0+{2 * WS_PER_IMAGE}"] * 2
 
 
 def test_the_plan_states_every_buffer_the_launches_bind():
-    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 5, "split_c": 2}, ["llvm19"], buffer_range=2 * 100352 + 1)
+    result = emit("conv_fwd_lds_halo", "gfx942", {"n": 5, "split_c": 2}, ["llvm19"], buffer_range=2 * WS_PER_IMAGE + 1)
     buffers = [line.split()[1:] for line in result.plan.splitlines() if line.startswith("buffer ")]
-    assert buffers == [["x", str(5 * 25088)], ["wt", "73728"], ["ws", "200704"], ["y", str(5 * 25088)]]
+    assert buffers == [["x", str(5 * 25088)], ["wt", "73728"], ["ws", str(2 * WS_PER_IMAGE)], ["y", str(5 * 25088)]]

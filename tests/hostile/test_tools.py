@@ -219,7 +219,7 @@ def test_check_llvm_refuses_a_family_without_its_intents_file(tmp_path):
     shutil.copy(BASIC / "alpha.json", configs / "alpha.json")
     fake = shlex.join(["/usr/bin/python3", str(ROOT / "tests" / "driver" / "fixtures" / "fake_engine.py"), "--serve"])
     argv = [CHECK_LLVM, "--engine-cmd", fake, "--configs", configs, "--only", "alpha", "--flavor", "llvm19",
-            "--no-cache", "--jobs", "1"]
+            "--no-cache", "--jobs", "1", "--no-proofs"]
     r = run(argv)
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"family 'alpha' has no intents file {tmp_path / 'intents' / 'alpha.json'}" in r.stderr

@@ -1,6 +1,6 @@
 // The lane survives its workers: a checker killed mid-run, a checker that hangs,
-// a checker of the wrong LLVM version; and it enforces the text rules that LLVM
-// itself lets through silently (datalayout, "target-cpu").
+// a checker of the wrong LLVM version, a prover worker that dies or hangs; and it enforces the
+// text rules that LLVM itself lets through silently (datalayout, "target-cpu").
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +9,9 @@
 #include <fstream>
 
 #include "checker_session.h"
+#include "kemit/lane/proofs.h"
 #include "lane_test_support.h"
+#include "prover_worker.h"
 
 namespace kemit::lane::testing {
 namespace {
@@ -168,6 +170,78 @@ TEST(LaneRobustness, FailureDirGetsTheModuleAndACommand) {
   EXPECT_TRUE(std::filesystem::exists(file));
   EXPECT_NE(result.detail.find("reproduce: /usr/lib/llvm-16/bin/llvm-as " + file), std::string::npos) << result.detail;
   std::filesystem::remove_all(options.failure_dir);
+}
+
+// The proof phase's workers (kemit_prove --serve): a stand-in that answers PROVEN, dies on the
+// config whose canonical text is `die` (a crash message on stderr) and hangs on `hang`.
+const char* const FAKE_PROVER = R"(while IFS= read -r line; do
+  case "$line" in
+    *'"canonical":"die"'*) echo "kemit_prove: a planted crash" >&2; kill -SEGV $$ ;;
+    *'"canonical":"hang"'*) exec sleep 600 ;;
+    *) echo '{"sections":[{"section":"canonical","verdict":"PROVEN","failures":[]}]}' ;;
+  esac
+done)";
+
+ProofRequest proof_request(const std::string& canonical) {
+  return ProofRequest{"alpha", 1, "gfx942", canonical, "; kemit launch plan 2\n", {}};
+}
+
+std::vector<driver::ArchFacts> proof_archs() {
+  driver::ArchFacts arch;
+  arch.name = "gfx942";
+  arch.wave_size = 64;
+  arch.lds_bytes = 65536;
+  arch.max_block_lanes = 1024;
+  arch.max_grid_lanes = 4294967295;
+  return {arch};
+}
+
+TEST(LaneRobustness, ADeadProverIsUnprovenWithItsStderrAndTheNextConfigGetsAFreshOne) {
+  ProofOptions options;
+  options.prover = fake_checker("kemit_fake_prover", FAKE_PROVER);
+  options.jobs = 1;  // one worker, the requests in order: the one after the crash needs a new process
+  auto answers = run_proofs({proof_request("die"), proof_request("fine")}, proof_archs(), options);
+  ASSERT_EQ(answers.size(), 2u);
+  const SectionProof& dead = answers[0].sections.at("canonical");
+  EXPECT_EQ(dead.verdict, "UNPROVEN");
+  EXPECT_NE(dead.detail.find("the prover died (signal 11"), std::string::npos) << dead.detail;
+  EXPECT_NE(dead.detail.find("kemit_prove: a planted crash"), std::string::npos) << dead.detail;
+  EXPECT_EQ(dead.detail.find('\n'), std::string::npos) << dead.detail;  // a verdict's detail is one line
+  EXPECT_EQ(answers[1].sections.at("canonical").verdict, "PROVEN") << answers[1].sections.at("canonical").detail;
+  std::filesystem::remove(options.prover);
+}
+
+TEST(LaneRobustness, AHungProverIsUnprovenNamingItsTimeout) {
+  ProofOptions options;
+  options.prover = fake_checker("kemit_hung_prover", FAKE_PROVER);
+  options.jobs = 1;
+  options.timeout = std::chrono::milliseconds(500);
+  auto answers = run_proofs({proof_request("hang"), proof_request("fine")}, proof_archs(), options);
+  const SectionProof& hung = answers[0].sections.at("canonical");
+  EXPECT_EQ(hung.verdict, "UNPROVEN");
+  EXPECT_NE(hung.detail.find("the prover did not answer within 500 ms"), std::string::npos) << hung.detail;
+  EXPECT_EQ(answers[1].sections.at("canonical").verdict, "PROVEN");
+  std::filesystem::remove(options.prover);
+}
+
+// The real worker answers request after request in one process; a line that is no request gets
+// an error line, and the worker goes on.
+TEST(LaneRobustness, OneProverWorkerAnswersLineAfterLine) {
+  ProverWorker worker(default_prover_path());
+  const std::string request = R"({"canonical": "", "plan": "; kemit launch plan 1\n", "limits": {"max_block_lanes": )"
+                              R"(1024, "max_grid_lanes": 4294967295, "lds_bytes": 65536, "wave_size": 64}})";
+  std::string why;
+  auto first = worker.ask(request, std::chrono::seconds(60), why);
+  ASSERT_TRUE(first) << why;
+  EXPECT_NE(first->find("plan version 1 has no contract"), std::string::npos) << *first;
+  pid_t pid = worker.pid();
+  auto malformed = worker.ask("not json", std::chrono::seconds(60), why);
+  ASSERT_TRUE(malformed) << why;
+  EXPECT_NE(malformed->find("\"error\""), std::string::npos) << *malformed;
+  auto again = worker.ask(request, std::chrono::seconds(60), why);
+  ASSERT_TRUE(again) << why;
+  EXPECT_EQ(*again, *first);
+  EXPECT_EQ(worker.pid(), pid);
 }
 
 }  // namespace

@@ -42,6 +42,22 @@ inline std::string grid_stride_plan(const std::string& n_range, const std::strin
          ",1,1 block 256 lds 0 args a=buffer:a b=buffer:b y=buffer:y n=scalar:n\n";
 }
 
+// A kernel of one global id per lane (%6 = workgroup * 256 + lane) over a buffer `a` of `n`
+// elements; `body` follows (its lines indented, its values from %7).
+inline std::string gid_kernel(const std::string& name, const std::string& body) {
+  return "; kemit canonical IR 1\nkernel @" + name + R"( {
+  arch gfx90a
+  attr flat_work_group_size 1,256
+  param %0 a : ptr.global {align=16, noalias, nocapture, readonly}
+  param %1 n : i32
+  %2 = const {value=256} : i32
+  %3 = workgroup_id {dim=x} : i32
+  %4 = mul %3, %2 {nsw, nuw} : i32
+  %5 = workitem_id {dim=x} : i32
+  %6 = add %4, %5 {nsw, nuw} : i32
+)" + body + "}\n";
+}
+
 // One element per lane, guarded by `gid < n` (the guard is what a bounds mutation removes).
 inline std::string guarded(bool with_guard) {
   std::string pad = with_guard ? "    " : "  ";

@@ -79,8 +79,74 @@ TEST(Prover, ChunkedLaunchesServe2To35Elements) {
   auto findings = prove(guarded(true), CHUNKED_PLAN, &stats);
   EXPECT_EQ(failures(findings, true), "");
   EXPECT_EQ(only(findings, "view a", "launch ew_guarded").verdict, ProofVerdict::PROVEN);
-  EXPECT_EQ(only(findings, "view align a", "launch ew_guarded").how, "z3");
+  // first*4 with first a multiple of 536870912: the polynomial keeps 16, no solver needed.
+  EXPECT_EQ(only(findings, "view align a", "launch ew_guarded").how, "relations");
   EXPECT_EQ(only(findings, "scalar n", "launch ew_guarded").verdict, ProofVerdict::PROVEN);
+}
+
+TEST(Prover, AViewOffsetOffItsAlignmentIsRefuted) {
+  // Chunks of an odd count: the second chunk's offset 4 * 536870911 is no multiple of 16.
+  std::string plan = CHUNKED_PLAN;
+  plan.replace(plan.find("by 536870912"), 12, "by 536870911");
+  auto findings = prove(guarded(true), plan);
+  Finding align = only(findings, "view align a", "launch ew_guarded");
+  ASSERT_EQ(align.verdict, ProofVerdict::REFUTED) << finding_text(align);
+  EXPECT_NE(int64_t(json::parse(align.witness)["chunk"]["first"]) * 4 % 16, 0);
+}
+
+// A select of a guarded index and the last one (attention's key clamp `select %k < %n, %k, %n - 1`):
+// both arms stay below n, so the select does (a bound both arms share).
+const std::string CLAMPED = gid_kernel("clamped", R"(  %7 = const {value=1} : i32
+  %8 = sub %1, %7 {nsw} : i32
+  %9 = icmp %6, %1 {pred=slt} : i1
+  %10 = select %9, %6, %8 : i32
+  %11 = ptr_add %0, %10 {element=f32} : ptr.global
+  %12 = load %11 {align=4} : f32
+  %13 = select %9, %6, %1 : i32
+  %14 = ptr_add %0, %13 {element=f32} : ptr.global
+  %15 = load %14 {align=4} : f32
+)");
+
+TEST(Prover, ASelectKeepsTheBoundItsArmsShare) {
+  std::string plan = "; kemit launch plan 2\nsize n 1..268435456\nbuffer a n*4\n"
+                     "launch clamped grid 1..1048576,1,1 block 256 lds 0 args a=buffer:a n=scalar:n\n";
+  auto findings = prove(CLAMPED, plan);
+  EXPECT_EQ(only(findings, "bounds", "%12 = load").how, "relations");
+  // The other select's second arm is n itself: one past the end, and z3 shows it.
+  Finding past = only(findings, "bounds", "%15 = load");
+  ASSERT_EQ(past.verdict, ProofVerdict::REFUTED) << finding_text(past);
+}
+
+// A depthwise convolution's halo guard: `%x - 1 <u 56` holds only for 0 <= %x - 1 < 56, so the
+// index is non-negative and inside the row without a solver; `<u 57` lets one past the row through.
+std::string halo(int top) {
+  return R"(; kemit canonical IR 1
+kernel @halo {
+  arch gfx90a
+  attr flat_work_group_size 1,64
+  param %0 a : ptr.global {align=16, noalias, nocapture, readonly}
+  %1 = workitem_id {dim=x} : i32
+  %2 = const {value=-1} : i32
+  %3 = add %1, %2 {nsw} : i32
+  %4 = const {value=)" + std::to_string(top) + R"(} : i32
+  %5 = icmp %3, %4 {pred=ult} : i1
+  if %5 {
+    %6 = ptr_add %0, %3 {element=f32} : ptr.global
+    %7 = load %6 {align=4} : f32
+  }
+}
+)";
+}
+
+TEST(Prover, AnUnsignedGuardBoundsItsOperandFromBothSides) {
+  std::string plan = "; kemit launch plan 2\nbuffer a 224\n"
+                     "launch halo grid 1,1,1 block 64 lds 0 args a=buffer:a\n";
+  auto findings = prove(halo(56), plan);
+  EXPECT_EQ(failures(findings, true), "");
+  EXPECT_EQ(only(findings, "index", "%6 = ptr_add").how, "intervals");
+  EXPECT_EQ(only(findings, "bounds", "%7 = load").how, "intervals");
+  Finding past = only(prove(halo(57), plan), "bounds", "%7 = load");
+  ASSERT_EQ(past.verdict, ProofVerdict::REFUTED) << finding_text(past);
 }
 
 TEST(Prover, IntegerFlagsEachProvenOrRefuted) {

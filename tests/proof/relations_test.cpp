@@ -80,21 +80,32 @@ TEST(Relations, CeilingDivisionBoundsTheGrid) {
   EXPECT_FALSE(r.prove_nonneg(Poly::atom(n) - Poly::constant(2) - first_lane));
 }
 
+// Attention's chunk C = 2^23 / max(q_tiles*32, seq_k), a division by a run-time value: a chunk of
+// C heads times a head's q_tiles*32 rows stays within 2^23 (b q <= a), and C + 1 heads pass it
+// (a < b q + b); 2^23 - 1 does not hold (q_tiles 1, seq_k <= 32: C*32 is 2^23).
+TEST(Relations, ARunTimeDivisorBoundsItsQuotient) {
+  Relations r;
+  int tiles = r.fresh("q_tiles", {1, 262144});
+  int keys = r.fresh("seq_k", {1, 8388608});
+  int widest = r.fresh("max", {32, 8388608});
+  r.bound_below(widest, scaled(Poly::atom(tiles), 32));
+  r.bound_below(widest, Poly::atom(keys));
+  int chunk = r.fresh("C", {0, 262144});
+  Poly range = Poly::constant(1 << 23);
+  r.bound_quotient(chunk, range, Poly::atom(widest));
+  Poly rows = scaled(Poly::atom(tiles), 32) * Poly::atom(chunk);
+  EXPECT_LT(r.range_of(range - rows).lo, 0);  // the intervals alone: 2^18 heads of 2^23 rows
+  EXPECT_TRUE(r.prove_nonneg(range - rows));
+  EXPECT_FALSE(r.prove_nonneg(range - Poly::constant(1) - rows));
+  Poly past = Poly::atom(widest) * Poly::atom(chunk) + Poly::atom(widest) - range - Poly::constant(1);
+  EXPECT_TRUE(r.prove_nonneg(past));
+  EXPECT_FALSE(r.prove_nonneg(past - Poly::constant(1)));
+}
+
 // One element per lane under `gid < n`, and a read of the next one: a[gid] is proven by the
 // relations, a[gid + 1] is false at gid = n - 1, and z3 shows it.
 TEST(Relations, AFalseRelationIsRefutedWithItsWitness) {
-  const std::string module = R"(; kemit canonical IR 1
-kernel @next_element {
-  arch gfx90a
-  attr flat_work_group_size 1,256
-  param %0 a : ptr.global {align=16, noalias, nocapture, readonly}
-  param %1 n : i32
-  %2 = const {value=256} : i32
-  %3 = workgroup_id {dim=x} : i32
-  %4 = mul %3, %2 {nsw, nuw} : i32
-  %5 = workitem_id {dim=x} : i32
-  %6 = add %4, %5 {nsw, nuw} : i32
-  %7 = icmp %6, %1 {pred=slt} : i1
+  const std::string module = gid_kernel("next_element", R"(  %7 = icmp %6, %1 {pred=slt} : i1
   if %7 {
     %8 = ptr_add %0, %6 {element=f32} : ptr.global
     %9 = load %8 {align=4} : f32
@@ -103,8 +114,7 @@ kernel @next_element {
     %12 = ptr_add %0, %11 {element=f32} : ptr.global
     %13 = load %12 {align=4} : f32
   }
-}
-)";
+)");
   std::string plan = "; kemit launch plan 2\nsize n 0..268435456\nbuffer a n*4\n"
                      "launch next_element grid ceil(n,256),1,1 block 256 lds 0 args a=buffer:a n=scalar:n\n";
   auto findings = prove(module, plan);
@@ -116,9 +126,10 @@ kernel @next_element {
   EXPECT_EQ(gid, n - 1);
 }
 
-// With no time for z3, what the relations cannot decide is UNPROVEN and names its op: x*x - 3 is
-// never 0 in 32 bits (an odd square is 1 mod 8), which only a bit-level proof of the product shows.
-TEST(Relations, AQueryPastItsTimeoutIsUnprovenNamingTheOp) {
+// With no resources for z3 (its rlimit: a step count, so the verdict does not depend on the
+// machine's load), what the relations cannot decide is UNPROVEN and names its op: x*x - 3 is never
+// 0 in 32 bits (an odd square is 1 mod 8), which only a bit-level proof of the product shows.
+TEST(Relations, AQueryPastItsResourceLimitIsUnprovenNamingTheOp) {
   const std::string module = R"(; kemit canonical IR 1
 kernel @odd_square {
   arch gfx90a
@@ -133,7 +144,9 @@ kernel @odd_square {
 )";
   std::string plan = "; kemit launch plan 2\nsize x 0..2147483647\n"
                      "launch odd_square grid 1,1,1 block 64 lds 0 args y=scalar:x x=scalar:x\n";
-  auto findings = prove_module(module, plan, ArchLimits{}, ProverOptions{1});
+  ProverOptions options;
+  options.z3_rlimit = 1;
+  auto findings = prove_module(module, plan, ArchLimits{}, options);
   Finding divisor = only(findings, "divisor", "%5 = udiv");
   ASSERT_EQ(divisor.verdict, ProofVerdict::UNPROVEN) << finding_text(divisor);
   EXPECT_NE(finding_text(divisor).find("UNPROVEN divisor of `%5 = udiv %0, %4 : i32` (canonical, kernel odd_square)"),

@@ -260,4 +260,31 @@ Value zero_channels(ir::Builder& b, const ShapeSpec& spec) {
   return b.const_float(channel_type(spec.dtype, static_cast<int>(spec.cpl)), 0.0);
 }
 
+Values sum_splits(ir::Builder& b, const ir::Value& ws, const Values& starts, int64_t splits, int64_t slice_size,
+                  int lanes) {
+  ir::Type wide = ir::vector(F32, lanes);
+  Values sums;
+  for (const auto& start : starts) {
+    Value address = b.ptr_add(ws, start, F32);
+    sums.push_back(b.load(wide, address, 16));
+  }
+
+  auto step = [&](const Value& split, const Values& totals) {
+    Value offset = mul_const(b, split, slice_size);
+    Values out;
+    for (size_t c = 0; c < starts.size(); ++c) {
+      Value index = b.add(starts[c], offset, {"nuw", "nsw"});
+      Value address = b.ptr_add(ws, index, F32);
+      Value part = b.load(wide, address, 16);
+      out.push_back(b.fadd(totals[c], part));
+    }
+    return out;
+  };
+
+  Value one = b.const_int(I32, 1);
+  Value count = b.const_int(I32, splits);
+  Value step_size = b.const_int(I32, 1);
+  return b.for_loop(one, count, step_size, sums, step);
+}
+
 }  // namespace kemit::families::conv_depthwise_common

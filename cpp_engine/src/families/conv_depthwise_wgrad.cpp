@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -91,8 +92,11 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
             fmt::arg("kw", spec.kw));
       },
       [&]() -> std::string {
-        if (common::element_count({spec.split, spec.c, spec.kh, spec.kw}) < common::MAX_ELEMENTS) return "";
-        return "the workspace (split * c * kh * kw) must have fewer than 2^31 elements";
+        if (common::element_count({spec.split, spec.c / spec.cpl, spec.kh / spec.block_kh, run_length(spec)}) <
+            common::MAX_ELEMENTS)
+          return "";
+        return "the workspace (split * c * kh * kw, each workgroup's sums padded to a multiple of 4) must have fewer "
+               "than 2^31 elements";
       },
   };
   checks.insert(checks.end(), after.begin(), after.end());
@@ -107,19 +111,23 @@ std::pair<int64_t, int64_t> positions(const Spec& spec) {
 
 int64_t weight_count(const Spec& spec) { return spec.c * spec.kh * spec.kw; }
 
+int64_t run_length(const Spec& spec) { return common::ceil_div(accumulator_count(spec), RUN_VEC) * RUN_VEC; }
+
+int64_t slice_size(const Spec& spec) { return spec.c / spec.cpl * (spec.kh / spec.block_kh) * run_length(spec); }
+
 // ---- the module and its launch plan ----
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t /*buffer_range*/) {
   std::vector<ir::Kernel> kernels = build_module(spec, arch);
   std::map<std::string, plan::Expr> bytes_of;
   for (const auto& [name, bytes] : common::tensor_bytes(spec, {"x", "dw", "dy"}, true))
     bytes_of.insert_or_assign(name, bytes);
-  bytes_of.insert_or_assign("ws", spec.split * weight_count(spec) * 4);
+  bytes_of.insert_or_assign("ws", spec.split * slice_size(spec) * 4);
   auto grid = plan::fixed_grid(spec.c / spec.cpl, spec.kh / spec.block_kh, spec.split);
   using plan::whole;
   if (spec.split == 1)
     return plan::planned(kernels, {}, bytes_of,
                          {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("dw")})});
-  auto reduce_grid = plan::fixed_grid(common::ceil_div(weight_count(spec), REDUCE_BLOCK));
+  auto reduce_grid = plan::fixed_grid(common::ceil_div(slice_size(spec) / RUN_VEC, REDUCE_BLOCK));
   return plan::planned(kernels, {}, bytes_of,
                        {plan::kernel_launch(kernels[0], grid, {whole("x"), whole("dy"), whole("ws")}),
                         plan::kernel_launch(kernels[1], reduce_grid, {whole("ws"), whole("dw")})});
@@ -135,7 +143,7 @@ std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch)
 int64_t accumulator_count(const Spec& spec) { return spec.cpl * spec.block_kh * spec.kw; }
 
 int64_t lds_floats(const Spec& spec, const target::Arch& /*arch*/) {
-  return accumulator_count(spec) * spec.block_waves;
+  return (spec.split > 1 ? run_length(spec) : accumulator_count(spec)) * spec.block_waves;
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
@@ -171,13 +179,24 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value first = b.icmp("eq", lane, zero);
   b.if_then(first, [&] { write_partials(b, spec, partials, wave, values); });
   b.barrier();
-  auto store = [&](const Value& k, const Values& /*iters*/) {
-    store_sum(b, spec, {tensors[2], partials}, {c0, r0}, k);
-    return Values{};
-  };
-  Value count = b.const_int(I32, static_cast<int64_t>(values.size()));
+  std::function<Values(const Value&, const Values&)> store;
+  int64_t count;
+  if (spec.split > 1) {
+    store = [&](const Value& t, const Values& /*iters*/) {
+      store_partials(b, spec, {tensors[2], partials}, t);
+      return Values{};
+    };
+    count = run_length(spec) / RUN_VEC;
+  } else {
+    store = [&](const Value& k, const Values& /*iters*/) {
+      store_sum(b, spec, {tensors[2], partials}, {c0, r0}, k);
+      return Values{};
+    };
+    count = static_cast<int64_t>(values.size());
+  }
+  Value count_value = b.const_int(I32, count);
   Value lanes = b.const_int(I32, block);
-  b.for_loop(tid, count, lanes, {}, store);
+  b.for_loop(tid, count_value, lanes, {}, store);
   return b.finish();
 }
 
@@ -275,6 +294,13 @@ void write_partials(ir::Builder& b, const Spec& spec, const Value& partials, con
     Value address = b.ptr_add(partials, slot, F32);
     b.store(values[k], address, 4);
   }
+  if (spec.split > 1)
+    for (int64_t k = static_cast<int64_t>(values.size()); k < run_length(spec); ++k) {
+      Value zero = b.const_float(F32, 0.0);
+      Value slot = rows_common::partial_slot(b, waves, wave, static_cast<int>(k));
+      Value address = b.ptr_add(partials, slot, F32);
+      b.store(zero, address, 4);
+    }
 }
 
 Value fold_waves(ir::Builder& b, const Spec& spec, const Value& partials, const Value& k) {
@@ -293,19 +319,21 @@ Value fold_waves(ir::Builder& b, const Spec& spec, const Value& partials, const 
 
 void store_sum(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, const Value& k) {
   const Value &target = tensors[0], &partials = tensors[1];
+  Value total = fold_waves(b, spec, partials, k);
+  Value index = weight_index(b, spec, origin, k);
+  ir::Type dtype = ir::scalar(spec.dtype);
+  Value narrow = b.fptrunc(total, dtype);
+  Value address = b.ptr_add(target, index, dtype);
+  b.store(narrow, address, 2);
+}
+
+Value weight_index(ir::Builder& b, const Spec& spec, const Values& origin, const Value& k) {
   const Value &c0 = origin[0], &r0 = origin[1];
   int64_t cpl = spec.cpl, kw = spec.kw;
   int64_t taps = spec.kh * kw;
-  bool split = spec.split > 1;
-  Value total = fold_waves(b, spec, partials, k);
   Value channel_base = common::mul_const(b, c0, taps);
   Value row_base = common::mul_const(b, r0, kw);
   Value base = b.add(channel_base, row_base, {"nuw", "nsw"});
-  if (split) {
-    Value slice = b.workgroup_id("z");
-    Value slice_base = common::mul_const(b, slice, weight_count(spec));
-    base = b.add(base, slice_base, {"nuw", "nsw"});
-  }
   Value offset = k;
   if (cpl > 1) {  // channel k % cpl, then tap k / cpl
     Value cpl_value = b.const_int(I32, cpl);
@@ -315,42 +343,72 @@ void store_sum(ir::Builder& b, const Spec& spec, const Values& tensors, const Va
     Value tap = b.udiv(k, cpl_again);
     offset = b.add(channel, tap, {"nuw", "nsw"});
   }
-  Value index = b.add(base, offset, {"nuw", "nsw"});
-  if (split) {
-    Value address = b.ptr_add(target, index, F32);
-    b.store(total, address, 4);
-  } else {
-    ir::Type dtype = ir::scalar(spec.dtype);
-    Value narrow = b.fptrunc(total, dtype);
-    Value address = b.ptr_add(target, index, dtype);
-    b.store(narrow, address, 2);
+  return b.add(base, offset, {"nuw", "nsw"});
+}
+
+void store_partials(ir::Builder& b, const Spec& spec, const Values& tensors, const Value& t) {
+  const Value &ws = tensors[0], &partials = tensors[1];
+  Value first = common::mul_const(b, t, RUN_VEC);
+  Value values = b.const_float(ir::vector(F32, RUN_VEC), 0.0);
+  for (int e = 0; e < RUN_VEC; ++e) {
+    Value k = e ? common::add_const(b, first, e) : first;
+    Value folded = fold_waves(b, spec, partials, k);
+    values = b.insert_element(values, folded, e);
   }
+  Value split = b.workgroup_id("z");
+  Value groups = common::mul_const(b, split, spec.c / spec.cpl);
+  Value column = b.workgroup_id("x");
+  Value group = b.add(groups, column, {"nuw", "nsw"});
+  Value rows = common::mul_const(b, group, spec.kh / spec.block_kh);
+  Value row = b.workgroup_id("y");
+  Value slot = b.add(rows, row, {"nuw", "nsw"});
+  Value run_start = common::mul_const(b, slot, run_length(spec));
+  Value index = b.add(run_start, first, {"nuw", "nsw"});
+  Value address = b.ptr_add(ws, index, F32);
+  b.store(values, address, 16);
 }
 
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(reduce_kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(REDUCE_BLOCK));
-  int64_t total = weight_count(spec);
+  int64_t size = slice_size(spec);
+  int64_t count = accumulator_count(spec);
   ir::Type dtype = ir::scalar(spec.dtype);
   Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value dw = b.param("dw", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
                      /*writeonly=*/true);
   Value lane = common::global_lane(b, REDUCE_BLOCK);
-  Value count = b.const_int(I32, total);
-  Value active = b.icmp("ult", lane, count);
+  Value lanes = b.const_int(I32, size / RUN_VEC);
+  Value active = b.icmp("ult", lane, lanes);
 
   auto body = [&]() {
-    Value address = b.ptr_add(ws, lane, F32);
-    Value sum = b.load(F32, address, 4);
-    for (int64_t split = 1; split < spec.split; ++split) {
-      Value index = common::add_const(b, lane, split * total);
-      Value part_address = b.ptr_add(ws, index, F32);
-      Value part = b.load(F32, part_address, 4);
-      sum = b.fadd(sum, part);
+    Value first = common::mul_const(b, lane, RUN_VEC);
+    Value sum = common::sum_splits(b, ws, {first}, spec.split, size, RUN_VEC)[0];
+    Values where =
+        common::decompose(b, lane, {run_length(spec) / RUN_VEC, spec.kh / spec.block_kh, spec.c / spec.cpl});
+    const Value &quad = where[0], &row_block = where[1], &group = where[2];
+    Value c0 = spec.cpl > 1 ? common::mul_const(b, group, spec.cpl) : group;
+    Value r0 = common::mul_const(b, row_block, spec.block_kh);
+    Value position0 = common::mul_const(b, quad, RUN_VEC);
+    for (int e = 0; e < RUN_VEC; ++e) {
+      Value k = e ? common::add_const(b, position0, e) : position0;
+      Value value = b.extract_element(sum, e);
+
+      auto store = [&, k, value]() {
+        Value index = weight_index(b, spec, {c0, r0}, k);
+        Value narrow = b.fptrunc(value, dtype);
+        Value target = b.ptr_add(dw, index, dtype);
+        b.store(narrow, target, 2);
+      };
+
+      if (count % RUN_VEC && e >= count % RUN_VEC) {
+        Value limit = b.const_int(I32, count);
+        Value inside = b.icmp("ult", k, limit);
+        b.if_then(inside, store);
+      } else {
+        store();
+      }
     }
-    Value narrow = b.fptrunc(sum, dtype);
-    Value target = b.ptr_add(dw, lane, dtype);
-    b.store(narrow, target, 2);
   };
 
   b.if_then(active, body);

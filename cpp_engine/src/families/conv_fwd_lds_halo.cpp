@@ -93,6 +93,15 @@ std::pair<int64_t, int64_t> problem_channels(const Spec& spec) {
 
 int64_t halo_width(const Spec& spec) { return (spec.tile_w - 1) * spec.stride + spec.kw; }
 
+int64_t workspace_width(const Spec& spec) {
+  return common::ceil_div(output_extent(spec).second, spec.tile_w) * spec.tile_w;
+}
+
+int64_t reduce_lanes(const Spec& spec) {
+  auto [ho, wo] = output_extent(spec);
+  return spec.n * ho * common::ceil_div(wo, REDUCE_VEC) * (spec.k / REDUCE_CHANNELS);
+}
+
 int64_t lds_bytes(const Spec& spec) {
   return spec.kh * halo_width(spec) * mma_k(spec) * ir::byte_size(ir::scalar(spec.dtype));
 }
@@ -109,7 +118,7 @@ std::vector<Tensor> tensors(const Spec& spec) {
   U n = spec.n;
   std::vector<std::pair<std::string, U>> per_image = {{"input", U(spec.h) * U(spec.w) * U(spec.c) * half},
                                                       {"output", U(ho) * U(wo) * U(spec.k) * half}};
-  if (spec.split_c > 1) per_image.emplace_back("workspace", U(spec.split_c) * U(ho) * U(wo) * U(spec.k) * 4);
+  if (spec.split_c > 1) per_image.emplace_back("workspace", U(spec.split_c) * U(ho) * U(spec.k) * U(workspace_width(spec)) * 4);
   U weights = U(spec.k) * U(spec.kh) * U(spec.kw) * U(spec.c / spec.groups) * half;
   std::vector<Tensor> out;
   for (const auto& [name, size] : per_image) out.push_back(Tensor{name, size, n * size});
@@ -366,8 +375,7 @@ std::vector<plan::Launch> chunk_launches(const Spec& chunk, const std::vector<ir
   const ir::Kernel& forward = by_name(kernel_name(chunk));
   if (chunk.split_c == 1) return {plan::kernel_launch(forward, grid, {x, plan::whole("wt"), y})};
   plan::Binding ws = plan::view("ws", 0, n * per_image("workspace"));
-  int64_t total = n * ho * wo * chunk.k;
-  auto reduce_grid = plan::fixed_grid(common::ceil_div(total / REDUCE_VEC, REDUCE_BLOCK));
+  auto reduce_grid = plan::fixed_grid(common::ceil_div(reduce_lanes(chunk), REDUCE_BLOCK));
   return {plan::kernel_launch(forward, grid, {x, plan::whole("wt"), ws}),
           plan::kernel_launch(by_name(reduce_kernel_name(chunk)), reduce_grid, {ws, y})};
 }
@@ -614,20 +622,27 @@ Value load_weights(Context& ctx, const Value& tap, const Selector& selector, con
   return value;
 }
 
+Value fragment_column(Context& ctx, const Place& place) {
+  ir::Builder& b = ctx.b;
+  Value tile_column = b.add(ctx.wo0, place.row, NUW_NSW);
+  Value group_rows = common::mul_const(b, place.group, gemm_core::ROW_FACTORS.at(ctx.spec.mma));
+  return b.add(tile_column, group_rows, NUW_NSW);
+}
+
 void store_fragment(Context& ctx, const Value& out, const Place& place, const Value& acc) {
+  if (ctx.split) {
+    store_partials(ctx, out, place, acc);
+    return;
+  }
   ir::Builder& b = ctx.b;
   const Spec& spec = ctx.spec;
   auto [ho, wo] = output_extent(spec);
   std::string kind = spec.mma;
-  int64_t total = spec.n * ho * wo * spec.k;
   Value image_rows = common::mul_const(b, ctx.image, ho);
   Value out_row = b.add(image_rows, ctx.row, NUW_NSW);
   Value pixel_row = common::mul_const(b, out_row, wo);
-  Value tile_column = b.add(ctx.wo0, place.row, NUW_NSW);
-  Value group_rows = common::mul_const(b, place.group, gemm_core::ROW_FACTORS.at(kind));
-  Value column0 = b.add(tile_column, group_rows, NUW_NSW);
-  std::optional<Value> base;
-  if (ctx.split) base = common::mul_const(b, *ctx.split, total);
+  Value column0 = fragment_column(ctx, place);
+  ir::Type dtype = ir::scalar(spec.dtype);
   for (int element = 0; element < acc.type.count; ++element) {
     int offset = gemm_core::static_row(kind, element);
     Value column = offset ? common::add_const(b, column0, offset) : column0;
@@ -637,16 +652,9 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
       Value pixel = b.add(pixel_row, column, NUW_NSW);
       Value scaled = common::mul_const(b, pixel, spec.k);
       Value index = b.add(scaled, place.output, NUW_NSW);
-      if (!base) {
-        ir::Type dtype = ir::scalar(spec.dtype);
-        Value narrow = b.fptrunc(value, dtype);
-        Value address = b.ptr_add(out, index, dtype);
-        b.store(narrow, address, ir::byte_size(dtype));
-      } else {
-        Value slot = b.add(*base, index, NUW_NSW);
-        Value address = b.ptr_add(out, slot, F32);
-        b.store(value, address, 4);
-      }
+      Value narrow = b.fptrunc(value, dtype);
+      Value address = b.ptr_add(out, index, dtype);
+      b.store(narrow, address, ir::byte_size(dtype));
     };
 
     if (wo % spec.tile_w) {
@@ -659,33 +667,86 @@ void store_fragment(Context& ctx, const Value& out, const Place& place, const Va
   }
 }
 
+void store_partials(Context& ctx, const Value& ws, const Place& place, const Value& acc) {
+  ir::Builder& b = ctx.b;
+  const Spec& spec = ctx.spec;
+  int64_t ho = output_extent(spec).first;
+  std::string kind = spec.mma;
+  int run = gemm_core::ROW_RUNS.at(kind).run;
+  Value slice_rows = common::mul_const(b, *ctx.split, spec.n * ho);
+  Value image_rows = common::mul_const(b, ctx.image, ho);
+  Value rows = b.add(slice_rows, image_rows, NUW_NSW);
+  Value out_row = b.add(rows, ctx.row, NUW_NSW);
+  Value channel_rows = common::mul_const(b, out_row, spec.k);
+  Value channel_row = b.add(channel_rows, place.output, NUW_NSW);
+  Value line = common::mul_const(b, channel_row, workspace_width(spec));
+  Value column0 = fragment_column(ctx, place);
+  Value start = b.add(line, column0, NUW_NSW);
+  for (int first = 0; first < acc.type.count; first += run) {
+    int offset = gemm_core::static_row(kind, first);
+    Value index = offset ? common::add_const(b, start, offset) : start;
+    std::vector<int> lanes;
+    for (int lane = first; lane < first + run; ++lane) lanes.push_back(lane);
+    Value values = acc.type.count == run ? acc : b.shuffle(acc, acc, lanes);
+    Value address = b.ptr_add(ws, index, F32);
+    b.store(values, address, 4 * run);
+  }
+}
+
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(reduce_kernel_name(spec), arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(REDUCE_BLOCK));
   auto [ho, wo] = output_extent(spec);
-  int64_t total = spec.n * ho * wo * spec.k;
+  int64_t width = workspace_width(spec);
+  int64_t slice_size = spec.n * ho * spec.k * width;
   ir::Type dtype = ir::scalar(spec.dtype);
-  ir::Type wide = ir::vector(F32, REDUCE_VEC);
   Value ws = b.param("ws", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value y = b.param("y", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
                     /*writeonly=*/true);
   Value lane = common::global_lane(b, REDUCE_BLOCK);
-  Value lanes = b.const_int(I32, total / REDUCE_VEC);
+  Value lanes = b.const_int(I32, reduce_lanes(spec));
   Value active = b.icmp("ult", lane, lanes);
 
   auto body = [&]() {
-    Value first = common::mul_const(b, lane, REDUCE_VEC);
-    Value address = b.ptr_add(ws, first, F32);
-    Value sum = b.load(wide, address, 16);
-    for (int64_t split = 1; split < spec.split_c; ++split) {
-      Value index = common::add_const(b, first, split * total);
-      Value part_address = b.ptr_add(ws, index, F32);
-      Value part = b.load(wide, part_address, 16);
-      sum = b.fadd(sum, part);
+    common::Values where =
+        common::decompose(b, lane, {common::ceil_div(wo, REDUCE_VEC), spec.k / REDUCE_CHANNELS, spec.n * ho});
+    Value quad = where[0], quartet = where[1], out_row = where[2];
+    Value column = common::mul_const(b, quad, REDUCE_VEC);
+    Value channel = common::mul_const(b, quartet, REDUCE_CHANNELS);
+    Value channel_rows = common::mul_const(b, out_row, spec.k);
+    Value line = b.add(channel_rows, channel, NUW_NSW);
+    Value lines = common::mul_const(b, line, width);
+    Value first = b.add(lines, column, NUW_NSW);
+    std::vector<Value> starts;
+    for (int64_t c = 0; c < REDUCE_CHANNELS; ++c) starts.push_back(c ? common::add_const(b, first, c * width) : first);
+    std::vector<Value> sums = common::sum_splits(b, ws, starts, spec.split_c, slice_size, REDUCE_VEC);
+    Value pixel_row = common::mul_const(b, out_row, wo);
+    Value pixel0 = b.add(pixel_row, column, NUW_NSW);
+    for (int64_t j = 0; j < REDUCE_VEC; ++j) {
+      Value values = b.const_float(ir::vector(F32, REDUCE_CHANNELS), 0.0);
+      for (int c = 0; c < REDUCE_CHANNELS; ++c) {
+        Value element = b.extract_element(sums[static_cast<size_t>(c)], static_cast<int>(j));
+        values = b.insert_element(values, element, c);
+      }
+
+      auto store = [&, j, values]() {
+        Value pixel = j ? common::add_const(b, pixel0, j) : pixel0;
+        Value scaled = common::mul_const(b, pixel, spec.k);
+        Value index = b.add(scaled, channel, NUW_NSW);
+        Value narrow = b.fptrunc(values, ir::vector(dtype, REDUCE_CHANNELS));
+        Value address = b.ptr_add(y, index, dtype);
+        b.store(narrow, address, ir::byte_size(dtype) * REDUCE_CHANNELS);
+      };
+
+      if (wo % REDUCE_VEC && j >= wo % REDUCE_VEC) {
+        Value past = common::add_const(b, column, j);
+        Value limit = b.const_int(I32, wo);
+        Value inside = b.icmp("ult", past, limit);
+        b.if_then(inside, store);
+      } else {
+        store();
+      }
     }
-    Value narrow = b.fptrunc(sum, ir::vector(dtype, REDUCE_VEC));
-    Value target = b.ptr_add(y, first, dtype);
-    b.store(narrow, target, 2 * REDUCE_VEC);
   };
 
   b.if_then(active, body);

@@ -31,6 +31,9 @@ def plan(spec, arch, rng):
     scale = wgrad(np.abs(x), np.abs(dy), s["kh"], s["kw"], s["stride"], s["pad"], s["pad_w"])
     buffers = {"x": to_memory(x, dtype), "dy": to_memory(dy, dtype), "dw": nan_memory(want.shape, dtype)}
     if s["split"] > 1:
-        buffers["ws"] = np.full((s["split"],) + want.shape, np.nan, dtype=np.float32)
+        # one run per workgroup of the grid's x and y: its sums, padded to whole 128-bit stores
+        run = ceil_div(s["cpl"] * s["block_kh"] * s["kw"], 4) * 4
+        buffers["ws"] = np.full((s["split"], s["c"] // s["cpl"] * (s["kh"] // s["block_kh"]), run), np.nan,
+                                dtype=np.float32)
     output = Output("dw", dtype, round_to(want, dtype).reshape(-1), scale.reshape(-1), RTOL[dtype])
     return Case(s, None, block, buffers, {}, [output])

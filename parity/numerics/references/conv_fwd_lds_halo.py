@@ -1,7 +1,9 @@
 """numpy references for the conv_fwd_lds_halo family, both kernels of a split-C module included.
 
 `conv_forward` is the definition (NHWC, grouped, 16-bit inputs held exactly, f64 sums).
-`split_partials` is what the module's first kernel writes to its f32 workspace: the problem
+`split_partials` is what the module's first kernel writes to its f32 workspace (here indexed
+ws[s, n, ho, wo, k]; the kernel lays the same values out as ws[s, n, ho, k, Wt], columns innermost
+and padded to whole tiles, for its 128-bit stores): the problem
 decomposition of the family (a group, or `merge` groups merged through a block-diagonal weight
 matrix) with the reduction channels of each problem split `split` ways, computed as an implicit
 GEMM per tap. `split_reduce` is the module's reduce kernel: the f32 sum of the partials, cast to
@@ -125,7 +127,13 @@ def conv_per_image_bytes(s):
     ho, wo = output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])
     half = 2
     sizes = [s["h"] * s["w"] * s["c"] * half, ho * wo * s["k"] * half]
-    return sizes + ([s["split_c"] * ho * wo * s["k"] * 4] if s["split_c"] > 1 else [])
+    return sizes + ([s["split_c"] * ho * s["k"] * workspace_width(s) * 4] if s["split_c"] > 1 else [])
+
+
+def workspace_width(s):
+    """The family's workspace columns: Wo padded to whole tiles (ws[S, n, Ho, k, Wt])."""
+    wo = output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])[1]
+    return -(-wo // s["tile_w"]) * s["tile_w"]
 
 
 def conv_weight_bytes(s):
@@ -199,7 +207,7 @@ def plan(spec, arch, rng):
     y = nan_memory((s["n"], ho, wo, s["k"]), dtype)
     buffers = {"x": to_memory(x, dtype), "wt": to_memory(wt, dtype), "y": y}
     if s["split_c"] > 1:  # each chunk's partials from the start: room for the largest chunk
-        buffers["ws"] = np.full((s["split_c"] * max(sizes), ho, wo, s["k"]), np.nan, dtype=np.float32)
+        buffers["ws"] = np.full((s["split_c"] * max(sizes), ho, s["k"], workspace_width(s)), np.nan, dtype=np.float32)
     output = Output("y", dtype, round_to(want, dtype).reshape(-1), scale.reshape(-1), RTOL[dtype])
     # the plan gives every grid and block: the case's are never used
     return Case(s, None, s["waves"] * arch.wave_size, buffers, {}, [output], buffer_range=buffer_range)

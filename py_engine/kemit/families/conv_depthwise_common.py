@@ -226,3 +226,22 @@ def load_weight_pairs(b, wt, channel_base, tap, spec):
 def zero_channels(b, spec):
     """A masked-off load's value: zero in the memory type."""
     return b.const_float(channel_type(spec["dtype"], spec["cpl"]), 0.0)
+
+
+def sum_splits(b, ws, starts, splits, slice_size, lanes=4):
+    """Per start, the f32 sum over the splits of the `lanes` partials at ws[start + s * slice_size],
+    in split order (one 128-bit load each with 4 lanes): splits 1 .. splits - 1 are a loop, so that
+    a lane holds one split's loads at a time (unrolled, conv_fwd_lds_halo's 8 splits took 82 VGPRs
+    and 5 waves/SIMD)."""
+    wide = vector(F32, lanes)
+    sums = [b.load(wide, b.ptr_add(ws, start, F32), 16) for start in starts]
+
+    def step(split, totals):
+        offset = mul_const(b, split, slice_size)
+        out = []
+        for start, total in zip(starts, totals):
+            index = b.add(start, offset, ("nuw", "nsw"))
+            out.append(b.fadd(total, b.load(wide, b.ptr_add(ws, index, F32), 16)))
+        return out
+
+    return b.for_loop(b.const_int(I32, 1), b.const_int(I32, splits), b.const_int(I32, 1), sums, step)

@@ -13,15 +13,18 @@ wave (rows_common.wave_reduce: ds_bpermute, or DPP within rows of 16 then ds_bpe
 each wave writes its wave's sums to LDS (partials[k * waves + wave]), and after a barrier lane k
 of the workgroup folds sum k over the waves and stores it: the stores are spread over the lanes.
 
-split 1: the lanes write dW (rounded to the dtype). split S > 1: they write the workgroup's f32
-partials to ws[s, c, r, q], and the module's second kernel, `<wgrad kernel>_reduce`, folds the S
-partials into dW with one rounding.
+split 1: the lanes write dW (rounded to the dtype). split S > 1: the workgroup's f32 sums, in
+flatten's order and padded with zeros to a multiple of RUN_VEC (its run), are one contiguous run
+of ws[s, c / cpl, kh / block_kh, run]: lane t writes sums 4t .. 4t + 3 with one 128-bit store.
+The module's second kernel, `<wgrad kernel>_reduce`, reads RUN_VEC partials of every split with
+one 128-bit load each, folds them and stores each to its weight in dW with one rounding (the
+padding skipped).
 
 Launch plan (`plan_module`): grid (c / cpl, kh / block_kh, split), block_waves waves; the reduce
-kernel: ceil(c * kh * kw / 256) workgroups of 256 lanes.
+kernel: ceil(c / cpl * kh / block_kh * run / 4 / 256) workgroups of 256 lanes.
 """
 from ..ir.builder import Builder
-from ..ir.types import pointer, scalar
+from ..ir.types import pointer, scalar, vector
 from ..plan import fixed_grid, kernel_launch, planned, whole
 from . import conv_depthwise_common as common
 from .rows_common import CROSS, partial_slot, wave_reduce
@@ -35,6 +38,7 @@ MAX_SIDE = 64
 MAX_SPLIT = 64
 MAX_ACCUMULATORS = 64
 REDUCE_BLOCK = 256
+RUN_VEC = 4              # f32 partials per workspace store and reduce load: 128 bits
 I32, F32 = scalar("i32"), scalar("f32")
 
 
@@ -75,8 +79,10 @@ def validate(spec, arch):
         ("cpl * block_kh * kw must be at most {most} accumulators "
          "(got {cpl} * {block_kh} * {kw})").format(
             most=MAX_ACCUMULATORS, cpl=s["cpl"], block_kh=s["block_kh"], kw=s["kw"]),
-        lambda: "" if common.element_count((s["split"], s["c"], s["kh"], s["kw"])) < common.MAX_ELEMENTS else
-        "the workspace (split * c * kh * kw) must have fewer than 2^31 elements",
+        lambda: "" if common.element_count((s["split"], s["c"] // s["cpl"], s["kh"] // s["block_kh"], run_length(s)))
+        < common.MAX_ELEMENTS else
+        "the workspace (split * c * kh * kw, each workgroup's sums padded to a multiple of 4) must have fewer "
+        "than 2^31 elements",
     )
     return first_reason(checks)
 
@@ -92,6 +98,16 @@ def weight_count(spec):
     return spec["c"] * spec["kh"] * spec["kw"]
 
 
+def run_length(spec):
+    """One workgroup's run of the workspace: its sums, padded to a multiple of RUN_VEC."""
+    return common.ceil_div(accumulator_count(spec), RUN_VEC) * RUN_VEC
+
+
+def slice_size(spec):
+    """The f32 partials of one split: one run per workgroup of the grid's x and y."""
+    return spec["c"] // spec["cpl"] * (spec["kh"] // spec["block_kh"]) * run_length(spec)
+
+
 # ---- the module and its launch plan --------------------------------------------------------------
 def plan_module(spec, arch, buffer_range):
     """The wgrad kernel, then (split > 1) its reduce kernel, each launched once over whole buffers.
@@ -99,11 +115,11 @@ def plan_module(spec, arch, buffer_range):
     plan needs no buffer range."""
     kernels = build_module(spec, arch)
     bytes_of = common.tensor_bytes(spec, ("x", "dw", "dy"), True)
-    bytes_of["ws"] = spec["split"] * weight_count(spec) * 4
+    bytes_of["ws"] = spec["split"] * slice_size(spec) * 4
     grid = fixed_grid(spec["c"] // spec["cpl"], spec["kh"] // spec["block_kh"], spec["split"])
     if spec["split"] == 1:
         return planned(kernels, [], bytes_of, [kernel_launch(kernels[0], grid, [whole("x"), whole("dy"), whole("dw")])])
-    reduce_grid = fixed_grid(common.ceil_div(weight_count(spec), REDUCE_BLOCK))
+    reduce_grid = fixed_grid(common.ceil_div(slice_size(spec) // RUN_VEC, REDUCE_BLOCK))
     return planned(kernels, [], bytes_of, [kernel_launch(kernels[0], grid, [whole("x"), whole("dy"), whole("ws")]),
                                            kernel_launch(kernels[1], reduce_grid, [whole("ws"), whole("dw")])])
 
@@ -122,8 +138,8 @@ def accumulator_count(spec):
 
 
 def lds_floats(spec, arch):
-    """The partials in LDS: every sum of every wave."""
-    return accumulator_count(spec) * spec["block_waves"]
+    """The partials in LDS: every sum of every wave (split > 1: the run, padding included)."""
+    return (run_length(spec) if spec["split"] > 1 else accumulator_count(spec)) * spec["block_waves"]
 
 
 def build(spec, arch):
@@ -145,11 +161,17 @@ def build(spec, arch):
     b.if_then(b.icmp("eq", lane, b.const_int(I32, 0)), lambda: write_partials(b, spec, partials, wave, values))
     b.barrier()
 
-    def store(k, iters):
-        store_sum(b, spec, (target, partials), (c0, r0), k)
-        return []
-
-    b.for_loop(tid, b.const_int(I32, len(values)), b.const_int(I32, block), [], store)
+    if spec["split"] > 1:
+        def store(t, iters):
+            store_partials(b, spec, (target, partials), t)
+            return []
+        count = run_length(spec) // RUN_VEC
+    else:
+        def store(k, iters):
+            store_sum(b, spec, (target, partials), (c0, r0), k)
+            return []
+        count = len(values)
+    b.for_loop(tid, b.const_int(I32, count), b.const_int(I32, block), [], store)
     return b.finish()
 
 
@@ -223,9 +245,14 @@ def flatten(b, spec, sums):
 
 
 def write_partials(b, spec, partials, wave, values):
-    """Lane 0 of each wave: partials[k * waves + wave] = its wave's sum k."""
+    """Lane 0 of each wave: partials[k * waves + wave] = its wave's sum k (split > 1: zero past the
+    last sum, up to the run's end, so that the run's stores write zeros there)."""
     for k, value in enumerate(values):
         b.store(value, b.ptr_add(partials, partial_slot(b, spec["block_waves"], wave, k), F32), 4)
+    if spec["split"] > 1:
+        for k in range(len(values), run_length(spec)):
+            zero = b.const_float(F32, 0.0)
+            b.store(zero, b.ptr_add(partials, partial_slot(b, spec["block_waves"], wave, k), F32), 4)
 
 
 def fold_waves(b, spec, partials, k):
@@ -239,45 +266,80 @@ def fold_waves(b, spec, partials, k):
 
 
 def store_sum(b, spec, tensors, origin, k):
-    """Sum k (row i, tap q, channel j in flatten's order) to dW[c0 + j, r0 + i, q] (rounded), or with
-    split > 1 to ws[s, c0 + j, r0 + i, q] (f32): lane k of the workgroup (and k + block, ...)."""
+    """Sum k (row i, tap q, channel j in flatten's order) to dW[c0 + j, r0 + i, q], rounded: lane k
+    of the workgroup (and k + block, ...)."""
     target, partials = tensors
+    total = fold_waves(b, spec, partials, k)
+    index = weight_index(b, spec, origin, k)
+    dtype = scalar(spec["dtype"])
+    b.store(b.fptrunc(total, dtype), b.ptr_add(target, index, dtype), 2)
+
+
+def weight_index(b, spec, origin, k):
+    """The element of dW[c0 + j, r0 + i, q] sum k is (flatten's order: channel k % cpl, tap k / cpl)."""
     c0, r0 = origin
     cpl, taps = spec["cpl"], spec["kh"] * spec["kw"]
-    total = fold_waves(b, spec, partials, k)
     base = b.add(common.mul_const(b, c0, taps), common.mul_const(b, r0, spec["kw"]), ("nuw", "nsw"))
-    if spec["split"] > 1:
-        base = b.add(base, common.mul_const(b, b.workgroup_id("z"), weight_count(spec)), ("nuw", "nsw"))
     if cpl > 1:  # channel k % cpl, then tap k / cpl
         channel = common.mul_const(b, b.urem(k, b.const_int(I32, cpl)), taps)
         offset = b.add(channel, b.udiv(k, b.const_int(I32, cpl)), ("nuw", "nsw"))
     else:
         offset = k
-    index = b.add(base, offset, ("nuw", "nsw"))
-    if spec["split"] > 1:
-        b.store(total, b.ptr_add(target, index, F32), 4)
-    else:
-        dtype = scalar(spec["dtype"])
-        b.store(b.fptrunc(total, dtype), b.ptr_add(target, index, dtype), 2)
+    return b.add(base, offset, ("nuw", "nsw"))
+
+
+def store_partials(b, spec, tensors, t):
+    """Sums 4t .. 4t + 3 of the workgroup, folded over its waves, as one 128-bit store into its run of
+    ws[s, c0 / cpl, r0 / block_kh, 4t]."""
+    ws, partials = tensors
+    first = common.mul_const(b, t, RUN_VEC)
+    values = b.const_float(vector(F32, RUN_VEC), 0.0)
+    for e in range(RUN_VEC):
+        k = common.add_const(b, first, e) if e else first
+        values = b.insert_element(values, fold_waves(b, spec, partials, k), e)
+    groups = common.mul_const(b, b.workgroup_id("z"), spec["c"] // spec["cpl"])
+    group = b.add(groups, b.workgroup_id("x"), ("nuw", "nsw"))
+    rows = common.mul_const(b, group, spec["kh"] // spec["block_kh"])
+    slot = b.add(rows, b.workgroup_id("y"), ("nuw", "nsw"))
+    run_start = common.mul_const(b, slot, run_length(spec))
+    index = b.add(run_start, first, ("nuw", "nsw"))
+    b.store(values, b.ptr_add(ws, index, F32), 16)
 
 
 def build_reduce(spec, arch):
-    """The reduce kernel: dw[i] = round(sum over s of ws[s * c * kh * kw + i])."""
+    """The reduce kernel: a lane folds RUN_VEC partials over the splits (one 128-bit load per split,
+    common.sum_splits) and stores each to its weight in dW, rounded (a run's padding skipped)."""
     b = Builder(reduce_kernel_name(spec), arch.name)
     b.attr("flat_work_group_size", f"1,{REDUCE_BLOCK}")
-    total = weight_count(spec)
+    size = slice_size(spec)
+    count = accumulator_count(spec)
     dtype = scalar(spec["dtype"])
     flags = dict(align=16, noalias=True, nocapture=True)
     ws = b.param("ws", pointer("global"), readonly=True, **flags)
     dw = b.param("dw", pointer("global"), writeonly=True, **flags)
     lane = common.global_lane(b, REDUCE_BLOCK)
-    active = b.icmp("ult", lane, b.const_int(I32, total))
+    active = b.icmp("ult", lane, b.const_int(I32, size // RUN_VEC))
 
     def body():
-        sum_ = b.load(F32, b.ptr_add(ws, lane, F32), 4)
-        for split in range(1, spec["split"]):
-            sum_ = b.fadd(sum_, b.load(F32, b.ptr_add(ws, common.add_const(b, lane, split * total), F32), 4))
-        b.store(b.fptrunc(sum_, dtype), b.ptr_add(dw, lane, dtype), 2)
+        first = common.mul_const(b, lane, RUN_VEC)
+        [sum_] = common.sum_splits(b, ws, [first], spec["split"], size, RUN_VEC)
+        quad, row_block, group = common.decompose(
+            b, lane, [run_length(spec) // RUN_VEC, spec["kh"] // spec["block_kh"], spec["c"] // spec["cpl"]])
+        c0 = common.mul_const(b, group, spec["cpl"]) if spec["cpl"] > 1 else group
+        r0 = common.mul_const(b, row_block, spec["block_kh"])
+        position0 = common.mul_const(b, quad, RUN_VEC)
+        for e in range(RUN_VEC):
+            k = common.add_const(b, position0, e) if e else position0
+            value = b.extract_element(sum_, e)
+
+            def store(k=k, value=value):
+                index = weight_index(b, spec, (c0, r0), k)
+                b.store(b.fptrunc(value, dtype), b.ptr_add(dw, index, dtype), 2)
+
+            if count % RUN_VEC and e >= count % RUN_VEC:
+                b.if_then(b.icmp("ult", k, b.const_int(I32, count)), store)
+            else:
+                store()
 
     b.if_then(active, body)
     return b.finish()

@@ -14,15 +14,19 @@ wt. Fragment layouts and accumulator rows are gemm_mma's (the instructions' own,
 
 Modes:
 - `split_c: S`: the channels are split over S workgroups; each writes f32 partial sums to a
-  workspace ws[S, n, Ho, Wo, k], and the module's second kernel, `<forward kernel>_reduce` (named
-  after its module's spec, so that two modules share a code object), folds the S partials into y
-  with the output cast.
+  workspace ws[S, n, Ho, k, Wt] (Wt: Wo padded to whole tiles). The columns are innermost because
+  a lane's accumulator elements are runs of 4 adjacent output columns of one channel: each run is
+  one 128-bit store, with no guard (the padding columns take what the tile computed there). The
+  module's second kernel, `<forward kernel>_reduce` (named after its module's spec, so that two
+  modules share a code object), reads 4 columns of REDUCE_CHANNELS channels with one 128-bit load
+  per channel and split, sums the S partials, transposes them in registers and stores each
+  column's channels to y with the output cast.
 - `grouped: true`: one problem per group (workgroup id z); `group_merge: M` merges M small groups
   into one problem whose B is block-diagonal (zero where a channel's group is not the output's).
 
 Launch plan (`plan_module`): grid (n * Ho * ceil(Wo / tile_w), problem channels / tile_n,
-groups / M * S), waves * wave size lanes; the reduce kernel: ceil(n * Ho * Wo * k / 4 / 256)
-workgroups of 256 lanes. A batch whose input, output or workspace passes the 32-bit buffer range
+groups / M * S), waves * wave size lanes; the reduce kernel: ceil(n * Ho * ceil(Wo / 4) * k /
+REDUCE_CHANNELS / 256) workgroups of 256 lanes. A batch whose input, output or workspace passes the 32-bit buffer range
 runs as balanced chunks of images (sizes differ by at most one, the larger first), each over views
 of x, y and ws within the range; the module holds the kernels of each chunk size (n is compiled
 in). Only a weight tensor or one image past the range is refused.
@@ -49,7 +53,8 @@ MAX_TILE = 256
 MAX_FILTER = 11       # the taps of a filter row are unrolled
 MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
 STAGE_VEC = 8            # channels per vector load into the halo
-REDUCE_VEC = 4           # elements per lane of the reduce kernel
+REDUCE_VEC = 4           # columns per lane of the reduce kernel: one 128-bit load of f32 partials
+REDUCE_CHANNELS = 4      # channels per lane of the reduce kernel: one vector store per column
 REDUCE_BLOCK = 256
 I32, F32 = scalar("i32"), scalar("f32")
 
@@ -100,6 +105,17 @@ def halo_width(spec):
     return (spec["tile_w"] - 1) * spec["stride"] + spec["kw"]
 
 
+def workspace_width(spec):
+    """Wt: the workspace's columns, Wo padded to whole tiles (a tile's stores need no guard)."""
+    return common.ceil_div(output_extent(spec)[1], spec["tile_w"]) * spec["tile_w"]
+
+
+def reduce_lanes(spec):
+    """The reduce kernel's lanes: REDUCE_VEC columns of REDUCE_CHANNELS channels of an output row each."""
+    ho, wo = output_extent(spec)
+    return spec["n"] * ho * common.ceil_div(wo, REDUCE_VEC) * (spec["k"] // REDUCE_CHANNELS)
+
+
 def lds_bytes(spec):
     return spec["kh"] * halo_width(spec) * mma_k(spec) * byte_size(scalar(spec["dtype"]))
 
@@ -117,7 +133,7 @@ def tensors(spec):
     per_image = [("input", spec["h"] * spec["w"] * spec["c"] * half),
                  ("output", ho * wo * spec["k"] * half)]
     if spec["split_c"] > 1:
-        per_image.append(("workspace", spec["split_c"] * ho * wo * spec["k"] * 4))
+        per_image.append(("workspace", spec["split_c"] * ho * spec["k"] * workspace_width(spec) * 4))
     weights = spec["k"] * spec["kh"] * spec["kw"] * (spec["c"] // spec["groups"]) * half
     return [(name, size, spec["n"] * size) for name, size in per_image] + [("weight", None, weights)]
 
@@ -282,8 +298,7 @@ def chunk_launches(chunk, kernels, first):
     if chunk["split_c"] == 1:
         return [kernel_launch(forward, grid, [x, whole("wt"), y])]
     ws = view("ws", 0, chunk["n"] * sizes["workspace"])
-    total = chunk["n"] * ho * wo * chunk["k"]
-    reduce_grid = fixed_grid(common.ceil_div(total // REDUCE_VEC, REDUCE_BLOCK))
+    reduce_grid = fixed_grid(common.ceil_div(reduce_lanes(chunk), REDUCE_BLOCK))
     return [kernel_launch(forward, grid, [x, whole("wt"), ws]),
             kernel_launch(by_name[reduce_kernel_name(chunk)], reduce_grid, [ws, y])]
 
@@ -479,16 +494,27 @@ def load_weights(ctx, tap, selector, operand):
     return value
 
 
+def fragment_column(ctx, place):
+    """The output column of the lane's accumulator element 0 (the others add static_row)."""
+    b, spec = ctx["b"], ctx["spec"]
+    tile_column = b.add(ctx["wo0"], place["row"], ("nuw", "nsw"))
+    group_rows = common.mul_const(b, place["group"], gemm_core.ROW_FACTORS[spec["mma"]])
+    return b.add(tile_column, group_rows, ("nuw", "nsw"))
+
+
 def store_fragment(ctx, out, place, acc):
     """Every accumulator element to y (cast) or, with split_c > 1, to this split's f32 workspace slice."""
+    if ctx["split"] is not None:
+        store_partials(ctx, out, place, acc)
+        return
     b, spec = ctx["b"], ctx["spec"]
     ho, wo = output_extent(spec)
     kind = spec["mma"]
-    total = spec["n"] * ho * wo * spec["k"]
-    pixel_row = common.mul_const(b, b.add(common.mul_const(b, ctx["image"], ho), ctx["row"], ("nuw", "nsw")), wo)
-    column0 = b.add(b.add(ctx["wo0"], place["row"], ("nuw", "nsw")),
-                    common.mul_const(b, place["group"], gemm_core.ROW_FACTORS[kind]), ("nuw", "nsw"))
-    base = common.mul_const(b, ctx["split"], total) if ctx["split"] is not None else None
+    image_rows = common.mul_const(b, ctx["image"], ho)
+    out_row = b.add(image_rows, ctx["row"], ("nuw", "nsw"))
+    pixel_row = common.mul_const(b, out_row, wo)
+    column0 = fragment_column(ctx, place)
+    dtype = scalar(spec["dtype"])
     for element in range(acc.type.count):
         offset = gemm_core.static_row(kind, element)
         column = common.add_const(b, column0, offset) if offset else column0
@@ -496,12 +522,10 @@ def store_fragment(ctx, out, place, acc):
 
         def store(column=column, value=value):
             pixel = b.add(pixel_row, column, ("nuw", "nsw"))
-            index = b.add(common.mul_const(b, pixel, spec["k"]), place["output"], ("nuw", "nsw"))
-            if base is None:
-                dtype = scalar(spec["dtype"])
-                b.store(b.fptrunc(value, dtype), b.ptr_add(out, index, dtype), byte_size(dtype))
-            else:
-                b.store(value, b.ptr_add(out, b.add(base, index, ("nuw", "nsw")), F32), 4)
+            scaled = common.mul_const(b, pixel, spec["k"])
+            index = b.add(scaled, place["output"], ("nuw", "nsw"))
+            narrow = b.fptrunc(value, dtype)
+            b.store(narrow, b.ptr_add(out, index, dtype), byte_size(dtype))
 
         if wo % spec["tile_w"]:
             b.if_then(b.icmp("ult", column, b.const_int(I32, wo)), store)
@@ -509,25 +533,73 @@ def store_fragment(ctx, out, place, acc):
             store()
 
 
+def store_partials(ctx, ws, place, acc):
+    """The accumulator's runs of adjacent columns, one 128-bit store each, to
+    ws[split, image, row, output, column]: padded to whole tiles, so no store needs a guard."""
+    b, spec = ctx["b"], ctx["spec"]
+    ho, _ = output_extent(spec)
+    kind = spec["mma"]
+    run = gemm_core.ROW_RUNS[kind][0]
+    slice_rows = common.mul_const(b, ctx["split"], spec["n"] * ho)
+    image_rows = common.mul_const(b, ctx["image"], ho)
+    rows = b.add(slice_rows, image_rows, ("nuw", "nsw"))
+    out_row = b.add(rows, ctx["row"], ("nuw", "nsw"))
+    channel_rows = common.mul_const(b, out_row, spec["k"])
+    channel_row = b.add(channel_rows, place["output"], ("nuw", "nsw"))
+    line = common.mul_const(b, channel_row, workspace_width(spec))
+    column0 = fragment_column(ctx, place)
+    start = b.add(line, column0, ("nuw", "nsw"))
+    for first in range(0, acc.type.count, run):
+        offset = gemm_core.static_row(kind, first)
+        index = common.add_const(b, start, offset) if offset else start
+        values = acc if acc.type.count == run else b.shuffle(acc, acc, range(first, first + run))
+        b.store(values, b.ptr_add(ws, index, F32), 4 * run)
+
+
 def build_reduce(spec, arch):
-    """The reduce kernel: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4])."""
+    """The reduce kernel: a lane sums the split_c partials of REDUCE_VEC columns of REDUCE_CHANNELS
+    channels (one 128-bit load per channel and split), transposes them in registers and stores
+    each column's channels to y, cast (a column past Wo is skipped)."""
     b = Builder(reduce_kernel_name(spec), arch.name)
     b.attr("flat_work_group_size", f"1,{REDUCE_BLOCK}")
     ho, wo = output_extent(spec)
-    total = spec["n"] * ho * wo * spec["k"]
+    width = workspace_width(spec)
+    slice_size = spec["n"] * ho * spec["k"] * width
     dtype = scalar(spec["dtype"])
     ws = b.param("ws", pointer("global"), align=16, noalias=True, nocapture=True, readonly=True)
     y = b.param("y", pointer("global"), align=16, noalias=True, nocapture=True, writeonly=True)
     lane = common.global_lane(b, REDUCE_BLOCK)
-    active = b.icmp("ult", lane, b.const_int(I32, total // REDUCE_VEC))
+    active = b.icmp("ult", lane, b.const_int(I32, reduce_lanes(spec)))
 
     def body():
-        first = common.mul_const(b, lane, REDUCE_VEC)
-        sum_ = b.load(vector(F32, REDUCE_VEC), b.ptr_add(ws, first, F32), 16)
-        for split in range(1, spec["split_c"]):
-            index = common.add_const(b, first, split * total)
-            sum_ = b.fadd(sum_, b.load(vector(F32, REDUCE_VEC), b.ptr_add(ws, index, F32), 16))
-        b.store(b.fptrunc(sum_, vector(dtype, REDUCE_VEC)), b.ptr_add(y, first, dtype), 2 * REDUCE_VEC)
+        quad, quartet, out_row = common.decompose(
+            b, lane, [common.ceil_div(wo, REDUCE_VEC), spec["k"] // REDUCE_CHANNELS, spec["n"] * ho])
+        column = common.mul_const(b, quad, REDUCE_VEC)
+        channel = common.mul_const(b, quartet, REDUCE_CHANNELS)
+        channel_rows = common.mul_const(b, out_row, spec["k"])
+        line = b.add(channel_rows, channel, ("nuw", "nsw"))
+        lines = common.mul_const(b, line, width)
+        first = b.add(lines, column, ("nuw", "nsw"))
+        starts = [common.add_const(b, first, c * width) if c else first for c in range(REDUCE_CHANNELS)]
+        sums = common.sum_splits(b, ws, starts, spec["split_c"], slice_size, REDUCE_VEC)
+        pixel_row = common.mul_const(b, out_row, wo)
+        pixel0 = b.add(pixel_row, column, ("nuw", "nsw"))
+        for j in range(REDUCE_VEC):
+            values = b.const_float(vector(F32, REDUCE_CHANNELS), 0.0)
+            for c in range(REDUCE_CHANNELS):
+                values = b.insert_element(values, b.extract_element(sums[c], j), c)
+
+            def store(j=j, values=values):
+                pixel = common.add_const(b, pixel0, j) if j else pixel0
+                scaled = common.mul_const(b, pixel, spec["k"])
+                index = b.add(scaled, channel, ("nuw", "nsw"))
+                narrow = b.fptrunc(values, vector(dtype, REDUCE_CHANNELS))
+                b.store(narrow, b.ptr_add(y, index, dtype), byte_size(dtype) * REDUCE_CHANNELS)
+
+            if wo % REDUCE_VEC and j >= wo % REDUCE_VEC:
+                b.if_then(b.icmp("ult", common.add_const(b, column, j), b.const_int(I32, wo)), store)
+            else:
+                store()
 
     b.if_then(active, body)
     return b.finish()

@@ -98,5 +98,11 @@ Values load_weight_pairs(ir::Builder& b, const ir::Value& wt, const ir::Value& c
                          const ShapeSpec& spec);
 // A masked-off load's value: zero in the memory type.
 ir::Value zero_channels(ir::Builder& b, const ShapeSpec& spec);
+// Per start, the f32 sum over the splits of the `lanes` partials at ws[start + s * slice_size],
+// in split order (one 128-bit load each with 4 lanes): splits 1 .. splits - 1 are a loop, so that
+// a lane holds one split's loads at a time (unrolled, conv_fwd_lds_halo's 8 splits took 82 VGPRs
+// and 5 waves/SIMD).
+Values sum_splits(ir::Builder& b, const ir::Value& ws, const Values& starts, int64_t splits, int64_t slice_size,
+                  int lanes = 4);
 
 }  // namespace kemit::families::conv_depthwise_common

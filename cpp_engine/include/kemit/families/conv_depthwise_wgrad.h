@@ -29,6 +29,7 @@ constexpr int64_t MAX_SIDE = 64;
 constexpr int64_t MAX_SPLIT = 64;
 constexpr int64_t MAX_ACCUMULATORS = 64;
 constexpr int64_t REDUCE_BLOCK = 256;
+constexpr int RUN_VEC = 4;  // f32 partials per workspace store and reduce load: 128 bits
 
 // FIELDS, typed: the shared fields (conv_depthwise_common.h: ShapeSpec), then this family's.
 struct Spec : conv_depthwise_common::ShapeSpec {
@@ -49,6 +50,10 @@ std::string validate(const Spec& spec, const target::Arch& arch);
 // The n * Ho * Wo output positions every weight sums over, and the positions of one split.
 std::pair<int64_t, int64_t> positions(const Spec& spec);
 int64_t weight_count(const Spec& spec);
+// One workgroup's run of the workspace: its sums, padded to a multiple of RUN_VEC.
+int64_t run_length(const Spec& spec);
+// The f32 partials of one split: one run per workgroup of the grid's x and y.
+int64_t slice_size(const Spec& spec);
 
 // ---- the module and its launch plan ----
 // The wgrad kernel, then (split > 1) its reduce kernel, each launched once over whole buffers.
@@ -57,7 +62,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
 std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch);
 // The f32 sums of one lane: cpl channels of block_kh * kw taps.
 int64_t accumulator_count(const Spec& spec);
-// The partials in LDS: every sum of every wave.
+// The partials in LDS: every sum of every wave (split > 1: the run, padding included).
 int64_t lds_floats(const Spec& spec, const target::Arch& arch);
 // The wgrad kernel: params x, dy, then dw (split 1) or ws (split > 1).
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
@@ -72,16 +77,22 @@ Values position_step(ir::Builder& b, const Spec& spec, const Values& tensors, co
 ir::Value input_origin(ir::Builder& b, const ir::Value& v, int64_t stride, int64_t pad);
 // The sums as f32 values, in the order (row i, tap q, channel k).
 Values flatten(ir::Builder& b, const Spec& spec, const Values& sums);
-// Lane 0 of each wave: partials[k * waves + wave] = its wave's sum k.
+// Lane 0 of each wave: partials[k * waves + wave] = its wave's sum k (split > 1: zero past the
+// last sum, up to the run's end, so that the run's stores write zeros there).
 void write_partials(ir::Builder& b, const Spec& spec, const ir::Value& partials, const ir::Value& wave,
                     const Values& values);
 // Sum k of the workgroup: the waves' partials[k * waves + w], in wave order.
 ir::Value fold_waves(ir::Builder& b, const Spec& spec, const ir::Value& partials, const ir::Value& k);
-// Sum k (row i, tap q, channel j in flatten's order) to dW[c0 + j, r0 + i, q] (rounded), or with
-// split > 1 to ws[s, c0 + j, r0 + i, q] (f32): lane k of the workgroup (and k + block, ...).
-// tensors: (target, partials); origin: (c0, r0).
+// Sum k (row i, tap q, channel j in flatten's order) to dW[c0 + j, r0 + i, q], rounded: lane k
+// of the workgroup (and k + block, ...). tensors: (target, partials); origin: (c0, r0).
 void store_sum(ir::Builder& b, const Spec& spec, const Values& tensors, const Values& origin, const ir::Value& k);
-// The reduce kernel: dw[i] = round(sum over s of ws[s * c * kh * kw + i]).
+// The element of dW[c0 + j, r0 + i, q] sum k is (flatten's order: channel k % cpl, tap k / cpl).
+ir::Value weight_index(ir::Builder& b, const Spec& spec, const Values& origin, const ir::Value& k);
+// Sums 4t .. 4t + 3 of the workgroup, folded over its waves, as one 128-bit store into its run of
+// ws[s, c0 / cpl, r0 / block_kh, 4t]. tensors: (ws, partials).
+void store_partials(ir::Builder& b, const Spec& spec, const Values& tensors, const ir::Value& t);
+// The reduce kernel: a lane folds RUN_VEC partials over the splits (one 128-bit load per split,
+// common::sum_splits) and stores each to its weight in dW, rounded (a run's padding skipped).
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
 
 }  // namespace kemit::families::conv_depthwise_wgrad

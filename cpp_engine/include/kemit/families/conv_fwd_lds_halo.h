@@ -35,7 +35,8 @@ constexpr int MAX_TILE = 256;
 constexpr int MAX_FILTER = 11;        // the taps of a filter row are unrolled
 constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
 constexpr int STAGE_VEC = 8;           // channels per vector load into the halo
-constexpr int REDUCE_VEC = 4;          // elements per lane of the reduce kernel
+constexpr int REDUCE_VEC = 4;       // columns per lane of the reduce kernel: one 128-bit load of f32 partials
+constexpr int REDUCE_CHANNELS = 4;  // channels per lane of the reduce kernel: one vector store per column
 constexpr int REDUCE_BLOCK = 256;
 
 // FIELDS, typed (gemm_core.h: MmaSpec, the instruction's fields).
@@ -88,6 +89,10 @@ std::pair<int64_t, int64_t> output_extent(const Spec& spec);
 // (input channels, output channels) of one problem: a group, M merged groups, or all.
 std::pair<int64_t, int64_t> problem_channels(const Spec& spec);
 int64_t halo_width(const Spec& spec);
+// Wt: the workspace's columns, Wo padded to whole tiles (a tile's stores need no guard).
+int64_t workspace_width(const Spec& spec);
+// The reduce kernel's lanes: REDUCE_VEC columns of REDUCE_CHANNELS channels of an output row each.
+int64_t reduce_lanes(const Spec& spec);
 int64_t lds_bytes(const Spec& spec);
 int64_t fragments(const Spec& spec);
 std::vector<Tensor> tensors(const Spec& spec);
@@ -134,9 +139,16 @@ std::vector<ir::Value> filter_row(Context& ctx, const std::vector<Place>& places
                                   const ir::Value& r, std::vector<ir::Value> accs);
 // The B fragment at weight element tap + channel: one vector load, or block-diagonal lanes.
 ir::Value load_weights(Context& ctx, const ir::Value& tap, const Selector& selector, const ir::Type& operand);
+// The output column of the lane's accumulator element 0 (the others add static_row).
+ir::Value fragment_column(Context& ctx, const Place& place);
 // Every accumulator element to y (cast) or, with split_c > 1, to this split's f32 workspace slice.
 void store_fragment(Context& ctx, const ir::Value& out, const Place& place, const ir::Value& acc);
-// The reduce kernel: y[i .. i + 4] = cast(sum over s of ws[s * total + i .. + 4]).
+// The accumulator's runs of adjacent columns, one 128-bit store each, to
+// ws[split, image, row, output, column]: padded to whole tiles, so no store needs a guard.
+void store_partials(Context& ctx, const ir::Value& ws, const Place& place, const ir::Value& acc);
+// The reduce kernel: a lane sums the split_c partials of REDUCE_VEC columns of REDUCE_CHANNELS
+// channels (one 128-bit load per channel and split), transposes them in registers and stores
+// each column's channels to y, cast (a column past Wo is skipped).
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
 
 }  // namespace kemit::families::conv_fwd_lds_halo

@@ -7,6 +7,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kemit/proof/interval.h"
@@ -29,9 +30,11 @@ Poly operator-(const Poly& a, const Poly& b);
 Poly operator*(const Poly& a, const Poly& b);
 Poly scaled(const Poly& a, Int factor);
 
-// A bound of an atom x: `scale * x <= rhs` (upper) or `scale * x >= rhs` (lower), scale >= 1.
+// A bound of an atom x: `scale * x <= rhs` (upper) or `scale * x >= rhs` (lower). The scale is a
+// constant >= 1 or a polynomial over older atoms (a run-time divisor: `b * q <= a` for q = a / b),
+// used only where its interval shows it >= 1.
 struct AtomBound {
-  Int scale = 1;
+  Poly scale = Poly::constant(1);
   Poly rhs;
 };
 
@@ -49,8 +52,16 @@ class Relations {
  public:
   // A new atom (newer than every other) with its interval and divisor (0/1: none known).
   int fresh(const std::string& name, Interval range, Int multiple = 1);
-  void bound_above(int atom, Poly rhs, Int scale = 1);
-  void bound_below(int atom, Poly rhs, Int scale = 1);
+  void bound_above(int atom, Poly rhs, Int scale = 1) { bound_above(atom, std::move(rhs), Poly::constant(scale)); }
+  void bound_below(int atom, Poly rhs, Int scale = 1) { bound_below(atom, std::move(rhs), Poly::constant(scale)); }
+  void bound_above(int atom, Poly rhs, Poly scale);
+  void bound_below(int atom, Poly rhs, Poly scale);
+  // The quotient facts of q = a / b (rounded down, b >= 1): `b q <= a <= b q + b - 1`; rounded up
+  // (ceiling): `b q - b + 1 <= a <= b q`. For a constant or a run-time b alike.
+  void bound_quotient(int q, const Poly& a, const Poly& b, bool ceiling = false);
+  // True when every value of `p` is a multiple of m >= 1: each term's coefficient times its atoms'
+  // divisors is (an aligned view offset: `first*q_tiles*4096` keeps 16).
+  bool is_multiple(const Poly& p, Int m) const;
   const Atom& atom(int id) const { return atoms_.at(id); }
   // The interval of `p` over its atoms' intervals (sound, not tight).
   Interval range_of(const Poly& p) const;

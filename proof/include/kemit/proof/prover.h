@@ -35,8 +35,12 @@ struct Finding {
   std::string witness;       // REFUTED: JSON (docs/contracts.md "Witness")
 };
 
+// z3's limits per query. The resource limit (z3's `rlimit`: a count of its own steps) decides a
+// verdict: a query past it is UNPROVEN whatever the machine's load, so verdicts repeat. The wall
+// timeout is only a guard against a hang, far past what the resource limit allows on any machine.
 struct ProverOptions {
-  unsigned z3_timeout_ms = 5000;  // per query; a query past it is UNPROVEN
+  unsigned z3_rlimit = 20000000;
+  unsigned z3_timeout_ms = 120000;
 };
 
 struct ProofStats {
