@@ -167,8 +167,7 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
   std::vector<std::vector<Answer>> answers = pool.run(requests, progress);
   if (options.check.progress) notes << "\r\033[K" << std::flush;
   run.engine_answers = memo.notes(pool.workers_started());
-  // A run that stored no answer left the cache no larger; the LLVM lane's phase prunes it anyway.
-  if (cache.stats().stored) cache.prune();
+  cache.prune();  // walks the folder only after new entries (the LLVM lane's phase prunes it again)
 
   // With one engine, the engine is judged against itself: the verdicts still check the answers'
   // shape, crashes, timeouts and `expect`, but nothing is compared between engines.
