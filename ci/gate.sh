@@ -2,14 +2,18 @@
 # The full gate over every family and flavor: engine parity and the golden shards, the real-LLVM lane
 # (with its proof phase: every launch contract proven, docs/contracts.md), and the numerics lane (the reference interpreter and each flavor's LLVM-IR executor against numpy).
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
-# The LLVM and numerics answers come from the result cache where they can ($KEMIT_CACHE, else
-# BUILD/result-cache; docs/run_diff.md): run_diff fills it and check_llvm reads it, and a gate over
-# an unchanged tree compiles and interprets nothing. Every lane takes the same flags ("$@").
+# The engines' answers and the LLVM and numerics results come from the result cache where they can
+# ($KEMIT_CACHE, else BUILD/result-cache; docs/run_diff.md): run_diff fills it and check_llvm reads
+# it, and a gate over an unchanged tree starts no engine and compiles and interprets nothing. Every lane takes the same flags ("$@").
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEMIT_BUILD:-$top/build}
+setup_start=$EPOCHREALTIME
 "$top/ci/setup.sh" gate || exit 2
 cd "$top"
+# Every step says what it cost (`-- name: s`), setup's no-op check included: a warm gate over an
+# unchanged tree should cost next to nothing (bench/gate/warm.py).
+awk -v start="$setup_start" -v end="$EPOCHREALTIME" 'BEGIN { printf "-- setup: %.1f s\n", end - start }'
 
 failed=()
 step() {

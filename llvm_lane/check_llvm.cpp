@@ -27,6 +27,7 @@
 #include "kemit/lane/lane.h"
 #include "kemit/lane/proofs.h"
 #include "kemit/lane/report.h"
+#include "kemit/lane_support/engine_answers.h"
 #include "kemit/lane_support/lane_cli.h"
 #include "kemit/lane_support/result_cache.h"
 #include "kemit/report/run_info.h"
@@ -70,6 +71,10 @@ struct Engine {
   kemit::driver::WorkerPool pool;
   kemit::driver::Hello hello;
   std::vector<std::string> flavors;
+  // The engine's answers from the result cache (docs/run_diff.md "Engine answers"): kept alive
+  // with the pool that asks them.
+  std::unique_ptr<kemit::lane_support::ResultCache> cache;
+  std::unique_ptr<kemit::lane_support::EngineAnswers> answers;
 };
 
 kemit::driver::EngineCommand engine_command(const Arguments& args) {
@@ -84,7 +89,14 @@ std::unique_ptr<Engine> start_engine(const Arguments& args) {
   pool.timeout_seconds = args.timeout;
   pool.hello_timeout_seconds = std::max(30.0, args.timeout);
   kemit::driver::EngineCommand command = engine_command(args);
-  auto engine = std::unique_ptr<Engine>(new Engine{kemit::driver::WorkerPool({command}, pool), {}, {}});
+  auto engine = std::unique_ptr<Engine>(new Engine{kemit::driver::WorkerPool({command}, pool), {}, {}, {}, {}});
+  engine->cache = std::make_unique<kemit::lane_support::ResultCache>(
+      kemit::lane_support::resolve_cache_dir(args.cache_dir, args.no_cache, args.where.build));
+  engine->answers = std::make_unique<kemit::lane_support::EngineAnswers>(
+      *engine->cache, std::vector<std::string>{command.name},
+      std::vector<std::optional<std::string>>{kemit::lane_support::engine_identity(
+          command, args.engine_cmd.empty(), {args.where.root, args.where.build}, *engine->cache)});
+  engine->pool.set_memo(engine->answers.get());
   std::vector<kemit::driver::Hello> hellos = engine->pool.start();
   engine->hello = hellos.at(0);
   if (engine->hello.flavor_facts.empty())
@@ -333,6 +345,7 @@ int run_configs(const Arguments& args, Engine& engine) {
   std::map<std::string, FamilyIntents> intents = load_intents(folder);
   require_intents(plan, intents, folder);
   LaneReport report = run_plan(plan, options, flavors, intents, engine.hello.arch_facts);
+  for (const auto& note : engine.answers->notes(engine.pool.workers_started())) report.notes.push_back(note);
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());

@@ -231,6 +231,28 @@ TEST(LaneCache, CrashesAreNeverCached) {
   fs::remove_all(options.cache_dir);
 }
 
+// A prune walks the folder only when this process wrote an entry since it last walked it: a warm
+// run (nothing written) and a second phase of the same process leave a stale temporary in place;
+// the prune after the next write removes it.
+TEST(ResultCacheFolder, PruneWalksOnlyAfterNewEntries) {
+  const std::string dir = fresh_dir("kemit_cache_prune_walks");
+  ResultCache cache(dir);
+  cache.put(ResultCache::key({"first"}), "one");
+  cache.prune();  // walks: an entry was written
+  const std::string key = ResultCache::key({"second"});
+  const std::string stale = dir + "/" + key.substr(0, 2) + "/" + key + ".tmp.1.2.3";
+  fs::create_directories(fs::path(stale).parent_path());
+  std::ofstream(stale) << "left by a killed run";
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  ResultCache second_phase(dir);
+  second_phase.prune();
+  EXPECT_TRUE(fs::exists(stale)) << "nothing was written since the last walk: no walk";
+  second_phase.put(key, "two");
+  second_phase.prune();
+  EXPECT_FALSE(fs::exists(stale)) << "a write since the last walk: the stale temporary is deleted";
+  fs::remove_all(dir);
+}
+
 // The cache deletes and prunes only the files it named: another program's files in its folder
 // survive any cap, and temporaries are removed only once a killed run left them stale.
 TEST(ResultCacheFolder, PruneNeverTouchesAFileTheCacheDidNotName) {

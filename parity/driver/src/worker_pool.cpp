@@ -86,6 +86,19 @@ Hello parse_hello(const json& response, const std::string& who) {
   return hello;
 }
 
+// An answer as the memo keeps it: without the wire id, which differs from run to run.
+std::string without_id(json response) {
+  response.erase("id");
+  return response.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Only an engine's considered answers are remembered: an error may be the machine's (memory, a
+// signal), and a crash or timeout is never an answer.
+bool memorable(const json& response) {
+  const std::string status = response.value("status", "");
+  return status == "ok" || status == "rejected";
+}
+
 }  // namespace
 
 WorkerPool::WorkerPool(std::vector<EngineCommand> engines, PoolOptions options) : options_(options) {
@@ -110,17 +123,22 @@ std::string WorkerPool::worker_label(const Slot& slot) const {
 
 void WorkerPool::spawn(Slot& slot) {
   slot.process = std::make_unique<WorkerProcess>(engines_[slot.engine].command);
+  ++workers_started_;
   slot.in_flight.clear();
   send(slot, kHelloRequest);  // the protocol asks for hello first on every worker, respawns included
 }
 
 void WorkerPool::send(Slot& slot, long request) {
-  json line = request == kHelloRequest ? json{{"op", "hello"}} : (*requests_)[static_cast<size_t>(request)];
+  json line = request_body(request);
   long long wire_id = request == kHelloRequest ? 0 : next_wire_id_++;
   line["id"] = wire_id;
   if (slot.in_flight.empty()) slot.head_since = Clock::now();
   slot.in_flight.push_back({request, wire_id});
   slot.process->send_line(line.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+json WorkerPool::request_body(long request) const {
+  return request == kHelloRequest ? json{{"op", "hello"}} : (*requests_)[static_cast<size_t>(request)];
 }
 
 void WorkerPool::fill(Slot& slot) {
@@ -218,6 +236,7 @@ void WorkerPool::handle_line(Slot& slot, const std::string& line) {
     accept_hello(slot, response);
     return;
   }
+  if (memo_ && memorable(response)) memo_->remember(slot.engine, request_body(head.request), without_id(response));
   record(slot.engine, head.request, {AnswerKind::response, std::move(response), "", seconds});
 }
 
@@ -234,8 +253,10 @@ void WorkerPool::record(size_t engine, long request, Answer answer) {
 void WorkerPool::accept_hello(Slot& slot, const json& response) {
   Hello hello = parse_hello(response, worker_label(slot));
   EngineState& engine = engines_[slot.engine];
-  if (!engine.hello) engine.hello = hello;
-  else if (engine.hello->families != hello.families || engine.hello->flavors != hello.flavors ||
+  if (!engine.hello) {
+    engine.hello = hello;
+    if (memo_) memo_->remember(slot.engine, request_body(kHelloRequest), without_id(response));
+  } else if (engine.hello->families != hello.families || engine.hello->flavors != hello.flavors ||
            engine.hello->arches != hello.arches)
     throw InfrastructureError(worker_label(slot) + " answered hello differently from its sibling workers: " +
                               excerpt(response.dump()));
@@ -269,8 +290,40 @@ void WorkerPool::check_deadline(Slot& slot) {
   fail_head(slot, AnswerKind::timeout, "no answer within " + std::string(seconds) + " s from " + worker_label(slot), 0);
 }
 
+// The memo's answer to a request, read as a worker's line; one that is not a considered answer is
+// refused and the request goes to a worker.
+std::optional<json> WorkerPool::recall(size_t engine, long request) {
+  if (!memo_) return std::nullopt;
+  json body = request_body(request);
+  std::optional<std::string> line = memo_->recall(engine, body);
+  if (!line) return std::nullopt;
+  json response;
+  std::string problem = parse_answer_line(*line, response);
+  if (problem.empty() && !memorable(response)) problem = "has a status other than ok or rejected";
+  if (problem.empty()) return response;
+  memo_->refuse(engine, body, "a remembered answer of the " + engines_[engine].command.name + " engine that " + problem);
+  return std::nullopt;
+}
+
+// The engine's hello from the memo, checked as a worker's would be; one the pool cannot parse is
+// refused (the memo never serves it again) and the engine's workers start as without a memo.
+bool WorkerPool::recall_hello(size_t engine) {
+  std::optional<json> response = recall(engine, kHelloRequest);
+  if (!response) return false;
+  try {
+    engines_[engine].hello = parse_hello(*response, "the remembered hello of the " + engines_[engine].command.name + " engine");
+    return true;
+  } catch (const InfrastructureError& error) {
+    memo_->refuse(engine, request_body(kHelloRequest), error.what());
+    return false;
+  }
+}
+
 std::vector<Hello> WorkerPool::start() {
-  for (auto& slot : slots_) spawn(slot);
+  std::vector<bool> recalled;
+  for (size_t engine = 0; engine < engines_.size(); ++engine) recalled.push_back(recall_hello(engine));
+  for (auto& slot : slots_)
+    if (!recalled[slot.engine]) spawn(slot);
   auto waiting = [&] {
     return std::any_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return !slot.in_flight.empty(); });
   };
@@ -290,8 +343,15 @@ std::vector<std::vector<Answer>> WorkerPool::run(const std::vector<json>& reques
   for (auto& engine : engines_) {
     engine.answers.assign(requests.size(), Answer{});
     engine.pending.clear();
-    for (size_t i = 0; i < requests.size(); ++i) engine.pending.push_back(static_cast<long>(i));
   }
+  // Recalled answers are recorded first (the `answered` callback sees them as any other); only
+  // the misses go to the workers, which start on demand (fill()).
+  for (size_t i = 0; i < requests.size(); ++i)
+    for (size_t e = 0; e < engines_.size(); ++e) {
+      std::optional<json> recalled = recall(e, static_cast<long>(i));
+      if (recalled) record(e, static_cast<long>(i), {AnswerKind::response, std::move(*recalled), "", 0});
+      else engines_[e].pending.push_back(static_cast<long>(i));
+    }
   while (done_ < total) {
     for (auto& slot : slots_) fill(slot);
     poll_once();

@@ -26,6 +26,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Entries this process wrote (every cache folder, every instance). A prune finds nothing new to
+// delete unless some entry was written since the last prune of the same folder by this process:
+// a warm run, which writes none, walks no folder (its hits only refresh mtimes), and a process
+// whose two phases each prune the one folder walks it once. Another process that writes prunes
+// after its own writes; a killed run's temporaries go at the next prune that walks.
+std::atomic<std::uint64_t> entries_written{0};
+std::mutex pruned_mutex;
+std::map<std::string, std::uint64_t> pruned_after;  // folder -> entries_written when it was last walked
+
+
 // Entry file: three header lines, then the value to the end of the file.
 constexpr const char* kMagic = "kemit-result-cache 1";
 constexpr const char* kKeyPrefix = "kemit-result-cache-key 1\n";
@@ -326,6 +336,7 @@ void ResultCache::put(const std::string& key, const std::string& value) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!error) {
     stats_.stored++;
+    entries_written++;
     return;
   }
   fs::remove(temporary, error);
@@ -334,6 +345,13 @@ void ResultCache::put(const std::string& key, const std::string& value) {
 
 void ResultCache::prune() {
   if (!enabled()) return;
+  {
+    std::lock_guard<std::mutex> lock(pruned_mutex);
+    const std::uint64_t written = entries_written.load();
+    auto last = pruned_after.find(dir_);
+    if (last == pruned_after.end() ? written == 0 : last->second == written) return;
+    pruned_after[dir_] = written;
+  }
   std::vector<EntryFile> entries;
   std::uintmax_t total = 0;
   const auto stale = fs::file_time_type::clock::now() - kStaleTemporary;

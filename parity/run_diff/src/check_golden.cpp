@@ -172,6 +172,7 @@ std::string resources_claim(const Options& options, const FreshRun& run, const G
 void write_check_text(const Options& options, const FreshRun& run, const GoldenCheck& check, std::ostream& out) {
   size_t diffs = options.inline_diffs;
   out << "== engines: " << engines_label(options) << "\n";
+  write_engine_answers(run, out);
   driver::write_text_report(run.outcome, out);
   out << "== golden: " << shard_dir(options) << "\n";
   for (const auto& f : check.families) {

@@ -84,8 +84,8 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_flag("--force", options.force, "bless even though CI is set");
   app.add_flag("--dry-run", options.dry_run, "plan and report the bless, write nothing");
   app.add_flag("--no-resources", no_resources, "do not run the LLVM lane (no resources measured or compared)");
-  app.add_option("--cache", options.cache_dir, "result cache of the LLVM lane (default $KEMIT_CACHE, else <build>/result-cache)");
-  app.add_flag("--no-cache", options.no_cache, "the LLVM lane neither reads nor fills the result cache");
+  app.add_option("--cache", options.cache_dir, "result cache of the engines' answers and the LLVM lane (default $KEMIT_CACHE, else <build>/result-cache)");
+  app.add_flag("--no-cache", options.no_cache, "neither the engines' answers nor the LLVM lane read or fill the result cache");
   app.add_option("--golden-dir", options.golden_dir, "the shard folder (default: <root>/golden/shards)");
   app.add_option("--jobs", c.jobs, "workers per engine (default: one per core)")->check(limits::jobs_check());
   app.add_option("--timeout", c.timeout_seconds, "seconds an engine may take on one config (default 60)")
@@ -138,7 +138,7 @@ int run_diff_main(int argc, const char* const* argv, std::ostream& out, std::ost
   try {
     options.check.selection = driver::resolve_selection(selection, options.check.locations.build, "run_diff", err);
     if (options.mode == Mode::check || options.mode == Mode::record || options.mode == Mode::review)
-      check_resource_cache(options);
+      check_result_cache(options);
     switch (options.mode) {
       case Mode::check: return check_golden(options, out, err);
       case Mode::record: return record_golden(options, out, err);

@@ -12,6 +12,7 @@
 #include "kemit/golden/digest.h"
 #include "kemit/golden/shard_io.h"
 #include "kemit/run_diff/run_diff.h"
+#include "kemit/lane_support/engine_answers.h"
 
 namespace kemit::run_diff {
 namespace {
@@ -37,6 +38,31 @@ std::vector<EngineCommand> chosen_commands(const Options& options) {
     driver::check_engine_available(commands.back(), where, !options.check.cpp_cmd);
   }
   return commands;
+}
+
+// The engines' answers from the result cache where it holds them (docs/run_diff.md "Engine
+// answers"); a folder the cache may not use is a usage error before any engine starts.
+std::vector<std::optional<std::string>> identities_of(const Options& options, const std::vector<EngineCommand>& commands,
+                                                      lane_support::ResultCache& cache) {
+  std::vector<std::optional<std::string>> identities;
+  for (const auto& command : commands) {
+    bool is_default = command.name == "py" ? !options.check.py_cmd : !options.check.cpp_cmd;
+    try {
+      identities.push_back(lane_support::engine_identity(command, is_default, options.check.locations, cache));
+    } catch (const std::exception& error) {
+      throw driver::InfrastructureError("cannot digest the " + command.name + " engine for the answer cache: " +
+                                        error.what());
+    }
+  }
+  return identities;
+}
+
+lane_support::ResultCache open_cache(const Options& options) {
+  try {
+    return lane_support::ResultCache(result_cache_dir(options));
+  } catch (const lane_support::CacheError& error) {
+    throw driver::UsageError(error.what());
+  }
 }
 
 golden::Section text_section(const std::string& text) {
@@ -120,7 +146,10 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
   std::vector<EngineCommand> commands = chosen_commands(options);
   for (const auto& command : commands) run.outcome.engines.push_back(command.name);
 
+  lane_support::ResultCache cache = open_cache(options);
+  lane_support::EngineAnswers memo(cache, run.outcome.engines, identities_of(options, commands, cache));
   driver::WorkerPool pool(commands, driver::pool_options_for(options.check));
+  pool.set_memo(&memo);
   std::vector<driver::Hello> hellos =
       driver::start_and_check(pool, commands, families, options.check.flavors, run.flavors, notes);
   run.outcome.flavors = run.flavors;
@@ -137,6 +166,8 @@ FreshRun run_engines(const Options& options, std::ostream& notes) {
     progress = [&](size_t done, size_t total) { notes << "\r[" << done << "/" << total << "] answers" << std::flush; };
   std::vector<std::vector<Answer>> answers = pool.run(requests, progress);
   if (options.check.progress) notes << "\r\033[K" << std::flush;
+  run.engine_answers = memo.notes(pool.workers_started());
+  cache.prune();  // walks the folder only after new entries (the LLVM lane's phase prunes it again)
 
   // With one engine, the engine is judged against itself: the verdicts still check the answers'
   // shape, crashes, timeouts and `expect`, but nothing is compared between engines.
@@ -193,6 +224,23 @@ golden::FreshResults vanished_family_results(const FreshRun& run, const std::str
   empty.all_flavors = run.all_flavors;
   empty.complete = true;
   return empty;
+}
+
+std::string result_cache_dir(const Options& options) {
+  return lane_support::resolve_cache_dir(options.cache_dir, options.no_cache, options.check.locations.build);
+}
+
+void check_result_cache(const Options& options) {
+  try {
+    lane_support::check_cache_settings(result_cache_dir(options));
+    lane_support::engine_answers_wanted();
+  } catch (const lane_support::CacheError& error) {
+    throw driver::UsageError(error.what());
+  }
+}
+
+void write_engine_answers(const FreshRun& run, std::ostream& out) {
+  for (size_t i = 0; i < run.engine_answers.size(); ++i) out << (i ? "" : "== ") << run.engine_answers[i] << "\n";
 }
 
 }  // namespace kemit::run_diff

@@ -41,6 +41,7 @@ int record_golden(const Options& options, std::ostream& out, std::ostream& err) 
   FreshRun run = run_engines(options, err);
   measure_resources(options, run, err);
   out << "== engines: " << engines_label(options) << "\n";
+  write_engine_answers(run, out);
   driver::write_text_report(run.outcome, out);
   if (!run.parity_green()) {
     std::vector<std::string> red;

@@ -19,8 +19,6 @@ namespace kemit::run_diff {
 
 bool lane_built() { return false; }
 
-void check_resource_cache(const Options&) {}
-
 void measure_resources(const Options& options, FreshRun& run, std::ostream& notes) {
   if (options.resources)
     run.resource_notes.push_back("resources not measured: this build has no LLVM lane (llvm_lane/)");
@@ -67,19 +65,6 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 
 bool lane_built() { return true; }
 
-std::string resource_cache_dir(const Options& options) {
-  return lane_support::resolve_cache_dir(options.cache_dir, options.no_cache, options.check.locations.build);
-}
-
-void check_resource_cache(const Options& options) {
-  if (!options.resources) return;
-  try {
-    lane_support::check_cache_settings(resource_cache_dir(options));
-  } catch (const lane_support::CacheError& error) {
-    throw driver::UsageError(error.what());
-  }
-}
-
 void measure_resources(const Options& options, FreshRun& run, std::ostream& notes) {
   if (!options.resources || run.modules.empty()) return;
   const auto toolchains = lane::default_toolchains();
@@ -106,13 +91,13 @@ void measure_resources(const Options& options, FreshRun& run, std::ostream& note
   lane::LaneOptions lane_options;
   lane_options.jobs = options.check.jobs;
   lane_options.flavors = run.flavor_facts;
-  lane_options.cache_dir = resource_cache_dir(options);
+  lane_options.cache_dir = result_cache_dir(options);
   lane_options.progress_label = "run_diff resources";
   lane::LaneRunStats stats;
   std::vector<lane::LaneResult> results;
   try {
     results = lane::check_modules(modules, lane_options, &stats);
-  } catch (const lane_support::CacheError& error) {  // the folder changed since check_resource_cache
+  } catch (const lane_support::CacheError& error) {  // the folder changed since check_result_cache
     throw driver::UsageError(error.what());
   }
   run.resources_measured = true;

@@ -51,6 +51,23 @@ struct PoolOptions {
   double hello_timeout_seconds = 30;  // start-up of an interpreter can be slow on a loaded machine
 };
 
+// Answers remembered across runs (run_diff keeps them in the result cache, keyed by the engine's
+// identity: docs/run_diff.md "Engine answers"). The pool asks the memo before it sends a request
+// (the hello included, as {"op": "hello"}) and starts no worker for an engine whose every answer
+// it recalls; it tells the memo each answer a worker gave (status ok or rejected; never a crash,
+// a timeout or an error). An answer is kept as the line a worker writes, without the wire id
+// (`request` never holds one either); a recalled line is read as a worker's line is, under the
+// input limits.
+class AnswerMemo {
+ public:
+  virtual ~AnswerMemo() = default;
+  virtual std::optional<std::string> recall(size_t engine, const nlohmann::json& request) = 0;
+  virtual void remember(size_t engine, const nlohmann::json& request, const std::string& answer) = 0;
+  // A recalled line the pool could not use (not an answer object, a status other than ok or
+  // rejected, a hello that parse_hello refuses): never served again; `why` says what is wrong.
+  virtual void refuse(size_t engine, const nlohmann::json& request, const std::string& why) = 0;
+};
+
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 // Called once per request, as soon as every engine has its answer to it (answers[engine]), from
 // inside run(): a caller judges the request while the workers go on, and may release what it no
@@ -64,7 +81,13 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Starts every worker and waits for its hello. Returns each engine's hello. Throws
+  // Answers from `memo` (not owned; it must outlive the pool) before any worker is asked.
+  void set_memo(AnswerMemo* memo) { memo_ = memo; }
+  // How many worker processes were started (respawns included): 0 when the memo answered all.
+  size_t workers_started() const { return workers_started_; }
+
+  // Starts every worker and waits for its hello (an engine whose hello the memo recalls starts
+  // no worker now: one starts when a request misses the memo). Returns each engine's hello. Throws
   // InfrastructureError when a worker cannot start or answers hello badly.
   std::vector<Hello> start();
   // Sends every request (an emit body without "id") to every engine: answers[engine][request].
@@ -99,6 +122,9 @@ class WorkerPool {
   void service(Slot& slot, short stdin_events, short stdout_events, short stderr_events, short exit_events);
   void handle_line(Slot& slot, const std::string& line);
   void accept_hello(Slot& slot, const nlohmann::json& response);
+  bool recall_hello(size_t engine);
+  std::optional<nlohmann::json> recall(size_t engine, long request);
+  nlohmann::json request_body(long request) const;
   void fail_head(Slot& slot, AnswerKind kind, const std::string& what, int grace_ms);
   void check_deadline(Slot& slot);
   void record(size_t engine, long request, Answer answer);
@@ -113,6 +139,8 @@ class WorkerPool {
   size_t done_ = 0;
   std::vector<size_t> answers_in_;  // per request: how many engines have answered it
   const AnsweredFn* answered_ = nullptr;
+  AnswerMemo* memo_ = nullptr;
+  size_t workers_started_ = 0;
 };
 
 }  // namespace kemit::driver

@@ -83,7 +83,9 @@ class ResultCache {
   void reject(const std::string& key, const std::string& why);
   void put(const std::string& key, const std::string& value);
   // Deletes least recently used entries until the cache is under its cap, and temporaries
-  // left by a killed run; never a file the cache did not name.
+  // left by a killed run; never a file the cache did not name. Walks the folder only when this
+  // process wrote an entry (through any instance) since it last walked that folder: a run that
+  // wrote nothing left the cache no larger.
   void prune();
 
   CacheStats stats() const;

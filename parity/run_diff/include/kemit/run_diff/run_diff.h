@@ -39,9 +39,13 @@ struct Options {
 
 // True when this build links the LLVM lane (resources are measured by default).
 bool lane_built();
-// The result cache the resource phase will use (folder, KEMIT_CACHE_MAX_MB), checked before the
-// run does any work: throws driver::UsageError naming the problem (docs/run_diff.md "Result cache").
-void check_resource_cache(const Options& options);
+// The result cache the engines' answers and the resource phase will use (folder,
+// KEMIT_CACHE_MAX_MB), checked before the run does any work: throws driver::UsageError naming the
+// problem (docs/run_diff.md "Result cache").
+void check_result_cache(const Options& options);
+// Where the engines' answers and the LLVM lane's results are cached: --no-cache "" (off), --cache
+// DIR, else $KEMIT_CACHE, else <build>/result-cache.
+std::string result_cache_dir(const Options& options);
 
 // --- the fresh run ---------------------------------------------------------------------------
 
@@ -80,6 +84,9 @@ struct FreshRun {
   std::vector<driver::FlavorFacts> flavor_facts;  // from the same hello, for the LLVM lane
   std::vector<FreshFamily> families;
   std::vector<EmittedModule> modules;  // every emitted flavor text of the green families
+  // "engine answers: 1582 from the cache, 0 asked (no worker started)", then the answer cache's
+  // problems (a corrupt entry recomputed)
+  std::vector<std::string> engine_answers;
   bool resources_measured = false;
   std::string resource_cost;  // "12.3 s, cache: 452 hits, 0 misses"
   std::vector<std::string> resource_notes;  // flavors the lane could not measure, and why
@@ -89,6 +96,8 @@ struct FreshRun {
 
 // Runs the chosen engines over the selected configs and builds the golden entries.
 FreshRun run_engines(const Options& options, std::ostream& notes);
+// "== engine answers: ..." and the answer cache's problems, under the engines line.
+void write_engine_answers(const FreshRun& run, std::ostream& out);
 // Runs the LLVM lane over run.modules and stores resources in the entries (no-op without the lane).
 void measure_resources(const Options& options, FreshRun& run, std::ostream& notes);
 
