@@ -35,8 +35,11 @@ const driver::ArchFacts* find_arch(const std::vector<driver::ArchFacts>& archs, 
 
 ProofAnswer unproven_everywhere(const ProofRequest& request, const std::string& why) {
   ProofAnswer answer;
-  answer.sections["canonical"] = {"UNPROVEN", why, 0};
-  for (const auto& [flavor, text] : request.llvm) answer.sections[flavor] = {"UNPROVEN", why, 0};
+  SectionProof unproven;
+  unproven.verdict = "UNPROVEN";
+  unproven.detail = why;
+  answer.sections["canonical"] = unproven;
+  for (const auto& [flavor, text] : request.llvm) answer.sections[flavor] = unproven;
   return answer;
 }
 
@@ -49,7 +52,9 @@ std::optional<ProofAnswer> read_answer(const std::string& text) {
     if (!s.is_object() || !s.contains("section") || !s["section"].is_string() || !s.contains("verdict") ||
         !s["verdict"].is_string() || !s.contains("failures") || !s["failures"].is_array())
       return std::nullopt;
-    SectionProof section{s["verdict"].get<std::string>(), "", s.value("obligations", 0LL)};
+    SectionProof section;
+    section.verdict = s["verdict"].get<std::string>();
+    section.obligations = s.value("obligations", 0LL);
     if (s.contains("witness_launch") && s["witness_launch"].is_string()) section.witness_launch = s["witness_launch"];
     if (!s["failures"].empty() && s["failures"][0].is_string()) section.detail = s["failures"][0].get<std::string>();
     if (section.verdict != "PROVEN" && section.verdict != "REFUTED" && section.verdict != "UNPROVEN") return std::nullopt;
