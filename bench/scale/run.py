@@ -66,6 +66,11 @@ def bench_size(args, size, work):
         unique = sum(s[1] for s in stats.values())
         with open(os.path.join(configs, "unique.txt"), "w", encoding="utf-8") as handle:
             handle.write(f"{unique}\n")
+    # The lanes read a family's intents beside its configs (docs/isa_profile.md): the synthetic
+    # configs come from each family's own config space, so the tree's intents hold for them.
+    intents = os.path.join(os.path.dirname(os.path.normpath(configs)), "intents")
+    if not os.path.isdir(intents):
+        shutil.copytree(os.path.join(ROOT, "parity", "intents"), intents)
     full_llvm = size <= args.full_llvm_max
     os.makedirs(golden, exist_ok=True)
     def env_with_cache(name):
