@@ -24,12 +24,12 @@ struct Occupancy {
   std::string limit;  // "vgpr", "sgpr", "lds" or "waves"
 };
 
-// Waves per SIMD of one kernel on `arch` (tables/occupancy.json); throws std::invalid_argument
-// for a processor the table lacks.
-Occupancy occupancy_of(const std::string& arch, const KernelResources& kernel);
+// Waves per SIMD of one kernel on `arch` (tables/occupancy.json) as the LLVM of major
+// `llvm_major` counts them; throws std::invalid_argument for a processor the table lacks.
+Occupancy occupancy_of(const std::string& arch, const KernelResources& kernel, int llvm_major);
 
 // Fills every kernel's waves_per_simd; a kernel whose LLVM printed an occupancy that differs
 // becomes OCCUPANCY_MISMATCH, naming both and the figures.
-void apply_occupancy(const LaneModule& module, LaneResult& result);
+void apply_occupancy(const LaneModule& module, int llvm_major, LaneResult& result);
 
 }  // namespace kemit::lane

@@ -266,7 +266,8 @@ std::vector<LaneResult> check_modules(const std::vector<LaneModule>& modules, co
   kemit::lane_support::ResultCache cache(options.cache_dir);
   std::vector<LaneResult> results = cache.enabled() ? cached_results(std::move(inputs), toolchains, settings, cache)
                                                     : compute_results(inputs, settings);
-  for (size_t i = 0; i < modules.size(); ++i) apply_occupancy(modules[i], results[i]);  // after the cache: a table edit needs no new key
+  for (size_t i = 0; i < modules.size(); ++i)  // after the cache: a table edit needs no new key
+    apply_occupancy(modules[i], flavor_facts(options.flavors, modules[i].flavor).major, results[i]);
   if (!options.failure_dir.empty()) write_failure_files(modules, options.flavors, options.failure_dir, results);
   if (stats) {
     auto cache_stats = cache.stats();

@@ -77,16 +77,24 @@ KernelResources kernel(int64_t vgpr, int64_t sgpr, int64_t lds, int64_t workgrou
 }
 
 TEST(IsaProfile, OccupancyFollowsTheGranulesOfEachProcessor) {
-  EXPECT_EQ(occupancy_of("gfx942", kernel(64, 20, 0, 256)).waves, 8);
-  Occupancy step = occupancy_of("gfx942", kernel(72, 20, 0, 256));  // 72 of 512 unified VGPRs: one wave less
+  EXPECT_EQ(occupancy_of("gfx942", kernel(64, 20, 0, 256), 22).waves, 8);
+  Occupancy step = occupancy_of("gfx942", kernel(72, 20, 0, 256), 22);  // 72 of 512 unified VGPRs: one wave less
   EXPECT_EQ(step.waves, 7);
   EXPECT_EQ(step.limit, "vgpr");
-  EXPECT_EQ(occupancy_of("gfx90a", kernel(8, 101, 0, 256)).limit, "sgpr");
-  Occupancy lds = occupancy_of("gfx942", kernel(32, 20, 32768, 256));  // two groups of four waves per CU
+  EXPECT_EQ(occupancy_of("gfx90a", kernel(8, 101, 0, 256), 22).limit, "sgpr");
+  Occupancy lds = occupancy_of("gfx942", kernel(32, 20, 32768, 256), 22);  // two groups of four waves per CU
   EXPECT_EQ(lds.waves, 2);
   EXPECT_EQ(lds.limit, "lds");
-  EXPECT_EQ(occupancy_of("gfx1100", kernel(108, 24, 0, 128)).waves, 12);  // granule 24 of 1536: 120
-  EXPECT_THROW(occupancy_of("gfx000", kernel(8, 8, 0, 64)), std::invalid_argument);
+  EXPECT_EQ(occupancy_of("gfx1100", kernel(108, 24, 0, 128), 22).waves, 12);  // granule 24 of 1536: 120
+  EXPECT_THROW(occupancy_of("gfx000", kernel(8, 8, 0, 64), 22), std::invalid_argument);
+}
+
+// LLVM 16 and 19 bound by the largest work-group alone: 64 wave slots of a gfx11 WGP hold ten
+// groups of 6 waves (60 waves, 15 per SIMD); LLVM 22 counts smaller groups too (16).
+TEST(IsaProfile, OccupancyOfAWorkGroupOfSixWave32sDependsOnTheLlvm) {
+  EXPECT_EQ(occupancy_of("gfx1100", kernel(8, 14, 0, 192), 19).waves, 15);
+  EXPECT_EQ(occupancy_of("gfx1100", kernel(8, 14, 0, 192), 16).waves, 15);
+  EXPECT_EQ(occupancy_of("gfx1100", kernel(8, 14, 0, 192), 22).waves, 16);
 }
 
 TEST(IsaProfile, OccupancyThatDisagreesWithLlvmFailsNamingBoth) {
@@ -94,7 +102,7 @@ TEST(IsaProfile, OccupancyThatDisagreesWithLlvmFailsNamingBoth) {
   LaneResult result;
   result.kernels.push_back(kernel(72, 20, 0, 256));
   result.kernels[0].isa.llvm_occupancy = 8;  // the table's 7 would be wrong
-  apply_occupancy(module, result);
+  apply_occupancy(module, 19, result);
   EXPECT_EQ(result.verdict, Verdict::OCCUPANCY_MISMATCH);
   EXPECT_NE(result.detail.find("gives 7 waves/SIMD on gfx942"), std::string::npos) << result.detail;
   EXPECT_NE(result.detail.find("LLVM reports 8"), std::string::npos) << result.detail;
