@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The full gate over every family and flavor: engine parity and the golden shards, the real-LLVM lane
-# (with its proof phase: every launch contract proven, docs/contracts.md), and the numerics lane (the reference interpreter and each flavor's LLVM-IR executor against numpy).
+# The full gate over every family and flavor: engine parity and the golden shards, the real-LLVM
+# lane (with its proof phase: every launch contract proven, docs/contracts.md), and the numerics
+# lane (the reference interpreter and each flavor's LLVM-IR executor against numpy).
 # Every step runs even when an earlier one fails, so one run shows everything; exit 1 if any failed.
 # The engines' answers and the LLVM and numerics results come from the result cache where they can
 # ($KEMIT_CACHE, else BUILD/result-cache; docs/run_diff.md): run_diff fills it and check_llvm reads
-# it, and a gate over an unchanged tree starts no engine and compiles and interprets nothing. Every lane takes the same flags ("$@").
+# it, and a gate over an unchanged tree starts no engine and compiles and interprets nothing.
+# Every lane takes the same flags ("$@").
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEMIT_BUILD:-$top/build}

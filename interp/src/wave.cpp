@@ -17,9 +17,6 @@ std::string group_text(const std::array<int64_t, 3>& g) {
 
 }  // namespace
 
-#define FOR_LANES(mask) for (uint64_t m_ = (mask); m_; m_ &= m_ - 1)
-#define LANE __builtin_ctzll(m_)
-
 Wave::Wave(const Program& program, Memory& memory, RunStats& stats, const Place& place, std::function<void()> barrier,
            std::vector<uint64_t>& regs)
     : program(program), memory(memory), stats(stats), place(place), barrier_hook(std::move(barrier)),
@@ -107,29 +104,26 @@ void Wave::exec(const Instr& in, uint64_t mask) {
 void Wave::for_loop(const Instr& in, uint64_t mask) {
   const Operand &lo = in.in[0], &hi = in.in[1], &step = in.in[2];
   const Operand& iv = in.args[0];
-  FOR_LANES(mask) {
-    int lane = LANE;
+  for_lanes(mask, [&](int lane) {
     reg(iv.slot, lane) = reg(lo.slot, lane);
     for (size_t i = 0; i < in.results.size(); ++i)
       for (int e = 0; e < in.args[i + 1].width; ++e) reg(in.args[i + 1].slot + e, lane) = reg(in.in[3 + i].slot + e, lane);
-  }
+  });
   auto running = [&](uint64_t lanes) {
     uint64_t active = 0;
-    FOR_LANES(lanes) {
-      int lane = LANE;
+    for_lanes(lanes, [&](int lane) {
       if (static_cast<int32_t>(reg(iv.slot, lane)) < static_cast<int32_t>(reg(hi.slot, lane))) {
         if (static_cast<int32_t>(reg(step.slot, lane)) <= 0)
           fail(in, lane, "step " + std::to_string(static_cast<int32_t>(reg(step.slot, lane))) + " never ends the loop");
         active |= uint64_t{1} << lane;
       }
-    }
+    });
     return active;
   };
   std::vector<uint64_t> carried;
   for (uint64_t active = running(mask); active; active = running(active)) {
     block(in.bodies[0], active);
-    FOR_LANES(active) {
-      int lane = LANE;
+    for_lanes(active, [&](int lane) {
       carried.clear();  // read every yield before writing any iter (a yield may name an iter)
       for (const auto& y : in.yields)
         for (int e = 0; e < y.width; ++e) carried.push_back(reg(y.slot + e, lane));
@@ -138,20 +132,19 @@ void Wave::for_loop(const Instr& in, uint64_t mask) {
         for (int e = 0; e < in.args[i + 1].width; ++e) reg(in.args[i + 1].slot + e, lane) = carried[at++];
       uint32_t next = static_cast<uint32_t>(reg(iv.slot, lane)) + static_cast<uint32_t>(reg(step.slot, lane));
       reg(iv.slot, lane) = next;
-    }
+    });
   }
-  FOR_LANES(mask) {
-    int lane = LANE;
+  for_lanes(mask, [&](int lane) {
     for (size_t i = 0; i < in.results.size(); ++i)
       for (int e = 0; e < in.results[i].width; ++e) reg(in.results[i].slot + e, lane) = reg(in.args[i + 1].slot + e, lane);
-  }
+  });
 }
 
 // Lanes where the condition holds run `then`, the others `else`; a region no lane enters is
 // skipped, as the hardware skips it when exec is zero (its barriers included).
 void Wave::if_then(const Instr& in, uint64_t mask) {
   uint64_t then_mask = 0;
-  FOR_LANES(mask) if (reg(in.in[0].slot, LANE) & 1) then_mask |= uint64_t{1} << LANE;
+  for_lanes(mask, [&](int lane) { then_mask |= (reg(in.in[0].slot, lane) & 1) << lane; });
   uint64_t else_mask = mask & ~then_mask;
   if (then_mask) block(in.bodies[0], then_mask);
   if (in.bodies.size() == 2 && else_mask) block(in.bodies[1], else_mask);
@@ -159,8 +152,7 @@ void Wave::if_then(const Instr& in, uint64_t mask) {
 
 void Wave::special(const Instr& in, uint64_t mask) {
   int dim = static_cast<int>(in.imm);
-  FOR_LANES(mask) {
-    int lane = LANE;
+  for_lanes(mask, [&](int lane) {
     uint64_t value;
     if (in.code == Code::workgroup_id) {
       value = place.group[dim];
@@ -172,7 +164,7 @@ void Wave::special(const Instr& in, uint64_t mask) {
       value = ids[dim];
     }
     reg(in.result.slot, lane) = value;
-  }
+  });
 }
 
 // Integer ops: one loop over the lanes per op and element, the wrap checks in a second loop only
@@ -485,8 +477,7 @@ void Wave::store(const Instr& in, uint64_t mask) {
 
 void Wave::vector_op(const Instr& in, uint64_t mask) {
   const Operand& a = in.in[0];
-  FOR_LANES(mask) {
-    int lane = LANE;
+  for_lanes(mask, [&](int lane) {
     if (in.code == Code::extract_element) {
       reg(in.result.slot, lane) = reg(a.slot + in.imm, lane);
     } else if (in.code == Code::insert_element) {
@@ -498,7 +489,7 @@ void Wave::vector_op(const Instr& in, uint64_t mask) {
         reg(in.result.slot + e, lane) = pick < a.width ? reg(a.slot + pick, lane) : reg(in.in[1].slot + pick - a.width, lane);
       }
     }
-  }
+  });
 }
 
 // readfirstlane: the lowest active lane's value. bpermute: lane (i mod wave size)'s value; reading
@@ -510,18 +501,17 @@ void Wave::cross_lane(const Instr& in, uint64_t mask) {
   for (int lane = 0; lane < width; ++lane) source[lane] = reg(in.in[in.code == Code::update_dpp ? 1 : 0].slot, lane);
   if (in.code == Code::readfirstlane) {
     uint64_t first = source[__builtin_ctzll(mask)];
-    FOR_LANES(mask) reg(in.result.slot, LANE) = first;
+    for_lanes(mask, [&](int lane) { reg(in.result.slot, lane) = first; });
     return;
   }
   std::vector<uint64_t> out(width);
-  FOR_LANES(mask) {
-    int lane = LANE;
+  for_lanes(mask, [&](int lane) {
     if (in.code == Code::bpermute) {
       int from = static_cast<int>(static_cast<uint32_t>(reg(in.in[1].slot, lane)) % width);
       if (!((mask >> from) & 1))
         fail(in, lane, "reads lane " + std::to_string(from) + ", which is inactive (docs/ir.md leaves that undefined)");
       out[lane] = source[from];
-      continue;
+      return;
     }
     int ctrl = static_cast<int>(in.imm), from;
     if (ctrl <= 0xFF)
@@ -531,8 +521,8 @@ void Wave::cross_lane(const Instr& in, uint64_t mask) {
     else
       from = (lane & ~15) | (((lane & 15) - (ctrl - 0x120)) & 15);  // row_ror:n reads lane i - n of its row
     out[lane] = from >= 0 && (mask >> from) & 1 ? source[from] : reg(in.in[0].slot, lane);
-  }
-  FOR_LANES(mask) reg(in.result.slot, LANE) = out[LANE];
+  });
+  for_lanes(mask, [&](int lane) { reg(in.result.slot, lane) = out[lane]; });
 }
 
 }  // namespace kemit::interp
