@@ -13,6 +13,8 @@ namespace kemit::plan {
 const char* const HEADER = "; kemit launch plan 2\n";
 const Expr FIRST = name("first");
 const Expr COUNT = name("count");
+const Expr FIRST2 = name("first2");
+const Expr COUNT2 = name("count2");
 
 namespace {
 
@@ -93,8 +95,8 @@ Binding scalar(const std::string& param, const Expr& value) {
 }
 
 Launch kernel_launch(const ir::Kernel& kernel, const std::array<Dim, 3>& grid, const std::vector<Binding>& bindings,
-                     const std::optional<Chunks>& chunks) {
-  return {kernel.name, grid, kernel_block(kernel), kernel_lds_bytes(kernel), bindings, chunks};
+                     const std::optional<Chunks>& chunks, const std::optional<Chunks>& inner) {
+  return {kernel.name, grid, kernel_block(kernel), kernel_lds_bytes(kernel), bindings, chunks, inner};
 }
 
 int64_t chunk_length(const std::vector<int64_t>& unit_bytes, uint64_t buffer_range, int64_t align) {
@@ -115,6 +117,8 @@ int64_t gcd(int64_t a, int64_t b) {
   }
   return a;
 }
+
+int64_t lcm(int64_t a, int64_t b) { return a * b / gcd(a, b); }
 
 std::string no_chunk_reason(const std::string& what, int64_t unit_bytes, uint64_t buffer_range) {
   return fmt::format("one {what} ({bytes} bytes) does not fit half the {range} range of 32-bit buffer offsets",
@@ -190,9 +194,12 @@ std::string dim_text(const Dim& dim) {
   return dim.hi ? expr_text(dim.lo) + ".." + expr_text(*dim.hi) : expr_text(dim.lo);
 }
 
+std::string chunks_text(const std::optional<Chunks>& chunks) {
+  return chunks ? "chunks " + chunks->size + " by " + expr_text(chunks->by) + " " : "";
+}
+
 std::string launch_text(const Launch& launch) {
-  std::string chunks =
-      launch.chunks ? "chunks " + launch.chunks->size + " by " + expr_text(launch.chunks->by) + " " : "";
+  std::string chunks = chunks_text(launch.chunks) + chunks_text(launch.inner);
   std::string grid = dim_text(launch.grid[0]) + "," + dim_text(launch.grid[1]) + "," + dim_text(launch.grid[2]);
   std::string args;
   for (const auto& b : launch.bindings) args += " " + binding_text(b);

@@ -5,10 +5,11 @@ their ranges, every buffer's bytes, then one line per launch, in order:
 
     size <name> <lo>..<hi>
     buffer <name> <bytes>
-    launch <kernel> [chunks <size> by <C> ]grid <gx>,<gy>,<gz> block <lanes> lds <bytes> args <param>=<binding> ...
+    launch <kernel> [chunks <size> by <C> [chunks <size> by <C> ]]grid <gx>,<gy>,<gz> block <lanes> lds <bytes> args ...
 
 Bytes, grids, offsets and scalars are expressions over the sizes (and `first`, `count` of a
-chunk); a grid dimension may be a range `lo..hi` the caller chooses from. The lane checks its case
+chunk, `first2`, `count2` of a nested one: every chunk of the second size inside each chunk of the
+first); a grid dimension may be a range `lo..hi` the caller chooses from. The lane checks its case
 against the contract (every size in range, every buffer exactly the contract's bytes: a wrong
 contract formula fails here, naming the buffer) and runs every launch once per chunk, choosing a
 ranged grid dimension from its case's grid (clamped into the range).
@@ -20,10 +21,11 @@ HEADER = "; kemit launch plan 2"
 SIZE = re.compile(r"size ([A-Za-z_][A-Za-z0-9_]*) (\d+)\.\.(\d+)\Z")
 BUFFER = re.compile(r"buffer ([A-Za-z_][A-Za-z0-9_]*) (\S+)\Z")
 LINE = re.compile(r"launch (\S+) (?:chunks ([A-Za-z_][A-Za-z0-9_]*) by (\S+) )?"
-                  r"grid (\S+) block (\d+) lds (\d+) args((?: \S+)*)\Z")
+                  r"(?:chunks ([A-Za-z_][A-Za-z0-9_]*) by (\S+) )?grid (\S+) block (\d+) lds (\d+) args((?: \S+)*)\Z")
 BINDING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(?:buffer:([A-Za-z_][A-Za-z0-9_]*)(?:@(\S+))?|scalar:(\S+))\Z")
 TOKEN = re.compile(r"\d+|[A-Za-z_][A-Za-z0-9_]*|[-+*/(),]")
 CALLS = ("ceil", "min", "max")
+CHUNK_NAMES = (("first", "count"), ("first2", "count2"))  # each chunk level's names, outermost first
 
 
 class PlanError(ValueError):
@@ -111,7 +113,7 @@ class Binding:
 @dataclass(frozen=True)
 class Launch:
     kernel: str
-    chunks: tuple   # (size, expression) or None
+    chunks: tuple   # per level, outermost first: (size, expression); () unchunked
     grid: tuple     # three (lo, hi) expression pairs; hi None: fixed
     block: int
     lds: int
@@ -150,13 +152,16 @@ def parse_launch(number, line):
     match = LINE.match(line)
     if not match:
         raise PlanError(f"launch plan line {number} is not a size, buffer or launch: {line!r}")
-    kernel, chunk_size, chunk_by, grid, block, lds, args = match.groups()
+    kernel, chunk_size, chunk_by, inner_size, inner_by, grid, block, lds, args = match.groups()
+    if inner_size is not None and inner_size == chunk_size:
+        raise PlanError(f"launch plan line {number}: nested chunks of {inner_size} inside chunks of itself")
     dims = top_level_split(grid, ",")
     if len(dims) != 3:
         raise PlanError(f"launch plan line {number}: grid {grid!r} has not three dimensions")
     grid = tuple(tuple(parse_expr(part) for part in dim.split("..")) if ".." in dim else (parse_expr(dim), None)
                  for dim in dims)
-    chunks = None if chunk_size is None else (chunk_size, parse_expr(chunk_by))
+    chunks = tuple((size, parse_expr(by)) for size, by in ((chunk_size, chunk_by), (inner_size, inner_by))
+                   if size is not None)
     bindings = tuple(parse_binding(number, item) for item in args.split())
     return Launch(kernel, chunks, grid, int(block), int(lds), bindings)
 
@@ -217,16 +222,17 @@ def check_contract(plan, sizes, buffers):
 
 
 def chunk_values(launch, sizes):
-    """The values of each run of a launch: the sizes, and per chunk `first` and `count` (no run
-    when the chunked size is 0)."""
-    if launch.chunks is None:
-        return [dict(sizes)]
-    name, by = launch.chunks
-    length = evaluate(by, sizes)
-    if length < 1:
-        raise PlanError(f"launch of {launch.kernel}: chunks of {name} by {length} (< 1)")
-    return [dict(sizes, first=first, count=min(length, sizes[name] - first))
-            for first in range(0, sizes[name], length)]
+    """The values of each run of a launch: the sizes, and per chunk its level's `first` and `count`
+    (CHUNK_NAMES), every chunk of a nested level inside each of the outer one's (no run when a
+    chunked size is 0)."""
+    runs = [dict(sizes)]
+    for (name, by), (first_name, count_name) in zip(launch.chunks, CHUNK_NAMES):
+        length = evaluate(by, sizes)
+        if length < 1:
+            raise PlanError(f"launch of {launch.kernel}: chunks of {name} by {length} (< 1)")
+        runs = [dict(values, **{first_name: first, count_name: min(length, sizes[name] - first)})
+                for values in runs for first in range(0, sizes[name], length)]
+    return runs
 
 
 def launch_grid(launch, values, wanted):

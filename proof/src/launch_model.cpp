@@ -13,7 +13,7 @@ LaunchModel::LaunchModel(z3::context& ctx, const Plan& plan, int index, unsigned
       workgroup{ctx.bv_const("workgroup_x", 32), ctx.bv_const("workgroup_y", 32), ctx.bv_const("workgroup_z", 32)},
       lane(ctx.bv_const("lane", 32)) {
   declare_sizes();
-  if (launch.chunked) declare_chunk();
+  for (size_t depth = 0; depth < launch.chunks.size(); ++depth) declare_chunk(launch.chunks[depth], int(depth));
   declare_grid();
 }
 
@@ -38,12 +38,23 @@ void LaunchModel::declare_sizes() {
   }
 }
 
-// Chunk i of S by C: first = i*C < S, count = min(C, S - first). C >= 1 is the launch's own obligation.
-void LaunchModel::declare_chunk() {
-  const Term& total = names_.at(launch.chunk_size);
-  Term by = eval(launch.chunk_by);
-  z3::expr i = ctx.bv_const("chunk", bits);
-  chunk_index_ = i;
+// The largest power of two (up to 2^30) every value of p is a multiple of: a chunk length's
+// divisor, which its every `first` keeps (`X/Y*32`: the views of a chunk stay aligned).
+namespace {
+Int power_of_two_divisor(const Relations& relations, const Poly& p) {
+  Int m = 1;
+  while (m < (Int(1) << 30) && relations.is_multiple(p, m * 2)) m *= 2;
+  return m;
+}
+}  // namespace
+
+// Chunk i of S by C: first = i*C < S, count = min(C, S - first), under the level's names (a nested
+// level's chunk is any one of its size, whichever chunk of the outer level runs). C >= 1 is the
+// launch's own obligation.
+void LaunchModel::declare_chunk(const ChunkLevel& level, int depth) {
+  const Term& total = names_.at(level.size);
+  Term by = eval(level.by);
+  z3::expr i = ctx.bv_const(chunk_key(depth).c_str(), bits);
   z3::expr first = i * by.sym;
   z3::expr rest = total.sym - first;
   // i <= S / C keeps i * C within the sizes (C >= 1), so `first` never wraps.
@@ -53,15 +64,16 @@ void LaunchModel::declare_chunk() {
                         z3::sle(number(1), by.sym));
   Int last_first = total.range.hi - 1;
   Interval first_range{0, last_first < 0 ? 0 : last_first};
-  int first_atom = relations.fresh("first", first_range, by.range.lo == by.range.hi ? by.range.lo : 1);
+  Int multiple = by.range.lo == by.range.hi ? by.range.lo : power_of_two_divisor(relations, by.poly);
+  int first_atom = relations.fresh(level.first, first_range, multiple);
   relations.bound_above(first_atom, total.poly - Poly::constant(1));
-  names_.emplace("first", Term{first_range, first, Poly::atom(first_atom)});
+  names_.emplace(level.first, Term{first_range, first, Poly::atom(first_atom)});
   Int most = std::min(by.range.hi, total.range.hi);
   Interval count_range{1, most < 1 ? 1 : most};
-  int count_atom = relations.fresh("count", count_range);
+  int count_atom = relations.fresh(level.count, count_range);
   relations.bound_above(count_atom, by.poly);
   relations.bound_above(count_atom, total.poly - Poly::atom(first_atom));
-  names_.emplace("count", Term{count_range, z3::ite(z3::slt(by.sym, rest), by.sym, rest), Poly::atom(count_atom)});
+  names_.emplace(level.count, Term{count_range, z3::ite(z3::slt(by.sym, rest), by.sym, rest), Poly::atom(count_atom)});
 }
 
 void LaunchModel::declare_grid() {
@@ -183,7 +195,7 @@ std::string LaunchModel::contract() const {
     sizes += (sizes.empty() ? "" : ", ") + s.name + " in " + int_text(s.lo) + ".." + int_text(s.hi);
   std::string text = "launch " + std::to_string(index) + " " + launch.kernel + " (" +
                      (sizes.empty() ? "no run-time sizes" : "sizes " + sizes);
-  if (launch.chunked) text += "; chunks of " + launch.chunk_size + " by " + expr_text(launch.chunk_by);
+  for (const auto& level : launch.chunks) text += "; chunks of " + level.size + " by " + expr_text(level.by);
   return text + ")";
 }
 
@@ -210,9 +222,9 @@ std::string LaunchModel::witness(const z3::model& model,
     first = false;
   }
   json += "}";
-  if (launch.chunked)
-    json += ", \"chunk\": {\"first\": " + value_of(names_.at("first").sym) + ", \"count\": " +
-            value_of(names_.at("count").sym) + "}";
+  for (size_t depth = 0; depth < launch.chunks.size(); ++depth)
+    json += ", \"" + chunk_key(int(depth)) + "\": {\"first\": " + value_of(names_.at(launch.chunks[depth].first).sym) +
+            ", \"count\": " + value_of(names_.at(launch.chunks[depth].count).sym) + "}";
   json += ", \"grid\": [" + value_of(grid[0].sym) + ", " + value_of(grid[1].sym) + ", " + value_of(grid[2].sym) + "]";
   auto unsigned_of = [&](const z3::expr& e) { return value_of(z3::zext(e, 32)); };
   json += ", \"workgroup\": [" + unsigned_of(workgroup[0]) + ", " + unsigned_of(workgroup[1]) + ", " +

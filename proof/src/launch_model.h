@@ -69,14 +69,13 @@ class LaunchModel {
 
  private:
   void declare_sizes();
-  void declare_chunk();
+  void declare_chunk(const ChunkLevel& level, int depth);
   void declare_grid();
   Term eval_unwatched(const Expr& e) const;
   Term folded(const Expr& e, const Term& a, const Term& b) const;
   z3::expr floor_div_term(const z3::expr& a, const z3::expr& b) const;
 
   std::map<std::string, Term> names_;
-  std::optional<z3::expr> chunk_index_;
   mutable bool too_narrow_ = false;
   // One atom per division, ceiling, min and max of the plan's text: its every use is the same value.
   mutable std::map<std::string, Term> folded_;

@@ -113,8 +113,8 @@ class LaunchChecker {
   }
 
   // C >= 1 under the sizes alone: the model assumes it for everything else.
-  void chunk() {
-    Term by = model_.eval(model_.launch.chunk_by);
+  void chunk(const ChunkLevel& level) {
+    Term by = model_.eval(level.by);
     Finding& f = finding("chunk");
     if (by.range.lo >= 1 || model_.relations.prove_nonneg(by.poly - Poly::constant(1))) {
       f.verdict = ProofVerdict::PROVEN;
@@ -147,7 +147,7 @@ void launch_obligations(const ir::Kernel& kernel, LaunchModel& model, Obligation
                         const ArchLimits& arch, const ProverOptions& options, ProofStats& stats,
                         std::vector<Finding>& findings) {
   LaunchChecker checker(model, solver, options, stats, findings);
-  if (model.launch.chunked) checker.chunk();
+  for (const auto& level : model.launch.chunks) checker.chunk(level);
   checker.limits(arch);
   checker.bindings(kernel);
 }

@@ -9,6 +9,12 @@ namespace {
 const char* const HEADER_V2 = "; kemit launch plan 2";
 const char* const HEADER_V1 = "; kemit launch plan 1";
 
+bool is_chunk_name(const std::string& word) {
+  for (const auto& names : CHUNK_NAMES)
+    if (word == names[0] || word == names[1]) return true;
+  return false;
+}
+
 std::vector<std::string> split_words(const std::string& line) {
   std::vector<std::string> words;
   size_t start = 0;
@@ -75,7 +81,7 @@ class PlanReader {
   void size(const std::vector<std::string>& words) {
     if (!plan_.buffers.empty() || !plan_.launches.empty()) throw PlanError("a size line after a buffer or launch line");
     if (words.size() != 3) throw PlanError("expected 'size <name> <lo>..<hi>'");
-    if (!is_name(words[1]) || words[1] == "first" || words[1] == "count")
+    if (!is_name(words[1]) || is_chunk_name(words[1]))
       throw PlanError("'" + words[1] + "' is not a size name");
     if (find_size(plan_, words[1])) throw PlanError("size '" + words[1] + "' is declared twice");
     size_t dots = words[2].find("..");
@@ -115,14 +121,22 @@ class PlanReader {
     };
     launch.kernel = word("the kernel");
     std::vector<std::string> extra;
-    if (at < words.size() && words[at] == "chunks") {
+    while (at < words.size() && words[at] == "chunks") {
       ++at;
-      launch.chunked = true;
-      launch.chunk_size = word("the chunked size");
-      if (!find_size(plan_, launch.chunk_size)) throw PlanError("chunks of '" + launch.chunk_size + "', not a declared size");
+      if (launch.chunks.size() == MAX_CHUNK_LEVELS)
+        throw PlanError("more than " + std::to_string(MAX_CHUNK_LEVELS) + " levels of chunks");
+      ChunkLevel level;
+      level.size = word("the chunked size");
+      if (!find_size(plan_, level.size)) throw PlanError("chunks of '" + level.size + "', not a declared size");
+      for (const auto& outer : launch.chunks)
+        if (outer.size == level.size) throw PlanError("nested chunks of '" + level.size + "' inside chunks of itself");
       keyword("by");
-      launch.chunk_by = sized_expr(word("the chunk size"), {});
-      extra = {"first", "count"};
+      level.by = sized_expr(word("the chunk size"), {});
+      level.first = CHUNK_NAMES[launch.chunks.size()][0];
+      level.count = CHUNK_NAMES[launch.chunks.size()][1];
+      extra.push_back(level.first);
+      extra.push_back(level.count);
+      launch.chunks.push_back(std::move(level));
     }
     keyword("grid");
     grid(word("the grid"), launch, extra);
@@ -193,6 +207,10 @@ class PlanReader {
 };
 
 }  // namespace
+
+const char* const CHUNK_NAMES[MAX_CHUNK_LEVELS][2] = {{"first", "count"}, {"first2", "count2"}};
+
+std::string chunk_key(int depth) { return depth == 0 ? "chunk" : "chunk" + std::to_string(depth + 1); }
 
 Plan parse_plan(const std::string& text) { return PlanReader().read(text); }
 

@@ -13,7 +13,7 @@ constexpr Int kMaxU64 = (Int(1) << 64) - 1;
   throw WitnessLaunchError("witness launch of plan line " + std::to_string(line.line) + " (" + line.kernel + "): " + why);
 }
 
-// The names a launch line's expressions read: every size, and its chunk's first and count.
+// The names a launch line's expressions read: every size, and each chunk level's first and count.
 std::map<std::string, Int> names_of(const Plan& plan, const Launch& line, const LaunchPoint& point) {
   std::map<std::string, Int> names;
   for (const SizeRange& size : plan.sizes) {
@@ -21,9 +21,12 @@ std::map<std::string, Int> names_of(const Plan& plan, const Launch& line, const 
     if (found == point.sizes.end()) refuse(line, "no value for size '" + size.name + "'");
     names[size.name] = found->second;
   }
-  if (line.chunked != point.chunk.has_value())
-    refuse(line, line.chunked ? "a chunked line needs the chunk's first and count" : "the line is not chunked");
-  if (point.chunk) names["first"] = point.chunk->first, names["count"] = point.chunk->second;
+  if (line.chunks.size() != point.chunks.size())
+    refuse(line, line.chunks.empty() ? "the line is not chunked"
+                                     : "a chunked line needs the chunk's first and count at each of its " +
+                                           std::to_string(line.chunks.size()) + " levels");
+  for (size_t depth = 0; depth < line.chunks.size(); ++depth)
+    names[line.chunks[depth].first] = point.chunks[depth].first, names[line.chunks[depth].count] = point.chunks[depth].second;
   return names;
 }
 
@@ -138,7 +141,10 @@ LaunchPoint witness_point(const std::string& witness_json) {
     point.launch = w.at("launch").get<int>();
     const json sizes = w.value("sizes", json::object());  // held: items() refers into it
     for (const auto& [name, value] : sizes.items()) point.sizes[name] = value.get<int64_t>();
-    if (w.contains("chunk")) point.chunk = {w["chunk"].at("first").get<int64_t>(), w["chunk"].at("count").get<int64_t>()};
+    for (int depth = 0; depth < MAX_CHUNK_LEVELS && w.contains(chunk_key(depth)); ++depth) {
+      const json& chunk = w[chunk_key(depth)];
+      point.chunks.push_back({chunk.at("first").get<int64_t>(), chunk.at("count").get<int64_t>()});
+    }
     point.grid = dims_of(w.at("grid"));
     point.workgroups = {dims_of(w.at("workgroup"))};
   } catch (const json::exception& error) {
@@ -156,12 +162,15 @@ std::vector<LaunchPoint> largest_points(const Plan& plan) {
       point.launch = int(i);
       point.sizes = sizes;
       std::map<std::string, Int> names = sizes;
-      if (line.chunked) {
-        Int total = sizes.at(line.chunk_size), by = evaluate(line, line.chunk_by, names, "chunk");
-        if (total <= 0 || by <= 0) continue;
-        point.chunk = last_chunk(total, by);
-        names["first"] = point.chunk->first, names["count"] = point.chunk->second;
+      bool runs = true;
+      for (const ChunkLevel& level : line.chunks) {
+        Int total = sizes.at(level.size), by = evaluate(line, level.by, names, "chunk");
+        if (total <= 0 || by <= 0) runs = false;
+        if (!runs) break;
+        point.chunks.push_back(last_chunk(total, by));
+        names[level.first] = point.chunks.back().first, names[level.count] = point.chunks.back().second;
       }
+      if (!runs) continue;
       for (int d = 0; d < 3; ++d)
         point.grid[d] = unsigned_of(line, evaluate(line, line.grid[d].hi, names, "grid"), "grid");
       points.push_back(point);

@@ -2,11 +2,11 @@
 contract. The run-time sizes a caller may pass and their ranges, every buffer's bytes as a
 function of the sizes, then the launches in order: kernel, grid (fixed by the sizes, or a range the
 caller chooses from), block, LDS bytes, an optional `chunks` (the launch runs once per chunk of a
-size) and one binding per parameter: a buffer whole, a view of `size` bytes from byte `offset`,
+size), an optional nested `chunks` of a second size inside each of those, and one binding per parameter: a buffer whole, a view of `size` bytes from byte `offset`,
 or a scalar's value. Every launch runs after the one before it, over the same buffers.
 
 Sizes, bytes, offsets, grids and scalars are expressions (Expr) over the sizes and, in a chunked
-launch, `first` and `count`. Both engines build the same trees and print them with the same
+launch, `first` and `count` (a nested level's: `first2` and `count2`). Both engines build the same trees and print them with the same
 rules, so the texts are byte-identical; `evaluate` is the meaning (mathematical integers).
 
 Every family has a `plan_module(spec, arch, buffer_range) -> Planned` hook that builds the kernels
@@ -149,6 +149,7 @@ class Launch:
     lds: int
     bindings: list = field(default_factory=list)
     chunks: Chunks = None
+    inner: Chunks = None  # chunks of a second size inside each chunk of the first (first2, count2)
 
 
 @dataclass
@@ -198,9 +199,9 @@ def scalar(param, value):
     return Binding(param, "scalar", value=expr(value))
 
 
-def kernel_launch(kernel, grid, bindings, chunks=None):
+def kernel_launch(kernel, grid, bindings, chunks=None, inner=None):
     """A launch of a built kernel: its block and LDS bytes are the kernel's."""
-    return Launch(kernel.name, grid, kernel_block(kernel), kernel_lds_bytes(kernel), bindings, chunks)
+    return Launch(kernel.name, grid, kernel_block(kernel), kernel_lds_bytes(kernel), bindings, chunks, inner)
 
 
 def chunk_length(unit_bytes, buffer_range, align=16):
@@ -222,12 +223,17 @@ def gcd(a, b):
     return a
 
 
+def lcm(a, b):
+    return a * b // gcd(a, b)
+
+
 def no_chunk_reason(what, unit_bytes, buffer_range):
     return "one {what} ({bytes} bytes) does not fit half the {range} range of 32-bit buffer offsets".format(
         what=what, bytes=unit_bytes, range=range_text(buffer_range))
 
 
 FIRST, COUNT = Expr("name", name="first"), Expr("name", name="count")
+FIRST2, COUNT2 = Expr("name", name="first2"), Expr("name", name="count2")  # a nested chunk's
 
 
 def batch_view(param, unit_bytes):
@@ -305,8 +311,12 @@ def dim_text(dim):
     return expr_text(dim.lo) if dim.hi is None else f"{expr_text(dim.lo)}..{expr_text(dim.hi)}"
 
 
+def chunks_text(chunks):
+    return "" if chunks is None else f"chunks {chunks.size} by {expr_text(chunks.by)} "
+
+
 def launch_text(launch):
-    chunks = "" if launch.chunks is None else f"chunks {launch.chunks.size} by {expr_text(launch.chunks.by)} "
+    chunks = chunks_text(launch.chunks) + chunks_text(launch.inner)
     grid = ",".join(dim_text(d) for d in launch.grid)
     args = "".join(" " + binding_text(b) for b in launch.bindings)
     return f"launch {launch.kernel} {chunks}grid {grid} block {launch.block} lds {launch.lds} args{args}\n"

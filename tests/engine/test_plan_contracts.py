@@ -2,8 +2,9 @@
 every family evaluated at a tensor of 2^35 bytes along its batch-like axis (elements, rows, m
 tiles, heads), and every non-chunkable axis at the top of its range. Chunks cover the axis once,
 in order; every view lies inside its buffer, under the arch's buffer range and aligned; every
-scalar fits an i32; every grid is within the arch's limits. Every axis a launch cannot chunk
-stops exactly where a buffer bound whole reaches half the range. The plans of both engines are byte
+scalar fits an i32; every grid is within the arch's limits. transpose_lds runs blocks (chunks of
+rows with nested chunks of columns) at 2^35 bytes along either axis. Every axis a launch cannot
+chunk stops exactly where a buffer bound whole reaches half the range. The plans of both engines are byte
 for byte the same (check_byte_identity), so the Python engine's stand for both.
 """
 import json
@@ -54,12 +55,16 @@ def real_sizes(planned, batch):
 
 
 def launch_runs(launch, sizes):
-    if launch.chunks is None:
-        return [dict(sizes)]
-    length = plan_module.evaluate(launch.chunks.by, sizes)
-    assert length >= 1
-    return [dict(sizes, first=first, count=min(length, sizes[launch.chunks.size] - first))
-            for first in range(0, sizes[launch.chunks.size], length)]
+    """Every run of a launch: per chunk (and per nested chunk inside it) its first and count."""
+    runs = [dict(sizes)]
+    for chunks, first_name, count_name in ((launch.chunks, "first", "count"), (launch.inner, "first2", "count2")):
+        if chunks is None:
+            continue
+        length = plan_module.evaluate(chunks.by, sizes)
+        assert length >= 1
+        runs = [dict(values, **{first_name: first, count_name: min(length, sizes[chunks.size] - first)})
+                for values in runs for first in range(0, sizes[chunks.size], length)]
+    return runs
 
 
 def check_run(launch, values, buffers, arch):
@@ -79,7 +84,7 @@ def check_run(launch, values, buffers, arch):
         assert size < arch.buffer_range and offset % ALIGN == 0, (binding.param, offset, size)
 
 
-@pytest.mark.parametrize("family", sorted(set(BATCH) | {"transpose_lds", "conv_depthwise_tiled",
+@pytest.mark.parametrize("family", sorted(set(BATCH) | {"conv_depthwise_tiled",
                                                         "conv_depthwise_dgrad_stream", "conv_depthwise_wgrad",
                                                         "conv_fwd_lds_halo"}))
 def test_every_launch_of_a_real_size_plan_stays_in_range(family):
@@ -136,12 +141,12 @@ def test_attention_serves_2_to_the_35_bytes_of_short_heads_in_several_chunks():
 @pytest.mark.parametrize("family, spec, reason", [
     ("attention_fwd", {"head_dim": 128}, "one query tile (8192 bytes) does not fit half the 2^13-byte range"),
     ("gemm_mma", {}, "one row of tiles (8388608 bytes) does not fit half the 2^20-byte range"),
-    ("transpose_lds", {}, "one row of 32768 elements (131072 bytes) does not fit half the 2^16-byte range"),
+    ("transpose_lds", {}, "one block of 32 x 1 elements (128 bytes) does not fit half the 2^7-byte range"),
     ("elementwise", {"dtype": "f32"}, "one element (4 bytes) does not fit half the 6-byte range"),
 ])
 def test_an_axis_past_its_limit_is_refused_with_a_reason(family, spec, reason):
     """A range so low that the compiled-in part (one query tile, one row of tiles) passes it."""
-    ranges = {"attention_fwd": 8192, "gemm_mma": 1 << 20, "transpose_lds": 1 << 16, "elementwise": 6}
+    ranges = {"attention_fwd": 8192, "gemm_mma": 1 << 20, "transpose_lds": 1 << 7, "elementwise": 6}
     result = emit(family, "gfx942", spec, [], ranges[family])
     assert result.rejected and reason in result.reason, result.reason
 
@@ -156,9 +161,9 @@ def test_a_size_past_its_range_is_outside_the_contract():
     assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi + 1}) > arch.buffer_range // 2
 
 
-@pytest.mark.parametrize("family", ["gemm_mma", "gemm_epilogue", "transpose_lds"])
+@pytest.mark.parametrize("family", ["gemm_mma", "gemm_epilogue"])
 def test_the_axes_bound_whole_stop_where_a_whole_buffer_reaches_half_the_range(family):
-    """Every axis a launch cannot chunk (a GEMM's n and k, transpose's rows and columns) states its
+    """Every axis a launch cannot chunk (a GEMM's n and k) states its
     limit in its range, and that limit is the one the buffers bound whole need: at the top of every
     such range they stay within half the range, one unit past any of them passes it. So no limit is
     smaller than the kernel needs (fp8's one-byte b serves twice the n of f16's)."""
@@ -173,3 +178,59 @@ def test_the_axes_bound_whole_stop_where_a_whole_buffer_reaches_half_the_range(f
             if size.name not in chunked:
                 past = dict(top, **{size.name: size.hi + 1})
                 assert largest(past) > arch.buffer_range // 2, (config["id"], size.name, size.hi)
+
+
+def transpose_sizes(planned, element, along):
+    """rows and col_vectors of a 2^35-byte matrix: the other axis at the top of its range ("rows":
+    few columns, so rows reach 2^35 bytes; "cols" alike), or both alike ("square")."""
+    tops = {s.name: s.hi for s in planned.sizes}
+    vec = plan_module.evaluate(planned.buffers[0].bytes, {"rows": 1, "col_vectors": 1}) // element
+    elements = REAL_BYTES // element
+    if along == "rows":
+        return {"col_vectors": tops["col_vectors"], "rows": elements // (tops["col_vectors"] * vec)}
+    if along == "cols":
+        return {"rows": tops["rows"], "col_vectors": elements // tops["rows"] // vec}
+    return {"rows": 1 << 16, "col_vectors": elements // (1 << 16) // vec}
+
+
+@pytest.mark.parametrize("along", ["rows", "cols", "square"])
+def test_transpose_serves_2_to_the_35_bytes_in_blocks_along_either_axis(along):
+    """A matrix of 2^35 bytes runs as blocks: chunks of rows, each with nested chunks of columns,
+    that cover the matrix exactly once in order; every block's views lie inside a and b, under the
+    range and aligned, its scalars fit an i32 and its grid the arch's limits."""
+    for config, arch, planned in first_plans("transpose_lds"):
+        element = {"f32": 4, "f16": 2, "bf16": 2}[config["spec"].get("dtype", "f32")]
+        sizes = transpose_sizes(planned, element, along)
+        buffers = {b.name: plan_module.evaluate(b.bytes, sizes) for b in planned.buffers}
+        assert buffers["a"] > REAL_BYTES // 2, (config["id"], sizes)
+        (launch,) = planned.launches
+        runs = launch_runs(launch, sizes)
+        row_chunks = sorted({(run["first"], run["count"]) for run in runs})
+        assert len(row_chunks) >= 2 and len(runs) >= 2 * len(row_chunks), (config["id"], len(row_chunks), len(runs))
+        assert [first for first, _ in row_chunks] == [0] + [first + count for first, count in row_chunks[:-1]]
+        assert row_chunks[-1][0] + row_chunks[-1][1] == sizes["rows"]
+        for first, _ in row_chunks:
+            columns = [(run["first2"], run["count2"]) for run in runs if run["first"] == first]
+            assert [f for f, _ in columns] == [0] + [f + c for f, c in columns[:-1]]
+            assert columns[-1][0] + columns[-1][1] == sizes["col_vectors"]
+        for values in runs:
+            check_run(launch, values, buffers, arch)
+
+
+def test_transposes_rows_and_columns_stop_where_no_block_of_the_other_axis_fits():
+    """Each axis stops where a chunk of the other, one step of whole tiles and 16 bytes, still keeps
+    its view within half the range: at the top of rows the column chunk is positive, one row more
+    and it is 0 (no block fits); columns alike. The largest blocks every emitting config allows
+    (one axis at its top, the other at its top or at 1) stay in range, their grids in the dispatch's."""
+    for config, arch, planned in first_plans("transpose_lds", None):
+        (launch,) = planned.launches
+        tops = {s.name: s.hi for s in planned.sizes}
+        for size, chunks in (("rows", launch.inner), ("col_vectors", launch.chunks)):
+            assert plan_module.evaluate(chunks.by, tops) >= 1, (config["id"], size)
+            assert plan_module.evaluate(chunks.by, dict(tops, **{size: tops[size] + 1})) == 0, (config["id"], size)
+        for sizes in (tops, dict(tops, rows=1), dict(tops, col_vectors=1)):
+            buffers = {b.name: plan_module.evaluate(b.bytes, sizes) for b in planned.buffers}
+            values = dict(sizes, first=0, first2=0,
+                          count=min(plan_module.evaluate(launch.chunks.by, sizes), sizes["rows"]),
+                          count2=min(plan_module.evaluate(launch.inner.by, sizes), sizes["col_vectors"]))
+            check_run(launch, values, buffers, arch)

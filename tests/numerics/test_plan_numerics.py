@@ -137,6 +137,36 @@ def test_a_chunking_familys_case_runs_at_least_two_chunks(lane, family):
     assert lowered is not None and max(runs.count(kernel) for kernel in set(runs)) >= 2, runs
 
 
+def test_transpose_runs_blocks_of_two_row_chunks_by_two_column_chunks(lane):
+    """transpose_lds's case lowers the range so that its nested chunks cut both axes: at least two
+    row chunks, each with at least two column chunks, every block NUMERIC_OK."""
+    kemit_cpp, base, checkers = lane
+    source = PlanRewritten(base, lambda plan: plan)
+    results = numerics_worker.check_config(kemit_cpp, "transpose_lds", config("transpose_lds", 1), source, checkers,
+                                          sections=SECTIONS)
+    assert [r.verdict for r in results] == ["NUMERIC_OK"] * len(SECTIONS), [r.detail for r in results]
+    [plan], [lowered] = source.seen, source.ranges
+    case = numerics_worker.build_case("transpose_lds", config("transpose_lds", 1), base)[0]
+    (launch,) = launch_plan.parse_plan(plan).launches
+    blocks = launch_plan.chunk_values(launch, numerics_worker.case_sizes(case))
+    rows = {values["first"] for values in blocks}
+    assert lowered is not None and len(rows) >= 2, blocks
+    assert all(len([v for v in blocks if v["first"] == first]) >= 2 for first in rows), blocks
+
+
+def test_nested_chunks_run_every_inner_chunk_inside_each_outer_one():
+    plan = launch_plan.parse_plan("; kemit launch plan 2\nsize r 0..9\nsize c 0..9\nbuffer a r*c*4\n"
+                                  "launch k chunks r by 2 chunks c by 3 grid count2,count,1 block 64 lds 0 "
+                                  "args a=buffer:a@(first*c+first2)*4+((count-1)*c+count2)*4\n")
+    runs = launch_plan.chunk_values(plan.launches[0], {"r": 3, "c": 4})
+    assert [(v["first"], v["count"], v["first2"], v["count2"]) for v in runs] == \
+        [(0, 2, 0, 3), (0, 2, 3, 1), (2, 1, 0, 3), (2, 1, 3, 1)]
+    assert launch_plan.chunk_values(plan.launches[0], {"r": 3, "c": 0}) == []
+    with pytest.raises(launch_plan.PlanError, match="nested chunks of r inside chunks of itself"):
+        launch_plan.parse_plan("; kemit launch plan 2\nsize r 0..9\n"
+                               "launch k chunks r by 2 chunks r by 1 grid 1,1,1 block 64 lds 0 args\n")
+
+
 def test_an_answer_without_a_plan_is_not_executable(lane):
     kemit_cpp, base, checkers = lane
     results = numerics_worker.check_config(kemit_cpp, "elementwise", config("elementwise", 1),

@@ -24,8 +24,9 @@ TEST(Plan, ReadsSizesBuffersAndAChunkedLaunch) {
   EXPECT_TRUE(plan.sizes[0].hi == (Int(1) << 35));
   ASSERT_EQ(plan.launches.size(), 1u);
   const Launch& launch = plan.launches[0];
-  EXPECT_TRUE(launch.chunked);
-  EXPECT_EQ(launch.chunk_size, "n");
+  ASSERT_EQ(launch.chunks.size(), 1u);
+  EXPECT_EQ(launch.chunks[0].size, "n");
+  EXPECT_EQ(launch.chunks[0].first, "first");
   EXPECT_EQ(expr_text(launch.grid[0].lo), "ceil(count,256)");
   EXPECT_EQ(launch.args[0].kind, Binding::Kind::view);
   EXPECT_EQ(expr_text(launch.args[0].offset), "first*4");
@@ -33,6 +34,27 @@ TEST(Plan, ReadsSizesBuffersAndAChunkedLaunch) {
   EXPECT_EQ(launch.args[1].kind, Binding::Kind::buffer);
   EXPECT_EQ(expr_text(launch.args[2].value), "count");
   EXPECT_EQ(launch.line, 5);
+}
+
+TEST(Plan, ReadsNestedChunksWithTheirOwnNames) {
+  const std::string head = "; kemit launch plan 2\nsize rows 0..64\nsize cols 0..64\nbuffer a rows*cols*4\n";
+  Plan plan = parse_plan(head +
+                         "launch k chunks rows by 32 chunks cols by 1024/max(rows,1) grid ceil(count2,32),ceil(count,32),1 "
+                         "block 256 lds 0 args a=buffer:a@(first*cols+first2)*4+((count-1)*cols+count2)*4\n");
+  const Launch& launch = plan.launches.at(0);
+  ASSERT_EQ(launch.chunks.size(), 2u);
+  EXPECT_EQ(launch.chunks[1].size, "cols");
+  EXPECT_EQ(expr_text(launch.chunks[1].by), "1024/max(rows,1)");
+  EXPECT_EQ(launch.chunks[1].first, "first2");
+  EXPECT_EQ(launch.chunks[1].count, "count2");
+  EXPECT_EQ(error_of(head + "launch k chunks rows by 32 grid count2,1,1 block 256 lds 0 args a=buffer:a\n"),
+            "line 5: 'count2' in 'count2' is not a declared size");
+  EXPECT_EQ(error_of(head + "launch k chunks rows by 32 chunks rows by 8 grid 1,1,1 block 256 lds 0 args a=buffer:a\n"),
+            "line 5: nested chunks of 'rows' inside chunks of itself");
+  EXPECT_EQ(error_of(head + "launch k chunks rows by 32 chunks cols by 8 chunks rows by 2 grid 1,1,1 block 256 lds 0 "
+                              "args a=buffer:a\n"),
+            "line 5: more than 2 levels of chunks");
+  EXPECT_EQ(error_of("; kemit launch plan 2\nsize first2 0..1\n"), "line 2: 'first2' is not a size name");
 }
 
 TEST(Plan, GridRangesAndExpressionsEvaluateAsIntegers) {

@@ -84,6 +84,62 @@ TEST(Prover, ChunkedLaunchesServe2To35Elements) {
   EXPECT_EQ(only(findings, "scalar n", "launch ew_guarded").verdict, ProofVerdict::PROVEN);
 }
 
+// A block copy: workgroup (x, y) reads a[y * pitch + x * 256 + lane] inside rows x cols, the
+// block of a matrix with rows `pitch` apart (transpose's read of a).
+const std::string BLOCK = R"(; kemit canonical IR 1
+kernel @block_read {
+  arch gfx90a
+  attr flat_work_group_size 1,256
+  param %0 a : ptr.global {align=16, noalias, nocapture, readonly}
+  param %1 rows : i32
+  param %2 cols : i32
+  param %3 pitch : i32
+  %4 = const {value=256} : i32
+  %5 = workgroup_id {dim=x} : i32
+  %6 = mul %5, %4 {nsw, nuw} : i32
+  %7 = workitem_id {dim=x} : i32
+  %8 = add %6, %7 {nsw, nuw} : i32
+  %9 = workgroup_id {dim=y} : i32
+  %10 = icmp %9, %1 {pred=slt} : i1
+  %11 = icmp %8, %2 {pred=slt} : i1
+  %12 = bit_and %10, %11 : i1
+  if %12 {
+    %13 = mul %9, %3 {nsw, nuw} : i32
+    %14 = add %13, %8 {nsw, nuw} : i32
+    %15 = ptr_add %0, %14 {element=f32} : ptr.global
+    %16 = load %15 {align=4} : f32
+  }
+}
+)";
+
+// Blocks of rows chunks (as many rows as keep the view within 2^30 bytes, 16 at a time) by nested
+// chunks of 1024 columns: a matrix of 2^40 bytes, every view a block's rows, `cols` apart.
+std::string block_plan(const std::string& view_bytes) {
+  return "; kemit launch plan 2\nsize rows 0..1048576\nsize cols 0..262144\nbuffer a rows*cols*4\n"
+         "launch block_read chunks rows by 1073741824/(max(cols,1)*64)*16 chunks cols by 1024 "
+         "grid ceil(count2,256),count,1 block 256 lds 0 args a=buffer:a@(first*cols+first2)*4+" + view_bytes +
+         " rows=scalar:count cols=scalar:count2 pitch=scalar:cols\n";
+}
+
+TEST(Prover, NestedChunksProveEveryBlockOfBothLevels) {
+  auto findings = prove(BLOCK, block_plan("((count-1)*cols+count2)*4"));
+  EXPECT_EQ(failures(findings, true), "");
+  EXPECT_EQ(only(findings, "view a", "launch block_read").verdict, ProofVerdict::PROVEN);
+  // first a multiple of the row chunk's 16 rows, first2 of 1024: the offset keeps 16 bytes.
+  EXPECT_EQ(only(findings, "view align a", "launch block_read").verdict, ProofVerdict::PROVEN);
+  EXPECT_EQ(only(findings, "bounds", "%16 = load").verdict, ProofVerdict::PROVEN);
+}
+
+TEST(Prover, ABlockViewOneElementShortIsRefutedAtAnInnerChunk) {
+  auto findings = prove(BLOCK, block_plan("((count-1)*cols+count2-1)*4"));
+  Finding bounds = only(findings, "bounds", "%16 = load");
+  ASSERT_EQ(bounds.verdict, ProofVerdict::REFUTED) << finding_text(bounds);
+  json w = json::parse(bounds.witness);
+  ASSERT_TRUE(w.contains("chunk") && w.contains("chunk2")) << bounds.witness;
+  EXPECT_EQ(int64_t(w["chunk2"]["first"]) % 1024, 0);
+  EXPECT_GE(int64_t(w["chunk2"]["count"]), 1);
+}
+
 TEST(Prover, AViewOffsetOffItsAlignmentIsRefuted) {
   // Chunks of an odd count: the second chunk's offset 4 * 536870911 is no multiple of 16.
   std::string plan = CHUNKED_PLAN;

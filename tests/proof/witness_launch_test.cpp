@@ -57,9 +57,9 @@ TEST(WitnessLaunch, TheLargestLaunchOfAChunkedPlanRunsItsLastChunk) {
   Plan plan = parse_plan(CHUNKED_PLAN);
   std::vector<LaunchPoint> points = largest_points(plan);
   ASSERT_EQ(points.size(), 1u);
-  ASSERT_TRUE(points[0].chunk.has_value());
-  EXPECT_EQ(int_text(points[0].chunk->first), "33822867456");  // 63 * 2^29: the last of 64 chunks
-  EXPECT_EQ(int_text(points[0].chunk->second), "536870912");
+  ASSERT_EQ(points[0].chunks.size(), 1u);
+  EXPECT_EQ(int_text(points[0].chunks[0].first), "33822867456");  // 63 * 2^29: the last of 64 chunks
+  EXPECT_EQ(int_text(points[0].chunks[0].second), "536870912");
   witness::Launch launch = launch_at(plan, points[0]);
   EXPECT_EQ(launch.grid, (witness::Dims{2097152, 1, 1}));
   EXPECT_EQ(launch.views.at("y").offset, 33822867456ull * 4);

@@ -3,13 +3,15 @@
 //
 // The run-time sizes a caller may pass and their ranges, every buffer's bytes as a function of the
 // sizes, then the launches in order: kernel, grid (fixed by the sizes, or a range the caller
-// chooses from), block, LDS bytes, an optional `chunks` (the launch runs once per chunk of a size)
-// and one binding per parameter: a buffer whole, a view of `size` bytes from byte `offset`, or a
-// scalar's value. Every launch runs after the one before it, over the same buffers.
+// chooses from), block, LDS bytes, an optional `chunks` (the launch runs once per chunk of a size),
+// an optional nested `chunks` of a second size inside each of those, and one binding per parameter:
+// a buffer whole, a view of `size` bytes from byte `offset`, or a scalar's value. Every launch runs
+// after the one before it, over the same buffers.
 //
 // Sizes, bytes, offsets, grids and scalars are expressions (Expr) over the sizes and, in a chunked
-// launch, `first` and `count`. Both engines build the same trees and print them with the same
-// rules, so the texts are byte-identical (only Python evaluates them: the plan tests, the lane).
+// launch, `first` and `count` (a nested level's: `first2` and `count2`). Both engines build the
+// same trees and print them with the same rules, so the texts are byte-identical (only Python
+// evaluates them: the plan tests, the lane).
 //
 // Every family has a plan_module(spec, arch, buffer_range) hook that builds the kernels and states
 // their contract. buffer_range is the arch's (tables/archs.json), lowered only by tests.
@@ -95,6 +97,7 @@ struct Launch {
   int64_t lds = 0;
   std::vector<Binding> bindings;
   std::optional<Chunks> chunks;
+  std::optional<Chunks> inner;  // chunks of a second size inside each chunk of the first (first2, count2)
 };
 
 // The kernels of a module and their contract, or the refusal of a plan that cannot be made.
@@ -119,14 +122,17 @@ Binding view(const std::string& param, const Expr& offset, const Expr& size);
 Binding scalar(const std::string& param, const Expr& value);
 // A launch of a built kernel: its block and LDS bytes are the kernel's.
 Launch kernel_launch(const ir::Kernel& kernel, const std::array<Dim, 3>& grid, const std::vector<Binding>& bindings,
-                     const std::optional<Chunks>& chunks = std::nullopt);
+                     const std::optional<Chunks>& chunks = std::nullopt,
+                     const std::optional<Chunks>& inner = std::nullopt);
 // The most units (elements, rows, ...) a chunk holds: every view's bytes (unit_bytes: each chunked
 // view's bytes per unit) at most half the buffer range, so that a count plus a grid's lanes stays
 // an i32, and the chunk a whole number of align bytes in every view. 0 when not even one fits.
 int64_t chunk_length(const std::vector<int64_t>& unit_bytes, uint64_t buffer_range, int64_t align = 16);
 int64_t gcd(int64_t a, int64_t b);
+int64_t lcm(int64_t a, int64_t b);
 std::string no_chunk_reason(const std::string& what, int64_t unit_bytes, uint64_t buffer_range);
 extern const Expr FIRST, COUNT;
+extern const Expr FIRST2, COUNT2;  // a nested chunk's
 // The chunk's view of a buffer laid out unit by unit: unit_bytes per unit from the chunk's first.
 Binding batch_view(const std::string& param, int64_t unit_bytes);
 // The top of a chunked size's range: the units of a MAX_TENSOR_BYTES tensor.
@@ -158,6 +164,7 @@ std::string binding_text(const Binding& binding);
 // the only one outside parentheses.
 std::string view_part(const Expr& e);
 std::string dim_text(const Dim& dim);
+std::string chunks_text(const std::optional<Chunks>& chunks);
 std::string launch_text(const Launch& launch);
 // The plan's text: the header, the sizes, the buffers, then one line per launch, in launch order.
 std::string print_plan(const Planned& plan);

@@ -88,22 +88,44 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
 
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range) {
   ir::Kernel kernel = build(spec, arch);
-  int64_t element = ir::byte_size(ir::scalar(spec.dtype));
-  int64_t most_cols = static_cast<int64_t>(buffer_range / 2) / (MAX_ROWS * element) / spec.vec;
-  if (most_cols == 0)
-    return plan::Planned{plan::no_chunk_reason(fmt::format("row of {rows} elements", fmt::arg("rows", MAX_ROWS)),
-                                               MAX_ROWS * element * spec.vec, buffer_range),
-                         {},
-                         {},
-                         {},
-                         {}};
-  plan::Expr rows = plan::name("rows"), cols = plan::scaled(plan::name("col_vectors"), spec.vec);
-  auto grid = plan::fixed_grid(plan::ceil_div(cols, spec.tile * spec.tiles), plan::ceil_div(rows, spec.tile));
-  std::vector<plan::Binding> bindings = {plan::whole("a"), plan::whole("b"), plan::scalar("rows", rows),
-                                         plan::scalar("cols", cols)};
-  std::vector<plan::Size> sizes = {{"rows", 0, MAX_ROWS}, {"col_vectors", 0, most_cols}};
-  return plan::planned({kernel}, sizes, {{"a", rows * cols * element}, {"b", rows * cols * element}},
-                       {plan::kernel_launch(kernel, grid, bindings)});
+  int64_t element = ir::byte_size(ir::scalar(spec.dtype)), vec = spec.vec, tile = spec.tile;
+  int64_t half = static_cast<int64_t>(buffer_range / 2);
+  int64_t step = plan::lcm(tile, GLOBAL_ALIGN / element);  // a chunk's rows or columns: whole tiles, whole 16 bytes
+  int64_t unit = vec * element;                              // the bytes of one column vector
+  int64_t most = half / (step * element);  // rows, or columns, that leave one chunk step of the other within half
+  if (most < vec)
+    return plan::Planned{
+        plan::no_chunk_reason(fmt::format("block of {step} x {vec} elements", fmt::arg("step", step), fmt::arg("vec", vec)),
+                              step * unit, buffer_range),
+        {},
+        {},
+        {},
+        {}};
+  int64_t groups = arch.max_grid_lanes / spec.block;  // workgroups a grid dimension may hold
+  plan::Expr row_chunk = chunk_across(plan::name("col_vectors"), unit, step, groups * tile, half);
+  plan::Expr col_chunk = chunk_across(plan::name("rows"), unit, step / vec, groups * tile * spec.tiles / vec, half);
+  plan::Expr rows = plan::name("rows"), cols = plan::scaled(plan::name("col_vectors"), vec);
+  auto grid = plan::fixed_grid(plan::ceil_div(plan::scaled(plan::COUNT2, vec), tile * spec.tiles),
+                               plan::ceil_div(plan::COUNT, tile));
+  plan::Binding a_view = plan::view("a", (plan::FIRST * plan::name("col_vectors") + plan::FIRST2) * unit,
+                                    ((plan::COUNT - 1) * plan::name("col_vectors") + plan::COUNT2) * unit);
+  plan::Binding b_view = plan::view("b", (plan::scaled(plan::FIRST2, vec) * rows + plan::FIRST) * element,
+                                    ((plan::scaled(plan::COUNT2, vec) - 1) * rows + plan::COUNT) * element);
+  std::vector<plan::Binding> bindings = {a_view,
+                                         b_view,
+                                         plan::scalar("rows", plan::COUNT),
+                                         plan::scalar("cols", plan::scaled(plan::COUNT2, vec)),
+                                         plan::scalar("a_pitch", cols),
+                                         plan::scalar("b_pitch", rows)};
+  std::vector<plan::Size> sizes = {{"rows", 0, most}, {"col_vectors", 0, most / vec}};
+  plan::Launch launch = plan::kernel_launch(kernel, grid, bindings, plan::Chunks{"rows", row_chunk},
+                                            plan::Chunks{"col_vectors", col_chunk});
+  return plan::planned({kernel}, sizes, {{"a", rows * cols * element}, {"b", rows * cols * element}}, {launch});
+}
+
+plan::Expr chunk_across(const plan::Expr& other, int64_t unit, int64_t step, int64_t most_units, int64_t half) {
+  int64_t least = std::max<int64_t>(1, (half + unit * most_units - 1) / (unit * most_units));
+  return plan::Expr(half) / (plan::max_of(other, least) * (unit * step)) * step;
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
@@ -119,6 +141,8 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
                       /*readonly=*/false, /*writeonly=*/true);
   Value rows = b.param("rows", i32);
   Value cols = b.param("cols", i32);
+  Value a_pitch = b.param("a_pitch", i32);
+  Value b_pitch = b.param("b_pitch", i32);
   Value strip = b.lds("strip", dtype, tile * pitch, 16);
   Value tid = b.workitem_id("x");
   Value group_x = b.workgroup_id("x");
@@ -128,7 +152,7 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value tile_value = b.const_int(i32, tile);
   Value row0 = b.mul(group_y, tile_value, {"nuw", "nsw"});
   Value block = b.const_int(i32, spec.block);
-  Context ctx{b, spec, tid, rows, cols, strip, row0, col0, block};
+  Context ctx{b, spec, tid, rows, cols, a_pitch, b_pitch, strip, row0, col0, block};
   read_strip(ctx, a, ir::with_lanes(dtype, vec), width, pitch);
   b.barrier();
   write_strip(ctx, out, dtype, width, pitch);
@@ -155,7 +179,7 @@ void read_strip(Context& ctx, const Value& a, const ir::Type& loaded, int width,
     Value col_inside = b.icmp("slt", col, ctx.cols);
     Value inside = b.bit_and(row_inside, col_inside);
     b.if_then(inside, [&] {
-      Value row_start = b.mul(row, ctx.cols, {"nuw", "nsw"});
+      Value row_start = b.mul(row, ctx.a_pitch, {"nuw", "nsw"});
       Value source = b.add(row_start, col, {"nuw", "nsw"});
       Value address = b.ptr_add(a, source, dtype);
       Value value = b.load(loaded, address, std::min(ir::byte_size(loaded), GLOBAL_ALIGN));
@@ -191,7 +215,7 @@ void write_strip(Context& ctx, const Value& out, const ir::Type& dtype, int widt
       Value slot = b.add(line, c, {"nuw", "nsw"});
       Value source = b.ptr_add(ctx.strip, slot, dtype);
       Value value = b.load(dtype, source, ir::byte_size(dtype));
-      Value column_start = b.mul(col, ctx.rows, {"nuw", "nsw"});
+      Value column_start = b.mul(col, ctx.b_pitch, {"nuw", "nsw"});
       Value target_index = b.add(column_start, row, {"nuw", "nsw"});
       Value target = b.ptr_add(out, target_index, dtype);
       b.store(value, target, ir::byte_size(dtype));

@@ -3,6 +3,8 @@ kernel's strips through a padded LDS array (the phase-1 and phase-2 index maps o
 
 The family's numerics plan, `plan`, ends the file (what plans share: plans.py; docs/numerics.md).
 """
+import math
+
 import numpy as np
 
 from plans import ELEMENT_BYTES, Case, Output, ceil_div, nan_memory, random_values, require_small, to_memory
@@ -35,26 +37,33 @@ def transpose_via_strips(a, tile, tiles, pad, vec):
 
 
 def sampled_outputs(spec, launch):
-    """b's reference at the elements a witness run wrote: b[c, r] is a[r, c], read from a's
-    page-fill values (witness.Sampled, for witness.compare_sampled); exact."""
-    dtype, rows = spec["dtype"], launch["args"]["rows"]
-    cols = view_of(launch, "a")[2] // (rows * ELEMENT_BYTES[dtype])
+    """b's reference at the elements a witness run wrote: the launch moves one block, whose
+    element (r, c) is a's view at r * a_pitch + c and b's at c * b_pitch + r; so b's view index i
+    is a's at (i % b_pitch) * a_pitch + i // b_pitch, read from a's page-fill values
+    (witness.Sampled, for witness.compare_sampled); exact."""
+    dtype, a_pitch, b_pitch = spec["dtype"], launch["args"]["a_pitch"], launch["args"]["b_pitch"]
 
     def want(indices):
         indices = np.asarray(indices, dtype=np.int64)
-        return view_values(launch, "a", dtype, (indices % rows) * cols + indices // rows), None
+        return view_values(launch, "a", dtype, (indices % b_pitch) * a_pitch + indices // b_pitch), None
     return [Sampled("b", dtype, want, 0.0)]
 
 
 # ---- the numerics plan --------------------------------------------------------------------
 def plan(spec, arch, rng):
+    """A partial strip in each dimension, and the buffer range lowered so that the plan cuts the
+    matrix into blocks as a real size is cut: at least two row chunks, each with at least two
+    column chunks (the chunks are whole steps of lcm(tile, 16 bytes); transpose_lds.py)."""
     tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
-    rows = tile + tile // 2 + 1             # a partial strip row
-    cols = width + 3 * vec                  # a partial strip (cols stays a multiple of vec)
+    step = math.lcm(tile, 16 // ELEMENT_BYTES[dtype])
+    rows = step + tile // 2 + 1             # more than one chunk step, and a partial strip row
+    cols = max(width, step) + 3 * vec       # more than one chunk step, a partial strip (a multiple of vec)
     require_small(rows * cols, 0, "the transpose_lds problem")
     a = random_values(rng, (rows, cols), dtype)
     buffers = {"a": to_memory(a, dtype), "b": nan_memory(rows * cols, dtype)}
     want = transpose(a).reshape(-1)
+    # half the range = the longer side's step of rows or columns: a chunk of the other is one step
+    lowered = 2 * max(rows, cols) * step * ELEMENT_BYTES[dtype]
     return Case(spec, (ceil_div(cols, width), ceil_div(rows, tile)), spec["block"], buffers,
                 {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0)],
-                sizes={"rows": rows, "col_vectors": cols // vec})
+                buffer_range=lowered, sizes={"rows": rows, "col_vectors": cols // vec})

@@ -4,13 +4,15 @@ A workgroup moves one strip of `tile` rows x `tile * tiles` columns through LDS:
 strip with `vec`-wide loads along a's rows into an LDS array whose rows are padded by `pad`
 elements (a pad of 1 spreads a column walk over every bank), waits at a barrier, then writes the
 strip transposed, one element per lane, consecutive lanes on consecutive addresses of b.
-Launch contract: cols is a multiple of vec (vector loads stay aligned); the grid is
-(ceil(cols / (tile * tiles)), ceil(rows / tile)) workgroups.
+Launch contract: cols is a multiple of vec (vector loads stay aligned); a launch moves a block of
+rows x cols elements whose rows lie a_pitch elements apart in a and whose columns lie b_pitch
+apart in b (the whole matrix's cols and rows: the plan cuts it into blocks so that every view stays
+inside the 32-bit buffer range); the grid is (ceil(cols / (tile * tiles)), ceil(rows / tile)).
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar, with_lanes
-from ..plan import Planned, Size, ceil_div, fixed_grid, kernel_launch, name, no_chunk_reason, planned, scaled, \
-    scalar as scalar_binding, whole
+from ..plan import COUNT, COUNT2, FIRST, FIRST2, Chunks, Planned, Size, ceil_div, expr, fixed_grid, kernel_launch, \
+    lcm, max_of, name, no_chunk_reason, planned, scaled, scalar as scalar_binding, view
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "transpose_lds"
@@ -24,7 +26,6 @@ MAX_TILE = 64
 MAX_TILES = 16
 MAX_BLOCK = 1024
 GLOBAL_ALIGN = 16
-MAX_ROWS = 32768  # the contract's rows (a and b are bound whole: rows * cols stays under half the range)
 
 
 def parse_spec(raw):
@@ -66,22 +67,45 @@ def validate(spec, arch):
 
 
 def plan_module(spec, arch, buffer_range):
-    """The kernel and its contract: sizes rows and col_vectors (cols in vectors of vec). a and b
-    are bound whole (b's rows are a's columns: a chunk of either is strided in the other), so
-    rows * cols stays under half the buffer range: rows up to MAX_ROWS, cols up to what fits
-    with them. Grid (ceil(cols / (tile * tiles)), ceil(rows / tile))."""
+    """The kernel and its contract: sizes rows and col_vectors (cols in vectors of vec). A launch
+    moves one block of a: rows [first, first + count) by columns [first2, first2 + count2) (in
+    vectors), chunks of rows with nested chunks of columns. Its view of a holds the block's rows,
+    cols apart (a's pitch), and its view of b the block's columns, rows apart (b's pitch); each
+    chunk is cut so that its view stays within half the buffer range: a row chunk by the length
+    of a's rows, a column chunk by the length of b's rows. Chunks are whole tiles and whole 16
+    bytes (each view keeps the params' alignment), so rows and columns each reach half the range
+    over one chunk step of the other. Grid (ceil(count2 * vec, tile * tiles), ceil(count, tile))."""
     kernel = build(spec, arch)
-    element = byte_size(scalar(spec["dtype"]))
-    most_cols = (buffer_range // 2) // (MAX_ROWS * element) // spec["vec"]
-    if most_cols == 0:
-        return Planned(refusal=no_chunk_reason("row of {rows} elements".format(rows=MAX_ROWS),
-                                               MAX_ROWS * element * spec["vec"], buffer_range))
-    rows, cols = name("rows"), scaled(name("col_vectors"), spec["vec"])
-    grid = fixed_grid(ceil_div(cols, spec["tile"] * spec["tiles"]), ceil_div(rows, spec["tile"]))
-    bindings = [whole("a"), whole("b"), scalar_binding("rows", rows), scalar_binding("cols", cols)]
-    sizes = [Size("rows", 0, MAX_ROWS), Size("col_vectors", 0, most_cols)]
-    return planned([kernel], sizes, {"a": rows * cols * element, "b": rows * cols * element},
-                   [kernel_launch(kernel, grid, bindings)])
+    element, vec, tile = byte_size(scalar(spec["dtype"])), spec["vec"], spec["tile"]
+    half = buffer_range // 2
+    step = lcm(tile, GLOBAL_ALIGN // element)  # a chunk's rows or columns: whole tiles, whole 16 bytes
+    unit = vec * element  # the bytes of one column vector
+    most = half // (step * element)  # rows, or columns, that leave one chunk step of the other within half
+    if most < vec:
+        return Planned(refusal=no_chunk_reason("block of {step} x {vec} elements".format(step=step, vec=vec),
+                                               step * unit, buffer_range))
+    groups = arch.max_grid_lanes // spec["block"]  # workgroups a grid dimension may hold
+    row_chunk = chunk_across(name("col_vectors"), unit, step, groups * tile, half)
+    col_chunk = chunk_across(name("rows"), unit, step // vec, groups * tile * spec["tiles"] // vec, half)
+    rows, cols = name("rows"), scaled(name("col_vectors"), vec)
+    grid = fixed_grid(ceil_div(scaled(COUNT2, vec), tile * spec["tiles"]), ceil_div(COUNT, tile))
+    a_view = view("a", (FIRST * name("col_vectors") + FIRST2) * unit,
+                  ((COUNT - 1) * name("col_vectors") + COUNT2) * unit)
+    b_view = view("b", (scaled(FIRST2, vec) * rows + FIRST) * element,
+                  ((scaled(COUNT2, vec) - 1) * rows + COUNT) * element)
+    bindings = [a_view, b_view, scalar_binding("rows", COUNT), scalar_binding("cols", scaled(COUNT2, vec)),
+                scalar_binding("a_pitch", cols), scalar_binding("b_pitch", rows)]
+    sizes = [Size("rows", 0, most), Size("col_vectors", 0, most // vec)]
+    launch = kernel_launch(kernel, grid, bindings, Chunks("rows", row_chunk), Chunks("col_vectors", col_chunk))
+    return planned([kernel], sizes, {"a": rows * cols * element, "b": rows * cols * element}, [launch])
+
+
+def chunk_across(other, unit, step, most_units, half):
+    """The chunk length (units of unit bytes a line) whose view, lines `other` units apart, stays
+    within half: step * (half / (max(other, least) * unit * step)), a whole number of steps. least
+    keeps the chunk at most most_units (a grid dimension's workgroups) where other is short."""
+    least = max(1, -(-half // (unit * most_units)))
+    return expr(half) // (max_of(other, least) * (unit * step)) * step
 
 
 def build(spec, arch):
@@ -94,12 +118,15 @@ def build(spec, arch):
     out = b.param("b", pointer("global"), align=GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
     rows = b.param("rows", i32)
     cols = b.param("cols", i32)
+    a_pitch = b.param("a_pitch", i32)
+    b_pitch = b.param("b_pitch", i32)
     strip = b.lds("strip", dtype, tile * pitch, 16)
     tid = b.workitem_id("x")
     col0 = b.mul(b.workgroup_id("x"), b.const_int(i32, width), ("nuw", "nsw"))
     row0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile), ("nuw", "nsw"))
     block = b.const_int(i32, spec["block"])
-    ctx = {"b": b, "spec": spec, "tid": tid, "rows": rows, "cols": cols, "strip": strip,
+    ctx = {"b": b, "spec": spec, "tid": tid, "rows": rows, "cols": cols, "a_pitch": a_pitch, "b_pitch": b_pitch,
+           "strip": strip,
            "row0": row0, "col0": col0, "block": block}
     read_strip(ctx, a, with_lanes(dtype, vec), width, pitch)
     b.barrier()
@@ -108,7 +135,8 @@ def build(spec, arch):
 
 
 def read_strip(ctx, a, loaded, width, pitch):
-    """strip[r * pitch + c .. + vec] = a[row0 + r, col0 + c .. + vec] for every vector in bounds."""
+    """strip[r * pitch + c .. + vec] = a[row0 + r, col0 + c .. + vec] for every vector in bounds
+    (a's rows a_pitch apart)."""
     b, spec = ctx["b"], ctx["spec"]
     i32, dtype = scalar("i32"), scalar(spec["dtype"])
     vec = spec["vec"]
@@ -126,7 +154,7 @@ def read_strip(ctx, a, loaded, width, pitch):
         inside = b.bit_and(b.icmp("slt", row, ctx["rows"]), b.icmp("slt", col, ctx["cols"]))
 
         def move():
-            source = b.add(b.mul(row, ctx["cols"], ("nuw", "nsw")), col, ("nuw", "nsw"))
+            source = b.add(b.mul(row, ctx["a_pitch"], ("nuw", "nsw")), col, ("nuw", "nsw"))
             value = b.load(loaded, b.ptr_add(a, source, dtype), min(byte_size(loaded), GLOBAL_ALIGN))
             slot = b.add(b.mul(r, b.const_int(i32, pitch), ("nuw", "nsw")), c, ("nuw", "nsw"))
             b.store(value, b.ptr_add(ctx["strip"], slot, dtype), lds_align)
@@ -138,7 +166,8 @@ def read_strip(ctx, a, loaded, width, pitch):
 
 
 def write_strip(ctx, out, dtype, width, pitch):
-    """b[col0 + c, row0 + r] = strip[r * pitch + c]; lane j takes r = j % tile, c = j / tile."""
+    """b[col0 + c, row0 + r] = strip[r * pitch + c] (b's rows b_pitch apart); lane j takes r = j % tile,
+    c = j / tile."""
     b, spec = ctx["b"], ctx["spec"]
     i32 = scalar("i32")
     tile = b.const_int(i32, spec["tile"])
@@ -154,7 +183,7 @@ def write_strip(ctx, out, dtype, width, pitch):
         def move():
             slot = b.add(b.mul(r, b.const_int(i32, pitch), ("nuw", "nsw")), c, ("nuw", "nsw"))
             value = b.load(dtype, b.ptr_add(ctx["strip"], slot, dtype), byte_size(dtype))
-            target = b.add(b.mul(col, ctx["rows"], ("nuw", "nsw")), row, ("nuw", "nsw"))
+            target = b.add(b.mul(col, ctx["b_pitch"], ("nuw", "nsw")), row, ("nuw", "nsw"))
             b.store(value, b.ptr_add(out, target, dtype), byte_size(dtype))
 
         b.if_then(inside, move)

@@ -30,7 +30,6 @@ constexpr int MAX_TILE = 64;
 constexpr int MAX_TILES = 16;
 constexpr int MAX_BLOCK = 1024;
 constexpr int GLOBAL_ALIGN = 16;
-constexpr int64_t MAX_ROWS = 32768;  // the contract's rows (a and b are bound whole: rows * cols under half the range)
 
 // FIELDS, typed: the parsed spec as the C++ code reads it (spec.h).
 struct Spec {
@@ -42,7 +41,7 @@ struct Spec {
 struct Context {
   ir::Builder& b;
   const Spec& spec;
-  ir::Value tid, rows, cols, strip, row0, col0, block;
+  ir::Value tid, rows, cols, a_pitch, b_pitch, strip, row0, col0, block;
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
@@ -53,12 +52,19 @@ std::string kernel_name(const Spec& spec);
 int64_t lds_bytes(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
-// The kernel and its contract: sizes rows and col_vectors, a and b whole (plan.py docstring).
+// The kernel and its contract: sizes rows and col_vectors, blocks of rows chunks by nested column
+// chunks, each launch's views of a and b a pitch apart (transpose_lds.py docstring).
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
+// The chunk length (units of unit bytes a line) whose view, lines `other` units apart, stays within
+// half: step * (half / (max(other, least) * unit * step)), a whole number of steps. least keeps the
+// chunk at most most_units (a grid dimension's workgroups) where other is short.
+plan::Expr chunk_across(const plan::Expr& other, int64_t unit, int64_t step, int64_t most_units, int64_t half);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
-// strip[r * pitch + c .. + vec] = a[row0 + r, col0 + c .. + vec] for every vector in bounds.
+// strip[r * pitch + c .. + vec] = a[row0 + r, col0 + c .. + vec] for every vector in bounds
+// (a's rows a_pitch apart).
 void read_strip(Context& ctx, const ir::Value& a, const ir::Type& loaded, int width, int pitch);
-// b[col0 + c, row0 + r] = strip[r * pitch + c]; lane j takes r = j % tile, c = j / tile.
+// b[col0 + c, row0 + r] = strip[r * pitch + c] (b's rows b_pitch apart); lane j takes r = j % tile,
+// c = j / tile.
 void write_strip(Context& ctx, const ir::Value& out, const ir::Type& dtype, int width, int pitch);
 
 }  // namespace kemit::families::transpose_lds

@@ -34,13 +34,25 @@ struct Binding {
   Expr value;          // scalar
 };
 
+// One level of `chunks <size> by <C>`: the launch runs once per chunk of the size, a nested
+// level once per its chunk inside each chunk of the level before it.
+struct ChunkLevel {
+  std::string size;
+  Expr by;
+  std::string first, count;  // the names of the chunk's first unit and its units: CHUNK_NAMES
+};
+
+// Each level's names, outermost first: `first`, `count`; a nested level's `first2`, `count2`.
+constexpr int MAX_CHUNK_LEVELS = 2;
+extern const char* const CHUNK_NAMES[MAX_CHUNK_LEVELS][2];
+// A level's key in a witness (docs/contracts.md, "Witness"): `chunk`, a nested level's `chunk2`.
+std::string chunk_key(int depth);
+
 struct Launch {
   int line = 0;          // its line in the plan text (1 = the header)
   std::string text;      // the line itself
   std::string kernel;
-  bool chunked = false;  // `chunks <size> by <C>`: `first` and `count` name the chunk's
-  std::string chunk_size;
-  Expr chunk_by;
+  std::vector<ChunkLevel> chunks;  // outermost first; empty: one run
   GridDim grid[3];
   int64_t block = 0;
   int64_t lds = 0;

@@ -16,12 +16,12 @@
 
 namespace kemit::proof {
 
-// A point of the contract: which launch line, every size's value, the chunk (a chunked line),
+// A point of the contract: which launch line, every size's value, the chunk of each level (a chunked line),
 // each grid dimension's workgroups, and the workgroups to run (empty: the first and the last).
 struct LaunchPoint {
   int launch = 0;
   std::map<std::string, Int> sizes;
-  std::optional<std::pair<Int, Int>> chunk;  // first, count
+  std::vector<std::pair<Int, Int>> chunks;  // per chunk level of the line, outermost first: first, count
   witness::Dims grid = {1, 1, 1};
   std::vector<witness::Dims> workgroups;
 };
@@ -44,8 +44,8 @@ LaunchPoint witness_point(const std::string& witness_json);
 // stays within the 2^40 bytes of a witness run), every other size at its smallest positive value.
 std::vector<std::map<std::string, Int>> extreme_sizes(const Plan& plan);
 
-// The largest launches the contract allows: per extreme_sizes and launch line, the last chunk of a
-// chunked line, each grid range at its top; the first and the last workgroups run. A line that
+// The largest launches the contract allows: per extreme_sizes and launch line, the last chunk of
+// each level of a chunked line, each grid range at its top; the first and the last workgroups run. A line that
 // does not run there (a chunked size at 0) is left out.
 std::vector<LaunchPoint> largest_points(const Plan& plan);
 
