@@ -25,8 +25,10 @@ std::map<std::string, Int> names_of(const Plan& plan, const Launch& line, const 
     refuse(line, line.chunks.empty() ? "the line is not chunked"
                                      : "a chunked line needs the chunk's first and count at each of its " +
                                            std::to_string(line.chunks.size()) + " levels");
-  for (size_t depth = 0; depth < line.chunks.size(); ++depth)
-    names[line.chunks[depth].first] = point.chunks[depth].first, names[line.chunks[depth].count] = point.chunks[depth].second;
+  for (size_t depth = 0; depth < line.chunks.size(); ++depth) {
+    names[line.chunks[depth].first] = point.chunks[depth].first;
+    names[line.chunks[depth].count] = point.chunks[depth].second;
+  }
   return names;
 }
 

@@ -2,12 +2,14 @@
 contract. The run-time sizes a caller may pass and their ranges, every buffer's bytes as a
 function of the sizes, then the launches in order: kernel, grid (fixed by the sizes, or a range the
 caller chooses from), block, LDS bytes, an optional `chunks` (the launch runs once per chunk of a
-size), an optional nested `chunks` of a second size inside each of those, and one binding per parameter: a buffer whole, a view of `size` bytes from byte `offset`,
-or a scalar's value. Every launch runs after the one before it, over the same buffers.
+size), an optional nested `chunks` of a second size inside each of those, and one binding per
+parameter: a buffer whole, a view of `size` bytes from byte `offset`, or a scalar's value. Every
+launch runs after the one before it, over the same buffers.
 
 Sizes, bytes, offsets, grids and scalars are expressions (Expr) over the sizes and, in a chunked
-launch, `first` and `count` (a nested level's: `first2` and `count2`). Both engines build the same trees and print them with the same
-rules, so the texts are byte-identical; `evaluate` is the meaning (mathematical integers).
+launch, `first` and `count` (a nested level's: `first2` and `count2`). Both engines build the
+same trees and print them with the same rules, so the texts are byte-identical; `evaluate` is the
+meaning (mathematical integers).
 
 Every family has a `plan_module(spec, arch, buffer_range) -> Planned` hook that builds the kernels
 and states their contract. buffer_range is the arch's (tables/archs.json), lowered only by tests.

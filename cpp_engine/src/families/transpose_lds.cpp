@@ -93,14 +93,10 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   int64_t step = plan::lcm(tile, GLOBAL_ALIGN / element);  // a chunk's rows or columns: whole tiles, whole 16 bytes
   int64_t unit = vec * element;                              // the bytes of one column vector
   int64_t most = half / (step * element);  // rows, or columns, that leave one chunk step of the other within half
-  if (most < vec)
-    return plan::Planned{
-        plan::no_chunk_reason(fmt::format("block of {step} x {vec} elements", fmt::arg("step", step), fmt::arg("vec", vec)),
-                              step * unit, buffer_range),
-        {},
-        {},
-        {},
-        {}};
+  if (most < vec) {
+    std::string what = fmt::format("block of {step} x {vec} elements", fmt::arg("step", step), fmt::arg("vec", vec));
+    return plan::Planned{plan::no_chunk_reason(what, step * unit, buffer_range), {}, {}, {}, {}};
+  }
   int64_t groups = arch.max_grid_lanes / spec.block;  // workgroups a grid dimension may hold
   plan::Expr row_chunk = chunk_across(plan::name("col_vectors"), unit, step, groups * tile, half);
   plan::Expr col_chunk = chunk_across(plan::name("rows"), unit, step / vec, groups * tile * spec.tiles / vec, half);

@@ -126,8 +126,7 @@ def build(spec, arch):
     row0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile), ("nuw", "nsw"))
     block = b.const_int(i32, spec["block"])
     ctx = {"b": b, "spec": spec, "tid": tid, "rows": rows, "cols": cols, "a_pitch": a_pitch, "b_pitch": b_pitch,
-           "strip": strip,
-           "row0": row0, "col0": col0, "block": block}
+           "strip": strip, "row0": row0, "col0": col0, "block": block}
     read_strip(ctx, a, with_lanes(dtype, vec), width, pitch)
     b.barrier()
     write_strip(ctx, out, dtype, width, pitch)
