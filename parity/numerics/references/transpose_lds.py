@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from plans import ELEMENT_BYTES, Case, Output, ceil_div, nan_memory, random_values, require_small, to_memory
-from witness import Sampled, view_of, view_values
+from witness import Sampled, view_values
 
 
 def transpose(a):
