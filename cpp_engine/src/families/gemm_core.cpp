@@ -141,7 +141,8 @@ int accumulator_length(const MmaSpec& spec, const target::Arch& arch) {
 int element_bytes(const MmaSpec& spec) { return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
 
 int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch) {
-  return arch.buffer_range / 2 / (MAX_K * element_bytes(spec)) / spec.tile_n;
+  int64_t block = int64_t{spec.waves} * arch.wave_size;
+  return std::min(MAX_N / spec.tile_n, static_cast<int64_t>(arch.max_grid_lanes) / block);
 }
 
 plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
@@ -151,19 +152,9 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const ta
   using plan::COUNT, plan::FIRST, plan::name;
   int64_t tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k, element = element_bytes(spec);
   plan::Expr n = name("n_tiles") * tile_n, k = name("k_tiles") * tile_k;
-  int64_t most_n = most_n_tiles(spec, arch) * tile_n;
-  std::vector<int64_t> row_bytes = {MAX_K * element}, chunk_units;
-  for (const auto& [buffer, size] : rows) row_bytes.push_back(most_n * size);
-  for (int64_t bytes : row_bytes) chunk_units.push_back(bytes * tile_m);
-  int64_t chunk = plan::chunk_length(chunk_units, buffer_range);
+  int64_t chunk = plan::chunk_length({MAX_K * element * tile_m}, buffer_range);
   if (chunk == 0)
-    return plan::Planned{
-        plan::no_chunk_reason("row of tiles", *std::max_element(row_bytes.begin(), row_bytes.end()) * tile_m,
-                              buffer_range),
-        {},
-        {},
-        {},
-        {}};
+    return plan::Planned{plan::no_chunk_reason("row of tiles", MAX_K * element * tile_m, buffer_range), {}, {}, {}, {}};
   std::map<std::string, plan::Expr> tile_rows = {{"a", k * (tile_m * element)}};
   for (const auto& [buffer, size] : rows) tile_rows.insert_or_assign(buffer, n * (tile_m * size));
   std::map<std::string, plan::Expr> bytes_of = {{b_name(spec), n * k * element}};
@@ -182,7 +173,7 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const ta
   plan::Launch launch =
       plan::kernel_launch(kernel, plan::fixed_grid(name("n_tiles"), COUNT), bindings, plan::Chunks{"m_tiles", chunk});
   std::vector<plan::Size> sizes = {{"m_tiles", 0, plan::tensor_units(MAX_K * element * tile_m)},
-                                   {"n_tiles", 1, most_n / tile_n},
+                                   {"n_tiles", 1, most_n_tiles(spec, arch)},
                                    {"k_tiles", 1, MAX_K / tile_k}};
   return plan::planned({kernel}, sizes, bytes_of, {launch});
 }
@@ -300,8 +291,8 @@ std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& b
 
   auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
     if (is_fp8(ctx.spec)) {
-      stage_words(ctx, a, ctx.a_tile, ctx.spec.tile_m, ctx.m0, k0);
-      stage_words(ctx, bm, ctx.b_tile, ctx.spec.tile_n, ctx.n0, k0);
+      stage_words(ctx, a, ctx.a_tile, ctx.spec.tile_m, ctx.m0, k0, false);
+      stage_words(ctx, bm, ctx.b_tile, ctx.spec.tile_n, ctx.n0, k0, true);
     } else {
       stage_a(ctx, a, k0);
       stage_b(ctx, bm, k0);
@@ -378,9 +369,8 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
     Value r = b.udiv(i, width);
     Value j = b.urem(i, width);
     Value row = b.add(k0, r, NUW_NSW);
-    Value row_start = b.mul(row, ctx.n, NUW_NSW);
     Value n_index = b.add(ctx.n0, j, NUW_NSW);
-    Value source = b.add(row_start, n_index, NUW_NSW);
+    Value source = wide_offset(b, row, ctx.n, n_index);
     Value address = b.ptr_add(bm, source, dtype);
     Value value = b.load(dtype, address, ir::byte_size(dtype));
     Value tile_k_value = b.const_int(i32, ctx.spec.tile_k);
@@ -437,7 +427,8 @@ Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch,
   return b.shuffle(pieces[0], pieces[1], mask);
 }
 
-void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0) {
+void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0,
+                 bool wide) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
   int tile_k = ctx.spec.tile_k;
@@ -449,10 +440,15 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
     Value r = b.udiv(i, per_row);
     Value row = b.add(origin, r, NUW_NSW);
-    Value row_start = b.mul(row, row_words, NUW_NSW);
     Value c = b.urem(i, per_row);
     Value column = b.add(first, c, NUW_NSW);
-    Value word = b.add(row_start, column, NUW_NSW);
+    Value word;
+    if (wide) {
+      word = wide_offset(b, row, row_words, column);
+    } else {
+      Value row_start = b.mul(row, row_words, NUW_NSW);
+      word = b.add(row_start, column, NUW_NSW);
+    }
     Value address = b.ptr_add(source, word, i64);
     Value value = b.load(i64, address, 8);
     Value target = b.ptr_add(tile, i, i64);
@@ -490,9 +486,17 @@ Position element_position(Context& ctx, const Place& place, int element) {
   Value lane_col = b.bit_and(ctx.lane, column_mask);
   Value fragment_col = b.add(place.col, lane_col, NUW_NSW);
   Value col = b.add(ctx.n0, fragment_col, NUW_NSW);
-  Value row_start = b.mul(row, ctx.n, NUW_NSW);
-  Value index = b.add(row_start, col, NUW_NSW);
+  Value index = wide_offset(b, row, ctx.n, col);
   return Position{col, index};
+}
+
+Value wide_offset(ir::Builder& b, const Value& row, const Value& width, const Value& column) {
+  ir::Type i64 = ir::scalar("i64");
+  Value wide_row = b.zext(row, i64, true);
+  Value wide_width = b.zext(width, i64, true);
+  Value start = b.mul(wide_row, wide_width, NUW_NSW);
+  Value wide_column = b.zext(column, i64, true);
+  return b.add(start, wide_column, NUW_NSW);
 }
 
 Value element_address(Context& ctx, const Value& c, const Place& place, int element, const ir::Type& element_type) {

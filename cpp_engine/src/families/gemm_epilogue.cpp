@@ -110,7 +110,9 @@ Value epilogue(core::Context& ctx, const Buffers& buffers, Value value, const Va
   ir::Builder& b = ctx.b;
   ir::Type f32 = ir::scalar("f32"), out = ir::scalar(core::spec_of<Spec>(ctx).out_dtype);
   if (buffers.bias) {
-    Value address = b.ptr_add(*buffers.bias, col, f32);
+    // an i64 offset: bias holds n elements, past 2^31 bytes at the top of n
+    Value column = b.zext(col, ir::scalar("i64"), true);
+    Value address = b.ptr_add(*buffers.bias, column, f32);
     Value bias = b.load(f32, address, 4);
     value = b.fadd(value, bias);
   }

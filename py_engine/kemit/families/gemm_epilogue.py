@@ -100,7 +100,9 @@ def epilogue(ctx, buffers, value, col, index):
     b, spec = ctx["b"], ctx["spec"]
     f32, out = scalar("f32"), scalar(spec["out_dtype"])
     if buffers["bias"] is not None:
-        value = b.fadd(value, b.load(f32, b.ptr_add(buffers["bias"], col, f32), 4))
+        # an i64 offset: bias holds n elements, past 2^31 bytes at the top of n
+        column = b.zext(col, scalar("i64"), nneg=True)
+        value = b.fadd(value, b.load(f32, b.ptr_add(buffers["bias"], column, f32), 4))
     value = activate(b, spec["activation"], value)
     if buffers["residual"] is not None:
         value = b.fadd(value, widen(b, b.load(out, b.ptr_add(buffers["residual"], index, out), byte_size(out))))
