@@ -109,7 +109,8 @@ def check_run(launch, values, buffers, arch, wide=frozenset()):
         offset = 0 if binding.offset is None else plan_module.evaluate(binding.offset, values)
         size = whole if binding.size is None else plan_module.evaluate(binding.size, values)
         assert 0 <= offset and offset + size <= whole, (binding.param, offset, size, whole)
-        assert (size < arch.buffer_range or binding.param in wide) and offset % ALIGN == 0, (binding.param, offset, size)
+        under_range = size < arch.buffer_range or binding.param in wide
+        assert under_range and offset % ALIGN == 0, (binding.param, offset, size)
 
 
 @pytest.mark.parametrize("family", sorted(set(BATCH) | {"transpose_lds", "conv_depthwise_tiled",
@@ -237,7 +238,7 @@ def test_a_gemm_n_stops_at_the_i32_scalar_or_the_grid_and_k_at_its_limit(family)
     limit (16384), past which the size is outside the contract."""
     for config, arch, planned in first_plans(family, len(configs(family))):
         top = {s.name: s.hi for s in planned.sizes}
-        ((launch),) = planned.launches
+        (launch,) = planned.launches
         tile_n = plan_module.evaluate(next(b.value for b in launch.bindings if b.param == "n"), {"n_tiles": 1})
         past = top["n_tiles"] + 1
         assert top["n_tiles"] * tile_n <= 1 << 30 and top["n_tiles"] * launch.block <= arch.max_grid_lanes
