@@ -26,7 +26,7 @@ MUTATIONS = {
     "widened": ("elementwise:1", "REFUTED nsw of `%10 = mul %9, %4"),
     "guard": ("conv_fwd_lds_halo:1", "REFUTED bounds of `store %197, %198"),
     "nuw": ("reduce_rows:1", "REFUTED nuw of `%22 = mul %19, %21"),
-    "row32": ("gemm_mma:1", "REFUTED nsw of `%63 = mul %61, %3"),
+    "row32": ("gemm_mma:1", "REFUTED nsw of `%64 = mul %62, %3"),
 }
 
 

@@ -6,6 +6,7 @@
 #include "kemit/families/gemm_core.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -277,8 +278,9 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
   Value group_x = b.workgroup_id("x");
   Value tile_n_value = b.const_int(i32, tile_n);
   Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
+  Value wide_n = b.zext(n, ir::scalar("i64"), true);  // the width of b's and c's rows in i64 offsets
   Value block_value = b.const_int(i32, block);
-  Tile tile{Context{b, spec, arch, tid, lane, n, k, m0, n0, block_value, a_tile, b_tile}, {}};
+  Tile tile{Context{b, spec, arch, tid, lane, n, wide_n, k, m0, n0, block_value, a_tile, b_tile}, {}};
   for (int index = 0; index < fragments(spec) / spec.waves; ++index)
     tile.places.push_back(fragment_place(tile.ctx, wave, index));
   return tile;
@@ -370,7 +372,7 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
     Value j = b.urem(i, width);
     Value row = b.add(k0, r, NUW_NSW);
     Value n_index = b.add(ctx.n0, j, NUW_NSW);
-    Value source = wide_offset(b, row, ctx.n, n_index);
+    Value source = wide_offset(b, row, ctx.wide_n, n_index);
     Value address = b.ptr_add(bm, source, dtype);
     Value value = b.load(dtype, address, ir::byte_size(dtype));
     Value tile_k_value = b.const_int(i32, ctx.spec.tile_k);
@@ -435,6 +437,8 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
   Value per_row = b.const_int(i32, tile_k / FP8_PER_WORD);
   Value shift = b.const_int(i32, bit_length(FP8_PER_WORD) - 1);
   Value row_words = b.lshr(ctx.k, shift);
+  std::optional<Value> wide_row_words;
+  if (wide) wide_row_words = b.zext(row_words, i64, true);
   Value first = b.lshr(k0, shift);
 
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
@@ -444,7 +448,7 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
     Value column = b.add(first, c, NUW_NSW);
     Value word;
     if (wide) {
-      word = wide_offset(b, row, row_words, column);
+      word = wide_offset(b, row, *wide_row_words, column);
     } else {
       Value row_start = b.mul(row, row_words, NUW_NSW);
       word = b.add(row_start, column, NUW_NSW);
@@ -472,36 +476,42 @@ Value load_word(Context& ctx, const Value& tile, const Value& line, const Value&
   return b.load(i64, address, 8);
 }
 
-Position element_position(Context& ctx, const Place& place, int element) {
+Origin fragment_origin(Context& ctx, const Place& place) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
   std::string kind = layout_kind(ctx.spec, ctx.arch);
   Value tile_row = b.add(ctx.m0, place.row, NUW_NSW);
-  Value static_value = b.const_int(i32, static_row(kind, element));
   Value factor = b.const_int(i32, ROW_FACTORS.at(kind));
   Value group_rows = b.mul(place.group, factor, NUW_NSW);
-  Value in_tile = b.add(static_value, group_rows, NUW_NSW);
-  Value row = b.add(tile_row, in_tile, NUW_NSW);
+  Value row = b.add(tile_row, group_rows, NUW_NSW);
   Value column_mask = b.const_int(i32, shape_of(ctx.spec).n - 1);
   Value lane_col = b.bit_and(ctx.lane, column_mask);
   Value fragment_col = b.add(place.col, lane_col, NUW_NSW);
   Value col = b.add(ctx.n0, fragment_col, NUW_NSW);
-  Value index = wide_offset(b, row, ctx.n, col);
-  return Position{col, index};
+  Value origin = wide_offset(b, row, ctx.wide_n, col);
+  return Origin{col, origin};
 }
 
-Value wide_offset(ir::Builder& b, const Value& row, const Value& width, const Value& column) {
+Value element_index(Context& ctx, const Value& origin, int element) {
+  ir::Builder& b = ctx.b;
+  int rows = static_row(layout_kind(ctx.spec, ctx.arch), element);
+  if (rows == 0) return origin;
+  Value rows_value = b.const_int(ir::scalar("i64"), rows);
+  Value step = b.mul(ctx.wide_n, rows_value, NUW_NSW);
+  return b.add(origin, step, NUW_NSW);
+}
+
+Value wide_offset(ir::Builder& b, const Value& row, const Value& wide_width, const Value& column) {
   ir::Type i64 = ir::scalar("i64");
   Value wide_row = b.zext(row, i64, true);
-  Value wide_width = b.zext(width, i64, true);
   Value start = b.mul(wide_row, wide_width, NUW_NSW);
   Value wide_column = b.zext(column, i64, true);
   return b.add(start, wide_column, NUW_NSW);
 }
 
-Value element_address(Context& ctx, const Value& c, const Place& place, int element, const ir::Type& element_type) {
-  Position position = element_position(ctx, place, element);
-  return ctx.b.ptr_add(c, position.index, element_type);
+Value element_address(Context& ctx, const Value& c, const Value& origin, int element, const ir::Type& element_type) {
+  Value index = element_index(ctx, origin, element);
+  return ctx.b.ptr_add(c, index, element_type);
 }
 
 int static_row(const std::string& kind, int element) {

@@ -97,11 +97,12 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
 void store_epilogue(core::Context& ctx, const Buffers& buffers, const core::Place& place, const Value& acc) {
   ir::Builder& b = ctx.b;
   ir::Type out = ir::scalar(core::spec_of<Spec>(ctx).out_dtype);
+  core::Origin origin = core::fragment_origin(ctx, place);
   for (int element = 0; element < acc.type.count; ++element) {
-    core::Position position = core::element_position(ctx, place, element);
+    Value index = core::element_index(ctx, origin.origin, element);
     Value extracted = b.extract_element(acc, element);
-    Value value = epilogue(ctx, buffers, extracted, position.col, position.index);
-    Value address = b.ptr_add(buffers.c, position.index, out);
+    Value value = epilogue(ctx, buffers, extracted, origin.col, index);
+    Value address = b.ptr_add(buffers.c, index, out);
     b.store(value, address, ir::byte_size(out));
   }
 }

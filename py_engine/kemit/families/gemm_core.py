@@ -214,7 +214,8 @@ def tile_context(b, spec, arch, n, k):
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
     m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw"))
     n0 = b.mul(b.workgroup_id("x"), b.const_int(i32, tile_n), ("nuw", "nsw"))
-    ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "k": k,
+    wide_n = b.zext(n, scalar("i64"), nneg=True)  # the width of b's and c's rows in i64 offsets
+    ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "wide_n": wide_n, "k": k,
            "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile}
     places = [fragment_place(ctx, wave, index) for index in range(fragments(spec) // spec["waves"])]
     return ctx, places
@@ -288,7 +289,7 @@ def stage_b(ctx, bm, k0):
         r = b.udiv(i, width)
         j = b.urem(i, width)
         row = b.add(k0, r, ("nuw", "nsw"))
-        source = wide_offset(b, row, ctx["n"], b.add(ctx["n0"], j, ("nuw", "nsw")))
+        source = wide_offset(b, row, ctx["wide_n"], b.add(ctx["n0"], j, ("nuw", "nsw")))
         value = b.load(dtype, b.ptr_add(bm, source, dtype), byte_size(dtype))
         slot = b.add(b.mul(j, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), r, ("nuw", "nsw"))
         b.store(value, b.ptr_add(ctx["b_tile"], slot, dtype), byte_size(dtype))
@@ -342,12 +343,13 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
     per_row = b.const_int(i32, spec["tile_k"] // FP8_PER_WORD)
     shift = b.const_int(i32, FP8_PER_WORD.bit_length() - 1)
     row_words = b.lshr(ctx["k"], shift)
+    wide_row_words = b.zext(row_words, scalar("i64"), nneg=True) if wide else None
     first = b.lshr(k0, shift)
 
     def body(i, iters):
         row = b.add(origin, b.udiv(i, per_row), ("nuw", "nsw"))
         column = b.add(first, b.urem(i, per_row), ("nuw", "nsw"))
-        word = wide_offset(b, row, row_words, column) if wide else \
+        word = wide_offset(b, row, wide_row_words, column) if wide else \
             b.add(b.mul(row, row_words, ("nuw", "nsw")), column, ("nuw", "nsw"))
         value = b.load(i64, b.ptr_add(source, word, i64), 8)
         b.store(value, b.ptr_add(tile, i, i64), 8)
@@ -366,33 +368,44 @@ def load_word(ctx, tile, line, group, step):
     return b.load(i64, b.ptr_add(tile, slot, i64), 8)
 
 
-def element_position(ctx, place, element):
-    """(column, row * n + column) in the m x n output of accumulator element `element` of this lane:
-    row m0 + the element's row, column n0 + this lane's column; the offset an i64 (wide_offset)."""
+def fragment_origin(ctx, place):
+    """(column, origin) of this lane's accumulator elements of one fragment in the m x n output:
+    column n0 + the lane's column, origin the i64 offset of its element 0 (row m0 + the fragment's
+    row + the lane group's); element_index adds each element's own row."""
     b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
     i32 = scalar("i32")
     kind = layout_kind(spec, arch)
     row = b.add(b.add(ctx["m0"], place["row"], ("nuw", "nsw")),
-                b.add(b.const_int(i32, static_row(kind, element)),
-                      b.mul(place["group"], b.const_int(i32, ROW_FACTORS[kind]), ("nuw", "nsw")),
-                      ("nuw", "nsw")), ("nuw", "nsw"))
+                b.mul(place["group"], b.const_int(i32, ROW_FACTORS[kind]), ("nuw", "nsw")), ("nuw", "nsw"))
     col = b.add(ctx["n0"], b.add(place["col"], b.bit_and(ctx["lane"], b.const_int(
         i32, SHAPES[spec["mma"]][1] - 1)), ("nuw", "nsw")), ("nuw", "nsw"))
-    return col, wide_offset(b, row, ctx["n"], col)
+    return col, wide_offset(b, row, ctx["wide_n"], col)
 
 
-def wide_offset(b, row, width, column):
-    """row * width + column as an i64 (each an i32 >= 0): the offset of an element of a row-major
-    tensor whose rows of n can pass 2^31 elements (b, c, the epilogue's m x n tensors)."""
+def element_index(ctx, origin, element):
+    """The i64 offset of accumulator element `element`: origin + its static row * n, a product of
+    the kernel's uniform values (a scalar multiply, not one per lane)."""
+    b = ctx["b"]
     i64 = scalar("i64")
-    start = b.mul(b.zext(row, i64, nneg=True), b.zext(width, i64, nneg=True), ("nuw", "nsw"))
+    rows = static_row(layout_kind(ctx["spec"], ctx["arch"]), element)
+    if rows == 0:
+        return origin
+    return b.add(origin, b.mul(ctx["wide_n"], b.const_int(i64, rows), ("nuw", "nsw")), ("nuw", "nsw"))
+
+
+def wide_offset(b, row, wide_width, column):
+    """row * wide_width + column as an i64 (row and column i32s >= 0, wide_width an i64): the offset
+    of an element of a row-major tensor whose rows of n can pass 2^31 elements (b, c, the
+    epilogue's m x n tensors)."""
+    i64 = scalar("i64")
+    start = b.mul(b.zext(row, i64, nneg=True), wide_width, ("nuw", "nsw"))
     return b.add(start, b.zext(column, i64, nneg=True), ("nuw", "nsw"))
 
 
-def element_address(ctx, c, place, element, element_type):
-    """&c[row, column] of accumulator element `element` (element_position) in an m x n matrix."""
-    _, index = element_position(ctx, place, element)
-    return ctx["b"].ptr_add(c, index, element_type)
+def element_address(ctx, c, origin, element, element_type):
+    """&c[row, column] of accumulator element `element` of a fragment at origin (fragment_origin)
+    in an m x n matrix."""
+    return ctx["b"].ptr_add(c, element_index(ctx, origin, element), element_type)
 
 
 def static_row(kind, element):

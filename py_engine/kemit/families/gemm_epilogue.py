@@ -89,8 +89,9 @@ def build(spec, arch):
 def store_epilogue(ctx, buffers, place, acc):
     """Every accumulator element of one fragment through the epilogue into c."""
     b, out = ctx["b"], scalar(ctx["spec"]["out_dtype"])
+    col, origin = core.fragment_origin(ctx, place)
     for element in range(acc.type.count):
-        col, index = core.element_position(ctx, place, element)
+        index = core.element_index(ctx, origin, element)
         value = epilogue(ctx, buffers, b.extract_element(acc, element), col, index)
         b.store(value, b.ptr_add(buffers["c"], index, out), byte_size(out))
 

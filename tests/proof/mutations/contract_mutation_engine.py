@@ -61,31 +61,29 @@ def nuw(answer):
     return answer
 
 
-# The first wide row offset, canonical and LLVM: zext row, zext width, mul, zext column, add (i64).
-WIDE_CANONICAL = re.compile(r"( *)%(\d+) = zext (%\d+) \{nneg\} : i64\n\1%(\d+) = zext (%\d+) \{nneg\} : i64\n"
-                            r"\1%(\d+) = mul %\2, %\4 \{nsw, nuw\} : i64\n\1%(\d+) = zext (%\d+) \{nneg\} : i64\n"
-                            r"\1%(\d+) = add %\6, %\7 \{nsw, nuw\} : i64\n")
-WIDE_LLVM = re.compile(r"( *)%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n\1%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n"
-                       r"\1%v(\d+) = mul nuw nsw i64 %v\2, %v\5\n\1%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n"
-                       r"\1%v(\d+) = add nuw nsw i64 %v\8, %v\9\n")
+# The first wide row offset, canonical and LLVM: zext row, mul by n's i64, zext column, add (i64).
+WIDE_CANONICAL = re.compile(r"( *)%(\d+) = zext (%\d+) \{nneg\} : i64\n\1%(\d+) = mul %\2, %\d+ \{nsw, nuw\} : i64\n"
+                            r"\1%(\d+) = zext (%\d+) \{nneg\} : i64\n\1%(\d+) = add %\4, %\5 \{nsw, nuw\} : i64\n")
+WIDE_LLVM = re.compile(r"( *)%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n\1%v(\d+) = mul nuw nsw i64 %v\2, %\S+\n"
+                       r"\1%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n\1%v(\d+) = add nuw nsw i64 %v\5, %v\6\n")
 
 
 def row32(answer):
-    """The same five values, the offset formed in i32 and only then widened (as an i32 index is)."""
+    """The same four values, the offset formed in i32 (row * n + column) and only then widened."""
+    n = re.search(r"^  param (%\d+) n : i32$", answer["canonical"], flags=re.M).group(1)
+
     def canonical(m):
-        pad, first, row, second, width, third, fourth, column, last = m.groups()
-        return (f"{pad}%{first} = mul {row}, {width} {{nsw, nuw}} : i32\n"
+        pad, first, row, second, third, column, last = m.groups()
+        return (f"{pad}%{first} = mul {row}, {n} {{nsw, nuw}} : i32\n"
                 f"{pad}%{second} = add %{first}, {column} {{nsw, nuw}} : i32\n"
-                f"{pad}%{third} = zext %{second} {{nneg}} : i64\n"
-                f"{pad}%{fourth} = const {{value=0}} : i64\n"
-                f"{pad}%{last} = add %{third}, %{fourth} {{nsw, nuw}} : i64\n")
+                f"{pad}%{third} = const {{value=0}} : i64\n"
+                f"{pad}%{last} = zext %{second} {{nneg}} : i64\n")
 
     def llvm(m):
-        pad, first, nneg, row, second, _, width, third, _, _, column, last = m.groups()
-        return (f"{pad}%v{first} = mul nuw nsw i32 {row}, {width}\n"
+        pad, first, nneg, row, second, _, _, column, last = m.groups()
+        return (f"{pad}%v{first} = mul nuw nsw i32 {row}, %n\n"
                 f"{pad}%v{second} = add nuw nsw i32 %v{first}, {column}\n"
-                f"{pad}%v{third} = zext{nneg or ''} i32 %v{second} to i64\n"
-                f"{pad}%v{last} = add nuw nsw i64 %v{third}, 0\n")
+                f"{pad}%v{last} = zext{nneg or ''} i32 %v{second} to i64\n")
 
     plan = re.sub(r"^size m_tiles 0\.\.\d+$", "size m_tiles 0..1", answer["plan"], flags=re.M)
     answer["plan"] = re.sub(r"^size k_tiles 1\.\.\d+$", "size k_tiles 1..8", plan, flags=re.M)

@@ -98,7 +98,7 @@ struct Context {
   ir::Builder& b;
   const CoreSpec& spec;
   const target::Arch& arch;
-  ir::Value tid, lane, n, k, m0, n0, block, a_tile, b_tile;
+  ir::Value tid, lane, n, wide_n, k, m0, n0, block, a_tile, b_tile;  // wide_n: n as an i64, the width of b's and c's rows
 };
 // The family's own Spec (a CoreSpec) of a context that tile_context built from it: the typed
 // stand-in for Python's ctx["spec"], which is the family's whole dict.
@@ -115,9 +115,9 @@ struct Tile {
   Context ctx;
   std::vector<Place> places;
 };
-// What element_position returns (Python: the tuple (column, index)).
-struct Position {
-  ir::Value col, index;
+// What fragment_origin returns (Python: the tuple (column, origin)).
+struct Origin {
+  ir::Value col, origin;
 };
 
 bool is_fp8(const MmaSpec& spec);
@@ -185,14 +185,20 @@ void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, i
                  const ir::Value& k0, bool wide);
 // This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
 ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
-// (column, row * n + column) in the m x n output of accumulator element `element` of this lane:
-// row m0 + the element's row, column n0 + this lane's column; the offset an i64 (wide_offset).
-Position element_position(Context& ctx, const Place& place, int element);
-// row * width + column as an i64 (each an i32 >= 0): the offset of an element of a row-major tensor
-// whose rows of n can pass 2^31 elements (b, c, the epilogue's m x n tensors).
-ir::Value wide_offset(ir::Builder& b, const ir::Value& row, const ir::Value& width, const ir::Value& column);
-// &c[row, column] of accumulator element `element` (element_position) in an m x n matrix.
-ir::Value element_address(Context& ctx, const ir::Value& c, const Place& place, int element,
+// (column, origin) of this lane's accumulator elements of one fragment in the m x n output: column
+// n0 + the lane's column, origin the i64 offset of its element 0 (row m0 + the fragment's row + the
+// lane group's); element_index adds each element's own row.
+Origin fragment_origin(Context& ctx, const Place& place);
+// The i64 offset of accumulator element `element`: origin + its static row * n, a product of the
+// kernel's uniform values (a scalar multiply, not one per lane).
+ir::Value element_index(Context& ctx, const ir::Value& origin, int element);
+// row * wide_width + column as an i64 (row and column i32s >= 0, wide_width an i64): the offset of
+// an element of a row-major tensor whose rows of n can pass 2^31 elements (b, c, the epilogue's
+// m x n tensors).
+ir::Value wide_offset(ir::Builder& b, const ir::Value& row, const ir::Value& wide_width, const ir::Value& column);
+// &c[row, column] of accumulator element `element` of a fragment at origin (fragment_origin) in an
+// m x n matrix.
+ir::Value element_address(Context& ctx, const ir::Value& c, const ir::Value& origin, int element,
                           const ir::Type& element_type);
 // The part of an accumulator element's row that does not depend on the lane.
 int static_row(const std::string& kind, int element);
