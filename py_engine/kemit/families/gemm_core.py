@@ -46,8 +46,9 @@ MAX_TILE_MN = 256
 MAX_TILE_K = 128
 MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
 # The launch contract's limit of k, an axis a launch cannot chunk (every tile sums over all of k):
-# a's rows are 32-bit offsets in views of whole rows of k, so one row of a's tiles stays well under
-# half the arch's buffer range. n is limited by the i32 scalar and the grid only (most_n_tiles).
+# the m chunk is sized by one row of a's tiles at this k (a's offsets are 32-bit ones in views of
+# whole rows of k), so every k in the range keeps a's views under half the arch's buffer range. n is
+# limited by the i32 scalar and the grid only (most_n_tiles).
 MAX_K = 16384
 # The top of n in elements: half the i32 range, like every chunk's count, so that n0 + a tile's
 # column and the other i32 sums of columns stay an i32.
@@ -343,7 +344,7 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
     per_row = b.const_int(i32, spec["tile_k"] // FP8_PER_WORD)
     shift = b.const_int(i32, FP8_PER_WORD.bit_length() - 1)
     row_words = b.lshr(ctx["k"], shift)
-    wide_row_words = b.zext(row_words, scalar("i64"), nneg=True) if wide else None
+    wide_row_words = b.zext(row_words, i64, nneg=True) if wide else None
     first = b.lshr(k0, shift)
 
     def body(i, iters):

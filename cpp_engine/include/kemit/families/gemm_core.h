@@ -57,8 +57,9 @@ constexpr int MAX_TILE_MN = 256;
 constexpr int MAX_TILE_K = 128;
 constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
 // The launch contract's limit of k, an axis a launch cannot chunk (every tile sums over all of k):
-// a's rows are 32-bit offsets in views of whole rows of k, so one row of a's tiles stays well under
-// half the arch's buffer range. n is limited by the i32 scalar and the grid only (most_n_tiles).
+// the m chunk is sized by one row of a's tiles at this k (a's offsets are 32-bit ones in views of
+// whole rows of k), so every k in the range keeps a's views under half the arch's buffer range. n is
+// limited by the i32 scalar and the grid only (most_n_tiles).
 constexpr int64_t MAX_K = 16384;
 // The top of n in elements: half the i32 range, like every chunk's count, so that n0 + a tile's
 // column and the other i32 sums of columns stay an i32.
