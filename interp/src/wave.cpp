@@ -379,11 +379,15 @@ void Wave::ptr_add(const Instr& in, uint64_t mask) {
   const uint64_t* base = lane_row(in.in[0].slot);
   const uint64_t* index = lane_row(in.in[1].slot);
   uint64_t* r = lane_row(in.result.slot);
-  require(mask, [&](int l) { return sign_extend_bits(32, index[l]) < 0; }, [&](int l) {
-    fail(in, l, "index " + std::to_string(sign_extend_bits(32, index[l])) + " is negative (ptr_add promises [0, 2^31))");
+  // An i32 index promises [0, 2^31), an i64 one (a row offset past 2^31) [0, 2^63).
+  int bits = bits_of(in.in[1].kind);
+  require(mask, [&](int l) { return sign_extend_bits(bits, index[l]) < 0; }, [&](int l) {
+    fail(in, l, "index " + std::to_string(sign_extend_bits(bits, index[l])) + " is negative (ptr_add promises [0, 2^" +
+                    std::to_string(bits - 1) + "))");
   });
   uint64_t element = static_cast<uint64_t>(in.imm);
-  for_lanes(mask, [&](int l) { r[l] = base[l] + (index[l] & 0xffffffffu) * element; });
+  uint64_t index_mask = width_mask(in.in[1].kind);
+  for_lanes(mask, [&](int l) { r[l] = base[l] + (index[l] & index_mask) * element; });
 }
 
 // The region a `bytes`-long access at `pointer` touches, after the bounds and alignment checks.

@@ -150,8 +150,11 @@ void KernelWalk::ptr_add(const ir::Op& op) {
   const IntValue* index = int_of(op.operands[1]);
   const ir::Value& result = op.results[0];
   if (!index) return;
+  // An i32 index promises [0, 2^31) (the lowering's `zext nneg` to i64 stands for it); an i64 one, a
+  // row offset past 2^31 into global memory, [0, 2^63): the getelementptr takes it as it is.
+  int bits = int_bits(op.operands[1].type);
   Finding& f = finding(op, "index", llvm_value(result, ".idx"), {"nneg"});
-  decide(f, index->range.non_negative(), z3::slt(index->sym, ctx_.bv_val(0, 32)), {&op.operands[1]}, {index->poly});
+  decide(f, index->range.non_negative(), z3::slt(index->sym, ctx_.bv_val(0, bits)), {&op.operands[1]}, {index->poly});
   // A proven non-negative index is its own value as the zero-extended offset term reads it.
   bool exact_index = f.verdict == ProofVerdict::PROVEN;
   auto base = pointers_.find(op.operands[0].id);
@@ -161,8 +164,8 @@ void KernelWalk::ptr_add(const ir::Op& op) {
   Interval step = mul(meet(index->range, {0, index->range.hi}), Interval::exactly(element));
   Interval offset_range = model_.watch(add(p.offset.range, step));
   Poly offset_poly = exact_index ? p.offset.poly + scaled(index->poly, element) : atom("offset", offset_range);
-  p.offset = Term{offset_range, p.offset.sym + z3::zext(index->sym, model_.bits - 32) * model_.number(element),
-                  offset_poly};
+  z3::expr wide_index = bits == int(model_.bits) ? index->sym : z3::zext(index->sym, model_.bits - bits);
+  p.offset = Term{offset_range, p.offset.sym + wide_index * model_.number(element), offset_poly};
   p.multiple = gcd(p.multiple, capped(index->multiple * element));
   pointers_.insert_or_assign(result.id, p);
   // The lowering's `getelementptr inbounds`: the address stays inside the buffer (one past its end allowed).

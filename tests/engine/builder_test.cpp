@@ -79,7 +79,13 @@ TEST_F(BuilderErrors, CastsAndMemory) {
   EXPECT_EQ(error_of([&] { b.load(f32, p, 8); }), "load align must be a power of two up to 4 (got 8)");
   EXPECT_EQ(error_of([&] { b.store(x, p, 3); }), "store align must be a power of two up to 4 (got 3)");
   EXPECT_EQ(error_of([&] { b.ptr_add(p, x, f32); }),
-            "ptr_add needs a pointer, an i32 index and a non-pointer element (got ptr.global, f32, f32)");
+            "ptr_add needs a pointer, an i32 index (or an i64 one into global or constant memory) and a "
+            "non-pointer element (got ptr.global, f32, f32)");
+  Value wide = b.const_int(scalar("i64"), int64_t{1} << 33);
+  EXPECT_EQ(error_of([&] { b.ptr_add(q, wide, f32); }),
+            "ptr_add needs a pointer, an i32 index (or an i64 one into global or constant memory) and a "
+            "non-pointer element (got ptr.lds, i64, f32)");
+  EXPECT_EQ(error_of([&] { b.ptr_add(p, wide, f32); }), "no error");
   EXPECT_EQ(error_of([&] { b.readfirstlane(x); }), "readfirstlane needs an i32 (got f32)");
   EXPECT_EQ(error_of([&] { b.workitem_id("w"); }), "dimension must be one of x, y, z (got w)");
 }

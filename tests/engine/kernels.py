@@ -32,6 +32,18 @@ def build_rules(arch="gfx90a"):
     return b.finish()
 
 
+def build_wide_offset(arch="gfx942"):
+    """A row offset past 2^31 elements: ptr_add with an i64 index into global memory."""
+    b = Builder("wide", arch)
+    x = b.param("x", GLOBAL, align=4)
+    n = b.param("n", I32)
+    row = b.zext(b.workgroup_id("x"), I64, nneg=True)
+    offset = b.add(b.mul(row, b.zext(n, I64, nneg=True), ("nuw", "nsw")),
+                   b.zext(b.workitem_id("x"), I64, nneg=True), ("nuw", "nsw"))
+    b.store(b.const_float(F32, 1.0), b.ptr_add(x, offset, F32), 4)
+    return b.finish()
+
+
 def build_loop_shapes(arch="gfx1100"):
     """A loop carrying a value through an if/else inside its body, then an if without else."""
     b = Builder("shapes", arch)

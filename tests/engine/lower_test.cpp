@@ -54,6 +54,30 @@ TEST(Lower, ZextNnegGepNuwAndOrDisjointFromLlvm19) {
   }
 }
 
+// A row offset past 2^31 elements: an i64 index goes into the getelementptr as it is, no zext (the
+// Python engine's test_lower.py builds the same kernel, build_wide_offset).
+TEST(Lower, WideIndexIsTheOffsetItself) {
+  ir::Builder b("wide", "gfx942");
+  ir::Type i64 = ir::scalar(ir::ScalarKind::i64), f32 = ir::scalar(ir::ScalarKind::f32);
+  ir::Value x = b.param("x", ir::pointer("global"), 4);
+  ir::Value n = b.param("n", ir::scalar(ir::ScalarKind::i32));
+  // one builder call a statement: the values are numbered in the Python test's order
+  ir::Value row = b.zext(b.workgroup_id("x"), i64, true);
+  ir::Value width = b.zext(n, i64, true);
+  ir::Value start = b.mul(row, width, {"nuw", "nsw"});
+  ir::Value lane = b.zext(b.workitem_id("x"), i64, true);
+  ir::Value offset = b.add(start, lane, {"nuw", "nsw"});
+  ir::Value one = b.const_float(f32, 1.0);
+  b.store(one, b.ptr_add(x, offset, f32), 4);
+  ir::Kernel kernel = b.finish();
+  for (const auto& flavor : flavor_names()) {
+    std::string text = lower_kernel(kernel, find_flavor(flavor));
+    std::string gep = flavor == "llvm16" ? "inbounds" : "inbounds nuw";
+    EXPECT_TRUE(has_line(text, "  %v10 = getelementptr " + gep + " float, ptr addrspace(1) %x, i64 %v8")) << text;
+    EXPECT_EQ(text.find(".idx"), std::string::npos) << flavor;
+  }
+}
+
 TEST(Lower, SplatConstantsFromLlvm19) {
   ir::Type v2f32 = ir::vector(ir::scalar("f32"), 2);
   ir::Attr one = ir::Attr::of("0x3F800000");

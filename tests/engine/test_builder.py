@@ -283,15 +283,23 @@ def test_zext_nneg_flag(b):
 
 # ---- memory -----------------------------------------------------------------------------------
 def test_ptr_add_errors(b):
-    p, i, h = b.param("p", GLOBAL), b.const_int(I32, 1), b.const_int(I64, 1)
-    raises("ptr_add needs a pointer, an i32 index and a non-pointer element (got i32, i32, f32)",
-           b.ptr_add, i, i, F32)
-    raises("ptr_add needs a pointer, an i32 index and a non-pointer element (got ptr.global, i64, f32)",
-           b.ptr_add, p, h, F32)
-    raises("ptr_add needs a pointer, an i32 index and a non-pointer element (got ptr.global, i32, ptr.lds)",
-           b.ptr_add, p, i, pointer("lds"))
+    p, lds = b.param("p", GLOBAL), b.param("t", pointer("lds"))
+    i, h = b.const_int(I32, 1), b.const_int(I64, 1)
+    message = "ptr_add needs a pointer, an i32 index (or an i64 one into global or constant memory) and a " \
+              "non-pointer element (got {})"
+    raises(message.format("i32, i32, f32"), b.ptr_add, i, i, F32)
+    raises(message.format("ptr.lds, i64, f32"), b.ptr_add, lds, h, F32)
+    raises(message.format("ptr.global, i16, f32"), b.ptr_add, p, b.const_int(I16, 1), F32)
+    raises(message.format("ptr.global, i32, ptr.lds"), b.ptr_add, p, i, pointer("lds"))
     q = b.ptr_add(p, i, V4F16)
     assert q.type == GLOBAL and b.finish().body.ops[-1].attrs == {"element": "<4 x f16>"}
+
+
+def test_ptr_add_wide_index(b):
+    """A 64-bit row offset into global memory: the index keeps its i64 type."""
+    p = b.param("p", GLOBAL)
+    q = b.ptr_add(p, b.const_int(I64, 1 << 33), F32)
+    assert q.type == GLOBAL and b.finish().body.ops[-1].operands[1].type == I64
 
 
 def test_load_store_errors(b):

@@ -14,7 +14,7 @@ from repo_paths import ELEMENTWISE_CONFIGS
 from kemit.engine import emit
 from kemit.llvm.flavors import FLAVORS, find_flavor
 from kemit.llvm.lower import lower_kernel
-from kernels import build_demo, build_loop_shapes, build_rules
+from kernels import build_demo, build_loop_shapes, build_rules, build_wide_offset
 from test_lower import constants_kernel
 
 FLAVOR_NAMES = [f.name for f in FLAVORS]
@@ -44,7 +44,7 @@ def test_elementwise_config_is_accepted(config, flavor):
 
 
 @pytest.mark.parametrize("flavor", FLAVOR_NAMES)
-@pytest.mark.parametrize("build", [build_rules, build_loop_shapes, build_demo, constants_kernel],
+@pytest.mark.parametrize("build", [build_rules, build_loop_shapes, build_demo, build_wide_offset, constants_kernel],
                          ids=lambda f: f.__name__)
 def test_hand_built_kernel_is_accepted(build, flavor):
     assert checker(flavor).check(lower_kernel(build(), find_flavor(flavor))) == ""

@@ -14,7 +14,7 @@ from kemit.ir.types import parse_type, pointer, scalar
 from kemit.llvm.flavors import FLAVORS, find_flavor
 from kemit.llvm.lower import LowerError, lower_kernel, processor_gate
 
-from kernels import build_demo, build_loop_shapes, build_rules
+from kernels import build_demo, build_loop_shapes, build_rules, build_wide_offset
 
 FLAVOR_NAMES = ("llvm16", "llvm19", "llvm22")
 
@@ -351,6 +351,15 @@ def test_lds_index_stays_i32():
     for flavor, gep in (("llvm16", "inbounds"), ("llvm22", "inbounds nuw")):
         assert lines_with(lower(build_demo(), flavor), "%v15 = ") == [
             f"  %v15 = getelementptr {gep} float, ptr addrspace(3) @tile, i32 %v14"]
+
+
+@pytest.mark.parametrize("flavor", FLAVOR_NAMES)
+def test_wide_index_is_the_offset_itself(flavor):
+    """An i64 index (a row offset past 2^31) goes into the getelementptr as it is: no zext."""
+    text = lower(build_wide_offset(), flavor)
+    gep = "inbounds nuw" if flavor != "llvm16" else "inbounds"
+    assert lines_with(text, "%v10 = ") == [f"  %v10 = getelementptr {gep} float, ptr addrspace(1) %x, i64 %v8"]
+    assert ".idx" not in text
 
 
 def constants_kernel():

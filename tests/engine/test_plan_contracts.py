@@ -3,9 +3,9 @@ every family evaluated at a tensor of 2^35 bytes along its batch-like axis (elem
 tiles, heads), and every non-chunkable axis at the top of its range. Chunks cover the axis once,
 in order; every view lies inside its buffer, under the arch's buffer range and aligned; every
 scalar fits an i32; every grid is within the arch's limits. transpose_lds runs blocks (chunks of
-rows with nested chunks of columns) at 2^35 bytes along either axis. Every axis a launch cannot
-chunk stops exactly where a buffer bound whole reaches half the range. The plans of both engines are byte
-for byte the same (check_byte_identity), so the Python engine's stand for both.
+rows with nested chunks of columns) at 2^35 bytes along either axis. A GEMM's n, whose buffers the
+kernel offsets by i64s, stops where the i32 scalar and the grid stop. The plans of both engines are
+byte for byte the same (check_byte_identity), so the Python engine's stand for both.
 """
 import json
 import os
@@ -14,6 +14,7 @@ import pytest
 
 from kemit import plan as plan_module
 from kemit.engine import emit
+from kemit.ir.types import scalar
 from kemit.target.arch import find_arch
 from repo_paths import REPO
 
@@ -22,6 +23,11 @@ I32_MAX = (1 << 31) - 1
 ALIGN = 16  # every kernel's buffer params promise 16-byte alignment at most
 BATCH = {"elementwise": "n", "reduce_rows": "rows", "softmax_rows": "rows", "norm_rows": "rows",
          "scan_rows": "rows", "gemm_mma": "m_tiles", "gemm_epilogue": "m_tiles", "attention_fwd": "heads"}
+# Sizes whose top passes any device (a GEMM's n: b and c take i64 row offsets, so only the i32
+# scalar and the grid stop it), held where one unit of the batch is HELD_UNIT bytes at most, so
+# that 2^35 bytes along the batch are many units (several chunks) rather than none.
+HELD = {"gemm_mma": "n_tiles", "gemm_epilogue": "n_tiles"}
+HELD_UNIT = 1 << 23
 
 
 def configs(family):
@@ -41,14 +47,21 @@ def first_plans(family, count=4):
     return chosen
 
 
-def real_sizes(planned, batch):
-    """Every size at the top of its range, and the batch at 2^35 bytes of its widest buffer."""
+def real_sizes(planned, batch, held=None):
+    """Every size at the top of its range (held: where one unit of the batch is at most HELD_UNIT
+    bytes), and the batch at 2^35 bytes of its widest buffer."""
     sizes = {s.name: s.hi for s in planned.sizes}
     if batch is None:
         return sizes
     at = lambda b, count: plan_module.evaluate(b.bytes, dict(sizes, **{batch: count}))  # noqa: E731
-    grows = [at(b, 2) - at(b, 1) for b in planned.buffers]
-    unit = max(grows)  # the widest buffer's bytes per unit of the batch
+    unit_of = lambda: max(at(b, 2) - at(b, 1) for b in planned.buffers)  # noqa: E731
+    if held is not None:
+        low, high = 1, sizes[held]
+        while low < high:  # the largest held value whose unit stays within HELD_UNIT
+            sizes[held] = (low + high + 1) // 2
+            low, high = (sizes[held], high) if unit_of() <= HELD_UNIT else (low, sizes[held] - 1)
+        sizes[held] = low
+    unit = unit_of()  # the widest buffer's bytes per unit of the batch
     sizes[batch] = REAL_BYTES // unit
     assert sizes[batch] <= next(s.hi for s in planned.sizes if s.name == batch), "the range stops short of 2^35 bytes"
     return sizes
@@ -67,7 +80,26 @@ def launch_runs(launch, sizes):
     return runs
 
 
-def check_run(launch, values, buffers, arch):
+def walk(ops):
+    for op in ops:
+        yield op
+        for region in op.regions:
+            yield from walk(region.ops)
+
+
+def wide_params(planned):
+    """The params every ptr_add of the kernels offsets by an i64 (docs/ir.md): their views may pass
+    the 32-bit range (a GEMM's b and c); every other param's view stays under it."""
+    wide, narrow = set(), set()
+    for kernel in planned.kernels:
+        names = {param.value.id: param.name for param in kernel.params}
+        for op in walk(kernel.body.ops):
+            if op.name == "ptr_add" and op.operands[0].id in names:
+                (wide if op.operands[1].type == scalar("i64") else narrow).add(names[op.operands[0].id])
+    return wide - narrow
+
+
+def check_run(launch, values, buffers, arch, wide=frozenset()):
     for dim in launch.grid:
         low = plan_module.evaluate(dim.lo, values)
         high = low if dim.hi is None else plan_module.evaluate(dim.hi, values)
@@ -81,7 +113,8 @@ def check_run(launch, values, buffers, arch):
         offset = 0 if binding.offset is None else plan_module.evaluate(binding.offset, values)
         size = whole if binding.size is None else plan_module.evaluate(binding.size, values)
         assert 0 <= offset and offset + size <= whole, (binding.param, offset, size, whole)
-        assert size < arch.buffer_range and offset % ALIGN == 0, (binding.param, offset, size)
+        under_range = size < arch.buffer_range or binding.param in wide
+        assert under_range and offset % ALIGN == 0, (binding.param, offset, size)
 
 
 @pytest.mark.parametrize("family", sorted(set(BATCH) | {"conv_depthwise_tiled",
@@ -89,7 +122,7 @@ def check_run(launch, values, buffers, arch):
                                                         "conv_fwd_lds_halo"}))
 def test_every_launch_of_a_real_size_plan_stays_in_range(family):
     for config, arch, planned in first_plans(family):
-        sizes = real_sizes(planned, BATCH.get(family))
+        sizes = real_sizes(planned, BATCH.get(family), HELD.get(family))
         buffers = {b.name: plan_module.evaluate(b.bytes, sizes) for b in planned.buffers}
         for launch in planned.launches:
             runs = launch_runs(launch, sizes)
@@ -99,7 +132,7 @@ def test_every_launch_of_a_real_size_plan_stays_in_range(family):
                 assert all(end == start for (_, end), (start, _) in zip(covered, covered[1:]))
                 assert BATCH.get(family) is None or len(runs) >= 2 or family == "attention_fwd"
             for values in runs:
-                check_run(launch, values, buffers, arch)
+                check_run(launch, values, buffers, arch, wide_params(planned))
 
 
 @pytest.mark.parametrize("family", sorted(BATCH))
@@ -121,7 +154,7 @@ def test_every_config_grid_fits_the_dispatch_at_its_largest_chunk(family):
 @pytest.mark.parametrize("family", sorted(BATCH))
 def test_a_chunked_size_reaches_2_to_the_35_bytes(family):
     _, _, planned = first_plans(family, 1)[0]
-    sizes = real_sizes(planned, BATCH[family])
+    sizes = real_sizes(planned, BATCH[family], HELD.get(family))
     assert max(plan_module.evaluate(b.bytes, sizes) for b in planned.buffers) > REAL_BYTES // 2
 
 
@@ -140,7 +173,7 @@ def test_attention_serves_2_to_the_35_bytes_of_short_heads_in_several_chunks():
 
 @pytest.mark.parametrize("family, spec, reason", [
     ("attention_fwd", {"head_dim": 128}, "one query tile (8192 bytes) does not fit half the 2^13-byte range"),
-    ("gemm_mma", {}, "one row of tiles (8388608 bytes) does not fit half the 2^20-byte range"),
+    ("gemm_mma", {}, "one row of tiles (2097152 bytes) does not fit half the 2^20-byte range"),
     ("transpose_lds", {}, "one block of 32 x 1 elements (128 bytes) does not fit half the 2^7-byte range"),
     ("elementwise", {"dtype": "f32"}, "one element (4 bytes) does not fit half the 6-byte range"),
 ])
@@ -159,25 +192,6 @@ def test_a_size_past_its_range_is_outside_the_contract():
     k_bytes = next(b for b in planned.buffers if b.name == "k")
     assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi}) <= arch.buffer_range // 2
     assert plan_module.evaluate(k_bytes.bytes, {"heads": 1, "seq_k": seq_k.hi + 1}) > arch.buffer_range // 2
-
-
-@pytest.mark.parametrize("family", ["gemm_mma", "gemm_epilogue"])
-def test_the_axes_bound_whole_stop_where_a_whole_buffer_reaches_half_the_range(family):
-    """Every axis a launch cannot chunk (a GEMM's n and k) states its
-    limit in its range, and that limit is the one the buffers bound whole need: at the top of every
-    such range they stay within half the range, one unit past any of them passes it. So no limit is
-    smaller than the kernel needs (fp8's one-byte b serves twice the n of f16's)."""
-    for config, arch, planned in first_plans(family, len(configs(family))):
-        chunked = {launch.chunks.size for launch in planned.launches if launch.chunks is not None}
-        whole = {b.name for launch in planned.launches for b in launch.bindings if b.kind == "buffer" and b.offset is None}
-        top = dict({s.name: s.hi for s in planned.sizes}, **{size: 1 for size in chunked})
-        largest = lambda sizes: max(plan_module.evaluate(b.bytes, sizes)  # noqa: E731
-                                    for b in planned.buffers if b.name in whole)
-        assert largest(top) <= arch.buffer_range // 2, (config["id"], top)
-        for size in planned.sizes:
-            if size.name not in chunked:
-                past = dict(top, **{size.name: size.hi + 1})
-                assert largest(past) > arch.buffer_range // 2, (config["id"], size.name, size.hi)
 
 
 def transpose_sizes(planned, element, along):
@@ -234,3 +248,41 @@ def test_transposes_rows_and_columns_stop_where_no_block_of_the_other_axis_fits(
                           count=min(plan_module.evaluate(launch.chunks.by, sizes), sizes["rows"]),
                           count2=min(plan_module.evaluate(launch.inner.by, sizes), sizes["col_vectors"]))
             check_run(launch, values, buffers, arch)
+
+
+@pytest.mark.parametrize("family", ["gemm_mma", "gemm_epilogue"])
+def test_a_gemm_serves_2_to_the_35_bytes_of_b_and_of_c_along_n(family):
+    """b (bound whole) and c (views of whole rows of n) take i64 row offsets, so n is not held to
+    half the 32-bit range: at 2^35 bytes of b (k at its top) and of c (k at its smallest), every
+    launch stays in range, the views of b and c past the range being those offset by i64s. c spans
+    two rows of tiles (one would need a grid past the dispatch's 32 bits for some configs)."""
+    for config, arch, planned in first_plans(family, len(configs(family))):
+        wide = wide_params(planned)
+        assert {"c", "b" if "b" in wide else "b_t"} <= wide, (config["id"], wide)
+        top = {s.name: s.hi for s in planned.sizes}
+        for tensor, k_tiles, m_tiles in (("b_t" if "b_t" in wide else "b", top["k_tiles"], 1), ("c", 1, 2)):
+            sizes = dict(top, m_tiles=m_tiles, k_tiles=k_tiles, n_tiles=1)
+            unit = next(plan_module.evaluate(b.bytes, sizes) for b in planned.buffers if b.name == tensor)
+            sizes["n_tiles"] = -(-REAL_BYTES // unit)
+            assert sizes["n_tiles"] <= top["n_tiles"], (config["id"], tensor, sizes)
+            buffers = {b.name: plan_module.evaluate(b.bytes, sizes) for b in planned.buffers}
+            assert buffers[tensor] >= REAL_BYTES
+            for launch in planned.launches:
+                for values in launch_runs(launch, sizes):
+                    check_run(launch, values, buffers, arch, wide)
+
+
+@pytest.mark.parametrize("family", ["gemm_mma", "gemm_epilogue"])
+def test_a_gemm_n_stops_at_the_i32_scalar_or_the_grid_and_k_at_its_limit(family):
+    """n's top is the first of: 2^30 elements (half the i32 scalar's range) and the grid's
+    max_grid_lanes over the block; one tile past it breaks the one it reached. k keeps its stated
+    limit (16384), past which the size is outside the contract."""
+    for config, arch, planned in first_plans(family, len(configs(family))):
+        top = {s.name: s.hi for s in planned.sizes}
+        (launch,) = planned.launches
+        tile_n = plan_module.evaluate(next(b.value for b in launch.bindings if b.param == "n"), {"n_tiles": 1})
+        past = top["n_tiles"] + 1
+        assert top["n_tiles"] * tile_n <= 1 << 30 and top["n_tiles"] * launch.block <= arch.max_grid_lanes
+        assert past * tile_n > 1 << 30 or past * launch.block > arch.max_grid_lanes, (config["id"], top)
+        tile_k = plan_module.evaluate(next(b.value for b in launch.bindings if b.param == "k"), {"k_tiles": 1})
+        assert top["k_tiles"] * tile_k == 16384, (config["id"], top)

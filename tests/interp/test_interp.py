@@ -10,7 +10,7 @@ from kemit.ir.types import parse_type, pointer, scalar
 from references import gemm_mma as gemm_reference
 from references import reduce_rows as reduce_reference
 
-I32, F32, F16, BF16 = scalar("i32"), scalar("f32"), scalar("f16"), scalar("bf16")
+I32, I64, F32, F16, BF16 = scalar("i32"), scalar("i64"), scalar("f32"), scalar("f16"), scalar("bf16")
 GLOBAL = pointer("global")
 
 
@@ -149,6 +149,30 @@ def test_out_of_bounds_names_the_op_and_the_index(kemit_cpp):
     message = run_error(kemit_cpp, text, {"out": np.zeros(10, dtype=np.int32)})
     assert message.startswith("store %1, %2 {align=4}: index 10 (bytes 40 to 44) is out of bounds of buffer 'out' "
                               "(10 elements, 40 bytes) (lane 10 of wave 0, workgroup (0,0,0), kernel @t)")
+
+
+def wide_index_kernel(offset):
+    """out[zext(tid) + offset] = tid, the index an i64 (a row offset past 2^31)."""
+    b = Builder("t", "gfx90a")
+    out = b.param("out", GLOBAL)
+    tid = b.workitem_id("x")
+    index = b.add(b.zext(tid, I64), b.const_int(I64, offset))
+    b.store(tid, b.ptr_add(out, index, I32), 4)
+    return print_kernel(b.finish())
+
+
+def test_wide_index_keeps_its_64_bits(kemit_cpp):
+    """An i64 index is not cut to 32 bits: 2^32 + tid is past the buffer, not tid."""
+    out = np.zeros(64, dtype=np.int32)
+    kemit_cpp.run(wide_index_kernel(0), 1, 64, {"out": out})
+    assert list(out) == list(range(64))
+    message = run_error(kemit_cpp, wide_index_kernel(1 << 32), {"out": out})
+    assert "index 4294967296 (bytes 17179869184 to 17179869188) is out of bounds of buffer 'out'" in message
+
+
+def test_negative_wide_index_is_an_error(kemit_cpp):
+    message = run_error(kemit_cpp, wide_index_kernel(-(1 << 40)), {"out": np.zeros(64, dtype=np.int32)})
+    assert "index -1099511627776 is negative (ptr_add promises [0, 2^63))" in message
 
 
 def test_broken_nsw_promise_is_an_error(kemit_cpp):

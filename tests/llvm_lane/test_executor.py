@@ -372,6 +372,17 @@ define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
 }
 declare i32 @llvm.amdgcn.workitem.id.x()
 """, "bytes 160 to 164 are out of bounds of out (160 bytes) (lane 40 of wave 0"),
+    "an i64 row offset past 2^32, not cut to 32 bits": ("""
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %w = zext i32 %t to i64
+  %o = add nuw nsw i64 %w, 4294967296
+  %p = getelementptr inbounds i32, ptr addrspace(1) %out, i64 %o
+  store i32 1, ptr addrspace(1) %p, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+""", "bytes 17179869184 to 17179869188 are out of bounds of out (160 bytes) (lane 0 of wave 0"),
     "a broken nsw promise": ("""
 define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
   %t = call i32 @llvm.amdgcn.workitem.id.x()

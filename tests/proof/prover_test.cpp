@@ -139,6 +139,23 @@ TEST(Prover, ABlockViewOneElementShortIsRefutedAtAnInnerChunk) {
   ASSERT_TRUE(w.contains("chunk") && w.contains("chunk2")) << bounds.witness;
   EXPECT_EQ(int64_t(w["chunk2"]["first"]) % 1024, 0);
   EXPECT_GE(int64_t(w["chunk2"]["count"]), 1);
+TEST(Prover, AnI64RowOffsetIsProvenInsideABufferPast2To31Bytes) {
+  auto findings = prove(WIDE_ROW_OFFSET, ROW_OFFSET_PLAN);
+  for (const char* kind : {"index", "inbounds", "bounds", "nsw", "nuw", "nneg"})
+    for (const Finding& f : findings)
+      if (f.kind == kind) EXPECT_EQ(f.verdict, ProofVerdict::PROVEN) << finding_text(f);
+  Finding index = only(findings, "index", "%10 = ptr_add %0, %9 {element=f32} : ptr.global");
+  EXPECT_EQ(index.verdict, ProofVerdict::PROVEN) << finding_text(index);
+}
+
+TEST(Prover, AnI32RowOffsetIsRefutedOncePast2To31) {
+  auto findings = prove(NARROW_ROW_OFFSET, ROW_OFFSET_PLAN);
+  Finding product = only(findings, "nsw", "%5 = mul %4, %2 {nsw, nuw} : i32");
+  ASSERT_EQ(product.verdict, ProofVerdict::REFUTED) << finding_text(product);
+  json w = json::parse(product.witness);
+  int64_t row = w["values"]["%4"], n = w["values"]["%2"];
+  EXPECT_GT(row * n, INT32_MAX) << product.witness;
+  EXPECT_LT(row, int64_t(w["sizes"]["rows"])) << product.witness;
 }
 
 TEST(Prover, AViewOffsetOffItsAlignmentIsRefuted) {

@@ -1,4 +1,4 @@
-"""Mutation tests of the proof lane (docs/contracts.md, "Witness runs"): four contract bugs planted
+"""Mutation tests of the proof lane (docs/contracts.md, "Witness runs"): five contract bugs planted
 in what BOTH engines emit, alike (tests/proof/mutations/contract_mutation_engine.py rewrites each
 answer), so parity stays GREEN while `check_llvm --proofs` must refute each one, with its witness,
 and the witness run must show the undefined behaviour it causes, in the reference interpreter and in
@@ -26,6 +26,7 @@ MUTATIONS = {
     "widened": ("elementwise:1", "REFUTED nsw of `%10 = mul %9, %4"),
     "guard": ("conv_fwd_lds_halo:1", "REFUTED bounds of `store %197, %198"),
     "nuw": ("reduce_rows:1", "REFUTED nuw of `%22 = mul %19, %21"),
+    "row32": ("gemm_mma:1", "REFUTED nsw of `%64 = mul %62, %3"),
 }
 
 

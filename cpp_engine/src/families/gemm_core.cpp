@@ -6,6 +6,7 @@
 #include "kemit/families/gemm_core.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -141,7 +142,8 @@ int accumulator_length(const MmaSpec& spec, const target::Arch& arch) {
 int element_bytes(const MmaSpec& spec) { return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
 
 int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch) {
-  return arch.buffer_range / 2 / (MAX_K * element_bytes(spec)) / spec.tile_n;
+  int64_t block = int64_t{spec.waves} * arch.wave_size;
+  return std::min(MAX_N / spec.tile_n, static_cast<int64_t>(arch.max_grid_lanes) / block);
 }
 
 plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
@@ -151,19 +153,9 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const ta
   using plan::COUNT, plan::FIRST, plan::name;
   int64_t tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k, element = element_bytes(spec);
   plan::Expr n = name("n_tiles") * tile_n, k = name("k_tiles") * tile_k;
-  int64_t most_n = most_n_tiles(spec, arch) * tile_n;
-  std::vector<int64_t> row_bytes = {MAX_K * element}, chunk_units;
-  for (const auto& [buffer, size] : rows) row_bytes.push_back(most_n * size);
-  for (int64_t bytes : row_bytes) chunk_units.push_back(bytes * tile_m);
-  int64_t chunk = plan::chunk_length(chunk_units, buffer_range);
+  int64_t chunk = plan::chunk_length({MAX_K * element * tile_m}, buffer_range);
   if (chunk == 0)
-    return plan::Planned{
-        plan::no_chunk_reason("row of tiles", *std::max_element(row_bytes.begin(), row_bytes.end()) * tile_m,
-                              buffer_range),
-        {},
-        {},
-        {},
-        {}};
+    return plan::Planned{plan::no_chunk_reason("row of tiles", MAX_K * element * tile_m, buffer_range), {}, {}, {}, {}};
   std::map<std::string, plan::Expr> tile_rows = {{"a", k * (tile_m * element)}};
   for (const auto& [buffer, size] : rows) tile_rows.insert_or_assign(buffer, n * (tile_m * size));
   std::map<std::string, plan::Expr> bytes_of = {{b_name(spec), n * k * element}};
@@ -182,7 +174,7 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const ta
   plan::Launch launch =
       plan::kernel_launch(kernel, plan::fixed_grid(name("n_tiles"), COUNT), bindings, plan::Chunks{"m_tiles", chunk});
   std::vector<plan::Size> sizes = {{"m_tiles", 0, plan::tensor_units(MAX_K * element * tile_m)},
-                                   {"n_tiles", 1, most_n / tile_n},
+                                   {"n_tiles", 1, most_n_tiles(spec, arch)},
                                    {"k_tiles", 1, MAX_K / tile_k}};
   return plan::planned({kernel}, sizes, bytes_of, {launch});
 }
@@ -286,8 +278,9 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
   Value group_x = b.workgroup_id("x");
   Value tile_n_value = b.const_int(i32, tile_n);
   Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
+  Value wide_n = b.zext(n, ir::scalar("i64"), true);  // the width of b's and c's rows in i64 offsets
   Value block_value = b.const_int(i32, block);
-  Tile tile{Context{b, spec, arch, tid, lane, n, k, m0, n0, block_value, a_tile, b_tile}, {}};
+  Tile tile{Context{b, spec, arch, tid, lane, n, wide_n, k, m0, n0, block_value, a_tile, b_tile}, {}};
   for (int index = 0; index < fragments(spec) / spec.waves; ++index)
     tile.places.push_back(fragment_place(tile.ctx, wave, index));
   return tile;
@@ -300,8 +293,8 @@ std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& b
 
   auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
     if (is_fp8(ctx.spec)) {
-      stage_words(ctx, a, ctx.a_tile, ctx.spec.tile_m, ctx.m0, k0);
-      stage_words(ctx, bm, ctx.b_tile, ctx.spec.tile_n, ctx.n0, k0);
+      stage_words(ctx, a, ctx.a_tile, ctx.spec.tile_m, ctx.m0, k0, false);
+      stage_words(ctx, bm, ctx.b_tile, ctx.spec.tile_n, ctx.n0, k0, true);
     } else {
       stage_a(ctx, a, k0);
       stage_b(ctx, bm, k0);
@@ -378,9 +371,8 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
     Value r = b.udiv(i, width);
     Value j = b.urem(i, width);
     Value row = b.add(k0, r, NUW_NSW);
-    Value row_start = b.mul(row, ctx.n, NUW_NSW);
     Value n_index = b.add(ctx.n0, j, NUW_NSW);
-    Value source = b.add(row_start, n_index, NUW_NSW);
+    Value source = wide_offset(b, row, ctx.wide_n, n_index);
     Value address = b.ptr_add(bm, source, dtype);
     Value value = b.load(dtype, address, ir::byte_size(dtype));
     Value tile_k_value = b.const_int(i32, ctx.spec.tile_k);
@@ -437,22 +429,30 @@ Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch,
   return b.shuffle(pieces[0], pieces[1], mask);
 }
 
-void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0) {
+void stage_words(Context& ctx, const Value& source, const Value& tile, int rows, const Value& origin, const Value& k0,
+                 bool wide) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
   int tile_k = ctx.spec.tile_k;
   Value per_row = b.const_int(i32, tile_k / FP8_PER_WORD);
   Value shift = b.const_int(i32, bit_length(FP8_PER_WORD) - 1);
   Value row_words = b.lshr(ctx.k, shift);
+  std::optional<Value> wide_row_words;
+  if (wide) wide_row_words = b.zext(row_words, i64, true);
   Value first = b.lshr(k0, shift);
 
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
     Value r = b.udiv(i, per_row);
     Value row = b.add(origin, r, NUW_NSW);
-    Value row_start = b.mul(row, row_words, NUW_NSW);
     Value c = b.urem(i, per_row);
     Value column = b.add(first, c, NUW_NSW);
-    Value word = b.add(row_start, column, NUW_NSW);
+    Value word;
+    if (wide) {
+      word = wide_offset(b, row, *wide_row_words, column);
+    } else {
+      Value row_start = b.mul(row, row_words, NUW_NSW);
+      word = b.add(row_start, column, NUW_NSW);
+    }
     Value address = b.ptr_add(source, word, i64);
     Value value = b.load(i64, address, 8);
     Value target = b.ptr_add(tile, i, i64);
@@ -476,28 +476,42 @@ Value load_word(Context& ctx, const Value& tile, const Value& line, const Value&
   return b.load(i64, address, 8);
 }
 
-Position element_position(Context& ctx, const Place& place, int element) {
+Origin fragment_origin(Context& ctx, const Place& place) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
   std::string kind = layout_kind(ctx.spec, ctx.arch);
   Value tile_row = b.add(ctx.m0, place.row, NUW_NSW);
-  Value static_value = b.const_int(i32, static_row(kind, element));
   Value factor = b.const_int(i32, ROW_FACTORS.at(kind));
   Value group_rows = b.mul(place.group, factor, NUW_NSW);
-  Value in_tile = b.add(static_value, group_rows, NUW_NSW);
-  Value row = b.add(tile_row, in_tile, NUW_NSW);
+  Value row = b.add(tile_row, group_rows, NUW_NSW);
   Value column_mask = b.const_int(i32, shape_of(ctx.spec).n - 1);
   Value lane_col = b.bit_and(ctx.lane, column_mask);
   Value fragment_col = b.add(place.col, lane_col, NUW_NSW);
   Value col = b.add(ctx.n0, fragment_col, NUW_NSW);
-  Value row_start = b.mul(row, ctx.n, NUW_NSW);
-  Value index = b.add(row_start, col, NUW_NSW);
-  return Position{col, index};
+  Value origin = wide_offset(b, row, ctx.wide_n, col);
+  return Origin{col, origin};
 }
 
-Value element_address(Context& ctx, const Value& c, const Place& place, int element, const ir::Type& element_type) {
-  Position position = element_position(ctx, place, element);
-  return ctx.b.ptr_add(c, position.index, element_type);
+Value element_index(Context& ctx, const Value& origin, int element) {
+  ir::Builder& b = ctx.b;
+  int rows = static_row(layout_kind(ctx.spec, ctx.arch), element);
+  if (rows == 0) return origin;
+  Value rows_value = b.const_int(ir::scalar("i64"), rows);
+  Value step = b.mul(ctx.wide_n, rows_value, NUW_NSW);
+  return b.add(origin, step, NUW_NSW);
+}
+
+Value wide_offset(ir::Builder& b, const Value& row, const Value& wide_width, const Value& column) {
+  ir::Type i64 = ir::scalar("i64");
+  Value wide_row = b.zext(row, i64, true);
+  Value start = b.mul(wide_row, wide_width, NUW_NSW);
+  Value wide_column = b.zext(column, i64, true);
+  return b.add(start, wide_column, NUW_NSW);
+}
+
+Value element_address(Context& ctx, const Value& c, const Value& origin, int element, const ir::Type& element_type) {
+  Value index = element_index(ctx, origin, element);
+  return ctx.b.ptr_add(c, index, element_type);
 }
 
 int static_row(const std::string& kind, int element) {

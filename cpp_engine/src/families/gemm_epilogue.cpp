@@ -97,11 +97,12 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
 void store_epilogue(core::Context& ctx, const Buffers& buffers, const core::Place& place, const Value& acc) {
   ir::Builder& b = ctx.b;
   ir::Type out = ir::scalar(core::spec_of<Spec>(ctx).out_dtype);
+  core::Origin origin = core::fragment_origin(ctx, place);
   for (int element = 0; element < acc.type.count; ++element) {
-    core::Position position = core::element_position(ctx, place, element);
+    Value index = core::element_index(ctx, origin.origin, element);
     Value extracted = b.extract_element(acc, element);
-    Value value = epilogue(ctx, buffers, extracted, position.col, position.index);
-    Value address = b.ptr_add(buffers.c, position.index, out);
+    Value value = epilogue(ctx, buffers, extracted, origin.col, index);
+    Value address = b.ptr_add(buffers.c, index, out);
     b.store(value, address, ir::byte_size(out));
   }
 }
@@ -110,7 +111,9 @@ Value epilogue(core::Context& ctx, const Buffers& buffers, Value value, const Va
   ir::Builder& b = ctx.b;
   ir::Type f32 = ir::scalar("f32"), out = ir::scalar(core::spec_of<Spec>(ctx).out_dtype);
   if (buffers.bias) {
-    Value address = b.ptr_add(*buffers.bias, col, f32);
+    // an i64 offset: bias holds n elements, past 2^31 bytes at the top of n
+    Value column = b.zext(col, ir::scalar("i64"), true);
+    Value address = b.ptr_add(*buffers.bias, column, f32);
     Value bias = b.load(f32, address, 4);
     value = b.fadd(value, bias);
   }

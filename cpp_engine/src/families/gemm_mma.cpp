@@ -66,8 +66,9 @@ Value load_accumulator(core::Context& ctx, const Value& c, const core::Place& pl
   ir::Builder& b = ctx.b;
   ir::Type f32 = ir::scalar("f32");
   Value value = b.const_float(accumulator, 0.0);
+  core::Origin origin = core::fragment_origin(ctx, place);
   for (int element = 0; element < accumulator.count; ++element) {
-    Value address = core::element_address(ctx, c, place, element, f32);
+    Value address = core::element_address(ctx, c, origin.origin, element, f32);
     Value loaded = b.load(f32, address, 4);
     value = b.insert_element(value, loaded, element);
   }
@@ -77,9 +78,10 @@ Value load_accumulator(core::Context& ctx, const Value& c, const core::Place& pl
 void store_accumulator(core::Context& ctx, const Value& c, const core::Place& place, const Value& acc) {
   ir::Builder& b = ctx.b;
   ir::Type f32 = ir::scalar("f32");
+  core::Origin origin = core::fragment_origin(ctx, place);
   for (int element = 0; element < acc.type.count; ++element) {
     Value value = b.extract_element(acc, element);
-    Value address = core::element_address(ctx, c, place, element, f32);
+    Value address = core::element_address(ctx, c, origin.origin, element, f32);
     b.store(value, address, 4);
   }
 }

@@ -274,11 +274,15 @@ Value Builder::fptosi(const Value& v, const Type& t) {
 }
 
 // ---- memory -----------------------------------------------------------------------------------
+// p + index * sizeof(element); index is an i32 known to be in [0, 2^31), or, into global or constant
+// memory (8-byte pointers), an i64 known to be in [0, 2^63): a row offset past 2^31.
 Value Builder::ptr_add(const Value& p, const Value& index, const Type& element) {
-  if (p.type.kind != TypeKind::pointer || index.type != scalar(ScalarKind::i32) || element.kind == TypeKind::pointer)
+  bool wide = p.type.kind == TypeKind::pointer && byte_size(p.type) == 8 && index.type == scalar(ScalarKind::i64);
+  if (p.type.kind != TypeKind::pointer || (index.type != scalar(ScalarKind::i32) && !wide) ||
+      element.kind == TypeKind::pointer)
     throw BuildError(
-        fmt::format("ptr_add needs a pointer, an i32 index and a non-pointer element (got {p}, {index}, "
-                    "{element})",
+        fmt::format("ptr_add needs a pointer, an i32 index (or an i64 one into global or constant memory) "
+                    "and a non-pointer element (got {p}, {index}, {element})",
                     fmt::arg("p", type_text(p.type)), fmt::arg("index", type_text(index.type)),
                     fmt::arg("element", type_text(element))));
   return *_emit(OpKind::ptr_add, {p, index}, p.type, {{"element", Attr::of(type_text(element))}});

@@ -434,7 +434,10 @@ void Lowering::lower_ptr_add(const Op& op) {
   const Value& result = op.results[0];
   ir::Type element = ir::parse_type(op.attrs.at("element").text);
   Typed index_text = typed(index);
-  if (pointer.type.space == ir::AddressSpace::global || pointer.type.space == ir::AddressSpace::constant) {
+  // A 64-bit address takes an i64 offset: an i32 index is widened (it is in [0, 2^31)), an i64 one
+  // (a row offset past 2^31) is the offset already.
+  if ((pointer.type.space == ir::AddressSpace::global || pointer.type.space == ir::AddressSpace::constant) &&
+      index.type == ir::scalar(ir::ScalarKind::i32)) {
     Name wide = define(result, ".idx");
     std::string_view nneg = flavor.zext_nneg ? " nneg"sv : ""sv;
     emit(wide, " = zext", nneg, ' ', index_text, " to i64");

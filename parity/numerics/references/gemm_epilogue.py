@@ -129,7 +129,6 @@ def plan(spec, arch, rng):
     rtol = RTOL[out] + (EXP_RTOL + RTOL["f32"] if spec["activation"] in ("gelu_tanh", "silu") else 0.0)
     block = spec["waves"] * arch.wave_size
     element = 1 if spec["dtype"] in FP8_LAYOUTS else ELEMENT_BYTES[spec["dtype"]]
-    out_bytes = ELEMENT_BYTES[out]
-    sizes, buffer_range = gemm_contract(spec, element, [out_bytes, out_bytes] if spec["residual"] else [out_bytes])
+    sizes, buffer_range = gemm_contract(spec, element)
     return Case(spec, (n // spec["tile_n"], m // spec["tile_m"]), block, buffers, {"n": n, "k": k},
                 [Output("c", out, want.reshape(-1), scale.reshape(-1), rtol)], buffer_range=buffer_range, sizes=sizes)

@@ -88,25 +88,15 @@ __all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to", "samp
 
 
 # ---- the numerics plan --------------------------------------------------------------------
-# The engine's contract limits of n and k (gemm_core most_n_tiles, MAX_K): its m chunks are sized by
-# them. n's is what half the arch's buffer range (2^31 bytes on every arch, tables/archs.json) leaves
-# b at the largest k.
+# The engine's contract limit of k (gemm_core MAX_K): its m chunks are sized by a's row of tiles at
+# that k, the one view of 32-bit offsets (c and the epilogue's m x n views take i64 offsets).
 CONTRACT_MAX_K = 16384
-CONTRACT_B_BYTES = 1 << 30
 
 
-def contract_max_n(spec, element):
-    """The contract's largest n, in elements (gemm_core most_n_tiles times tile_n)."""
-    return CONTRACT_B_BYTES // (CONTRACT_MAX_K * element) // spec["tile_n"] * spec["tile_n"]
-
-
-def gemm_contract(spec, element, row_bytes):
+def gemm_contract(spec, element):
     """(sizes, lowered buffer range) of a two-tile-by-two case: m, n, k in tiles, and the range
-    under which the engine's plan runs m one tile row per chunk (two chunks). row_bytes: the bytes
-    per element of each m x n buffer."""
-    most_n = contract_max_n(spec, element)
-    units = [CONTRACT_MAX_K * element * spec["tile_m"]] + [most_n * size * spec["tile_m"] for size in row_bytes]
-    _, buffer_range = two_chunk_range(1, units)
+    under which the engine's plan runs m one tile row per chunk (two chunks)."""
+    _, buffer_range = two_chunk_range(1, [CONTRACT_MAX_K * element * spec["tile_m"]])
     return {"m_tiles": 2, "n_tiles": 2, "k_tiles": 2}, buffer_range
 
 
@@ -120,7 +110,7 @@ def plan(spec, arch, rng):
     buffers = {"a": to_memory(a, dtype), "b": to_memory(b, dtype),
                "c": c.copy() if c is not None else np.full((m, n), np.nan, dtype=np.float32)}
     block = spec["waves"] * arch.wave_size
-    sizes, buffer_range = gemm_contract(spec, ELEMENT_BYTES[dtype], [4])
+    sizes, buffer_range = gemm_contract(spec, ELEMENT_BYTES[dtype])
     return Case(spec, (n // spec["tile_n"], m // spec["tile_m"]), block, buffers, {"n": n, "k": k},
                 [Output("c", "f32", want.reshape(-1), scale.reshape(-1), RTOL["f32"])],
                 buffer_range=buffer_range, sizes=sizes)

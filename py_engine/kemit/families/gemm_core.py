@@ -11,7 +11,9 @@ tile (8-element vector loads) and b's tile transposed (so a lane's fragment is c
 through LDS, waits at a barrier, issues one mma per fragment and instruction k step, and waits
 again before the next step overwrites the LDS. The fragment layouts are the instructions' own
 (docs/ir.md). Launch contract: m, n, k are multiples of tile_m, tile_n, tile_k; the grid is
-(n / tile_n, m / tile_m) workgroups.
+(n / tile_n, m / tile_m) workgroups. The row offsets of b (bound whole: k rows of n) and of c and
+the epilogue's m x n tensors (a view of whole rows of n) are i64 (wide_offset), so n is not limited
+by the 32-bit range: those tensors reach 2^35 bytes and past along n.
 """
 from .. import tables
 from ..ir.builder import MMA_INSTRUCTIONS
@@ -43,10 +45,14 @@ WAVES = (1, 2, 4, 8)
 MAX_TILE_MN = 256
 MAX_TILE_K = 128
 MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
-# The launch contract's limit of k, an axis a launch cannot chunk: b is bound whole (every column of
-# tiles reads all k rows of b, n apart), so n * k * element bytes stay under half the arch's buffer
-# range; k is held here and n takes the rest (most_n_tiles)
+# The launch contract's limit of k, an axis a launch cannot chunk (every tile sums over all of k):
+# the m chunk is sized by one row of a's tiles at this k (a's offsets are 32-bit ones in views of
+# whole rows of k), so every k in the range keeps a's views under half the arch's buffer range. n is
+# limited by the i32 scalar and the grid only (most_n_tiles).
 MAX_K = 16384
+# The top of n in elements: half the i32 range, like every chunk's count, so that n0 + a tile's
+# column and the other i32 sums of columns stay an i32.
+MAX_N = 1 << 30
 STAGE_VEC = 8            # elements per vector load of a's tile
 # fragment k layout per layout kind: (k stride per lane group, piece offsets, piece length), where a
 # lane's group is lane / M; its fragment is the pieces at k = group * stride + offset, concatenated.
@@ -97,26 +103,27 @@ def element_bytes(spec):
 
 
 def most_n_tiles(spec, arch):
-    """The top of the contract's n_tiles: b's n * MAX_K elements at most half the arch's buffer
-    range. The arch's, not a lowered one: a test's lowered range cuts the chunks, not the sizes."""
-    return (arch.buffer_range // 2) // (MAX_K * element_bytes(spec)) // spec["tile_n"]
+    """The top of the contract's n_tiles: n at most MAX_N elements, and a workgroup per column of
+    tiles within the grid's max_grid_lanes. b and c take i64 row offsets (wide_offset), so their
+    bytes do not limit n."""
+    block = spec["waves"] * arch.wave_size
+    return min(MAX_N // spec["tile_n"], arch.max_grid_lanes // block)
 
 
 def gemm_plan(spec, kernel, arch, buffer_range, extra):
     """The contract of a gemm kernel (params a, b or b_t, extra's, c, n, k): sizes m_tiles, n_tiles,
     k_tiles (m, n, k in tiles); launches in chunks of m_tiles (rows of a and c, the extra buffers
     named in extra's first dict: bytes per element of an m x n tensor), b and the second dict's
-    (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). b is whole, so n and k
-    are limited (most_n_tiles, MAX_K: b stays under half the range); m is not."""
+    (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). The chunk keeps a's view
+    (32-bit offsets) under half the range; c's and the extra views take i64 row offsets, any size.
+    k is limited (MAX_K) and n by the i32 scalar and the grid (most_n_tiles); m is not."""
     tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
     element = element_bytes(spec)
     rows, columns = extra
     n, k = name("n_tiles") * tile_n, name("k_tiles") * tile_k
-    most_n = most_n_tiles(spec, arch) * tile_n
-    row_bytes = {"a": MAX_K * element, **{buffer: most_n * size for buffer, size in rows.items()}}
-    chunk = chunk_length([bytes_ * tile_m for bytes_ in row_bytes.values()], buffer_range)
+    chunk = chunk_length([MAX_K * element * tile_m], buffer_range)
     if chunk == 0:
-        return Planned(refusal=no_chunk_reason("row of tiles", max(row_bytes.values()) * tile_m, buffer_range))
+        return Planned(refusal=no_chunk_reason("row of tiles", MAX_K * element * tile_m, buffer_range))
     tile_rows = {"a": k * (tile_m * element), **{buffer: n * (tile_m * size) for buffer, size in rows.items()}}
     bytes_of = {b_name(spec): n * k * element, **{buffer: n * size for buffer, size in columns.items()}}
     bytes_of.update({buffer: name("m_tiles") * unit for buffer, unit in tile_rows.items()})
@@ -129,7 +136,7 @@ def gemm_plan(spec, kernel, arch, buffer_range, extra):
         else:
             bindings.append(whole(param.name))
     launch = kernel_launch(kernel, fixed_grid(name("n_tiles"), COUNT), bindings, Chunks("m_tiles", expr(chunk)))
-    sizes = [Size("m_tiles", 0, tensor_units(MAX_K * element * tile_m)), Size("n_tiles", 1, most_n // tile_n),
+    sizes = [Size("m_tiles", 0, tensor_units(MAX_K * element * tile_m)), Size("n_tiles", 1, most_n_tiles(spec, arch)),
              Size("k_tiles", 1, MAX_K // tile_k)]
     return planned([kernel], sizes, bytes_of, [launch])
 
@@ -208,7 +215,8 @@ def tile_context(b, spec, arch, n, k):
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
     m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw"))
     n0 = b.mul(b.workgroup_id("x"), b.const_int(i32, tile_n), ("nuw", "nsw"))
-    ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "k": k,
+    wide_n = b.zext(n, scalar("i64"), nneg=True)  # the width of b's and c's rows in i64 offsets
+    ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "wide_n": wide_n, "k": k,
            "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile}
     places = [fragment_place(ctx, wave, index) for index in range(fragments(spec) // spec["waves"])]
     return ctx, places
@@ -221,8 +229,8 @@ def accumulate_tiles(ctx, a, bm, places, inits):
 
     def k_body(k0, accs):
         if is_fp8(ctx["spec"]):
-            stage_words(ctx, a, ctx["a_tile"], ctx["spec"]["tile_m"], ctx["m0"], k0)
-            stage_words(ctx, bm, ctx["b_tile"], ctx["spec"]["tile_n"], ctx["n0"], k0)
+            stage_words(ctx, a, ctx["a_tile"], ctx["spec"]["tile_m"], ctx["m0"], k0, False)
+            stage_words(ctx, bm, ctx["b_tile"], ctx["spec"]["tile_n"], ctx["n0"], k0, True)
         else:
             stage_a(ctx, a, k0)
             stage_b(ctx, bm, k0)
@@ -282,7 +290,7 @@ def stage_b(ctx, bm, k0):
         r = b.udiv(i, width)
         j = b.urem(i, width)
         row = b.add(k0, r, ("nuw", "nsw"))
-        source = b.add(b.mul(row, ctx["n"], ("nuw", "nsw")), b.add(ctx["n0"], j, ("nuw", "nsw")), ("nuw", "nsw"))
+        source = wide_offset(b, row, ctx["wide_n"], b.add(ctx["n0"], j, ("nuw", "nsw")))
         value = b.load(dtype, b.ptr_add(bm, source, dtype), byte_size(dtype))
         slot = b.add(b.mul(j, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), r, ("nuw", "nsw"))
         b.store(value, b.ptr_add(ctx["b_tile"], slot, dtype), byte_size(dtype))
@@ -328,19 +336,22 @@ def load_pieces(b, spec, arch, source, line_start, group, step):
     return b.shuffle(pieces[0], pieces[1], list(range(2 * length)))
 
 
-def stage_words(ctx, source, tile, rows, origin, k0):
-    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t)."""
+def stage_words(ctx, source, tile, rows, origin, k0, wide):
+    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t
+    with wide: bound whole, its row offsets i64)."""
     b, spec = ctx["b"], ctx["spec"]
     i32, i64 = scalar("i32"), scalar("i64")
     per_row = b.const_int(i32, spec["tile_k"] // FP8_PER_WORD)
     shift = b.const_int(i32, FP8_PER_WORD.bit_length() - 1)
     row_words = b.lshr(ctx["k"], shift)
+    wide_row_words = b.zext(row_words, i64, nneg=True) if wide else None
     first = b.lshr(k0, shift)
 
     def body(i, iters):
         row = b.add(origin, b.udiv(i, per_row), ("nuw", "nsw"))
-        word = b.add(b.mul(row, row_words, ("nuw", "nsw")), b.add(first, b.urem(i, per_row), ("nuw", "nsw")),
-                     ("nuw", "nsw"))
+        column = b.add(first, b.urem(i, per_row), ("nuw", "nsw"))
+        word = wide_offset(b, row, wide_row_words, column) if wide else \
+            b.add(b.mul(row, row_words, ("nuw", "nsw")), column, ("nuw", "nsw"))
         value = b.load(i64, b.ptr_add(source, word, i64), 8)
         b.store(value, b.ptr_add(tile, i, i64), 8)
         return []
@@ -358,25 +369,44 @@ def load_word(ctx, tile, line, group, step):
     return b.load(i64, b.ptr_add(tile, slot, i64), 8)
 
 
-def element_position(ctx, place, element):
-    """(column, row * n + column) in the m x n output of accumulator element `element` of this lane:
-    row m0 + the element's row, column n0 + this lane's column."""
+def fragment_origin(ctx, place):
+    """(column, origin) of this lane's accumulator elements of one fragment in the m x n output:
+    column n0 + the lane's column, origin the i64 offset of its element 0 (row m0 + the fragment's
+    row + the lane group's); element_index adds each element's own row."""
     b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
     i32 = scalar("i32")
     kind = layout_kind(spec, arch)
     row = b.add(b.add(ctx["m0"], place["row"], ("nuw", "nsw")),
-                b.add(b.const_int(i32, static_row(kind, element)),
-                      b.mul(place["group"], b.const_int(i32, ROW_FACTORS[kind]), ("nuw", "nsw")),
-                      ("nuw", "nsw")), ("nuw", "nsw"))
+                b.mul(place["group"], b.const_int(i32, ROW_FACTORS[kind]), ("nuw", "nsw")), ("nuw", "nsw"))
     col = b.add(ctx["n0"], b.add(place["col"], b.bit_and(ctx["lane"], b.const_int(
         i32, SHAPES[spec["mma"]][1] - 1)), ("nuw", "nsw")), ("nuw", "nsw"))
-    return col, b.add(b.mul(row, ctx["n"], ("nuw", "nsw")), col, ("nuw", "nsw"))
+    return col, wide_offset(b, row, ctx["wide_n"], col)
 
 
-def element_address(ctx, c, place, element, element_type):
-    """&c[row, column] of accumulator element `element` (element_position) in an m x n matrix."""
-    _, index = element_position(ctx, place, element)
-    return ctx["b"].ptr_add(c, index, element_type)
+def element_index(ctx, origin, element):
+    """The i64 offset of accumulator element `element`: origin + its static row * n, a product of
+    the kernel's uniform values (a scalar multiply, not one per lane)."""
+    b = ctx["b"]
+    i64 = scalar("i64")
+    rows = static_row(layout_kind(ctx["spec"], ctx["arch"]), element)
+    if rows == 0:
+        return origin
+    return b.add(origin, b.mul(ctx["wide_n"], b.const_int(i64, rows), ("nuw", "nsw")), ("nuw", "nsw"))
+
+
+def wide_offset(b, row, wide_width, column):
+    """row * wide_width + column as an i64 (row and column i32s >= 0, wide_width an i64): the offset
+    of an element of a row-major tensor whose rows of n can pass 2^31 elements (b, c, the
+    epilogue's m x n tensors)."""
+    i64 = scalar("i64")
+    start = b.mul(b.zext(row, i64, nneg=True), wide_width, ("nuw", "nsw"))
+    return b.add(start, b.zext(column, i64, nneg=True), ("nuw", "nsw"))
+
+
+def element_address(ctx, c, origin, element, element_type):
+    """&c[row, column] of accumulator element `element` of a fragment at origin (fragment_origin)
+    in an m x n matrix."""
+    return ctx["b"].ptr_add(c, element_index(ctx, origin, element), element_type)
 
 
 def static_row(kind, element):

@@ -89,8 +89,9 @@ def build(spec, arch):
 def store_epilogue(ctx, buffers, place, acc):
     """Every accumulator element of one fragment through the epilogue into c."""
     b, out = ctx["b"], scalar(ctx["spec"]["out_dtype"])
+    col, origin = core.fragment_origin(ctx, place)
     for element in range(acc.type.count):
-        col, index = core.element_position(ctx, place, element)
+        index = core.element_index(ctx, origin, element)
         value = epilogue(ctx, buffers, b.extract_element(acc, element), col, index)
         b.store(value, b.ptr_add(buffers["c"], index, out), byte_size(out))
 
@@ -100,7 +101,9 @@ def epilogue(ctx, buffers, value, col, index):
     b, spec = ctx["b"], ctx["spec"]
     f32, out = scalar("f32"), scalar(spec["out_dtype"])
     if buffers["bias"] is not None:
-        value = b.fadd(value, b.load(f32, b.ptr_add(buffers["bias"], col, f32), 4))
+        # an i64 offset: bias holds n elements, past 2^31 bytes at the top of n
+        column = b.zext(col, scalar("i64"), nneg=True)
+        value = b.fadd(value, b.load(f32, b.ptr_add(buffers["bias"], column, f32), 4))
     value = activate(b, spec["activation"], value)
     if buffers["residual"] is not None:
         value = b.fadd(value, widen(b, b.load(out, b.ptr_add(buffers["residual"], index, out), byte_size(out))))

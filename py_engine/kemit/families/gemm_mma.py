@@ -64,14 +64,16 @@ def build(spec, arch):
 def load_accumulator(ctx, c, place, accumulator):
     b, f32 = ctx["b"], scalar("f32")
     value = b.const_float(accumulator, 0.0)
+    _, origin = core.fragment_origin(ctx, place)
     for element in range(accumulator.count):
-        loaded = b.load(f32, core.element_address(ctx, c, place, element, f32), 4)
+        loaded = b.load(f32, core.element_address(ctx, c, origin, element, f32), 4)
         value = b.insert_element(value, loaded, element)
     return value
 
 
 def store_accumulator(ctx, c, place, acc):
     b, f32 = ctx["b"], scalar("f32")
+    _, origin = core.fragment_origin(ctx, place)
     for element in range(acc.type.count):
         value = b.extract_element(acc, element)
-        b.store(value, core.element_address(ctx, c, place, element, f32), 4)
+        b.store(value, core.element_address(ctx, c, origin, element, f32), 4)

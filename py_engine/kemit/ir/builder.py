@@ -285,11 +285,13 @@ class Builder:
 
     # ---- memory -------------------------------------------------------------------------
     def ptr_add(self, p, index, element):
-        """p + index * sizeof(element); index is an i32 known to be in [0, 2^31)."""
-        if p.type.kind != "pointer" or index.type != scalar("i32") or element.kind == "pointer":
-            raise BuildError("ptr_add needs a pointer, an i32 index and a non-pointer element (got {p}, {index}, "
-                             "{element})".format(p=type_text(p.type), index=type_text(index.type),
-                                                 element=type_text(element)))
+        """p + index * sizeof(element); index is an i32 known to be in [0, 2^31), or, into global or
+        constant memory (8-byte pointers), an i64 known to be in [0, 2^63): a row offset past 2^31."""
+        wide = p.type.kind == "pointer" and byte_size(p.type) == 8 and index.type == scalar("i64")
+        if p.type.kind != "pointer" or (index.type != scalar("i32") and not wide) or element.kind == "pointer":
+            raise BuildError("ptr_add needs a pointer, an i32 index (or an i64 one into global or constant memory) "
+                             "and a non-pointer element (got {p}, {index}, {element})".format(
+                                 p=type_text(p.type), index=type_text(index.type), element=type_text(element)))
         return self._emit(OP.ptr_add, [p, index], p.type, {"element": type_text(element)})
 
     def load(self, t, p, align):

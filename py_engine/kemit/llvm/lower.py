@@ -5,7 +5,7 @@ body that ends in the latch). Names are deterministic: `%v<id>` for IR values, `
 for the helper values an op needs, `<kind><n>.<role>` for blocks in order of appearance.
 """
 from .. import tables
-from ..ir.types import element_type, parse_type
+from ..ir.types import element_type, parse_type, scalar
 from ..tables import OP
 from ..target.arch import find_arch
 from .flavors import find_flavor
@@ -266,7 +266,9 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
         result = op.results[0]
         element = llvm_type(parse_type(op.attrs["element"]))
         index_text = self.typed(index)
-        if pointer.type.space in ("global", "constant"):
+        # A 64-bit address takes an i64 offset: an i32 index is widened (it is in [0, 2^31)), an
+        # i64 one (a row offset past 2^31) is the offset already.
+        if pointer.type.space in ("global", "constant") and index.type == scalar("i32"):
             wide = self.define(result, ".idx")
             nneg = " nneg" if self.flavor.zext_nneg else ""
             self.emit(f"{wide} = zext{nneg} {index_text} to i64")

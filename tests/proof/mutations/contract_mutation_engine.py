@@ -11,6 +11,10 @@ proof lane must refute the promise the mutation breaks (docs/contracts.md, "Witn
            branch) removed: a partial tile's lanes store past y.
   nuw      reduce_rows: the rows-per-block loop starts at -1 (canonical and LLVM alike, its row
            sum without `nuw`), and the lowering flags its latch `nuw`: -1 + 1 wraps unsigned.
+  row32    gemm_mma: the first i64 row offset (b's `(k0 + r) * n + column`) left 32-bit: the i32
+           product passes 2^31 once k * n does, which the contract's n allows. Its m and k ranges
+           are cut (one row of tiles, k up to 256) so that every buffer of every witness stays
+           within the 2^40 bytes a witness run takes; n's range, the one that breaks it, is kept.
 Usage: contract_mutation_engine.py <mutation> -- <worker command ...>"""
 import json
 import re
@@ -57,11 +61,43 @@ def nuw(answer):
     return answer
 
 
+# The first wide row offset, canonical and LLVM: zext row, mul by n's i64, zext column, add (i64).
+WIDE_CANONICAL = re.compile(r"( *)%(\d+) = zext (%\d+) \{nneg\} : i64\n\1%(\d+) = mul %\2, %\d+ \{nsw, nuw\} : i64\n"
+                            r"\1%(\d+) = zext (%\d+) \{nneg\} : i64\n\1%(\d+) = add %\4, %\5 \{nsw, nuw\} : i64\n")
+WIDE_LLVM = re.compile(r"( *)%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n\1%v(\d+) = mul nuw nsw i64 %v\2, %\S+\n"
+                       r"\1%v(\d+) = zext( nneg)? i32 (%\S+) to i64\n\1%v(\d+) = add nuw nsw i64 %v\5, %v\6\n")
+
+
+def row32(answer):
+    """The same four values, the offset formed in i32 (row * n + column) and only then widened."""
+    n = re.search(r"^  param (%\d+) n : i32$", answer["canonical"], flags=re.M).group(1)
+
+    def canonical(m):
+        pad, first, row, second, third, column, last = m.groups()
+        return (f"{pad}%{first} = mul {row}, {n} {{nsw, nuw}} : i32\n"
+                f"{pad}%{second} = add %{first}, {column} {{nsw, nuw}} : i32\n"
+                f"{pad}%{third} = const {{value=0}} : i64\n"
+                f"{pad}%{last} = zext %{second} {{nneg}} : i64\n")
+
+    def llvm(m):
+        pad, first, nneg, row, second, _, _, column, last = m.groups()
+        return (f"{pad}%v{first} = mul nuw nsw i32 {row}, %n\n"
+                f"{pad}%v{second} = add nuw nsw i32 %v{first}, {column}\n"
+                f"{pad}%v{last} = zext{nneg or ''} i32 %v{second} to i64\n")
+
+    plan = re.sub(r"^size m_tiles 0\.\.\d+$", "size m_tiles 0..1", answer["plan"], flags=re.M)
+    answer["plan"] = re.sub(r"^size k_tiles 1\.\.\d+$", "size k_tiles 1..8", plan, flags=re.M)
+    answer["canonical"] = WIDE_CANONICAL.sub(canonical, answer["canonical"], count=1)
+    for section in llvm_sections(answer):
+        section["text"] = WIDE_LLVM.sub(llvm, section["text"], count=1)
+    return answer
+
+
 def llvm_sections(answer):
     return [s for s in answer.get("ll", {}).values() if isinstance(s, dict) and isinstance(s.get("text"), str)]
 
 
-MUTATIONS = {"product": product, "widened": widened, "guard": guard, "nuw": nuw}
+MUTATIONS = {"product": product, "widened": widened, "guard": guard, "nuw": nuw, "row32": row32}
 
 
 def main():

@@ -56,10 +56,14 @@ extern const std::vector<int> WAVES;
 constexpr int MAX_TILE_MN = 256;
 constexpr int MAX_TILE_K = 128;
 constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
-// The launch contract's limit of k, an axis a launch cannot chunk: b is bound whole (every column of
-// tiles reads all k rows of b, n apart), so n * k * element bytes stay under half the arch's buffer
-// range; k is held here and n takes the rest (most_n_tiles)
+// The launch contract's limit of k, an axis a launch cannot chunk (every tile sums over all of k):
+// the m chunk is sized by one row of a's tiles at this k (a's offsets are 32-bit ones in views of
+// whole rows of k), so every k in the range keeps a's views under half the arch's buffer range. n is
+// limited by the i32 scalar and the grid only (most_n_tiles).
 constexpr int64_t MAX_K = 16384;
+// The top of n in elements: half the i32 range, like every chunk's count, so that n0 + a tile's
+// column and the other i32 sums of columns stay an i32.
+constexpr int64_t MAX_N = int64_t{1} << 30;
 constexpr int STAGE_VEC = 8;           // elements per vector load of a's tile
 // fragment k layout per layout kind: k stride per lane group, piece offsets, piece length
 struct Fragment {
@@ -95,7 +99,7 @@ struct Context {
   ir::Builder& b;
   const CoreSpec& spec;
   const target::Arch& arch;
-  ir::Value tid, lane, n, k, m0, n0, block, a_tile, b_tile;
+  ir::Value tid, lane, n, wide_n, k, m0, n0, block, a_tile, b_tile;  // wide_n: n as an i64, the width of b's and c's rows
 };
 // The family's own Spec (a CoreSpec) of a context that tile_context built from it: the typed
 // stand-in for Python's ctx["spec"], which is the family's whole dict.
@@ -112,9 +116,9 @@ struct Tile {
   Context ctx;
   std::vector<Place> places;
 };
-// What element_position returns (Python: the tuple (column, index)).
-struct Position {
-  ir::Value col, index;
+// What fragment_origin returns (Python: the tuple (column, origin)).
+struct Origin {
+  ir::Value col, origin;
 };
 
 bool is_fp8(const MmaSpec& spec);
@@ -127,13 +131,16 @@ std::string layout_kind(const MmaSpec& spec, const target::Arch& arch);
 int fragments(const CoreSpec& spec);
 int accumulator_length(const MmaSpec& spec, const target::Arch& arch);
 int element_bytes(const MmaSpec& spec);
-// The top of the contract's n_tiles: b's n * MAX_K elements at most half the arch's buffer range.
-// The arch's, not a lowered one: a test's lowered range cuts the chunks, not the sizes.
+// The top of the contract's n_tiles: n at most MAX_N elements, and a workgroup per column of tiles
+// within the grid's max_grid_lanes. b and c take i64 row offsets (wide_offset), so their bytes do
+// not limit n.
 int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch);
 // The contract of a gemm kernel (params a, b or b_t, the extra buffers, c, n, k): sizes m_tiles,
 // n_tiles, k_tiles; launches in chunks of m_tiles (rows: bytes per element of each m x n tensor),
-// b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). b is whole,
-// so n and k are limited (most_n_tiles, MAX_K: b stays under half the range); m is not.
+// b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). The chunk
+// keeps a's view (32-bit offsets) under half the range; c's and the extra views take i64 row
+// offsets, any size. k is limited (MAX_K) and n by the i32 scalar and the grid (most_n_tiles); m is
+// not.
 plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
                         uint64_t buffer_range,
                         const std::vector<std::pair<std::string, int64_t>>& rows,
@@ -173,16 +180,26 @@ ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& li
 // element line_start: the pieces at k = step + group * stride + offset.
 ir::Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch, const ir::Value& source,
                       const ir::Value& line_start, const ir::Value& group, int step);
-// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t).
+// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t
+// with wide: bound whole, its row offsets i64).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
-                 const ir::Value& k0);
+                 const ir::Value& k0, bool wide);
 // This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
 ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
-// (column, row * n + column) in the m x n output of accumulator element `element` of this lane:
-// row m0 + the element's row, column n0 + this lane's column.
-Position element_position(Context& ctx, const Place& place, int element);
-// &c[row, column] of accumulator element `element` (element_position) in an m x n matrix.
-ir::Value element_address(Context& ctx, const ir::Value& c, const Place& place, int element,
+// (column, origin) of this lane's accumulator elements of one fragment in the m x n output: column
+// n0 + the lane's column, origin the i64 offset of its element 0 (row m0 + the fragment's row + the
+// lane group's); element_index adds each element's own row.
+Origin fragment_origin(Context& ctx, const Place& place);
+// The i64 offset of accumulator element `element`: origin + its static row * n, a product of the
+// kernel's uniform values (a scalar multiply, not one per lane).
+ir::Value element_index(Context& ctx, const ir::Value& origin, int element);
+// row * wide_width + column as an i64 (row and column i32s >= 0, wide_width an i64): the offset of
+// an element of a row-major tensor whose rows of n can pass 2^31 elements (b, c, the epilogue's
+// m x n tensors).
+ir::Value wide_offset(ir::Builder& b, const ir::Value& row, const ir::Value& wide_width, const ir::Value& column);
+// &c[row, column] of accumulator element `element` of a fragment at origin (fragment_origin) in an
+// m x n matrix.
+ir::Value element_address(Context& ctx, const ir::Value& c, const ir::Value& origin, int element,
                           const ir::Type& element_type);
 // The part of an accumulator element's row that does not depend on the lane.
 int static_row(const std::string& kind, int element);
