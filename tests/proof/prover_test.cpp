@@ -139,6 +139,8 @@ TEST(Prover, ABlockViewOneElementShortIsRefutedAtAnInnerChunk) {
   ASSERT_TRUE(w.contains("chunk") && w.contains("chunk2")) << bounds.witness;
   EXPECT_EQ(int64_t(w["chunk2"]["first"]) % 1024, 0);
   EXPECT_GE(int64_t(w["chunk2"]["count"]), 1);
+}
+
 TEST(Prover, AnI64RowOffsetIsProvenInsideABufferPast2To31Bytes) {
   auto findings = prove(WIDE_ROW_OFFSET, ROW_OFFSET_PLAN);
   for (const char* kind : {"index", "inbounds", "bounds", "nsw", "nuw", "nneg"})
