@@ -1,0 +1,92 @@
+// The race detector (docs/numerics.md, "Races and schedules"): a shadow per byte of LDS and of
+// every global buffer of one launch, in the manner of Oclgrind's race detector. The interpreter
+// runs waves in turn and workgroups one after another, so a missing barrier only changes the
+// outputs when the order happens to expose it; the shadow sees the race in any order.
+//
+// The rule. Every access is made by a party: for LDS the wave (LDS is one workgroup's), for global
+// memory the workgroup. A write and another access to the same byte by a different party is a race
+// when nothing orders them: in LDS when both fall in one barrier interval (the waves of a workgroup
+// meet at a barrier, which orders everything before it before everything after it), in global
+// memory when both fall in one launch (nothing orders two workgroups). Two lanes of one store
+// writing one byte are a race too (the hardware keeps one of them, which one is not defined).
+// Atomics are not races: the IR has none yet; when one comes, it records its bytes as an atomic
+// access, which conflicts with plain accesses by another party but never with another atomic.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "program.h"
+
+namespace kemit::interp {
+
+struct Memory;
+
+// One wave's execution of a load or store: the shadow keeps its index (a stamp) per byte.
+struct Access {
+  const Instr* op = nullptr;
+  std::array<int64_t, 3> group{};
+  int wave = 0;
+};
+
+// The last write and up to two reads by different parties of one byte. Two reads suffice: of two
+// different readers at least one is not the party that writes next.
+struct ByteShadow {
+  uint32_t write = 0, read1 = 0, read2 = 0;  // stamps; 0 is none
+  uint8_t write_lane = 0, read1_lane = 0, read2_lane = 0, unused = 0;
+};
+
+// Stamps grow with every memory op a wave runs, and the scheduler runs one wave at a time, so what
+// a stamp's access was ordered with follows from where it falls: at or after the current wave's
+// resumption it is this wave's own, in this barrier interval; before the interval's start it is
+// ordered by a barrier (or belongs to an earlier workgroup); in between it is another wave's in
+// this interval. For global memory, before the workgroup's start is another workgroup's. So a check
+// compares numbers, and the table of accesses is read only to name them in a report.
+class RaceDetector {
+ public:
+  RaceDetector(const Program& program, const Memory& memory);
+  // A workgroup starts (fresh LDS), its waves leave a barrier (a new interval), or a wave resumes.
+  void begin_workgroup() { group_start_ = interval_start_ = wave_start_ = next(); }
+  void barrier() { interval_start_ = next(); }
+  void resume_wave() { wave_start_ = next(); }
+  // The stamp of one wave's execution of a memory op; the accesses of its lanes carry it.
+  uint32_t begin_access(const Instr& op, const std::array<int64_t, 3>& group, int wave);
+  // Throws RaceError naming both accesses when the access races with an earlier one.
+  void read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
+  void write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
+
+ private:
+  static constexpr size_t kPageBytes = 4096;  // shadows are made page by page, as touched
+  struct Shadow {
+    bool lds = false;
+    std::string name;
+    std::vector<std::unique_ptr<ByteShadow[]>> pages;
+  };
+  uint32_t next() const { return static_cast<uint32_t>(accesses_.size()); }
+  // The shadow of `bytes` bytes from `byte`, contiguous when they lie in one page (else nullptr).
+  ByteShadow* span(Shadow& shadow, uint64_t byte, size_t bytes);
+  ByteShadow& at(Shadow& shadow, uint64_t byte);
+  // check(shadow, byte) for each byte of an access.
+  template <class Check> void each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check);
+  void check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
+  void check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
+  // An earlier access's stamp: whether it is unordered with this wave's and by another party, and
+  // whether it is this party's own.
+  bool unordered(const Shadow& shadow, uint32_t earlier) const {
+    return shadow.lds ? earlier >= interval_start_ && earlier < wave_start_ : earlier != 0 && earlier < group_start_;
+  }
+  bool own(const Shadow& shadow, uint32_t earlier) const {
+    return earlier >= (shadow.lds ? wave_start_ : group_start_);
+  }
+  [[noreturn]] void report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
+                           int lane, bool earlier_writes, bool now_writes) const;
+
+  const Program& program_;
+  std::vector<Shadow> shadows_;  // by region id
+  std::vector<Access> accesses_;  // by stamp; 0 is none
+  uint32_t group_start_ = 1, interval_start_ = 1, wave_start_ = 1;
+};
+
+}  // namespace kemit::interp
