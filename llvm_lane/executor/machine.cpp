@@ -237,13 +237,14 @@ bool Machine::run_workgroup() {
   }
   // Waves run one at a time up to the next barrier, in the schedule's order; when every unfinished
   // wave waits, all go on (a new barrier interval for the race watch).
-  if (races_) races_->set_group(group_), races_->next_interval();
+  if (races_) races_->start_group(group_);
   const uint64_t salt = scramble(scramble(scramble(uint64_t(group_[0])) ^ uint64_t(group_[1])) ^ uint64_t(group_[2]));
   for (uint64_t interval = 0;; ++interval) {
     bool progressed = false, any_waiting = false;
     for (int64_t w : ordered(launch_.schedule, wave_count, salt ^ scramble(interval))) {
       Wave& wave = waves[size_t(w)];
       if (wave.done) continue;
+      if (races_) races_->resume_wave();
       if (!step_wave(wave)) return false;
       progressed = true;
       any_waiting |= wave.at_barrier;

@@ -8,6 +8,12 @@
 // (the same barrier interval); for global memory, when they fall in one launch. Two lanes of one
 // store writing one byte race too. Atomics are not races: the executor decodes no atomic yet, and
 // when it does, an atomic access is recorded as such and never races with another atomic.
+//
+// Events (one per wave's run of a memory op) are numbered in the order they happen, and one wave
+// runs at a time, so an event's number says how it relates to now: from the running wave's
+// resumption on, it is this wave's own; from the current barrier interval's start, another wave's
+// in this interval (unordered in LDS); before the workgroup's start, another workgroup's (unordered
+// in global memory). The checks compare numbers; the events are read only to name a race.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +29,9 @@ class RaceWatch {
  public:
   // `names`: every region's name by region index - 1 (the pointer cells' regions are 1-based).
   explicit RaceWatch(std::vector<std::string> names);
-  void next_interval() { ++interval_; }  // the waves met at a barrier, or a new workgroup began
-  void set_group(const int64_t group[3]) { group_[0] = group[0], group_[1] = group[1], group_[2] = group[2]; }
+  void start_group(const int64_t group[3]);
+  void next_interval() { interval_from_ = uint32_t(events_.size()); }  // the waves met at a barrier
+  void resume_wave() { wave_from_ = uint32_t(events_.size()); }
   // One wave's run of a load or store; its lanes' accesses follow.
   void begin(const Op& op, int wave);
   // false with `why` naming both accesses and the byte when the lane's access races.
@@ -35,23 +42,26 @@ class RaceWatch {
     const Op* op;
     int64_t group[3];
     int wave;
-    uint64_t interval;
   };
   struct Mark {
-    uint32_t writer = 0, readers[2] = {0, 0};  // indices into events_, 0 is none
+    uint32_t writer = 0, readers[2] = {0, 0};  // event numbers, 0 is none
     uint8_t writer_lane = 0, reader_lanes[2] = {0, 0};
   };
   static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
-  Mark& mark(uint64_t region, uint64_t byte);
-  bool same_party(bool lds, uint32_t a, uint32_t b) const;
-  bool unordered(bool lds, uint32_t earlier, uint32_t now) const;
+  Mark* marks(uint64_t region, uint64_t byte);
+  bool unordered(bool lds, uint32_t earlier) const {
+    return lds ? earlier >= interval_from_ && earlier < wave_from_ : earlier != 0 && earlier < group_from_;
+  }
+  bool mine(bool lds, uint32_t earlier) const { return earlier >= (lds ? wave_from_ : group_from_); }
   std::string describe(uint32_t event, int lane, bool store) const;
+  bool raced(uint64_t region, uint64_t byte, uint32_t earlier, int earlier_lane, bool earlier_store, int lane,
+             bool store, std::string& why) const;
 
   std::vector<std::string> names_;
-  std::vector<std::vector<std::unique_ptr<Mark[]>>> marks_;  // by region index - 1, then chunk
+  std::vector<std::vector<std::unique_ptr<Mark[]>>> chunks_;  // by region index - 1, then chunk
   std::vector<Event> events_;
-  uint64_t interval_ = 1;
-  int64_t group_[3] = {0, 0, 0};
+  uint32_t group_from_ = 1, interval_from_ = 1, wave_from_ = 1;
+  int64_t current_group_[3] = {0, 0, 0};
 };
 
 }  // namespace kemit::exec
