@@ -14,8 +14,10 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "program.h"
@@ -56,6 +58,15 @@ class RaceDetector {
   // Throws RaceError naming both accesses when the access races with an earlier one.
   void read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
   void write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
+  // A read of LDS no lane wrote yet: with the detector, the byte's writer may be another wave later
+  // in the same interval, which is a race (reported at that write). The first such error waits
+  // for the end of the interval, and is thrown then (by raise_deferred) if no race came first.
+  void defer(std::exception_ptr error) {
+    if (!deferred_) deferred_ = error;
+  }
+  void raise_deferred() {
+    if (deferred_) std::rethrow_exception(std::exchange(deferred_, nullptr));
+  }
 
  private:
   static constexpr size_t kPageBytes = 4096;  // shadows are made page by page, as touched
@@ -87,6 +98,7 @@ class RaceDetector {
   std::vector<Shadow> shadows_;  // by region id
   std::vector<Access> accesses_;  // by stamp; 0 is none
   uint32_t group_start_ = 1, interval_start_ = 1, wave_start_ = 1;
+  std::exception_ptr deferred_;
 };
 
 }  // namespace kemit::interp

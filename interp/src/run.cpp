@@ -216,6 +216,7 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
     }
     int finished = 0, waiting = 0;
     for (const auto& co : group.waves) finished += co.finished, waiting += co.waiting;
+    if (memory.races) memory.races->raise_deferred();  // the interval ended without a race
     if (finished == count) return;
     if (memory.races) memory.races->barrier();
     if (finished > 0 && waiting > 0)

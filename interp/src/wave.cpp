@@ -445,9 +445,16 @@ void Wave::load(const Instr& in, uint64_t mask) {
     if (region.written) {
       const uint8_t* written = region.written->data() + offset;
       const uint8_t* unwritten = std::find(written, written + bytes, uint8_t{0});
-      if (unwritten != written + bytes)
-        fail(in, lane, "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
-                           " that no lane of this workgroup wrote");
+      if (unwritten != written + bytes) {
+        std::string message = "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
+                              " that no lane of this workgroup wrote";
+        if (!races) fail(in, lane, message);
+        try {  // the writer may be another wave later in this interval: a race, which comes first
+          fail(in, lane, message);
+        } catch (const InterpError&) {
+          races->defer(std::current_exception());
+        }
+      }
     }
     if (!region.paged) {
       const uint8_t* at = region.data + offset;

@@ -113,14 +113,17 @@ bool Machine::bind_params(Wave& wave) {
 }
 
 bool Machine::fail(const Wave& wave, const Op& op, int lane, const std::string& why) {
-  if (!outcome_.error.empty()) return false;
-  outcome_.failed_op = op.text;
-  outcome_.failed_workitem = wave.first_item + lane;
-  outcome_.failed_message = why;
-  outcome_.error = op.text + ": " + why + " (lane " + std::to_string(lane) + " of wave " + std::to_string(wave.index) +
-                   ", workgroup (" + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," +
-                   std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
+  if (outcome_.error.empty()) record_failure(outcome_, wave, op, lane, why);
   return false;
+}
+
+void Machine::record_failure(Outcome& into, const Wave& wave, const Op& op, int lane, const std::string& why) const {
+  into.failed_op = op.text;
+  into.failed_workitem = wave.first_item + lane;
+  into.failed_message = why;
+  into.error = op.text + ": " + why + " (lane " + std::to_string(lane) + " of wave " + std::to_string(wave.index) +
+               ", workgroup (" + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," +
+               std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
 }
 
 void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
@@ -249,6 +252,12 @@ bool Machine::run_workgroup() {
       progressed = true;
       any_waiting |= wave.at_barrier;
     }
+    if (!deferred_.error.empty()) {  // a read of unwritten LDS that no race explained
+      outcome_.error = deferred_.error, outcome_.failed_op = deferred_.failed_op;
+      outcome_.failed_workitem = deferred_.failed_workitem, outcome_.failed_message = deferred_.failed_message;
+      deferred_ = Outcome{};
+      return false;
+    }
     if (!progressed || !any_waiting) return true;
     if (races_) races_->next_interval();
   }
@@ -297,7 +306,11 @@ bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer,
       std::memset(written, 1, bytes);
     } else if (const void* unwritten = std::memchr(written, 0, bytes)) {
       int64_t byte = offset + (static_cast<const uint8_t*>(unwritten) - written);
-      return fail(wave, op, lane, "reads LDS byte " + std::to_string(byte) + " that no lane wrote");
+      std::string why = "reads LDS byte " + std::to_string(byte) + " that no lane wrote";
+      if (!races_) return fail(wave, op, lane, why);
+      // Its writer may be another wave later in this interval, a race the watch reports at the
+      // write; the first such read fails the run at the interval's end if no race came first.
+      if (deferred_.error.empty()) record_failure(deferred_, wave, op, lane, why);
     }
   }
   where = target.paged ? nullptr : target.data + offset;  // paged: memory() copies through paged_memory

@@ -71,6 +71,7 @@ class Machine {
   bool branch(Wave& wave, const Op& op, uint64_t mask);
   void take_edge(Wave& wave, int from, int to, uint64_t mask);
   bool fail(const Wave& wave, const Op& op, int lane, const std::string& why);
+  void record_failure(Outcome& into, const Wave& wave, const Op& op, int lane, const std::string& why) const;
 
   // Inline: every op asks for its operands and result.
   View view(const Wave& wave, Ref ref) const {
@@ -123,6 +124,7 @@ class Machine {
   std::vector<double> matrix_scratch_[4];  // A, B, C and the products
   std::vector<char> seen_scratch_;
   std::unique_ptr<RaceWatch> races_;  // null when the launch does not watch for races
+  Outcome deferred_;                  // with races_: the first read of unwritten LDS, until the interval ends
 };
 
 // body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a
