@@ -18,7 +18,7 @@ import os
 import sys
 
 from module_source import ROOT
-from numerics_worker import Checkers, Lane, build_case, run_section
+from numerics_worker import Lane, build_case, run_section
 
 CANONICAL_BARRIER = "barrier"
 LLVM_BARRIER = "call void @llvm.amdgcn.s.barrier()"

@@ -4,7 +4,6 @@ stays GREEN) is NUMERIC_RACE in exactly that section, in the canonical section a
 while the clean config is NUMERIC_OK in every section; a schedule whose outputs differ from the
 in-order run's is NUMERIC_SCHEDULE naming the schedule and the first differing byte; and the
 barrier census finds a race for every barrier of a config's sections."""
-import json
 import os
 import sys
 
@@ -14,15 +13,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import barrier_census  # noqa: E402
 import numerics_worker  # noqa: E402
-from module_source import EngineSource  # noqa: E402
+from lane_cases import BUILD, config  # noqa: E402
 from wrapped_source import WrappedSource  # noqa: E402
 
-BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
-
-
-def config(family, config_id):
-    with open(os.path.join(REPO, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
-        return next(c for c in json.load(handle)["configs"] if c["id"] == config_id)
 
 
 class WithoutBarrier(WrappedSource):
@@ -43,16 +36,6 @@ class WithoutBarrier(WrappedSource):
             built.flavors[self.section] = mutated
         return built
 
-
-@pytest.fixture(scope="module")
-def lane():
-    sys.path.insert(0, os.path.join(os.path.abspath(BUILD), "bindings"))
-    import kemit_cpp
-    source = EngineSource("cpp", BUILD)
-    checkers = numerics_worker.Checkers(BUILD, source.flavor_majors())
-    yield kemit_cpp, source, checkers
-    source.close()
-    checkers.close()
 
 
 # transpose_lds and gemm_epilogue: barriers whose removal the in-order runs did not expose.
