@@ -35,12 +35,12 @@ ByteShadow* RaceDetector::span(Shadow& shadow, uint64_t byte, size_t bytes) {
 
 void RaceDetector::check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
   if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, false);
-  // Keep up to two readers of different parties; an LDS reader of an earlier interval is ordered.
-  auto gone = [&](uint32_t read) { return read == 0 || (shadow.lds && read < interval_start_); };
-  // A party's later reads of a byte it already read change nothing, so the common case writes nothing.
-  if (own(shadow, s.read1)) return;
-  if (gone(s.read1)) s.read1 = stamp, s.read1_lane = static_cast<uint8_t>(lane);
-  else if (gone(s.read2)) s.read2 = stamp, s.read2_lane = static_cast<uint8_t>(lane);
+  // Keep up to two reads that can still race; a read that is gone gives its place to this one (which
+  // races with whatever the gone one could still race with: a later workgroup's write). A wave's
+  // later reads of a byte it already read change nothing, so the common case writes nothing.
+  if (own(s.read1)) return;
+  if (gone(shadow, s.read1)) s.read1 = stamp, s.read1_lane = static_cast<uint8_t>(lane);
+  else if (gone(shadow, s.read2)) s.read2 = stamp, s.read2_lane = static_cast<uint8_t>(lane);
 }
 
 void RaceDetector::check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
@@ -83,8 +83,8 @@ void RaceDetector::report(const Shadow& shadow, uint64_t byte, uint32_t earlier,
     return op_label(*access.op->op) + " (lane " + std::to_string(at_lane) + " of wave " + std::to_string(access.wave) +
            ", workgroup " + group_text(access.group) + ") " + (writes ? "writes" : "reads") + " it";
   };
-  std::string unordered = shadow.lds ? "in one barrier interval (no barrier between the waves)"
-                                     : "in one launch (nothing orders two workgroups)";
+  std::string unordered = a.group == b.group ? "in one barrier interval (no barrier between the waves)"
+                                             : "in one launch (nothing orders two workgroups)";
   throw RaceError("race: " + where + ": " + side(a, earlier_lane, earlier_writes) + " and " +
                   side(b, lane, now_writes) + " " + unordered + " (kernel @" + program_.kernel + ")");
 }

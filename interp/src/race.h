@@ -3,12 +3,12 @@
 // runs waves in turn and workgroups one after another, so a missing barrier only changes the
 // outputs when the order happens to expose it; the shadow sees the race in any order.
 //
-// The rule. Every access is made by a party: for LDS the wave (LDS is one workgroup's), for global
-// memory the workgroup. A write and another access to the same byte by a different party is a race
-// when nothing orders them: in LDS when both fall in one barrier interval (the waves of a workgroup
-// meet at a barrier, which orders everything before it before everything after it), in global
-// memory when both fall in one launch (nothing orders two workgroups). Two lanes of one store
-// writing one byte are a race too (the hardware keeps one of them, which one is not defined).
+// The rule. A write and another access to the same byte race when nothing orders them: when two
+// waves of one workgroup make them in one barrier interval (the waves meet at a barrier, which
+// orders everything before it before everything after it, in LDS and global memory alike), or, in
+// global memory, when two workgroups make them in one launch (nothing orders two workgroups). Two
+// lanes of one store writing one byte are a race too (the hardware keeps one of them, which one is
+// not defined).
 // Atomics are not races: the IR has none yet; when one comes, it records its bytes as an atomic
 // access, which conflicts with plain accesses by another party but never with another atomic.
 #pragma once
@@ -83,14 +83,17 @@ class RaceDetector {
   template <class Check> void each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check);
   void check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
   void check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
-  // An earlier access's stamp: whether it is unordered with this wave's and by another party, and
-  // whether it is this party's own.
+  // An earlier access's stamp: whether it is unordered with the running wave's accesses (another
+  // wave's in this interval; for global memory, also another workgroup's); whether it is ordered
+  // before every later access that can race with the running wave's (an earlier interval's, of
+  // this workgroup for global memory, of any for LDS); and whether it is the running wave's own.
   bool unordered(const Shadow& shadow, uint32_t earlier) const {
-    return shadow.lds ? earlier >= interval_start_ && earlier < wave_start_ : earlier != 0 && earlier < group_start_;
+    return (earlier >= interval_start_ && earlier < wave_start_) || (!shadow.lds && earlier != 0 && earlier < group_start_);
   }
-  bool own(const Shadow& shadow, uint32_t earlier) const {
-    return earlier >= (shadow.lds ? wave_start_ : group_start_);
+  bool gone(const Shadow& shadow, uint32_t earlier) const {
+    return earlier == 0 || (earlier < interval_start_ && (shadow.lds || earlier >= group_start_));
   }
+  bool own(uint32_t earlier) const { return earlier >= wave_start_; }
   [[noreturn]] void report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
                            int lane, bool earlier_writes, bool now_writes) const;
 

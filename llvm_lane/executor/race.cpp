@@ -44,8 +44,10 @@ bool RaceWatch::raced(uint64_t region, uint64_t byte, uint32_t earlier, int earl
           std::to_string(e.group[0]) + "," + std::to_string(e.group[1]) + "," + std::to_string(e.group[2]) + "))";
     return false;
   }
+  const Event &a = events_[earlier], &b = events_[now];
+  bool one_group = a.group[0] == b.group[0] && a.group[1] == b.group[1] && a.group[2] == b.group[2];
   why = "race: " + where + ": " + describe(earlier, earlier_lane, earlier_store) + " and " + describe(now, lane, store) +
-        (lds ? " in one barrier interval (no barrier between the waves)" : " in one launch (nothing orders two workgroups)");
+        (one_group ? " in one barrier interval (no barrier between the waves)" : " in one launch (nothing orders two workgroups)");
   return false;
 }
 
@@ -67,10 +69,9 @@ bool RaceWatch::access(uint64_t region, uint64_t offset, uint64_t bytes, int lan
     }
     // Two readers of different parties are enough: the next writer differs from one of them. A
     // party that read the byte already changes nothing (the common case writes no mark).
-    if (mine(lds, m.readers[0])) continue;
+    if (mine(m.readers[0])) continue;
     for (int r = 0; r < 2; ++r) {
-      uint32_t reader = m.readers[r];
-      if (reader == 0 || (lds && reader < interval_from_)) {
+      if (settled(lds, m.readers[r])) {
         m.readers[r] = now, m.reader_lanes[r] = uint8_t(lane);
         break;
       }

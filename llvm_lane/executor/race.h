@@ -3,17 +3,17 @@
 // other. A shadow per byte of LDS and of each global buffer of one launch records who last wrote
 // the byte and up to two parties that read it since.
 //
-// Parties: a wave for LDS (one workgroup's), a workgroup for global memory. A write and any other
-// access by another party race when nothing orders them: for LDS, when no barrier separates them
-// (the same barrier interval); for global memory, when they fall in one launch. Two lanes of one
-// store writing one byte race too. Atomics are not races: the executor decodes no atomic yet, and
+// A write and any other access race when nothing orders them: two waves of one workgroup with no
+// barrier between them (one barrier interval; a barrier orders LDS and global memory alike), or,
+// in global memory, two workgroups of one launch. Two lanes of one store writing one byte race too. Atomics are not races: the executor decodes no atomic yet, and
 // when it does, an atomic access is recorded as such and never races with another atomic.
 //
 // Events (one per wave's run of a memory op) are numbered in the order they happen, and one wave
 // runs at a time, so an event's number says how it relates to now: from the running wave's
 // resumption on, it is this wave's own; from the current barrier interval's start, another wave's
-// in this interval (unordered in LDS); before the workgroup's start, another workgroup's (unordered
-// in global memory). The checks compare numbers; the events are read only to name a race.
+// in this interval (unordered); from the workgroup's start, this workgroup's in an earlier
+// interval (ordered); before it, another workgroup's (unordered in global memory, gone with its
+// LDS). The checks compare numbers; the events are read only to name a race.
 #pragma once
 
 #include <cstdint>
@@ -50,9 +50,14 @@ class RaceWatch {
   static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
   Mark* marks(uint64_t region, uint64_t byte);
   bool unordered(bool lds, uint32_t earlier) const {
-    return lds ? earlier >= interval_from_ && earlier < wave_from_ : earlier != 0 && earlier < group_from_;
+    return (earlier >= interval_from_ && earlier < wave_from_) || (!lds && earlier != 0 && earlier < group_from_);
   }
-  bool mine(bool lds, uint32_t earlier) const { return earlier >= (lds ? wave_from_ : group_from_); }
+  // A read that can race with nothing after now (an earlier interval's of this workgroup, or for LDS
+  // of any): its place in a mark can go to a newer read.
+  bool settled(bool lds, uint32_t read) const {
+    return read == 0 || (read < interval_from_ && (lds || read >= group_from_));
+  }
+  bool mine(uint32_t earlier) const { return earlier >= wave_from_; }
   std::string describe(uint32_t event, int lane, bool store) const;
   bool raced(uint64_t region, uint64_t byte, uint32_t earlier, int earlier_lane, bool earlier_store, int lane,
              bool store, std::string& why) const;

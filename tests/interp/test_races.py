@@ -67,6 +67,30 @@ def test_a_removed_barrier_is_a_race_on_lds_naming_both_ops_and_waves(kemit_cpp)
     assert isinstance(raised.value, kemit_cpp.InterpError)
 
 
+def global_exchange(barrier):
+    """lds_exchange's low-half read through a global buffer: the waves of one workgroup race there too
+    without the barrier (it orders global memory as well as LDS)."""
+    b = Builder("t", "gfx1100")
+    out, scratch = b.param("out", GLOBAL), b.param("scratch", GLOBAL)
+    tid = b.workitem_id("x")
+    b.store(b.mul(tid, tid), b.ptr_add(scratch, tid, I32), 4)
+    if barrier:
+        b.barrier()
+    b.store(b.load(I32, b.ptr_add(scratch, low_half(b, tid), I32), 4), b.ptr_add(out, tid, I32), 4)
+    return print_kernel(b.finish())
+
+
+def test_two_waves_of_one_workgroup_race_on_global_memory_without_the_barrier(kemit_cpp):
+    out, scratch = np.zeros(64, dtype=np.int32), np.zeros(64, dtype=np.int32)
+    kemit_cpp.run(global_exchange(True), 1, 64, {"out": out, "scratch": scratch})
+    assert list(out) == [(i % 32) ** 2 for i in range(64)]
+    with pytest.raises(kemit_cpp.RaceError) as raised:
+        kemit_cpp.run(global_exchange(False), 1, 64, {"out": out, "scratch": scratch})
+    message = str(raised.value)
+    assert message.startswith("race: buffer 'scratch' byte 0: store ")
+    assert "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval" in message
+
+
 def test_two_workgroups_writing_one_global_address_race(kemit_cpp):
     out = np.zeros(64, dtype=np.int32)
     with pytest.raises(kemit_cpp.RaceError) as raised:

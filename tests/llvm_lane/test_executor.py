@@ -436,6 +436,21 @@ def test_a_removed_barrier_is_a_race_on_lds_naming_both_instructions_and_waves(c
                             "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval"), error
 
 
+def test_two_waves_of_one_workgroup_race_on_global_memory_without_the_barrier(checker):
+    """NO_BARRIER through a global buffer (addrspace 1 for the tile): the barrier orders global
+    memory for the waves of a workgroup as well."""
+    body = NO_BARRIER.replace("@tile = internal addrspace(3) global [128 x i32] poison, align 4\n", "").replace(
+        "define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {",
+        "define amdgpu_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) %scratch) #0 {").replace(
+        "ptr addrspace(3) @tile", "ptr addrspace(1) %scratch").replace("ptr addrspace(3) %", "ptr addrspace(1) %")
+    text = HEAD + body + TAIL.format(arch="gfx90a")
+    buffers = {"out": np.zeros(128, dtype=np.int32), "scratch": np.zeros(128, dtype=np.int32)}
+    ok, error, _, _ = checker.execute(text, "t.ll", (1,), 128, buffers, {}, "")
+    assert not ok
+    assert error.startswith("race: scratch byte 0: store i32 %v"), error
+    assert "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval" in error
+
+
 def test_two_workgroups_writing_one_global_address_race(checker):
     ok, error, _, _ = execute(checker, STORES.replace("INDEX", "add i32 %t, 0"), np.zeros(64, dtype=np.int32), (2,), 64)
     assert not ok
