@@ -10,7 +10,7 @@
 // lanes of one store writing one byte are a race too (the hardware keeps one of them, which one is
 // not defined).
 // Atomics are not races: the IR has none yet; when one comes, it records its bytes as an atomic
-// access, which conflicts with plain accesses by another party but never with another atomic.
+// access, which conflicts with unordered plain accesses but never with another atomic.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -33,8 +33,8 @@ struct Access {
   int wave = 0;
 };
 
-// The last write and up to two reads by different parties of one byte. Two reads suffice: of two
-// different readers at least one is not the party that writes next.
+// The last write and up to two reads since of one byte that can still race. Two reads suffice:
+// the next writer is unordered with at least one of two reads by different waves.
 struct ByteShadow {
   uint32_t write = 0, read1 = 0, read2 = 0;  // stamps; 0 is none
   uint8_t write_lane = 0, read1_lane = 0, read2_lane = 0, unused = 0;

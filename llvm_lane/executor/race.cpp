@@ -67,8 +67,8 @@ bool RaceWatch::access(uint64_t region, uint64_t offset, uint64_t bytes, int lan
       m.readers[0] = m.readers[1] = 0;  // any unordered read raced above
       continue;
     }
-    // Two readers of different parties are enough: the next writer differs from one of them. A
-    // party that read the byte already changes nothing (the common case writes no mark).
+    // Two reads by different waves are enough: the next writer is unordered with one of them. A
+    // wave that read the byte already changes nothing (the common case writes no mark).
     if (mine(m.readers[0])) continue;
     for (int r = 0; r < 2; ++r) {
       if (settled(lds, m.readers[r])) {

@@ -1,7 +1,7 @@
 // The executor's race detector (docs/numerics.md, "Races and schedules"), its own code: the
 // interpreter has another, and the two share nothing, so a mistake in one is not copied into the
 // other. A shadow per byte of LDS and of each global buffer of one launch records who last wrote
-// the byte and up to two parties that read it since.
+// the byte and up to two reads since that can still race.
 //
 // A write and any other access race when nothing orders them: two waves of one workgroup with no
 // barrier between them (one barrier interval; a barrier orders LDS and global memory alike), or,
