@@ -14,12 +14,13 @@ GLOBAL = pointer("global")
 SCHEDULES = ("in-order", "reverse", "random:1", "random:2")
 
 
-def lds_exchange(barrier, reads):
+def exchange(barrier, reads, through_global=False):
     """Two waves of 32 (gfx1100) write tile[tid] = tid * tid, then out[tid] = tile[reads(tid)]: with
-    the barrier between, as the engines emit it; without it, the waves race on the tile."""
+    the barrier between, as the engines emit it; without it, the waves race on the tile. The tile
+    is LDS, or the global buffer `scratch` (a barrier orders global memory as well)."""
     b = Builder("t", "gfx1100")
     out = b.param("out", GLOBAL)
-    tile = b.lds("tile", I32, 64, 16)
+    tile = b.param("scratch", GLOBAL) if through_global else b.lds("tile", I32, 64, 16)
     tid = b.workitem_id("x")
     b.store(b.mul(tid, tid), b.ptr_add(tile, tid, I32), 4)
     if barrier:
@@ -48,7 +49,7 @@ def stores(index):
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_the_kernel_with_its_barrier_is_silent_and_the_same_under_every_schedule(kemit_cpp, schedule):
     out = np.zeros(64, dtype=np.int32)
-    kemit_cpp.run(lds_exchange(True, rotated), 1, 64, {"out": out}, schedule=schedule)
+    kemit_cpp.run(exchange(True, rotated), 1, 64, {"out": out}, schedule=schedule)
     assert list(out) == [((i + 32) % 64) ** 2 for i in range(64)]
     per_group = np.zeros(128, dtype=np.int32)
     kemit_cpp.run(stores(lambda b, tid: b.add(b.mul(b.workgroup_id("x"), b.const_int(I32, 64)), tid)), 2, 64,
@@ -59,7 +60,7 @@ def test_the_kernel_with_its_barrier_is_silent_and_the_same_under_every_schedule
 def test_a_removed_barrier_is_a_race_on_lds_naming_both_ops_and_waves(kemit_cpp):
     out = np.zeros(64, dtype=np.int32)
     with pytest.raises(kemit_cpp.RaceError) as raised:
-        kemit_cpp.run(lds_exchange(False, low_half), 1, 64, {"out": out})
+        kemit_cpp.run(exchange(False, low_half), 1, 64, {"out": out})
     message = str(raised.value)
     assert message.startswith("race: LDS 'tile' byte 0: store ")
     assert "(lane 0 of wave 0, workgroup (0,0,0)) writes it and %" in message
@@ -67,25 +68,12 @@ def test_a_removed_barrier_is_a_race_on_lds_naming_both_ops_and_waves(kemit_cpp)
     assert isinstance(raised.value, kemit_cpp.InterpError)
 
 
-def global_exchange(barrier):
-    """lds_exchange's low-half read through a global buffer: the waves of one workgroup race there too
-    without the barrier (it orders global memory as well as LDS)."""
-    b = Builder("t", "gfx1100")
-    out, scratch = b.param("out", GLOBAL), b.param("scratch", GLOBAL)
-    tid = b.workitem_id("x")
-    b.store(b.mul(tid, tid), b.ptr_add(scratch, tid, I32), 4)
-    if barrier:
-        b.barrier()
-    b.store(b.load(I32, b.ptr_add(scratch, low_half(b, tid), I32), 4), b.ptr_add(out, tid, I32), 4)
-    return print_kernel(b.finish())
-
-
 def test_two_waves_of_one_workgroup_race_on_global_memory_without_the_barrier(kemit_cpp):
     out, scratch = np.zeros(64, dtype=np.int32), np.zeros(64, dtype=np.int32)
-    kemit_cpp.run(global_exchange(True), 1, 64, {"out": out, "scratch": scratch})
+    kemit_cpp.run(exchange(True, low_half, True), 1, 64, {"out": out, "scratch": scratch})
     assert list(out) == [(i % 32) ** 2 for i in range(64)]
     with pytest.raises(kemit_cpp.RaceError) as raised:
-        kemit_cpp.run(global_exchange(False), 1, 64, {"out": out, "scratch": scratch})
+        kemit_cpp.run(exchange(False, low_half, True), 1, 64, {"out": out, "scratch": scratch})
     message = str(raised.value)
     assert message.startswith("race: buffer 'scratch' byte 0: store ")
     assert "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval" in message
@@ -119,7 +107,7 @@ def test_without_the_detector_the_in_order_run_passes_what_the_schedules_expose(
     def exchange(schedule):
         out = np.zeros(64, dtype=np.int32)
         try:
-            kemit_cpp.run(lds_exchange(False, low_half), 1, 64, {"out": out}, schedule=schedule, races=False)
+            kemit_cpp.run(exchange(False, low_half), 1, 64, {"out": out}, schedule=schedule, races=False)
         except kemit_cpp.InterpError as error:
             assert "that no lane of this workgroup wrote" in str(error)
             return None
