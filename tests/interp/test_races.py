@@ -104,7 +104,7 @@ def test_without_the_detector_the_in_order_run_passes_what_the_schedules_expose(
         kemit_cpp.run(stores(lambda b, tid: tid), 3, 64, {"out": out}, schedule=schedule, races=False)
         return int(out[0])
 
-    def exchange(schedule):
+    def exchanged(schedule):
         out = np.zeros(64, dtype=np.int32)
         try:
             kemit_cpp.run(exchange(False, low_half), 1, 64, {"out": out}, schedule=schedule, races=False)
@@ -115,9 +115,9 @@ def test_without_the_detector_the_in_order_run_passes_what_the_schedules_expose(
 
     assert last_store("in-order") == 2 and last_store("reverse") == 0
     assert {last_store(f"random:{seed}") for seed in range(8)} - {2}
-    assert exchange("in-order") == [(i % 32) ** 2 for i in range(64)]
-    assert exchange("reverse") is None
-    assert None in [exchange(f"random:{seed}") for seed in range(8)]
+    assert exchanged("in-order") == [(i % 32) ** 2 for i in range(64)]
+    assert exchanged("reverse") is None
+    assert None in [exchanged(f"random:{seed}") for seed in range(8)]
 
 
 def test_an_unknown_schedule_is_refused(kemit_cpp):
