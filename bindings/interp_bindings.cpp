@@ -62,7 +62,9 @@ const ir::Kernel& chosen_kernel(const std::vector<ir::Kernel>& kernels, const st
 
 void populate_interp(py::module_& m) {
   py::register_exception<ir::ParseError>(m, "ParseError", PyExc_ValueError);
-  py::register_exception<interp::InterpError>(m, "InterpError", PyExc_RuntimeError);
+  auto interp_error = py::register_exception<interp::InterpError>(m, "InterpError", PyExc_RuntimeError);
+  // Registered after InterpError, so tried first: a race raises the subclass.
+  py::register_exception<interp::RaceError>(m, "RaceError", interp_error.ptr());
   m.def(
       "reprint",
       [](const std::string& text) {
@@ -77,7 +79,7 @@ void populate_interp(py::module_& m) {
   m.def(
       "run",
       [](const std::string& canonical, const py::object& grid, const py::object& block, const py::dict& buffers,
-         const py::dict& scalars, const std::string& kernel_name) {
+         const py::dict& scalars, const std::string& kernel_name, const std::string& schedule, bool races) {
         std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
         const ir::Kernel& kernel = chosen_kernel(kernels, kernel_name);
         interp::Launch launch{dims(grid, "grid"), dims(block, "block")};
@@ -88,21 +90,25 @@ void populate_interp(py::module_& m) {
         }
         std::map<std::string, int64_t> values;
         for (const auto& [key, value] : scalars) values[key.cast<std::string>()] = value.cast<int64_t>();
+        interp::RunOptions options{interp::parse_schedule(schedule), races};
         interp::RunStats stats;
         {
           py::gil_scoped_release release;
-          stats = interp::run(kernel, launch, memory, values);
+          stats = interp::run(kernel, launch, memory, values, options);
         }
         return stats_dict(stats);
       },
       py::arg("canonical"), py::arg("grid"), py::arg("block"), py::arg("buffers"), py::arg("scalars") = py::dict(), py::arg("kernel") = "",
+      py::arg("schedule") = "in-order", py::arg("races") = true,
       "Run a kernel (canonical IR text) in the reference interpreter over `grid` workgroups of `block`\n"
       "workitems (an int or up to 3 sizes). buffers: param name -> C-contiguous numpy array, read and\n"
       "written in place (bf16 as uint16 bit patterns); scalars: param name -> int; kernel: which kernel of a\n"
-      "module (needed when the text has several). Returns the run's\n"
+      "module (needed when the text has several); schedule: the order of the waves between barriers and of\n"
+      "the workgroups ('in-order', 'reverse', 'random:SEED'); races: watch every byte for races. Returns the run's\n"
       "counters (lane_instructions, wave_instructions, workgroups, seconds). Raises kemit_cpp.ParseError\n"
       "for text that is not canonical IR and kemit_cpp.InterpError for anything the kernel does that the\n"
-      "IR does not define (out-of-bounds index, broken promise, unknown op), naming the op.");
+      "IR does not define (out-of-bounds index, broken promise, unknown op), naming the op;\n"
+      "kemit_cpp.RaceError (an InterpError) for two accesses to one byte that nothing orders, naming both.");
 }
 
 }  // namespace kemit::bindings

@@ -2,6 +2,8 @@
 // coroutines (ucontext) that run until they reach a barrier or finish. When every unfinished wave
 // waits at a barrier, all are released; a wave that finishes while others wait is an error (they
 // would wait forever), as is any error inside a wave (rethrown here, outside the coroutine).
+// The schedule orders the workgroups and, in each barrier interval, the waves: in order, reversed or
+// at random (docs/numerics.md, "Races and schedules"); the race detector sees each interval end.
 #include <ucontext.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -22,6 +24,7 @@
 
 #include "kemit/interp/interp.h"
 #include "program.h"
+#include "race.h"
 #include "wave.h"
 #include "workgroup.h"
 
@@ -87,7 +90,36 @@ void wave_entry() {
   swapcontext(&self.context, &group.scheduler);
 }
 
+// splitmix64: a seeded permutation that is the same on every machine (std::shuffle's is not).
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 }  // namespace
+
+Schedule parse_schedule(const std::string& name) {
+  if (name == "in-order" || name.empty()) return {};
+  if (name == "reverse") return {Order::reverse, 0};
+  if (name.rfind("random:", 0) == 0 && name.size() > 7 && name.find_first_not_of("0123456789", 7) == std::string::npos)
+    return {Order::random, std::stoull(name.substr(7))};
+  throw InterpError("schedule '" + name + "' is none of in-order, reverse, random:SEED");
+}
+
+std::vector<int64_t> schedule_order(const Schedule& schedule, int64_t count, uint64_t salt) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) order[i] = schedule.order == Order::reverse ? count - 1 - i : i;
+  if (schedule.order == Order::random) {
+    uint64_t state = mix(schedule.seed ^ mix(salt));
+    for (int64_t i = count - 1; i > 0; --i) {  // Fisher-Yates
+      state = mix(state);
+      std::swap(order[i], order[state % static_cast<uint64_t>(i + 1)]);
+    }
+  }
+  return order;
+}
 
 std::vector<uint64_t> param_values(const Program& program, const std::set<std::string>& pointers,
                                    const std::function<Region(const ParamInfo&)>& region_of,
@@ -129,7 +161,7 @@ GroupState::GroupState(const Program& program) {
 void run_workgroup(const Program& program, Memory& memory, RunStats& stats, const std::array<int64_t, 3>& grid,
                    const std::array<int, 3>& block, const std::array<int64_t, 3>& group_id,
                    const std::vector<uint64_t>& params, GroupState& state) {
-  auto& [lds, written, storage] = state;
+  auto& [lds, written, storage, schedule] = state;
   for (size_t i = 0; i < program.lds.size(); ++i) {
     std::fill(written[i].begin(), written[i].end(), 0);
     memory.regions[program.lds[i].region] =
@@ -167,11 +199,15 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
     co.context.uc_link = nullptr;
     makecontext(&co.context, wave_entry, 0);
   }
-  while (true) {
-    for (auto& co : group.waves) {
+  if (memory.races) memory.races->begin_workgroup();
+  const uint64_t group_salt = mix(mix(mix(uint64_t(group_id[0])) ^ uint64_t(group_id[1])) ^ uint64_t(group_id[2]));
+  for (uint64_t interval = 0;; ++interval) {
+    for (int64_t w : schedule_order(state.schedule, count, group_salt ^ mix(interval))) {
+      Coroutine& co = group.waves[w];
       if (co.finished) continue;
       co.waiting = false;
       group.current = &co;
+      if (memory.races) memory.races->resume_wave();
       void* left = nullptr;
       leave_stack(&left, co.stack, STACK_BYTES);
       swapcontext(&group.scheduler, &co.context);
@@ -180,7 +216,9 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
     }
     int finished = 0, waiting = 0;
     for (const auto& co : group.waves) finished += co.finished, waiting += co.waiting;
+    if (memory.races) memory.races->raise_deferred();  // the interval ended without a race
     if (finished == count) return;
+    if (memory.races) memory.races->barrier();
     if (finished > 0 && waiting > 0)
       throw InterpError("barrier: " + std::to_string(waiting) + " wave(s) of workgroup (" + std::to_string(group_id[0]) +
                         "," + std::to_string(group_id[1]) + "," + std::to_string(group_id[2]) +
@@ -190,7 +228,7 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
 }
 
 RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
-             const std::map<std::string, int64_t>& scalars) {
+             const std::map<std::string, int64_t>& scalars, const RunOptions& options) {
   auto start = std::chrono::steady_clock::now();
   Program program = compile(kernel);
   for (int d = 0; d < 3; ++d)
@@ -209,14 +247,18 @@ RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std:
   };
   std::vector<uint64_t> params = param_values(program, names, region_of, scalars, memory);
   GroupState state(program);
+  state.schedule = options.schedule;
+  std::unique_ptr<RaceDetector> races;
+  if (options.races) races = std::make_unique<RaceDetector>(program, memory);
+  memory.races = races.get();
   RunStats stats;
   std::array<int64_t, 3> grid = {launch.grid[0], launch.grid[1], launch.grid[2]};
-  for (int64_t z = 0; z < launch.grid[2]; ++z)
-    for (int64_t y = 0; y < launch.grid[1]; ++y)
-      for (int64_t x = 0; x < launch.grid[0]; ++x) {
-        run_workgroup(program, memory, stats, grid, launch.block, {x, y, z}, params, state);
-        stats.workgroups += 1;
-      }
+  const int64_t groups = grid[0] * grid[1] * grid[2];
+  for (int64_t linear : schedule_order(options.schedule, groups, 0)) {  // x fastest, as the hardware numbers them
+    int64_t x = linear % grid[0], y = linear / grid[0] % grid[1], z = linear / (grid[0] * grid[1]);
+    run_workgroup(program, memory, stats, grid, launch.block, {x, y, z}, params, state);
+    stats.workgroups += 1;
+  }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }

@@ -2,6 +2,8 @@
 // lockstep; structured control flow narrows the lane mask (docs/ir.md, "Meaning").
 #include "wave.h"
 
+#include "race.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,11 +13,11 @@ namespace {
 
 int lane_count(uint64_t mask) { return __builtin_popcountll(mask); }
 
+}  // namespace
+
 std::string group_text(const std::array<int64_t, 3>& g) {
   return "(" + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) + ")";
 }
-
-}  // namespace
 
 Wave::Wave(const Program& program, Memory& memory, RunStats& stats, const Place& place, std::function<void()> barrier,
            std::vector<uint64_t>& regs)
@@ -437,16 +439,26 @@ void Wave::load(const Instr& in, uint64_t mask) {
   size_t bytes = static_cast<size_t>(size) * in.result.width;
   uint64_t keep = width_mask(in.result.kind);
   const uint64_t* pointers = lane_row(in.in[0].slot);
+  RaceDetector* races = memory.races;
+  const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
     Region* valid = region_if_valid(in, pointer, bytes, false);
     Region& region = valid ? *valid : access(in, lane, pointer, bytes, false);
+    if (races) races->read(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
     if (region.written) {
       const uint8_t* written = region.written->data() + offset;
       const uint8_t* unwritten = std::find(written, written + bytes, uint8_t{0});
-      if (unwritten != written + bytes)
-        fail(in, lane, "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
-                           " that no lane of this workgroup wrote");
+      if (unwritten != written + bytes) {
+        std::string message = "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
+                              " that no lane of this workgroup wrote";
+        if (!races) fail(in, lane, message);
+        try {  // the writer may be another wave later in this interval: a race, which comes first
+          fail(in, lane, message);
+        } catch (const InterpError&) {
+          races->defer(std::current_exception());
+        }
+      }
     }
     if (!region.paged) {
       const uint8_t* at = region.data + offset;
@@ -466,10 +478,13 @@ void Wave::store(const Instr& in, uint64_t mask) {
   int size = bytes_of(value.kind);
   size_t bytes = static_cast<size_t>(size) * value.width;
   const uint64_t* pointers = lane_row(in.in[1].slot);
+  RaceDetector* races = memory.races;
+  const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
     Region* valid = region_if_valid(in, pointer, bytes, true);
     Region& region = valid ? *valid : access(in, lane, pointer, bytes, true);
+    if (races) races->write(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
     for (int e = 0; e < value.width; ++e) {
       uint64_t bits = reg(value.slot + e, lane);
       if (region.paged) region.paged->write(region.base + offset + static_cast<uint64_t>(e) * size, &bits, size);

@@ -25,8 +25,11 @@ struct Region {
   uint64_t base = 0;
 };
 
+class RaceDetector;
+
 struct Memory {
   std::vector<Region> regions;  // by region id; 0 is no region
+  RaceDetector* races = nullptr;  // the run's race detector, if it has one (a witness run has none)
 };
 
 // Grid and workgroup ids are 64-bit: a witness run's grid dim reaches 2^32-1 workgroups.
@@ -36,6 +39,9 @@ struct Place {
   std::array<int64_t, 3> group;
   int wave = 0;  // index of the wave in its workgroup
 };
+
+// "(x,y,z)": a workgroup as the error texts name it.
+std::string group_text(const std::array<int64_t, 3>& group);
 
 class Wave {
  public:

@@ -21,12 +21,18 @@ struct WaveStorage {
   std::vector<uint64_t> regs;
 };
 
-// What every workgroup of a run reuses: the LDS arrays, their written shadows, the waves' storage.
+// What every workgroup of a run reuses: the LDS arrays, their written shadows, the waves' storage;
+// and how the run orders its waves, and whether a race detector watches (memory.races).
 struct GroupState {
   explicit GroupState(const Program& program);
   std::vector<std::vector<uint8_t>> lds, written;
   std::vector<WaveStorage> storage;
+  Schedule schedule;
 };
+
+// The order of `count` things under `schedule`: 0..count-1, reversed, or a permutation drawn from
+// the schedule's seed and `salt` (the workgroup and barrier interval, so each gets its own).
+std::vector<int64_t> schedule_order(const Schedule& schedule, int64_t count, uint64_t salt);
 
 // The param values of every lane: a pointer param's region from `region_of` (which throws when the
 // launch has none for it), an integer param's value from `scalars`, checked to fit its type. A name

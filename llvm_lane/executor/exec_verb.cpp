@@ -1,5 +1,7 @@
 // EXEC verb of kemit_llcheckN (exec_verb.h). Request, after the header line and the IR bytes:
-//   LAUNCH\t<kernel or ->\t<gx> <gy> <gz>\t<bx> <by> <bz>\t<buffers>\t<scalars>
+//   LAUNCH\t<kernel or ->\t<gx> <gy> <gz>\t<bx> <by> <bz>\t<buffers>\t<scalars>[\t<schedule>[\t<races 0|1>]]
+//     (schedule: in-order (the default), reverse, random:SEED; races: 1 (the default) watches every
+//     byte, and a race fails the run with an error that begins "race: ")
 //   SCALAR\t<name>\t<integer>                 x scalars
 //   BUFFER\t<name>\t<byte count>  + the bytes  x buffers
 // Answer: EXECUTED\t<name>\t<ok 0|1>\t<lane instructions>\t<wave instructions>\t<seconds>\t<error>
@@ -75,9 +77,12 @@ bool read_launch(std::istream& in, Launch& launch) {
   if (!std::getline(in, line)) return false;
   std::vector<std::string> fields = split_tabs(line);
   size_t buffers = 0, scalars = 0;
-  if (fields.size() != 6 || fields[0] != "LAUNCH" || !read_triple(fields[2], launch.grid) ||
+  if (fields.size() < 6 || fields.size() > 8 || fields[0] != "LAUNCH" || !read_triple(fields[2], launch.grid) ||
       !read_triple(fields[3], launch.block) || !read_count(fields[4], buffers) || !read_count(fields[5], scalars))
     return false;
+  if (fields.size() > 6 && !schedule_named(fields[6], launch.schedule)) return false;
+  if (fields.size() > 7 && fields[7] != "0" && fields[7] != "1") return false;
+  launch.races = fields.size() < 8 || fields[7] == "1";
   launch.kernel = fields[1] == "-" ? "" : fields[1];
   for (size_t i = 0; i < scalars; ++i) {
     if (!std::getline(in, line)) return false;

@@ -68,6 +68,7 @@ WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& desc
       return outcome.error = witness::scalar_misfit(program.kernel, param.name, scalar->second, param.type.bits), result;
   }
   Launch launch;
+  launch.races = false;  // a witness run runs chosen workgroups only: races are the full run's to find
   launch.kernel = description.kernel;
   for (int d = 0; d < 3; ++d) launch.grid[d] = int64_t(description.grid[d]), launch.block[d] = int64_t(description.block[d]);
   launch.scalars.assign(description.scalars.begin(), description.scalars.end());

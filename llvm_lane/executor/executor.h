@@ -33,6 +33,16 @@ struct PagedView {
   uint64_t offset = 0, bytes = 0;
 };
 
+// The order waves run in between barriers, and workgroups in: a race-free kernel's outputs are the
+// same bytes under each (docs/numerics.md, "Races and schedules").
+enum class RunOrder { InOrder, Reverse, Random };
+struct Schedule {
+  RunOrder order = RunOrder::InOrder;
+  uint64_t seed = 0;  // Random: every permutation is drawn from it
+};
+// "in-order", "reverse", "random:SEED"; false for anything else.
+bool schedule_named(const std::string& name, Schedule& schedule);
+
 struct Launch {
   std::string kernel;            // "" = the module's only (or first) kernel
   int64_t grid[3] = {1, 1, 1};   // workgroups
@@ -40,6 +50,8 @@ struct Launch {
   std::vector<Buffer> buffers;
   std::vector<std::pair<std::string, int64_t>> scalars;
   std::vector<PagedView> views;  // a witness run's pointer params
+  Schedule schedule;
+  bool races = true;             // watch every byte for races (race.h); a race fails the run
 };
 
 struct Outcome {
@@ -48,6 +60,7 @@ struct Outcome {
   std::string failed_op;         // the parts of an instruction's failure: its text,
   int64_t failed_workitem = -1;  // the linear workitem in its workgroup,
   std::string failed_message;    // and what broke
+  bool race = false;             // the failure is a race: `error` begins with "race: "
   uint64_t lane_instructions = 0;
   uint64_t wave_instructions = 0;
   uint64_t workgroups = 0;

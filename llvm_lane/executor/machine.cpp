@@ -9,6 +9,7 @@
 // are written when lanes take an edge, for those lanes only.
 #include "machine.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace kemit::exec {
@@ -30,6 +31,49 @@ Machine::Machine(const Program& program, Launch& launch, const std::vector<const
   regions_[kRegionDispatch - 1] = {"the dispatch packet", dispatch_.data(), dispatch_.size(), false};
   for (Buffer& buffer : launch.buffers) regions_.push_back({buffer.name, buffer.bytes.data(), buffer.bytes.size(), true});
   for (PagedView& view : launch.views) regions_.push_back({view.name, nullptr, view.bytes, true, view.buffer, view.offset});
+  if (launch.races) {
+    std::vector<std::string> names;
+    for (const Region& region : regions_) names.push_back(region.name);
+    races_ = std::make_unique<RaceWatch>(std::move(names));
+  }
+}
+
+namespace {
+
+// splitmix64: the random schedule's permutations are the same on every machine.
+uint64_t scramble(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// 0..count-1 in the schedule's order; a random one is drawn from the seed and `salt`.
+std::vector<int64_t> ordered(const Schedule& schedule, int64_t count, uint64_t salt) {
+  std::vector<int64_t> order(size_t(count), 0);
+  for (int64_t i = 0; i < count; ++i) order[size_t(i)] = schedule.order == RunOrder::Reverse ? count - 1 - i : i;
+  if (schedule.order != RunOrder::Random) return order;
+  uint64_t state = scramble(schedule.seed ^ scramble(salt));
+  for (int64_t i = count - 1; i > 0; --i) {
+    state = scramble(state);
+    std::swap(order[size_t(i)], order[size_t(state % uint64_t(i + 1))]);
+  }
+  return order;
+}
+
+}  // namespace
+
+bool schedule_named(const std::string& name, Schedule& schedule) {
+  schedule = Schedule{};
+  if (name == "in-order") return true;
+  if (name == "reverse") return schedule.order = RunOrder::Reverse, true;
+  const std::string prefix = "random:";
+  if (name.compare(0, prefix.size(), prefix) != 0 || name.size() == prefix.size() ||
+      name.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+    return false;
+  schedule.order = RunOrder::Random;
+  schedule.seed = std::strtoull(name.c_str() + prefix.size(), nullptr, 10);
+  return true;
 }
 
 bool Machine::bind_params(Wave& wave) {
@@ -69,14 +113,17 @@ bool Machine::bind_params(Wave& wave) {
 }
 
 bool Machine::fail(const Wave& wave, const Op& op, int lane, const std::string& why) {
-  if (!outcome_.error.empty()) return false;
-  outcome_.failed_op = op.text;
-  outcome_.failed_workitem = wave.first_item + lane;
-  outcome_.failed_message = why;
-  outcome_.error = op.text + ": " + why + " (lane " + std::to_string(lane) + " of wave " + std::to_string(wave.index) +
-                   ", workgroup (" + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," +
-                   std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
+  if (outcome_.error.empty()) record_failure(outcome_, wave, op, lane, why);
   return false;
+}
+
+void Machine::record_failure(Outcome& into, const Wave& wave, const Op& op, int lane, const std::string& why) const {
+  into.failed_op = op.text;
+  into.failed_workitem = wave.first_item + lane;
+  into.failed_message = why;
+  into.error = op.text + ": " + why + " (lane " + std::to_string(lane) + " of wave " + std::to_string(wave.index) +
+               ", workgroup (" + std::to_string(group_[0]) + "," + std::to_string(group_[1]) + "," +
+               std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
 }
 
 void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
@@ -191,26 +238,38 @@ bool Machine::run_workgroup() {
     wave.stack.push_back({0, wave.live, -1});
     if (!bind_params(wave)) return false;
   }
-  // Waves run one at a time up to the next barrier; when every unfinished wave waits, all go on.
-  for (;;) {
+  // Waves run one at a time up to the next barrier, in the schedule's order; when every unfinished
+  // wave waits, all go on (a new barrier interval for the race watch).
+  if (races_) races_->start_group(group_);
+  const uint64_t salt = scramble(scramble(scramble(uint64_t(group_[0])) ^ uint64_t(group_[1])) ^ uint64_t(group_[2]));
+  for (uint64_t interval = 0;; ++interval) {
     bool progressed = false, any_waiting = false;
-    for (Wave& wave : waves) {
+    for (int64_t w : ordered(launch_.schedule, wave_count, salt ^ scramble(interval))) {
+      Wave& wave = waves[size_t(w)];
       if (wave.done) continue;
+      if (races_) races_->resume_wave();
       if (!step_wave(wave)) return false;
       progressed = true;
       any_waiting |= wave.at_barrier;
     }
+    if (!deferred_.error.empty()) {  // a read of unwritten LDS that no race explained
+      outcome_.error = deferred_.error, outcome_.failed_op = deferred_.failed_op;
+      outcome_.failed_workitem = deferred_.failed_workitem, outcome_.failed_message = deferred_.failed_message;
+      deferred_ = Outcome{};
+      return false;
+    }
     if (!progressed || !any_waiting) return true;
+    if (races_) races_->next_interval();
   }
 }
 
 bool Machine::run() {
-  for (int64_t z = 0; z < launch_.grid[2]; ++z)
-    for (int64_t y = 0; y < launch_.grid[1]; ++y)
-      for (int64_t x = 0; x < launch_.grid[0]; ++x) {
-        int64_t group[3] = {x, y, z};
-        if (!run_group(group)) return false;
-      }
+  const int64_t count = launch_.grid[0] * launch_.grid[1] * launch_.grid[2];
+  for (int64_t linear : ordered(launch_.schedule, count, 0)) {  // x fastest, as the hardware numbers them
+    int64_t group[3] = {linear % launch_.grid[0], linear / launch_.grid[0] % launch_.grid[1],
+                        linear / (launch_.grid[0] * launch_.grid[1])};
+    if (!run_group(group)) return false;
+  }
   return true;
 }
 
@@ -247,11 +306,31 @@ bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer,
       std::memset(written, 1, bytes);
     } else if (const void* unwritten = std::memchr(written, 0, bytes)) {
       int64_t byte = offset + (static_cast<const uint8_t*>(unwritten) - written);
-      return fail(wave, op, lane, "reads LDS byte " + std::to_string(byte) + " that no lane wrote");
+      std::string why = "reads LDS byte " + std::to_string(byte) + " that no lane wrote";
+      if (!races_) return fail(wave, op, lane, why);
+      // Its writer may be another wave later in this interval, a race the watch reports at the
+      // write; the first such read fails the run at the interval's end if no race came first.
+      if (deferred_.error.empty()) record_failure(deferred_, wave, op, lane, why);
     }
   }
   where = target.paged ? nullptr : target.data + offset;  // paged: memory() copies through paged_memory
   return true;
+}
+
+// One lane's access, already located, through the race watch: false (the outcome says why) when it
+// races. A read-only region (the dispatch packet) is never written, so it cannot race.
+bool Machine::watch(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, bool store) {
+  uint64_t region = pointer >> kRegionShift;
+  if (!regions_[region - 1].writable) return true;
+  std::string why;
+  if (races_->access(region, uint64_t(signed_of(pointer & kOffsetMask, kRegionShift)), bytes, lane, store, why)) return true;
+  if (!outcome_.error.empty()) return false;
+  outcome_.race = true;
+  outcome_.failed_op = op.text;
+  outcome_.failed_workitem = wave.first_item + lane;
+  outcome_.failed_message = why;
+  outcome_.error = why + " (kernel @" + program_.kernel + ")";
+  return false;
 }
 
 // One lane's located access of a witness run's view, element by element through its buffer's pages
@@ -305,10 +384,14 @@ bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
   View value = store ? view(wave, op.operands[0]) : View{nullptr, 0, 0};
   uint64_t* out = store ? nullptr : cells(wave, op.result);
   const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
+  RaceWatch* races = races_.get();
+  if (races) races->begin(op, wave.index);
   for (uint64_t m = mask; m; m &= m - 1) {
     int l = __builtin_ctzll(m);
     uint64_t address = pointer.at(0, l);
     uint8_t* where = plain_address(address, bytes, align, store);
+    if (races && (where || locate(wave, op, l, address, bytes, where, store)) && !watch(wave, op, l, address, bytes, store))
+      return false;
     if (!where) {  // LDS, a witness run's pages, or an access locate() refuses
       if (!locate(wave, op, l, address, bytes, where, store)) return false;
       if (!where) {

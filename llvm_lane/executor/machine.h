@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "floats.h"
 #include "mma_tables.h"
 #include "program.h"
+#include "race.h"
 
 namespace kemit::exec {
 
@@ -69,6 +71,7 @@ class Machine {
   bool branch(Wave& wave, const Op& op, uint64_t mask);
   void take_edge(Wave& wave, int from, int to, uint64_t mask);
   bool fail(const Wave& wave, const Op& op, int lane, const std::string& why);
+  void record_failure(Outcome& into, const Wave& wave, const Op& op, int lane, const std::string& why) const;
 
   // Inline: every op asks for its operands and result.
   View view(const Wave& wave, Ref ref) const {
@@ -98,6 +101,7 @@ class Machine {
     return target.data + offset;
   }
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
+  bool watch(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, bool store);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
   bool math(Wave& wave, const Op& op, uint64_t mask);
@@ -119,6 +123,8 @@ class Machine {
   std::vector<uint64_t> phi_scratch_;
   std::vector<double> matrix_scratch_[4];  // A, B, C and the products
   std::vector<char> seen_scratch_;
+  std::unique_ptr<RaceWatch> races_;  // null when the launch does not watch for races
+  Outcome deferred_;                  // with races_: the first read of unwritten LDS, until the interval ends
 };
 
 // body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a

@@ -44,8 +44,10 @@ class Checker:
                 pass
             self._process.wait(timeout=10)
 
-    def execute(self, text, name, grid, block, buffers, scalars=None, kernel=""):
+    def execute(self, text, name, grid, block, buffers, scalars=None, kernel="", schedule="in-order", races=True):
         """Runs one kernel; buffers (name -> C-contiguous numpy array) are updated in place.
+        schedule orders the waves between barriers and the workgroups (in-order, reverse, random:SEED);
+        races watches every byte (an error that begins "race: " names a race).
         Returns (ok, error, lane_instructions, seconds)."""
         scalars = scalars or {}
         grid = tuple(grid) + (1,) * (3 - len(grid))
@@ -53,7 +55,7 @@ class Checker:
         ir = text.encode()
         parts = [f"EXEC\t{len(ir)}\t{name}\n".encode(), ir,
                  (f"LAUNCH\t{kernel or '-'}\t{grid[0]} {grid[1]} {grid[2]}\t{block[0]} {block[1]} {block[2]}\t"
-                  f"{len(buffers)}\t{len(scalars)}\n").encode()]
+                  f"{len(buffers)}\t{len(scalars)}\t{schedule}\t{int(bool(races))}\n").encode()]
         parts += [f"SCALAR\t{key}\t{int(value)}\n".encode() for key, value in scalars.items()]
         for key, array in buffers.items():
             data = np.ascontiguousarray(array).tobytes()

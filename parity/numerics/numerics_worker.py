@@ -33,7 +33,8 @@ For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itse
     <- {"id": 6, "status": "ok", "work_limit": 123456}
     -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...},
         "work_limit": 123456}
-    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
+    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NUMERIC_RACE" | "NUMERIC_SCHEDULE"
+        | "NOT_EXECUTABLE" | "SKIPPED",
         "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
         "spec_run": {...}, "seconds": 0.12}
 
@@ -58,12 +59,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 import plans
 from executor_client import Checker, CheckerError, checker_path
 from launch_plan import PlanError, parse_plan, runs
 from module_source import ArchFacts, Built, EngineSource
 
-VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
+VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NUMERIC_RACE", "NUMERIC_SCHEDULE", "NOT_EXECUTABLE")
 
 
 @dataclass
@@ -144,34 +147,84 @@ def compare_outputs(result, case, buffers):
             return
 
 
+# The schedules every section runs after its in-order run (docs/numerics.md, "Races and schedules"):
+# each reorders the waves between barriers and the workgroups, and its outputs must be the in-order
+# run's bytes. Reverse costs one more run of every section; the random orders are for a deeper look
+# (kemit_cpp.run and the EXEC verb take "random:SEED"), not the gate, as measured in bench/results.md.
+SCHEDULES = ("reverse",)
+
+
+class Race(RuntimeError):
+    """Two accesses to one byte that nothing orders: the text names both and the byte."""
+
+
+def run_plan(kemit_cpp, checkers, section, text, case, built, family, config_id, schedule, races):
+    """The engine's launch plan run on a fresh copy of the inputs, launch by launch over views of the
+    same buffers, on the canonical text in the interpreter or a flavor's module in its executor:
+    (buffers, lane instructions, seconds). Raises Race, PlanError, CheckerError, or the run's error."""
+    buffers = {name: array.copy() for name, array in case.buffers.items()}  # every run starts alike
+    lanes, seconds = 0, 0.0
+    for launch, grid, views, scalars in runs(parse_plan(built.plan), case_sizes(case), buffers, case.grid):
+        block = launch.block  # in launch order, chunk by chunk
+        if section == "canonical":
+            try:
+                stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel, schedule=schedule,
+                                      races=races)
+            except kemit_cpp.RaceError as error:
+                raise Race(str(error)) from error
+            lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
+            continue
+        name = f"{family}.{config_id}.{section}.ll"
+        ok, error, count, took = checkers.get(section).execute(text, name, grid, block, views, scalars,
+                                                               launch.kernel, schedule, races)
+        lanes, seconds = lanes + count, seconds + took
+        if not ok:
+            raise Race(error) if error.startswith("race: ") else RuntimeError(f"ExecError: {error}")
+    return buffers, lanes, seconds
+
+
+def first_difference(case, want, got):
+    """The first output byte where `got` differs from `want` (both a run's buffers), or None."""
+    for output in case.outputs:
+        a, b = want[output.name].view(np.uint8).ravel(), got[output.name].view(np.uint8).ravel()
+        differ = np.flatnonzero(a != b)
+        if differ.size:
+            at = int(differ[0])
+            return f"{output.name} byte {at}: 0x{int(b[at]):02x}, in order 0x{int(a[at]):02x}"
+    return None
+
+
 def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
-    """One section's Result: the engine's launch plan run, launch by launch over views of the same
-    buffers, on the canonical text in the interpreter or a flavor's module in its executor."""
+    """One section's Result: the in-order run with the race detector, compared with the reference,
+    then every schedule of SCHEDULES, whose outputs must be the in-order run's bytes."""
     start = time.perf_counter()
-    buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
     lanes, seconds = 0, 0.0
     result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
+    schedule = "in-order"
     try:
-        for launch, grid, views, scalars in runs(parse_plan(built.plan), case_sizes(case), buffers, case.grid):
-            block = launch.block  # in launch order, chunk by chunk
-            if section == "canonical":
-                stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel)
-                lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
-                continue
-            name = f"{family}.{config_id}.{section}.ll"
-            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, views, scalars,
-                                                                   launch.kernel)
-            lanes, seconds = lanes + count, seconds + took
-            if not ok:
-                raise RuntimeError(f"ExecError: {error}")
+        buffers, lanes, seconds = run_plan(kemit_cpp, checkers, section, text, case, built, family, config_id,
+                                           schedule, True)
+        compare_outputs(result, case, buffers)
+        for schedule in SCHEDULES if result.verdict == "NUMERIC_OK" else ():
+            reordered, more, took = run_plan(kemit_cpp, checkers, section, text, case, built, family, config_id,
+                                             schedule, False)  # the in-order run watched for races
+            lanes, seconds = lanes + more, seconds + took
+            difference = first_difference(case, buffers, reordered)
+            if difference:
+                result.verdict, result.detail = "NUMERIC_SCHEDULE", f"schedule {schedule}: {difference}"
+                break
+    except Race as error:
+        result.verdict, result.detail = "NUMERIC_RACE", str(error)
     except PlanError as error:
         result.verdict, result.detail = "NOT_EXECUTABLE", f"PlanError: {error}"
     except CheckerError as error:
         result.verdict, result.detail = "NOT_EXECUTABLE", f"CheckerError: {error}"
     except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
-        result.verdict, result.detail = "NOT_EXECUTABLE", f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
-    if result.verdict == "NUMERIC_OK":
-        compare_outputs(result, case, buffers)
+        detail = f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
+        if schedule == "in-order":
+            result.verdict, result.detail = "NOT_EXECUTABLE", detail
+        else:  # the in-order run passed: the failure depends on the order
+            result.verdict, result.detail = "NUMERIC_SCHEDULE", f"schedule {schedule}: {detail}"
     result.lane_instructions, result.interp_seconds = lanes, seconds
     result.seconds = time.perf_counter() - start
     return result

@@ -402,3 +402,97 @@ def test_what_it_cannot_run_is_refused_with_the_instruction_named(checker, case)
     ok, error, _, _ = run(checker, body, {"out": out})
     assert not ok
     assert message in error, error
+
+
+# ---- races and schedules (docs/numerics.md, "Races and schedules") ----------------------------
+
+SCHEDULES = ("in-order", "reverse", "random:1", "random:2")
+NO_BARRIER = (LDS.replace('  fence syncscope("workgroup") release\n  call void @llvm.amdgcn.s.barrier()\n'
+                          '  fence syncscope("workgroup") acquire\n', "")
+              .replace("%r = sub i32 127, %t", "%r = and i32 %t, 63"))  # wave 1 reads what wave 0 wrote
+
+STORES = """
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %i = INDEX
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %i
+  store i32 %g, ptr addrspace(1) %o, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+"""
+
+
+def execute(checker, body, out, grid, block, schedule="in-order", races=True):
+    text = HEAD + body + TAIL.format(arch="gfx90a")
+    return checker.execute(text, "t.ll", grid, block, {"out": out}, {}, "", schedule, races)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_module_with_its_barrier_is_silent_and_the_same_under_every_schedule(checker, schedule):
+    out = np.zeros(256, dtype=np.int32)
+    ok, error, _, _ = execute(checker, LDS, out, (2,), 128, schedule)
+    assert ok, error
+    assert np.array_equal(out, np.tile((127 - np.arange(128)) * 7, 2))
+
+
+def test_a_removed_barrier_is_a_race_on_lds_naming_both_instructions_and_waves(checker):
+    ok, error, _, _ = execute(checker, NO_BARRIER, np.zeros(256, dtype=np.int32), (2,), 128)
+    assert not ok
+    assert error.startswith("race: LDS byte 0: store i32 %v, ptr addrspace(3) %p, align 4 (lane 0 of wave 0, "
+                            "workgroup (0,0,0)) writes it and %w = load i32, ptr addrspace(3) %q, align 4 "
+                            "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval"), error
+
+
+def test_two_waves_of_one_workgroup_race_on_global_memory_without_the_barrier(checker):
+    """NO_BARRIER through a global buffer (addrspace 1 for the tile): the barrier orders global
+    memory for the waves of a workgroup as well."""
+    body = NO_BARRIER.replace("@tile = internal addrspace(3) global [128 x i32] poison, align 4\n", "").replace(
+        "define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {",
+        "define amdgpu_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) %scratch) #0 {").replace(
+        "ptr addrspace(3) @tile", "ptr addrspace(1) %scratch").replace("ptr addrspace(3) %", "ptr addrspace(1) %")
+    text = HEAD + body + TAIL.format(arch="gfx90a")
+    buffers = {"out": np.zeros(128, dtype=np.int32), "scratch": np.zeros(128, dtype=np.int32)}
+    ok, error, _, _ = checker.execute(text, "t.ll", (1,), 128, buffers, {}, "")
+    assert not ok
+    assert error.startswith("race: scratch byte 0: store i32 %v"), error
+    assert "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval" in error
+
+
+def test_two_workgroups_writing_one_global_address_race(checker):
+    ok, error, _, _ = execute(checker, STORES.replace("INDEX", "add i32 %t, 0"), np.zeros(64, dtype=np.int32), (2,), 64)
+    assert not ok
+    assert error.startswith("race: out byte 0: store i32 %g"), error
+    assert "(lane 0 of wave 0, workgroup (0,0,0)) writes it and " in error
+    assert "(lane 0 of wave 0, workgroup (1,0,0)) writes it in one launch (nothing orders two workgroups)" in error
+
+
+def test_two_lanes_of_one_store_writing_one_address_race(checker):
+    ok, error, _, _ = execute(checker, STORES.replace("INDEX", "and i32 %t, 1"), np.zeros(2, dtype=np.int32), (1,), 64)
+    assert not ok
+    assert error.startswith("race: out byte 0: lanes 0 and 2 of one store both write it: "), error
+
+
+def test_without_the_watch_the_in_order_run_passes_what_the_schedules_expose(checker):
+    """Races off: in order, the last workgroup's store lands last and wave 1 reads wave 0's LDS after
+    wave 0 wrote it; reverse and some random order change the first and fail the second."""
+    def last_store(schedule):
+        out = np.zeros(64, dtype=np.int32)
+        ok, error, _, _ = execute(checker, STORES.replace("INDEX", "add i32 %t, 0"), out, (3,), 64, schedule, False)
+        assert ok, error
+        return int(out[0])
+
+    def exchange(schedule):
+        out = np.zeros(256, dtype=np.int32)
+        ok, error, _, _ = execute(checker, NO_BARRIER, out, (2,), 128, schedule, False)
+        assert ok or "that no lane wrote" in error, error
+        return list(out) if ok else None
+
+    assert last_store("in-order") == 2 and last_store("reverse") == 0
+    assert {last_store(f"random:{seed}") for seed in range(8)} - {2}
+    assert exchange("in-order") == list(np.tile((np.arange(128) % 64) * 7, 2))
+    assert exchange("reverse") is None
+    assert None in [exchange(f"random:{seed}") for seed in range(8)]

@@ -7,7 +7,6 @@ flavor (what both engines would emit after the same change), and the lane runs i
 test also shows that the mutated module still parses and verifies in that flavor's LLVM (the LLVM
 lane would accept it) and that the rewrite changed the text.
 """
-import json
 import os
 import re
 import sys
@@ -17,15 +16,9 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import numerics_worker  # noqa: E402
-from module_source import EngineSource  # noqa: E402
+from lane_cases import config  # noqa: E402
 from wrapped_source import WrappedSource  # noqa: E402
 
-BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
-
-
-def config(family, config_id):
-    with open(os.path.join(REPO, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
-        return next(c for c in json.load(handle)["configs"] if c["id"] == config_id)
 
 
 class MutatedSource(WrappedSource):
@@ -87,16 +80,6 @@ MUTATIONS = [
     ("gemm_mma", 7, "llvm19", swapped_mfma_operands),     # MFMA f16, gfx942
 ]
 
-
-@pytest.fixture(scope="module")
-def lane():
-    sys.path.insert(0, os.path.join(os.path.abspath(BUILD), "bindings"))
-    import kemit_cpp
-    source = EngineSource("cpp", BUILD)
-    checkers = numerics_worker.Checkers(BUILD, source.flavor_majors())
-    yield kemit_cpp, source, checkers
-    source.close()
-    checkers.close()
 
 
 @pytest.mark.parametrize("family,config_id,flavor,rewrite", MUTATIONS, ids=[m[3].__name__ for m in MUTATIONS])

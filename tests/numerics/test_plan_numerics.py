@@ -7,7 +7,6 @@ is NOT_EXECUTABLE with the view named.
 The plan is rewritten in what the C++ engine's protocol worker returns (what both engines would
 emit after the same change: parity compares the plan with the canonical section)."""
 import dataclasses
-import json
 import os
 import re
 import sys
@@ -18,16 +17,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import numerics_worker  # noqa: E402
 import launch_plan  # noqa: E402
-from module_source import EngineSource  # noqa: E402
+from lane_cases import config  # noqa: E402
 from wrapped_source import WrappedSource  # noqa: E402
 
-BUILD = os.environ.get("KEMIT_BUILD_DIR", os.path.join(REPO, "build"))
 SECTIONS = ("canonical", "llvm19")
-
-
-def config(family, config_id):
-    with open(os.path.join(REPO, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
-        return next(c for c in json.load(handle)["configs"] if c["id"] == config_id)
 
 
 class PlanRewritten(WrappedSource):
@@ -59,16 +52,6 @@ def shift_view(param, launch_index, images):
         return "".join(lines)
     return rewrite
 
-
-@pytest.fixture(scope="module")
-def lane():
-    sys.path.insert(0, os.path.join(os.path.abspath(BUILD), "bindings"))
-    import kemit_cpp
-    source = EngineSource("cpp", BUILD)
-    checkers = numerics_worker.Checkers(BUILD, source.flavor_majors())
-    yield kemit_cpp, source, checkers
-    source.close()
-    checkers.close()
 
 
 @pytest.mark.parametrize("config_id, chunks", [(68, 2), (69, 3), (70, 7), (71, 3), (63, 2), (64, 2)])

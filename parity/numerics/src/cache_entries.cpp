@@ -10,8 +10,9 @@ namespace kemit::numerics {
 
 // Bump when the lane's C++ side changes a verdict or a detail (the Python side is in every key
 // by its digest).
-constexpr const char* kLaneVersion = "numerics 4";
-const std::vector<std::string> kVerdicts{"NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE"};
+constexpr const char* kLaneVersion = "numerics 5";
+const std::vector<std::string> kVerdicts{"NUMERIC_OK", "NUMERIC_MISMATCH", "NUMERIC_RACE", "NUMERIC_SCHEDULE",
+                                         "NOT_EXECUTABLE"};
 
 // Every key of the lane, derived here and nowhere else.
 // - kPlan: the config's plan: what the numerics worker's `plan` answers from (the lane's Python

@@ -32,6 +32,27 @@ struct OpError : InterpError {
   std::string message;
 };
 
+// Two accesses to one byte that nothing orders (docs/numerics.md, "Races and schedules"): the text
+// names both ops, their lanes, waves and workgroups, and the byte.
+struct RaceError : InterpError {
+  using InterpError::InterpError;
+};
+
+// The order the interpreter runs the waves of a workgroup in, between barriers, and the workgroups
+// of a launch in: a race-free kernel gives byte-identical outputs under every one.
+enum class Order { in_order, reverse, random };
+struct Schedule {
+  Order order = Order::in_order;
+  uint64_t seed = 0;  // random: the seed of every permutation
+};
+// "in-order", "reverse" or "random:SEED"; throws InterpError naming the accepted forms.
+Schedule parse_schedule(const std::string& name);
+
+struct RunOptions {
+  Schedule schedule;
+  bool races = true;  // the race detector's shadow (race.h): a race is a RaceError
+};
+
 // Caller-owned memory of one pointer param.
 struct Buffer {
   uint8_t* data = nullptr;
@@ -52,9 +73,10 @@ struct RunStats {
 };
 
 // Runs `kernel` (arch from the kernel) with `buffers` for its pointer params and `scalars` for its
-// integer params, both by param name; every param needs exactly one. Throws InterpError.
+// integer params, both by param name; every param needs exactly one. Throws InterpError (RaceError
+// for a race).
 RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
-             const std::map<std::string, int64_t>& scalars);
+             const std::map<std::string, int64_t>& scalars, const RunOptions& options = {});
 
 // A witness run at real size (docs/numerics.md): the chosen workgroups of one launch, one after
 // another over lazily materialised buffers; each workgroup's run is ok or its first failure.

@@ -1,0 +1,92 @@
+// The race detector (race.h): the shadow of every byte an access touches, checked and updated
+// access by access.
+#include "race.h"
+
+#include "kemit/interp/interp.h"
+#include "wave.h"
+
+namespace kemit::interp {
+
+RaceDetector::RaceDetector(const Program& program, const Memory& memory)
+    : program_(program), shadows_(memory.regions.size()), accesses_(1) {
+  for (size_t id = 1; id < memory.regions.size(); ++id) shadows_[id].name = memory.regions[id].name;
+  for (const auto& buffer : program.lds) shadows_[buffer.region].lds = true, shadows_[buffer.region].name = buffer.name;
+}
+
+uint32_t RaceDetector::begin_access(const Instr& op, const std::array<int64_t, 3>& group, int wave) {
+  if (accesses_.size() == UINT32_MAX)
+    throw InterpError("kernel @" + program_.kernel + ": more than 2^32 memory ops in one launch: the race detector cannot stamp them");
+  accesses_.push_back({&op, group, wave});
+  return static_cast<uint32_t>(accesses_.size() - 1);
+}
+
+ByteShadow& RaceDetector::at(Shadow& shadow, uint64_t byte) {
+  size_t page = byte / kPageBytes;
+  if (page >= shadow.pages.size()) shadow.pages.resize(page + 1);
+  auto& bytes = shadow.pages[page];
+  if (!bytes) bytes.reset(new ByteShadow[kPageBytes]());
+  return bytes[byte % kPageBytes];
+}
+
+ByteShadow* RaceDetector::span(Shadow& shadow, uint64_t byte, size_t bytes) {
+  if (byte / kPageBytes != (byte + bytes - 1) / kPageBytes) return nullptr;
+  return &at(shadow, byte);
+}
+
+void RaceDetector::check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
+  if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, false);
+  // Keep up to two reads that can still race; a read that is gone gives its place to this one (which
+  // races with whatever the gone one could still race with: a later workgroup's write). A wave's
+  // later reads of a byte it already read change nothing, so the common case writes nothing.
+  if (own(s.read1)) return;
+  if (gone(shadow, s.read1)) s.read1 = stamp, s.read1_lane = static_cast<uint8_t>(lane);
+  else if (gone(shadow, s.read2)) s.read2 = stamp, s.read2_lane = static_cast<uint8_t>(lane);
+}
+
+void RaceDetector::check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
+  if (s.write == stamp && s.write_lane != lane) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, true);
+  if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, true);
+  if (unordered(shadow, s.read1)) report(shadow, byte, s.read1, s.read1_lane, stamp, lane, false, true);
+  if (unordered(shadow, s.read2)) report(shadow, byte, s.read2, s.read2_lane, stamp, lane, false, true);
+  s.write = stamp, s.write_lane = static_cast<uint8_t>(lane);
+  s.read1 = s.read2 = 0;  // every unordered read raced above
+}
+
+template <class Check>
+void RaceDetector::each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check) {
+  if (ByteShadow* s = span(shadow, offset, bytes)) {  // one page lookup for the whole access
+    for (size_t i = 0; i < bytes; ++i) check(s[i], offset + i);
+    return;
+  }
+  for (size_t i = 0; i < bytes; ++i) check(at(shadow, offset + i), offset + i);
+}
+
+void RaceDetector::read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane) {
+  Shadow& shadow = shadows_[region];
+  each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_read(shadow, s, byte, stamp, lane); });
+}
+
+void RaceDetector::write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane) {
+  Shadow& shadow = shadows_[region];
+  each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_write(shadow, s, byte, stamp, lane); });
+}
+
+void RaceDetector::report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
+                          int lane, bool earlier_writes, bool now_writes) const {
+  const Access &a = accesses_[earlier], &b = accesses_[now];
+  std::string where = std::string(shadow.lds ? "LDS '" : "buffer '") + shadow.name + "' byte " + std::to_string(byte);
+  if (earlier == now)
+    throw RaceError("race: " + where + ": lanes " + std::to_string(earlier_lane) + " and " + std::to_string(lane) +
+                    " of one store both write it: " + op_label(*b.op->op) + " (wave " + std::to_string(b.wave) +
+                    ", workgroup " + group_text(b.group) + ", kernel @" + program_.kernel + ")");
+  auto side = [](const Access& access, int at_lane, bool writes) {
+    return op_label(*access.op->op) + " (lane " + std::to_string(at_lane) + " of wave " + std::to_string(access.wave) +
+           ", workgroup " + group_text(access.group) + ") " + (writes ? "writes" : "reads") + " it";
+  };
+  std::string unordered = a.group == b.group ? "in one barrier interval (no barrier between the waves)"
+                                             : "in one launch (nothing orders two workgroups)";
+  throw RaceError("race: " + where + ": " + side(a, earlier_lane, earlier_writes) + " and " +
+                  side(b, lane, now_writes) + " " + unordered + " (kernel @" + program_.kernel + ")");
+}
+
+}  // namespace kemit::interp

@@ -1,0 +1,72 @@
+// The executor's race detector (docs/numerics.md, "Races and schedules"), its own code: the
+// interpreter has another, and the two share nothing, so a mistake in one is not copied into the
+// other. A shadow per byte of LDS and of each global buffer of one launch records who last wrote
+// the byte and up to two reads since that can still race.
+//
+// A write and any other access race when nothing orders them: two waves of one workgroup with no
+// barrier between them (one barrier interval; a barrier orders LDS and global memory alike), or,
+// in global memory, two workgroups of one launch. Two lanes of one store writing one byte race too. Atomics are not races: the executor decodes no atomic yet, and
+// when it does, an atomic access is recorded as such and never races with another atomic.
+//
+// Events (one per wave's run of a memory op) are numbered in the order they happen, and one wave
+// runs at a time, so an event's number says how it relates to now: from the running wave's
+// resumption on, it is this wave's own; from the current barrier interval's start, another wave's
+// in this interval (unordered); from the workgroup's start, this workgroup's in an earlier
+// interval (ordered); before it, another workgroup's (unordered in global memory, gone with its
+// LDS). The checks compare numbers; the events are read only to name a race.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "program.h"
+
+namespace kemit::exec {
+
+class RaceWatch {
+ public:
+  // `names`: every region's name by region index - 1 (the pointer cells' regions are 1-based).
+  explicit RaceWatch(std::vector<std::string> names);
+  void start_group(const int64_t group[3]);
+  void next_interval() { interval_from_ = uint32_t(events_.size()); }  // the waves met at a barrier
+  void resume_wave() { wave_from_ = uint32_t(events_.size()); }
+  // One wave's run of a load or store; its lanes' accesses follow.
+  void begin(const Op& op, int wave);
+  // false with `why` naming both accesses and the byte when the lane's access races.
+  bool access(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store, std::string& why);
+
+ private:
+  struct Event {  // one wave's run of one memory op
+    const Op* op;
+    int64_t group[3];
+    int wave;
+  };
+  struct Mark {
+    uint32_t writer = 0, readers[2] = {0, 0};  // event numbers, 0 is none
+    uint8_t writer_lane = 0, reader_lanes[2] = {0, 0};
+  };
+  static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
+  Mark* marks(uint64_t region, uint64_t byte);
+  bool unordered(bool lds, uint32_t earlier) const {
+    return (earlier >= interval_from_ && earlier < wave_from_) || (!lds && earlier != 0 && earlier < group_from_);
+  }
+  // A read that can race with nothing after now (an earlier interval's of this workgroup, or for LDS
+  // of any): its place in a mark can go to a newer read.
+  bool settled(bool lds, uint32_t read) const {
+    return read == 0 || (read < interval_from_ && (lds || read >= group_from_));
+  }
+  bool mine(uint32_t earlier) const { return earlier >= wave_from_; }
+  std::string describe(uint32_t event, int lane, bool store) const;
+  bool raced(uint64_t region, uint64_t byte, uint32_t earlier, int earlier_lane, bool earlier_store, int lane,
+             bool store, std::string& why) const;
+
+  std::vector<std::string> names_;
+  std::vector<std::vector<std::unique_ptr<Mark[]>>> chunks_;  // by region index - 1, then chunk
+  std::vector<Event> events_;
+  uint32_t group_from_ = 1, interval_from_ = 1, wave_from_ = 1;
+  int64_t current_group_[3] = {0, 0, 0};
+};
+
+}  // namespace kemit::exec

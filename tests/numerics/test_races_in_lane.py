@@ -1,0 +1,86 @@
+"""Races and schedules in the numerics lane (docs/numerics.md, "Races and schedules"): a barrier
+removed from one section's text (what both engines would emit after the same mistake, so parity
+stays GREEN) is NUMERIC_RACE in exactly that section, in the canonical section and in a flavor's,
+while the clean config is NUMERIC_OK in every section; a schedule whose outputs differ from the
+in-order run's is NUMERIC_SCHEDULE naming the schedule and the first differing byte; and the
+barrier census finds a race for every barrier of a config's sections."""
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
+import barrier_census  # noqa: E402
+import numerics_worker  # noqa: E402
+from lane_cases import BUILD, config  # noqa: E402
+from wrapped_source import WrappedSource  # noqa: E402
+
+
+
+class WithoutBarrier(WrappedSource):
+    """The engine's texts with the first barrier of one section removed."""
+
+    def __init__(self, base, section):
+        super().__init__(base)
+        self.section = section
+
+    def build(self, family, config_id, arch, spec, **lowered):
+        built = self.base.build(family, config_id, arch, spec, **lowered)
+        text = built.canonical if self.section == "canonical" else built.flavors[self.section]
+        first = barrier_census.barrier_lines(self.section, text)[0]
+        mutated = barrier_census.without_line(text, first)
+        if self.section == "canonical":
+            built.canonical = mutated
+        else:
+            built.flavors[self.section] = mutated
+        return built
+
+
+
+# transpose_lds and gemm_epilogue: barriers whose removal the in-order runs did not expose.
+CASES = [("transpose_lds", 1, "canonical"), ("transpose_lds", 1, "llvm19"), ("gemm_epilogue", 1, "canonical"),
+         ("gemm_epilogue", 1, "llvm16")]
+
+
+@pytest.mark.parametrize("family,config_id,section", CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES])
+def test_a_removed_barrier_is_a_race_in_that_section_only(lane, family, config_id, section):
+    kemit_cpp, base, checkers = lane
+    entry = config(family, config_id)
+    clean = numerics_worker.check_config(kemit_cpp, family, entry, base, checkers)
+    assert [r.verdict for r in clean] == ["NUMERIC_OK"] * len(clean), [(r.section, r.detail) for r in clean]
+    results = numerics_worker.check_config(kemit_cpp, family, entry, WithoutBarrier(base, section), checkers)
+    verdicts = {r.section: r.verdict for r in results}
+    assert verdicts == {r.section: "NUMERIC_RACE" if r.section == section else "NUMERIC_OK" for r in clean}, \
+        [(r.section, r.detail) for r in results]
+    detail = next(r.detail for r in results if r.section == section)
+    assert detail.startswith("race: LDS") and "in one barrier interval" in detail, detail
+
+
+def test_a_schedule_whose_outputs_differ_is_named_with_the_first_differing_byte(lane, monkeypatch):
+    kemit_cpp, base, checkers = lane
+    real = numerics_worker.run_plan
+
+    def one_byte_off_when_reversed(*args):
+        buffers, lanes, seconds = real(*args)
+        if args[8] == "reverse":
+            out = buffers["b"].view("uint8").reshape(-1)
+            out[5] ^= 1
+        return buffers, lanes, seconds
+
+    monkeypatch.setattr(numerics_worker, "run_plan", one_byte_off_when_reversed)
+    results = numerics_worker.check_config(kemit_cpp, "transpose_lds", config("transpose_lds", 1), base, checkers)
+    assert {r.verdict for r in results} == {"NUMERIC_SCHEDULE"}
+    assert all(r.detail.startswith("schedule reverse: b byte 5: 0x") and ", in order 0x" in r.detail for r in results), \
+        [r.detail for r in results]
+
+
+def test_the_census_finds_a_race_for_every_barrier_of_a_config(lane):
+    kemit_cpp, base, checkers = lane
+    worker_lane = numerics_worker.Lane(BUILD)
+    worker_lane._kemit_cpp, worker_lane.checkers = kemit_cpp, checkers
+    case, built = numerics_worker.build_case("transpose_lds", config("transpose_lds", 1), base)
+    for section in ("canonical", "llvm22"):
+        text = built.canonical if section == "canonical" else built.flavors[section]
+        rows = barrier_census.census_of_text(worker_lane, section, text, case, built, "transpose_lds", 1)
+        assert rows and [row[1] for row in rows] == ["race"] * len(rows), rows
