@@ -33,7 +33,7 @@ For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itse
     <- {"id": 6, "status": "ok", "work_limit": 123456}
     -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...},
         "work_limit": 123456}
-    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NOT_EXECUTABLE" | "SKIPPED",
+    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NUMERIC_DIVERGED" | "NOT_EXECUTABLE" | "SKIPPED",
         "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
         "spec_run": {...}, "seconds": 0.12}
 
@@ -49,6 +49,7 @@ binary, so that a later run does not pay the ~20 s again).
 Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -63,7 +64,7 @@ from executor_client import Checker, CheckerError, checker_path
 from launch_plan import PlanError, parse_plan, runs
 from module_source import ArchFacts, Built, EngineSource
 
-VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NOT_EXECUTABLE")
+VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NUMERIC_DIVERGED", "NOT_EXECUTABLE")
 
 
 @dataclass
@@ -78,6 +79,7 @@ class Result:
     seconds: float = 0.0
     spec: dict = field(default_factory=dict)
     section: str = "canonical"
+    outputs_sha256: str = ""  # every output's bytes after every input set, in order (sections compare it)
     cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
 
 
@@ -117,9 +119,20 @@ def no_plan(family):
     return f"no numerics plan for family {family} (parity/numerics/references/{family}.py defines no `plan`)"
 
 
+def make_cases(family, spec, arch, config_id):
+    """[(input set, case)] of a config: the random inputs first, then each named set its family
+    gives for the spec (plans.input_sets); every case runs the same small spec."""
+    cases = [(inputs, plans.make_case(family, spec, arch, config_id, inputs))
+             for inputs in plans.input_sets(family, spec)]
+    for inputs, case in cases[1:]:
+        if (case.spec, case.buffer_range) != (cases[0][1].spec, cases[0][1].buffer_range):
+            raise ValueError(f"the {inputs} inputs' case runs another spec or buffer range than the random one's")
+    return cases
+
+
 def make_case(family, config, source):
-    """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
-    come from the engine's worker (the lane imports no engine code)."""
+    """The config's cases (make_cases), or a NOT_EXECUTABLE reason. The spec's defaults and the
+    arch's wave size come from the engine's worker (the lane imports no engine code)."""
     arch, reason = source.arch(config["arch"])
     spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
     if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
@@ -127,54 +140,69 @@ def make_case(family, config, source):
     if plans.family_plan(family) is None:
         return None, no_plan(family)
     try:
-        return plans.make_case(family, spec, arch, config["id"]), ""
+        return make_cases(family, spec, arch, config["id"]), ""
     except plans.TooLarge as error:
         return None, str(error)
 
 
-def compare_outputs(result, case, buffers):
+def compare_outputs(result, case, buffers, inputs):
     for output in case.outputs:
         mismatch = plans.compare(output, buffers[output.name])
         if mismatch:
-            result.verdict, result.mismatch = "NUMERIC_MISMATCH", mismatch
-            result.detail = (f"{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
+            result.verdict, result.mismatch = "NUMERIC_MISMATCH", dict(mismatch, inputs=inputs)
+            named = "" if inputs == "random" else f"inputs {inputs}: "
+            result.detail = (f"{named}{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
                              f"max abs error {mismatch['max_abs_error']:.6g}, max rel error {mismatch['max_rel_error']:.6g}; "
                              f"first bad index {mismatch['first_bad_index']}: got {mismatch['got']!r}, "
                              f"want {mismatch['want']!r} (tolerance {mismatch['tolerance']:.3g})")
             return
 
 
-def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
-    """One section's Result: the engine's launch plan run, launch by launch over views of the same
-    buffers, on the canonical text in the interpreter or a flavor's module in its executor."""
+def run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id):
+    """One section's Result: the engine's launch plan run with each input set's case in turn (the
+    first failing set decides), on the canonical text in the interpreter or a flavor's module in
+    its executor."""
     start = time.perf_counter()
-    buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
-    lanes, seconds = 0, 0.0
-    result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
+    result = Result(family, config_id, "NUMERIC_OK", spec=cases[0][1].spec, section=section)
+    outputs = hashlib.sha256()
+    for inputs, case in cases:
+        buffers = {name: array.copy() for name, array in case.buffers.items()}  # every section starts alike
+        if not run_launches(kemit_cpp, checkers, section, text, case, buffers, built, result, f"{family}.{config_id}"):
+            break
+        compare_outputs(result, case, buffers, inputs)
+        if result.verdict != "NUMERIC_OK":
+            break
+        for output in case.outputs:
+            outputs.update(plans.bits(buffers[output.name]).tobytes())
+    if result.verdict == "NUMERIC_OK":
+        result.outputs_sha256 = outputs.hexdigest()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def run_launches(kemit_cpp, checkers, section, text, case, buffers, built, result, name):
+    """The engine's launch plan run over views of `buffers`, launch by launch and chunk by chunk;
+    False (the Result NOT_EXECUTABLE with the reason) when something stops it."""
     try:
         for launch, grid, views, scalars in runs(parse_plan(built.plan), case_sizes(case), buffers, case.grid):
-            block = launch.block  # in launch order, chunk by chunk
             if section == "canonical":
-                stats = kemit_cpp.run(text, grid, block, views, scalars, kernel=launch.kernel)
-                lanes, seconds = lanes + stats["lane_instructions"], seconds + stats["seconds"]
+                stats = kemit_cpp.run(text, grid, launch.block, views, scalars, kernel=launch.kernel)
+                result.lane_instructions += stats["lane_instructions"]
+                result.interp_seconds += stats["seconds"]
                 continue
-            name = f"{family}.{config_id}.{section}.ll"
-            ok, error, count, took = checkers.get(section).execute(text, name, grid, block, views, scalars,
-                                                                   launch.kernel)
-            lanes, seconds = lanes + count, seconds + took
+            ok, error, count, took = checkers.get(section).execute(text, f"{name}.{section}.ll", grid, launch.block,
+                                                                   views, scalars, launch.kernel)
+            result.lane_instructions, result.interp_seconds = result.lane_instructions + count, result.interp_seconds + took
             if not ok:
                 raise RuntimeError(f"ExecError: {error}")
+        return True
     except PlanError as error:
         result.verdict, result.detail = "NOT_EXECUTABLE", f"PlanError: {error}"
     except CheckerError as error:
         result.verdict, result.detail = "NOT_EXECUTABLE", f"CheckerError: {error}"
     except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
         result.verdict, result.detail = "NOT_EXECUTABLE", f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
-    if result.verdict == "NUMERIC_OK":
-        compare_outputs(result, case, buffers)
-    result.lane_instructions, result.interp_seconds = lanes, seconds
-    result.seconds = time.perf_counter() - start
-    return result
+    return False
 
 
 def case_sizes(case):
@@ -184,11 +212,13 @@ def case_sizes(case):
 
 
 def build_case(family, config, source):
-    """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
+    """(cases, built) of a config (make_cases), or (None, [the NOT_EXECUTABLE Result]) when nothing
+    can run."""
     start = time.perf_counter()
-    case, reason = make_case(family, config, source)
-    if case is None:
+    cases, reason = make_case(family, config, source)
+    if cases is None:
         return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+    case = cases[0][1]
     lowered = {"buffer_range": case.buffer_range} if case.buffer_range else {}  # test-only, docs/protocol.md
     built = source.build(family, config["id"], config["arch"], case.spec, **lowered)
     if built.canonical is None:
@@ -196,23 +226,23 @@ def build_case(family, config, source):
         return None, [Result(family, config["id"], "NOT_EXECUTABLE",
                              f"the small spec {json.dumps(case.spec, sort_keys=True)}{range_note} is refused: {built.refused}",
                              seconds=time.perf_counter() - start, spec=case.spec)]
-    return case, built
+    return cases, built
 
 
 def check_config(kemit_cpp, family, config, source, checkers=None, sections=None):
     """A config's Results, one per section run (a flavor the engine refuses for the arch is left out);
     sections: the canonical one and every flavor the source serves unless given."""
     sections = sections or ("canonical",) + source.flavors()
-    case, built = build_case(family, config, source)
-    if case is None:
+    cases, built = build_case(family, config, source)
+    if cases is None:
         return built
     results = []
     for section in sections:
         text = built.canonical if section == "canonical" else built.flavors.get(section)
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
-        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
-    return results
+        results.append(run_section(kemit_cpp, checkers, section, text, cases, built, family, config["id"]))
+    return diverged(results)
 
 
 
@@ -248,13 +278,13 @@ def lines_per_lane(canonical):
     return total
 
 
-def work(case, built):
+def work(cases, built):
     """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The
     launches are the engine's launch plan as check_numerics runs them (a run-time grid or block is
-    the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
+    the case's) with every input set; a plan the lane cannot read counts 0 here, so that check_config runs and reports
     it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
     try:
-        lanes = sum(math.prod(grid) * launch.block
+        lanes = sum(math.prod(grid) * launch.block for _, case in cases
                     for launch, grid, _, _ in runs(parse_plan(built.plan), case_sizes(case), case.buffers, case.grid))
     except PlanError:
         return 0
@@ -270,11 +300,23 @@ def numbered_work_limit(configs, source):
     for config in configs:
         if plans.family_plan(config["family"]) is None:
             continue
-        case, built = build_case(config["family"], dict(config, expect="emit"), source)
-        if case is not None:
-            works.append(work(case, built))
+        cases, built = build_case(config["family"], dict(config, expect="emit"), source)
+        if cases is not None:
+            works.append(work(cases, built))
     works.sort()
     return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
+
+
+def diverged(results):
+    """The results, each flavor's NUMERIC_DIVERGED where it passed but its outputs differ from the
+    canonical section's in some bit: both run the same operations in the same order, so a lowering
+    that changes one rounding is a finding (check_numerics applies the same rule to its sections)."""
+    canonical = next((r for r in results if r.section == "canonical" and r.outputs_sha256), None)
+    for r in results:
+        if canonical and r.outputs_sha256 and r.outputs_sha256 != canonical.outputs_sha256:
+            r.verdict = "NUMERIC_DIVERGED"
+            r.detail = "outputs within tolerance but not bit-identical to the canonical section's"
+    return results
 
 
 def verdict_of(results):
@@ -316,13 +358,13 @@ class Lane:
 
 
 def requested_case(request):
-    """(case, "") of a plan or run request, or (None, why the config cannot run)."""
+    """(cases, "") of a plan or run request (make_cases), or (None, why the config cannot run)."""
     family, arch = request["family"], request["arch"]
     if plans.family_plan(family) is None:
         return None, no_plan(family)
     facts = ArchFacts(arch["name"], int(arch["wave_size"]), arch["fp8_format"])
     try:
-        return plans.make_case(family, request["spec"], facts, int(request["config"])), ""
+        return make_cases(family, request["spec"], facts, int(request["config"])), ""
     except plans.TooLarge as error:
         return None, str(error)
 
@@ -337,29 +379,29 @@ def finite(value):
 
 
 def plan_answer(request):
-    case, reason = requested_case(request)
-    if case is None:
+    cases, reason = requested_case(request)
+    if cases is None:
         return {"status": "ok", "refused": reason}
-    return {"status": "ok", "spec_run": case.spec, "buffer_range": case.buffer_range}
+    return {"status": "ok", "spec_run": cases[0][1].spec, "buffer_range": cases[0][1].buffer_range}
 
 
 def run_answer(request, lane):
-    case, reason = requested_case(request)
-    if case is None:
+    cases, reason = requested_case(request)
+    if cases is None:
         return {"status": "error", "error": f"the plan refuses the config: {reason}"}
-    if case.spec != request["spec_run"]:
-        return {"status": "error", "error": f"the plan gives the spec {json.dumps(case.spec, sort_keys=True)}, "
+    if cases[0][1].spec != request["spec_run"]:
+        return {"status": "error", "error": f"the plan gives the spec {json.dumps(cases[0][1].spec, sort_keys=True)}, "
                                             f"not the spec_run of the request"}
     built = Built(None, {}, "", plan=request["launch_plan"])
     lane.checkers.majors.update(request["majors"])
     results = []
     for section, text in request["sections"].items():
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
-        r = run_section(kemit_cpp, lane.checkers, section, text, case, built,
+        r = run_section(kemit_cpp, lane.checkers, section, text, cases, built,
                                        request["family"], int(request["config"]))
         results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
                         "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
-                        "seconds": r.seconds})
+                        "outputs_sha256": r.outputs_sha256, "seconds": r.seconds})
     return {"status": "ok", "results": results}
 
 
@@ -368,10 +410,10 @@ def answer(request, lane, limit):
     checkers.majors.update(source.flavor_majors())
     start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
-    case, built = build_case(request["family"], config, source)
-    if case is None:
+    cases, built = build_case(request["family"], config, source)
+    if cases is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
-    size = work(case, built)
+    size = work(cases, built)
     if size > limit:
         return {"status": "ok", "verdict": "SKIPPED",
                 "detail": f"too large to run: work {size} over {limit}, the 95th percentile of "

@@ -88,6 +88,12 @@ __all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to", "samp
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """Every input in opposite pairs along its last axis: each odd column of A x B is exactly the
+    negation of the one before, so a column read from a neighbour or a lost sign shows."""
+    return ("cancelling",)
+
+
 # The engine's contract limits of n and k (gemm_core most_n_tiles, MAX_K): its m chunks are sized by
 # them. n's is what half the arch's buffer range (2^31 bytes on every arch, tables/archs.json) leaves
 # b at the largest k.
