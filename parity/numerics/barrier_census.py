@@ -44,12 +44,12 @@ def outcome(verdict):
     return "redundant" if verdict == "NUMERIC_OK" else "missed"
 
 
-def census_of_text(lane, section, text, case, built, family, config_id):
+def census_of_text(lane, section, text, cases, built, family, config_id):
     """Per barrier of one section's text: (line number, outcome, verdict, detail)."""
     rows = []
     for index in barrier_lines(section, text):
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
-        result = run_section(kemit_cpp, lane.checkers, section, without_line(text, index), case, built, family,
+        result = run_section(kemit_cpp, lane.checkers, section, without_line(text, index), cases, built, family,
                              config_id)
         rows.append((index + 1, outcome(result.verdict), result.verdict, result.detail.split("\n")[0][:400]))
     return rows
@@ -78,15 +78,15 @@ def main():
     try:
         for family in families:
             for config in emitting_configs(family, args.per_family):
-                case, built = build_case(family, config, source)
-                if case is None:
+                cases, built = build_case(family, config, source)
+                if cases is None:
                     continue
                 sections = args.section or ("canonical",) + source.flavors()
                 for section in sections:
                     text = built.canonical if section == "canonical" else built.flavors.get(section)
                     if text is None:
                         continue
-                    for line, result, verdict, detail in census_of_text(lane, section, text, case, built, family,
+                    for line, result, verdict, detail in census_of_text(lane, section, text, cases, built, family,
                                                                          config["id"]):
                         counts[result] += 1
                         rows.append({"family": family, "config": config["id"], "section": section, "line": line,

@@ -212,6 +212,7 @@ int run(Arguments& args) {
   plan_configs(items, lane, plans, workers);
   emit_configs(items, engine, lane, plans);
   run_sections(items, lane, cache, workers, engine, plans);
+  compare_sections(items);
   cache.prune();
 
   for (const Item& item : items)

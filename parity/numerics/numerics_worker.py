@@ -33,8 +33,8 @@ For kemit_fuzz (docs/fuzz.md), the worker also asks the C++ engine's worker itse
     <- {"id": 6, "status": "ok", "work_limit": 123456}
     -> {"id": 7, "op": "numerics", "family": "gemm_mma", "config": 7, "arch": "gfx942", "spec": {...},
         "work_limit": 123456}
-    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NUMERIC_RACE" | "NUMERIC_SCHEDULE"
-        | "NOT_EXECUTABLE" | "SKIPPED",
+    <- {"id": 7, "status": "ok", "verdict": "NUMERIC_OK" | "NUMERIC_MISMATCH" | "NUMERIC_DIVERGED" | "NUMERIC_RACE"
+        | "NUMERIC_SCHEDULE" | "NOT_EXECUTABLE" | "SKIPPED",
         "section": "llvm19", "detail": "...", "sections": {"canonical": "NUMERIC_OK", ...},
         "spec_run": {...}, "seconds": 0.12}
 
@@ -50,6 +50,7 @@ binary, so that a later run does not pay the ~20 s again).
 Skips are counted and reported, never a pass in disguise. Anything else is a failure of the spec.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -66,7 +67,7 @@ from executor_client import Checker, CheckerError, checker_path
 from launch_plan import PlanError, parse_plan, runs
 from module_source import ArchFacts, Built, EngineSource
 
-VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NUMERIC_RACE", "NUMERIC_SCHEDULE", "NOT_EXECUTABLE")
+VERDICTS = ("NUMERIC_OK", "NUMERIC_MISMATCH", "NUMERIC_DIVERGED", "NUMERIC_RACE", "NUMERIC_SCHEDULE", "NOT_EXECUTABLE")
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Result:
     seconds: float = 0.0
     spec: dict = field(default_factory=dict)
     section: str = "canonical"
+    outputs_sha256: str = ""  # every output's bytes after every input set, in order (sections compare it)
     cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
 
 
@@ -120,9 +122,20 @@ def no_plan(family):
     return f"no numerics plan for family {family} (parity/numerics/references/{family}.py defines no `plan`)"
 
 
+def make_cases(family, spec, arch, config_id):
+    """[(input set, case)] of a config: the random inputs first, then each named set its family
+    gives for the spec (plans.input_sets); every case runs the same small spec."""
+    cases = [(inputs, plans.make_case(family, spec, arch, config_id, inputs))
+             for inputs in plans.input_sets(family, spec)]
+    for inputs, case in cases[1:]:
+        if (case.spec, case.buffer_range) != (cases[0][1].spec, cases[0][1].buffer_range):
+            raise ValueError(f"the {inputs} inputs' case runs another spec or buffer range than the random one's")
+    return cases
+
+
 def make_case(family, config, source):
-    """The config's case, or a NOT_EXECUTABLE reason. The spec's defaults and the arch's wave size
-    come from the engine's worker (the lane imports no engine code)."""
+    """The config's cases (make_cases), or a NOT_EXECUTABLE reason. The spec's defaults and the
+    arch's wave size come from the engine's worker (the lane imports no engine code)."""
     arch, reason = source.arch(config["arch"])
     spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
     if arch is None or spec is None:  # an unknown family or arch, a spec the engine refuses
@@ -130,17 +143,18 @@ def make_case(family, config, source):
     if plans.family_plan(family) is None:
         return None, no_plan(family)
     try:
-        return plans.make_case(family, spec, arch, config["id"]), ""
+        return make_cases(family, spec, arch, config["id"]), ""
     except plans.TooLarge as error:
         return None, str(error)
 
 
-def compare_outputs(result, case, buffers):
+def compare_outputs(result, case, buffers, inputs):
     for output in case.outputs:
         mismatch = plans.compare(output, buffers[output.name])
         if mismatch:
-            result.verdict, result.mismatch = "NUMERIC_MISMATCH", mismatch
-            result.detail = (f"{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
+            result.verdict, result.mismatch = "NUMERIC_MISMATCH", dict(mismatch, inputs=inputs)
+            named = "" if inputs == "random" else f"inputs {inputs}: "
+            result.detail = (f"{named}{mismatch['output']}: {mismatch['bad']} of {mismatch['elements']} elements off; "
                              f"max abs error {mismatch['max_abs_error']:.6g}, max rel error {mismatch['max_rel_error']:.6g}; "
                              f"first bad index {mismatch['first_bad_index']}: got {mismatch['got']!r}, "
                              f"want {mismatch['want']!r} (tolerance {mismatch['tolerance']:.3g})")
@@ -194,23 +208,32 @@ def first_difference(case, want, got):
     return None
 
 
-def run_section(kemit_cpp, checkers, section, text, case, built, family, config_id):
-    """One section's Result: the in-order run with the race detector, compared with the reference,
-    then every schedule of SCHEDULES, whose outputs must be the in-order run's bytes."""
+def run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id):
+    """One section's Result: each input set's case run in order with the race detector and compared
+    with the reference (the first failing set decides), then the random case in every schedule of
+    SCHEDULES, whose outputs must be the in-order run's bytes."""
     start = time.perf_counter()
-    lanes, seconds = 0, 0.0
-    result = Result(family, config_id, "NUMERIC_OK", spec=case.spec, section=section)
+    result = Result(family, config_id, "NUMERIC_OK", spec=cases[0][1].spec, section=section)
+    outputs, in_order = hashlib.sha256(), None
     schedule = "in-order"
-    try:
+
+    def run(case, schedule, races):
         buffers, lanes, seconds = run_plan(kemit_cpp, checkers, section, text, case, built, family, config_id,
-                                           schedule, True)
-        compare_outputs(result, case, buffers)
+                                           schedule, races)
+        result.lane_instructions, result.interp_seconds = result.lane_instructions + lanes, result.interp_seconds + seconds
+        return buffers
+    try:
+        for inputs, case in cases:
+            buffers = run(case, schedule, True)
+            compare_outputs(result, case, buffers, inputs)
+            if result.verdict != "NUMERIC_OK":
+                break
+            in_order = in_order or buffers
+            for output in case.outputs:
+                outputs.update(plans.bits(buffers[output.name]).tobytes())
         for schedule in SCHEDULES if result.verdict == "NUMERIC_OK" else ():
-            reordered, more, took = run_plan(kemit_cpp, checkers, section, text, case, built, family, config_id,
-                                             schedule, False)  # the in-order run watched for races
-            lanes, seconds = lanes + more, seconds + took
-            difference = first_difference(case, buffers, reordered)
-            if difference:
+            difference = first_difference(cases[0][1], in_order, run(cases[0][1], schedule, False))
+            if difference:  # the in-order runs watched for races
                 result.verdict, result.detail = "NUMERIC_SCHEDULE", f"schedule {schedule}: {difference}"
                 break
     except Race as error:
@@ -225,7 +248,8 @@ def run_section(kemit_cpp, checkers, section, text, case, built, family, config_
             result.verdict, result.detail = "NOT_EXECUTABLE", detail
         else:  # the in-order run passed: the failure depends on the order
             result.verdict, result.detail = "NUMERIC_SCHEDULE", f"schedule {schedule}: {detail}"
-    result.lane_instructions, result.interp_seconds = lanes, seconds
+    if result.verdict == "NUMERIC_OK":
+        result.outputs_sha256 = outputs.hexdigest()
     result.seconds = time.perf_counter() - start
     return result
 
@@ -237,11 +261,13 @@ def case_sizes(case):
 
 
 def build_case(family, config, source):
-    """(case, built) of a config, or (None, [the NOT_EXECUTABLE Result]) when nothing can run."""
+    """(cases, built) of a config (make_cases), or (None, [the NOT_EXECUTABLE Result]) when nothing
+    can run."""
     start = time.perf_counter()
-    case, reason = make_case(family, config, source)
-    if case is None:
+    cases, reason = make_case(family, config, source)
+    if cases is None:
         return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
+    case = cases[0][1]
     lowered = {"buffer_range": case.buffer_range} if case.buffer_range else {}  # test-only, docs/protocol.md
     built = source.build(family, config["id"], config["arch"], case.spec, **lowered)
     if built.canonical is None:
@@ -249,23 +275,23 @@ def build_case(family, config, source):
         return None, [Result(family, config["id"], "NOT_EXECUTABLE",
                              f"the small spec {json.dumps(case.spec, sort_keys=True)}{range_note} is refused: {built.refused}",
                              seconds=time.perf_counter() - start, spec=case.spec)]
-    return case, built
+    return cases, built
 
 
 def check_config(kemit_cpp, family, config, source, checkers=None, sections=None):
     """A config's Results, one per section run (a flavor the engine refuses for the arch is left out);
     sections: the canonical one and every flavor the source serves unless given."""
     sections = sections or ("canonical",) + source.flavors()
-    case, built = build_case(family, config, source)
-    if case is None:
+    cases, built = build_case(family, config, source)
+    if cases is None:
         return built
     results = []
     for section in sections:
         text = built.canonical if section == "canonical" else built.flavors.get(section)
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
-        results.append(run_section(kemit_cpp, checkers, section, text, case, built, family, config["id"]))
-    return results
+        results.append(run_section(kemit_cpp, checkers, section, text, cases, built, family, config["id"]))
+    return diverged(results)
 
 
 
@@ -301,13 +327,13 @@ def lines_per_lane(canonical):
     return total
 
 
-def work(case, built):
+def work(cases, built):
     """Lanes launched x lines each runs: a proxy of the interpreter's time on the case. The
     launches are the engine's launch plan as check_numerics runs them (a run-time grid or block is
-    the case's); a plan the lane cannot read counts 0 here, so that check_config runs and reports
+    the case's) with every input set; a plan the lane cannot read counts 0 here, so that check_config runs and reports
     it (NOT_EXECUTABLE, PlanError) rather than this worker failing."""
     try:
-        lanes = sum(math.prod(grid) * launch.block
+        lanes = sum(math.prod(grid) * launch.block for _, case in cases
                     for launch, grid, _, _ in runs(parse_plan(built.plan), case_sizes(case), case.buffers, case.grid))
     except PlanError:
         return 0
@@ -323,11 +349,23 @@ def numbered_work_limit(configs, source):
     for config in configs:
         if plans.family_plan(config["family"]) is None:
             continue
-        case, built = build_case(config["family"], dict(config, expect="emit"), source)
-        if case is not None:
-            works.append(work(case, built))
+        cases, built = build_case(config["family"], dict(config, expect="emit"), source)
+        if cases is not None:
+            works.append(work(cases, built))
     works.sort()
     return works[int(LIMIT_QUANTILE * (len(works) - 1))] if works else 0
+
+
+def diverged(results):
+    """The results, each flavor's NUMERIC_DIVERGED where it passed but its outputs differ from the
+    canonical section's in some bit: both run the same operations in the same order, so a lowering
+    that changes one rounding is a finding (check_numerics applies the same rule to its sections)."""
+    canonical = next((r for r in results if r.section == "canonical" and r.outputs_sha256), None)
+    for r in results:
+        if canonical and r.outputs_sha256 and r.outputs_sha256 != canonical.outputs_sha256:
+            r.verdict = "NUMERIC_DIVERGED"
+            r.detail = "outputs within tolerance but not bit-identical to the canonical section's"
+    return results
 
 
 def verdict_of(results):
@@ -369,13 +407,13 @@ class Lane:
 
 
 def requested_case(request):
-    """(case, "") of a plan or run request, or (None, why the config cannot run)."""
+    """(cases, "") of a plan or run request (make_cases), or (None, why the config cannot run)."""
     family, arch = request["family"], request["arch"]
     if plans.family_plan(family) is None:
         return None, no_plan(family)
     facts = ArchFacts(arch["name"], int(arch["wave_size"]), arch["fp8_format"])
     try:
-        return plans.make_case(family, request["spec"], facts, int(request["config"])), ""
+        return make_cases(family, request["spec"], facts, int(request["config"])), ""
     except plans.TooLarge as error:
         return None, str(error)
 
@@ -390,29 +428,29 @@ def finite(value):
 
 
 def plan_answer(request):
-    case, reason = requested_case(request)
-    if case is None:
+    cases, reason = requested_case(request)
+    if cases is None:
         return {"status": "ok", "refused": reason}
-    return {"status": "ok", "spec_run": case.spec, "buffer_range": case.buffer_range}
+    return {"status": "ok", "spec_run": cases[0][1].spec, "buffer_range": cases[0][1].buffer_range}
 
 
 def run_answer(request, lane):
-    case, reason = requested_case(request)
-    if case is None:
+    cases, reason = requested_case(request)
+    if cases is None:
         return {"status": "error", "error": f"the plan refuses the config: {reason}"}
-    if case.spec != request["spec_run"]:
-        return {"status": "error", "error": f"the plan gives the spec {json.dumps(case.spec, sort_keys=True)}, "
+    if cases[0][1].spec != request["spec_run"]:
+        return {"status": "error", "error": f"the plan gives the spec {json.dumps(cases[0][1].spec, sort_keys=True)}, "
                                             f"not the spec_run of the request"}
     built = Built(None, {}, "", plan=request["launch_plan"])
     lane.checkers.majors.update(request["majors"])
     results = []
     for section, text in request["sections"].items():
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
-        r = run_section(kemit_cpp, lane.checkers, section, text, case, built,
+        r = run_section(kemit_cpp, lane.checkers, section, text, cases, built,
                                        request["family"], int(request["config"]))
         results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
                         "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
-                        "seconds": r.seconds})
+                        "outputs_sha256": r.outputs_sha256, "seconds": r.seconds})
     return {"status": "ok", "results": results}
 
 
@@ -421,10 +459,10 @@ def answer(request, lane, limit):
     checkers.majors.update(source.flavor_majors())
     start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
-    case, built = build_case(request["family"], config, source)
-    if case is None:
+    cases, built = build_case(request["family"], config, source)
+    if cases is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
-    size = work(case, built)
+    size = work(cases, built)
     if size > limit:
         return {"status": "ok", "verdict": "SKIPPED",
                 "detail": f"too large to run: work {size} over {limit}, the 95th percentile of "

@@ -57,6 +57,7 @@ class Output:
     scale: np.ndarray = None  # per element, the magnitude sum behind it (None: no accumulation)
     rtol: float = 0.0
     atol: float = 0.0         # an absolute slack on top (SUBNORMAL_STEP where outputs can be subnormal)
+    exact: bool = False       # exact by construction (a copy, a max): compared bit for bit, ±0 and NaNs too
 
 
 @dataclass
@@ -89,8 +90,82 @@ def round_to(values, dtype):
 
 
 def random_values(rng, shape, dtype, low=-2.0, high=2.0):
-    """f32 values exactly representable in dtype."""
-    return round_to(rng.uniform(low, high, size=shape).astype(np.float32), dtype)
+    """f32 values exactly representable in dtype, drawn from the case's input set (rng.inputs:
+    INPUT_SETS) over [low, high]."""
+    draw = INPUT_SETS[getattr(rng, "inputs", "random")]
+    return round_to(draw(rng, shape, dtype, low, high).astype(np.float32), dtype)
+
+
+# ---- named input sets ---------------------------------------------------------------------
+# Uniform random inputs almost never make an identity or a boundary matter: a max scan whose
+# leading lanes see only negative values, a sum that cancels, ties, the dtype's extremes. Every
+# case runs with "random" and with the sets its family names for the spec (`input_sets(spec)` in
+# its references module); each set shapes every input the plan draws with random_values.
+LARGEST_NORMAL = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
+SMALLEST_NORMAL = {"f32": 2.0 ** -126, "f16": 2.0 ** -14, "bf16": 2.0 ** -126}
+
+
+def _span(low, high):
+    return max(abs(low), abs(high))
+
+
+def _random(rng, shape, dtype, low, high):
+    return rng.uniform(low, high, size=shape)
+
+
+def _negative(rng, shape, dtype, low, high):
+    """Every value below zero: a max's identity (-inf, not 0) decides every lane that sees no other."""
+    return -rng.uniform(_span(low, high) / 64, _span(low, high), size=shape)
+
+
+def _positive(rng, shape, dtype, low, high):
+    return rng.uniform(_span(low, high) / 64, _span(low, high), size=shape)
+
+
+def _ties(rng, shape, dtype, low, high):
+    """Each row (the last axis) one value of three: a max or a softmax of exact ties, a norm of a
+    constant row (its variance exactly 0)."""
+    shape = tuple(np.atleast_1d(shape))
+    choices = np.array([-_span(low, high) / 2, _span(low, high) / 4, _span(low, high) / 2])
+    rows = rng.choice(choices, size=shape[:-1])
+    return np.broadcast_to(np.asarray(rows)[..., None], shape).copy()
+
+
+def _cancelling(rng, shape, dtype, low, high):
+    """Along the last axis each odd element the negation of the one before: sums cancel exactly."""
+    values = rng.uniform(low, high, size=shape)
+    values[..., 1::2] = -values[..., 0:values.shape[-1] - values.shape[-1] % 2:2]
+    return values
+
+
+def _extremes(rng, shape, dtype, low, high):
+    """The dtype's largest and smallest normal values, either sign: exact results must stay exact
+    at the ends of the range (max, min, copies)."""
+    ends = [LARGEST_NORMAL[dtype], SMALLEST_NORMAL[dtype]]
+    return rng.choice(ends + [-v for v in ends], size=shape)
+
+
+def _specials(rng, shape, dtype, low, high):
+    """The extremes, ±0, ±inf, NaN and the smallest subnormal: what a copy must move bit for bit."""
+    subnormal = {"f32": 2.0 ** -149, "f16": 2.0 ** -24, "bf16": 2.0 ** -133}[dtype]
+    values = [LARGEST_NORMAL[dtype], SMALLEST_NORMAL[dtype], subnormal, 0.0, np.inf, 1.5]
+    values += [-v for v in values] + [np.nan]
+    return rng.choice(values, size=shape)
+
+
+INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
+              "cancelling": _cancelling, "extremes": _extremes, "specials": _specials}
+
+
+class Inputs:
+    """A plan's source of inputs: numpy's generator (every draw a plan makes) and the name of the
+    input set random_values shapes them by."""
+
+    def __init__(self, generator, inputs):
+        self.generator, self.inputs = generator, inputs
+
+    def __getattr__(self, name):
+        return getattr(self.generator, name)
 
 
 def to_memory(values, dtype):
@@ -166,25 +241,43 @@ def planned_families():
     return sorted(name for name in names if family_plan(name))
 
 
-def make_case(family, spec, arch, config_id):
-    """The case of one config (spec already parsed with its defaults); KeyError for a family without a plan."""
+def input_sets(family, spec):
+    """The named input sets a config runs with: "random", then those its family names for the spec
+    (`input_sets(spec)` of references/<family>.py; none when it defines no such function)."""
+    named = getattr(importlib.import_module(f"references.{family}"), "input_sets", None)
+    return ("random",) + (tuple(named(spec)) if named else ())
+
+
+def make_case(family, spec, arch, config_id, inputs="random"):
+    """The case of one config (spec already parsed with its defaults) with one named input set;
+    KeyError for a family without a plan."""
     plan = family_plan(family)
     if plan is None:
         raise KeyError(family)
-    rng = np.random.default_rng([SEED, config_id])
-    return plan(spec, arch, rng)
+    seed = [SEED, config_id] if inputs == "random" else [SEED, config_id, list(INPUT_SETS).index(inputs)]
+    return plan(spec, arch, Inputs(np.random.default_rng(seed), inputs))
+
+
+def bits(memory):
+    """The element bit patterns of an output's memory (f32, f16 or bf16 words)."""
+    memory = np.ascontiguousarray(memory).reshape(-1)
+    return memory.view({4: np.uint32, 2: np.uint16}[memory.dtype.itemsize])
 
 
 def compare(output, got_memory):
-    """None when every element is within tolerance, else a dict: max abs and rel error, first bad index."""
+    """None when every element is within tolerance (an exact output: every bit the reference's),
+    else a dict: max abs and rel error, first bad index."""
     got = from_memory(got_memory, output.dtype).reshape(-1).astype(np.float64)
     want = np.asarray(output.want, dtype=np.float64).reshape(-1)
     scale = 0.0 if output.scale is None else np.asarray(output.scale, dtype=np.float64).reshape(-1)
-    tolerance = output.rtol * np.abs(want) + ACCUMULATION * scale + output.atol
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # an infinite want (specials, a max scan's -inf) times a zero rtol
+        tolerance = output.rtol * np.abs(want) + ACCUMULATION * scale + output.atol
         error = np.abs(got - want)
-        same = (got == want) | (np.isnan(got) & np.isnan(want))
-        bad = ~same & ~(error <= tolerance)
+        if output.exact:
+            bad = bits(got_memory) != bits(to_memory(output.want, output.dtype))
+        else:
+            same = (got == want) | (np.isnan(got) & np.isnan(want))
+            bad = ~same & ~(error <= tolerance)
     if not bad.any():
         return None
     first = int(np.flatnonzero(bad)[0])

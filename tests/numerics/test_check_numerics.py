@@ -92,6 +92,16 @@ def test_a_failure_is_reported_and_last_failed_runs_it_again(tmp_path):
     assert re.search(r"^transpose_lds +GREEN +canonical 1/1$", again.stdout, re.M), again.stdout
 
 
+def test_a_flavor_not_bit_identical_to_the_canonical_section_is_diverged_fresh_and_stored(tmp_path):
+    fresh = lane(CONFIGS, "--numerics-cmd", worker("--diverge", "transpose_lds:2:llvm19"), cache=tmp_path / "cache")
+    assert fresh.returncode == 1, fresh.stdout + fresh.stderr
+    assert "FAIL transpose_lds config 2 [llvm19]: NUMERIC_DIVERGED" in fresh.stdout, fresh.stdout
+    assert "not bit-identical to the canonical section's" in fresh.stdout
+    assert fresh.stdout.count("FAIL ") == 1  # the other sections and the other config agree to the bit
+    stored = lane(CONFIGS, "--numerics-cmd", "/bin/false", cache=tmp_path / "cache")
+    assert hits(stored) == (8, 0) and "FAIL transpose_lds config 2 [llvm19]: NUMERIC_DIVERGED" in stored.stdout
+
+
 def test_a_crashed_worker_is_not_executable_and_never_stored(tmp_path):
     crashed = lane(CONFIGS, "--section", "canonical", "--jobs", "1", "--numerics-cmd", worker("--crash", "transpose_lds:2"),
                    cache=tmp_path / "cache")

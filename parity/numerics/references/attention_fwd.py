@@ -68,6 +68,12 @@ def attention_online(q, k, v, causal, scale, dtype, tile_kv):
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """Rows of one value: scores in exact ties, so a query's weights are equal over each run of
+    equal keys."""
+    return ("ties",)
+
+
 # p is rounded to the input dtype before P V (the mma's operand): a relative error of up to half
 # an ulp per term, so up to P_ROUNDING * sum_j p_j |v_j| in an output. SCORE_SLACK covers the f32
 # side on the same magnitudes: the scores' f32 sums, exp, and the running sums rescaled in another

@@ -122,6 +122,12 @@ __all__ = ["batch_chunks", "conv_forward_chunked", "conv_forward", "split_partia
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """x's channels and the weights' in opposite pairs: a channel read from its neighbour flips the
+    sign of its product."""
+    return ("cancelling",)
+
+
 def conv_per_image_bytes(s):
     """One image's bytes of each batched tensor: input, output and (split_c > 1) the f32 workspace."""
     ho, wo = output_extent(s["h"], s["w"], s["kh"], s["kw"], s["stride"], s["pad"])

@@ -88,6 +88,12 @@ __all__ = ["gemm", "LAYOUTS", "fragments", "mma_by_fragments", "round_to", "samp
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """Every input in opposite pairs along its last axis: each odd column of A x B is exactly the
+    negation of the one before, so a column read from a neighbour or a lost sign shows."""
+    return ("cancelling",)
+
+
 # The engine's contract limit of k (gemm_core MAX_K): its m chunks are sized by a's row of tiles at
 # that k, the one view of 32-bit offsets (c and the epilogue's m x n views take i64 offsets).
 CONTRACT_MAX_K = 16384

@@ -48,6 +48,11 @@ def deviation_scale(x, kind, weight=None):
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """Constant rows: the variance is exactly 0, so y is the bias (layer) or 0 scaled by rsqrt(eps)."""
+    return ("ties",)
+
+
 def plan(spec, arch, rng):
     """The rows of softmax_rows' plan (the same frame); inputs in [-1, 3] so the mean is away
     from 0 and layer's two passes matter; weight and bias in [-2, 2]. An f32 statistics error

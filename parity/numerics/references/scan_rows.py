@@ -56,6 +56,12 @@ def wave_scan_as_kernel(values, op, cross):
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """A max scan meets its identity (-inf) on all-negative rows (a DPP step's bound_ctrl decides
+    it there) and the dtype's ends; a sum cancels."""
+    return ("negative", "extremes") if spec["op"] == "max" else ("cancelling",)
+
+
 def plan(spec, arch, rng):
     """The spec's own cols (below, at or above the row's reach, a partial last chunk, is the code
     path); rows give a second grid-stride trip to some workgroups (scope block) or some waves
@@ -74,7 +80,7 @@ def plan(spec, arch, rng):
     want = scan_rows(x, spec["op"], spec["exclusive"], dtype)
     scale = magnitudes(x, spec["exclusive"]).reshape(-1) if spec["op"] == "sum" else None
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
-    output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype])
+    output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype], exact=spec["op"] == "max")
     if split > 1:
         buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
     return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output], buffer_range=buffer_range)

@@ -84,6 +84,12 @@ def softmax_rows_as_kernel(x, dtype, vec, block, wave, scope, cross):
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """Rows all below zero (the running max's identity), and rows of one value (exact ties: the
+    outputs are exactly 1 / cols)."""
+    return ("negative", "ties")
+
+
 def plan(spec, arch, rng):
     """The spec's own cols (its row reach decides the code path); rows give a second grid-stride
     trip to some workgroups (scope block) or some waves (scope wave). Inputs span [-8, 8] so the

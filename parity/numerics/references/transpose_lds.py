@@ -50,6 +50,11 @@ def sampled_outputs(spec, launch):
 
 
 # ---- the numerics plan --------------------------------------------------------------------
+def input_sets(spec):
+    """A transpose moves bits: infinities, NaN, signed zeros and subnormals must arrive unchanged."""
+    return ("specials",)
+
+
 def plan(spec, arch, rng):
     """A partial strip in each dimension, and the buffer range lowered so that the plan cuts the
     matrix into blocks as a real size is cut: at least two row chunks, each with at least two
@@ -65,5 +70,5 @@ def plan(spec, arch, rng):
     # half the range = the longer side's step of rows or columns: a chunk of the other is one step
     lowered = 2 * max(rows, cols) * step * ELEMENT_BYTES[dtype]
     return Case(spec, (ceil_div(cols, width), ceil_div(rows, tile)), spec["block"], buffers,
-                {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0)],
+                {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0, exact=True)],
                 buffer_range=lowered, sizes={"rows": rows, "col_vectors": cols // vec})

@@ -10,9 +10,9 @@ namespace kemit::numerics {
 
 // Bump when the lane's C++ side changes a verdict or a detail (the Python side is in every key
 // by its digest).
-constexpr const char* kLaneVersion = "numerics 5";
-const std::vector<std::string> kVerdicts{"NUMERIC_OK", "NUMERIC_MISMATCH", "NUMERIC_RACE", "NUMERIC_SCHEDULE",
-                                         "NOT_EXECUTABLE"};
+constexpr const char* kLaneVersion = "numerics 6";
+const std::vector<std::string> kVerdicts{"NUMERIC_OK",       "NUMERIC_MISMATCH", "NUMERIC_DIVERGED", "NUMERIC_RACE",
+                                         "NUMERIC_SCHEDULE", "NOT_EXECUTABLE"};
 
 // Every key of the lane, derived here and nowhere else.
 // - kPlan: the config's plan: what the numerics worker's `plan` answers from (the lane's Python
@@ -114,7 +114,7 @@ bool take_emit_memo(const json& value, Item& item) {
 json encode_result(const SectionResult& r) {
   return {{"section", r.section},           {"verdict", r.verdict},         {"detail", r.detail},
           {"mismatch", r.mismatch},         {"lane_instructions", r.lane_instructions},
-          {"run_seconds", r.run_seconds}};
+          {"run_seconds", r.run_seconds},   {"outputs_sha256", r.outputs_sha256}};
 }
 
 std::optional<SectionResult> decode_result(const json& value, const std::string& section) {
@@ -126,6 +126,8 @@ std::optional<SectionResult> decode_result(const json& value, const std::string&
     r.mismatch = value.at("mismatch");
     r.lane_instructions = value.at("lane_instructions").get<long long>();
     r.run_seconds = value.at("run_seconds").get<double>();
+    if (value.contains("outputs_sha256")) r.outputs_sha256 = value.at("outputs_sha256").get<std::string>();
+    if (r.verdict == "NUMERIC_DIVERGED") return std::nullopt;  // a judgement across sections, never one section's
     bool known = std::find(kVerdicts.begin(), kVerdicts.end(), r.verdict) != kVerdicts.end();
     if (r.section != section || !known || r.lane_instructions < 0 || r.run_seconds < 0) return std::nullopt;
     if (!(r.mismatch.is_null() || r.mismatch.is_object())) return std::nullopt;

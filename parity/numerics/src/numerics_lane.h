@@ -35,6 +35,7 @@ struct SectionResult {
   json mismatch;  // null unless NUMERIC_MISMATCH
   long long lane_instructions = 0;
   double run_seconds = 0;  // the interpreter's or the executor's own time
+  std::string outputs_sha256;  // every output's bytes after every input set ("" unless NUMERIC_OK)
   double seconds = 0;
   bool cached = false;  // its counters were measured by an earlier run
 };
@@ -110,6 +111,9 @@ void emit_configs(std::vector<Item>& items, driver::WorkerPool& engine, const La
                   lane_support::ResultCache& memo);
 void run_sections(std::vector<Item>& items, const LaneFacts& lane, lane_support::ResultCache& cache,
                   NumericsWorkers& workers, driver::WorkerPool& engine, lane_support::ResultCache& memo);
+// Each flavor section that passed with outputs not bit-identical to the canonical section's
+// becomes NUMERIC_DIVERGED (after the cache: the rule judges stored and fresh results alike).
+void compare_sections(std::vector<Item>& items);
 
 // ---- the reports (numerics_report.cpp) -------------------------------------------------------
 

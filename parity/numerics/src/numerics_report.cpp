@@ -112,6 +112,7 @@ json lane_json(const std::vector<FamilyRun>& runs, const report::Report& summary
                            {"spec_run", item->spec_run.is_null() ? json::object() : item->spec_run},
                            {"lane_instructions", r.lane_instructions},
                            {"run_seconds", r.run_seconds},
+                           {"outputs_sha256", r.outputs_sha256},
                            {"seconds", r.seconds},
                            {"cached", r.cached}});
       }

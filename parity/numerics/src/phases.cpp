@@ -293,4 +293,24 @@ void run_sections(std::vector<Item>& items, const LaneFacts& lane, kemit::lane_s
   }
 }
 
+// The canonical text in the interpreter and each flavor's module in its executor run the same
+// operations in the same order: a lowering may not change a single rounding.
+void compare_sections(std::vector<Item>& items) {
+  for (Item& item : items) {
+    const SectionResult* canonical = nullptr;
+    for (const SectionResult& r : item.results)
+      if (r.section == "canonical" && r.verdict == "NUMERIC_OK" && !r.outputs_sha256.empty()) canonical = &r;
+    if (!canonical) continue;
+    std::string want = canonical->outputs_sha256;
+    for (SectionResult& r : item.results) {
+      if (r.verdict != "NUMERIC_OK" || r.outputs_sha256.empty() || r.outputs_sha256 == want) continue;
+      r.verdict = "NUMERIC_DIVERGED";
+      r.detail = "outputs within tolerance but not bit-identical to the canonical section's (outputs sha256 " +
+                 r.outputs_sha256.substr(0, 12) + " against " + want.substr(0, 12) +
+                 "): the lowering changed a rounding or an order; compare the two with `--section canonical," +
+                 r.section + "` and the module's text";
+    }
+  }
+}
+
 }  // namespace kemit::numerics

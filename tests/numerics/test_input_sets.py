@@ -1,0 +1,117 @@
+"""The numerics lane's named input sets, its bit-exact outputs and its cross-section rule.
+
+- A bug that random inputs almost never expose is caught by the set its family names: a max whose
+  identity is 0 instead of -inf passes every random row (some element is positive) and fails the
+  all-negative rows.
+- An exact output is compared bit for bit: -0 for +0, or another NaN, is a mismatch there, and
+  within tolerance anywhere else.
+- Every family's sets are known sets that run the small spec the random case runs.
+- A flavor whose outputs pass but differ in one bit from the canonical section's is NUMERIC_DIVERGED.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from kemit.families import reduce_rows as reduce_rows_family
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
+import numerics_worker  # noqa: E402
+import plans  # noqa: E402
+from test_mutations import InProcessPythonSource, config  # noqa: E402
+
+
+def canonical_result(kemit_cpp, family, entry, monkeypatch, wrong_identity, only_random):
+    """The canonical section's Result, the Python engine's max identity 0 if wrong_identity, with
+    the random inputs only if only_random."""
+    with monkeypatch.context() as patch:
+        if wrong_identity:
+            patch.setattr(reduce_rows_family, "identity_value", lambda op: 0.0)
+        if only_random:
+            patch.setattr(plans, "input_sets", lambda family, spec: ("random",))
+        [result] = numerics_worker.check_config(kemit_cpp, family, entry, InProcessPythonSource(),
+                                                sections=("canonical",))
+    return result
+
+
+def test_a_max_with_the_wrong_identity_passes_random_rows_and_fails_the_negative_set(kemit_cpp, monkeypatch):
+    entry = config("reduce_rows", 2)  # f32 max
+    assert plans.input_sets("reduce_rows", {"op": "max"}) == ("random", "negative", "extremes")
+    clean = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=False, only_random=False)
+    assert clean.verdict == "NUMERIC_OK", clean.detail
+    random_only = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=True, only_random=True)
+    assert random_only.verdict == "NUMERIC_OK", "random rows must not expose the identity: the set is what catches it"
+    every_set = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=True, only_random=False)
+    assert every_set.verdict == "NUMERIC_MISMATCH"
+    assert every_set.detail.startswith("inputs negative: y: ") and every_set.mismatch["inputs"] == "negative"
+
+
+def exact_and_tolerant(want, dtype="f32"):
+    return (plans.Output("y", dtype, np.asarray(want, dtype=np.float32), None, 2.0 ** -22, exact=True),
+            plans.Output("y", dtype, np.asarray(want, dtype=np.float32), None, 2.0 ** -22))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("want,got", [(0.0, -0.0), (np.inf, 60000.0), (1.5, np.nextafter(np.float32(1.5), np.float32(2)))])
+def test_an_exact_output_is_compared_bit_for_bit(dtype, want, got):
+    exact, tolerant = exact_and_tolerant([1.0, want, 2.0], dtype)
+    got_memory = plans.to_memory(np.array([1.0, got, 2.0], dtype=np.float32), dtype)
+    if plans.bits(got_memory)[1] == plans.bits(plans.to_memory(exact.want, dtype))[1]:
+        pytest.skip("the two values are one value in this dtype")
+    mismatch = plans.compare(exact, got_memory)
+    assert mismatch is not None and mismatch["first_bad_index"] == 1 and mismatch["bad"] == 1
+    if want == 0.0:  # the tolerant comparison takes -0 for +0
+        assert plans.compare(tolerant, got_memory) is None
+    assert plans.compare(exact, plans.to_memory(exact.want, dtype)) is None
+
+
+def test_an_exact_output_keeps_nan_and_infinities():
+    exact, _ = exact_and_tolerant([np.nan, -np.inf, np.inf])
+    assert plans.compare(exact, plans.to_memory(exact.want, "f32")) is None
+    assert plans.compare(exact, np.array([np.nan, -np.inf, -np.inf], dtype=np.float32))["first_bad_index"] == 2
+
+
+def first_emitting_config(family):
+    with open(os.path.join(REPO, "parity", "configs", f"{family}.json"), encoding="utf-8") as handle:
+        return next(c for c in json.load(handle)["configs"] if c.get("expect") == "emit")
+
+
+@pytest.mark.parametrize("family", plans.planned_families())
+def test_every_familys_sets_are_known_and_run_the_random_cases_spec(family):
+    source = InProcessPythonSource()
+    entry = first_emitting_config(family)
+    cases, reason = numerics_worker.make_case(family, entry, source)
+    assert cases is not None, reason
+    names = [name for name, _ in cases]
+    assert names[0] == "random" and set(names) <= set(plans.INPUT_SETS) and len(set(names)) == len(names)
+    for name, case in cases[1:]:
+        assert case.spec == cases[0][1].spec and case.buffer_range == cases[0][1].buffer_range
+        drawn = [array for key, array in case.buffers.items() if key not in {o.name for o in case.outputs}]
+        random_drawn = [cases[0][1].buffers[key] for key in case.buffers if key not in {o.name for o in case.outputs}]
+        assert any(not np.array_equal(a, b, equal_nan=True) for a, b in zip(drawn, random_drawn)), name
+
+
+@pytest.mark.parametrize("name", sorted(set(plans.INPUT_SETS) - {"random"}))
+def test_each_set_draws_what_it_names(name):
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), name), (6, 8), "f16")
+    finite = values[np.isfinite(values)]
+    checks = {
+        "negative": lambda: (values < 0).all(),
+        "positive": lambda: (values > 0).all(),
+        "ties": lambda: (values == values[:, :1]).all(),
+        "cancelling": lambda: (values[:, 1::2] == -values[:, 0::2]).all(),
+        "extremes": lambda: set(np.abs(values).ravel()) == {65504.0, 2.0 ** -14},
+        "specials": lambda: np.isnan(values).any() and np.isinf(values).any() and (finite == 0).any(),
+    }
+    assert checks[name]()
+
+
+def test_a_flavor_whose_outputs_differ_in_a_bit_is_diverged():
+    def result(section, digest):
+        return numerics_worker.Result("elementwise", 1, "NUMERIC_OK", section=section, outputs_sha256=digest)
+    results = numerics_worker.diverged([result("canonical", "aa"), result("llvm16", "aa"), result("llvm19", "ab")])
+    assert [r.verdict for r in results] == ["NUMERIC_OK", "NUMERIC_OK", "NUMERIC_DIVERGED"]
+    assert "bit-identical to the canonical section" in results[2].detail
