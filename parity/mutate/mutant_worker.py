@@ -1,0 +1,126 @@
+"""A protocol worker that serves mutants (docs/mutation.md, "Where mutants enter").
+
+    mutant_worker.py --serve --mutants DIR/mutants.json --lane numerics --engine-cmd "kemit_emit --serve"
+
+It starts the real engine worker (`--engine-cmd`) and speaks docs/protocol.md on stdin/stdout
+like any engine: every request goes to the real worker, and an `emit` of a (family, config) that
+the mutants file names comes back with exactly one section changed (the canonical text, or one
+flavor's LLVM text) by one operator at one site (parity/mutate/mutate_ops.py). A lane judges a
+mutant as it judges a config: the mutants are the configs of a generated config folder, each the
+spec of an original config under a mutant id.
+
+`hello` carries `mutants`: the sha256 of the mutants file and the lane, so that no answer of this
+worker is ever taken for the engine's own; the lanes' result caches key a section's verdict by the
+sha256 of the text that runs, so an unmutated verdict is never served to a mutant nor the reverse
+(tests/mutate/test_mutate.py shows both).
+
+What each mutant became is written to `<log>/<family>.<id>.json` (the site, the line before and
+the lines after, the number of sites; for a canonical mutant, whether the engine's own canonical
+parser accepts the mutated text: the `lower` request), which kemit_mutate reads back.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mutate_ops  # noqa: E402
+
+
+class Engine:
+    def __init__(self, command):
+        self.process = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, request):
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the engine worker ended (exit {self.process.wait()})")
+        return json.loads(line)
+
+
+def canonical_parses(engine, text, flavor):
+    """None when the engine's canonical parser reads the mutated text, else its error."""
+    answer = engine.ask({"id": 0, "op": "lower", "canonical": text, "flavors": [flavor]})
+    return None if answer.get("status") == "ok" else answer.get("error", "no error text")
+
+
+def mutate_answer(engine, mutant, request, answer):
+    """The engine's emit answer with the mutant's section changed, and the record of the change."""
+    section = mutant["section"]
+    record = {"family": request.get("family"), "id": request.get("config"), "section": section, "operator": mutant["operator"],
+              "k": mutant["k"], "spec": request.get("spec")}
+    if answer.get("status") != "ok":
+        record["change"] = None
+        record["engine"] = answer.get("status")
+        return answer, record
+    if section == mutate_ops.CANONICAL:
+        text = answer.get("canonical", "")
+    else:
+        text = (answer.get("ll", {}).get(section) or {}).get("text")
+    if text is None:
+        record["change"] = None
+        return answer, record
+    mutated, change = mutate_ops.apply(section, text, mutant["operator"], mutant["k"])
+    record["change"] = change
+    if change and section == mutate_ops.CANONICAL:
+        flavor = next(iter(answer.get("ll", {})), "llvm22")
+        record["invalid"] = canonical_parses(engine, mutated, flavor)
+    if section == mutate_ops.CANONICAL:
+        answer["canonical"] = mutated
+    else:
+        answer["ll"][section]["text"] = mutated
+    return answer, record
+
+
+def serve(args):
+    with open(args.mutants, "rb") as handle:
+        raw = handle.read()
+    digest = hashlib.sha256(raw).hexdigest()
+    mutants = json.loads(raw)["mutants"]
+    by_config = {(m["family"], m["id"]): m for m in mutants}
+    engine = Engine(args.engine_cmd)
+    log = args.log or os.path.join(os.path.dirname(os.path.abspath(args.mutants)), "applied", args.lane)
+    os.makedirs(log, exist_ok=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError:
+            request = None
+        answer = engine.ask(request) if request is not None else {"id": None, "status": "error", "error": "not JSON"}
+        if isinstance(request, dict) and request.get("op") == "hello" and answer.get("status") == "ok":
+            answer["engine"] = f"mutants-of-{answer.get('engine', '')}"
+            answer["mutants"] = {"sha256": digest, "lane": args.lane}
+        elif isinstance(request, dict) and request.get("op", "emit") == "emit":
+            mutant = by_config.get((request.get("family"), request.get("config")))
+            if mutant is not None:
+                answer, record = mutate_answer(engine, mutant, request, answer)
+                answer["id"] = request.get("id")
+                path = os.path.join(log, f"{mutant['family']}.{mutant['id']}.json")
+                with open(path + ".tmp", "w", encoding="utf-8") as handle:
+                    json.dump(record, handle)
+                os.replace(path + ".tmp", path)
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+    engine.process.stdin.close()
+    return engine.process.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description="serve an engine's answers with one mutation per mutant config")
+    parser.add_argument("--serve", action="store_true", required=True)
+    parser.add_argument("--mutants", required=True, help="the mutants file kemit_mutate wrote")
+    parser.add_argument("--lane", required=True, help="the lane this worker serves (names its log folder)")
+    parser.add_argument("--engine-cmd", required=True, help="the real engine worker's command")
+    parser.add_argument("--log", help="where to write what each mutant became (default: beside the mutants file)")
+    return serve(parser.parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
