@@ -207,8 +207,8 @@ def write_folders(out, root, mutants):
                 handle.write(",\n".join(json.dumps(c, sort_keys=True) for c in configs))
                 handle.write("\n]}\n")
         with open(os.path.join(folder, "mutants.json"), "w", encoding="utf-8") as handle:
-            json.dump({"mutants": [{k: m[k] for k in ("family", "id", "orig", "section", "operator", "k")}
-                                   for m in items]}, handle, indent=0, sort_keys=True)
+            json.dump({"mutants": [dict({k: m[k] for k in ("family", "id", "orig", "section", "operator", "k")},
+                                        spec=m["config"]["spec"]) for m in items]}, handle, indent=0, sort_keys=True)
     return sorted(sections)
 
 
@@ -280,8 +280,11 @@ def classify(m, folder, verdicts):
     """KILLED, SURVIVED, INVALID, EQUIVALENT or NOT_APPLIED, with how and what changed."""
     key = (m["family"], m["id"])
     records = {lane: applied(folder, lane, m) for lane in ("numerics", "llvm")}
-    change = next((r["change"] for r in records.values() if r and r.get("change")), None)
+    # The LLVM lane asks for the config's own spec, so its record names the drawn site itself.
+    change = next((records[lane]["change"] for lane in ("llvm", "numerics")
+                   if records[lane] and records[lane].get("change")), None)
     m["change"] = change
+    m["changes"] = {lane: r.get("change") for lane, r in records.items() if r}
     key_verdicts = [verdicts.get((lane,) + key) for lane in ("numerics", "llvm")]
     if change is None:
         broken = [v for v in key_verdicts if v and v[0] not in ("NUMERIC_OK", "LLVM_OK", "NOT_APPLICABLE")]
@@ -359,7 +362,8 @@ def write_json(path, args, started, seconds, mutants, totals, floor):
         "mutants": [{"name": mutant_name(m), "family": m["family"], "config": m["orig"], "section": m["section"],
                      "operator": m["operator"], "k": m["k"], "verdict": m["verdict"], "how": m["how"],
                      "before": (m["change"] or {}).get("before"), "after": (m["change"] or {}).get("after"),
-                     "line": (m["change"] or {}).get("line"), "repro": repro(args, m)} for m in mutants],
+                     "line": (m["change"] or {}).get("line"), "lanes_saw": m.get("changes", {}),
+                     "repro": repro(args, m)} for m in mutants],
     }
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=1, sort_keys=True)
@@ -419,9 +423,14 @@ def write_junit(path, args, seconds, mutants):
 def survivor_text(args, m):
     change = m["change"] or {}
     after = change.get("after") or []
+    small = (m.get("changes") or {}).get("numerics") or {}
+    note = ""
+    if small.get("mapped") == "rank":
+        note = f"\n    the numerics lane's small spec has no op of that shape: it ran line {small.get('line')}: " \
+               f"{(small.get('before') or '').strip()}"
     return (f"{m['family']} config {m['orig']} [{m['section']}] {m['operator']} (site {m['k']}), line {change.get('line')}\n"
             f"    before: {(change.get('before') or '').strip()}\n"
-            f"    after:  {' / '.join(a.strip() for a in after) if after else '(removed)'}\n"
+            f"    after:  {' / '.join(a.strip() for a in after) if after else '(removed)'}{note}\n"
             f"    reproduce: {repro(args, m)}")
 
 

@@ -14,6 +14,8 @@ worker is ever taken for the engine's own; the lanes' result caches key a sectio
 sha256 of the text that runs, so an unmutated verdict is never served to a mutant nor the reverse
 (tests/mutate/test_mutate.py shows both).
 
+The lanes may ask for another spec than the config's (the numerics lane shrinks it): the worker
+then emits the config's own spec too and mutates the site of the same shape (mutate_ops.apply_like).
 What each mutant became is written to `<log>/<family>.<id>.json` (the site, the line before and
 the lines after, the number of sites; for a canonical mutant, whether the engine's own canonical
 parser accepts the mutated text: the `lower` request), which kemit_mutate reads back.
@@ -49,6 +51,12 @@ def canonical_parses(engine, text, flavor):
     return None if answer.get("status") == "ok" else answer.get("error", "no error text")
 
 
+def section_text(answer, section):
+    if section == mutate_ops.CANONICAL:
+        return answer.get("canonical")
+    return (answer.get("ll", {}).get(section) or {}).get("text")
+
+
 def mutate_answer(engine, mutant, request, answer):
     """The engine's emit answer with the mutant's section changed, and the record of the change."""
     section = mutant["section"]
@@ -58,14 +66,21 @@ def mutate_answer(engine, mutant, request, answer):
         record["change"] = None
         record["engine"] = answer.get("status")
         return answer, record
-    if section == mutate_ops.CANONICAL:
-        text = answer.get("canonical", "")
-    else:
-        text = (answer.get("ll", {}).get(section) or {}).get("text")
+    text = section_text(answer, section)
     if text is None:
         record["change"] = None
         return answer, record
-    mutated, change = mutate_ops.apply(section, text, mutant["operator"], mutant["k"])
+    if request.get("spec") == mutant["spec"]:
+        mutated, change = mutate_ops.apply(section, text, mutant["operator"], mutant["k"])
+    else:
+        # The lane asked for another spec (the numerics lane's small one): the site is the one
+        # that corresponds to the drawn site of the original spec's text.
+        original = engine.ask(dict(request, id=0, spec=mutant["spec"]))
+        reference = section_text(original, section) if original.get("status") == "ok" else None
+        if reference is None:
+            mutated, change = mutate_ops.apply(section, text, mutant["operator"], mutant["k"])
+        else:
+            mutated, change = mutate_ops.apply_like(section, text, mutant["operator"], mutant["k"], reference)
     record["change"] = change
     if change and section == mutate_ops.CANONICAL:
         flavor = next(iter(answer.get("ll", {})), "llvm22")

@@ -190,11 +190,13 @@ def remove_fence(kind, line):
 
 def _dpp_ctrl_changed(ctrl):
     """The DPP control of the same class one step away (row_shr/row_ror n -> n+1, or n-1 at 15;
-    a quad_perm with its first selector moved by one)."""
+    a quad_perm whose first lane reads itself)."""
     if 0x111 <= ctrl <= 0x11F or 0x121 <= ctrl <= 0x12F:
         return ctrl + 1 if (ctrl & 0xF) < 0xF else ctrl - 1
     if 0 <= ctrl <= 255:
-        return (ctrl & ~3) | (((ctrl & 3) + 1) & 3)
+        # Lane 0 of each quad reads itself (or lane 1 when it already did): a neighbouring
+        # selector may name a lane that holds the same value after an earlier butterfly step.
+        return (ctrl & ~3) | (1 if ctrl & 3 == 0 else 0)
     return None
 
 
@@ -364,10 +366,47 @@ def apply(section, text, operator, k):
     found = sites(section, text, operator)
     if not found:
         return text, None
-    index, replacement = found[k % len(found)]
+    return _applied(text, found, k % len(found))
+
+
+def _applied(text, found, rank):
+    index, replacement = found[rank]
     lines = text.split("\n")
     change = {"line": index + 1, "before": lines[index], "after": replacement, "sites": len(found),
-              "site": k % len(found), "neighbours": [lines[index - 1] if index else "",
+              "site": rank, "neighbours": [lines[index - 1] if index else "",
                                                      lines[index + 1] if index + 1 < len(lines) else ""]}
     lines[index:index + 1] = replacement
     return "\n".join(lines), change
+
+
+def _shape(line):
+    """A line with its value names and integer literals blanked: the same op of a kernel built for
+    another size has the same shape."""
+    return re.sub(r"-?\b\d+\b", "N", re.sub(r"%[\w.]+", "%", line.strip()))
+
+
+def apply_like(section, text, operator, k, reference):
+    """The text mutated at the site that corresponds to site k of the reference text (the same
+    section of the original config's spec): the site of the same shape (line before and after,
+    names and literals blanked) and the same rank among the sites of that shape; without one, the
+    site of rank k mod the sites. The change says which (`mapped`: "shape" or "rank")."""
+    found = sites(section, text, operator)
+    wanted = sites(section, reference, operator)
+    if not found:
+        return text, None
+    if wanted:
+        target = wanted[k % len(wanted)]
+        reference_lines = reference.split("\n")
+        key = (_shape(reference_lines[target[0]]), tuple(_shape(a) for a in target[1]))
+        lines = text.split("\n")
+        same = [i for i, (index, after) in enumerate(found)
+                if (_shape(lines[index]), tuple(_shape(a) for a in after)) == key]
+        rank = sum(1 for index, after in wanted[:k % len(wanted)]
+                   if (_shape(reference_lines[index]), tuple(_shape(a) for a in after)) == key)
+        if same:
+            mutated, change = _applied(text, found, same[rank % len(same)])
+            change["mapped"] = "shape"
+            return mutated, change
+    mutated, change = _applied(text, found, k % len(found))
+    change["mapped"] = "rank"
+    return mutated, change
