@@ -266,8 +266,12 @@ def applied(folder, lane, m):
         return None
 
 
-def equivalence(m, change):
-    """The reason a surviving mutant cannot change a result, or None (docs/mutation.md, "Equivalent")."""
+def equivalence(m, change, llvm):
+    """The reason a surviving mutant cannot change a result, or None (docs/mutation.md, "Verdicts")."""
+    if m["operator"] == "flag_add" and llvm and llvm[0] == "LLVM_OK":
+        # The prover maps every flag of every LLVM line and every canonical nsw/nuw to an
+        # obligation and leaves none unproven (docs/contracts.md): LLVM_OK means it was PROVEN.
+        return "the contract prover proves the added promise holds at every launch the plan allows"
     if m["operator"] == "flag_drop":
         return "a dropped nsw/nuw/exact promise leaves every defined result unchanged"
     if m["operator"] == "remove_fence" and any("@llvm.amdgcn.s.barrier()" in n for n in change.get("neighbours", [])):
@@ -307,7 +311,7 @@ def classify(m, folder, verdicts):
         return "KILLED", "; ".join(kills)
     if numerics is None and "numerics" in m.get("lanes", ()):
         return "NOT_APPLIED", "the numerics lane did not judge it"
-    reason = equivalence(m, change)
+    reason = equivalence(m, change, llvm)
     if reason:
         return "EQUIVALENT", reason
     return "SURVIVED", "every lane passed it"
