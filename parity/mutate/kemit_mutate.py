@@ -29,6 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mutate_ops  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
+from module_source import EngineWorker  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PYTHON = "/usr/bin/python3"
 TOOL = "kemit_mutate"
@@ -42,26 +45,11 @@ def usage(message):
     sys.exit(2)
 
 
-class EngineWorker:
-    """The real engine's protocol worker, for the texts whose sites are counted."""
-
-    def __init__(self, command):
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.next_id = 0
-
-    def ask(self, request):
-        self.next_id += 1
-        request = dict(request, id=self.next_id)
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            usage(f"the engine worker ended while asked {request.get('op', 'emit')} (exit {self.process.wait()})")
-        return json.loads(line)
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+def start_engine(build):
+    try:
+        return EngineWorker([os.path.join(build, "cpp_engine", "kemit_emit"), "--serve"], None)
+    except RuntimeError as error:
+        usage(str(error))
 
 
 def load_configs(root, only):
@@ -522,11 +510,15 @@ def main(argv=None):
     started_clock = time.time()
     started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
     print(f"{TOOL} {version(args.root)}: tree {args.root}, build {args.build}, generated folders {args.out}")
-    engine = EngineWorker([os.path.join(args.build, "cpp_engine", "kemit_emit"), "--serve"])
-    hello = engine.ask({"op": "hello"})
+    engine = start_engine(args.build)
+    try:
+        hello = engine.ask({"op": "hello"})
+        mutants = select(args, engine, hello["flavors"])
+    except RuntimeError as error:
+        usage(str(error))
+    finally:
+        engine.close()
     flavors = hello["flavors"]
-    mutants = select(args, engine, flavors)
-    engine.close()
     if not mutants:
         usage("the selection draws no mutant (no operator has a site in the selected configs and sections)")
     sections = write_folders(args.out, args.root, mutants)

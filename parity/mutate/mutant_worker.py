@@ -25,24 +25,13 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mutate_ops  # noqa: E402
 
-
-class Engine:
-    def __init__(self, command):
-        self.process = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def ask(self, request):
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the engine worker ended (exit {self.process.wait()})")
-        return json.loads(line)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "numerics"))
+from module_source import EngineWorker  # noqa: E402
 
 
 def canonical_parses(engine, text, flavor):
@@ -98,7 +87,7 @@ def serve(args):
     digest = hashlib.sha256(raw).hexdigest()
     mutants = json.loads(raw)["mutants"]
     by_config = {(m["family"], m["id"]): m for m in mutants}
-    engine = Engine(args.engine_cmd)
+    engine = EngineWorker(shlex.split(args.engine_cmd), None)
     log = args.log or os.path.join(os.path.dirname(os.path.abspath(args.mutants)), "applied", args.lane)
     os.makedirs(log, exist_ok=True)
     for line in sys.stdin:
@@ -108,23 +97,27 @@ def serve(args):
             request = json.loads(line)
         except ValueError:
             request = None
-        answer = engine.ask(request) if request is not None else {"id": None, "status": "error", "error": "not JSON"}
-        if isinstance(request, dict) and request.get("op") == "hello" and answer.get("status") == "ok":
+        if not isinstance(request, dict):
+            sys.stdout.write(json.dumps({"id": None, "status": "error", "error": "the request is not a JSON object"}) + "\n")
+            sys.stdout.flush()
+            continue
+        # The engine answers under its own ids; the lane gets its request's id back.
+        answer = dict(engine.ask(request), id=request.get("id"))
+        if request.get("op") == "hello" and answer.get("status") == "ok":
             answer["engine"] = f"mutants-of-{answer.get('engine', '')}"
             answer["mutants"] = {"sha256": digest, "lane": args.lane}
-        elif isinstance(request, dict) and request.get("op", "emit") == "emit":
+        elif request.get("op", "emit") == "emit":
             mutant = by_config.get((request.get("family"), request.get("config")))
             if mutant is not None:
                 answer, record = mutate_answer(engine, mutant, request, answer)
-                answer["id"] = request.get("id")
                 path = os.path.join(log, f"{mutant['family']}.{mutant['id']}.json")
                 with open(path + ".tmp", "w", encoding="utf-8") as handle:
                     json.dump(record, handle)
                 os.replace(path + ".tmp", path)
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
-    engine.process.stdin.close()
-    return engine.process.wait()
+    engine.close()
+    return 0
 
 
 def main():

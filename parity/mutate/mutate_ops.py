@@ -54,8 +54,8 @@ def _canon_with_attrs(indent, define, name, head, items, tail):
 
 # ---- the operators: each takes (kind, line) and returns a list of replacements (lists of lines) ----
 
-def flag_add(kind, line):
-    """Add an `nsw` or `nuw` flag (and, in LLVM, `exact` to a shift right or a division)."""
+def _flag_variants(kind, line, adding):
+    """The line with one wrap or exact flag added (adding) or dropped (not adding), each way once."""
     out = []
     if kind == CANONICAL:
         match = CANON_OP.match(line)
@@ -64,8 +64,9 @@ def flag_add(kind, line):
         indent, define, name, rest = match.groups()
         head, items, tail = _canon_attrs(rest)
         for flag in ("nsw", "nuw"):
-            if flag not in items:
-                out.append([_canon_with_attrs(indent, define, name, head, items + [flag], tail)])
+            if (flag in items) != adding:
+                changed = items + [flag] if adding else [i for i in items if i != flag]
+                out.append([_canon_with_attrs(indent, define, name, head, changed, tail)])
         return out
     match = LLVM_DEF.match(line)
     if not match:
@@ -73,35 +74,21 @@ def flag_add(kind, line):
     indent, value, opcode, flags, rest = match.groups()
     present = flags.split()
     wanted = ("nuw", "nsw") if opcode in LLVM_WRAP_OPS else ("exact",) if opcode in LLVM_EXACT_OPS else ()
-    for flag in wanted:
-        if flag not in present:
-            ordered = [f for f in ("exact", "nuw", "nsw") if f in present or f == flag]
-            out.append([f"{indent}{value} = {opcode} {' '.join(ordered)} {rest}"])
+    for flag in (wanted if adding else present):
+        if (flag in present) != adding:
+            changed = [f for f in ("exact", "nuw", "nsw") if (f in present or f == flag) and (adding or f != flag)]
+            out.append([f"{indent}{value} = {opcode}{''.join(' ' + f for f in changed)} {rest}"])
     return out
+
+
+def flag_add(kind, line):
+    """Add an `nsw` or `nuw` flag (and, in LLVM, `exact` to a shift right or a division)."""
+    return _flag_variants(kind, line, adding=True)
 
 
 def flag_drop(kind, line):
     """Drop an `nsw`, `nuw` or `exact` flag the op carries."""
-    out = []
-    if kind == CANONICAL:
-        match = CANON_OP.match(line)
-        if not match or match.group(3) not in CANON_FLAG_OPS:
-            return out
-        indent, define, name, rest = match.groups()
-        head, items, tail = _canon_attrs(rest)
-        for flag in ("nsw", "nuw"):
-            if flag in items:
-                out.append([_canon_with_attrs(indent, define, name, head, [i for i in items if i != flag], tail)])
-        return out
-    match = LLVM_DEF.match(line)
-    if not match:
-        return out
-    indent, value, opcode, flags, rest = match.groups()
-    present = flags.split()
-    for flag in present:
-        kept = " ".join(f for f in present if f != flag)
-        out.append([f"{indent}{value} = {opcode}{' ' + kept if kept else ''} {rest}"])
-    return out
+    return _flag_variants(kind, line, adding=False)
 
 
 LLVM_INT_LITERAL = re.compile(r"(?<=[ ,\[])(-?\d+)(?=,|\s|\]|$)")
