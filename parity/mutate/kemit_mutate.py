@@ -454,6 +454,8 @@ def parse_args(argv):
     parser.add_argument("--build")
     parser.add_argument("--cache", help="the lanes' result cache (default theirs)")
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--merge", nargs="+", metavar="SHARD_JSON",
+                        help="join the --json reports of every shard of one run into --json (and --junit)")
     parser.add_argument("--version", action="store_true")
     args = parser.parse_args(argv)
     args.root = os.path.abspath(args.root)
@@ -477,7 +479,7 @@ def parse_args(argv):
         usage(f"--sample takes a count >= 0 (got {args.sample})")
     if args.mutant and not MUTANT_NAME.match(args.mutant):
         usage(f"--mutant takes FAMILY:ID@SECTION:OPERATOR:K (got {args.mutant})")
-    for tool in ("cpp_engine/kemit_emit", "parity/check_numerics", "llvm_lane/check_llvm"):
+    for tool in () if args.merge else ("cpp_engine/kemit_emit", "parity/check_numerics", "llvm_lane/check_llvm"):
         if not os.access(os.path.join(args.build, tool), os.X_OK):
             usage(f"no {tool} in the build {args.build}: build it (ninja -C {args.build}) or name another with --build")
     return args
@@ -509,6 +511,8 @@ def main(argv=None):
         return 0
     started_clock = time.time()
     started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
+    if args.merge:
+        return merge(args, started, started_clock)
     print(f"{TOOL} {version(args.root)}: tree {args.root}, build {args.build}, generated folders {args.out}")
     engine = start_engine(args.build)
     try:
@@ -553,6 +557,39 @@ def main(argv=None):
         return 1
     print("RESULT: GREEN" if score is not None else "RESULT: RED (no valid mutant was judged)")
     return 0 if score is not None else 1
+
+
+def merge(args, started, started_clock):
+    """The shards' reports as one run's: every shard of the same run (run_key), each once."""
+    reports = []
+    for path in args.merge:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                reports.append(json.load(handle))
+        except (OSError, ValueError) as error:
+            usage(f"--merge: cannot read {path} ({error})")
+    keys = {json.dumps(r.get("run_key")) for r in reports}
+    shards = sorted((r.get("shard") or {}).get("index", 0) for r in reports)
+    count = (reports[0].get("shard") or {}).get("count")
+    if len(keys) != 1 or not count or shards != list(range(1, count + 1)):
+        usage(f"--merge takes the reports of shards 1..N of one run (got shards {shards} of {count}, "
+              f"{len(keys)} different run(s))")
+    mutants = []
+    for report in reports:
+        for m in report["mutants"]:
+            mutants.append(dict(m, orig=m["config"], change={"before": m["before"], "after": m["after"],
+                                                             "line": m["line"]}, changes=m.get("lanes_saw", {})))
+    args.shard, args.seed, args.sample = None, reports[0].get("seed"), reports[0].get("sample")
+    counts = collections.Counter(m["verdict"] for m in mutants)
+    totals = {v: counts.get(v, 0) for v in ("KILLED", "SURVIVED", "EQUIVALENT", "INVALID", "NOT_APPLIED", "ERROR")}
+    score = score_of(totals)
+    seconds = time.time() - started_clock
+    print_summary(args, mutants, totals, score, reports[0].get("floor"), seconds)
+    if args.json:
+        write_json(args.json, args, started, seconds, mutants, dict(totals, score=score), reports[0].get("floor"))
+    if args.junit:
+        write_junit(args.junit, args, seconds, mutants)
+    return 0
 
 
 def fmt(score):

@@ -194,3 +194,45 @@ def test_a_site_rank_wraps_around_the_sites_of_a_smaller_text():
     _, wrapped = mutate_ops.apply("llvm22", LLVM, "icmp_predicate", first["sites"])
     assert wrapped["line"] == first["line"]
     assert mutate_ops.apply("llvm22", "  ret void", "swap_mma", 3) == ("  ret void", None)
+
+
+def fake_table():
+    config = {"id": 1, "arch": "gfx90a", "spec": {}}
+    return [("alpha", config, "canonical", "const_inc", 50), ("alpha", config, "llvm22", "drop_store", 3),
+            ("beta", dict(config, id=2), "llvm22", "const_inc", 7), ("beta", dict(config, id=2), "llvm22", "swap_mma", 1)]
+
+
+def test_a_seed_draws_the_same_mutants_and_every_operator_gets_its_share():
+    import kemit_mutate
+    first = kemit_mutate.draw(fake_table(), 12, 5, set(), set())
+    again = kemit_mutate.draw(fake_table(), 12, 5, set(), set())
+    other = kemit_mutate.draw(fake_table(), 12, 6, set(), set())
+    names = [kemit_mutate.mutant_name(m) for m in first]
+    assert names == [kemit_mutate.mutant_name(m) for m in again]
+    assert names != [kemit_mutate.mutant_name(m) for m in other]
+    assert len(set(names)) == 12
+    per_operator = {op: sum(m["operator"] == op for m in first) for op in ("const_inc", "drop_store", "swap_mma")}
+    assert per_operator == {"const_inc": 8, "drop_store": 3, "swap_mma": 1}  # the short ones give their rest on
+    assert {m["family"] for m in first if m["operator"] == "const_inc"} == {"alpha", "beta"}
+
+
+def test_shard_reports_merge_into_the_run_and_refuse_a_missing_shard(tmp_path, capsys):
+    import kemit_mutate
+    def shard(index, verdicts):
+        mutants = [{"name": f"alpha:1@llvm22:const_inc:{index * 10 + i}", "family": "alpha", "config": 1,
+                    "section": "llvm22", "operator": "const_inc", "k": index * 10 + i, "verdict": v, "how": "",
+                    "before": "  %v1 = add i32 %v0, 1", "after": ["  %v1 = add i32 %v0, 2"], "line": 3}
+                   for i, v in enumerate(verdicts)]
+        path = tmp_path / f"s{index}.json"
+        path.write_text(json.dumps({"run_key": ["kemit_mutate", "--sample", "4"], "shard": {"index": index, "count": 2},
+                                    "seed": 1, "sample": 4, "floor": None, "mutants": mutants}))
+        return str(path)
+    one, two = shard(1, ["KILLED", "SURVIVED"]), shard(2, ["KILLED", "EQUIVALENT"])
+    merged = tmp_path / "m.json"
+    assert kemit_mutate.main(["--merge", one, two, "--json", str(merged)]) == 0
+    report = json.loads(merged.read_text())
+    assert report["summary"]["KILLED"] == 2 and report["summary"]["score"] == pytest.approx(2 / 3)
+    assert "SURVIVED alpha config 1 [llvm22] const_inc" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        kemit_mutate.main(["--merge", one, "--json", str(merged)])
+    assert stopped.value.code == 2
