@@ -206,29 +206,62 @@ def worker_command(folder, lane, engine_cmd):
         "--lane", lane, "--engine-cmd", engine_cmd])
 
 
+def lane_flags(args, configs):
+    flags = ["--root", args.root, "--build", args.build, "--configs", configs, "--jobs", str(args.jobs)]
+    return flags + (["--no-cache"] if args.no_cache else ["--cache", args.cache] if args.cache else [])
+
+
+def engine_command(args):
+    return shlex.join([os.path.join(args.build, "cpp_engine", "kemit_emit"), "--serve"])
+
+
 def run_lanes(args, folder, section, newest):
-    """Both lanes over one section's folder; {(lane, family, id): (verdict, detail)}."""
-    common = ["--root", args.root, "--build", args.build, "--configs", os.path.join(folder, "configs"),
-              "--jobs", str(args.jobs)]
-    common += ["--no-cache"] if args.no_cache else ["--cache", args.cache] if args.cache else []
+    """Both lanes over one section's folder; {(lane, family, id): (verdict, detail)}. The LLVM lane
+    runs without its proofs here: proofs_for_survivors gives them the mutants that survive."""
     verdicts = {}
-    engine_cmd = shlex.join([os.path.join(args.build, "cpp_engine", "kemit_emit"), "--serve"])
     if "numerics" in args.lanes:
         report = os.path.join(folder, "numerics.json")
-        run([os.path.join(args.build, "parity", "check_numerics"), *common, "--section", section,
-             "--engine-cmd", worker_command(folder, "numerics", engine_cmd), "--json", report], folder, "numerics")
+        run([os.path.join(args.build, "parity", "check_numerics"), *lane_flags(args, os.path.join(folder, "configs")),
+             "--section", section, "--engine-cmd", worker_command(folder, "numerics", engine_command(args)),
+             "--json", report], folder, "numerics")
         for family, body in load_report(report, "numerics").get("families", {}).items():
             for case in body.get("configs", []):
                 if case.get("section") == section:
                     verdicts[("numerics", family, case["id"])] = (case["verdict"], case.get("detail", ""))
     if "llvm" in args.lanes:
-        report = os.path.join(folder, "llvm.json")
-        flavor = newest if section == mutate_ops.CANONICAL else section
-        run([os.path.join(args.build, "llvm_lane", "check_llvm"), *common, "--flavor", flavor,
-             "--engine-cmd", worker_command(folder, "llvm", engine_cmd), "--json", report], folder, "llvm")
-        for module in load_report(report, "llvm").get("modules", []):
-            verdicts[("llvm", module["family"], module["config"])] = (module["verdict"], module.get("detail", ""))
+        verdicts.update(run_llvm(args, folder, os.path.join(folder, "configs"), section, newest, "llvm", False))
     return verdicts
+
+
+def run_llvm(args, folder, configs, section, newest, name, proofs):
+    report = os.path.join(folder, f"{name}.json")
+    flavor = newest if section == mutate_ops.CANONICAL else section
+    run([os.path.join(args.build, "llvm_lane", "check_llvm"), *lane_flags(args, configs), "--flavor", flavor,
+         "--proofs" if proofs else "--no-proofs", "--engine-cmd", worker_command(folder, "llvm", engine_command(args)),
+         "--json", report], folder, name)
+    return {("llvm", m["family"], m["config"]): (m["verdict"], m.get("detail", ""))
+            for m in load_report(report, name).get("modules", [])}
+
+
+def proofs_for_survivors(args, folder, section, newest, survivors):
+    """The LLVM lane's proofs (docs/contracts.md) over the mutants every other check passed: a
+    config folder of those alone. Proving every mutant is too slow to be a campaign (a refuted
+    promise runs up to three witnesses of 10 s each, a hard one may search for minutes; measured
+    at 3 canonical mutants a minute), and a mutant another check killed needs no proof."""
+    configs = os.path.join(folder, "survivors")
+    if os.path.isdir(configs):
+        shutil.rmtree(configs)
+    os.makedirs(configs)
+    keep = {(m["family"], m["id"]) for m in survivors}
+    for name in os.listdir(os.path.join(folder, "configs")):
+        with open(os.path.join(folder, "configs", name), encoding="utf-8") as handle:
+            data = json.load(handle)
+        data["configs"] = [c for c in data["configs"] if (data["family"], c["id"]) in keep]
+        if data["configs"]:
+            with open(os.path.join(configs, name), "w", encoding="utf-8") as handle:
+                json.dump(data, handle)
+    proven = run_llvm(args, folder, configs, section, newest, "proofs", True)
+    return {("proofs",) + key[1:]: verdict for key, verdict in proven.items()}
 
 
 def run(argv, folder, lane):
@@ -254,9 +287,10 @@ def applied(folder, lane, m):
         return None
 
 
-def equivalence(m, change, llvm):
-    """The reason a surviving mutant cannot change a result, or None (docs/mutation.md, "Verdicts")."""
-    if m["operator"] == "flag_add" and llvm and llvm[0] == "LLVM_OK":
+def equivalence(m, change, proofs):
+    """The reason a surviving mutant cannot change a result, or None (docs/mutation.md, "Verdicts");
+    `proofs` is the LLVM lane's verdict with its proofs on, when it ran."""
+    if m["operator"] == "flag_add" and proofs and proofs[0] == "LLVM_OK":
         # The prover maps every flag of every LLVM line and every canonical nsw/nuw to an
         # obligation and leaves none unproven (docs/contracts.md): LLVM_OK means it was PROVEN.
         return "the contract prover proves the added promise holds at every launch the plan allows"
@@ -286,7 +320,8 @@ def classify(m, folder, verdicts):
     invalid = next((r.get("invalid") for r in records.values() if r and r.get("invalid")), None)
     if invalid:
         return "INVALID", f"the canonical parser refuses it: {invalid.splitlines()[0]}"
-    llvm = verdicts.get(("llvm",) + key)
+    proofs = verdicts.get(("proofs",) + key)
+    llvm = proofs or verdicts.get(("llvm",) + key)
     if llvm and m["section"] != mutate_ops.CANONICAL and llvm[0] in INVALID_LLVM:
         return "INVALID", f"{m['section']}'s LLVM refuses it: {llvm[0]}: {first_line(llvm[1])}"
     kills = []
@@ -294,12 +329,12 @@ def classify(m, folder, verdicts):
     if numerics and numerics[0] != "NUMERIC_OK":
         kills.append(f"numerics {numerics[0]}: {first_line(numerics[1])}")
     if llvm and llvm[0] not in ("LLVM_OK", "NOT_APPLICABLE"):
-        kills.append(f"llvm {llvm[0]}: {first_line(llvm[1])}")
+        kills.append(f"llvm{' (proofs)' if proofs else ''} {llvm[0]}: {first_line(llvm[1])}")
     if kills:
         return "KILLED", "; ".join(kills)
     if numerics is None and "numerics" in m.get("lanes", ()):
         return "NOT_APPLIED", "the numerics lane did not judge it"
-    reason = equivalence(m, change, llvm)
+    reason = equivalence(m, change, proofs)
     if reason:
         return "EQUIVALENT", reason
     return "SURVIVED", "every lane passed it"
@@ -454,6 +489,8 @@ def parse_args(argv):
     parser.add_argument("--build")
     parser.add_argument("--cache", help="the lanes' result cache (default theirs)")
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--no-proofs", dest="proofs", action="store_false",
+                        help="no contract proofs for the mutants that survive the other checks")
     parser.add_argument("--merge", nargs="+", metavar="SHARD_JSON",
                         help="join the --json reports of every shard of one run into --json (and --junit)")
     parser.add_argument("--version", action="store_true")
@@ -531,8 +568,13 @@ def main(argv=None):
     for section in sections:
         folder = os.path.join(args.out, section)
         verdicts = run_lanes(args, folder, section, flavors[-1])
-        for m in mutants:
-            if m["section"] == section:
+        judged = [m for m in mutants if m["section"] == section]
+        for m in judged:
+            m["verdict"], m["how"] = classify(m, folder, verdicts)
+        survivors = [m for m in judged if m["verdict"] in ("SURVIVED", "EQUIVALENT")]
+        if "llvm" in args.lanes and args.proofs and survivors:
+            verdicts.update(proofs_for_survivors(args, folder, section, flavors[-1], survivors))
+            for m in survivors:
                 m["verdict"], m["how"] = classify(m, folder, verdicts)
     totals = collections.Counter(m["verdict"] for m in mutants)
     totals = {v: totals.get(v, 0) for v in ("KILLED", "SURVIVED", "EQUIVALENT", "INVALID", "NOT_APPLIED", "ERROR")}

@@ -7,6 +7,7 @@ The campaign runs once per module (the other runs find the lanes' verdicts in th
 the same texts are the same keys)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -60,7 +61,7 @@ def test_every_survivor_is_listed_with_its_change_and_command(campaign):
     run, report, _ = campaign
     survivors = [m for m in report["mutants"] if m["verdict"] == "SURVIVED"]
     for m in survivors:
-        assert m["before"] and m["repro"].endswith(f"--mutant {m['name']}") or "--build" in m["repro"]
+        assert m["before"] and f"--mutant {m['name']}" in m["repro"]
         assert f"--mutant {m['name']}" in run.stdout
 
 
@@ -105,7 +106,7 @@ def test_the_cache_never_serves_an_original_verdict_to_a_mutant_nor_the_reverse(
     # And the original after the mutant: still GREEN, now from the cache.
     second = subprocess.run(original, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0 and "RESULT: GREEN" in second.stdout, second.stdout[-2000:]
-    assert "0 misses" in second.stdout
+    assert re.search(r"cache: [1-9]\d* hits, 0 misses", second.stdout), second.stdout[-2000:]
 
 
 def test_the_workers_hello_names_the_mutants(build_dir, tmp_path):
