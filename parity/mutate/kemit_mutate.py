@@ -222,7 +222,7 @@ def run_lanes(args, folder, section, newest):
     if "numerics" in args.lanes:
         report = os.path.join(folder, "numerics.json")
         run([os.path.join(args.build, "parity", "check_numerics"), *lane_flags(args, os.path.join(folder, "configs")),
-             "--section", section, "--engine-cmd", worker_command(folder, "numerics", engine_command(args)),
+             "--section", section, "--timeout", str(args.timeout), "--engine-cmd", worker_command(folder, "numerics", engine_command(args)),
              "--json", report], folder, "numerics")
         for family, body in load_report(report, "numerics").get("families", {}).items():
             for case in body.get("configs", []):
@@ -489,6 +489,8 @@ def parse_args(argv):
     parser.add_argument("--build")
     parser.add_argument("--cache", help="the lanes' result cache (default theirs)")
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--timeout", type=float, default=30,
+                        help="seconds the numerics lane gives one mutant (default 30; a mutated loop may never end)")
     parser.add_argument("--no-proofs", dest="proofs", action="store_false",
                         help="no contract proofs for the mutants that survive the other checks")
     parser.add_argument("--merge", nargs="+", metavar="SHARD_JSON",
