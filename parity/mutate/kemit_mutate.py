@@ -330,6 +330,12 @@ def classify(m, folder, verdicts):
         kills.append(f"numerics {numerics[0]}: {first_line(numerics[1])}")
     if llvm and llvm[0] not in ("LLVM_OK", "NOT_APPLICABLE"):
         kills.append(f"llvm{' (proofs)' if proofs else ''} {llvm[0]}: {first_line(llvm[1])}")
+    if kills and m["operator"] == "flag_drop" and not (numerics and numerics[0] != "NUMERIC_OK") \
+            and proofs and proofs[0] == "PROOF_UNPROVEN":
+        # Every original config is PROVEN, so its promises never break and the mutant computes
+        # the same values: the prover's doubt is a false alarm, recorded with the mutant.
+        return "EQUIVALENT", ("a dropped nsw/nuw/exact promise leaves every defined result unchanged; the prover "
+                              f"then leaves an obligation UNPROVEN (a false alarm): {first_line(proofs[1])}")
     if kills:
         return "KILLED", "; ".join(kills)
     if numerics is None and "numerics" in m.get("lanes", ()):
