@@ -65,6 +65,18 @@ def test_every_survivor_is_listed_with_its_change_and_command(campaign):
         assert f"--mutant {m['name']}" in run.stdout
 
 
+def test_the_junit_report_is_valid_and_fails_each_survivor(campaign):
+    _, report, folder = campaign
+    done = subprocess.run(["xmllint", "--noout", "--schema", os.path.join(REPO, "tests", "report", "junit.xsd"),
+                           str(folder / "m.xml")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    import junitparser
+    xml = junitparser.JUnitXml.fromfile(str(folder / "m.xml"))
+    failed = {case.name for suite in xml for case in suite
+              if any(isinstance(r, junitparser.Failure) for r in case.result)}
+    assert failed == {m["name"] for m in report["mutants"] if m["verdict"] == "SURVIVED"}
+
+
 def test_every_operator_yields_valid_mutants_and_is_killed_where_a_lane_can(campaign):
     _, report, _ = campaign
     valid = {m["operator"] for m in report["mutants"] if m["verdict"] in ("KILLED", "SURVIVED", "EQUIVALENT")}
@@ -238,3 +250,15 @@ def test_shard_reports_merge_into_the_run_and_refuse_a_missing_shard(tmp_path, c
     with pytest.raises(SystemExit) as stopped:
         kemit_mutate.main(["--merge", one, "--json", str(merged)])
     assert stopped.value.code == 2
+
+
+@pytest.mark.parametrize("flags,said", [
+    (["--shard", "3/2"], "--shard takes K/N"),
+    (["--operators", "flip_everything"], "unknown operator(s) flip_everything"),
+    (["--mutant", "scan_rows:1"], "--mutant takes FAMILY:ID@SECTION:OPERATOR:K"),
+    (["--lanes", "golden"], "--lanes takes numerics and/or llvm"),
+    (["--only", "no_such_family"], "matches no family"),
+])
+def test_a_usage_error_is_exit_2_naming_what_to_do(build_dir, tmp_path, flags, said):
+    run = mutate(build_dir, str(tmp_path / "out"), *flags)
+    assert run.returncode == 2 and said in run.stderr, run.stderr
