@@ -182,8 +182,7 @@ def write_folders(out, root, mutants):
         os.makedirs(os.path.join(folder, "configs"))
         shutil.copytree(os.path.join(root, "parity", "intents"), os.path.join(folder, "intents"))
         per_family = collections.defaultdict(list)
-        for m in items:
-            m["id"] = len(per_family[m["family"]]) + 1
+        for m in sorted(items, key=lambda m: m["id"]):
             config = {"id": m["id"], "arch": m["config"]["arch"], "expect": "emit",
                       "why": f"mutant {mutant_name(m)}", "spec": m["config"]["spec"]}
             if "expect_no_spill" in m["config"]:
@@ -402,16 +401,21 @@ def write_json(path, args, started, seconds, mutants, totals, floor):
         json.dump(report, handle, indent=1, sort_keys=True)
 
 
+# Flags that say where a shard writes or how fast it runs, not which mutants it judges: shards of
+# one run may differ in them.
+NOT_IN_RUN_KEY = ("--json", "--junit", "--shard", "--out", "--jobs")
+
+
 def strip_report_args(argv):
     out, skip = [], False
     for arg in argv:
         if skip:
             skip = False
             continue
-        if arg in ("--json", "--junit", "--shard"):
+        if arg in NOT_IN_RUN_KEY:
             skip = True
             continue
-        if arg.split("=")[0] in ("--json", "--junit", "--shard"):
+        if arg.split("=")[0] in NOT_IN_RUN_KEY:
             continue
         out.append(arg)
     return out
@@ -539,14 +543,30 @@ def select(args, engine, flavors):
             usage(f"no emitting config {family}:{orig} in {args.root}/parity/configs/{family}.json")
         if operator not in mutate_ops.OPERATORS:
             usage(f"unknown operator {operator} (known: {', '.join(mutate_ops.OPERATORS)})")
-        return [{"family": family, "orig": int(orig), "section": section, "operator": operator, "k": int(k),
-                 "config": config}]
+        mutants = [{"family": family, "orig": int(orig), "section": section, "operator": operator, "k": int(k),
+                    "config": config}]
+        assign_ids(mutants)
+        return mutants
     table = cached_site_table(args, engine, load_configs(args.root, args.only), flavors)
     mutants = draw(table, args.sample, args.seed, args.operators, args.sections)
     mutants.sort(key=lambda m: (m["family"], m["orig"], m["section"], m["operator"], m["k"]))
+    assign_ids(mutants)
     if args.shard:
         mutants = [m for i, m in enumerate(mutants) if i % args.shard[1] == args.shard[0] - 1]
     return mutants
+
+
+def assign_ids(mutants):
+    """Each mutant's config id, from its name: the numerics lane seeds a config's inputs with its
+    id, so a mutant gets the same inputs in a shard, in the whole run and in its `--mutant` repro
+    (an id from its place in the folder gave one mutant another verdict in a shard)."""
+    taken = collections.defaultdict(set)
+    for m in mutants:
+        number = int(hashlib.sha256(mutant_name(m).encode()).hexdigest()[:7], 16) + 1
+        while number in taken[m["family"]]:
+            number += 1  # two names of one family on one number: as unlikely as 1 in 2^28 a pair
+        taken[m["family"]].add(number)
+        m["id"] = number
 
 
 def main(argv=None):

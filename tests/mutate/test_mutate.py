@@ -262,3 +262,21 @@ def test_shard_reports_merge_into_the_run_and_refuse_a_missing_shard(tmp_path, c
 def test_a_usage_error_is_exit_2_naming_what_to_do(build_dir, tmp_path, flags, said):
     run = mutate(build_dir, str(tmp_path / "out"), *flags)
     assert run.returncode == 2 and said in run.stderr, run.stderr
+
+
+def test_two_shards_merge_into_the_whole_campaign(campaign, build_dir, tmp_path):
+    _, report, _ = campaign
+    shards = []
+    for index in (1, 2):
+        path = tmp_path / f"s{index}.json"
+        run = mutate(build_dir, str(tmp_path / f"out{index}"), "--sample", "240", "--seed", "1",
+                     "--shard", f"{index}/2", "--json", str(path))
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        shards.append(str(path))
+    merged = tmp_path / "merged.json"
+    run = subprocess.run([sys.executable, TOOL, "--merge", *shards, "--json", str(merged)], cwd=REPO,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    whole = json.loads(merged.read_text())
+    assert sorted(m["name"] for m in whole["mutants"]) == sorted(m["name"] for m in report["mutants"])
+    assert whole["summary"] == report["summary"]
