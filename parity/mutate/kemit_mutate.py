@@ -295,6 +295,10 @@ def equivalence(m, change, proofs):
         return "the contract prover proves the added promise holds at every launch the plan allows"
     if m["operator"] == "flag_drop":
         return "a dropped nsw/nuw/exact promise leaves every defined result unchanged"
+    waves = change.get("wave_size"), change.get("largest_workgroup")
+    if m["operator"] == "remove_barrier" and None not in waves and waves[1] <= waves[0]:
+        return (f"every workgroup is one wave (at most {waves[1]} work-items, wave size {waves[0]}): its lanes run in "
+                "lockstep, so the barrier orders nothing; LLVM 16, 19 and 22 emit no s_barrier for it either")
     if m["operator"] == "remove_fence" and any("@llvm.amdgcn.s.barrier()" in n for n in change.get("neighbours", [])):
         return ("a fence beside an s.barrier: the lanes run memory sequentially consistent, so it orders nothing "
                 "the barrier does not (on hardware the release/acquire pair matters; not killable by a CPU lane)")

@@ -46,8 +46,10 @@ def section_text(answer, section):
     return (answer.get("ll", {}).get(section) or {}).get("text")
 
 
-def mutate_answer(engine, mutant, request, answer):
-    """The engine's emit answer with the mutant's section changed, and the record of the change."""
+def mutate_answer(engine, mutant, request, answer, wave_sizes):
+    """The engine's emit answer with the mutant's section changed, and the record of the change
+    (with the processor's wave size and the text's largest workgroup: a barrier of a one-wave
+    workgroup orders nothing)."""
     section = mutant["section"]
     record = {"family": request.get("family"), "id": request.get("config"), "section": section, "operator": mutant["operator"],
               "k": mutant["k"], "spec": request.get("spec")}
@@ -71,6 +73,9 @@ def mutate_answer(engine, mutant, request, answer):
         else:
             mutated, change = mutate_ops.apply_like(section, text, mutant["operator"], mutant["k"], reference)
     record["change"] = change
+    if change:
+        change["wave_size"] = wave_sizes.get(request.get("arch"))
+        change["largest_workgroup"] = mutate_ops.largest_workgroup(text)
     if change and section == mutate_ops.CANONICAL:
         flavor = next(iter(answer.get("ll", {})), "llvm22")
         record["invalid"] = canonical_parses(engine, mutated, flavor)
@@ -88,6 +93,7 @@ def serve(args):
     mutants = json.loads(raw)["mutants"]
     by_config = {(m["family"], m["id"]): m for m in mutants}
     engine = EngineWorker(shlex.split(args.engine_cmd), None)
+    wave_sizes = {}  # arch -> wave size, from the engine's hello (the lane asks it first)
     log = args.log or os.path.join(os.path.dirname(os.path.abspath(args.mutants)), "applied", args.lane)
     os.makedirs(log, exist_ok=True)
     for line in sys.stdin:
@@ -106,10 +112,11 @@ def serve(args):
         if request.get("op") == "hello" and answer.get("status") == "ok":
             answer["engine"] = f"mutants-of-{answer.get('engine', '')}"
             answer["mutants"] = {"sha256": digest, "lane": args.lane}
+            wave_sizes = {facts.get("name"): facts.get("wave_size") for facts in answer.get("arch_facts", [])}
         elif request.get("op", "emit") == "emit":
             mutant = by_config.get((request.get("family"), request.get("config")))
             if mutant is not None:
-                answer, record = mutate_answer(engine, mutant, request, answer)
+                answer, record = mutate_answer(engine, mutant, request, answer, wave_sizes)
                 path = os.path.join(log, f"{mutant['family']}.{mutant['id']}.json")
                 with open(path + ".tmp", "w", encoding="utf-8") as handle:
                     json.dump(record, handle)

@@ -370,6 +370,16 @@ def count_sites(section, text):
     return {name: len(sites(section, text, name)) for name in OPERATORS}
 
 
+WORKGROUP_SIZE = re.compile(r'(?:attr flat_work_group_size |"amdgpu-flat-work-group-size"=")\d+,(\d+)')
+
+
+def largest_workgroup(text):
+    """The largest workgroup any kernel of a text (canonical or LLVM) admits, by its flat workgroup
+    size attribute, or None when a kernel states none."""
+    sizes = [int(size) for size in WORKGROUP_SIZE.findall(text)]
+    return max(sizes) if sizes else None
+
+
 def apply(section, text, operator, k):
     """The text with the site of rank k (mod the number of sites) mutated, and what changed:
     {"line": 1-based line, "before": the line, "after": the lines that replace it, "sites": count},

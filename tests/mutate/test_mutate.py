@@ -280,3 +280,22 @@ def test_two_shards_merge_into_the_whole_campaign(campaign, build_dir, tmp_path)
     whole = json.loads(merged.read_text())
     assert sorted(m["name"] for m in whole["mutants"]) == sorted(m["name"] for m in report["mutants"])
     assert whole["summary"] == report["summary"]
+
+
+@pytest.mark.parametrize("text, largest", [
+    ("kernel @k {\n  arch gfx90a\n  attr flat_work_group_size 1,64\n", 64),
+    ('attributes #0 = { "amdgpu-flat-work-group-size"="1,256" }\nattributes #1 = { "amdgpu-flat-work-group-size"="1,32" }', 256),
+    ("kernel @k {\n  arch gfx90a\n", None),
+])
+def test_the_largest_workgroup_is_read_from_either_spelling(text, largest):
+    assert mutate_ops.largest_workgroup(text) == largest
+
+
+@pytest.mark.parametrize("wave, largest, equivalent", [(64, 64, True), (32, 64, False), (64, None, False)])
+def test_a_removed_barrier_is_equivalent_only_where_every_workgroup_is_one_wave(wave, largest, equivalent):
+    import kemit_mutate
+    change = {"wave_size": wave, "largest_workgroup": largest, "neighbours": ["", ""]}
+    reason = kemit_mutate.equivalence({"operator": "remove_barrier"}, change, None)
+    assert (reason is not None) == equivalent
+    if equivalent:
+        assert reason.startswith(f"every workgroup is one wave (at most {largest} work-items, wave size {wave})")
