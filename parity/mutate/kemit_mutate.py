@@ -238,8 +238,25 @@ def run_llvm(args, folder, configs, section, newest, name, proofs):
     run([os.path.join(args.build, "llvm_lane", "check_llvm"), *lane_flags(args, configs), "--flavor", flavor,
          "--proofs" if proofs else "--no-proofs", "--engine-cmd", worker_command(folder, "llvm", engine_command(args)),
          "--json", report], folder, name)
-    return {("llvm", m["family"], m["config"]): (m["verdict"], m.get("detail", ""))
-            for m in load_report(report, name).get("modules", [])}
+    modules = load_report(report, name).get("modules", [])
+    verdicts = {("llvm", m["family"], m["config"]): (m["verdict"], m.get("detail", "")) for m in modules}
+    verdicts.update({("code", m["family"], m["config"]): m.get("code_sha256", "") for m in modules})
+    return verdicts
+
+
+def original_codes(args, folder, section, mutants):
+    """{("original", family, config): the machine code's sha256} of the original configs of
+    `mutants` at the flavor `section`: the LLVM lane over the tree's configs (its result cache
+    usually holds them), so that a mutant whose module compiles to the same code is known."""
+    ids = collections.defaultdict(set)
+    for m in mutants:
+        ids[m["family"]].add(m["config"])
+    selection = [f"{family}:{','.join(str(i) for i in sorted(found))}" for family, found in sorted(ids.items())]
+    report = os.path.join(folder, "originals.json")
+    run([os.path.join(args.build, "llvm_lane", "check_llvm"), *lane_flags(args, os.path.join(args.root, "parity", "configs")),
+         "--flavor", section, "--no-proofs", "--json", report, *selection], folder, "originals")
+    return {("original", m["family"], m["config"]): m.get("code_sha256", "")
+            for m in load_report(report, "originals").get("modules", [])}
 
 
 def proofs_for_survivors(args, folder, section, newest, survivors):
@@ -305,6 +322,18 @@ def equivalence(m, change, proofs):
     return None
 
 
+def same_code(m, change, verdicts):
+    """The reason a flavor's mutant is equivalent when that flavor's llc compiles it to the very
+    machine code of the original config (the hardware runs the same instructions), else None. Only
+    for a changed instruction (an indented line): the code text leaves out the kernel descriptor,
+    which a changed global or attribute could move."""
+    mutant, original = verdicts.get(("code", m["family"], m["id"])), verdicts.get(("original", m["family"], m["config"]))
+    instruction = change.get("before", "").startswith("  ")
+    if m["section"] == mutate_ops.CANONICAL or not instruction or not mutant or mutant != original:
+        return None
+    return f"{m['section']}'s llc compiles it to the original's machine code (sha256 {mutant[:12]}): the hardware runs the same instructions"
+
+
 def classify(m, folder, verdicts):
     """KILLED, SURVIVED, INVALID, EQUIVALENT or NOT_APPLIED, with how and what changed."""
     key = (m["family"], m["id"])
@@ -343,7 +372,7 @@ def classify(m, folder, verdicts):
         return "KILLED", "; ".join(kills)
     if numerics is None and "numerics" in m.get("lanes", ()):
         return "NOT_APPLIED", "the numerics lane did not judge it"
-    reason = equivalence(m, change, proofs)
+    reason = equivalence(m, change, proofs) or same_code(m, change, verdicts)
     if reason:
         return "EQUIVALENT", reason
     return "SURVIVED", "every lane passed it"
@@ -604,6 +633,11 @@ def main(argv=None):
         for m in judged:
             m["verdict"], m["how"] = classify(m, folder, verdicts)
         survivors = [m for m in judged if m["verdict"] in ("SURVIVED", "EQUIVALENT")]
+        if "llvm" in args.lanes and section != mutate_ops.CANONICAL and survivors:
+            verdicts.update(original_codes(args, folder, section, survivors))
+            for m in survivors:
+                m["verdict"], m["how"] = classify(m, folder, verdicts)
+            survivors = [m for m in judged if m["verdict"] in ("SURVIVED", "EQUIVALENT")]
         if "llvm" in args.lanes and args.proofs and survivors:
             verdicts.update(proofs_for_survivors(args, folder, section, flavors[-1], survivors))
             for m in survivors:

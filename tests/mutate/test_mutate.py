@@ -299,3 +299,19 @@ def test_a_removed_barrier_is_equivalent_only_where_every_workgroup_is_one_wave(
     assert (reason is not None) == equivalent
     if equivalent:
         assert reason.startswith(f"every workgroup is one wave (at most {largest} work-items, wave size {wave})")
+
+
+@pytest.mark.parametrize("section, before, mutant_code, equivalent", [
+    ("llvm19", "  %v1 = icmp slt i32 %v0, 1024", "aa", True),
+    ("llvm19", "  %v1 = icmp slt i32 %v0, 1024", "ab", False),
+    ("llvm19", "@lds = internal addrspace(3) global [64 x float] undef", "aa", False),
+    ("canonical", "  %1 = icmp %0, %2 {pred=slt} : i1", "aa", False),
+])
+def test_a_flavor_mutant_compiled_to_the_originals_code_is_equivalent(section, before, mutant_code, equivalent):
+    import kemit_mutate
+    m = {"family": "reduce_rows", "id": 9001, "config": 2, "section": section}
+    verdicts = {("code", "reduce_rows", 9001): mutant_code, ("original", "reduce_rows", 2): "aa"}
+    reason = kemit_mutate.same_code(m, {"before": before}, verdicts)
+    assert (reason is not None) == equivalent
+    if equivalent:
+        assert reason.startswith("llvm19's llc compiles it to the original's machine code")
