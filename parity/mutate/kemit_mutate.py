@@ -250,7 +250,7 @@ def original_codes(args, folder, section, mutants):
     usually holds them), so that a mutant whose module compiles to the same code is known."""
     ids = collections.defaultdict(set)
     for m in mutants:
-        ids[m["family"]].add(m["config"])
+        ids[m["family"]].add(m["orig"])
     selection = [f"{family}:{','.join(str(i) for i in sorted(found))}" for family, found in sorted(ids.items())]
     report = os.path.join(folder, "originals.json")
     run([os.path.join(args.build, "llvm_lane", "check_llvm"), *lane_flags(args, os.path.join(args.root, "parity", "configs")),
@@ -327,7 +327,7 @@ def same_code(m, change, verdicts):
     machine code of the original config (the hardware runs the same instructions), else None. Only
     for a changed instruction (an indented line): the code text leaves out the kernel descriptor,
     which a changed global or attribute could move."""
-    mutant, original = verdicts.get(("code", m["family"], m["id"])), verdicts.get(("original", m["family"], m["config"]))
+    mutant, original = verdicts.get(("code", m["family"], m["id"])), verdicts.get(("original", m["family"], m["orig"]))
     instruction = change.get("before", "").startswith("  ")
     if m["section"] == mutate_ops.CANONICAL or not instruction or not mutant or mutant != original:
         return None

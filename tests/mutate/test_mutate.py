@@ -309,7 +309,7 @@ def test_a_removed_barrier_is_equivalent_only_where_every_workgroup_is_one_wave(
 ])
 def test_a_flavor_mutant_compiled_to_the_originals_code_is_equivalent(section, before, mutant_code, equivalent):
     import kemit_mutate
-    m = {"family": "reduce_rows", "id": 9001, "config": 2, "section": section}
+    m = {"family": "reduce_rows", "id": 9001, "orig": 2, "section": section}
     verdicts = {("code", "reduce_rows", 9001): mutant_code, ("original", "reduce_rows", 2): "aa"}
     reason = kemit_mutate.same_code(m, {"before": before}, verdicts)
     assert (reason is not None) == equivalent
