@@ -277,7 +277,7 @@ def proofs_for_survivors(args, folder, section, newest, survivors):
             with open(os.path.join(configs, name), "w", encoding="utf-8") as handle:
                 json.dump(data, handle)
     proven = run_llvm(args, folder, configs, section, newest, "proofs", True)
-    return {("proofs",) + key[1:]: verdict for key, verdict in proven.items()}
+    return {("proofs",) + key[1:]: verdict for key, verdict in proven.items() if key[0] == "llvm"}
 
 
 def run(argv, folder, lane):
