@@ -315,3 +315,17 @@ def test_a_flavor_mutant_compiled_to_the_originals_code_is_equivalent(section, b
     assert (reason is not None) == equivalent
     if equivalent:
         assert reason.startswith("llvm19's llc compiles it to the original's machine code")
+
+
+def test_the_proof_pass_takes_verdicts_only_never_code_digests(tmp_path, monkeypatch):
+    """The LLVM lane's report gives each module a verdict and a code digest; only the verdict may
+    become a proof verdict (a digest read as one would kill every survivor)."""
+    import kemit_mutate
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "reduce_rows.json").write_text(json.dumps(
+        {"family": "reduce_rows", "configs": [{"id": 9001, "arch": "gfx90a", "expect": "emit", "spec": {}}]}))
+    lane = {("llvm", "reduce_rows", 9001): ("LLVM_OK", ""), ("code", "reduce_rows", 9001): "ab" * 32}
+    monkeypatch.setattr(kemit_mutate, "run_llvm", lambda *args: dict(lane))
+    survivors = [{"family": "reduce_rows", "id": 9001}]
+    proofs = kemit_mutate.proofs_for_survivors(None, str(tmp_path), "llvm19", "llvm22", survivors)
+    assert proofs == {("proofs", "reduce_rows", 9001): ("LLVM_OK", "")}
