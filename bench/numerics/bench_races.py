@@ -28,9 +28,10 @@ def main():
     try:
         for family in sorted(name[:-5] for name in os.listdir(os.path.join(ROOT, "parity", "configs"))):
             for config in emitting_configs(family, 0)[::args.every]:
-                case, built = numerics_worker.build_case(family, config, source)
-                if case is None:
+                cases, built = numerics_worker.build_cases(family, config, source)
+                if cases is None:
                     continue
+                case = cases[0][1]  # the random inputs
                 for section in ("canonical",) + source.flavors():
                     text = built.canonical if section == "canonical" else built.flavors.get(section)
                     if text is None:

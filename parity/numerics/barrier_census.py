@@ -18,7 +18,7 @@ import os
 import sys
 
 from module_source import ROOT
-from numerics_worker import Lane, build_case, run_section
+from numerics_worker import Lane, build_cases, run_section
 
 CANONICAL_BARRIER = "barrier"
 LLVM_BARRIER = "call void @llvm.amdgcn.s.barrier()"
@@ -78,7 +78,7 @@ def main():
     try:
         for family in families:
             for config in emitting_configs(family, args.per_family):
-                cases, built = build_case(family, config, source)
+                cases, built = build_cases(family, config, source)
                 if cases is None:
                     continue
                 sections = args.section or ("canonical",) + source.flavors()

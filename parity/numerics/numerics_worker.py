@@ -133,8 +133,8 @@ def make_cases(family, spec, arch, config_id):
     return cases
 
 
-def make_case(family, config, source):
-    """The config's cases (make_cases), or a NOT_EXECUTABLE reason. The spec's defaults and the
+def config_cases(family, config, source):
+    """The config's cases (make_cases), or None and a NOT_EXECUTABLE reason. The spec's defaults and the
     arch's wave size come from the engine's worker (the lane imports no engine code)."""
     arch, reason = source.arch(config["arch"])
     spec, refusal = source.parse_spec(family, config["spec"]) if arch else (None, "")
@@ -228,7 +228,8 @@ def run_section(kemit_cpp, checkers, section, text, cases, built, family, config
             compare_outputs(result, case, buffers, inputs)
             if result.verdict != "NUMERIC_OK":
                 break
-            in_order = in_order or buffers
+            if in_order is None:  # the random inputs' run: what the schedules must reproduce
+                in_order = buffers
             for output in case.outputs:
                 outputs.update(plans.bits(buffers[output.name]).tobytes())
         for schedule in SCHEDULES if result.verdict == "NUMERIC_OK" else ():
@@ -260,11 +261,11 @@ def case_sizes(case):
     return dict(case.scalars if case.sizes is None else case.sizes)
 
 
-def build_case(family, config, source):
+def build_cases(family, config, source):
     """(cases, built) of a config (make_cases), or (None, [the NOT_EXECUTABLE Result]) when nothing
     can run."""
     start = time.perf_counter()
-    cases, reason = make_case(family, config, source)
+    cases, reason = config_cases(family, config, source)
     if cases is None:
         return None, [Result(family, config["id"], "NOT_EXECUTABLE", reason, seconds=time.perf_counter() - start)]
     case = cases[0][1]
@@ -282,7 +283,7 @@ def check_config(kemit_cpp, family, config, source, checkers=None, sections=None
     """A config's Results, one per section run (a flavor the engine refuses for the arch is left out);
     sections: the canonical one and every flavor the source serves unless given."""
     sections = sections or ("canonical",) + source.flavors()
-    cases, built = build_case(family, config, source)
+    cases, built = build_cases(family, config, source)
     if cases is None:
         return built
     results = []
@@ -349,7 +350,7 @@ def numbered_work_limit(configs, source):
     for config in configs:
         if plans.family_plan(config["family"]) is None:
             continue
-        cases, built = build_case(config["family"], dict(config, expect="emit"), source)
+        cases, built = build_cases(config["family"], dict(config, expect="emit"), source)
         if cases is not None:
             works.append(work(cases, built))
     works.sort()
@@ -406,7 +407,7 @@ class Lane:
         self.checkers.close()
 
 
-def requested_case(request):
+def requested_cases(request):
     """(cases, "") of a plan or run request (make_cases), or (None, why the config cannot run)."""
     family, arch = request["family"], request["arch"]
     if plans.family_plan(family) is None:
@@ -428,14 +429,14 @@ def finite(value):
 
 
 def plan_answer(request):
-    cases, reason = requested_case(request)
+    cases, reason = requested_cases(request)
     if cases is None:
         return {"status": "ok", "refused": reason}
     return {"status": "ok", "spec_run": cases[0][1].spec, "buffer_range": cases[0][1].buffer_range}
 
 
 def run_answer(request, lane):
-    cases, reason = requested_case(request)
+    cases, reason = requested_cases(request)
     if cases is None:
         return {"status": "error", "error": f"the plan refuses the config: {reason}"}
     if cases[0][1].spec != request["spec_run"]:
@@ -459,7 +460,7 @@ def answer(request, lane, limit):
     checkers.majors.update(source.flavor_majors())
     start = time.perf_counter()
     config = {"id": request.get("config", 0), "arch": request["arch"], "spec": request["spec"], "expect": "emit"}
-    cases, built = build_case(request["family"], config, source)
+    cases, built = build_cases(request["family"], config, source)
     if cases is None:
         return {"status": "ok", "verdict": "SKIPPED", "detail": built[0].detail}
     size = work(cases, built)

@@ -90,9 +90,9 @@ def round_to(values, dtype):
 
 
 def random_values(rng, shape, dtype, low=-2.0, high=2.0):
-    """f32 values exactly representable in dtype, drawn from the case's input set (rng.inputs:
+    """f32 values exactly representable in dtype, drawn from the case's input set (rng: Inputs;
     INPUT_SETS) over [low, high]."""
-    draw = INPUT_SETS[getattr(rng, "inputs", "random")]
+    draw = INPUT_SETS[rng.inputs]
     return round_to(draw(rng, shape, dtype, low, high).astype(np.float32), dtype)
 
 

@@ -114,7 +114,8 @@ def test_a_chunking_familys_case_runs_at_least_two_chunks(lane, family):
                                           sections=("canonical",))
     assert [r.verdict for r in results] == ["NUMERIC_OK"], [r.detail for r in results]
     [plan], [lowered] = source.seen, source.ranges
-    case = numerics_worker.build_case(family, config(family, CHUNKED[family]), base)[0][0][1]  # the random inputs' case
+    cases, _ = numerics_worker.build_cases(family, config(family, CHUNKED[family]), base)
+    case = cases[0][1]  # the random inputs' case
     runs = [launch.kernel for launch, *_ in launch_plan.runs(launch_plan.parse_plan(plan),
                                                              numerics_worker.case_sizes(case), case.buffers, case.grid)]
     assert lowered is not None and max(runs.count(kernel) for kernel in set(runs)) >= 2, runs
@@ -129,7 +130,8 @@ def test_transpose_runs_blocks_of_two_row_chunks_by_two_column_chunks(lane):
                                           sections=SECTIONS)
     assert [r.verdict for r in results] == ["NUMERIC_OK"] * len(SECTIONS), [r.detail for r in results]
     [plan], [lowered] = source.seen, source.ranges
-    case = numerics_worker.build_case("transpose_lds", config("transpose_lds", 1), base)[0][0][1]  # the random inputs' case
+    cases, _ = numerics_worker.build_cases("transpose_lds", config("transpose_lds", 1), base)
+    case = cases[0][1]  # the random inputs' case
     (launch,) = launch_plan.parse_plan(plan).launches
     blocks = launch_plan.chunk_values(launch, numerics_worker.case_sizes(case))
     rows = {values["first"] for values in blocks}

@@ -79,7 +79,7 @@ def test_the_census_finds_a_race_for_every_barrier_of_a_config(lane):
     kemit_cpp, base, checkers = lane
     worker_lane = numerics_worker.Lane(BUILD)
     worker_lane._kemit_cpp, worker_lane.checkers = kemit_cpp, checkers
-    cases, built = numerics_worker.build_case("transpose_lds", config("transpose_lds", 1), base)
+    cases, built = numerics_worker.build_cases("transpose_lds", config("transpose_lds", 1), base)
     for section in ("canonical", "llvm22"):
         text = built.canonical if section == "canonical" else built.flavors[section]
         rows = barrier_census.census_of_text(worker_lane, section, text, cases, built, "transpose_lds", 1)

@@ -128,7 +128,8 @@ inline std::string rows_plan(const std::string& rows_range) {
 // A GEMM's row offset (b's `row * n + column`): workgroup `row` reads x[row * n + lane] of a
 // buffer of rows x n elements bound whole. WIDE_ROW_OFFSET forms it as an i64 (docs/ir.md,
 // ptr_add); NARROW_ROW_OFFSET as an i32 product, which passes 2^31 once rows * n does.
-inline const std::string WIDE_ROW_OFFSET = R"(; kemit canonical IR 1
+inline std::string row_offset_kernel(const std::string& body) {
+  return R"(; kemit canonical IR 1
 kernel @row_offset {
   arch gfx90a
   attr flat_work_group_size 1,256
@@ -137,7 +138,9 @@ kernel @row_offset {
   param %2 n : i32
   %3 = workitem_id {dim=x} : i32
   %4 = workgroup_id {dim=x} : i32
-  %5 = zext %4 {nneg} : i64
+)" + body + "}\n";
+}
+inline const std::string WIDE_ROW_OFFSET = row_offset_kernel(R"(  %5 = zext %4 {nneg} : i64
   %6 = zext %2 {nneg} : i64
   %7 = mul %5, %6 {nsw, nuw} : i64
   %8 = zext %3 {nneg} : i64
@@ -145,24 +148,13 @@ kernel @row_offset {
   %10 = ptr_add %0, %9 {element=f32} : ptr.global
   %11 = load %10 {align=4} : f32
   store %11, %1 {align=4}
-}
-)";
-inline const std::string NARROW_ROW_OFFSET = R"(; kemit canonical IR 1
-kernel @row_offset {
-  arch gfx90a
-  attr flat_work_group_size 1,256
-  param %0 x : ptr.global {align=16, noalias, nocapture, readonly}
-  param %1 y : ptr.global {align=4, noalias, nocapture, writeonly}
-  param %2 n : i32
-  %3 = workitem_id {dim=x} : i32
-  %4 = workgroup_id {dim=x} : i32
-  %5 = mul %4, %2 {nsw, nuw} : i32
+)");
+inline const std::string NARROW_ROW_OFFSET = row_offset_kernel(R"(  %5 = mul %4, %2 {nsw, nuw} : i32
   %6 = add %5, %3 {nsw, nuw} : i32
   %7 = ptr_add %0, %6 {element=f32} : ptr.global
   %8 = load %7 {align=4} : f32
   store %8, %1 {align=4}
-}
-)";
+)");
 
 // rows up to 2^20 of n (in 256s, at most 2^30 elements): x passes 2^31 bytes once rows * n does.
 inline const std::string ROW_OFFSET_PLAN = R"(; kemit launch plan 2
