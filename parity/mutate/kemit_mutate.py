@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mutate_ops  # noqa: E402
+import launch_equivalence  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
 from module_source import EngineWorker  # noqa: E402
@@ -278,6 +279,60 @@ def proofs_for_survivors(args, folder, section, newest, survivors):
                 json.dump(data, handle)
     proven = run_llvm(args, folder, configs, section, newest, "proofs", True)
     return {("proofs",) + key[1:]: verdict for key, verdict in proven.items() if key[0] == "llvm"}
+
+
+def launch_equivalences(args, survivors, flavors):
+    """The survivors that the plan's launch facts prove equivalent (launch_equivalence.py) get
+    that verdict, with the reason: asked of the flavor's LLVM for each survivor's own spec."""
+    engine = start_engine(args.build)
+    try:
+        hello = engine.ask({"op": "hello"})
+        wave_sizes = {facts.get("name"): facts.get("wave_size") for facts in hello.get("arch_facts", [])}
+        for m in survivors:
+            reason = launch_reason(engine, m, flavors, wave_sizes)
+            if reason:
+                m["verdict"], m["how"] = "EQUIVALENT", reason
+    except RuntimeError as error:
+        usage(f"the engine failed while the survivors' launch facts were asked: {error}")
+    finally:
+        engine.close()
+
+
+def launch_reason(engine, m, flavors, wave_sizes):
+    """Why a survivor cannot change a result at any launch its plan allows, or None."""
+    config, section, arch = m["config"], m["section"], m["config"]["arch"]
+    answer = engine.ask({"op": "emit", "family": m["family"], "config": m["orig"], "arch": arch,
+                         "spec": config["spec"], "flavors": flavors})
+    if answer.get("status") != "ok":
+        return None
+    blocks = launch_equivalence.plan_blocks(answer.get("plan"))
+    if section == mutate_ops.CANONICAL:
+        mutated, change = mutate_ops.apply(section, answer["canonical"], m["operator"], m["k"])
+        if change is None:
+            return None
+        lowered = [engine.ask({"op": "lower", "canonical": text, "flavors": flavors})
+                   for text in (answer["canonical"], mutated)]
+        if any(low.get("status") != "ok" for low in lowered):
+            return None
+        for flavor in flavors:
+            texts = [low["ll"].get(flavor, {}).get("text") for low in lowered]
+            if None in texts or not launch_equivalence.same_code_at_launch(*texts, blocks, flavor, arch):
+                return None
+        return ("every flavor's llc (" + ", ".join(flavors) + ") compiles its lowering to the original's code once "
+                "both are told the plan's workgroup size: the hardware runs the same instructions at every launch "
+                "the plan allows")
+    text = (answer.get("ll", {}).get(section) or {}).get("text")
+    if text is None:
+        return None
+    mutated, change = mutate_ops.apply(section, text, m["operator"], m["k"])
+    if change is None:
+        return None
+    if m["operator"] == "dpp_bound_ctrl":
+        reason = launch_equivalence.full_wave_at_dpp(mutated, [change["line"] - 1], blocks, wave_sizes.get(arch),
+                                                     section, arch)
+        if reason:
+            return reason
+    return launch_equivalence.same_code_at_launch(text, mutated, blocks, section, arch)
 
 
 def run(argv, folder, lane):
@@ -642,6 +697,9 @@ def main(argv=None):
             verdicts.update(proofs_for_survivors(args, folder, section, flavors[-1], survivors))
             for m in survivors:
                 m["verdict"], m["how"] = classify(m, folder, verdicts)
+        survivors = [m for m in judged if m["verdict"] == "SURVIVED"]
+        if survivors:
+            launch_equivalences(args, survivors, flavors)
     totals = collections.Counter(m["verdict"] for m in mutants)
     totals = {v: totals.get(v, 0) for v in ("KILLED", "SURVIVED", "EQUIVALENT", "INVALID", "NOT_APPLIED", "ERROR")}
     score = score_of(totals)
