@@ -10,6 +10,10 @@
 // A canonical text or plan that does not parse is an UNPROVEN section naming the line. Exit 0
 // with an answer; 2 when stdin is not such a request (the message on stderr).
 //
+// A request with "questions": [{"name": "%v20", "differ": 0}, ...] (prover.h, CompareQuestion) is
+// answered with those alone: {"answers": [{"name", "differ", "launch", "op", "verdict", "how",
+// "witness", "text"}, ...]}, one per question and launch that reaches the compare.
+//
 // `kemit_prove --serve`: a long-lived worker (the lane keeps one per job, sparing a process start
 // and z3's setup per config): one request per line on stdin, one answer per line on stdout, in
 // order, until end of input. A line that is not a request is answered `{"error": WHY}`.
@@ -74,7 +78,26 @@ ArchLimits limits_of(const json& limits) {
   return arch;
 }
 
+json compare_answers(const json& request) {
+  std::vector<CompareQuestion> questions;
+  for (const auto& q : request.at("questions"))
+    questions.push_back({q.at("name").get<std::string>(), q.at("differ").get<int64_t>()});
+  json answers = json::array();
+  try {
+    for (const auto& [question, f] : answer_compare_questions(request.at("canonical").get<std::string>(),
+                                                              request.at("plan").get<std::string>(),
+                                                              limits_of(request.at("limits")), questions))
+      answers.push_back({{"name", question.name}, {"differ", question.differ}, {"launch", f.launch}, {"op", f.op},
+                         {"verdict", proof_verdict_name(f.verdict)}, {"how", f.how}, {"witness", f.witness},
+                         {"text", finding_text(f)}});
+  } catch (const std::invalid_argument& e) {
+    return {{"error", std::string("kemit_prove: the module or its plan does not read: ") + e.what()}};
+  }
+  return {{"answers", answers}};
+}
+
 json answer(const json& request) {
+  if (request.contains("questions")) return compare_answers(request);
   json sections = json::array();
   const json llvm = request.value("llvm", json::object());
   std::vector<Finding> findings;

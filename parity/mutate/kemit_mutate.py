@@ -283,13 +283,15 @@ def proofs_for_survivors(args, folder, section, newest, survivors):
 
 def launch_equivalences(args, survivors, flavors):
     """The survivors that the plan's launch facts prove equivalent (launch_equivalence.py) get
-    that verdict, with the reason: asked of the flavor's LLVM for each survivor's own spec."""
+    that verdict, with the reason: asked of the flavor's LLVM and of the contract prover, for each
+    survivor's own spec."""
     engine = start_engine(args.build)
+    prove = os.path.join(args.build, "proof", "kemit_prove")
     try:
         hello = engine.ask({"op": "hello"})
-        wave_sizes = {facts.get("name"): facts.get("wave_size") for facts in hello.get("arch_facts", [])}
+        facts = {f.get("name"): f for f in hello.get("arch_facts", [])}
         for m in survivors:
-            reason = launch_reason(engine, m, flavors, wave_sizes)
+            reason = launch_reason(engine, prove, m, flavors, facts)
             if reason:
                 m["verdict"], m["how"] = "EQUIVALENT", reason
     except RuntimeError as error:
@@ -298,41 +300,32 @@ def launch_equivalences(args, survivors, flavors):
         engine.close()
 
 
-def launch_reason(engine, m, flavors, wave_sizes):
+def launch_reason(engine, prove, m, flavors, facts):
     """Why a survivor cannot change a result at any launch its plan allows, or None."""
     config, section, arch = m["config"], m["section"], m["config"]["arch"]
     answer = engine.ask({"op": "emit", "family": m["family"], "config": m["orig"], "arch": arch,
                          "spec": config["spec"], "flavors": flavors})
     if answer.get("status") != "ok":
         return None
-    blocks = launch_equivalence.plan_blocks(answer.get("plan"))
-    if section == mutate_ops.CANONICAL:
-        mutated, change = mutate_ops.apply(section, answer["canonical"], m["operator"], m["k"])
-        if change is None:
-            return None
-        lowered = [engine.ask({"op": "lower", "canonical": text, "flavors": flavors})
-                   for text in (answer["canonical"], mutated)]
-        if any(low.get("status") != "ok" for low in lowered):
-            return None
-        for flavor in flavors:
-            texts = [low["ll"].get(flavor, {}).get("text") for low in lowered]
-            if None in texts or not launch_equivalence.same_code_at_launch(*texts, blocks, flavor, arch):
-                return None
-        return ("every flavor's llc (" + ", ".join(flavors) + ") compiles its lowering to the original's code once "
-                "both are told the plan's workgroup size: the hardware runs the same instructions at every launch "
-                "the plan allows")
-    text = (answer.get("ll", {}).get(section) or {}).get("text")
+    text = answer["canonical"] if section == mutate_ops.CANONICAL else (answer.get("ll", {}).get(section) or {}).get("text")
     if text is None:
         return None
     mutated, change = mutate_ops.apply(section, text, m["operator"], m["k"])
     if change is None:
         return None
+    blocks = launch_equivalence.plan_blocks(answer.get("plan"))
+    arch_facts = facts.get(arch, {})
     if m["operator"] == "dpp_bound_ctrl":
-        reason = launch_equivalence.full_wave_at_dpp(mutated, [change["line"] - 1], blocks, wave_sizes.get(arch),
-                                                     section, arch)
-        if reason:
-            return reason
-    return launch_equivalence.same_code_at_launch(text, mutated, blocks, section, arch)
+        return launch_equivalence.full_wave_at_dpp(mutated, [change["line"] - 1], blocks, arch_facts.get("wave_size"),
+                                                   section, arch)
+    compare = launch_equivalence.disagreement(section, change["before"], change["after"])
+    if compare is None:
+        return None
+    limits = {key: arch_facts.get(key) for key in ("max_block_lanes", "max_grid_lanes", "lds_bytes", "wave_size")}
+    name, differs = compare
+    answers = launch_equivalence.prover_answers(prove, answer["canonical"], answer.get("plan", ""), limits,
+                                                [(name, d) for d in differs])
+    return launch_equivalence.sides_never_meet(name, differs, answers or {}, change["before"])
 
 
 def run(argv, folder, lane):

@@ -1,20 +1,20 @@
 """Equivalences of kemit_mutate that hold at every launch the plan allows (docs/mutation.md,
-"Verdicts"), decided by the flavor's own LLVM tools, never by a hand-written simplifier.
+"Verdicts"), decided by real analyses (the flavor's LLVM, the contract prover), never by a run:
 
-The launch plan fixes each kernel's workgroup size (`launch NAME ... block B`), a fact the module
-text states only loosely (`"amdgpu-flat-work-group-size"="1,B"`). Both facts below add it to the
-text as `!reqd_work_group_size` and then ask LLVM:
-
-- *the same code at the plan's launch*: the flavor's llc compiles the mutant and the original,
-  both told the plan's workgroup size, to the same assembly (the hardware runs the same
-  instructions at every launch the plan allows);
-- *a full wave at every DPP it changes*: a DPP whose sources all lie in the lane's own row
-  (quad_perm, row_ror, row_mirror, row_half_mirror) reads a lane out of bounds never, and an
-  inactive lane only where the wave runs with part of its lanes; `bound_ctrl` decides only what
-  such a read gives. When the plan's workgroup size is a multiple of the wave size, and LLVM's
-  uniformity analysis finds no divergent branch whose region (the blocks it reaches before the
-  branch's immediate post-dominator) holds the DPP, every lane is active there.
+- *a full wave at a DPP*: a DPP whose sources all lie in the lane's own row (quad_perm, row_ror,
+  row_mirror, row_half_mirror) never reads out of bounds, and reads an inactive lane only where the
+  wave runs with part of its lanes; `bound_ctrl` decides only what such a read gives. The plan
+  fixes each kernel's workgroup size (`launch NAME ... block B`), which the module states only
+  loosely (`"amdgpu-flat-work-group-size"="1,B"`): told it as `!reqd_work_group_size`, the
+  flavor's uniformity analysis knows which branches are wave-uniform. When B is a multiple of the
+  wave size and no divergent branch's region (the blocks it reaches before its immediate
+  post-dominator) holds the DPP, every lane is active there.
+- *a compare whose sides never meet*: a strict compare made weak (or the reverse) disagrees with
+  the original only where its two sides are equal; a literal moved by one, only at the one value
+  it crossed. The contract prover (kemit_prove's compare questions, docs/contracts.md) proves the
+  sides never differ by that amount wherever the compare runs, at every launch.
 """
+import json
 import os
 import re
 import subprocess
@@ -71,29 +71,6 @@ def _run(argv, text):
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (done.stdout, done.stderr) if done.returncode == 0 else None
-
-
-def compiled(text, flavor, arch):
-    """The flavor's `llc -O3` assembly of a module text (the LLVM lane's options), or None."""
-    llc = llvm_tool(flavor, "llc")
-    if llc is None:
-        return None
-    done = _run([llc, "-O3", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-", "-o", "-"], text)
-    return done[0] if done else None
-
-
-def same_code_at_launch(original, mutant, blocks, flavor, arch):
-    """The reason the mutant compiles to the original's code once both know the plan's
-    workgroup sizes, or None."""
-    told = [with_plan_blocks(text, blocks) for text in (original, mutant)]
-    if None in told:
-        return None
-    codes = [compiled(text, flavor, arch) for text in told]
-    if None in codes or codes[0] != codes[1]:
-        return None
-    sizes = ", ".join(f"{name} {sorted(s)[0]}" for name, s in sorted(blocks.items()))
-    return (f"{flavor}'s llc compiles it to the original's code once both are told the plan's workgroup size "
-            f"({sizes}): the hardware runs the same instructions at every launch the plan allows")
 
 
 # --- a full wave at a DPP ---------------------------------------------------------------------
@@ -221,3 +198,116 @@ def full_wave_at_dpp(text, changed_lines, blocks, wave_size, flavor, arch):
     return (f"every source lane of the DPP is in the reading lane's row, and every lane is active there: the plan's "
             f"workgroups ({sizes}) are whole waves of {wave_size}, and {flavor}'s uniformity analysis puts the DPP "
             "under no divergent branch; bound_ctrl decides only what a read of an inactive or out-of-row lane gives")
+
+
+# --- a compare whose sides never meet where the mutant disagrees --------------------------------
+
+LLVM_ICMP = re.compile(r"^\s*(%[\w.]+) = icmp (\w+) i\d+ ([^,]+), (\S+)$")
+CANON_ICMP = re.compile(r"^\s*%(\d+) = icmp %(\d+), %(\d+) \{pred=(\w+)\} : i1$")
+BELOW = {"slt", "ult", "sge", "uge"}  # true on one side of `left < right`
+AT_OR_BELOW = {"sle", "ule", "sgt", "ugt"}  # true on one side of `left <= right`
+STRICT_PAIRS = {("slt", "sle"), ("ult", "ule"), ("sgt", "sge"), ("ugt", "uge")}
+SMALL = 1 << 30  # a literal this far from the type's ends moves by one without wrapping
+LOOP_COMPARE = re.compile(r"^%v(\d+)\.(guard|again)$")
+
+
+def _literal(text):
+    return int(text) if re.fullmatch(r"-?\d+", text) else None
+
+
+def disagreement(section, before, after):
+    """(the compare's LLVM name, [left - right values]): a mutated compare disagrees with the
+    original exactly where its sides (the original's) differ by one of these values; None for any
+    other change. A strict predicate made weak, or weak made strict, disagrees at 0; a literal
+    moved by one, at the one point it crossed (two for eq and ne)."""
+    if len(after) != 1:
+        return None
+    if section == "canonical":
+        old, new = CANON_ICMP.match(before), CANON_ICMP.match(after[0])
+        if not old or not new or old.group(1, 2, 3) != new.group(1, 2, 3):
+            return None
+        pair = tuple(sorted((old.group(4), new.group(4)), key=lambda p: p[-1] == "e"))
+        return (f"%v{old.group(1)}", [0]) if pair in STRICT_PAIRS else None
+    old, new = LLVM_ICMP.match(before), LLVM_ICMP.match(after[0])
+    if not old or not new or old.group(1) != new.group(1):
+        return None
+    name, pred = old.group(1), old.group(2)
+    if old.group(3, 4) == new.group(3, 4):
+        pair = tuple(sorted((pred, new.group(2)), key=lambda p: p[-1] == "e"))
+        return (name, [0]) if pair in STRICT_PAIRS else None
+    if pred != new.group(2):
+        return None
+    for side in (0, 1):  # the literal that moved: the right operand (0) or the left (1)
+        c, moved = _literal(old.group(4 - side)), _literal(new.group(4 - side))
+        if c is None or moved is None or abs(c - moved) != 1 or old.group(3 + side) != new.group(3 + side):
+            continue
+        if max(abs(c), abs(moved)) >= SMALL or (pred[0] == "u" and min(c, moved) < 0):
+            return None
+        sign = 1 if side == 0 else -1  # left - right at the point where the compares disagree
+        if pred in BELOW:
+            point = min(c, moved) if side == 0 else max(c, moved)
+        elif pred in AT_OR_BELOW:
+            point = max(c, moved) if side == 0 else min(c, moved)
+        elif pred in ("eq", "ne"):
+            return name, sorted({0, sign * (moved - c)})
+        else:
+            return None
+        return name, [sign * (point - c)]
+    return None
+
+
+def prover_answers(prove, canonical, plan, limits, questions):
+    """{(name, differ): [each launch's answer]} from kemit_prove (docs/contracts.md, "Compare
+    questions"), or None when it gives none."""
+    request = {"canonical": canonical, "plan": plan, "limits": limits,
+               "questions": [{"name": name, "differ": differ} for name, differ in questions]}
+    done = _run([prove], json.dumps(request))
+    if done is None:
+        return None
+    try:
+        reply = json.loads(done[0])
+    except ValueError:
+        return None
+    found = {}
+    for answer in reply.get("answers", []):
+        found.setdefault((answer["name"], answer["differ"]), []).append(answer)
+    return found
+
+
+def sides_never_meet(name, differs, answers, before):
+    """The reason the compare `name` cannot disagree with its mutant at any launch the plan allows,
+    when the prover PROVES its sides never differ by any of `differs` wherever it runs; else None."""
+    reached = [answers.get((name, d)) for d in differs]
+    if not all(reached) or any(a["verdict"] != "PROVEN" for found in reached for a in found):
+        return None
+    if not _same_compare(name, before, reached[0][0]["op"]):
+        return None
+    at = " or ".join(str(d) for d in differs)
+    return (f"the contract prover proves the compare's sides never differ by {at} where it runs, at every launch "
+            f"the plan allows ({len(reached[0])} launch(es)): the original and the mutant agree there")
+
+
+def _same_compare(name, before, op):
+    """True when the prover's op is the compare the mutated line lowers (same predicate and the
+    same named operands in the same places), so its sides are the line's sides."""
+    loop = LOOP_COMPARE.match(name)
+    llvm = LLVM_ICMP.match(before)
+    if loop:
+        header = re.match(r"^for %(\d+) = %(\d+) to %(\d+) step %(\d+)$", op)
+        if not llvm or not header or header.group(1) != loop.group(1) or llvm.group(2) != "slt":
+            return False
+        left = f"%v{header.group(2)}" if loop.group(2) == "guard" else f"%v{loop.group(1)}.next"
+        return _names(llvm.group(3), left) and _names(llvm.group(4), f"%v{header.group(3)}")
+    canon = CANON_ICMP.match(op)
+    if not canon or f"%v{canon.group(1)}" != name:
+        return False
+    if not llvm:  # a canonical line: the op itself
+        return CANON_ICMP.match(before) is not None and CANON_ICMP.match(before).group(1, 2, 3) == canon.group(1, 2, 3)
+    return (llvm.group(2) == canon.group(4) and _names(llvm.group(3), f"%v{canon.group(2)}")
+            and _names(llvm.group(4), f"%v{canon.group(3)}"))
+
+
+def _names(operand, value):
+    """True when an LLVM operand can be the canonical value: that value by name, or a literal or a
+    parameter (`%rows`), which the canonical text names by number."""
+    return operand == value or _literal(operand) is not None or not operand.startswith("%v")

@@ -249,4 +249,27 @@ void KernelWalk::lane_index(const ir::Op& op) {
   valid ? ++stats_.by_intervals : ++stats_.refuted;
 }
 
+// The questions asked of this compare: each a finding of the answers, never an obligation (the
+// walk's own counts stay as they were).
+void KernelWalk::compare_questions(const ir::Op& op, const std::string& name, const z3::expr& left,
+                                   const z3::expr& right, const Interval& gap) {
+  if (!questions_) return;
+  unsigned bits = left.get_sort().bv_size();
+  for (const auto& question : *questions_) {
+    if (question.name != name) continue;
+    ProofStats counts = stats_;
+    Finding f;
+    f.launch = model_.index;
+    f.kernel = kernel_name_;
+    f.kind = "differ " + std::to_string(question.differ);
+    f.op = op_line(op);
+    f.llvm_name = name;
+    f.contract = model_.contract();
+    bool apart = gap.within(Interval::signed_range(int(bits))) && (question.differ < gap.lo || question.differ > gap.hi);
+    decide(f, apart, left - right == ctx_.bv_val(question.differ, bits), {&op.operands[0], &op.operands[1]});
+    stats_ = counts;
+    answers_->push_back({question, std::move(f)});
+  }
+}
+
 }  // namespace kemit::proof

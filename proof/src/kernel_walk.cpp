@@ -117,6 +117,10 @@ void KernelWalk::walk_op(const ir::Op& op) {
     default: break;
   }
   flag_obligations(op);
+  if (op.name == ir::OpKind::icmp && questions_) {
+    IntValue a = int_or_unknown(op.operands[0]), b = int_or_unknown(op.operands[1]);
+    compare_questions(op, "%v" + std::to_string(op.results[0].id), a.sym, b.sym, sub(a.range, b.range));
+  }
   if (op.results.size() == 1 && op.results[0].type == ir::scalar(ir::ScalarKind::i1)) defs_[op.results[0].id] = &op;
   for (const auto& result : op.results)
     if (int_bits(result.type)) set_int(result, op.results.size() == 1 ? value_of(op) : unknown(result));
@@ -137,6 +141,8 @@ void KernelWalk::walk_for(const ir::Op& op) {
   model_.relations.bound_above(iv_atom, hi.poly - Poly::constant(1));
   IntValue iv{range, multiple, ctx_.bv_const(("v" + std::to_string(iv_value.id)).c_str(), 32), Poly::atom(iv_atom)};
   set_int(iv_value, iv);
+  std::string loop = "%v" + std::to_string(iv_value.id);
+  compare_questions(op, loop + ".guard", lo.sym, hi.sym, sub(lo.range, hi.range));
   loop_obligations(op, lo, hi, step, iv);
   for (size_t i = 1; i < op.regions[0].args.size(); ++i)
     if (int_bits(op.regions[0].args[i].type)) set_int(op.regions[0].args[i], unknown(op.regions[0].args[i]));
@@ -146,6 +152,7 @@ void KernelWalk::walk_for(const ir::Op& op) {
   if (step.range.lo == step.range.hi && step.range.lo > 1)
     trip = trip && z3::urem(iv.sym - lo.sym, step.sym) == ctx_.bv_val(0, 32);
   path_.push_back(trip);
+  compare_questions(op, loop + ".again", iv.sym + step.sym, hi.sym, sub(add(iv.range, step.range), hi.range));
   saved_.emplace_back();
   walk_region(op.regions[0]);
   for (auto& [id, value] : saved_.back()) ints_.insert_or_assign(id, value);

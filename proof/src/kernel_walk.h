@@ -54,6 +54,11 @@ class KernelWalk {
   KernelWalk(LaunchModel& model, ObligationSolver& solver, ProofStats& stats, const ArchLimits& arch,
              std::vector<Finding>& findings);
   void walk(const ir::Kernel& kernel);
+  // Also answer these questions (prover.h) into `answers` during the walk.
+  void ask(const std::vector<CompareQuestion>& questions, std::vector<CompareAnswer>& answers) {
+    questions_ = &questions;
+    answers_ = &answers;
+  }
 
  private:
   void bind_params(const ir::Kernel& kernel);
@@ -88,6 +93,8 @@ class KernelWalk {
   void loop_obligations(const ir::Op& op, const IntValue& lo, const IntValue& hi, const IntValue& step,
                         const IntValue& iv);
   void lane_index(const ir::Op& op);
+  void compare_questions(const ir::Op& op, const std::string& name, const z3::expr& left, const z3::expr& right,
+                         const Interval& gap);
   Finding& finding(const ir::Op& op, const std::string& kind, std::string llvm_name = "",
                    std::vector<std::string> llvm_flags = {});
   // Intervals, then the relations (every polynomial of `nonneg` >= 0 rules the violation out, or
@@ -107,6 +114,8 @@ class KernelWalk {
   std::map<int, const ir::Op*> defs_;  // the op that defines each i1 condition, for refinement
   std::vector<z3::expr> path_;
   std::vector<std::map<int, IntValue>> saved_;  // intervals a refinement overwrote, per open region
+  const std::vector<CompareQuestion>* questions_ = nullptr;
+  std::vector<CompareAnswer>* answers_ = nullptr;
 };
 
 int int_bits(const ir::Type& t);  // 0 for anything but an integer scalar

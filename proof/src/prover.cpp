@@ -23,19 +23,24 @@ const ir::Kernel* find_kernel(const std::vector<ir::Kernel>& kernels, const std:
 // 64-bit terms (bit-blasting a 128-bit product costs z3 seconds) unless the contract's own values
 // pass 2^62; a launch whose walk finds a value past 2^62 is proven again at 128 bits, its 64-bit
 // findings dropped. One z3 context serves the module's every launch (its setup costs more than a query).
+// With `questions`, their answers go to `answers` as well (answer_compare_questions).
 void prove_launch(z3::context& ctx, const ir::Kernel& kernel, const Plan& plan, int index, const ArchLimits& arch,
-                  const ProverOptions& options, ProofStats& counts, std::vector<Finding>& findings) {
+                  const ProverOptions& options, ProofStats& counts, std::vector<Finding>& findings,
+                  const std::vector<CompareQuestion>* questions = nullptr, std::vector<CompareAnswer>* answers = nullptr) {
   bool wide = LaunchModel(ctx, plan, index, NARROW_BITS).contract_too_narrow();
   for (unsigned bits : {NARROW_BITS, WIDE_BITS}) {
     if (wide && bits == NARROW_BITS) continue;
-    size_t first = findings.size();
+    size_t first = findings.size(), first_answer = answers ? answers->size() : 0;
     ProofStats launch_counts;
     LaunchModel model(ctx, plan, index, bits);
     ObligationSolver solver(model, options, launch_counts);
     launch_obligations(kernel, model, solver, arch, options, launch_counts, findings);
-    KernelWalk(model, solver, launch_counts, arch, findings).walk(kernel);
+    KernelWalk walk(model, solver, launch_counts, arch, findings);
+    if (questions) walk.ask(*questions, *answers);
+    walk.walk(kernel);
     if (model.too_narrow() && bits == NARROW_BITS) {
       findings.resize(first);
+      if (answers) answers->resize(first_answer);
       continue;
     }
     counts.obligations += launch_counts.obligations;
@@ -85,6 +90,22 @@ std::vector<Finding> prove_module(const std::string& canonical, const std::strin
     prove_launch(ctx, *kernel, plan, static_cast<int>(i), arch, options, counts, findings);
   }
   return findings;
+}
+
+std::vector<CompareAnswer> answer_compare_questions(const std::string& canonical, const std::string& plan_text,
+                                                    const ArchLimits& arch, const std::vector<CompareQuestion>& questions,
+                                                    const ProverOptions& options) {
+  std::vector<CompareAnswer> answers;
+  std::vector<Finding> findings;
+  Plan plan = parse_plan(plan_text);
+  if (plan.version == 1 || questions.empty()) return answers;  // no contract: no launch to reason about
+  std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
+  z3::context ctx;
+  ProofStats counts;
+  for (size_t i = 0; i < plan.launches.size(); ++i)
+    if (const ir::Kernel* kernel = find_kernel(kernels, plan.launches[i].kernel))
+      prove_launch(ctx, *kernel, plan, static_cast<int>(i), arch, options, counts, findings, &questions, &answers);
+  return answers;
 }
 
 std::string finding_text(const Finding& f) {

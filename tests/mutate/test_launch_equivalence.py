@@ -1,6 +1,7 @@
 """The launch facts of kemit_mutate (parity/mutate/launch_equivalence.py): a flipped bound_ctrl is
 equivalent only where every lane is active and every source lane is in the row, as the flavor's
-own uniformity analysis sees it at the plan's workgroup size; the plan's sizes reach the text."""
+own uniformity analysis sees it at the plan's workgroup size; a mutated compare only where the
+contract prover proves its sides never meet at the point where it disagrees with the original."""
 import json
 import os
 import subprocess
@@ -73,13 +74,72 @@ def test_the_text_is_told_the_plan_size_and_llvm_reads_it():
         assert done.returncode == 0, done.stderr
 
 
-def test_a_real_flipped_bound_ctrl_is_recorded_equivalent_with_its_reason(build_dir, tmp_path):
-    """reduce_rows 3 reduces each row with quad_perm and row_ror DPPs after its loads reconverge."""
+@pytest.mark.parametrize("section, before, after, expected", [
+    ("llvm19", "%v18.guard = icmp slt i32 %v7, 256", "%v18.guard = icmp sle i32 %v7, 256", ("%v18.guard", [0])),
+    ("llvm19", "%v3 = icmp ugt i32 %v1, %v2", "%v3 = icmp uge i32 %v1, %v2", ("%v3", [0])),
+    ("llvm19", "%v3 = icmp slt i32 %v1, 56", "%v3 = icmp slt i32 %v1, 57", ("%v3", [0])),   # differ at v1 == 56
+    ("llvm19", "%v3 = icmp slt i32 %v1, 56", "%v3 = icmp slt i32 %v1, 55", ("%v3", [-1])),  # at v1 == 55
+    ("llvm19", "%v3 = icmp sle i32 %v1, 56", "%v3 = icmp sle i32 %v1, 57", ("%v3", [1])),   # at v1 == 57
+    ("llvm19", "%v3 = icmp uge i32 %v1, 64", "%v3 = icmp uge i32 %v1, 63", ("%v3", [-1])),  # at v1 == 63
+    ("llvm19", "%v9.guard = icmp slt i32 0, %k", "%v9.guard = icmp slt i32 1, %k", ("%v9.guard", [-1])),  # at k == 1
+    ("llvm19", "%v3 = icmp eq i32 %v1, 5", "%v3 = icmp eq i32 %v1, 4", ("%v3", [-1, 0])),
+    ("canonical", "%20 = icmp %19, %2 {pred=slt} : i1", "%20 = icmp %19, %2 {pred=sle} : i1", ("%v20", [0])),
+    ("llvm19", "%v3 = icmp slt i32 %v1, %v2", "%v3 = icmp slt i32 %v2, %v1", None),  # swapped: disagrees widely
+    ("llvm19", "%v3 = icmp slt i32 %v1, 56", "%v3 = icmp sgt i32 %v1, 56", None),
+    ("llvm19", "%v3 = icmp ult i32 %v1, 0", "%v3 = icmp ult i32 %v1, -1", None),  # wraps
+    ("llvm19", "%v3 = add i32 %v1, 56", "%v3 = add i32 %v1, 57", None),
+])
+def test_a_mutated_compare_disagrees_with_the_original_at_one_point(section, before, after, expected):
+    assert launch_equivalence.disagreement(section, "  " + before, ["  " + after]) == expected
+
+
+@pytest.mark.parametrize("before, op, same", [
+    ("%v20 = icmp slt i32 %v19, %rows", "%20 = icmp %19, %2 {pred=slt} : i1", True),
+    ("%v20 = icmp slt i32 %v19, %rows", "%20 = icmp %19, %2 {pred=ult} : i1", False),
+    ("%v20 = icmp slt i32 %v18, %rows", "%20 = icmp %19, %2 {pred=slt} : i1", False),
+    ("%v18.guard = icmp slt i32 %v7, 256", "for %18 = %7 to %17 step %14", True),
+    ("%v18.again = icmp slt i32 %v18.next, 256", "for %18 = %7 to %17 step %14", True),
+    ("%v18.guard = icmp slt i32 %v8, 256", "for %18 = %7 to %17 step %14", False),
+])
+def test_a_proof_counts_only_for_the_compare_the_line_lowers(before, op, same):
+    name = before.split(" = ")[0]
+    answers = {(name, 0): [{"verdict": "PROVEN", "op": op}]}
+    reason = launch_equivalence.sides_never_meet(name, [0], answers, "  " + before)
+    assert (reason is not None) == same
+
+
+@pytest.mark.parametrize("answers", [
+    {},  # no launch reached it: nothing was proven
+    {("%v3", 0): [{"verdict": "PROVEN", "op": "%3 = icmp %1, %2 {pred=slt} : i1"},
+                  {"verdict": "REFUTED", "op": "%3 = icmp %1, %2 {pred=slt} : i1"}]},
+    {("%v3", 0): [{"verdict": "UNPROVEN", "op": "%3 = icmp %1, %2 {pred=slt} : i1"}]},
+])
+def test_a_compare_not_proven_apart_at_every_launch_is_no_equivalence(answers):
+    assert launch_equivalence.sides_never_meet("%v3", [0], answers, "  %v3 = icmp slt i32 %v1, %v2") is None
+
+
+def run_mutant(build_dir, tmp_path, name):
     report = tmp_path / "m.json"
     done = subprocess.run([sys.executable, os.path.join(REPO, "parity", "mutate", "kemit_mutate.py"), "--build", build_dir,
-                           "--out", str(tmp_path / "out"), "--mutant", "reduce_rows:3@llvm19:dpp_bound_ctrl:0",
-                           "--json", str(report)], cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+                           "--out", str(tmp_path / "out"), "--mutant", name, "--json", str(report)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert report.exists(), done.stdout + done.stderr
     (m,) = json.loads(report.read_text())["mutants"]
-    assert m["verdict"] == "EQUIVALENT", m
+    return done, m
+
+
+def test_a_real_flipped_bound_ctrl_is_recorded_equivalent_with_its_reason(build_dir, tmp_path):
+    """reduce_rows 3 reduces each row with quad_perm and row_ror DPPs after its loads reconverge."""
+    done, m = run_mutant(build_dir, tmp_path, "reduce_rows:3@llvm19:dpp_bound_ctrl:0")
+    assert done.returncode == 0 and m["verdict"] == "EQUIVALENT", m
     assert m["how"].startswith("every source lane of the DPP is in the reading lane's row"), m["how"]
+
+
+def test_a_real_compare_is_equivalent_only_where_the_prover_keeps_its_sides_apart(build_dir, tmp_path):
+    """transpose_lds 4's loop starts at the lane (block 64) and guards it against 128: the guard
+    moved to 127 never meets a lane. attention_fwd 14's key index reaches seq_k: `<=` lets it in."""
+    done, m = run_mutant(build_dir, tmp_path / "a", "transpose_lds:4@llvm16:const_dec:2")
+    assert m["verdict"] == "EQUIVALENT", m
+    assert m["how"].startswith("the contract prover proves the compare's sides never differ by -1"), m["how"]
+    done, m = run_mutant(build_dir, tmp_path / "b", "attention_fwd:14@llvm16:icmp_predicate:4")
+    assert m["verdict"] != "EQUIVALENT", m

@@ -53,6 +53,28 @@ struct ProofStats {
 std::vector<Finding> prove_module(const std::string& canonical, const std::string& plan_text, const ArchLimits& arch,
                                   const ProverOptions& options = {}, ProofStats* stats = nullptr);
 
+// A question about one compare of a module, asked by kemit_mutate (docs/mutation.md "Verdicts"):
+// can its left side minus its right side be `differ` (as bit-vectors of the operands' width) where
+// it runs? `name` is the compare as the LLVM modules name it: `%v20` (the canonical icmp %20),
+// `%v18.guard` (does loop %18 run: lo against hi), `%v18.again` (another trip: iv + step against hi).
+// A compare mutated from `<` to `<=`, or its constant moved by one, changes nothing where the
+// answer is PROVEN: the two sides never meet at the one point where the two compares disagree.
+struct CompareQuestion {
+  std::string name;
+  int64_t differ = 0;
+};
+
+struct CompareAnswer {
+  CompareQuestion question;
+  Finding finding;  // kind `differ D`, llvm_name the question's name: PROVEN, REFUTED with a witness, or UNPROVEN
+};
+
+// One answer per question and launch whose walk reaches the compare; a question no launch reaches
+// has none. Throws like prove_module on a text that does not read.
+std::vector<CompareAnswer> answer_compare_questions(const std::string& canonical, const std::string& plan_text,
+                                              const ArchLimits& arch, const std::vector<CompareQuestion>& questions,
+                                              const ProverOptions& options = {});
+
 // A promise an LLVM module makes: an instruction's flag, named by its value (docs/ir.md "Lowering").
 struct LlvmPromise {
   std::string name;         // `%v12.next`
