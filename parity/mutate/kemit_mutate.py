@@ -1,6 +1,6 @@
 """kemit_mutate: the harness's mutation score (docs/mutation.md).
 
-    kemit_mutate --sample 240 --seed 1 --floor parity/mutate/floor.json     # the ctest campaign
+    kemit_mutate --sample 280 --seed 1 --floor parity/mutate/floor.json     # the ctest campaign
     kemit_mutate --sample 4000 --seed 1 --jobs 2 --json m.json             # the full campaign
     kemit_mutate --mutant scan_rows:12@llvm22:dpp_bound_ctrl:3             # one mutant, reproduced
 
@@ -564,7 +564,7 @@ def version(root):
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog=TOOL, description="the harness's mutation score (docs/mutation.md)")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
-    parser.add_argument("--sample", type=int, default=240, help="mutants to draw (0: every site; default 240)")
+    parser.add_argument("--sample", type=int, default=280, help="mutants to draw (0: every site; default 280)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--shard", help="K/N: judge only shard K of N of the drawn mutants")
     parser.add_argument("--operators", help="only these operators (comma-separated)")

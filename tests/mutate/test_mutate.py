@@ -36,10 +36,10 @@ def mutate(build, out, *extra):
 
 @pytest.fixture(scope="module")
 def campaign(build_dir, tmp_path_factory):
-    """The ctest campaign: 240 mutants of seed 1 over every family, section and operator."""
+    """The ctest campaign: 280 mutants of seed 1 over every family, section and operator."""
     folder = tmp_path_factory.mktemp("campaign")
     report = folder / "m.json"
-    run = mutate(build_dir, str(folder / "out"), "--sample", "240", "--seed", "1", "--floor", FLOOR,
+    run = mutate(build_dir, str(folder / "out"), "--sample", "280", "--seed", "1", "--floor", FLOOR,
                  "--json", str(report), "--junit", str(folder / "m.xml"))
     return run, json.loads(report.read_text()) if report.exists() else None, folder
 
@@ -89,7 +89,7 @@ def test_a_floor_above_the_score_is_red(campaign, build_dir, tmp_path):
     _, report, folder = campaign
     floor = tmp_path / "floor.json"
     floor.write_text(json.dumps({"score": min(1.0, report["summary"]["score"] + 0.001)}))
-    run = mutate(build_dir, str(folder / "out"), "--sample", "240", "--seed", "1", "--floor", str(floor))
+    run = mutate(build_dir, str(folder / "out"), "--sample", "280", "--seed", "1", "--floor", str(floor))
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     assert "RESULT: RED (score" in run.stdout and "is below the floor" in run.stdout
 
@@ -98,7 +98,7 @@ def test_a_planted_weak_oracle_falls_below_the_floor(campaign, build_dir):
     """The LLVM lane alone without its proofs (no numerics lane) is a weaker oracle: the same draw
     scores below the floor."""
     _, _, folder = campaign
-    run = mutate(build_dir, str(folder / "weak"), "--sample", "240", "--seed", "1", "--floor", FLOOR,
+    run = mutate(build_dir, str(folder / "weak"), "--sample", "280", "--seed", "1", "--floor", FLOOR,
                  "--lanes", "llvm", "--no-proofs")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     assert "is below the floor" in run.stdout
@@ -269,7 +269,7 @@ def test_two_shards_merge_into_the_whole_campaign(campaign, build_dir, tmp_path)
     shards = []
     for index in (1, 2):
         path = tmp_path / f"s{index}.json"
-        run = mutate(build_dir, str(tmp_path / f"out{index}"), "--sample", "240", "--seed", "1",
+        run = mutate(build_dir, str(tmp_path / f"out{index}"), "--sample", "280", "--seed", "1",
                      "--shard", f"{index}/2", "--json", str(path))
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
         shards.append(str(path))
