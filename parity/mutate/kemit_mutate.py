@@ -316,7 +316,7 @@ def launch_reason(engine, prove, m, flavors, facts):
     blocks = launch_equivalence.plan_blocks(answer.get("plan"))
     arch_facts = facts.get(arch, {})
     if m["operator"] == "dpp_bound_ctrl":
-        return launch_equivalence.full_wave_at_dpp(mutated, [change["line"] - 1], blocks, arch_facts.get("wave_size"),
+        return launch_equivalence.full_wave_at_dpp(mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
                                                    section, arch)
     compare = launch_equivalence.disagreement(section, change["before"], change["after"])
     if compare is None:

@@ -168,32 +168,28 @@ def divergent_branches(told, flavor, arch):
     return found if found else None
 
 
-def full_wave_at_dpp(text, changed_lines, blocks, wave_size, flavor, arch):
-    """The reason a flipped `bound_ctrl` at the DPP calls on `changed_lines` (0-based indexes of
-    `text`) cannot change a result at any launch the plan allows, or None."""
-    if not wave_size or not changed_lines:
+def full_wave_at_dpp(text, line, blocks, wave_size, flavor, arch):
+    """The reason a flipped `bound_ctrl` at the DPP call on `line` (a 0-based index of `text`)
+    cannot change a result at any launch the plan allows, or None."""
+    match = DPP.search(text.split("\n")[line])
+    if not wave_size or not match or not in_row_control(int(match.group(1))):
         return None
-    for line in changed_lines:
-        match = DPP.search(text.split("\n")[line])
-        if not match or not in_row_control(int(match.group(1))):
-            return None
     if any(size % wave_size for sizes in blocks.values() for size in sizes):
         return None
     told = with_plan_blocks(text, blocks)
     divergent = divergent_branches(told, flavor, arch) if told else None
     if divergent is None:
         return None
-    for name, (order, successors, block_of) in functions(text).items():
-        pdom = post_dominators(order, successors)
-        controlled = set()
-        for branch in divergent.get(name, ()):
-            if branch not in successors:
-                return None  # a block the analysis names that the text does not: do not guess
-            controlled |= divergent_region(branch, successors, pdom)
-        if any(block_of.get(line) in controlled for line in changed_lines if line in block_of):
-            return None
-    if not all(any(line in f[2] for f in functions(text).values()) for line in changed_lines):
+    owner = next(((name, f) for name, f in functions(text).items() if line in f[2]), None)
+    if owner is None:
         return None
+    name, (order, successors, block_of) = owner
+    pdom = post_dominators(order, successors)
+    for branch in divergent.get(name, ()):
+        if branch not in successors:
+            return None  # a block the analysis names that the text does not: do not guess
+        if block_of[line] in divergent_region(branch, successors, pdom):
+            return None
     sizes = ", ".join(f"{name} {sorted(s)[0]}" for name, s in sorted(blocks.items()))
     return (f"every source lane of the DPP is in the reading lane's row, and every lane is active there: the plan's "
             f"workgroups ({sizes}) are whole waves of {wave_size}, and {flavor}'s uniformity analysis puts the DPP "

@@ -34,7 +34,7 @@ def dpp_lines(text):
 def test_a_flipped_bound_ctrl_is_equivalent_only_at_a_full_wave_reading_its_row(flavor, value, equivalent):
     with open(REGIONS, encoding="utf-8") as handle:
         text = handle.read()
-    reason = launch_equivalence.full_wave_at_dpp(text, [dpp_lines(text)[value]], {"k": {256}}, 64, flavor, "gfx90a")
+    reason = launch_equivalence.full_wave_at_dpp(text, dpp_lines(text)[value], {"k": {256}}, 64, flavor, "gfx90a")
     assert (reason is not None) == equivalent, reason
     if equivalent:
         assert "whole waves of 64" in reason and f"{flavor}'s uniformity analysis" in reason
@@ -44,14 +44,14 @@ def test_a_flipped_bound_ctrl_is_equivalent_only_at_a_full_wave_reading_its_row(
 def test_no_full_wave_is_claimed_without_whole_waves_of_one_known_size(blocks, wave):
     with open(REGIONS, encoding="utf-8") as handle:
         text = handle.read()
-    assert launch_equivalence.full_wave_at_dpp(text, [dpp_lines(text)["%a"]], blocks, wave, "llvm22", "gfx90a") is None
+    assert launch_equivalence.full_wave_at_dpp(text, dpp_lines(text)["%a"], blocks, wave, "llvm22", "gfx90a") is None
 
 
 def test_a_line_that_is_not_a_dpp_call_is_never_equivalent():
     with open(REGIONS, encoding="utf-8") as handle:
         text = handle.read()
     store = next(i for i, line in enumerate(text.split("\n")) if line.strip().startswith("store "))
-    assert launch_equivalence.full_wave_at_dpp(text, [store], {"k": {256}}, 64, "llvm22", "gfx90a") is None
+    assert launch_equivalence.full_wave_at_dpp(text, store, {"k": {256}}, 64, "llvm22", "gfx90a") is None
 
 
 def test_the_plan_gives_each_kernel_its_workgroup_size():
