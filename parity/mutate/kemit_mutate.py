@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mutate_ops  # noqa: E402
 import launch_equivalence  # noqa: E402
+import lane_equivalence  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
 from module_source import EngineWorker  # noqa: E402
@@ -316,16 +317,23 @@ def launch_reason(engine, prove, m, flavors, facts):
     blocks = launch_equivalence.plan_blocks(answer.get("plan"))
     arch_facts = facts.get(arch, {})
     if m["operator"] == "dpp_bound_ctrl":
-        return launch_equivalence.full_wave_at_dpp(mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
-                                                   section, arch)
+        reason = launch_equivalence.full_wave_at_dpp(mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
+                                                     section, arch)
+        if reason:
+            return reason
     compare = launch_equivalence.disagreement(section, change["before"], change["after"])
-    if compare is None:
+    if compare is not None:
+        limits = {key: arch_facts.get(key) for key in ("max_block_lanes", "max_grid_lanes", "lds_bytes", "wave_size")}
+        name, differs = compare
+        answers = launch_equivalence.prover_answers(prove, answer["canonical"], answer.get("plan", ""), limits,
+                                                    [(name, d) for d in differs])
+        reason = launch_equivalence.sides_never_meet(name, differs, answers or {}, change["before"])
+        if reason:
+            return reason
+    if section == mutate_ops.CANONICAL:
         return None
-    limits = {key: arch_facts.get(key) for key in ("max_block_lanes", "max_grid_lanes", "lds_bytes", "wave_size")}
-    name, differs = compare
-    answers = launch_equivalence.prover_answers(prove, answer["canonical"], answer.get("plan", ""), limits,
-                                                [(name, d) for d in differs])
-    return launch_equivalence.sides_never_meet(name, differs, answers or {}, change["before"])
+    return lane_equivalence.same_where_read(text, mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
+                                           section, arch)
 
 
 def run(argv, folder, lane):

@@ -168,13 +168,12 @@ def divergent_branches(told, flavor, arch):
     return found if found else None
 
 
-def full_wave_at_dpp(text, line, blocks, wave_size, flavor, arch):
-    """The reason a flipped `bound_ctrl` at the DPP call on `line` (a 0-based index of `text`)
-    cannot change a result at any launch the plan allows, or None."""
-    match = DPP.search(text.split("\n")[line])
-    if not wave_size or not match or not in_row_control(int(match.group(1))):
-        return None
-    if any(size % wave_size for sizes in blocks.values() for size in sizes):
+def full_wave_at(text, line, blocks, wave_size, flavor, arch):
+    """The plan's workgroup sizes as text ("kernel 256, ...") when every lane of a wave is active
+    at `line` (a 0-based index of `text`) at every launch the plan allows, else None: the
+    workgroups are whole waves, and the flavor's uniformity analysis, told the plan's sizes, puts
+    the line's block in no divergent branch's region."""
+    if not wave_size or any(size % wave_size for sizes in blocks.values() for size in sizes):
         return None
     told = with_plan_blocks(text, blocks)
     divergent = divergent_branches(told, flavor, arch) if told else None
@@ -190,7 +189,18 @@ def full_wave_at_dpp(text, line, blocks, wave_size, flavor, arch):
             return None  # a block the analysis names that the text does not: do not guess
         if block_of[line] in divergent_region(branch, successors, pdom):
             return None
-    sizes = ", ".join(f"{name} {sorted(s)[0]}" for name, s in sorted(blocks.items()))
+    return ", ".join(f"{name} {sorted(s)[0]}" for name, s in sorted(blocks.items()))
+
+
+def full_wave_at_dpp(text, line, blocks, wave_size, flavor, arch):
+    """The reason a flipped `bound_ctrl` at the DPP call on `line` (a 0-based index of `text`)
+    cannot change a result at any launch the plan allows, or None."""
+    match = DPP.search(text.split("\n")[line])
+    if not match or not in_row_control(int(match.group(1))):
+        return None
+    sizes = full_wave_at(text, line, blocks, wave_size, flavor, arch)
+    if sizes is None:
+        return None
     return (f"every source lane of the DPP is in the reading lane's row, and every lane is active there: the plan's "
             f"workgroups ({sizes}) are whole waves of {wave_size}, and {flavor}'s uniformity analysis puts the DPP "
             "under no divergent branch; bound_ctrl decides only what a read of an inactive or out-of-row lane gives")

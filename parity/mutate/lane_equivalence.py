@@ -1,0 +1,503 @@
+"""A changed cross-lane step that no lane can see (docs/mutation.md, "Verdicts").
+
+A wave reduction's DPP or ds_bpermute step moved to another source lane, or a row left out of a
+DPP's row mask, changes a value only in the lanes that read a different source. It changes a
+result only when a lane that is later read holds a value built from different inputs. Whether it
+does is decided here, exactly, by evaluating the changed block once per lane of every wave of a
+workgroup, in the original module and in the mutant:
+
+- every value is a node of a hash-consed expression DAG, so two values are equal exactly when
+  their nodes are the same. The leaves are a kernel argument, a load, a phi or a value built from
+  them, each per wave and lane. Integers built from the work-item id fold to constants (a lane's
+  id, a bpermute address). Two constants fold only where the result is exact: integer ops that
+  keep their nsw/nuw/exact promises, maxnum and minnum of numbers, a bitcast and its inverse.
+  x maxnum x is x (also for a NaN: the same bits).
+- the DPP and ds_bpermute steps follow the executor's semantics (llvm_lane/executor/
+  cross_lane.cpp): row and bank masks, bound_ctrl, rows of 16 lanes, addresses modulo the wave.
+- the block must run with every lane of its wave active: the plan's workgroups are whole waves,
+  and the flavor's uniformity analysis puts the block under no divergent branch
+  (launch_equivalence.full_wave_at).
+
+The mutant is equivalent when the block's effects (its stores and calls with effects, for every
+lane of every wave, and its terminator's condition) are the same nodes, and every value the block
+defines and a later instruction reads is the same node in each lane that can run that instruction.
+A later instruction runs in lane l only if every branch on the single-predecessor chain from the
+block to it is taken in lane l, which is decided where the branch's condition folds to a constant
+(`icmp eq %lane, 0` before a store); a cross-lane read outside the block reads every lane. Then
+the two modules start every later instruction from the same state: nothing downstream can differ.
+"""
+import re
+import struct
+
+import launch_equivalence
+
+ASSIGN = re.compile(r"^\s*(%[\w.$-]+) = (.*)$")
+NAME = re.compile(r"%[\w.$-]+")
+PHI = re.compile(r"^phi ")
+CALL = re.compile(r"^(?:tail )?call (.+?) @([\w.$]+)\((.*)\)(?: #\d+)?$")
+BINARY = re.compile(r"^(add|sub|mul|and|or|xor|shl|lshr|ashr|udiv|sdiv|urem|srem)((?: \w+)*) (i\d+) (\S+), (\S+)$")
+COMMUTATIVE = re.compile(r"^(fadd|fmul)((?: \w+)*) (float|half|bfloat|double) (\S+), (\S+)$")
+ICMP = re.compile(r"^icmp (\w+) (i\d+) (\S+), (\S+)$")
+SELECT = re.compile(r"^select i1 (\S+), (\S+) (\S+), (\S+) (\S+)$")
+CAST = re.compile(r"^(zext|sext|trunc|bitcast)(?: nneg)? (\S+) (\S+) to (\S+)$")
+PHI_INCOMING = re.compile(r"\[\s*([^,\]]+?)\s*,\s*%([\w.$-]+)\s*\]")
+BRANCH = re.compile(r"^\s*br i1 (\S+), label %([\w.$-]+), label %([\w.$-]+)$")
+EFFECTS = ("store ", "fence ", "atomicrmw ", "cmpxchg ")
+LANE_LOCAL = ("llvm.maxnum.", "llvm.minnum.", "llvm.fma.", "llvm.exp2.", "llvm.sqrt.", "llvm.fabs.",
+              "llvm.amdgcn.workitem.id.", "llvm.amdgcn.workgroup.id.", "llvm.amdgcn.dispatch.ptr")
+MAX_WAVES = 32
+
+
+class Unknown(Exception):
+    """A line the evaluator cannot judge exactly: the mutant stays a survivor."""
+
+
+class Graph:
+    """Hash-consed nodes: a node is an int, equal values are the same int."""
+
+    def __init__(self):
+        self.ids, self.parts = {}, []
+
+    def node(self, *parts):
+        found = self.ids.get(parts)
+        if found is None:
+            found = self.ids[parts] = len(self.parts)
+            self.parts.append(parts)
+        return found
+
+    def const(self, type_, value):
+        return self.node("const", type_, value)
+
+    def constant(self, n):
+        """(type, value) of a constant node, or None."""
+        parts = self.parts[n]
+        return parts[1:] if parts[0] == "const" else None
+
+
+def int_bits(type_):
+    return int(type_[1:]) if re.fullmatch(r"i\d+", type_) else None
+
+
+def literal(graph, type_, token):
+    """The constant node of an operand spelt as a literal, or None for a name."""
+    if token.startswith("%"):
+        return None
+    if token.startswith("@"):
+        return graph.node("global", token)
+    width = int_bits(type_)
+    if width is not None:
+        if token in ("true", "false"):
+            return graph.const(type_, int(token == "true"))
+        if re.fullmatch(r"-?\d+", token):
+            return graph.const(type_, int(token) % (1 << width))
+    if type_ == "float":
+        if re.fullmatch(r"0x[0-9A-Fa-f]{16}", token):
+            return graph.const(type_, struct.unpack(">d", bytes.fromhex(token[2:]))[0])
+        try:
+            return graph.const(type_, float(token))
+        except ValueError:
+            pass
+    return graph.node("literal", type_, token)  # poison, undef, a splat, a vector: opaque but fixed
+
+
+def signed(value, width):
+    return value - (1 << width) if value >> (width - 1) else value
+
+
+def fold_binary(op, flags, width, a, b):
+    """The exact result of an integer op on two constants; Unknown where a promise breaks (poison)."""
+    mask, sa, sb = (1 << width) - 1, signed(a, width), signed(b, width)
+    if "disjoint" in flags and a & b:
+        raise Unknown("or disjoint of overlapping bits")
+    if op in ("udiv", "urem", "sdiv", "srem") and b == 0 or op in ("shl", "lshr", "ashr") and b >= width:
+        raise Unknown(f"{op} by {b}")
+    exact = {"add": (a + b, sa + sb), "sub": (a - b, sa - sb), "mul": (a * b, sa * sb)}
+    if op in exact:
+        unsigned_result, signed_result = exact[op]
+        if "nuw" in flags and not 0 <= unsigned_result <= mask or \
+                "nsw" in flags and not -(1 << (width - 1)) <= signed_result < (1 << (width - 1)):
+            raise Unknown(f"{op} breaks its promise")
+        return unsigned_result & mask
+    if op == "shl":
+        result = (a << b) & mask
+        if "nuw" in flags and result >> b != a or "nsw" in flags and signed(result, width) >> b != sa:
+            raise Unknown("shl breaks its promise")
+        return result
+    if op in ("lshr", "ashr") and "exact" in flags and a & ((1 << b) - 1):
+        raise Unknown(f"{op} exact drops bits")
+    simple = {"and": a & b, "or": a | b, "xor": a ^ b, "lshr": a >> b, "ashr": (sa >> b) & mask,
+              "udiv": a // b, "urem": a % b}
+    if op in simple:
+        return simple[op]
+    if sa == -(1 << (width - 1)) and sb == -1:
+        raise Unknown(f"{op} overflows")
+    quotient = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)
+    return (quotient if op == "sdiv" else sa - quotient * sb) & mask
+
+
+def compare(pred, width, a, b):
+    sa, sb = signed(a, width), signed(b, width)
+    table = {"eq": a == b, "ne": a != b, "ult": a < b, "ule": a <= b, "ugt": a > b, "uge": a >= b,
+             "slt": sa < sb, "sle": sa <= sb, "sgt": sa > sb, "sge": sa >= sb}
+    if pred not in table:
+        raise Unknown(f"icmp {pred}")
+    return int(table[pred])
+
+
+def split_args(text):
+    """The comma-separated items of an argument list, commas inside brackets kept."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "(<[{"
+        depth -= ch in ")>]}"
+        if ch == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    if text[start:].strip():
+        items.append(text[start:].strip())
+    return items
+
+
+def typed(item):
+    """(type, operand) of `i32 %x`, `float 0x...` or `ptr addrspace(3) @g`; any other item (a
+    vector constant) is one literal of its whole text."""
+    words = item.split()
+    if len(words) == 2 or words[-1].startswith(("%", "@")):
+        return words[0], words[-1]
+    return "literal", item
+
+
+class Function:
+    """One function of a module text: its blocks' lines and where each name is defined."""
+
+    def __init__(self, text, line=None, like=None):
+        """The function that holds `line` (a 0-based index), or the one named as `like` is, at the
+        block `like` changed."""
+        self.lines = text.split("\n")
+        owner = next(((name, f) for name, f in launch_equivalence.functions(text).items()
+                      if line in f[2] or like and name == like.name and like.block in f[1]), None)
+        if owner is None:
+            raise Unknown("the line is in no function")
+        self.name, (self.order, self.successors, block_of) = owner
+        line = line if line is not None else next(i for i, b in sorted(block_of.items()) if b == like.block)
+        self.blocks = {b: [] for b in self.order}
+        for index, block in sorted(block_of.items()):
+            if self.lines[index].strip():
+                self.blocks[block].append(index)
+        self.block = block_of[line]
+        self.defined = {}
+        for block in self.order:
+            for index in self.blocks[block]:
+                match = ASSIGN.match(self.lines[index])
+                if match:
+                    self.defined[match.group(1)] = (block, index)
+        self.predecessors = {b: [p for p in self.order if b in self.successors[p]] for b in self.order}
+        header = next(i for i in range(line, -1, -1) if self.lines[i].startswith("define "))
+        self.arguments = set(NAME.findall(self.lines[header]))
+
+    def body(self, block):
+        return [self.lines[i].strip() for i in self.blocks[block]]
+
+
+class Wave:
+    """The per-lane values of one wave of one version of the module."""
+
+    def __init__(self, graph, function, wave, wave_size, block_size, local):
+        self.graph, self.f, self.wave, self.size, self.block_size = graph, function, wave, wave_size, block_size
+        self.local = local  # {name: [node per lane]} of the changed block, as evaluated
+        self.outside = {}
+
+    def value(self, type_, token, lane):
+        constant = literal(self.graph, type_, token)
+        if constant is not None:
+            return constant
+        if token in self.local:
+            return self.local[token][lane]
+        return self.resolve(token)[lane]
+
+    def resolve(self, name):
+        """The per-lane nodes of a value defined outside the changed block."""
+        if name not in self.outside:
+            if name in self.f.arguments:
+                self.outside[name] = [self.graph.node("argument", name)] * self.size
+            elif name not in self.f.defined:
+                raise Unknown(f"{name} is defined nowhere")
+            else:
+                text = ASSIGN.match(self.f.lines[self.f.defined[name][1]]).group(2)
+                self.outside[name] = self.lanes(name, text, effects=None)
+        return self.outside[name]
+
+    def lanes(self, name, text, effects):
+        """Every lane's node of the instruction `name = text` (effects: a list the block's effects
+        are appended to, or None outside it, where a load or a phi is a leaf of its own)."""
+        if PHI.match(text) or text.startswith("load ") and effects is None:
+            return [self.graph.node("leaf", name, self.wave, lane) for lane in range(self.size)]
+        call = CALL.match(text)
+        if call:
+            return self.call(name, call, effects)
+        return [self.lane_local(name, text, lane, effects) for lane in range(self.size)]
+
+    def lane_local(self, name, text, lane, effects):
+        g = self.graph
+        match = BINARY.match(text)
+        if match:
+            op, flags, type_, a, b = match.groups()
+            x, y = self.value(type_, a, lane), self.value(type_, b, lane)
+            cx, cy = g.constant(x), g.constant(y)
+            if cx and cy:
+                return g.const(type_, fold_binary(op, flags.split(), int_bits(type_), cx[1], cy[1]))
+            return g.node(op, flags, type_, x, y)
+        match = ICMP.match(text)
+        if match:
+            pred, type_, a, b = match.groups()
+            x, y = self.value(type_, a, lane), self.value(type_, b, lane)
+            cx, cy = g.constant(x), g.constant(y)
+            if cx and cy and int_bits(type_):
+                return g.const("i1", compare(pred, int_bits(type_), cx[1], cy[1]))
+            return g.node("icmp", pred, type_, x, y)
+        match = SELECT.match(text)
+        if match:
+            c, ta, a, tb, b = match.groups()
+            condition = g.constant(self.value("i1", c, lane))
+            if condition:
+                return self.value(ta, a, lane) if condition[1] else self.value(tb, b, lane)
+            return g.node("select", self.value("i1", c, lane), self.value(ta, a, lane), self.value(tb, b, lane))
+        match = CAST.match(text)
+        if match:
+            return self.cast(*match.groups(), lane)
+        if text.startswith("load "):  # in the changed block: memory is the same while its stores are
+            return g.node("load", name, self.wave, lane, tuple(self.value(*typed(item), lane)
+                                                                for item in split_args(text[5:])[1:2]))
+        match = COMMUTATIVE.match(text)
+        if match:  # a + b is b + a (LLVM leaves a NaN's payload open)
+            op, flags, type_, a, b = match.groups()
+            pair = sorted((self.value(type_, a, lane), self.value(type_, b, lane)))
+            return g.node(op, flags, type_, *pair)
+        # any other pure instruction: a node of its text and its operands' nodes
+        operands = NAME.findall(text)
+        shape = NAME.sub("%", text)
+        return g.node("op", shape, tuple(self.value("?", o, lane) for o in operands))
+
+    def cast(self, op, from_type, token, to_type, lane):
+        g = self.graph
+        x = self.value(from_type, token, lane)
+        c = g.constant(x)
+        parts = g.parts[x]
+        if op == "bitcast":
+            if parts[0] == "bitcast" and parts[1] == to_type:  # the inverse of the bitcast that made x
+                return parts[3]
+            if c and {from_type, to_type} == {"float", "i32"}:
+                if from_type == "float":
+                    return g.const("i32", struct.unpack("<I", struct.pack("<f", c[1]))[0])
+                return g.const("float", struct.unpack("<f", struct.pack("<I", c[1]))[0])
+            return g.node("bitcast", from_type, to_type, x)
+        if c and int_bits(from_type) and int_bits(to_type):
+            wide, narrow = int_bits(from_type), int_bits(to_type)
+            if op == "trunc":
+                return g.const(to_type, c[1] & ((1 << narrow) - 1))
+            if op == "sext":
+                return g.const(to_type, signed(c[1], wide) % (1 << narrow))
+            return g.const(to_type, c[1])
+        return g.node(op, from_type, to_type, x)
+
+    def call(self, name, match, effects):
+        g = self.graph
+        _, callee, args = match.groups()
+        items = [typed(item) for item in split_args(args)]
+        if callee.startswith("llvm.amdgcn.workitem.id."):
+            axis = "xyz".index(callee[-1])
+            return [g.const("i32", self.wave * self.size + lane if axis == 0 else 0) for lane in range(self.size)]
+        if callee.startswith(("llvm.amdgcn.workgroup.id.", "llvm.amdgcn.dispatch.ptr")):
+            return [g.node("argument", callee)] * self.size
+        values = [[self.value(t, o, lane) for t, o in items] for lane in range(self.size)]
+        if callee.startswith("llvm.amdgcn.update.dpp."):
+            return self.dpp(values)
+        if callee == "llvm.amdgcn.ds.bpermute":
+            return self.bpermute(values)
+        if callee.startswith(("llvm.maxnum.", "llvm.minnum.")):
+            return [self.min_max(callee, *v) for v in values]
+        if callee.startswith(LANE_LOCAL):
+            return [g.node("call", callee, tuple(v)) for v in values]
+        # anything else may read every lane and have effects: one node of the whole wave's operands
+        whole = g.node("call", callee, tuple(tuple(v) for v in values))
+        if effects is not None:
+            effects.append(whole)  # a barrier, an atomic: compared like a store
+        elif not callee.startswith("llvm.amdgcn."):
+            raise Unknown(f"a call of @{callee} outside the block")
+        return [g.node("lane", whole, lane) for lane in range(self.size)]
+
+    def min_max(self, callee, x, y):
+        """maxnum / minnum as the set of its leaves: LLVM lets either of two equal operands be the
+        result (+0 or -0) and leaves a NaN's payload open, so their order and repeats do not
+        change what a result may be."""
+        g = self.graph
+        kind = "max" if callee.startswith("llvm.maxnum.") else "min"
+        leaves = set()
+        for n in (x, y):
+            parts = g.parts[n]
+            leaves.update(parts[2] if parts[0] == kind and parts[1] == callee else (n,))
+        if len(leaves) == 1:
+            return x
+        return g.node(kind, callee, tuple(sorted(leaves)))
+
+    def dpp(self, values):
+        g = self.graph
+        controls = [g.constant(v) for v in values[0][2:6]]
+        if None in controls:
+            raise Unknown("a DPP control that is not a constant")
+        control, row_mask, bank_mask, bound_ctrl = (c[1] for c in controls)
+        out = []
+        for lane in range(self.size):
+            source = dpp_source(control, lane)
+            enabled = row_mask >> ((lane >> 4) & 3) & 1 and bank_mask >> ((lane >> 2) & 3) & 1
+            if not enabled:
+                out.append(values[lane][0])
+            elif 0 <= source < self.size:
+                out.append(values[source][1])
+            else:
+                out.append(g.const("i32", 0) if bound_ctrl else values[lane][0])
+        return out
+
+    def bpermute(self, values):
+        g = self.graph
+        out = []
+        for lane in range(self.size):
+            address = g.constant(values[lane][0])
+            if address is None:
+                raise Unknown("a bpermute address that depends on data")
+            out.append(values[(address[1] >> 2) & (self.size - 1)][1])
+        return out
+
+
+def dpp_source(control, lane):
+    """The lane a DPP control reads for `lane` (-1: none, out of the row); the executor's table."""
+    row, in_row = lane & ~15, lane & 15
+    if control <= 0xFF:
+        return (lane & ~3) | ((control >> (2 * (lane & 3))) & 3)
+    if 0x101 <= control <= 0x10F:
+        return row + in_row + (control & 15) if in_row + (control & 15) < 16 else -1
+    if 0x111 <= control <= 0x11F:
+        return row + in_row - (control & 15) if in_row >= (control & 15) else -1
+    if 0x121 <= control <= 0x12F:
+        return row + ((in_row - (control & 15)) & 15)
+    if control == 0x140:
+        return row + 15 - in_row
+    if control == 0x141:
+        return row + (in_row & 8) + 7 - (in_row & 7)
+    raise Unknown(f"DPP control {control:#x} is not modelled")
+
+
+def evaluate_block(graph, function, wave, wave_size, block_size):
+    """(the Wave with the block's values, [the block's effects]) of one wave."""
+    state, effects = Wave(graph, function, wave, wave_size, block_size, {}), []
+    for text in function.body(function.block):
+        match = ASSIGN.match(text)
+        if match:
+            name, rest = match.groups()
+            if rest.startswith(("atomicrmw ", "cmpxchg ")):
+                raise Unknown(f"an atomic: {text}")
+            if PHI.match(rest):
+                state.local[name] = [graph.node("leaf", name, wave, lane) for lane in range(wave_size)]
+            else:
+                state.local[name] = state.lanes(name, rest, effects)
+            continue
+        if text.startswith(EFFECTS):
+            for lane in range(wave_size):
+                operands = NAME.findall(text)
+                effects.append(graph.node("effect", NAME.sub("%", text), lane,
+                                          tuple(state.value("?", o, lane) for o in operands)))
+        elif text.startswith(("call ", "tail call ")):
+            state.call(None, CALL.match(text), effects)
+        elif text.startswith("br i1 "):
+            condition = text.split()[2].rstrip(",")
+            effects.append(graph.node("branch", tuple(state.value("i1", condition, lane) for lane in range(wave_size))))
+        elif not text.startswith(("br label", "ret ")):
+            raise Unknown(f"a line the evaluator does not know: {text}")
+    return state, effects
+
+
+def reads(function):
+    """[(name, block, text)] of every value the changed block defines and a line outside it reads:
+    the block that runs the line (a phi's: the edge's predecessor) and the line's text (None for a
+    phi, which reads the lane itself)."""
+    defined = {n for n, (b, _) in function.defined.items() if b == function.block}
+    found = []
+    for block in function.order:
+        for index in function.blocks[block]:
+            text = function.lines[index].strip()
+            match = ASSIGN.match(text)
+            rest = match.group(2) if match else text
+            if PHI.match(rest):
+                found.extend((value, pred, None) for value, pred in PHI_INCOMING.findall(rest) if value in defined)
+            elif block != function.block:
+                found.extend((name, block, text) for name in sorted(set(NAME.findall(text)) & defined))
+    return found
+
+
+def running_lanes(function, states, block, depth=0):
+    """The lanes that can run `block` (a superset): the branches on its single-predecessor chain
+    up to the changed block, where their conditions fold to constants the same in both versions."""
+    everyone = set(range(states[0].size))
+    if block == function.block or depth > 64:
+        return everyone
+    preds = function.predecessors[block]
+    if len(preds) != 1:
+        return everyone
+    above = running_lanes(function, states, preds[0], depth + 1)
+    branch = BRANCH.match(function.lines[function.blocks[preds[0]][-1]])
+    if not branch or branch.group(2) == branch.group(3):
+        return above
+    taken = block == branch.group(2)
+    chosen = set()
+    for lane in above:
+        values = [s.graph.constant(s.value("i1", branch.group(1), lane)) for s in states]
+        if None in values or values[0] != values[1]:
+            return above
+        if bool(values[0][1]) == taken:
+            chosen.add(lane)
+    return chosen
+
+
+def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
+    """The reason the mutated block cannot change a result at any launch the plan allows, or None.
+    `line` is the 0-based index of the changed line in `mutated`."""
+    try:
+        changed = Function(mutated, line)
+        functions = Function(original, like=changed), changed
+        sizes = blocks.get(changed.name, set())
+        if not wave_size or len(sizes) != 1:
+            return None
+        block_size = next(iter(sizes))
+        if block_size % wave_size or block_size // wave_size > MAX_WAVES:
+            return None
+        if not _same_outside(*functions):
+            return None
+        graph = Graph()
+        lanes_read = 0
+        for wave in range(block_size // wave_size):
+            evaluated = [evaluate_block(graph, f, wave, wave_size, block_size) for f in functions]
+            if evaluated[0][1] != evaluated[1][1]:
+                return None
+            states = [e[0] for e in evaluated]
+            for name, block, text in reads(functions[0]):
+                cross = text is not None and "@llvm.amdgcn." in text
+                lanes = range(wave_size) if cross else running_lanes(functions[0], states, block)
+                for lane in lanes:
+                    if states[0].value("?", name, lane) != states[1].value("?", name, lane):
+                        return None
+                    lanes_read += 1
+    except Unknown:
+        return None
+    if not launch_equivalence.full_wave_at(mutated, line, blocks, wave_size, flavor, arch):
+        return None
+    return (f"evaluated lane by lane in each of the {block_size // wave_size} wave(s) of a workgroup of "
+            f"{block_size}: the changed block's effects are the same, and every value it gives is the same "
+            f"expression of the same inputs in each lane that reads it ({lanes_read} lane reads); "
+            f"{flavor}'s uniformity analysis puts the block under no divergent branch")
+
+
+def _same_outside(original, mutated):
+    """True when the two functions differ only inside the changed block."""
+    if original.order != mutated.order or original.block != mutated.block:
+        return False
+    return all(original.body(b) == mutated.body(b) for b in original.order if b != original.block)

@@ -1,0 +1,93 @@
+"""The lane evaluation of kemit_mutate (parity/mutate/lane_equivalence.py): a changed cross-lane
+step is equivalent only where every lane that reads what the changed block gives reads the same
+expression of the same inputs, the block's effects are the same, and the whole wave runs it (the
+flavor's own uniformity analysis at the plan's workgroup size)."""
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "parity", "mutate"))
+import lane_equivalence  # noqa: E402
+import mutate_ops  # noqa: E402
+
+REDUCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "wave_reduce.ll")
+FLAVORS = ("llvm16", "llvm19", "llvm22")
+BLOCKS = {"k": {256}}
+
+
+def reduction():
+    with open(REDUCE, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def judged(text, operator, site, flavor="llvm22", blocks=BLOCKS, wave=64):
+    mutated, change = mutate_ops.apply(flavor, text, operator, site)
+    assert change is not None
+    return lane_equivalence.same_where_read(text, mutated, change["line"] - 1, blocks, wave, flavor, "gfx90a")
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
+def test_a_bpermute_moved_to_another_identity_lane_is_equivalent(flavor):
+    # lane 0, the only lane that stores, reads lane 17 instead of 16: both hold -inf
+    reason = judged(reduction(), "bpermute_lane", 0, flavor)
+    assert reason is not None and "4 wave(s)" in reason and f"{flavor}'s uniformity analysis" in reason
+
+
+@pytest.mark.parametrize("operator, site", [
+    ("dpp_row_mask", 3),  # row 0 keeps its own value at row_ror 8: lane 0 misses lanes 8 to 15
+    ("dpp_ctrl", 0),      # quad_perm reads lane 2 for lane 0: lane 1's value is lost
+    ("dpp_ctrl", 3),      # row_ror 9: lane 0 combines lanes 7 and 15 instead of 8
+])
+def test_a_step_that_loses_a_read_lanes_input_survives(operator, site):
+    assert judged(reduction(), operator, site) is None
+
+
+def test_a_changed_value_the_block_stores_from_every_lane_survives():
+    # lanes 47 to 63 now read a real value instead of -inf, and every lane stores its own
+    text = reduction().replace("  %first = icmp", "  store float %m5, ptr addrspace(1) %p, align 4\n  %first = icmp")
+    assert judged(text, "bpermute_lane", 0) is None
+
+
+def test_a_block_under_a_branch_on_the_work_item_is_never_a_full_wave():
+    text = reduction().replace("  br label %reduce", "  %some = icmp ult i32 %tid, 100\n"
+                                                     "  br i1 %some, label %reduce, label %done")
+    assert judged(text, "bpermute_lane", 0) is None
+
+
+@pytest.mark.parametrize("blocks, wave", [({"k": {96}}, 64), ({"k": {256, 128}}, 64), ({}, 64), (BLOCKS, None)])
+def test_no_equivalence_without_whole_waves_of_one_known_size(blocks, wave):
+    assert judged(reduction(), "bpermute_lane", 0, blocks=blocks, wave=wave) is None
+
+
+def test_an_unknown_call_in_the_block_is_an_effect():
+    text = reduction().replace("  %first = icmp", "  call void @sink(float %m5)\n  %first = icmp")
+    text += "declare void @sink(float)\n"
+    assert judged(text, "bpermute_lane", 0) is None
+
+
+def test_integer_folds_keep_their_promises():
+    fold = lane_equivalence.fold_binary
+    assert fold("add", ["nuw", "nsw"], 32, 5, 16) == 21
+    assert fold("shl", [], 32, 17, 2) == 68
+    assert fold("and", [], 32, 80, 63) == 16
+    assert fold("sdiv", [], 32, (-7) % 2**32, 2) == (-3) % 2**32
+    for op, flags, a, b in [("add", ["nsw"], 2**31 - 1, 1), ("add", ["nuw"], 2**32 - 1, 1),
+                            ("shl", ["nuw"], 2**31, 1), ("udiv", [], 1, 0), ("sdiv", [], 2**31, 2**32 - 1),
+                            ("lshr", ["exact"], 3, 1), ("or", ["disjoint"], 3, 1), ("shl", [], 1, 32)]:
+        with pytest.raises(lane_equivalence.Unknown):
+            fold(op, flags, 32, a, b)
+
+
+def test_maxnum_is_the_set_of_its_leaves_and_nothing_more():
+    graph = lane_equivalence.Graph()
+    wave = lane_equivalence.Wave(graph, None, 0, 64, 64, {})
+    a, b, c = (graph.node("leaf", name, 0, 0) for name in "abc")
+    maxnum, minnum = "llvm.maxnum.f32", "llvm.minnum.f32"
+    assert wave.min_max(maxnum, a, wave.min_max(maxnum, b, a)) == wave.min_max(maxnum, b, a)
+    assert wave.min_max(maxnum, a, a) == a
+    assert wave.min_max(maxnum, a, b) != wave.min_max(maxnum, a, c)
+    assert wave.min_max(maxnum, a, b) != wave.min_max(minnum, a, b)
+    # a max inside a min is a leaf of the min, not merged into it
+    assert wave.min_max(minnum, wave.min_max(maxnum, a, b), c) != wave.min_max(minnum, a, wave.min_max(minnum, b, c))
