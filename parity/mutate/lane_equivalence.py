@@ -486,7 +486,7 @@ def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
                     if states[0].value("?", name, lane) != states[1].value("?", name, lane):
                         return None
                     lanes_read += 1
-    except Unknown:
+    except (Unknown, RecursionError):
         return None
     if not launch_equivalence.full_wave_at(mutated, line, blocks, wave_size, flavor, arch):
         return None
