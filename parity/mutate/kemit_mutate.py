@@ -331,9 +331,29 @@ def launch_reason(engine, prove, m, flavors, facts):
         if reason:
             return reason
     if section == mutate_ops.CANONICAL:
-        return None
+        return lowered_equivalence(engine, answer, mutated, flavors, blocks, arch_facts.get("wave_size"), arch)
     return lane_equivalence.same_where_read(text, mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
                                            section, arch)
+
+
+def lowered_equivalence(engine, answer, mutated, flavors, blocks, wave_size, arch):
+    """Why a canonical mutant changes no module the engine ships: lowered by the engine at every
+    flavor, each module is the original's or equivalent to it by the lane evaluation; else None."""
+    found = []
+    for flavor in flavors:
+        original = (answer.get("ll", {}).get(flavor) or {}).get("text")
+        lowered = engine.ask({"op": "lower", "canonical": mutated, "flavors": [flavor]})
+        text = (lowered.get("ll", {}).get(flavor) or {}).get("text") if lowered.get("status") == "ok" else None
+        if original is None or text is None:
+            return None
+        line = lane_equivalence.first_difference(original, text)
+        if line is None:
+            found.append(f"{flavor}: the original's module")
+            continue
+        if not lane_equivalence.same_where_read(original, text, line, blocks, wave_size, flavor, arch):
+            return None
+        found.append(f"{flavor}: equivalent by the lane evaluation")
+    return f"lowered by the engine at every flavor, no shipped module changes ({'; '.join(found)})" if found else None
 
 
 def run(argv, folder, lane):

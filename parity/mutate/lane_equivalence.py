@@ -501,3 +501,12 @@ def _same_outside(original, mutated):
     if original.order != mutated.order or original.block != mutated.block:
         return False
     return all(original.body(b) == mutated.body(b) for b in original.order if b != original.block)
+
+
+def first_difference(original, mutated):
+    """The 0-based index in `mutated` of its first line that differs from `original`, or None
+    when the texts are the same."""
+    if original == mutated:
+        return None
+    old, new = original.split("\n"), mutated.split("\n")
+    return next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)) - 1)
