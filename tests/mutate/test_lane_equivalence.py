@@ -2,9 +2,7 @@
 step is equivalent only where every lane that reads what the changed block gives reads the same
 expression of the same inputs, the block's effects are the same, and the whole wave runs it (the
 flavor's own uniformity analysis at the plan's workgroup size)."""
-import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -95,29 +93,19 @@ def test_maxnum_is_the_set_of_its_leaves_and_nothing_more():
     assert wave.min_max(minnum, wave.min_max(maxnum, a, b), c) != wave.min_max(minnum, a, wave.min_max(minnum, b, c))
 
 
-def run_mutant(build_dir, tmp_path, name):
-    report = tmp_path / "m.json"
-    done = subprocess.run([sys.executable, os.path.join(REPO, "parity", "mutate", "kemit_mutate.py"), "--build", build_dir,
-                           "--out", str(tmp_path / "out"), "--mutant", name, "--json", str(report)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert report.exists(), done.stdout + done.stderr
-    (m,) = json.loads(report.read_text())["mutants"]
-    return m
-
-
 @pytest.mark.parametrize("name, how", [
     # reduce_rows 7's second pass reads 4 partials; lane 0 reads lane 32 instead of 16: both -inf
     ("reduce_rows:7@llvm19:const_inc:38", "evaluated lane by lane in each of the 4 wave(s)"),
     # reduce_rows 12's row_ror 4 made 5 in its second pass: lane 0 reads another lane holding -inf
     ("reduce_rows:12@canonical:dpp_ctrl:6", "lowered by the engine at every flavor, no shipped module changes"),
 ])
-def test_a_real_survivor_no_reading_lane_sees_is_equivalent(build_dir, tmp_path, name, how):
-    m = run_mutant(build_dir, tmp_path, name)
+def test_a_real_survivor_no_reading_lane_sees_is_equivalent(judge_mutant, name, how):
+    _, m = judge_mutant(name)
     assert m["verdict"] == "EQUIVALENT" and m["how"].startswith(how), m
 
 
-def test_a_real_step_whose_inputs_come_from_another_pass_stays_a_survivor(build_dir, tmp_path):
+def test_a_real_step_whose_inputs_come_from_another_pass_stays_a_survivor(judge_mutant):
     # reduce_rows 4's second pass drops lanes 8 to 15 of 16 partials that the first pass stored in
     # LDS; only 2 of them can be real (cols 1024), which the evaluation does not know
-    m = run_mutant(build_dir, tmp_path, "reduce_rows:4@llvm19:dpp_row_mask:5")
+    _, m = judge_mutant("reduce_rows:4@llvm19:dpp_row_mask:5")
     assert m["verdict"] == "SURVIVED", m

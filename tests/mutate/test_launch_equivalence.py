@@ -2,7 +2,6 @@
 equivalent only where every lane is active and every source lane is in the row, as the flavor's
 own uniformity analysis sees it at the plan's workgroup size; a mutated compare only where the
 contract prover proves its sides never meet at the point where it disagrees with the original."""
-import json
 import os
 import subprocess
 import sys
@@ -118,28 +117,18 @@ def test_a_compare_not_proven_apart_at_every_launch_is_no_equivalence(answers):
     assert launch_equivalence.sides_never_meet("%v3", [0], answers, "  %v3 = icmp slt i32 %v1, %v2") is None
 
 
-def run_mutant(build_dir, tmp_path, name):
-    report = tmp_path / "m.json"
-    done = subprocess.run([sys.executable, os.path.join(REPO, "parity", "mutate", "kemit_mutate.py"), "--build", build_dir,
-                           "--out", str(tmp_path / "out"), "--mutant", name, "--json", str(report)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert report.exists(), done.stdout + done.stderr
-    (m,) = json.loads(report.read_text())["mutants"]
-    return done, m
-
-
-def test_a_real_flipped_bound_ctrl_is_recorded_equivalent_with_its_reason(build_dir, tmp_path):
+def test_a_real_flipped_bound_ctrl_is_recorded_equivalent_with_its_reason(judge_mutant):
     """reduce_rows 3 reduces each row with quad_perm and row_ror DPPs after its loads reconverge."""
-    done, m = run_mutant(build_dir, tmp_path, "reduce_rows:3@llvm19:dpp_bound_ctrl:0")
+    done, m = judge_mutant("reduce_rows:3@llvm19:dpp_bound_ctrl:0")
     assert done.returncode == 0 and m["verdict"] == "EQUIVALENT", m
     assert m["how"].startswith("every source lane of the DPP is in the reading lane's row"), m["how"]
 
 
-def test_a_real_compare_is_equivalent_only_where_the_prover_keeps_its_sides_apart(build_dir, tmp_path):
+def test_a_real_compare_is_equivalent_only_where_the_prover_keeps_its_sides_apart(judge_mutant):
     """transpose_lds 4's loop starts at the lane (block 64) and guards it against 128: the guard
     moved to 127 never meets a lane. attention_fwd 14's key index reaches seq_k: `<=` lets it in."""
-    done, m = run_mutant(build_dir, tmp_path / "a", "transpose_lds:4@llvm16:const_dec:2")
+    done, m = judge_mutant("transpose_lds:4@llvm16:const_dec:2")
     assert m["verdict"] == "EQUIVALENT", m
     assert m["how"].startswith("the contract prover proves the compare's sides never differ by -1"), m["how"]
-    done, m = run_mutant(build_dir, tmp_path / "b", "attention_fwd:14@llvm16:icmp_predicate:4")
+    done, m = judge_mutant("attention_fwd:14@llvm16:icmp_predicate:4")
     assert m["verdict"] != "EQUIVALENT", m
