@@ -18,8 +18,9 @@ workgroup, in the original module and in the mutant:
   and the flavor's uniformity analysis puts the block under no divergent branch
   (launch_equivalence.full_wave_at).
 
-The mutant is equivalent when the block's effects (its stores and calls with effects, for every
-lane of every wave, and its terminator's condition) are the same nodes, and every value the block
+The mutant is equivalent when the block's effects (its stores, calls, load addresses and divisors,
+whose change could be undefined behaviour even where no lane reads the result, for every lane of
+every wave, and its terminator's condition) are the same nodes, and every value the block
 defines and a later instruction reads is the same node in each lane that can run that instruction.
 A later instruction runs in lane l only if every branch on the single-predecessor chain from the
 block to it is taken in lane l, which is decided where the branch's condition folds to a constant
@@ -42,6 +43,7 @@ SELECT = re.compile(r"^select i1 (\S+), (\S+) (\S+), (\S+) (\S+)$")
 CAST = re.compile(r"^(zext|sext|trunc|bitcast)(?: nneg)? (\S+) (\S+) to (\S+)$")
 PHI_INCOMING = re.compile(r"\[\s*([^,\]]+?)\s*,\s*%([\w.$-]+)\s*\]")
 BRANCH = re.compile(r"^\s*br i1 (\S+), label %([\w.$-]+), label %([\w.$-]+)$")
+DIVISIONS = ("udiv", "sdiv", "urem", "srem")
 EFFECTS = ("store ", "fence ", "atomicrmw ", "cmpxchg ")
 LANE_LOCAL = ("llvm.maxnum.", "llvm.minnum.", "llvm.fma.", "llvm.exp2.", "llvm.sqrt.", "llvm.fabs.",
               "llvm.amdgcn.workitem.id.", "llvm.amdgcn.workgroup.id.", "llvm.amdgcn.dispatch.ptr")
@@ -243,6 +245,8 @@ class Wave:
         if match:
             op, flags, type_, a, b = match.groups()
             x, y = self.value(type_, a, lane), self.value(type_, b, lane)
+            if op in DIVISIONS and effects is not None:
+                effects.append(g.node("divisor", name, lane, y))  # a zero divisor is undefined behaviour
             cx, cy = g.constant(x), g.constant(y)
             if cx and cy:
                 return g.const(type_, fold_binary(op, flags.split(), int_bits(type_), cx[1], cy[1]))
@@ -266,8 +270,9 @@ class Wave:
         if match:
             return self.cast(*match.groups(), lane)
         if text.startswith("load "):  # in the changed block: memory is the same while its stores are
-            return g.node("load", name, self.wave, lane, tuple(self.value(*typed(item), lane)
-                                                                for item in split_args(text[5:])[1:2]))
+            address = self.value(*typed(split_args(text[5:])[1]), lane)
+            effects.append(g.node("address", name, lane, address))  # a load out of bounds is undefined behaviour
+            return g.node("load", name, self.wave, lane, address)
         match = COMMUTATIVE.match(text)
         if match:  # a + b is b + a (LLVM leaves a NaN's payload open)
             op, flags, type_, a, b = match.groups()
