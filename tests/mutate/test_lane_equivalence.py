@@ -109,3 +109,14 @@ def test_a_real_step_whose_inputs_come_from_another_pass_stays_a_survivor(judge_
     # LDS; only 2 of them can be real (cols 1024), which the evaluation does not know
     _, m = judge_mutant("reduce_rows:4@llvm19:dpp_row_mask:5")
     assert m["verdict"] == "SURVIVED", m
+
+
+def test_an_unread_load_moved_elsewhere_survives():
+    # nothing reads %u, but the moved load could read out of bounds: undefined behaviour
+    unread = ("  %ui = add nuw nsw i32 %lane, {}\n  %up = getelementptr inbounds float, ptr addrspace(1) %x, i32 %ui\n"
+              "  %u = load float, ptr addrspace(1) %up, align 4\n  %first = icmp")
+    original = reduction().replace("  %first = icmp", unread.format(0))
+    mutated = reduction().replace("  %first = icmp", unread.format(64))
+    line = mutated.split("\n").index("  %ui = add nuw nsw i32 %lane, 64")
+    assert lane_equivalence.same_where_read(original, mutated, line, BLOCKS, 64, "llvm22", "gfx90a") is None
+    assert lane_equivalence.same_where_read(original, original, line, BLOCKS, 64, "llvm22", "gfx90a") is not None
