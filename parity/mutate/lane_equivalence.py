@@ -291,10 +291,12 @@ class Wave:
         if op == "bitcast":
             if parts[0] == "bitcast" and parts[1] == to_type:  # the inverse of the bitcast that made x
                 return parts[3]
-            if c and {from_type, to_type} == {"float", "i32"}:
-                if from_type == "float":
+            if c and {from_type, to_type} == {"float", "i32"}:  # a NaN's payload is not folded
+                if from_type == "float" and c[1] == c[1]:
                     return g.const("i32", struct.unpack("<I", struct.pack("<f", c[1]))[0])
-                return g.const("float", struct.unpack("<f", struct.pack("<I", c[1]))[0])
+                number = struct.unpack("<f", struct.pack("<I", c[1]))[0] if from_type == "i32" else None
+                if number is not None and number == number:
+                    return g.const("float", number)
             return g.node("bitcast", from_type, to_type, x)
         if c and int_bits(from_type) and int_bits(to_type):
             wide, narrow = int_bits(from_type), int_bits(to_type)
