@@ -8,7 +8,8 @@ workgroup, in the original module and in the mutant:
 
 - every value is a node of a hash-consed expression DAG, so two values are equal exactly when
   their nodes are the same. The leaves are a kernel argument, a load, a phi or a value built from
-  them, each per wave and lane. Integers built from the work-item id fold to constants (a lane's
+  them, each per wave and lane; a loop header's phi is its entry value in a lane whose first trip
+  leaves the loop. Integers built from the work-item id fold to constants (a lane's
   id, a bpermute address). Two constants fold only where the result is exact: integer ops that
   keep their nsw/nuw/exact promises, maxnum and minnum of numbers, a bitcast and its inverse.
   x maxnum x is x (also for a NaN: the same bits).
@@ -41,7 +42,6 @@ COMMUTATIVE = re.compile(r"^(fadd|fmul)((?: \w+)*) (float|half|bfloat|double) (\
 ICMP = re.compile(r"^icmp (\w+) (i\d+) (\S+), (\S+)$")
 SELECT = re.compile(r"^select i1 (\S+), (\S+) (\S+), (\S+) (\S+)$")
 CAST = re.compile(r"^(zext|sext|trunc|bitcast)(?: nneg)? (\S+) (\S+) to (\S+)$")
-PHI_INCOMING = re.compile(r"\[\s*([^,\]]+?)\s*,\s*%([\w.$-]+)\s*\]")
 BRANCH = re.compile(r"^\s*br i1 (\S+), label %([\w.$-]+), label %([\w.$-]+)$")
 DIVISIONS = ("udiv", "sdiv", "urem", "srem")
 EFFECTS = ("store ", "fence ", "atomicrmw ", "cmpxchg ")
@@ -160,6 +160,21 @@ def split_args(text):
     return items
 
 
+def phi_incoming(text):
+    """[(value, predecessor block)] of a phi's text, a vector constant's commas kept."""
+    found, depth, start = [], 0, None
+    for i, ch in enumerate(text):
+        if ch == "[" and depth == 0:
+            start = i + 1
+        depth += ch in "(<[{"
+        depth -= ch in ")>]}"
+        if ch == "]" and depth == 0 and start is not None:
+            value, _, pred = text[start:i].rpartition(",")
+            found.append((value.strip(), pred.strip().lstrip("%")))
+            start = None
+    return found
+
+
 def typed(item):
     """(type, operand) of `i32 %x`, `float 0x...` or `ptr addrspace(3) @g`; any other item (a
     vector constant) is one literal of its whole text."""
@@ -200,6 +215,33 @@ class Function:
     def body(self, block):
         return [self.lines[i].strip() for i in self.blocks[block]]
 
+    def dominates(self, a, b):
+        """True when every path from the entry to `b` passes `a`."""
+        if not hasattr(self, "_dominators"):
+            dom = {x: ({x} if x == self.order[0] else set(self.order)) for x in self.order}
+            changed = True
+            while changed:
+                changed = False
+                for x in self.order[1:]:
+                    preds = [dom[p] for p in self.predecessors[x]]
+                    new = (set.intersection(*preds) if preds else set()) | {x}
+                    if new != dom[x]:
+                        dom[x], changed = new, True
+            self._dominators = dom
+        return a in self._dominators[b]
+
+    def header_phis(self, block):
+        """[(name, type, entry value, entry block)] of the phis of a loop header."""
+        found = []
+        for index in self.blocks[block]:
+            match = ASSIGN.match(self.lines[index])
+            if not match or not PHI.match(match.group(2)):
+                break
+            for value, pred in phi_incoming(match.group(2)):
+                if not self.dominates(block, pred):
+                    found.append((match.group(1), match.group(2).split()[1], value, pred))
+        return found
+
 
 class Wave:
     """The per-lane values of one wave of one version of the module."""
@@ -225,9 +267,38 @@ class Wave:
             elif name not in self.f.defined:
                 raise Unknown(f"{name} is defined nowhere")
             else:
-                text = ASSIGN.match(self.f.lines[self.f.defined[name][1]]).group(2)
-                self.outside[name] = self.lanes(name, text, effects=None)
+                self.outside[name] = None  # a value that depends on itself is not judged
+                block, index = self.f.defined[name]
+                text = ASSIGN.match(self.f.lines[index]).group(2)
+                self.outside[name] = (self.one_trip(name, block) if PHI.match(text)
+                                      else self.lanes(name, text, effects=None))
+        if self.outside[name] is None:
+            raise Unknown(f"{name} depends on itself")
         return self.outside[name]
+
+    def one_trip(self, name, block):
+        """A loop header's phi: its entry value in each lane whose first trip leaves the loop (the
+        latch's condition folds to the exit with every phi of the header at its entry value), so
+        the header is never entered again; else a leaf of its own."""
+        leaves = [self.graph.node("leaf", name, self.wave, lane) for lane in range(self.size)]
+        latches = [p for p in self.f.predecessors[block] if self.f.dominates(block, p)]
+        phis = self.f.header_phis(block)
+        entries = {p for _, _, _, p in phis}
+        if len(latches) != 1 or len(entries) != 1 or self.f.predecessors[block] != sorted(
+                latches + list(entries), key=self.f.order.index):
+            return leaves
+        branch = BRANCH.match(self.f.lines[self.f.blocks[latches[0]][-1]])
+        if not branch or block not in branch.group(2, 3) or branch.group(2) == branch.group(3) or \
+                name not in {phi for phi, _, _, _ in phis}:
+            return leaves
+        first = {phi: [self.value(type_, value, lane) for lane in range(self.size)] for phi, type_, value, _ in phis}
+        trial = Wave(self.graph, self.f, self.wave, self.size, self.block_size, first)
+        stays = branch.group(2) == block
+        out = []
+        for lane in range(self.size):
+            again = self.graph.constant(trial.value("i1", branch.group(1), lane))
+            out.append(first[name][lane] if again is not None and bool(again[1]) != stays else leaves[lane])
+        return out
 
     def lanes(self, name, text, effects):
         """Every lane's node of the instruction `name = text` (effects: a list the block's effects
@@ -404,7 +475,7 @@ def evaluate_block(graph, function, wave, wave_size, block_size):
             if rest.startswith(("atomicrmw ", "cmpxchg ")):
                 raise Unknown(f"an atomic: {text}")
             if PHI.match(rest):
-                state.local[name] = [graph.node("leaf", name, wave, lane) for lane in range(wave_size)]
+                state.local[name] = state.one_trip(name, function.block)
             else:
                 state.local[name] = state.lanes(name, rest, effects)
             continue
@@ -435,7 +506,7 @@ def reads(function):
             match = ASSIGN.match(text)
             rest = match.group(2) if match else text
             if PHI.match(rest):
-                found.extend((value, pred, None) for value, pred in PHI_INCOMING.findall(rest) if value in defined)
+                found.extend((value, pred, None) for value, pred in phi_incoming(rest) if value in defined)
             elif block != function.block:
                 found.extend((name, block, text) for name in sorted(set(NAME.findall(text)) & defined))
     return found

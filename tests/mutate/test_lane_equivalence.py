@@ -97,6 +97,8 @@ def test_maxnum_is_the_set_of_its_leaves_and_nothing_more():
     # reduce_rows 7's second pass reads 4 partials; lane 0 reads lane 32 instead of 16: both -inf
     ("reduce_rows:7@llvm19:const_inc:38", "evaluated lane by lane in each of the 4 wave(s)"),
     # reduce_rows 12's row_ror 4 made 5 in its second pass: lane 0 reads another lane holding -inf
+    # reduce_rows 4's row loop makes one trip: its latch's compare with swapped sides exits alike
+    ("reduce_rows:4@llvm16:swap_operands:9", "evaluated lane by lane in each of the 16 wave(s)"),
     ("reduce_rows:12@canonical:dpp_ctrl:6", "lowered by the engine at every flavor that ships a module for"),
 ])
 def test_a_real_survivor_no_reading_lane_sees_is_equivalent(judge_mutant, name, how):
@@ -120,3 +122,37 @@ def test_an_unread_load_moved_elsewhere_survives():
     line = mutated.split("\n").index("  %ui = add nuw nsw i32 %lane, 64")
     assert lane_equivalence.same_where_read(original, mutated, line, BLOCKS, 64, "llvm22", "gfx90a") is None
     assert lane_equivalence.same_where_read(original, original, line, BLOCKS, 64, "llvm22", "gfx90a") is not None
+
+
+ONE_TRIP = """target triple = "amdgcn-amd-amdhsa"
+
+define amdgpu_kernel void @k(ptr addrspace(1) %y, i32 %n) #0 {{
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i.next, %loop ]
+  %i.next = add nsw i32 %i, 1
+  %again = icmp slt i32 {}
+  br i1 %again, label %loop, label %done
+done:
+  %idx = zext i32 %tid to i64
+  %q = getelementptr inbounds i32, ptr addrspace(1) %y, i64 %idx
+  store i32 %i.next, ptr addrspace(1) %q, align 4
+  ret void
+}}
+
+declare i32 @llvm.amdgcn.workitem.id.x()
+
+attributes #0 = {{ "amdgpu-flat-work-group-size"="1,64" }}
+"""
+
+
+@pytest.mark.parametrize("bound, equivalent", [(1, True), (2, False)])
+def test_a_loop_that_makes_one_trip_is_known_to(bound, equivalent):
+    # swapped sides of the latch's compare: the same exit only where i.next always equals the bound
+    original = ONE_TRIP.format(f"%i.next, {bound}")
+    mutated = ONE_TRIP.format(f"{bound}, %i.next")
+    line = mutated.split("\n").index(f"  %again = icmp slt i32 {bound}, %i.next")
+    reason = lane_equivalence.same_where_read(original, mutated, line, {"k": {64}}, 64, "llvm22", "gfx90a")
+    assert (reason is not None) == equivalent, reason
