@@ -3,6 +3,9 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <utility>
 
 #include "bindings.h"
 #include "kemit/interp/interp.h"
@@ -37,6 +40,19 @@ interp::Buffer buffer_of(const std::string& name, const py::object& value) {
   buffer.writable = array.writeable();
   buffer.data = static_cast<uint8_t*>(buffer.writable ? array.mutable_data() : const_cast<void*>(array.data()));
   return buffer;
+}
+
+// The parsed kernels of a module text, the last few texts kept: a section runs its one text once
+// per input set and schedule, and parsing is a tenth of a numerics worker's time. Called with the
+// GIL held, which guards the cache; the caller's pointer keeps its kernels alive while it runs.
+std::shared_ptr<const std::vector<ir::Kernel>> parsed_module(const std::string& text) {
+  static std::deque<std::pair<std::string, std::shared_ptr<const std::vector<ir::Kernel>>>> kept;
+  for (const auto& [seen, kernels] : kept)
+    if (seen == text) return kernels;
+  auto kernels = std::make_shared<const std::vector<ir::Kernel>>(ir::parse_module(text));
+  kept.emplace_front(text, kernels);
+  if (kept.size() > 4) kept.pop_back();
+  return kernels;
 }
 
 py::dict stats_dict(const interp::RunStats& stats) {
@@ -80,8 +96,8 @@ void populate_interp(py::module_& m) {
       "run",
       [](const std::string& canonical, const py::object& grid, const py::object& block, const py::dict& buffers,
          const py::dict& scalars, const std::string& kernel_name, const std::string& schedule, bool races) {
-        std::vector<ir::Kernel> kernels = ir::parse_module(canonical);
-        const ir::Kernel& kernel = chosen_kernel(kernels, kernel_name);
+        std::shared_ptr<const std::vector<ir::Kernel>> kernels = parsed_module(canonical);
+        const ir::Kernel& kernel = chosen_kernel(*kernels, kernel_name);
         interp::Launch launch{dims(grid, "grid"), dims(block, "block")};
         std::map<std::string, interp::Buffer> memory;
         for (const auto& [key, value] : buffers) {

@@ -244,3 +244,16 @@ def test_fp8_mma_reads_every_finite_code_in_its_variant(kemit_cpp, instr, fmt, a
         for e in range(4):
             got[4 * (lane // 16) + e, lane % 16] = out[lane, e]
     assert np.array_equal(got, values[codes.astype(int)].astype(np.float32))
+
+
+def test_texts_run_again_are_never_confused(kemit_cpp):
+    # the binding keeps the last texts parsed: each run must still run the text it was given
+    texts = {k: lane_kernel("gfx90a", lambda b, tid, k=k: b.add(tid, b.const_int(I32, k))) for k in range(6)}
+    for k in [0, 1, 0, 5, 2, 3, 4, 0, 5, 1]:
+        out = np.zeros(64, dtype=np.int32)
+        kemit_cpp.run(texts[k], 1, 64, {"out": out})
+        assert list(out) == [lane + k for lane in range(64)]
+    broken = texts[0].replace("store", "stor", 1)
+    for _ in range(2):  # a text that does not parse is refused each time
+        with pytest.raises(kemit_cpp.ParseError):
+            kemit_cpp.run(broken, 1, 64, {"out": np.zeros(64, dtype=np.int32)})
