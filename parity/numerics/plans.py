@@ -260,13 +260,22 @@ def two_chunk_range(units, unit_bytes):
     return chunk, 2 * chunk * max(unit_bytes)
 
 
-def two_chunks_if_small(units, unit_bytes, elements_per_unit):
-    """(the units to run, the lowered buffer range or None): a whole case's chunk before the case
-    (two_chunk_range), unless that passes MAX_ELEMENTS; then the case alone, unchunked."""
+def two_chunks_if_small(units, unit_bytes, elements_per_unit, last=None):
+    """(the units to run, the lowered buffer range or None): a whole case's chunk before the last
+    chunk, `last` units (default the case's; two_chunk_range), unless that passes MAX_ELEMENTS;
+    then the case alone, unchunked."""
     chunk, buffer_range = two_chunk_range(units, unit_bytes)
-    if (chunk + units) * elements_per_unit > MAX_ELEMENTS:
+    last = units if last is None else last
+    if (chunk + last) * elements_per_unit > MAX_ELEMENTS:
         return units, None
-    return chunk + units, buffer_range
+    return chunk + last, buffer_range
+
+
+def covered_rows(per_group):
+    """A last chunk's rows that a grid clamped to cover them runs with one row slot to spare (a
+    workgroup of `per_group` rows and a half; one row a workgroup: the case's): a wave starts at
+    the row count and meets the row loop's guard there."""
+    return per_group + per_group // 2 if per_group > 1 else None
 
 
 # ---- finding a family's plan -------------------------------------------------------------

@@ -10,8 +10,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, Peaks, RTOL, nan_memory, peak_columns, random_values, require_small,
-                   two_chunks_if_small, round_to, to_memory)
+from plans import (Case, ELEMENT_BYTES, Output, Peaks, RTOL, covered_rows, nan_memory, peak_columns, random_values,
+                   require_small, two_chunks_if_small, round_to, to_memory)
 from witness import Sampled, row_sampled
 from .reduce_rows import bpermute, update_dpp
 
@@ -71,10 +71,10 @@ def plan(spec, arch, rng):
     dtype, grid, split = spec["dtype"], 2, spec["split"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     case = grid * per_group + max(1, per_group // 2)
-    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second covered_rows
     row = spec["cols"] * ELEMENT_BYTES[dtype]
     units = [row, row, spec["split"] * 4] if spec["split"] > 1 else [row, row]
-    rows, buffer_range = two_chunks_if_small(case, units, spec["cols"])
+    rows, buffer_range = two_chunks_if_small(case, units, spec["cols"], covered_rows(per_group))
     require_small(rows * spec["cols"], rows * spec["cols"], "the scan_rows problem")
     lanes = spec["block"] if spec["scope"] == "block" else arch.wave_size
     peaks = Peaks(peak_columns(rows, spec["cols"], spec["vec"], lanes, arch.wave_size))

@@ -10,8 +10,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, nan_memory, peak_columns,
-                   random_values, require_small, round_to, to_memory, two_chunks_if_small)
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
+                   peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
 from witness import Sampled, row_sampled
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
@@ -100,9 +100,9 @@ def plan(spec, arch, rng):
     dtype, grid = spec["dtype"], 2
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     case = grid * per_group + max(1, per_group // 2)
-    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second covered_rows
     row = spec["cols"] * ELEMENT_BYTES[dtype]
-    rows, buffer_range = two_chunks_if_small(case, [row, row], spec["cols"])
+    rows, buffer_range = two_chunks_if_small(case, [row, row], spec["cols"], covered_rows(per_group))
     require_small(rows * spec["cols"], rows * spec["cols"], "the softmax_rows problem")
     lanes = spec["block"] if spec["scope"] == "block" else arch.wave_size
     peaks = Peaks(peak_columns(rows, spec["cols"], spec["vec"], lanes, arch.wave_size), 12.0)
