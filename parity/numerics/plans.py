@@ -180,8 +180,9 @@ def _peaks(rng, shape, dtype, low, high, peaks=None):
 
 # The lanes that hold each row's peak in turn: lane 7 is left out by a row-mask step at every
 # step of the DPP tree (an odd lane, the upper half of its quad, of its half row's second quad),
-# the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps.
-PEAK_LANES = (7, 32, 13, 16, 11, 48, 1, 9, 2, 14)
+# the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps, lane 0
+# by a scan step that leaves the first lane out.
+PEAK_LANES = (7, 32, 13, 16, 0, 11, 48, 1, 9, 2, 14)
 
 
 def peak_columns(rows, cols, vec, lanes, wave):
