@@ -110,14 +110,16 @@ def sampled_outputs(spec, launch):
 
 def plan(spec, arch, rng):
     """Three heads in two chunks, two heads in the first (so a workgroup's head comes from its id
-    within a chunk as well as from the chunk's views); two query tiles of the workgroup (waves * M queries, M the instruction's, from
-    its spec name) and at least two key tiles; seq_k leaves a partial last key tile: causal, 3
+    within a chunk as well as from the chunk's views); two query tiles of the workgroup (waves * M
+    queries, M the instruction's, from its spec name; causal: at least two key tiles' worth) and
+    at least two key tiles; seq_k leaves a partial last key tile: causal, 3
     keys short of seq_q (so the last workgroup's loop ends in the tail), else a tile and a half
     and 3 keys. Inputs in [-2, 2]. The scale of an output is sum_j p_j |v_j| times
     (P_ROUNDING + SCORE_SLACK) / ACCUMULATION, so the compare's ACCUMULATION term is that bound."""
     dtype, head_dim, tile_kv, heads = spec["dtype"], spec["head_dim"], spec["tile_kv"], 3
     tile_q = spec["waves"] * int(spec["mma"].split("_")[1].split("x")[0])
-    seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv), tile_q) * tile_q
+    # causal: seq_q past two key tiles, so that its keys fill them; else two query tiles
+    seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv if spec["causal"] else 0), tile_q) * tile_q
     seq_k = seq_q - 3 if spec["causal"] else tile_kv + tile_kv // 2 + 3
     require_small(heads * max(seq_q, seq_k) * head_dim, 2 * heads * seq_q * seq_k * head_dim,
                   "the attention_fwd problem")
