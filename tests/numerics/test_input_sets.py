@@ -39,7 +39,7 @@ def canonical_result(kemit_cpp, family, entry, monkeypatch, wrong_identity, only
 
 def test_a_max_with_the_wrong_identity_passes_random_rows_and_fails_the_negative_set(kemit_cpp, monkeypatch):
     entry = config("reduce_rows", 2)  # f32 max
-    assert plans.input_sets("reduce_rows", {"op": "max"}) == ("random", "negative", "extremes")
+    assert plans.input_sets("reduce_rows", {"op": "max"}) == ("random", "negative", "extremes", "peaks")
     clean = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=False, only_random=False)
     assert clean.verdict == "NUMERIC_OK", clean.detail
     random_only = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=True, only_random=True)
