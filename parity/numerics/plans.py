@@ -180,15 +180,15 @@ def _peaks(rng, shape, dtype, low, high, peaks=None):
 
 # The lanes that hold each row's peak in turn: lane 7 is left out by a row-mask step at every
 # step of the DPP tree (an odd lane, the upper half of its quad, of its half row's second quad),
-# the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps, lane 0
-# by a scan step that leaves the first lane out.
+# the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps,
+# lane 0 by a scan step that leaves the first lane out.
 PEAK_LANES = (7, 32, 13, 16, 0, 11, 48, 1, 9, 2, 14)
 
 
 def peak_columns(rows, cols, vec, lanes, wave):
     """Peaks at the columns a kernel reads through a varying lane: lane t of `lanes` reads
     columns t*vec + k*lanes*vec + e (its vectors, trip k); row r's peak is in wave r mod the
-    waves holding data, at lane PEAK_LANES[r], in trip r mod the trips and element r mod vec."""
+    waves holding data, at lane PEAK_LANES[r] (cyclically), in trip r mod the trips and element r mod vec."""
     readers = min(lanes, ceil_div(cols, vec))
     waves, trips = ceil_div(readers, wave), ceil_div(cols, lanes * vec)
     columns = []
