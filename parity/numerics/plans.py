@@ -89,9 +89,12 @@ def round_to(values, dtype):
     return rounded.astype(np.uint32).view(np.float32)
 
 
-def random_values(rng, shape, dtype, low=-2.0, high=2.0):
+def random_values(rng, shape, dtype, low=-2.0, high=2.0, peaks=None):
     """f32 values exactly representable in dtype, drawn from the case's input set (rng: Inputs;
-    INPUT_SETS) over [low, high]."""
+    INPUT_SETS) over [low, high]. peaks: where the `peaks` set puts each row's peak (Peaks; a
+    plan that knows which lane reads which column says so), else a column drawn per row."""
+    if rng.inputs == "peaks":
+        return round_to(_peaks(rng, shape, dtype, low, high, peaks).astype(np.float32), dtype)
     draw = INPUT_SETS[rng.inputs]
     return round_to(draw(rng, shape, dtype, low, high).astype(np.float32), dtype)
 
@@ -153,8 +156,53 @@ def _specials(rng, shape, dtype, low, high):
     return rng.choice(values, size=shape)
 
 
+@dataclass
+class Peaks:
+    """Where and how high the `peaks` set puts one value per row: `columns[r]` of row r (None:
+    drawn), `height` (None: the span times the square root of the row, so the peak outweighs the
+    rest of the row in a sum of squares too)."""
+    columns: list = None
+    height: float = None
+
+
+def _peaks(rng, shape, dtype, low, high, peaks=None):
+    """Uniform values with one peak per row (the last axis): a reduction step that drops or
+    duplicates the peak's lane is wrong by the peak, where uniform values differ by less than
+    a low precision's tolerance (a sum of squares) or not at all (a max held by another lane)."""
+    peaks = peaks or Peaks()
+    values = rng.uniform(low, high, size=shape)
+    rows = values.reshape(-1, values.shape[-1])
+    columns = peaks.columns if peaks.columns is not None else rng.integers(0, rows.shape[1], size=len(rows))
+    height = peaks.height if peaks.height is not None else _span(low, high) * max(2.0, math.sqrt(rows.shape[1]))
+    rows[np.arange(len(rows)), np.asarray(columns)] = height
+    return values
+
+
+# The lanes that hold each row's peak in turn: lane 7 is left out by a row-mask step at every
+# step of the DPP tree (an odd lane, the upper half of its quad, of its half row's second quad),
+# the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps,
+# lane 0 by a scan step that leaves the first lane out.
+PEAK_LANES = (7, 32, 13, 16, 0, 11, 48, 1, 9, 2, 14)
+
+
+def peak_columns(rows, cols, vec, lanes, wave):
+    """Peaks at the columns a kernel reads through a varying lane: lane t of `lanes` reads
+    columns t*vec + k*lanes*vec + e (its vectors, trip k); row r's peak is in wave r mod the
+    waves holding data, at lane PEAK_LANES[r] (cyclically), in trip r mod the trips and element r mod vec."""
+    readers = min(lanes, ceil_div(cols, vec))
+    waves, trips = ceil_div(readers, wave), ceil_div(cols, lanes * vec)
+    columns = []
+    for r in range(rows):
+        reader = ((r % waves) * wave + PEAK_LANES[r % len(PEAK_LANES)] % wave) % readers
+        trip = r % trips
+        while trip and reader * vec + trip * lanes * vec >= cols:
+            trip -= 1
+        columns.append(min(reader * vec + trip * lanes * vec + r % vec, cols - 1))
+    return columns
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
-              "cancelling": _cancelling, "extremes": _extremes, "specials": _specials}
+              "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks}
 
 
 class Inputs:
@@ -213,13 +261,22 @@ def two_chunk_range(units, unit_bytes):
     return chunk, 2 * chunk * max(unit_bytes)
 
 
-def two_chunks_if_small(units, unit_bytes, elements_per_unit):
-    """(the units to run, the lowered buffer range or None): a whole case's chunk before the case
-    (two_chunk_range), unless that passes MAX_ELEMENTS; then the case alone, unchunked."""
+def two_chunks_if_small(units, unit_bytes, elements_per_unit, last=None):
+    """(the units to run, the lowered buffer range or None): a whole case's chunk before the last
+    chunk, `last` units (default the case's; two_chunk_range), unless that passes MAX_ELEMENTS;
+    then the case alone, unchunked."""
     chunk, buffer_range = two_chunk_range(units, unit_bytes)
-    if (chunk + units) * elements_per_unit > MAX_ELEMENTS:
+    last = units if last is None else last
+    if (chunk + last) * elements_per_unit > MAX_ELEMENTS:
         return units, None
-    return chunk + units, buffer_range
+    return chunk + last, buffer_range
+
+
+def covered_rows(per_group):
+    """A last chunk's rows that a grid clamped to cover them runs with one row slot to spare (a
+    workgroup of `per_group` rows and a half; one row a workgroup: the case's): a wave starts at
+    the row count and meets the row loop's guard there."""
+    return per_group + per_group // 2 if per_group > 1 else None
 
 
 # ---- finding a family's plan -------------------------------------------------------------

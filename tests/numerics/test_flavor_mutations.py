@@ -16,6 +16,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import numerics_worker  # noqa: E402
+import plans  # noqa: E402
 from lane_cases import config  # noqa: E402
 from wrapped_source import WrappedSource  # noqa: E402
 
@@ -100,3 +101,24 @@ def test_a_flavor_mutation_is_a_mismatch_in_that_section_only(lane, family, conf
         [(r.section, r.detail) for r in results]
     mismatch = next(r.mismatch for r in results if r.section == flavor)
     assert mismatch["first_bad_index"] >= 0 and mismatch["max_abs_error"] > 0
+
+
+def masked_row_rotation(text):
+    """The last DPP step of the wave's sum (row_ror 8) enables rows 1-3 only: row 0 keeps `old`,
+    so its lanes count one half of the row's sum twice and lose the other."""
+    return text.replace("i32 296, i32 15, i32 15, i1 false)", "i32 296, i32 14, i32 15, i1 false)", 1)
+
+
+def test_a_lane_step_that_a_bf16_tolerance_hides_is_caught_by_the_peaks_set(lane, monkeypatch):
+    """Uniform rows make both halves of a row's sum of squares alike, within bf16's two ulps; a peak
+    in a lost lane is not."""
+    kemit_cpp, base, checkers = lane
+    entry = config("norm_rows", 18)  # rms bf16, 4096 columns, DPP, gfx90a
+    source = MutatedSource(base, "llvm16", masked_row_rotation)
+    with monkeypatch.context() as patch:
+        patch.setattr(plans, "input_sets", lambda family, spec: ("random",))
+        [random_only] = numerics_worker.check_config(kemit_cpp, "norm_rows", entry, source, checkers, ("llvm16",))
+    assert source.mutated != source.original
+    assert random_only.verdict == "NUMERIC_OK", random_only.detail
+    [every_set] = numerics_worker.check_config(kemit_cpp, "norm_rows", entry, source, checkers, ("llvm16",))
+    assert every_set.verdict == "NUMERIC_MISMATCH" and every_set.mismatch["inputs"] == "peaks", every_set.detail

@@ -39,7 +39,7 @@ def canonical_result(kemit_cpp, family, entry, monkeypatch, wrong_identity, only
 
 def test_a_max_with_the_wrong_identity_passes_random_rows_and_fails_the_negative_set(kemit_cpp, monkeypatch):
     entry = config("reduce_rows", 2)  # f32 max
-    assert plans.input_sets("reduce_rows", {"op": "max"}) == ("random", "negative", "extremes")
+    assert plans.input_sets("reduce_rows", {"op": "max"}) == ("random", "negative", "extremes", "peaks")
     clean = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=False, only_random=False)
     assert clean.verdict == "NUMERIC_OK", clean.detail
     random_only = canonical_result(kemit_cpp, "reduce_rows", entry, monkeypatch, wrong_identity=True, only_random=True)
@@ -108,8 +108,27 @@ def test_each_set_draws_what_it_names(name):
         "cancelling": lambda: (values[:, 1::2] == -values[:, 0::2]).all(),
         "extremes": lambda: set(np.abs(values).ravel()) == {65504.0, 2.0 ** -14},
         "specials": lambda: np.isnan(values).any() and np.isinf(values).any() and (finite == 0).any(),
+        "peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
     }
     assert checks[name]()
+
+
+@pytest.mark.parametrize("cols, vec, lanes, wave", [(1024, 8, 1024, 64), (4096, 4, 256, 64), (130, 2, 32, 32),
+                                                   (300, 1, 128, 64)])
+def test_each_rows_peak_is_read_by_the_lane_it_names(cols, vec, lanes, wave):
+    """Lane t of `lanes` reads columns t*vec + k*lanes*vec + e: row r's peak is at lane
+    PEAK_LANES[r] of wave r mod the waves that read data, so a lane step that drops one lane
+    of a wave meets a peak in some row."""
+    rows = 12
+    columns = plans.peak_columns(rows, cols, vec, lanes, wave)
+    waves = -(-min(lanes, -(-cols // vec)) // wave)
+    for r, column in enumerate(columns):
+        reader = (column // vec) % lanes
+        assert column < cols and reader % wave == plans.PEAK_LANES[r % len(plans.PEAK_LANES)] % wave
+        assert reader // wave == r % waves
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "peaks"), (rows, cols), "f16",
+                                 peaks=plans.Peaks(columns))
+    assert list(values.argmax(axis=1)) == columns
 
 
 def test_a_flavor_whose_outputs_differ_in_a_bit_is_diverged():

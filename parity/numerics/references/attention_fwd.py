@@ -109,14 +109,17 @@ def sampled_outputs(spec, launch):
 
 
 def plan(spec, arch, rng):
-    """Two heads; two query tiles of the workgroup (waves * M queries, M the instruction's, from
-    its spec name) and at least two key tiles; seq_k leaves a partial last key tile: causal, 3
+    """Three heads in two chunks, two heads in the first (so a workgroup's head comes from its id
+    within a chunk as well as from the chunk's views); two query tiles of the workgroup (waves * M
+    queries, M the instruction's, from its spec name; causal: at least two key tiles' worth) and
+    at least two key tiles; seq_k leaves a partial last key tile: causal, 3
     keys short of seq_q (so the last workgroup's loop ends in the tail), else a tile and a half
     and 3 keys. Inputs in [-2, 2]. The scale of an output is sum_j p_j |v_j| times
     (P_ROUNDING + SCORE_SLACK) / ACCUMULATION, so the compare's ACCUMULATION term is that bound."""
-    dtype, head_dim, tile_kv, heads = spec["dtype"], spec["head_dim"], spec["tile_kv"], 2
+    dtype, head_dim, tile_kv, heads = spec["dtype"], spec["head_dim"], spec["tile_kv"], 3
     tile_q = spec["waves"] * int(spec["mma"].split("_")[1].split("x")[0])
-    seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv), tile_q) * tile_q
+    # causal: seq_q past two key tiles, so that its keys fill them; else two query tiles
+    seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv if spec["causal"] else 0), tile_q) * tile_q
     seq_k = seq_q - 3 if spec["causal"] else tile_kv + tile_kv // 2 + 3
     require_small(heads * max(seq_q, seq_k) * head_dim, 2 * heads * seq_q * seq_k * head_dim,
                   "the attention_fwd problem")
@@ -126,9 +129,9 @@ def plan(spec, arch, rng):
     behind = np.einsum("hij,hjd->hid", probabilities(q, k, spec["causal"], scale), np.abs(v))
     buffers = {"q": to_memory(q, dtype), "k": to_memory(k, dtype), "v": to_memory(v, dtype),
                "o": nan_memory(q.shape, dtype)}
-    # one head per chunk (a lowered buffer range): two chunks
+    # two heads per chunk (a lowered buffer range): two chunks, the second of one head
     row = head_dim * ELEMENT_BYTES[dtype]
-    _, buffer_range = two_chunk_range(max(seq_q, seq_k), [row])
+    _, buffer_range = two_chunk_range(2 * max(seq_q, seq_k), [row])
     sizes = {"heads": heads, "q_tiles": seq_q // tile_q, "seq_k": seq_k}
     return Case(spec, (seq_q // tile_q, heads), spec["waves"] * arch.wave_size, buffers,
                 {"seq_q": seq_q, "seq_k": seq_k},

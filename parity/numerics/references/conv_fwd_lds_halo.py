@@ -148,14 +148,16 @@ def conv_weight_bytes(s):
 
 def chunked_small_spec(spec, real_sizes):
     """(small spec, lowered range) of a config whose batch the real 2^31-byte range chunks: a few
-    rows and a tile and a half of columns, the fewest channels its split allows (ungrouped), and
+    rows and a tile and a half of columns, channels for two trips of each split's loop over them
+    where the real ones make two (ungrouped: the barrier that ends a trip orders the next
+    trip's LDS writes after this one's reads), and
     the range lowered to fit two images (or the weights, whichever is more), with the batch sized
     so that it splits into as many chunks as the real one, with a remainder if the real one has one."""
     s = dict(spec)
     s["h"] = min(s["h"], s["kh"] + s["stride"])
     s["w"] = min(s["w"], (s["tile_w"] + s["tile_w"] // 2) * s["stride"] + s["kw"] - 1)
     if not s["grouped"]:
-        s["c"] = min(s["c"], s["split_c"] * int(s["mma"].split("x")[-1]))
+        s["c"] = min(s["c"], 2 * s["split_c"] * int(s["mma"].split("x")[-1]))
         s["k"] = min(s["k"], s["tile_n"])
     largest = max(conv_per_image_bytes(s))
     buffer_range = max(2 * largest, conv_weight_bytes(s)) + 1

@@ -7,7 +7,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, two_chunks_if_small, random_values,
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, nan_memory, two_chunk_range, random_values,
                    require_small, round_to, to_memory)
 from witness import Sampled, view_values
 
@@ -56,8 +56,11 @@ def plan(spec, arch, rng):
     grid = 2
     # two grid-stride trips for some lanes, one for others, and an n % vec tail of vec - 1
     case = (2 * grid * block + block // 2 + 1) * vec + (vec - 1)
-    # run as two chunks (a lowered buffer range): the first a whole case, the second this one
-    n, buffer_range = two_chunks_if_small(case, [ELEMENT_BYTES[dtype]], 1)
+    # run as two chunks (a lowered buffer range): the first a whole case, the second a workgroup
+    # and a half of vectors and the tail, which the clamped grid covers (two workgroups): a lane
+    # starts exactly at the last whole vector's end and meets the loop's guard there
+    chunk, buffer_range = two_chunk_range(case, [ELEMENT_BYTES[dtype]])
+    n = chunk + (block + block // 2) * vec + vec - 1
     require_small(n, 0, "the elementwise problem")
     names = ("a", "b", "c")[:ARITY[spec["op"]]]
     inputs = [random_values(rng, n, dtype) for _ in names]

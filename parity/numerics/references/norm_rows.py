@@ -9,8 +9,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values, require_small,
-                   round_to, to_memory, two_chunks_if_small)
+from plans import (Case, ELEMENT_BYTES, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory, peak_columns,
+                   random_values, require_small, round_to, to_memory, two_chunks_if_small)
 from witness import Sampled, row_sampled, view_values
 
 
@@ -49,8 +49,9 @@ def deviation_scale(x, kind, weight=None):
 
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
-    """Constant rows: the variance is exactly 0, so y is the bias (layer) or 0 scaled by rsqrt(eps)."""
-    return ("ties",)
+    """Constant rows: the variance is exactly 0, so y is the bias (layer) or 0 scaled by rsqrt(eps);
+    a peak per row at a varying lane that outweighs the rest of its sum of squares."""
+    return ("ties", "peaks")
 
 
 def plan(spec, arch, rng):
@@ -60,11 +61,13 @@ def plan(spec, arch, rng):
     dtype, grid, cols = spec["dtype"], 2, spec["cols"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     case = grid * per_group + max(1, per_group // 2)
-    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second covered_rows
     row = cols * ELEMENT_BYTES[dtype]
-    rows, buffer_range = two_chunks_if_small(case, [row, row], cols)
+    rows, buffer_range = two_chunks_if_small(case, [row, row], cols, covered_rows(per_group))
     require_small(rows * cols, rows * cols, "the norm_rows problem")
-    x = random_values(rng, (rows, cols), dtype, -1.0, 3.0)
+    lanes = spec["block"] if spec["scope"] == "block" else arch.wave_size
+    peaks = Peaks(peak_columns(rows, cols, spec["vec"], lanes, arch.wave_size))
+    x = random_values(rng, (rows, cols), dtype, -1.0, 3.0, peaks)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
     weight = bias = None
     if spec["affine"]:

@@ -9,8 +9,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, two_chunks_if_small, random_values, require_small,
-                   round_to, to_memory)
+from plans import (Case, ELEMENT_BYTES, Output, Peaks, RTOL, nan_memory, peak_columns, two_chunks_if_small,
+                   random_values, require_small, round_to, to_memory)
 from witness import Sampled, view_values
 
 DPP_STEPS = (0xB1, 0x4E, 0x124, 0x128)
@@ -83,8 +83,9 @@ def reduce_rows_as_kernel(x, op, out_dtype, vec, block, wave, cross):
 
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
-    """A max meets its identity on all-negative rows and the dtype's ends; a sum cancels."""
-    return ("negative", "extremes") if spec["op"] == "max" else ("cancelling",)
+    """A max meets its identity on all-negative rows and the dtype's ends; a sum cancels; a peak
+    per row at a varying lane is lost or doubled by a wrong lane step (a max's other lanes hide it)."""
+    return ("negative", "extremes", "peaks") if spec["op"] == "max" else ("cancelling", "peaks")
 
 
 def plan(spec, arch, rng):
@@ -95,7 +96,8 @@ def plan(spec, arch, rng):
     # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
     rows, buffer_range = two_chunks_if_small(case, [cols * ELEMENT_BYTES[dtype], ELEMENT_BYTES[out_dtype]], cols)
     require_small(rows * cols, rows * cols, "the reduce_rows problem")
-    x = random_values(rng, (rows, cols), dtype)
+    peaks = Peaks(peak_columns(rows, cols, spec["vec"], spec["block"], arch.wave_size))
+    x = random_values(rng, (rows, cols), dtype, peaks=peaks)
     want = reduce_rows(x, spec["op"], out_dtype)
     scale = np.abs(x).sum(axis=1) if spec["op"] == "sum" else None
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(rows, out_dtype)}

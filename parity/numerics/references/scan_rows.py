@@ -10,8 +10,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, Output, RTOL, nan_memory, random_values, require_small, two_chunks_if_small,
-                   round_to, to_memory)
+from plans import (Case, ELEMENT_BYTES, Output, Peaks, RTOL, covered_rows, nan_memory, peak_columns, random_values,
+                   require_small, two_chunks_if_small, round_to, to_memory)
 from witness import Sampled, row_sampled
 from .reduce_rows import bpermute, update_dpp
 
@@ -59,7 +59,7 @@ def wave_scan_as_kernel(values, op, cross):
 def input_sets(spec):
     """A max scan meets its identity (-inf) on all-negative rows (a DPP step's bound_ctrl decides
     it there) and the dtype's ends; a sum cancels."""
-    return ("negative", "extremes") if spec["op"] == "max" else ("cancelling",)
+    return ("negative", "extremes", "peaks") if spec["op"] == "max" else ("cancelling", "peaks")
 
 
 def plan(spec, arch, rng):
@@ -71,12 +71,14 @@ def plan(spec, arch, rng):
     dtype, grid, split = spec["dtype"], 2, spec["split"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     case = grid * per_group + max(1, per_group // 2)
-    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second covered_rows
     row = spec["cols"] * ELEMENT_BYTES[dtype]
     units = [row, row, spec["split"] * 4] if spec["split"] > 1 else [row, row]
-    rows, buffer_range = two_chunks_if_small(case, units, spec["cols"])
+    rows, buffer_range = two_chunks_if_small(case, units, spec["cols"], covered_rows(per_group))
     require_small(rows * spec["cols"], rows * spec["cols"], "the scan_rows problem")
-    x = random_values(rng, (rows, spec["cols"]), dtype)
+    lanes = spec["block"] if spec["scope"] == "block" else arch.wave_size
+    peaks = Peaks(peak_columns(rows, spec["cols"], spec["vec"], lanes, arch.wave_size))
+    x = random_values(rng, (rows, spec["cols"]), dtype, peaks=peaks)
     want = scan_rows(x, spec["op"], spec["exclusive"], dtype)
     scale = magnitudes(x, spec["exclusive"]).reshape(-1) if spec["op"] == "sum" else None
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}

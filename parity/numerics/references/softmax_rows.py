@@ -10,8 +10,8 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, RTOL, SUBNORMAL_STEP, nan_memory, random_values,
-                   require_small, round_to, to_memory, two_chunks_if_small)
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
+                   peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
 from witness import Sampled, row_sampled
 from .reduce_rows import DPP_STEPS, bpermute, update_dpp
 
@@ -86,8 +86,9 @@ def softmax_rows_as_kernel(x, dtype, vec, block, wave, scope, cross):
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
     """Rows all below zero (the running max's identity), and rows of one value (exact ties: the
-    outputs are exactly 1 / cols)."""
-    return ("negative", "ties")
+    outputs are exactly 1 / cols), and a peak per row at a varying lane (4 above the rest, so the
+    lanes' maxes differ and a merge that rescales a sum by the wrong max is off)."""
+    return ("negative", "ties", "peaks")
 
 
 def plan(spec, arch, rng):
@@ -99,11 +100,13 @@ def plan(spec, arch, rng):
     dtype, grid = spec["dtype"], 2
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     case = grid * per_group + max(1, per_group // 2)
-    # two chunks of rows (a lowered buffer range): the first a whole case, the second this one
+    # two chunks of rows (a lowered buffer range): the first a whole case, the second covered_rows
     row = spec["cols"] * ELEMENT_BYTES[dtype]
-    rows, buffer_range = two_chunks_if_small(case, [row, row], spec["cols"])
+    rows, buffer_range = two_chunks_if_small(case, [row, row], spec["cols"], covered_rows(per_group))
     require_small(rows * spec["cols"], rows * spec["cols"], "the softmax_rows problem")
-    x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0)
+    lanes = spec["block"] if spec["scope"] == "block" else arch.wave_size
+    peaks = Peaks(peak_columns(rows, spec["cols"], spec["vec"], lanes, arch.wave_size), 12.0)
+    x = random_values(rng, (rows, spec["cols"]), dtype, -8.0, 8.0, peaks)
     want = softmax_rows(x, dtype)
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
     return Case(spec, (grid,), spec["block"], buffers, {"rows": rows},

@@ -57,18 +57,21 @@ def input_sets(spec):
 
 def plan(spec, arch, rng):
     """A partial strip in each dimension, and the buffer range lowered so that the plan cuts the
-    matrix into blocks as a real size is cut: at least two row chunks, each with at least two
-    column chunks (the chunks are whole steps of lcm(tile, 16 bytes); transpose_lds.py)."""
+    matrix into blocks as a real size is cut: two row chunks, the first of two steps of rows, and
+    two column chunks, the first of more columns than one strip (the chunks are whole steps of
+    lcm(tile, 16 bytes); transpose_lds.py). So the first block's grid has two workgroups on each
+    axis, and a workgroup's strip is placed by its ids, not only by its chunk's view."""
     tile, width, vec, dtype = spec["tile"], spec["tile"] * spec["tiles"], spec["vec"], spec["dtype"]
     step = math.lcm(tile, 16 // ELEMENT_BYTES[dtype])
-    rows = step + tile // 2 + 1             # more than one chunk step, and a partial strip row
-    cols = max(width, step) + 3 * vec       # more than one chunk step, a partial strip (a multiple of vec)
+    row_steps, col_steps = 2, width // step + 1   # each chunk's steps: two tiles of rows, a strip and more
+    rows = row_steps * step + tile // 2 + 1       # a second, partial row chunk and strip row
+    cols = col_steps * step + 3 * vec             # a second, partial column chunk (a multiple of vec)
     require_small(rows * cols, 0, "the transpose_lds problem")
     a = random_values(rng, (rows, cols), dtype)
     buffers = {"a": to_memory(a, dtype), "b": nan_memory(rows * cols, dtype)}
     want = transpose(a).reshape(-1)
-    # half the range = the longer side's step of rows or columns: a chunk of the other is one step
-    lowered = 2 * max(rows, cols) * step * ELEMENT_BYTES[dtype]
+    # half the range / (a row's bytes * step) whole steps of rows in a chunk, / (a column's) of columns
+    lowered = 2 * max(row_steps * cols, col_steps * rows) * step * ELEMENT_BYTES[dtype]
     return Case(spec, (ceil_div(cols, width), ceil_div(rows, tile)), spec["block"], buffers,
                 {"rows": rows, "cols": cols}, [Output("b", dtype, want, None, 0.0, exact=True)],
                 buffer_range=lowered, sizes={"rows": rows, "col_vectors": cols // vec})
