@@ -127,10 +127,10 @@ def fold_binary(op, flags, width, a, b):
         return result
     if op in ("lshr", "ashr") and "exact" in flags and a & ((1 << b) - 1):
         raise Unknown(f"{op} exact drops bits")
-    simple = {"and": a & b, "or": a | b, "xor": a ^ b, "lshr": a >> b, "ashr": (sa >> b) & mask,
-              "udiv": a // b, "urem": a % b}
+    simple = {"and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b, "lshr": lambda: a >> b,
+              "ashr": lambda: (sa >> b) & mask, "udiv": lambda: a // b, "urem": lambda: a % b}
     if op in simple:
-        return simple[op]
+        return simple[op]()
     if sa == -(1 << (width - 1)) and sb == -1:
         raise Unknown(f"{op} overflows")
     quotient = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)

@@ -72,6 +72,7 @@ def test_integer_folds_keep_their_promises():
     assert fold("add", ["nuw", "nsw"], 32, 5, 16) == 21
     assert fold("shl", [], 32, 17, 2) == 68
     assert fold("and", [], 32, 80, 63) == 16
+    assert fold("and", [], 32, 80, 0) == 0 and fold("mul", [], 32, 7, 0) == 0  # a zero operand divides nothing
     assert fold("sdiv", [], 32, (-7) % 2**32, 2) == (-3) % 2**32
     for op, flags, a, b in [("add", ["nsw"], 2**31 - 1, 1), ("add", ["nuw"], 2**32 - 1, 1),
                             ("shl", ["nuw"], 2**31, 1), ("udiv", [], 1, 0), ("sdiv", [], 2**31, 2**32 - 1),
