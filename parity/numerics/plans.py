@@ -156,6 +156,19 @@ def _specials(rng, shape, dtype, low, high):
     return rng.choice(values, size=shape)
 
 
+def _masked(rng, shape, dtype, low, high):
+    """Uniform values with a quarter of each row (the last axis) at -inf, never a whole row: the
+    logits an attention mask hides, whose softmax is exactly 0 (a running max that starts at
+    -inf, or a difference taken the wrong way round, makes it NaN or inf)."""
+    values = rng.uniform(low, high, size=shape)
+    rows = values.reshape(-1, values.shape[-1])
+    cols = rows.shape[1]
+    if cols >= 2:
+        for row in rows:
+            row[rng.choice(cols, size=max(1, cols // 4), replace=False)] = -np.inf
+    return values
+
+
 @dataclass
 class Peaks:
     """Where and how high the `peaks` set puts one value per row: `columns[r]` of row r (None:
@@ -202,7 +215,8 @@ def peak_columns(rows, cols, vec, lanes, wave):
 
 
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
-              "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks}
+              "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
+              "masked": _masked}
 
 
 class Inputs:

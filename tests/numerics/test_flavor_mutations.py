@@ -122,3 +122,22 @@ def test_a_lane_step_that_a_bf16_tolerance_hides_is_caught_by_the_peaks_set(lane
     assert random_only.verdict == "NUMERIC_OK", random_only.detail
     [every_set] = numerics_worker.check_config(kemit_cpp, "norm_rows", entry, source, checkers, ("llvm16",))
     assert every_set.verdict == "NUMERIC_MISMATCH" and every_set.mismatch["inputs"] == "peaks", every_set.detail
+
+
+def difference_the_wrong_way_round(text):
+    """The online softmax's first update takes max - x instead of x - max: with one column a lane,
+    the max is x itself and both are 0, but a masked (-inf) logit makes it +inf."""
+    return re.sub(r"= fsub float (%v\d+), (%v\d+)\n", r"= fsub float \2, \1\n", text, count=1)
+
+
+def test_a_difference_that_only_a_masked_logit_turns_is_caught_by_the_masked_set(lane, monkeypatch):
+    kemit_cpp, base, checkers = lane
+    entry = config("softmax_rows", 25)  # f32, 128 columns, one a lane, bpermute, gfx1100
+    source = MutatedSource(base, "llvm19", difference_the_wrong_way_round)
+    with monkeypatch.context() as patch:
+        patch.setattr(plans, "input_sets", lambda family, spec: ("random", "negative", "ties", "peaks"))
+        [unmasked] = numerics_worker.check_config(kemit_cpp, "softmax_rows", entry, source, checkers, ("llvm19",))
+    assert source.mutated != source.original
+    assert unmasked.verdict == "NUMERIC_OK", unmasked.detail
+    [every_set] = numerics_worker.check_config(kemit_cpp, "softmax_rows", entry, source, checkers, ("llvm19",))
+    assert every_set.verdict == "NUMERIC_MISMATCH" and every_set.mismatch["inputs"] == "masked", every_set.detail

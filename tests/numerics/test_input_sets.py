@@ -109,6 +109,8 @@ def test_each_set_draws_what_it_names(name):
         "extremes": lambda: set(np.abs(values).ravel()) == {65504.0, 2.0 ** -14},
         "specials": lambda: np.isnan(values).any() and np.isinf(values).any() and (finite == 0).any(),
         "peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
+        "masked": lambda: ((values == -np.inf).sum(axis=1) == 2).all() and np.isfinite(finite).all()
+        and finite.size == 6 * 6,
     }
     assert checks[name]()
 
@@ -137,3 +139,10 @@ def test_a_flavor_whose_outputs_differ_in_a_bit_is_diverged():
     results = numerics_worker.diverged([result("canonical", "aa"), result("llvm16", "aa"), result("llvm19", "ab")])
     assert [r.verdict for r in results] == ["NUMERIC_OK", "NUMERIC_OK", "NUMERIC_DIVERGED"]
     assert "bit-identical to the canonical section" in results[2].detail
+
+
+def test_a_masked_row_keeps_a_logit_and_a_single_column_is_never_masked():
+    one = plans.random_values(plans.Inputs(np.random.default_rng(1), "masked"), (5, 1), "f32")
+    two = plans.random_values(plans.Inputs(np.random.default_rng(1), "masked"), (5, 2), "f32")
+    assert np.isfinite(one).all()
+    assert (np.isinf(two).sum(axis=1) == 1).all()

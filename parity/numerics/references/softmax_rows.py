@@ -87,8 +87,9 @@ def softmax_rows_as_kernel(x, dtype, vec, block, wave, scope, cross):
 def input_sets(spec):
     """Rows all below zero (the running max's identity), and rows of one value (exact ties: the
     outputs are exactly 1 / cols), and a peak per row at a varying lane (4 above the rest, so the
-    lanes' maxes differ and a merge that rescales a sum by the wrong max is off)."""
-    return ("negative", "ties", "peaks")
+    lanes' maxes differ and a merge that rescales a sum by the wrong max is off), and rows with
+    masked (-inf) logits, whose outputs are exactly 0, when a row has two columns or more."""
+    return ("negative", "ties", "peaks") + (("masked",) if spec["cols"] >= 2 else ())
 
 
 def plan(spec, arch, rng):
