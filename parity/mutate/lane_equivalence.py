@@ -45,6 +45,8 @@ CAST = re.compile(r"^(zext|sext|trunc|bitcast)(?: nneg)? (\S+) (\S+) to (\S+)$")
 BRANCH = re.compile(r"^\s*br i1 (\S+), label %([\w.$-]+), label %([\w.$-]+)$")
 DIVISIONS = ("udiv", "sdiv", "urem", "srem")
 EFFECTS = ("store ", "fence ", "atomicrmw ", "cmpxchg ")
+CROSS_LANE = ("llvm.amdgcn.update.dpp.", "llvm.amdgcn.ds.bpermute", "llvm.amdgcn.readfirstlane",
+              "llvm.amdgcn.mfma.", "llvm.amdgcn.wmma.")
 LANE_LOCAL = ("llvm.maxnum.", "llvm.minnum.", "llvm.fma.", "llvm.exp2.", "llvm.sqrt.", "llvm.fabs.",
               "llvm.amdgcn.workitem.id.", "llvm.amdgcn.workgroup.id.", "llvm.amdgcn.dispatch.ptr")
 MAX_WAVES = 32
@@ -494,10 +496,64 @@ def evaluate_block(graph, function, wave, wave_size, block_size):
     return state, effects
 
 
+class Demand:
+    """The lanes where a value can change what the kernel does: where a line that uses it has an
+    effect (a store, a load's address, a divisor, a branch, any call but a pure one), and, through
+    a pure line's result, where that result can; a cross-lane line's every lane; a phi's, along the
+    edges its lanes take. Outside the changed block; a use found again on its own path (a loop's
+    carried value) is taken as every lane."""
+
+    def __init__(self, function, states):
+        self.f, self.states, self.memo = function, states, {}
+        self.everyone = set(range(states[0].size))
+        self.uses = {}
+        for block in function.order:
+            for index in function.blocks[block]:
+                for name in set(NAME.findall(function.lines[index].strip().split("=", 1)[-1])):
+                    self.uses.setdefault(name, []).append((block, index))
+
+    def of_value(self, name):
+        """The lanes where the value `name` (defined outside the changed block) matters."""
+        if name in self.memo:
+            return self.everyone if self.memo[name] is None else self.memo[name]
+        self.memo[name] = None
+        lanes = set()
+        for block, index in self.uses.get(name, ()):
+            if block != self.f.block:
+                lanes |= self.of_use(name, block, self.f.lines[index].strip())
+            elif not PHI.match(ASSIGN.match(self.f.lines[index]).group(2) if ASSIGN.match(self.f.lines[index]) else ""):
+                lanes |= self.everyone  # read again by the changed block itself: every lane, to be safe
+            else:
+                lanes |= self.of_use(name, block, self.f.lines[index].strip())
+        self.memo[name] = lanes
+        return lanes
+
+    def of_use(self, name, block, text):
+        """The lanes where `name` matters through the line `text` of `block`."""
+        match = ASSIGN.match(text)
+        rest = match.group(2) if match else text
+        if PHI.match(rest):
+            result = self.of_value(match.group(1))
+            lanes = set()
+            for value, pred in phi_incoming(rest):
+                if value == name:
+                    lanes |= edge_lanes(self.f, self.states, pred, block, running_lanes(self.f, self.states, pred)) & result
+            return lanes
+        running = running_lanes(self.f, self.states, block)
+        call = CALL.match(rest)
+        pure_call = call and call.group(2).startswith(LANE_LOCAL)
+        effect = (not match or rest.startswith(("load ", "atomicrmw ", "cmpxchg ")) or rest.split(" ", 1)[0] in DIVISIONS
+                  or (call and not pure_call and not call.group(2).startswith(CROSS_LANE)))
+        if effect:
+            return self.everyone if call else running
+        if call and not pure_call:  # a cross-lane read: every lane it reads, if its result matters
+            return self.everyone if self.of_value(match.group(1)) else set()
+        return self.of_value(match.group(1)) & running
+
+
 def reads(function):
-    """[(name, block, text)] of every value the changed block defines and a line outside it reads:
-    the block that runs the line (a phi's: the edge's predecessor) and the line's text (None for a
-    phi, which reads the lane itself)."""
+    """[(name, block, text)] of every value the changed block defines and a line outside it reads
+    (a phi of the changed block reads along the edge from its predecessor)."""
     defined = {n for n, (b, _) in function.defined.items() if b == function.block}
     found = []
     for block in function.order:
@@ -505,11 +561,26 @@ def reads(function):
             text = function.lines[index].strip()
             match = ASSIGN.match(text)
             rest = match.group(2) if match else text
-            if PHI.match(rest):
-                found.extend((value, pred, None) for value, pred in phi_incoming(rest) if value in defined)
-            elif block != function.block:
-                found.extend((name, block, text) for name in sorted(set(NAME.findall(text)) & defined))
+            if block != function.block or PHI.match(rest):
+                found.extend((name, block, text) for name in sorted(set(NAME.findall(rest)) & defined))
     return found
+
+
+def edge_lanes(function, states, pred, target, above):
+    """The lanes of `above` (lanes that run `pred`) that can take the edge from `pred` to `target`:
+    all of them, unless `pred` ends in a branch whose condition folds to a constant, the same in
+    both versions, in every one of them."""
+    branch = BRANCH.match(function.lines[function.blocks[pred][-1]])
+    if not branch or branch.group(2) == branch.group(3):
+        return above
+    taken, chosen = target == branch.group(2), set()
+    for lane in above:
+        values = [s.graph.constant(s.value("i1", branch.group(1), lane)) for s in states]
+        if None in values or values[0] != values[1]:
+            return above
+        if bool(values[0][1]) == taken:
+            chosen.add(lane)
+    return chosen
 
 
 def running_lanes(function, states, block, depth=0):
@@ -521,19 +592,7 @@ def running_lanes(function, states, block, depth=0):
     preds = function.predecessors[block]
     if len(preds) != 1:
         return everyone
-    above = running_lanes(function, states, preds[0], depth + 1)
-    branch = BRANCH.match(function.lines[function.blocks[preds[0]][-1]])
-    if not branch or branch.group(2) == branch.group(3):
-        return above
-    taken = block == branch.group(2)
-    chosen = set()
-    for lane in above:
-        values = [s.graph.constant(s.value("i1", branch.group(1), lane)) for s in states]
-        if None in values or values[0] != values[1]:
-            return above
-        if bool(values[0][1]) == taken:
-            chosen.add(lane)
-    return chosen
+    return edge_lanes(function, states, preds[0], block, running_lanes(function, states, preds[0], depth + 1))
 
 
 def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
@@ -557,10 +616,9 @@ def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
             if evaluated[0][1] != evaluated[1][1]:
                 return None
             states = [e[0] for e in evaluated]
+            demand = Demand(functions[0], states)
             for name, block, text in reads(functions[0]):
-                cross = text is not None and "@llvm.amdgcn." in text
-                lanes = range(wave_size) if cross else running_lanes(functions[0], states, block)
-                for lane in lanes:
+                for lane in sorted(demand.of_use(name, block, text)):
                     if states[0].value("?", name, lane) != states[1].value("?", name, lane):
                         return None
                     lanes_read += 1
