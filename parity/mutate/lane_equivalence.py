@@ -22,11 +22,11 @@ workgroup, in the original module and in the mutant:
 The mutant is equivalent when the block's effects (its stores, calls, load addresses and divisors,
 whose change could be undefined behaviour even where no lane reads the result, for every lane of
 every wave, and its terminator's condition) are the same nodes, and every value the block
-defines and a later instruction reads is the same node in each lane that can run that instruction.
-A later instruction runs in lane l only if every branch on the single-predecessor chain from the
-block to it is taken in lane l, which is decided where the branch's condition folds to a constant
-(`icmp eq %lane, 0` before a store); a cross-lane read outside the block reads every lane. Then
-the two modules start every later instruction from the same state: nothing downstream can differ.
+defines is the same node in each lane where a later line can turn it into an effect (Demand): a
+line runs in lane l only if every branch on the single-predecessor chain from the block to it is
+taken in lane l, which is decided where the branch's condition folds to a constant (`icmp eq
+%lane, 0` before a store); a phi reads along the edges its lanes take; a cross-lane read reads
+every lane. Then nothing the kernel does downstream can differ.
 """
 import re
 import struct

@@ -157,3 +157,39 @@ def test_a_loop_that_makes_one_trip_is_known_to(bound, equivalent):
     line = mutated.split("\n").index(f"  %again = icmp slt i32 {bound}, %i.next")
     reason = lane_equivalence.same_where_read(original, mutated, line, {"k": {64}}, 64, "llvm22", "gfx90a")
     assert (reason is not None) == equivalent, reason
+
+
+CARRIED = """target triple = "amdgcn-amd-amdhsa"
+
+define amdgpu_kernel void @k(ptr addrspace(1) %y) #0 {{
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i.next, %loop ]
+  %acc = phi i32 [ 0, %entry ], [ %acc.next, %loop ]
+  %v = add i32 %tid, {}
+  %acc.next = add i32 %acc, %v
+  %i.next = add nsw i32 %i, 1
+  %again = icmp slt i32 %i.next, 1
+  br i1 %again, label %loop, label %done
+done:
+  %idx = zext i32 %tid to i64
+  %q = getelementptr inbounds i32, ptr addrspace(1) %y, i64 %idx
+  store i32 {}, ptr addrspace(1) %q, align 4
+  ret void
+}}
+
+declare i32 @llvm.amdgcn.workitem.id.x()
+
+attributes #0 = {{ "amdgpu-flat-work-group-size"="1,64" }}
+"""
+
+
+@pytest.mark.parametrize("stored, equivalent", [("%i.next", True), ("%acc.next", False)])
+def test_a_value_carried_to_a_trip_that_never_runs_is_read_by_no_lane(stored, equivalent):
+    # the loop makes one trip: %acc.next reaches its phi along a back edge no lane takes
+    original, mutated = CARRIED.format(3, stored), CARRIED.format(4, stored)
+    line = mutated.split("\n").index("  %v = add i32 %tid, 4")
+    reason = lane_equivalence.same_where_read(original, mutated, line, {"k": {64}}, 64, "llvm22", "gfx90a")
+    assert (reason is not None) == equivalent, reason
