@@ -9,10 +9,11 @@ workgroup, in the original module and in the mutant:
 - every value is a node of a hash-consed expression DAG, so two values are equal exactly when
   their nodes are the same. The leaves are a kernel argument, a load, a phi or a value built from
   them, each per wave and lane; a loop header's phi is its entry value in a lane whose first trip
-  leaves the loop. Integers built from the work-item id fold to constants (a lane's
-  id, a bpermute address). Two constants fold only where the result is exact: integer ops that
-  keep their nsw/nuw/exact promises, maxnum and minnum of numbers, a bitcast and its inverse.
-  x maxnum x is x (also for a NaN: the same bits).
+  leaves the loop. Integers built from the work-item id fold to constants (a lane's id, a
+  bpermute address). Constants fold only where the result is exact: integer ops that keep their
+  nsw/nuw/exact/disjoint promises, a bitcast and its inverse (never of a NaN). maxnum and minnum
+  are the set of their leaves, fadd and fmul take their operands in either order: LLVM lets either
+  of two equal operands be a maximum (+0 or -0) and leaves a NaN's payload open.
 - the DPP and ds_bpermute steps follow the executor's semantics (llvm_lane/executor/
   cross_lane.cpp): row and bank masks, bound_ctrl, rows of 16 lanes, addresses modulo the wave.
 - the block must run with every lane of its wave active: the plan's workgroups are whole waves,
