@@ -14,9 +14,9 @@
 
 namespace kemit::exec {
 
-Machine::Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables,
+Machine::Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts,
                  Outcome& outcome)
-    : program_(program), launch_(launch), tables_(tables), outcome_(outcome), wave_size_(program.wave_size) {
+    : program_(program), launch_(launch), layouts_(layouts), outcome_(outcome), wave_size_(program.wave_size) {
   items_per_group_ = launch.block[0] * launch.block[1] * launch.block[2];
   regions_.resize(kFirstBufferRegion - 1);  // regions are 1-based in pointer cells
   regions_[kRegionLds - 1] = {"LDS", nullptr, program.lds_bytes, true};

@@ -59,7 +59,7 @@ inline int64_t signed_of(uint64_t value, int bits) {
 
 class Machine {
  public:
-  Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables, Outcome& outcome);
+  Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts, Outcome& outcome);
   bool run();  // false: outcome.error says why
   bool run_group(const int64_t group[3]);  // one workgroup of the grid; false: outcome.error says why
 
@@ -108,10 +108,12 @@ class Machine {
   bool dpp(Wave& wave, const Op& op, uint64_t mask);
   bool bpermute(Wave& wave, const Op& op, uint64_t mask);
   bool matrix(Wave& wave, const Op& op, uint64_t mask);
+  template <typename Value>
+  bool gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& layout, int which, Value value);
 
   const Program& program_;
   Launch& launch_;
-  const std::vector<const MmaTable*>& tables_;
+  const std::vector<MatrixLayout>& layouts_;
   Outcome& outcome_;
   int wave_size_;
   int64_t items_per_group_;

@@ -13,6 +13,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/ModuleSlotTracker.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,6 +26,17 @@ std::string printed(const llvm::Value& value) {
   std::string text;
   llvm::raw_string_ostream stream(text);
   value.print(stream);
+  stream.flush();
+  size_t start = text.find_first_not_of(' ');
+  return start == std::string::npos ? text : text.substr(start);
+}
+
+// As printed(), numbering the values with one slot tracker for the whole decode: printing an
+// instruction alone numbers its whole function again each time.
+std::string printed(const llvm::Value& value, llvm::ModuleSlotTracker& slots) {
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  value.print(stream, slots);
   stream.flush();
   size_t start = text.find_first_not_of(' ');
   return start == std::string::npos ? text : text.substr(start);
@@ -50,7 +62,7 @@ bool element_type_of(llvm::Type* type, ElementType& out) {
 class Decoder {
  public:
   Decoder(llvm::Module& module, Program& program, std::string& error)
-      : module_(module), layout_(module.getDataLayout()), program_(program), error_(error) {}
+      : module_(module), layout_(module.getDataLayout()), program_(program), error_(error), slots_tracker_(&module) {}
 
   bool run(llvm::Function& function);
 
@@ -79,6 +91,7 @@ class Decoder {
   std::unordered_map<const llvm::Constant*, uint32_t> constants_;
   std::map<const llvm::GlobalVariable*, uint64_t> lds_offsets_;
   std::unordered_map<const llvm::BasicBlock*, int> block_index_;
+  llvm::ModuleSlotTracker slots_tracker_;
 };
 
 uint32_t Decoder::new_slot(int width) {
@@ -233,7 +246,7 @@ bool Decoder::decode_call(llvm::CallInst& call, Op& op) {
 }
 
 bool Decoder::decode_instruction(llvm::Instruction& inst, Op& op) {
-  op.text = printed(inst);
+  op.text = printed(inst, slots_tracker_);
   if (!inst.getType()->isVoidTy()) {
     if (!element_type_of(inst.getType(), op.type)) return fail("unsupported result type: " + op.text);
     op.width = lanes_of(inst.getType());
