@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,8 +101,27 @@ class Machine {
       return nullptr;
     return target.data + offset;
   }
+  // LDS's host bytes for an access that is in bounds and aligned, its bytes marked written (a store)
+  // or all written already (a load); nullptr for anything else, which locate() reports or defers.
+  uint8_t* lds_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
+    if ((pointer >> kRegionShift) != kRegionLds) return nullptr;
+    int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
+    uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
+    if (offset < 0 || uint64_t(offset) + bytes > lds_.size() || misaligned) return nullptr;
+    uint8_t* written = lds_written_.data() + offset;
+    if (store) {
+      std::memset(written, 1, bytes);
+    } else {
+      uint8_t all = 1;
+      for (uint64_t i = 0; i < bytes; ++i) all &= written[i];
+      if (!all) return nullptr;
+    }
+    return lds_.data() + offset;
+  }
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
-  bool watch(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, bool store);
+  bool raced(const Wave& wave, const Op& op, int lane);
+  template <int kBytes>
+  bool memory_lanes(Wave& wave, const Op& op, uint64_t mask);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
   bool math(Wave& wave, const Op& op, uint64_t mask);
