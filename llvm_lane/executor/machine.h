@@ -45,11 +45,13 @@ struct Wave {
   bool done = false;
 };
 
-// A view of an operand's cells: element e of lane l at p[e * element_stride + l * lane_stride].
+// A view of an operand's cells, a register's or a constant's (Program::constant_lanes) alike:
+// element e of lane l at p[e * stride + l], the lanes of one element side by side.
 struct View {
   const uint64_t* p;
-  uint32_t element_stride, lane_stride;
-  uint64_t at(int e, int l) const { return p[e * element_stride + l * lane_stride]; }
+  uint32_t stride;  // the wave size
+  uint64_t at(int e, int l) const { return p[size_t(e) * stride + size_t(l)]; }
+  const uint64_t* row(int e) const { return p + size_t(e) * stride; }
 };
 
 // Element helpers shared by the executor's files.
@@ -76,8 +78,8 @@ class Machine {
 
   // Inline: every op asks for its operands and result.
   View view(const Wave& wave, Ref ref) const {
-    if (ref.constant) return {&program_.constants[ref.index], 1, 0};
-    return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
+    if (ref.constant) return {&program_.constant_lanes[size_t(ref.index) * wave_size_], uint32_t(wave_size_)};
+    return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_)};
   }
   uint64_t* cells(Wave& wave, uint32_t slot) const { return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_]; }
 

@@ -101,7 +101,7 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
   const uint64_t bytes = uint64_t(element_bytes) * op.width;
   const bool store = op.kind == Kind::Store;
   const View pointer = view(wave, op.operands[store ? 1 : 0]);
-  const View value = store ? view(wave, op.operands[0]) : View{nullptr, 0, 0};
+  const View value = store ? view(wave, op.operands[0]) : View{nullptr, 0};
   uint64_t* out = store ? nullptr : cells(wave, op.result);
   const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
   RaceWatch* races = races_.get();

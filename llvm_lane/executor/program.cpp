@@ -1,6 +1,7 @@
 // Decoding one kernel of an llvm::Module into the executor's Program (program.h).
 #include "program.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -422,7 +423,11 @@ bool decode_kernel(llvm::Module& module, const std::string& kernel, Program& pro
   }
   program.wave_size = wave_size_of(program.arch);
   Decoder decoder(module, program, error);
-  return decoder.run(*chosen);
+  if (!decoder.run(*chosen)) return false;
+  program.constant_lanes.resize(program.constants.size() * size_t(program.wave_size));
+  for (size_t c = 0; c < program.constants.size(); ++c)
+    std::fill_n(&program.constant_lanes[c * size_t(program.wave_size)], program.wave_size, program.constants[c]);
+  return true;
 }
 
 }  // namespace kemit::exec

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,8 +46,17 @@ class RaceWatch {
     Mark* run = &chunks[chunk][offset % kChunk];
     const bool lds = region == kRegionLds;
     const uint32_t now = uint32_t(events_.size() - 1);
-    for (uint64_t i = 0; i < bytes; ++i)
-      if (!touch(run[i], region, offset + i, lds, lane, store, now)) return false;
+    // Each byte's outcome depends on its own mark only, so a stretch of equal marks (the bytes one
+    // lane's access wrote or read) gets its first byte's outcome, checked once; a race is named at
+    // the first byte that races, as byte by byte, and the stretch's marks stay equal.
+    for (uint64_t i = 0, end; i < bytes; i = end) {
+      Mark& head = run[i];
+      for (end = i + 1; end < bytes && run[end] == head;) ++end;
+      const Mark before = head;
+      if (!touch(head, region, offset + i, lds, lane, store, now)) return false;
+      if (!(head == before))
+        for (uint64_t j = i + 1; j < end; ++j) run[j] = head;
+    }
     return true;
   }
   std::string race_text() const;  // the last race access() found
@@ -60,7 +70,14 @@ class RaceWatch {
   struct Mark {
     uint32_t writer = 0, readers[2] = {0, 0};  // event numbers, 0 is none
     uint8_t writer_lane = 0, reader_lanes[2] = {0, 0};
+    uint8_t unused = 0;  // no padding: two marks are equal when their bytes are
+    bool operator==(const Mark& other) const {
+      uint64_t a[2], b[2];
+      std::memcpy(a, this, sizeof a), std::memcpy(b, &other, sizeof b);
+      return a[0] == b[0] && a[1] == b[1];
+    }
   };
+  static_assert(sizeof(Mark) == 16, "a mark is two words");
   struct Race {  // what race_text() names
     uint64_t region = 0, byte = 0;
     uint32_t earlier = 0;
