@@ -313,6 +313,13 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
       case Kind::Trunc:
         for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), to_bits); });
         continue;
+      case Kind::FPExt:
+      case Kind::FPTrunc: {  // exact, then one rounding: never poison
+        const Scalar from = op.source.scalar, to = op.type.scalar;
+        const uint64_t* x = a.row(e);
+        for_lanes(mask, [&](int l) { row[l] = from_double(to_double(x[l], from), to); });
+        continue;
+      }
       default:
         break;
     }
