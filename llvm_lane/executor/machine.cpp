@@ -127,22 +127,27 @@ void Machine::record_failure(Outcome& into, const Wave& wave, const Op& op, int 
 }
 
 void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
+  const size_t lanes = size_t(wave_size_);
   for (const PhiEdge& edge : program_.blocks[to].phis) {
     if (edge.from != from) continue;
     // A parallel copy: read every incoming value before writing any phi.
     std::vector<uint64_t>& staged = phi_scratch_;
-    staged.clear();
-    for (size_t i = 0; i < edge.copies.size(); ++i) {
-      View in = view(wave, edge.copies[i].second);
-      for (int e = 0; e < edge.widths[i]; ++e)
-        for (int l = 0; l < wave_size_; ++l) staged.push_back(in.at(e, l));
-    }
+    size_t total = 0;
+    for (int width : edge.widths) total += size_t(width) * lanes;
+    if (staged.size() < total) staged.resize(total);
     size_t at = 0;
     for (size_t i = 0; i < edge.copies.size(); ++i) {
+      const View in = view(wave, edge.copies[i].second);
+      for (int e = 0; e < edge.widths[i]; ++e, at += lanes) std::memcpy(&staged[at], in.row(e), lanes * sizeof(uint64_t));
+    }
+    at = 0;
+    for (size_t i = 0; i < edge.copies.size(); ++i) {
       uint64_t* out = cells(wave, edge.copies[i].first);
-      for (int e = 0; e < edge.widths[i]; ++e)
-        for (int l = 0; l < wave_size_; ++l, ++at)
-          if (mask >> l & 1) out[e * wave_size_ + l] = staged[at];
+      for (int e = 0; e < edge.widths[i]; ++e, at += lanes) {
+        uint64_t* row = out + size_t(e) * lanes;
+        const uint64_t* value = &staged[at];
+        for_lanes(mask, [&](int l) { row[l] = value[l]; });
+      }
     }
   }
 }

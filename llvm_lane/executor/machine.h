@@ -122,8 +122,10 @@ class Machine {
   }
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
   bool raced(const Wave& wave, const Op& op, int lane);
-  template <int kBytes>
+  template <int kBytes, int kWidth>
   bool memory_lanes(Wave& wave, const Op& op, uint64_t mask);
+  template <int kBytes>
+  bool memory_of_width(Wave& wave, const Op& op, uint64_t mask);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
   bool math(Wave& wave, const Op& op, uint64_t mask);

@@ -92,13 +92,14 @@ bool Machine::raced(const Wave& wave, const Op& op, int lane) {
 }
 
 // A load's or store's lanes, lowest first, each located (bounds, align, read-only, LDS bytes no
-// lane wrote), then through the race watch, then copied; elements of kBytes bytes (0: any size,
-// read from the op). A global buffer's or LDS's access that is plainly fine takes the inline path;
-// anything else, and every failure, goes through locate().
-template <int kBytes>
+// lane wrote), then through the race watch, then copied; kWidth elements (0: the op's width) of
+// kBytes bytes (0: any size, read from the op). A global buffer's or LDS's access that is plainly
+// fine takes the inline path; anything else, and every failure, goes through locate().
+template <int kBytes, int kWidth>
 bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
   const int element_bytes = kBytes ? kBytes : op.type.bits / 8;
-  const uint64_t bytes = uint64_t(element_bytes) * op.width;
+  const int width = kWidth ? kWidth : op.width;
+  const uint64_t bytes = uint64_t(element_bytes) * width;
   const bool store = op.kind == Kind::Store;
   const View pointer = view(wave, op.operands[store ? 1 : 0]);
   const View value = store ? view(wave, op.operands[0]) : View{nullptr, 0};
@@ -126,7 +127,7 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
       }
     }
     if (!watched(address, l)) return raced(wave, op, l);
-    for (int e = 0; e < op.width; ++e, where += element_bytes) {  // little-endian host, as the GPU
+    for (int e = 0; e < width; ++e, where += element_bytes) {  // little-endian host, as the GPU
       if (store) write_cell(where, value.at(e, l), element_bytes);
       else out[e * wave_size_ + l] = read_cell(where, element_bytes);
     }
@@ -134,14 +135,27 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
+// The lanes' loop for the op's element size and vector width, so that the element copies become
+// single moves in a loop the compiler unrolls.
+template <int kBytes>
+bool Machine::memory_of_width(Wave& wave, const Op& op, uint64_t mask) {
+  switch (op.width) {
+    case 1: return memory_lanes<kBytes, 1>(wave, op, mask);
+    case 2: return memory_lanes<kBytes, 2>(wave, op, mask);
+    case 4: return memory_lanes<kBytes, 4>(wave, op, mask);
+    case 8: return memory_lanes<kBytes, 8>(wave, op, mask);
+    default: return memory_lanes<kBytes, 0>(wave, op, mask);
+  }
+}
+
 bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
   if (op.type.bits % 8) return fail(wave, op, 0, "sub-byte memory elements are not supported");
-  switch (op.type.bits / 8) {  // the element copies become single moves
-    case 1: return memory_lanes<1>(wave, op, mask);
-    case 2: return memory_lanes<2>(wave, op, mask);
-    case 4: return memory_lanes<4>(wave, op, mask);
-    case 8: return memory_lanes<8>(wave, op, mask);
-    default: return memory_lanes<0>(wave, op, mask);
+  switch (op.type.bits / 8) {
+    case 1: return memory_of_width<1>(wave, op, mask);
+    case 2: return memory_of_width<2>(wave, op, mask);
+    case 4: return memory_of_width<4>(wave, op, mask);
+    case 8: return memory_of_width<8>(wave, op, mask);
+    default: return memory_lanes<0, 0>(wave, op, mask);
   }
 }
 
