@@ -1,6 +1,8 @@
 // Intrinsics: work-item ids, the dispatch packet, math, cross-lane moves and matrix
 // instructions (machine.h).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "floats.h"
 #include "machine.h"
@@ -147,12 +149,91 @@ bool Machine::dpp(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
+namespace {
+
+// P = A x B (A rows x depth, B depth x columns, row-major), each element summed over k in order
+// from +0 (16- and 8-bit products are exact); k outermost within a row, so each step runs over a
+// whole row of P at once. A row of kColumns sums stays in registers, four to a vector.
+typedef double Doubles4 __attribute__((vector_size(32)));
+template <int kColumns>
+__attribute__((always_inline)) inline void multiply_rows(const double* a, const double* b, double* p, int rows, int depth) {
+  constexpr int kVectors = kColumns / 4;
+  for (int row = 0; row < rows; ++row) {
+    Doubles4 sums[kVectors] = {};
+    const double* x = a + size_t(row) * size_t(depth);
+    for (int k = 0; k < depth; ++k) {
+      const Doubles4 scale = {x[k], x[k], x[k], x[k]};
+      const double* y = b + size_t(k) * kColumns;
+      for (int v = 0; v < kVectors; ++v) {
+        Doubles4 column;
+        std::memcpy(&column, y + 4 * v, sizeof column);
+        sums[v] += scale * column;  // a product, then a sum: -ffp-contract=off keeps them two roundings
+      }
+    }
+    std::memcpy(p + size_t(row) * kColumns, sums, sizeof sums);
+  }
+}
+
+// The products in the same order at any vector width, so the AVX2 clone (chosen at run time where
+// the processor has it) gives the bits of the baseline one.
+__attribute__((target_clones("avx2", "default"))) void multiply(const double* a, const double* b, double* p, int rows,
+                                                                 int columns, int depth) {
+  if (columns == 16) return multiply_rows<16>(a, b, p, rows, depth);
+  if (columns == 32) return multiply_rows<32>(a, b, p, rows, depth);
+  for (int row = 0; row < rows; ++row) {
+    double* out = p + size_t(row) * size_t(columns);
+    for (int column = 0; column < columns; ++column) out[column] = 0.0;
+    for (int k = 0; k < depth; ++k) {
+      const double x = a[size_t(row) * size_t(depth) + size_t(k)];
+      const double* y = b + size_t(k) * size_t(columns);
+      for (int column = 0; column < columns; ++column) out[column] += x * y[column];
+    }
+  }
+}
+
+}  // namespace
+
+// Operand `which` (A, B, C) of a matrix instruction into its row-major scratch matrix, each element
+// decoded by `value(e, l)` (element e of lane l, as a double). An element the table places in
+// several lanes must hold one value in all of them.
+template <typename Value>
+bool Machine::gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& layout, int which, Value value) {
+  const size_t size = size_t(layout.rows[which]) * size_t(layout.columns[which]);
+  std::vector<double>& scratch = matrix_scratch_[which];
+  if (scratch.size() < size) scratch.resize(size);
+  double* matrix = scratch.data();
+  const uint32_t* index = layout.index[which].data();
+  const int per_lane = layout.per_lane[which];
+  if (!layout.table->replicated[which]) {  // each element in one lane: a plain scatter
+    if (!layout.complete[which]) std::fill(matrix, matrix + size, 0.0);
+    for (int e = 0; e < per_lane; ++e) {
+      const uint32_t* at = index + size_t(e) * size_t(wave_size_);
+      for (int l = 0; l < wave_size_; ++l) matrix[at[l]] = value(e, l);
+    }
+    return true;
+  }
+  std::fill(matrix, matrix + size, 0.0);
+  std::vector<char>& seen = seen_scratch_;
+  seen.assign(size, 0);
+  for (int l = 0; l < wave_size_; ++l)
+    for (int e = 0; e < per_lane; ++e) {
+      const uint32_t at = index[size_t(e) * size_t(wave_size_) + size_t(l)];
+      double v = value(e, l);
+      if (seen[at] && !(matrix[at] == v || (std::isnan(v) && std::isnan(matrix[at]))))
+        return fail(wave, op, l, std::string("lanes disagree on replicated ") + "ABC"[which] + "[" +
+                                     std::to_string(at / uint32_t(layout.columns[which])) + "][" +
+                                     std::to_string(at % uint32_t(layout.columns[which])) + "]");
+      matrix[at] = v, seen[at] = 1;
+    }
+  return true;
+}
+
 // D = C + A x B by the instruction's AMD layout table: every lane active, an element the table
 // places in several lanes must hold one value, sums in double rounded once to f32 per element.
 bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
   const MmaOp& mma = program_.mma_ops[size_t(op.mma)];
-  const MmaTable& table = *tables_[size_t(op.mma)];
-  if (mask != wave.live || table.lanes != wave_size_) return fail(wave, op, 0, "a matrix instruction needs every lane of the wave");
+  const MatrixLayout& layout = layouts_[size_t(op.mma)];
+  if (mask != wave.live || layout.table->lanes != wave_size_) return fail(wave, op, 0, "a matrix instruction needs every lane of the wave");
   // operands: MFMA (A, B, C, cbsz, abid, blgp), gfx11/gfx12 WMMA (A, B, C), gfx1250's (neg_a, A, neg_b, B, c_mod, C, reuse_a, reuse_b)
   int a_at = mma.gfx1250_modifiers ? 1 : 0, b_at = mma.gfx1250_modifiers ? 3 : 1, c_at = mma.gfx1250_modifiers ? 5 : 2;
   double sign_a = 1, sign_b = 1;
@@ -166,66 +247,35 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
       if (view(wave, op.operands[i]).at(0, 0) != 0) return fail(wave, op, 0, "cbsz / abid / blgp other than 0 are not modelled");
   }
   if (c_modifier & ~1) return fail(wave, op, 0, "c_mod " + std::to_string(c_modifier) + " is not modelled");
-  const int dims[3][2] = {{mma.m, mma.k}, {mma.k, mma.n}, {mma.m, mma.n}};
   const int at[3] = {a_at, b_at, c_at};
-  std::vector<double>* matrices = matrix_scratch_;  // reused: a GEMM runs this op thousands of times
   for (int which = 0; which < 3; ++which) {
-    View in = view(wave, op.operands[size_t(at[which])]);
-    Scalar scalar = which == 2 ? Scalar::Float : mma.operand;
-    std::vector<double>& matrix = matrices[which];
-    std::vector<char>& seen = seen_scratch_;
-    const bool replicated = table.replicated[which];
-    matrix.assign(size_t(dims[which][0] * dims[which][1]), 0.0);
-    if (replicated) seen.assign(matrix.size(), 0);
-    // value(e, l): element e of lane l as a double, decoded by a function chosen once per operand
-    auto gather = [&](auto value) {
-      for (int l = 0; l < wave_size_; ++l)
-        for (size_t e = 0; e < table.cells[which][size_t(l)].size(); ++e) {
-          auto [row, column] = table.cells[which][size_t(l)][e];
-            size_t index = size_t(row * dims[which][1] + column);
-          double v = value(int(e), l);
-          if (!replicated) {
-            matrix[index] = v;
-            continue;
-          }
-          if (seen[index] && !(matrix[index] == v || (std::isnan(v) && std::isnan(matrix[index]))))
-            return fail(wave, op, l, std::string("lanes disagree on replicated ") + "ABC"[which] + "[" +
-                                         std::to_string(row) + "][" + std::to_string(column) + "]");
-          matrix[index] = v, seen[index] = 1;
-        }
-      return true;
-    };
-    bool gathered;
+    const View in = view(wave, op.operands[size_t(at[which])]);
+    const Scalar scalar = which == 2 ? Scalar::Float : mma.operand;
+    bool gathered;  // each operand's decoding chosen once, outside its loops
     if (which < 2 && mma.fp8 != Fp8::None)
-      gathered = gather([&](int e, int l) { return decode_fp8((in.at(e / 8, l) >> (8 * (e % 8))) & 0xff, mma.fp8); });
+      gathered = gather_matrix(wave, op, layout, which,
+                               [&](int e, int l) { return decode_fp8((in.at(e / 8, l) >> (8 * (e % 8))) & 0xff, mma.fp8); });
     else if (scalar == Scalar::Half)
-      gathered = gather([&](int e, int l) { return half_value(in.at(e, l)); });
+      gathered = gather_matrix(wave, op, layout, which, [&](int e, int l) { return half_value(in.at(e, l)); });
     else if (scalar == Scalar::Float)
-      gathered = gather([&](int e, int l) { return double(f32_of(in.at(e, l))); });
+      gathered = gather_matrix(wave, op, layout, which, [&](int e, int l) { return double(f32_of(in.at(e, l))); });
     else
-      gathered = gather([&](int e, int l) { return to_double(in.at(e, l), scalar); });
+      gathered = gather_matrix(wave, op, layout, which, [&](int e, int l) { return to_double(in.at(e, l), scalar); });
     if (!gathered) return false;
   }
-  // The products P = A x B, each element summed over k in order from 0 (16- and 8-bit products are
-  // exact); k outermost within a row, so each step runs over a whole row of P at once.
-  std::vector<double>& product = matrices[3];
-  product.assign(size_t(mma.m * mma.n), 0.0);
-  for (int row = 0; row < mma.m; ++row) {
-    double* p = &product[size_t(row * mma.n)];
-    for (int k = 0; k < mma.k; ++k) {
-      const double a = matrices[0][size_t(row * mma.k + k)];
-      const double* b = &matrices[1][size_t(k * mma.n)];
-      for (int column = 0; column < mma.n; ++column) p[column] += a * b[column];
-    }
-  }
+  std::vector<double>& product = matrix_scratch_[3];
+  if (product.size() < size_t(mma.m * mma.n)) product.resize(size_t(mma.m * mma.n));
+  multiply(matrix_scratch_[0].data(), matrix_scratch_[1].data(), product.data(), mma.m, mma.n, mma.k);
+  const double* c = matrix_scratch_[2].data();
+  const double* p = product.data();
+  const double c_sign = c_modifier & 1 ? -1 : 1, ab_sign = sign_a * sign_b;
   uint64_t* out = cells(wave, op.result);
-  for (int l = 0; l < wave_size_; ++l)
-    for (size_t e = 0; e < table.cells[3][size_t(l)].size(); ++e) {
-      auto [row, column] = table.cells[3][size_t(l)][e];
-      double sum = product[size_t(row * mma.n + column)];
-      sum = matrices[2][size_t(row * mma.n + column)] * (c_modifier & 1 ? -1 : 1) + sign_a * sign_b * sum;
-      out[e * size_t(wave_size_) + size_t(l)] = bits_of(static_cast<float>(sum));
-    }
+  const uint32_t* index = layout.index[3].data();
+  for (int e = 0; e < layout.per_lane[3]; ++e) {
+    const uint32_t* place = index + size_t(e) * size_t(wave_size_);
+    uint64_t* row = out + size_t(e) * size_t(wave_size_);
+    for (int l = 0; l < wave_size_; ++l) row[l] = bits_of(static_cast<float>(c[place[l]] * c_sign + ab_sign * p[place[l]]));
+  }
   return true;
 }
 

@@ -6,6 +6,8 @@
 //   BUFFER\t<name>\t<byte count>  + the bytes  x buffers
 // Answer: EXECUTED\t<name>\t<ok 0|1>\t<lane instructions>\t<wave instructions>\t<seconds>\t<error>
 // then, when ok, every buffer back in request order: BUFFER\t<name>\t<byte count> + the bytes.
+// The last few modules stay parsed and their kernels decoded (KernelCache): the same name and text
+// again runs without parsing or decoding.
 //
 // WITNESS verb (a witness run at real size, docs/numerics.md): after the header line and the IR
 // bytes, one line of JSON, the launch description kemit_cpp.witness takes as a dict. Answer:
@@ -14,8 +16,10 @@
 //   its written-byte bits (page bytes / 8, LSB first).
 #include "exec_verb.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -120,6 +124,57 @@ std::unique_ptr<llvm::Module> parse_module(const std::string& text, const std::s
 std::string layout_dir() {
   const char* dir = std::getenv("KEMIT_MMA_LAYOUT_DIR");
   return dir && *dir ? dir : KEMIT_MMA_LAYOUT_DIR;
+}
+
+// The modules EXEC parsed last, each with the kernels decoded from it. The numerics lane sends one
+// module text several times in a row (each input set, each chunk of its launch plan, each
+// schedule); the same name and the same bytes parse to the same module, so the parse and the
+// decoding are done once. A text that does not parse is not kept (its next request parses again).
+class KernelCache {
+ public:
+  // The kernel of the module `text` (named `name`), parsed and decoded on first use; null with
+  // `error` set when it cannot run. `seconds`: decoding time spent now (0 when reused).
+  KernelPtr find(const std::string& name, const std::string& text, const std::string& kernel, std::string& error,
+                 double& seconds) {
+    seconds = 0.0;
+    Entry* entry = entry_of(name, text, error);
+    if (!entry) return nullptr;
+    auto found = entry->kernels.find(kernel);
+    if (found != entry->kernels.end()) return found->second;
+    KernelPtr prepared = prepare_kernel(*entry->module, kernel, layout_dir(), error, seconds);
+    if (prepared) entry->kernels.emplace(kernel, prepared);  // a refusal is decoded again, as it is rare
+    return prepared;
+  }
+
+ private:
+  struct Entry {
+    std::string name, text;
+    std::unique_ptr<llvm::LLVMContext> context;
+    std::unique_ptr<llvm::Module> module;
+    std::map<std::string, KernelPtr> kernels;
+  };
+  static constexpr size_t kModules = 4;  // a section's requests come one after another
+
+  Entry* entry_of(const std::string& name, const std::string& text, std::string& error) {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].name != name || entries_[i].text != text) continue;
+      std::rotate(entries_.begin(), entries_.begin() + long(i), entries_.begin() + long(i) + 1);  // most recent first
+      return &entries_.front();
+    }
+    Entry fresh{name, text, std::make_unique<llvm::LLVMContext>(), nullptr, {}};
+    fresh.module = parse_module(text, name, *fresh.context, error);
+    if (!fresh.module) return nullptr;
+    if (entries_.size() == kModules) entries_.pop_back();
+    entries_.insert(entries_.begin(), std::move(fresh));
+    return &entries_.front();
+  }
+
+  std::vector<Entry> entries_;
+};
+
+KernelCache& kernels() {
+  static KernelCache cache;
+  return cache;
 }
 
 // ---- WITNESS: the launch description as JSON (the dict of kemit_cpp.witness) --------------
@@ -299,10 +354,13 @@ bool serve_exec_request(const std::string& header, std::istream& in) {
   const std::string& name = fields[2];
   Launch launch;
   if (!read_launch(in, launch)) return false;
-  llvm::LLVMContext context;
   Outcome outcome;
-  std::unique_ptr<llvm::Module> module = parse_module(text, name, context, outcome.error);
-  if (module) outcome = execute(*module, launch, layout_dir());
+  double decoding = 0.0;
+  KernelPtr kernel = kernels().find(name, text, launch.kernel, outcome.error, decoding);
+  if (kernel) {
+    outcome = execute(*kernel, launch);
+    outcome.seconds += decoding;
+  }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.6f", outcome.seconds);
   write("EXECUTED\t" + escape(name) + "\t" + (outcome.ok ? "1" : "0") + "\t" + std::to_string(outcome.lane_instructions) +

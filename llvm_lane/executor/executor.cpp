@@ -1,4 +1,5 @@
-// kemit::exec::execute and execute_witness (executor.h): decode, load the layout tables, run.
+// kemit::exec::prepare_kernel, execute and execute_witness (executor.h): decode, load the layout
+// tables, run.
 #include "executor.h"
 
 #include <chrono>
@@ -11,18 +12,13 @@ namespace {
 
 // The kernel decoded and its matrix layout tables loaded; false with `error` set when it cannot run.
 bool prepare(llvm::Module& module, const std::string& kernel, const std::string& layout_dir, Program& program,
-             std::vector<const MmaTable*>& tables, std::string& error) {
+             std::vector<MatrixLayout>& layouts, std::string& error) {
   if (!decode_kernel(module, kernel, program, error)) return false;
   for (const MmaOp& mma : program.mma_ops) {
     const MmaTable* table = load_mma_table(layout_dir, mma.table, error);
     if (!table) return false;
-    for (int i = 0; i < 4; ++i)
-      for (const auto& lane : table->cells[i])
-        if (int(lane.size()) != mma.widths[i])
-          return error = "layout table " + mma.table + " gives " + "ABCD"[i] + " " + std::to_string(lane.size()) +
-                         " elements per lane; the intrinsic's operand has " + std::to_string(mma.widths[i]),
-                 false;
-    tables.push_back(table);
+    layouts.emplace_back();
+    if (!matrix_layout(*table, mma, layouts.back(), error)) return false;
   }
   return true;
 }
@@ -33,15 +29,26 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Outcome execute(llvm::Module& module, Launch& launch, const std::string& layout_dir) {
+struct Kernel {
+  Program program;
+  std::vector<MatrixLayout> layouts;  // by Op::mma
+};
+
+KernelPtr prepare_kernel(llvm::Module& module, const std::string& kernel, const std::string& layout_dir,
+                         std::string& error, double& seconds) {
+  auto start = std::chrono::steady_clock::now();
+  auto prepared = std::make_shared<Kernel>();
+  bool ok = prepare(module, kernel, layout_dir, prepared->program, prepared->layouts, error);
+  seconds = seconds_since(start);
+  return ok ? prepared : nullptr;
+}
+
+Outcome execute(const Kernel& kernel, Launch& launch) {
   Outcome outcome;
   auto start = std::chrono::steady_clock::now();
-  Program program;
-  std::vector<const MmaTable*> tables;
-  if (!prepare(module, launch.kernel, layout_dir, program, tables, outcome.error)) return outcome;
   for (int d = 0; d < 3; ++d)
     if (launch.grid[d] < 1 || launch.block[d] < 1) return outcome.error = "grid and block sizes must be at least 1", outcome;
-  Machine machine(program, launch, tables, outcome);
+  Machine machine(kernel.program, launch, kernel.layouts, outcome);
   outcome.ok = machine.run();
   outcome.seconds = seconds_since(start);
   return outcome;
@@ -54,8 +61,8 @@ WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& desc
   auto start = std::chrono::steady_clock::now();
   outcome.error = witness::check_launch(description);
   Program program;
-  std::vector<const MmaTable*> tables;
-  if (!outcome.error.empty() || !prepare(module, description.kernel, layout_dir, program, tables, outcome.error))
+  std::vector<MatrixLayout> layouts;
+  if (!outcome.error.empty() || !prepare(module, description.kernel, layout_dir, program, layouts, outcome.error))
     return result;
   for (const Param& param : program.params) {
     bool pointer = param.type.scalar == Scalar::Pointer;
@@ -75,7 +82,7 @@ WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& desc
   for (const auto& [param, view] : description.views)
     for (witness::PagedBuffer& buffer : buffers)
       if (buffer.name() == view.buffer) launch.views.push_back({param, &buffer, view.offset, view.bytes});
-  Machine machine(program, launch, tables, outcome);
+  Machine machine(program, launch, layouts, outcome);
   for (const witness::Dims& chosen : witness::chosen_workgroups(description)) {
     int64_t group[3] = {int64_t(chosen[0]), int64_t(chosen[1]), int64_t(chosen[2])};
     witness::WorkgroupRun run;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +68,19 @@ struct Outcome {
   double seconds = 0.0;
 };
 
-// `layout_dir` holds the MMA layout CSVs (llvm_lane/mma_layouts).
-Outcome execute(llvm::Module& module, Launch& launch, const std::string& layout_dir);
+// One kernel of a module decoded (program.h) with its matrix layout tables loaded: made once,
+// run for any number of launches (the numerics lane runs a module for several input sets and
+// schedules). It holds no pointer into the module.
+struct Kernel;
+using KernelPtr = std::shared_ptr<const Kernel>;
+
+// `kernel` of `module` ("" = its only or first kernel) decoded; null with `error` naming what
+// cannot run. `layout_dir` holds the MMA layout CSVs (llvm_lane/mma_layouts). `seconds`: the time
+// it took, which the first launch's Outcome counts as the executor's own.
+KernelPtr prepare_kernel(llvm::Module& module, const std::string& kernel, const std::string& layout_dir,
+                         std::string& error, double& seconds);
+// The kernel's launch; launch.kernel is not read (the kernel was chosen by prepare_kernel).
+Outcome execute(const Kernel& kernel, Launch& launch);
 
 // A witness run at real size (docs/numerics.md): the chosen workgroups of `launch` over its lazily
 // materialised buffers (`buffers`, in the launch's order), each reported ok or with its first

@@ -32,33 +32,32 @@ inline double decode_float(uint64_t bits, FloatFormat f) {
   return negative ? -value : value;
 }
 
-// One rounding from double (exact input) to the format, ties to even.
+// One rounding from double (exact input) to the format, ties to even, on the double's bits: its
+// 53-bit significand shifted right to the format's quantum (fixed at the smallest normal's below
+// it), the dropped bits rounding to even; a carry into the exponent and past the largest finite
+// value (to infinity) come out of the sum itself.
 inline uint64_t encode_float(double x, FloatFormat f) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
   const int width = f.exponent_bits + f.mantissa_bits;
-  const uint64_t sign = std::signbit(x) ? uint64_t(1) << width : 0;
-  const uint64_t max_exponent = (uint64_t(1) << f.exponent_bits) - 1;
-  const uint64_t infinity = max_exponent << f.mantissa_bits;
-  if (std::isnan(x)) return sign | infinity | (uint64_t(1) << (f.mantissa_bits - 1));
-  double magnitude = std::fabs(x);
-  if (std::isinf(magnitude)) return sign | infinity;
-  if (magnitude == 0.0) return sign;
+  const uint64_t sign = (bits >> 63) << width;
+  const uint64_t infinity = ((uint64_t(1) << f.exponent_bits) - 1) << f.mantissa_bits;
+  const int exponent = int((bits >> 52) & 0x7ff);
+  const uint64_t fraction = bits & ((uint64_t(1) << 52) - 1);
+  if (exponent == 0x7ff) return sign | infinity | (fraction ? uint64_t(1) << (f.mantissa_bits - 1) : 0);
+  if (exponent == 0) return sign;  // zero, or a double subnormal: far below half the format's quantum
   const int bias = (1 << (f.exponent_bits - 1)) - 1;
-  int frexp_exponent = 0;
-  std::frexp(magnitude, &frexp_exponent);
-  int exponent = frexp_exponent - 1;
-  if (exponent < 1 - bias) exponent = 1 - bias;  // subnormal: the quantum stays at the minimum
-  double scaled = std::ldexp(magnitude, f.mantissa_bits - exponent);
-  double rounded = std::nearbyint(scaled);  // the default rounding mode: to nearest, ties to even
-  if (rounded >= std::ldexp(1.0, f.mantissa_bits + 1)) {
-    rounded /= 2;
-    exponent += 1;
-  }
-  uint64_t quanta = static_cast<uint64_t>(rounded);
-  const uint64_t hidden = uint64_t(1) << f.mantissa_bits;
-  if (quanta < hidden) return sign | quanta;  // subnormal or zero
-  uint64_t biased = static_cast<uint64_t>(exponent + bias);
-  if (biased >= max_exponent) return sign | infinity;
-  return sign | (biased << f.mantissa_bits) | (quanta - hidden);
+  int biased = exponent - 1023 + bias;
+  int shift = 52 - f.mantissa_bits;
+  if (biased < 1) shift += 1 - biased, biased = 0;  // a subnormal result
+  if (shift > 54) return sign;  // below half the smallest subnormal
+  const uint64_t significand = fraction | (uint64_t(1) << 52);
+  uint64_t quanta = significand >> shift;
+  const uint64_t rest = significand & ((uint64_t(1) << shift) - 1), half = uint64_t(1) << (shift - 1);
+  quanta += rest > half || (rest == half && (quanta & 1));
+  if (biased == 0) return sign | quanta;  // 2^mantissa_bits quanta: the smallest normal, encoded alike
+  const uint64_t magnitude = (uint64_t(biased) << f.mantissa_bits) + quanta - (uint64_t(1) << f.mantissa_bits);
+  return sign | (magnitude >= infinity ? infinity : magnitude);
 }
 
 // The bits of one type read as another of the same size (std::bit_cast is C++20; the checkers

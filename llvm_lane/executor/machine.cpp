@@ -14,9 +14,9 @@
 
 namespace kemit::exec {
 
-Machine::Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables,
+Machine::Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts,
                  Outcome& outcome)
-    : program_(program), launch_(launch), tables_(tables), outcome_(outcome), wave_size_(program.wave_size) {
+    : program_(program), launch_(launch), layouts_(layouts), outcome_(outcome), wave_size_(program.wave_size) {
   items_per_group_ = launch.block[0] * launch.block[1] * launch.block[2];
   regions_.resize(kFirstBufferRegion - 1);  // regions are 1-based in pointer cells
   regions_[kRegionLds - 1] = {"LDS", nullptr, program.lds_bytes, true};
@@ -127,22 +127,27 @@ void Machine::record_failure(Outcome& into, const Wave& wave, const Op& op, int 
 }
 
 void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
+  const size_t lanes = size_t(wave_size_);
   for (const PhiEdge& edge : program_.blocks[to].phis) {
     if (edge.from != from) continue;
     // A parallel copy: read every incoming value before writing any phi.
     std::vector<uint64_t>& staged = phi_scratch_;
-    staged.clear();
-    for (size_t i = 0; i < edge.copies.size(); ++i) {
-      View in = view(wave, edge.copies[i].second);
-      for (int e = 0; e < edge.widths[i]; ++e)
-        for (int l = 0; l < wave_size_; ++l) staged.push_back(in.at(e, l));
-    }
+    size_t total = 0;
+    for (int width : edge.widths) total += size_t(width) * lanes;
+    if (staged.size() < total) staged.resize(total);
     size_t at = 0;
     for (size_t i = 0; i < edge.copies.size(); ++i) {
+      const View in = view(wave, edge.copies[i].second);
+      for (int e = 0; e < edge.widths[i]; ++e, at += lanes) std::memcpy(&staged[at], in.row(e), lanes * sizeof(uint64_t));
+    }
+    at = 0;
+    for (size_t i = 0; i < edge.copies.size(); ++i) {
       uint64_t* out = cells(wave, edge.copies[i].first);
-      for (int e = 0; e < edge.widths[i]; ++e)
-        for (int l = 0; l < wave_size_; ++l, ++at)
-          if (mask >> l & 1) out[e * wave_size_ + l] = staged[at];
+      for (int e = 0; e < edge.widths[i]; ++e, at += lanes) {
+        uint64_t* row = out + size_t(e) * lanes;
+        const uint64_t* value = &staged[at];
+        for_lanes(mask, [&](int l) { row[l] = value[l]; });
+      }
     }
   }
 }
@@ -282,162 +287,6 @@ bool Machine::run_group(const int64_t group[3]) {
   group_[0] = group[0], group_[1] = group[1], group_[2] = group[2];
   ++outcome_.workgroups;
   return run_workgroup();
-}
-
-// ---- memory -------------------------------------------------------------------------------
-
-bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where,
-                     bool store) {
-  uint64_t region = pointer >> kRegionShift;
-  int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
-  if (region == kRegionNull || region > regions_.size())
-    return fail(wave, op, lane, "address " + std::to_string(pointer) + " is in no buffer");
-  const Region& target = regions_[region - 1];
-  if (offset < 0 || uint64_t(offset) + bytes > target.size)
-    return fail(wave, op, lane, "bytes " + std::to_string(offset) + " to " + std::to_string(offset + int64_t(bytes)) +
-                                    " are out of bounds of " + target.name + " (" + std::to_string(target.size) + " bytes)");
-  if (op.immediate > 1 && offset % op.immediate != 0)
-    return fail(wave, op, lane, "byte offset " + std::to_string(offset) + " in " + target.name + " breaks align " +
-                                    std::to_string(op.immediate));
-  if (store && !target.writable) return fail(wave, op, lane, target.name + " is read-only");
-  if (region == kRegionLds) {
-    uint8_t* written = &lds_written_[size_t(offset)];
-    if (store) {
-      std::memset(written, 1, bytes);
-    } else if (const void* unwritten = std::memchr(written, 0, bytes)) {
-      int64_t byte = offset + (static_cast<const uint8_t*>(unwritten) - written);
-      std::string why = "reads LDS byte " + std::to_string(byte) + " that no lane wrote";
-      if (!races_) return fail(wave, op, lane, why);
-      // Its writer may be another wave later in this interval, a race the watch reports at the
-      // write; the first such read fails the run at the interval's end if no race came first.
-      if (deferred_.error.empty()) record_failure(deferred_, wave, op, lane, why);
-    }
-  }
-  where = target.paged ? nullptr : target.data + offset;  // paged: memory() copies through paged_memory
-  return true;
-}
-
-// One lane's access, already located, through the race watch: false (the outcome says why) when it
-// races. A read-only region (the dispatch packet) is never written, so it cannot race.
-bool Machine::watch(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, bool store) {
-  uint64_t region = pointer >> kRegionShift;
-  if (!regions_[region - 1].writable) return true;
-  std::string why;
-  if (races_->access(region, uint64_t(signed_of(pointer & kOffsetMask, kRegionShift)), bytes, lane, store, why)) return true;
-  if (!outcome_.error.empty()) return false;
-  outcome_.race = true;
-  outcome_.failed_op = op.text;
-  outcome_.failed_workitem = wave.first_item + lane;
-  outcome_.failed_message = why;
-  outcome_.error = why + " (kernel @" + program_.kernel + ")";
-  return false;
-}
-
-// One lane's located access of a witness run's view, element by element through its buffer's pages
-// (an access whose align promise is smaller than it may straddle two pages).
-void Machine::paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store) {
-  const Region& target = regions_[(pointer >> kRegionShift) - 1];
-  uint64_t at = target.base + uint64_t(signed_of(pointer & kOffsetMask, kRegionShift));
-  const uint64_t element_bytes = uint64_t(op.type.bits / 8);
-  for (int e = 0; e < op.width; ++e, at += element_bytes) {
-    uint64_t cell = 0;
-    if (store) {
-      cell = value.at(e, lane);
-      target.paged->write(at, &cell, element_bytes);  // little-endian host, as the GPU
-    } else {
-      target.paged->read(at, &cell, element_bytes);
-      out[e * wave_size_ + lane] = cell;
-    }
-  }
-}
-
-namespace {
-
-// Fixed-size copies of one element (1, 2, 4 or 8 bytes): each becomes a single move.
-uint64_t read_cell(const uint8_t* from, int bytes) {
-  switch (bytes) {
-    case 1: return *from;
-    case 2: { uint16_t v; std::memcpy(&v, from, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, from, 4); return v; }
-    case 8: { uint64_t v; std::memcpy(&v, from, 8); return v; }
-    default: { uint64_t v = 0; std::memcpy(&v, from, size_t(bytes)); return v; }
-  }
-}
-
-void write_cell(uint8_t* to, uint64_t cell, int bytes) {
-  switch (bytes) {
-    case 1: *to = uint8_t(cell); return;
-    case 2: { uint16_t v = uint16_t(cell); std::memcpy(to, &v, 2); return; }
-    case 4: { uint32_t v = uint32_t(cell); std::memcpy(to, &v, 4); return; }
-    default: std::memcpy(to, &cell, size_t(bytes)); return;
-  }
-}
-
-}  // namespace
-
-bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
-  const int element_bytes = op.type.bits / 8;
-  if (element_bytes * 8 != op.type.bits) return fail(wave, op, 0, "sub-byte memory elements are not supported");
-  const uint64_t bytes = uint64_t(element_bytes) * op.width;
-  bool store = op.kind == Kind::Store;
-  View pointer = view(wave, op.operands[store ? 1 : 0]);
-  View value = store ? view(wave, op.operands[0]) : View{nullptr, 0, 0};
-  uint64_t* out = store ? nullptr : cells(wave, op.result);
-  const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
-  RaceWatch* races = races_.get();
-  if (races) races->begin(op, wave.index);
-  for (uint64_t m = mask; m; m &= m - 1) {
-    int l = __builtin_ctzll(m);
-    uint64_t address = pointer.at(0, l);
-    uint8_t* where = plain_address(address, bytes, align, store);
-    if (races && (where || locate(wave, op, l, address, bytes, where, store)) && !watch(wave, op, l, address, bytes, store))
-      return false;
-    if (!where) {  // LDS, a witness run's pages, or an access locate() refuses
-      if (!locate(wave, op, l, address, bytes, where, store)) return false;
-      if (!where) {
-        paged_memory(op, address, value, out, l, store);
-        continue;
-      }
-    }
-    for (int e = 0; e < op.width; ++e, where += element_bytes) {  // little-endian host, as the GPU
-      if (store) write_cell(where, value.at(e, l), element_bytes);
-      else out[e * wave_size_ + l] = read_cell(where, element_bytes);
-    }
-  }
-  return true;
-}
-
-bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
-  View base = view(wave, op.operands[0]);
-  uint64_t* out = cells(wave, op.result);
-  View indices[4];
-  if (op.scales.size() > 4) return fail(wave, op, 0, "more than 4 variable indices");
-  for (size_t i = 0; i < op.scales.size(); ++i) indices[i] = view(wave, op.operands[i + 1]);
-  if (op.scales.size() == 1) {  // the common case, one variable index: one call-free loop
-    const View index = indices[0];
-    const int64_t scale = op.scales[0];
-    const int bits = op.source.bits;
-    bool negative = false;
-    for_lanes(mask, [&](int l) {
-      int64_t i = signed_of(index.at(0, l), bits);
-      negative |= i < 0;
-      uint64_t pointer = base.at(0, l);
-      out[l] = make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(op.offset + i * scale));
-    });
-    if (!(negative && op.nuw)) return true;  // else the loop below names the lane
-  }
-  for (uint64_t m = mask; m; m &= m - 1) {
-    int l = __builtin_ctzll(m);
-    int64_t offset = op.offset;
-    for (size_t i = 0; i < op.scales.size(); ++i) {
-      int64_t index = signed_of(indices[i].at(0, l), op.source.bits);
-      if (op.nuw && index < 0) return fail(wave, op, l, "poison: negative index " + std::to_string(index) + " under nuw");
-      offset += index * op.scales[i];
-    }
-    uint64_t pointer = base.at(0, l);
-    out[l] = make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(offset));
-  }
-  return true;
 }
 
 }  // namespace kemit::exec

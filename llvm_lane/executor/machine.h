@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,11 +45,13 @@ struct Wave {
   bool done = false;
 };
 
-// A view of an operand's cells: element e of lane l at p[e * element_stride + l * lane_stride].
+// A view of an operand's cells, a register's or a constant's (Program::constant_lanes) alike:
+// element e of lane l at p[e * stride + l], the lanes of one element side by side.
 struct View {
   const uint64_t* p;
-  uint32_t element_stride, lane_stride;
-  uint64_t at(int e, int l) const { return p[e * element_stride + l * lane_stride]; }
+  uint32_t stride;  // the wave size
+  uint64_t at(int e, int l) const { return p[size_t(e) * stride + size_t(l)]; }
+  const uint64_t* row(int e) const { return p + size_t(e) * stride; }
 };
 
 // Element helpers shared by the executor's files.
@@ -59,7 +62,7 @@ inline int64_t signed_of(uint64_t value, int bits) {
 
 class Machine {
  public:
-  Machine(const Program& program, Launch& launch, const std::vector<const MmaTable*>& tables, Outcome& outcome);
+  Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts, Outcome& outcome);
   bool run();  // false: outcome.error says why
   bool run_group(const int64_t group[3]);  // one workgroup of the grid; false: outcome.error says why
 
@@ -75,8 +78,8 @@ class Machine {
 
   // Inline: every op asks for its operands and result.
   View view(const Wave& wave, Ref ref) const {
-    if (ref.constant) return {&program_.constants[ref.index], 1, 0};
-    return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_), 1};
+    if (ref.constant) return {&program_.constant_lanes[size_t(ref.index) * wave_size_], uint32_t(wave_size_)};
+    return {&wave.regs[size_t(program_.slot_offset[ref.index]) * wave_size_], uint32_t(wave_size_)};
   }
   uint64_t* cells(Wave& wave, uint32_t slot) const { return &wave.regs[size_t(program_.slot_offset[slot]) * wave_size_]; }
 
@@ -100,18 +103,41 @@ class Machine {
       return nullptr;
     return target.data + offset;
   }
+  // LDS's host bytes for an access that is in bounds and aligned, its bytes marked written (a store)
+  // or all written already (a load); nullptr for anything else, which locate() reports or defers.
+  uint8_t* lds_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
+    if ((pointer >> kRegionShift) != kRegionLds) return nullptr;
+    int64_t offset = signed_of(pointer & kOffsetMask, kRegionShift);
+    uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
+    if (offset < 0 || uint64_t(offset) + bytes > lds_.size() || misaligned) return nullptr;
+    uint8_t* written = lds_written_.data() + offset;
+    if (store) {
+      std::memset(written, 1, bytes);
+    } else {
+      uint8_t all = 1;
+      for (uint64_t i = 0; i < bytes; ++i) all &= written[i];
+      if (!all) return nullptr;
+    }
+    return lds_.data() + offset;
+  }
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
-  bool watch(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, bool store);
+  bool raced(const Wave& wave, const Op& op, int lane);
+  template <int kBytes, int kWidth>
+  bool memory_lanes(Wave& wave, const Op& op, uint64_t mask);
+  template <int kBytes>
+  bool memory_of_width(Wave& wave, const Op& op, uint64_t mask);
   void paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store);
   bool intrinsic(Wave& wave, const Op& op, uint64_t mask);
   bool math(Wave& wave, const Op& op, uint64_t mask);
   bool dpp(Wave& wave, const Op& op, uint64_t mask);
   bool bpermute(Wave& wave, const Op& op, uint64_t mask);
   bool matrix(Wave& wave, const Op& op, uint64_t mask);
+  template <typename Value>
+  bool gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& layout, int which, Value value);
 
   const Program& program_;
   Launch& launch_;
-  const std::vector<const MmaTable*>& tables_;
+  const std::vector<MatrixLayout>& layouts_;
   Outcome& outcome_;
   int wave_size_;
   int64_t items_per_group_;

@@ -1,6 +1,7 @@
 // Reading the layout CSVs (mma_tables.h).
 #include "mma_tables.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -69,6 +70,39 @@ const MmaTable* load_mma_table(const std::string& dir, const std::string& name, 
     table->replicated[i] = places.size() != count;
   }
   return (loaded[name] = std::move(table)).get();
+}
+
+bool matrix_layout(const MmaTable& table, const MmaOp& mma, MatrixLayout& layout, std::string& error) {
+  const int dims[4][2] = {{mma.m, mma.k}, {mma.k, mma.n}, {mma.m, mma.n}, {mma.m, mma.n}};
+  layout.table = &table;
+  for (int i = 0; i < 4; ++i) {
+    const char* matrix = "ABCD" + i;
+    layout.rows[i] = dims[i][0], layout.columns[i] = dims[i][1], layout.per_lane[i] = mma.widths[i];
+    if (int(table.cells[i].size()) != table.lanes)
+      return error = "layout table " + mma.table + " gives " + matrix[0] + " for " + std::to_string(table.cells[i].size()) +
+                     " lanes, A for " + std::to_string(table.lanes), false;
+    std::vector<uint32_t>& index = layout.index[i];
+    index.assign(size_t(mma.widths[i]) * size_t(table.lanes), 0);
+    std::vector<char> covered(size_t(dims[i][0]) * size_t(dims[i][1]), 0);
+    for (int l = 0; l < table.lanes; ++l) {
+      const auto& cells = table.cells[i][size_t(l)];
+      if (int(cells.size()) != mma.widths[i])
+        return error = "layout table " + mma.table + " gives " + matrix[0] + " " + std::to_string(cells.size()) +
+                       " elements per lane; the intrinsic's operand has " + std::to_string(mma.widths[i]), false;
+      for (size_t e = 0; e < cells.size(); ++e) {
+        auto [row, column] = cells[e];
+        if (row < 0 || row >= dims[i][0] || column < 0 || column >= dims[i][1])
+          return error = "layout table " + mma.table + " places " + matrix[0] + "[" + std::to_string(row) + "][" +
+                         std::to_string(column) + "] outside the " + std::to_string(dims[i][0]) + " x " +
+                         std::to_string(dims[i][1]) + " matrix", false;
+        uint32_t at = uint32_t(row * dims[i][1] + column);
+        index[e * size_t(table.lanes) + size_t(l)] = at;
+        covered[at] = 1;
+      }
+    }
+    layout.complete[i] = std::find(covered.begin(), covered.end(), 0) == covered.end();
+  }
+  return true;
 }
 
 }  // namespace kemit::exec

@@ -49,11 +49,19 @@ bool wraps_only(Kind kind) {
          kind == Kind::Xor;
 }
 
+// An integer op's width and promises, copied out of the Op before a lane loop so that they stay in
+// registers (the loop's stores could alias the Op as far as the compiler knows).
+struct Flags {
+  int bits;
+  bool nsw, nuw, exact, disjoint;
+};
+Flags flags_of(const Op& op) { return {op.type.bits, op.nsw, op.nuw, op.exact, op.disjoint}; }
+
 // The result of an integer op, or a reason it is poison / undefined ("" = fine).
 // Always inlined: called with a constant `kind`, its switch folds away inside a lane loop.
-__attribute__((always_inline)) inline uint64_t integer_result(Kind kind, const Op& op, uint64_t a, uint64_t b,
+__attribute__((always_inline)) inline uint64_t integer_result(Kind kind, const Flags op, uint64_t a, uint64_t b,
                                                               const char*& poison) {
-  const int bits = op.type.bits;
+  const int bits = op.bits;
   const int64_t sa = signed_of(a, bits), sb = signed_of(b, bits);
   const uint64_t all = low_bits(~uint64_t(0), bits);
   int64_t wide = 0;
@@ -135,48 +143,57 @@ bool float_predicate(int predicate, double a, double b) {
 }  // namespace
 
 bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
-  View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  const View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
-  const char* poison = nullptr;
-  const bool promises = op.nsw || op.nuw || op.exact || op.disjoint;
+  const Flags flags = flags_of(op);
+  const bool promises = flags.nsw || flags.nuw || flags.exact || flags.disjoint;
+  const uint64_t keep = low_bits(~uint64_t(0), flags.bits);  // the result's bits
   for (int e = 0; e < op.width; ++e) {
+    const uint64_t* x = a.row(e);
+    const uint64_t* y = b.row(e);
     uint64_t* row = out + e * wave_size_;
     if (!promises && wraps_only(op.kind)) {  // nothing to check: one loop per op
-      const int bits = op.type.bits;
-      auto lanes = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = low_bits(f(a.at(e, l), b.at(e, l)), bits); }); };
+      auto lanes = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = f(x[l], y[l]) & keep; }); };
       switch (op.kind) {
-        case Kind::Add: lanes([](uint64_t x, uint64_t y) { return x + y; }); break;
-        case Kind::Sub: lanes([](uint64_t x, uint64_t y) { return x - y; }); break;
-        case Kind::Mul: lanes([](uint64_t x, uint64_t y) { return x * y; }); break;
-        case Kind::And: lanes([](uint64_t x, uint64_t y) { return x & y; }); break;
-        case Kind::Or: lanes([](uint64_t x, uint64_t y) { return x | y; }); break;
-        default: lanes([](uint64_t x, uint64_t y) { return x ^ y; }); break;  // Xor
+        case Kind::Add: lanes([](uint64_t p, uint64_t q) { return p + q; }); break;
+        case Kind::Sub: lanes([](uint64_t p, uint64_t q) { return p - q; }); break;
+        case Kind::Mul: lanes([](uint64_t p, uint64_t q) { return p * q; }); break;
+        case Kind::And: lanes([](uint64_t p, uint64_t q) { return p & q; }); break;
+        case Kind::Or: lanes([](uint64_t p, uint64_t q) { return p | q; }); break;
+        default: lanes([](uint64_t p, uint64_t q) { return p ^ q; }); break;  // Xor
       }
       continue;
     }
-    if (op.type.bits == 32 && (op.kind == Kind::Add || op.kind == Kind::Mul)) {  // the hot cases, 32 bits
-      const bool add = op.kind == Kind::Add;
-      // results and broken promises in one call-free loop; the report only when a lane broke one
-      auto unsigned_wide = [&](uint64_t x, uint64_t y) { return add ? x + y : x * y; };
-      auto signed_wide = [&](uint64_t x, uint64_t y) {
-        return add ? int64_t(int32_t(x)) + int32_t(y) : int64_t(int32_t(x)) * int32_t(y);
-      };
-      bool broken = false;
-      for_lanes(mask, [&](int l) {
-        uint64_t x = a.at(e, l), y = b.at(e, l), wide = unsigned_wide(x, y);
-        int64_t swide = signed_wide(x, y);
-        broken |= (op.nuw && wide > 0xffffffffu) | (op.nsw && swide != int32_t(swide));
-        row[l] = wide & 0xffffffffu;
-      });
+    if (flags.bits == 32 && (op.kind == Kind::Add || op.kind == Kind::Mul) && !flags.exact && !flags.disjoint) {
+      // The hot cases: results and broken promises in one loop without calls or branches (cells
+      // hold their 32 bits zero-extended); the report only when a lane broke one.
+      const uint64_t nuw = flags.nuw, nsw = flags.nsw;
+      uint64_t broken = 0;
+      if (op.kind == Kind::Add) {
+        for_lanes(mask, [&](int l) {
+          const uint64_t wide = x[l] + y[l], sum = wide & 0xffffffffu;
+          // unsigned: a carry out of bit 31; signed: both operands' sign differs from the sum's
+          broken |= (nuw & (wide >> 32)) | (nsw & (((x[l] ^ sum) & (y[l] ^ sum)) >> 31));
+          row[l] = sum;
+        });
+      } else {
+        for_lanes(mask, [&](int l) {
+          const uint64_t wide = uint64_t(uint32_t(x[l])) * uint32_t(y[l]);
+          const int64_t swide = int64_t(int32_t(x[l])) * int32_t(y[l]);
+          broken |= (nuw & uint64_t(wide > 0xffffffffu)) | (nsw & uint64_t(swide != int32_t(swide)));
+          row[l] = wide & 0xffffffffu;
+        });
+      }
       if (!broken) continue;
+      const bool add = op.kind == Kind::Add;
       for (uint64_t m = mask; m; m &= m - 1) {
         int l = __builtin_ctzll(m);
-        uint64_t x = a.at(e, l), y = b.at(e, l);
-        int64_t swide = signed_wide(x, y);
-        if (op.nuw && unsigned_wide(x, y) > 0xffffffffu)
-          return fail(wave, op, l, std::string(add ? "poison: add nuw overflows" : "poison: mul nuw overflows") + operands_text(x, y, 32, false));
-        if (op.nsw && swide != int32_t(swide))
-          return fail(wave, op, l, std::string(add ? "poison: add nsw overflows" : "poison: mul nsw overflows") + operands_text(x, y, 32, true));
+        const uint64_t p = x[l], q = y[l];
+        const int64_t swide = add ? int64_t(int32_t(p)) + int32_t(q) : int64_t(int32_t(p)) * int32_t(q);
+        if (flags.nuw && (add ? p + q : p * q) > 0xffffffffu)
+          return fail(wave, op, l, std::string(add ? "poison: add nuw overflows" : "poison: mul nuw overflows") + operands_text(p, q, 32, false));
+        if (flags.nsw && swide != int32_t(swide))
+          return fail(wave, op, l, std::string(add ? "poison: add nsw overflows" : "poison: mul nsw overflows") + operands_text(p, q, 32, true));
       }
       continue;
     }
@@ -186,9 +203,9 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
     auto lanes = [&](auto kind) {
       for_lanes(mask, [&](int l) {
         const char* reason = nullptr;
-        uint64_t value = integer_result(decltype(kind)::value, op, a.at(e, l), b.at(e, l), reason);
+        uint64_t value = integer_result(decltype(kind)::value, flags, x[l], y[l], reason);
         if (reason && first < 0) first = l;
-        row[l] = low_bits(value, op.type.bits);
+        row[l] = value & keep;
       });
     };
     switch (op.kind) {
@@ -208,9 +225,10 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
       default: return fail(wave, op, 0, "poison: not an integer op");
     }
     if (first >= 0) {
-      uint64_t x = a.at(e, first), y = b.at(e, first);
-      integer_result(op.kind, op, x, y, poison);
-      return fail(wave, op, first, std::string("poison: ") + poison + operands_text(x, y, op.type.bits, op.nsw));
+      const char* poison = nullptr;
+      const uint64_t p = x[first], q = y[first];
+      integer_result(op.kind, flags, p, q, poison);
+      return fail(wave, op, first, std::string("poison: ") + poison + operands_text(p, q, flags.bits, flags.nsw));
     }
   }
   return true;
@@ -295,6 +313,13 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
       case Kind::Trunc:
         for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), to_bits); });
         continue;
+      case Kind::FPExt:
+      case Kind::FPTrunc: {  // exact, then one rounding: never poison
+        const Scalar from = op.source.scalar, to = op.type.scalar;
+        const uint64_t* x = a.row(e);
+        for_lanes(mask, [&](int l) { row[l] = from_double(to_double(x[l], from), to); });
+        continue;
+      }
       default:
         break;
     }

@@ -1,6 +1,7 @@
 // Decoding one kernel of an llvm::Module into the executor's Program (program.h).
 #include "program.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -13,6 +14,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/ModuleSlotTracker.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,6 +27,17 @@ std::string printed(const llvm::Value& value) {
   std::string text;
   llvm::raw_string_ostream stream(text);
   value.print(stream);
+  stream.flush();
+  size_t start = text.find_first_not_of(' ');
+  return start == std::string::npos ? text : text.substr(start);
+}
+
+// As printed(), numbering the values with one slot tracker for the whole decode: printing an
+// instruction alone numbers its whole function again each time.
+std::string printed(const llvm::Value& value, llvm::ModuleSlotTracker& slots) {
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  value.print(stream, slots);
   stream.flush();
   size_t start = text.find_first_not_of(' ');
   return start == std::string::npos ? text : text.substr(start);
@@ -50,7 +63,7 @@ bool element_type_of(llvm::Type* type, ElementType& out) {
 class Decoder {
  public:
   Decoder(llvm::Module& module, Program& program, std::string& error)
-      : module_(module), layout_(module.getDataLayout()), program_(program), error_(error) {}
+      : module_(module), layout_(module.getDataLayout()), program_(program), error_(error), slots_tracker_(&module) {}
 
   bool run(llvm::Function& function);
 
@@ -79,6 +92,7 @@ class Decoder {
   std::unordered_map<const llvm::Constant*, uint32_t> constants_;
   std::map<const llvm::GlobalVariable*, uint64_t> lds_offsets_;
   std::unordered_map<const llvm::BasicBlock*, int> block_index_;
+  llvm::ModuleSlotTracker slots_tracker_;
 };
 
 uint32_t Decoder::new_slot(int width) {
@@ -233,7 +247,7 @@ bool Decoder::decode_call(llvm::CallInst& call, Op& op) {
 }
 
 bool Decoder::decode_instruction(llvm::Instruction& inst, Op& op) {
-  op.text = printed(inst);
+  op.text = printed(inst, slots_tracker_);
   if (!inst.getType()->isVoidTy()) {
     if (!element_type_of(inst.getType(), op.type)) return fail("unsupported result type: " + op.text);
     op.width = lanes_of(inst.getType());
@@ -409,7 +423,11 @@ bool decode_kernel(llvm::Module& module, const std::string& kernel, Program& pro
   }
   program.wave_size = wave_size_of(program.arch);
   Decoder decoder(module, program, error);
-  return decoder.run(*chosen);
+  if (!decoder.run(*chosen)) return false;
+  program.constant_lanes.resize(program.constants.size() * size_t(program.wave_size));
+  for (size_t c = 0; c < program.constants.size(); ++c)
+    std::fill_n(&program.constant_lanes[c * size_t(program.wave_size)], program.wave_size, program.constants[c]);
+  return true;
 }
 
 }  // namespace kemit::exec

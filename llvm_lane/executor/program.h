@@ -113,6 +113,9 @@ struct Program {
   std::vector<int> slot_width;
   uint32_t cells_per_lane = 0;         // sum of widths
   std::vector<uint64_t> constants;     // constant pool (a constant Ref indexes here, elements in a row)
+  // Each constant cell once per lane of a wave, cell c's lanes from c * wave_size: a constant
+  // operand reads like a register (element e of lane l at e * wave_size + l), so lane loops step by one.
+  std::vector<uint64_t> constant_lanes;
   std::vector<LdsGlobal> lds;
   uint64_t lds_bytes = 0;
   std::vector<MmaOp> mma_ops;

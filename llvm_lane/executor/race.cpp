@@ -32,51 +32,30 @@ std::string RaceWatch::describe(uint32_t event, int lane, bool store) const {
          (store ? "writes" : "reads") + " it";
 }
 
-bool RaceWatch::raced(uint64_t region, uint64_t byte, uint32_t earlier, int earlier_lane, bool earlier_store, int lane,
-                      bool store, std::string& why) const {
-  const bool lds = region == kRegionLds;
+std::string RaceWatch::race_text() const {
+  const Race& r = race_;
+  const bool lds = r.region == kRegionLds;
   const uint32_t now = uint32_t(events_.size() - 1);
-  const std::string where = (lds ? std::string("LDS") : names_[region - 1]) + " byte " + std::to_string(byte);
-  if (earlier == now) {
+  const std::string where = (lds ? std::string("LDS") : names_[r.region - 1]) + " byte " + std::to_string(r.byte);
+  if (r.earlier == now) {
     const Event& e = events_[now];
-    why = "race: " + where + ": lanes " + std::to_string(earlier_lane) + " and " + std::to_string(lane) +
-          " of one store both write it: " + e.op->text + " (wave " + std::to_string(e.wave) + ", workgroup (" +
-          std::to_string(e.group[0]) + "," + std::to_string(e.group[1]) + "," + std::to_string(e.group[2]) + "))";
-    return false;
+    return "race: " + where + ": lanes " + std::to_string(r.earlier_lane) + " and " + std::to_string(r.lane) +
+           " of one store both write it: " + e.op->text + " (wave " + std::to_string(e.wave) + ", workgroup (" +
+           std::to_string(e.group[0]) + "," + std::to_string(e.group[1]) + "," + std::to_string(e.group[2]) + "))";
   }
-  const Event &a = events_[earlier], &b = events_[now];
+  const Event &a = events_[r.earlier], &b = events_[now];
   bool one_group = a.group[0] == b.group[0] && a.group[1] == b.group[1] && a.group[2] == b.group[2];
-  why = "race: " + where + ": " + describe(earlier, earlier_lane, earlier_store) + " and " + describe(now, lane, store) +
-        (one_group ? " in one barrier interval (no barrier between the waves)" : " in one launch (nothing orders two workgroups)");
-  return false;
+  return "race: " + where + ": " + describe(r.earlier, r.earlier_lane, r.earlier_store) + " and " +
+         describe(now, r.lane, r.store) +
+         (one_group ? " in one barrier interval (no barrier between the waves)" : " in one launch (nothing orders two workgroups)");
 }
 
-bool RaceWatch::access(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store, std::string& why) {
+// An access whose marks are not one run of a made chunk: byte by byte, each chunk made as touched.
+bool RaceWatch::access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
   const bool lds = region == kRegionLds;
   const uint32_t now = uint32_t(events_.size() - 1);
-  Mark* run = offset / kChunk == (offset + bytes - 1) / kChunk ? marks(region, offset) : nullptr;
-  for (uint64_t i = 0; i < bytes; ++i) {
-    Mark& m = run ? run[i] : *marks(region, offset + i);
-    const uint64_t byte = offset + i;
-    if (store && m.writer == now && m.writer_lane != lane) return raced(region, byte, now, m.writer_lane, true, lane, true, why);
-    if (unordered(lds, m.writer)) return raced(region, byte, m.writer, m.writer_lane, true, lane, store, why);
-    if (store) {
-      for (int r = 0; r < 2; ++r)
-        if (unordered(lds, m.readers[r])) return raced(region, byte, m.readers[r], m.reader_lanes[r], false, lane, true, why);
-      m.writer = now, m.writer_lane = uint8_t(lane);
-      m.readers[0] = m.readers[1] = 0;  // any unordered read raced above
-      continue;
-    }
-    // Two reads by different waves are enough: the next writer is unordered with one of them. A
-    // wave that read the byte already changes nothing (the common case writes no mark).
-    if (mine(m.readers[0])) continue;
-    for (int r = 0; r < 2; ++r) {
-      if (settled(lds, m.readers[r])) {
-        m.readers[r] = now, m.reader_lanes[r] = uint8_t(lane);
-        break;
-      }
-    }
-  }
+  for (uint64_t i = 0; i < bytes; ++i)
+    if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now)) return false;
   return true;
 }
 

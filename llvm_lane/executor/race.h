@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,8 +35,31 @@ class RaceWatch {
   void resume_wave() { wave_from_ = uint32_t(events_.size()); }
   // One wave's run of a load or store; its lanes' accesses follow.
   void begin(const Op& op, int wave);
-  // false with `why` naming both accesses and the byte when the lane's access races.
-  bool access(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store, std::string& why);
+  // One lane's access; false when it races, and race_text() then names both accesses and the byte.
+  // Inline: it runs for every lane of every load and store. The bytes' marks are one run in one
+  // chunk, except for an access that straddles two chunks or a chunk not made yet.
+  bool access(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
+    const std::vector<std::unique_ptr<Mark[]>>& chunks = chunks_[region - 1];
+    const uint64_t chunk = offset / kChunk;
+    if (chunk >= chunks.size() || !chunks[chunk] || (offset + bytes - 1) / kChunk != chunk)
+      return access_slow(region, offset, bytes, lane, store);
+    Mark* run = &chunks[chunk][offset % kChunk];
+    const bool lds = region == kRegionLds;
+    const uint32_t now = uint32_t(events_.size() - 1);
+    // Each byte's outcome depends on its own mark only, so a stretch of equal marks (the bytes one
+    // lane's access wrote or read) gets its first byte's outcome, checked once; a race is named at
+    // the first byte that races, as byte by byte, and the stretch's marks stay equal.
+    for (uint64_t i = 0, end; i < bytes; i = end) {
+      Mark& head = run[i];
+      for (end = i + 1; end < bytes && run[end] == head;) ++end;
+      const Mark before = head;
+      if (!touch(head, region, offset + i, lds, lane, store, now)) return false;
+      if (!(head == before))
+        for (uint64_t j = i + 1; j < end; ++j) run[j] = head;
+    }
+    return true;
+  }
+  std::string race_text() const;  // the last race access() found
 
  private:
   struct Event {  // one wave's run of one memory op
@@ -46,9 +70,23 @@ class RaceWatch {
   struct Mark {
     uint32_t writer = 0, readers[2] = {0, 0};  // event numbers, 0 is none
     uint8_t writer_lane = 0, reader_lanes[2] = {0, 0};
+    uint8_t unused = 0;  // no padding: two marks are equal when their bytes are
+    bool operator==(const Mark& other) const {
+      uint64_t a[2], b[2];
+      std::memcpy(a, this, sizeof a), std::memcpy(b, &other, sizeof b);
+      return a[0] == b[0] && a[1] == b[1];
+    }
+  };
+  static_assert(sizeof(Mark) == 16, "a mark is two words");
+  struct Race {  // what race_text() names
+    uint64_t region = 0, byte = 0;
+    uint32_t earlier = 0;
+    int earlier_lane = 0, lane = 0;
+    bool earlier_store = false, store = false;
   };
   static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
   Mark* marks(uint64_t region, uint64_t byte);
+  bool access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store);
   bool unordered(bool lds, uint32_t earlier) const {
     return (earlier >= interval_from_ && earlier < wave_from_) || (!lds && earlier != 0 && earlier < group_from_);
   }
@@ -58,15 +96,40 @@ class RaceWatch {
     return read == 0 || (read < interval_from_ && (lds || read >= group_from_));
   }
   bool mine(uint32_t earlier) const { return earlier >= wave_from_; }
+  // One byte's mark: false (race_ set) when the access races with the mark's writer or readers.
+  bool touch(Mark& m, uint64_t region, uint64_t byte, bool lds, int lane, bool store, uint32_t now) {
+    if (store && m.writer == now && m.writer_lane != lane) return raced(region, byte, now, m.writer_lane, true, lane, true);
+    if (unordered(lds, m.writer)) return raced(region, byte, m.writer, m.writer_lane, true, lane, store);
+    if (store) {
+      for (int r = 0; r < 2; ++r)
+        if (unordered(lds, m.readers[r])) return raced(region, byte, m.readers[r], m.reader_lanes[r], false, lane, true);
+      m.writer = now, m.writer_lane = uint8_t(lane);
+      m.readers[0] = m.readers[1] = 0;  // any unordered read raced above
+      return true;
+    }
+    // Two reads by different waves are enough: the next writer is unordered with one of them. A
+    // wave that read the byte already changes nothing (the common case writes no mark).
+    if (mine(m.readers[0])) return true;
+    for (int r = 0; r < 2; ++r) {
+      if (settled(lds, m.readers[r])) {
+        m.readers[r] = now, m.reader_lanes[r] = uint8_t(lane);
+        break;
+      }
+    }
+    return true;
+  }
+  bool raced(uint64_t region, uint64_t byte, uint32_t earlier, int earlier_lane, bool earlier_store, int lane, bool store) {
+    race_ = {region, byte, earlier, earlier_lane, lane, earlier_store, store};
+    return false;
+  }
   std::string describe(uint32_t event, int lane, bool store) const;
-  bool raced(uint64_t region, uint64_t byte, uint32_t earlier, int earlier_lane, bool earlier_store, int lane,
-             bool store, std::string& why) const;
 
   std::vector<std::string> names_;
   std::vector<std::vector<std::unique_ptr<Mark[]>>> chunks_;  // by region index - 1, then chunk
   std::vector<Event> events_;
   uint32_t group_from_ = 1, interval_from_ = 1, wave_from_ = 1;
   int64_t current_group_[3] = {0, 0, 0};
+  Race race_;
 };
 
 }  // namespace kemit::exec

@@ -496,3 +496,33 @@ def test_without_the_watch_the_in_order_run_passes_what_the_schedules_expose(che
     assert exchange("in-order") == list(np.tile((np.arange(128) % 64) * 7, 2))
     assert exchange("reverse") is None
     assert None in [exchange(f"random:{seed}") for seed in range(8)]
+
+
+STORE_CONSTANT = """
+define amdgpu_kernel void @first(ptr addrspace(1) %out) #0 {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 VALUE, ptr addrspace(1) %p, align 4
+  ret void
+}
+define amdgpu_kernel void @second(ptr addrspace(1) %out) #0 {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  %v = add i32 %t, VALUE
+  store i32 %v, ptr addrspace(1) %p, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+
+
+def test_a_kept_module_is_reused_only_for_the_same_text_and_each_kernel_runs_its_own(checker):
+    """EXEC keeps its last modules parsed and decoded: one name with texts that differ in one
+    constant, in turn, and both kernels of one text, must each run what was sent."""
+    for value in (7, 9, 7, 9, 11, 13, 15, 17, 7):  # the last 7 after more modules than are kept
+        text = HEAD + STORE_CONSTANT.replace("VALUE", str(value)) + TAIL.format(arch="gfx90a")
+        for kernel, want in (("first", np.full(64, value)), ("second", np.arange(64) + value)):
+            out = np.zeros(64, dtype=np.int32)
+            ok, error, _, _ = checker.execute(text, "t.ll", (1,), 64, {"out": out}, {}, kernel)
+            assert ok, error
+            assert (out == want).all(), (value, kernel, out[:4])
