@@ -42,8 +42,11 @@ BINARY = re.compile(r"^(add|sub|mul|and|or|xor|shl|lshr|ashr|udiv|sdiv|urem|srem
 COMMUTATIVE = re.compile(r"^(fadd|fmul)((?: \w+)*) (float|half|bfloat|double) (\S+), (\S+)$")
 ICMP = re.compile(r"^icmp (\w+) (i\d+) (\S+), (\S+)$")
 SELECT = re.compile(r"^select i1 (\S+), (\S+) (\S+), (\S+) (\S+)$")
-CAST = re.compile(r"^(zext|sext|trunc|bitcast)(?: nneg)? (\S+) (\S+) to (\S+)$")
+CAST = re.compile(r"^(zext|sext|trunc|bitcast)( nneg)? (\S+) (\S+) to (\S+)$")
 BRANCH = re.compile(r"^\s*br i1 (\S+), label %([\w.$-]+), label %([\w.$-]+)$")
+# The flags each integer op may carry; a fold checks every one (a broken promise is poison).
+FLAGS = {"add": {"nsw", "nuw"}, "sub": {"nsw", "nuw"}, "mul": {"nsw", "nuw"}, "shl": {"nsw", "nuw"},
+         "lshr": {"exact"}, "ashr": {"exact"}, "udiv": {"exact"}, "sdiv": {"exact"}, "or": {"disjoint"}}
 DIVISIONS = ("udiv", "sdiv", "urem", "srem")
 EFFECTS = ("store ", "fence ", "atomicrmw ", "cmpxchg ")
 CROSS_LANE = ("llvm.amdgcn.update.dpp.", "llvm.amdgcn.ds.bpermute", "llvm.amdgcn.readfirstlane",
@@ -112,8 +115,12 @@ def signed(value, width):
 def fold_binary(op, flags, width, a, b):
     """The exact result of an integer op on two constants; Unknown where a promise breaks (poison)."""
     mask, sa, sb = (1 << width) - 1, signed(a, width), signed(b, width)
+    if set(flags) - FLAGS.get(op, set()):
+        raise Unknown(f"{op} with flags {flags}")
     if "disjoint" in flags and a & b:
         raise Unknown("or disjoint of overlapping bits")
+    if "exact" in flags and op in ("udiv", "sdiv") and b and (a % b if op == "udiv" else abs(sa) % abs(sb)):
+        raise Unknown(f"{op} exact leaves a remainder")
     if op in ("udiv", "urem", "sdiv", "srem") and b == 0 or op in ("shl", "lshr", "ashr") and b >= width:
         raise Unknown(f"{op} by {b}")
     exact = {"add": (a + b, sa + sb), "sub": (a - b, sa - sb), "mul": (a * b, sa * sb)}
@@ -357,9 +364,13 @@ class Wave:
         shape = NAME.sub("%", text)
         return g.node("op", shape, tuple(self.value("?", o, lane) for o in operands))
 
-    def cast(self, op, from_type, token, to_type, lane):
+    def cast(self, op, nneg, from_type, token, to_type, lane):
         g = self.graph
         x = self.value(from_type, token, lane)
+        if nneg and g.constant(x) and int_bits(from_type) and g.constant(x)[1] >> (int_bits(from_type) - 1):
+            raise Unknown("zext nneg of a negative value")  # poison
+        if nneg and not g.constant(x):
+            return g.node(op + " nneg", from_type, to_type, x)
         c = g.constant(x)
         parts = g.parts[x]
         if op == "bitcast":

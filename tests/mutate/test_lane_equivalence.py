@@ -74,9 +74,11 @@ def test_integer_folds_keep_their_promises():
     assert fold("and", [], 32, 80, 63) == 16
     assert fold("and", [], 32, 80, 0) == 0 and fold("mul", [], 32, 7, 0) == 0  # a zero operand divides nothing
     assert fold("sdiv", [], 32, (-7) % 2**32, 2) == (-3) % 2**32
+    assert fold("udiv", ["exact"], 32, 24, 8) == 3
     for op, flags, a, b in [("add", ["nsw"], 2**31 - 1, 1), ("add", ["nuw"], 2**32 - 1, 1),
                             ("shl", ["nuw"], 2**31, 1), ("udiv", [], 1, 0), ("sdiv", [], 2**31, 2**32 - 1),
-                            ("lshr", ["exact"], 3, 1), ("or", ["disjoint"], 3, 1), ("shl", [], 1, 32)]:
+                            ("lshr", ["exact"], 3, 1), ("or", ["disjoint"], 3, 1), ("shl", [], 1, 32),
+                            ("udiv", ["exact"], 25, 8), ("sdiv", ["exact"], 2**32 - 5, 4), ("and", ["nuw"], 1, 1)]:
         with pytest.raises(lane_equivalence.Unknown):
             fold(op, flags, 32, a, b)
 
@@ -193,3 +195,11 @@ def test_a_value_carried_to_a_trip_that_never_runs_is_read_by_no_lane(stored, eq
     line = mutated.split("\n").index("  %v = add i32 %tid, 4")
     reason = lane_equivalence.same_where_read(original, mutated, line, {"k": {64}}, 64, "llvm22", "gfx90a")
     assert (reason is not None) == equivalent, reason
+
+
+def test_a_zext_nneg_of_a_negative_constant_is_poison_and_no_equivalence():
+    graph = lane_equivalence.Graph()
+    wave = lane_equivalence.Wave(graph, None, 0, 64, 64, {"%neg": [graph.const("i32", 2**32 - 1)] * 64})
+    with pytest.raises(lane_equivalence.Unknown):
+        wave.cast("zext", " nneg", "i32", "%neg", "i64", 0)
+    assert graph.constant(wave.cast("zext", None, "i32", "%neg", "i64", 0)) == ("i64", 2**32 - 1)
