@@ -282,23 +282,41 @@ def proofs_for_survivors(args, folder, section, newest, survivors):
     return {("proofs",) + key[1:]: verdict for key, verdict in proven.items() if key[0] == "llvm"}
 
 
-def launch_equivalences(args, survivors, flavors):
-    """The survivors that the plan's launch facts prove equivalent (launch_equivalence.py) get
-    that verdict, with the reason: asked of the flavor's LLVM and of the contract prover, for each
-    survivor's own spec."""
+def launch_reasons(args, mutants, flavors):
+    """{mutant name: the reason} of the mutants that the plan's launch facts prove equivalent
+    (launch_equivalence.py, lane_equivalence.py): asked of the flavor's LLVM, of the contract
+    prover and of the lane evaluation, for each mutant's own spec."""
     engine = start_engine(args.build)
     prove = os.path.join(args.build, "proof", "kemit_prove")
+    found = {}
     try:
         hello = engine.ask({"op": "hello"})
         facts = {f.get("name"): f for f in hello.get("arch_facts", [])}
-        for m in survivors:
+        for m in mutants:
             reason = launch_reason(engine, prove, m, flavors, facts)
             if reason:
-                m["verdict"], m["how"] = "EQUIVALENT", reason
+                found[mutant_name(m)] = reason
     except RuntimeError as error:
-        usage(f"the engine failed while the survivors' launch facts were asked: {error}")
+        usage(f"the engine failed while the mutants' launch facts were asked: {error}")
     finally:
         engine.close()
+    return found
+
+
+def launch_equivalences(args, survivors, flavors):
+    """The survivors that the launch facts prove equivalent get that verdict, with the reason."""
+    reasons = launch_reasons(args, survivors, flavors)
+    for m in survivors:
+        if mutant_name(m) in reasons:
+            m["verdict"], m["how"] = "EQUIVALENT", reasons[mutant_name(m)]
+
+
+def contradicted_equivalences(args, mutants, flavors):
+    """[(mutant, reason)] of the mutants the numerics lane kills that a launch fact would call
+    equivalent: each is a rule that is not sound (the lanes ran the mutant and saw it differ)."""
+    killed = [m for m in mutants if m["verdict"] == "KILLED" and m["how"].startswith("numerics")]
+    reasons = launch_reasons(args, killed, flavors)
+    return [(m, reasons[mutant_name(m)]) for m in killed if mutant_name(m) in reasons]
 
 
 def launch_reason(engine, prove, m, flavors, facts):
@@ -616,6 +634,9 @@ def parse_args(argv):
                         help="seconds the numerics lane gives one mutant (default 30; a mutated loop may never end)")
     parser.add_argument("--no-proofs", dest="proofs", action="store_false",
                         help="no contract proofs for the mutants that survive the other checks")
+    parser.add_argument("--check-equivalences", action="store_true",
+                        help="also ask the launch facts of every mutant the numerics lane kills: any it would call "
+                             "equivalent is an unsound rule (exit 1)")
     parser.add_argument("--merge", nargs="+", metavar="SHARD_JSON",
                         help="join the --json reports of every shard of one run into --json (and --junit)")
     parser.add_argument("--version", action="store_true")
@@ -732,12 +753,23 @@ def main(argv=None):
     if args.floor:
         with open(args.floor, encoding="utf-8") as handle:
             floor = json.load(handle)["score"]
+    unsound = contradicted_equivalences(args, mutants, flavors) if args.check_equivalences else []
     seconds = time.time() - started_clock
     print_summary(args, mutants, totals, score, floor, seconds)
+    for m, reason in unsound:
+        print(f"UNSOUND {mutant_name(m)}: the lanes kill it ({first_line(m['how'])}), "
+              f"yet a launch fact calls it equivalent: {reason}")
     if args.json:
         write_json(args.json, args, started, seconds, mutants, dict(totals, score=score), floor)
     if args.junit:
         write_junit(args.junit, args, seconds, mutants)
+    if args.check_equivalences:
+        killed = sum(1 for m in mutants if m["verdict"] == "KILLED" and m["how"].startswith("numerics"))
+        if unsound or not killed:
+            print(f"RESULT: RED ({len(unsound)} killed mutant(s) an equivalence rule calls equivalent: see UNSOUND above)"
+                  if unsound else "RESULT: RED (--check-equivalences: the numerics lane killed no mutant to check against)")
+            return 1
+        print(f"equivalence rules checked against {killed} mutant(s) the numerics lane kills: none calls one equivalent")
     if args.mutant:
         return 0 if mutants[0]["verdict"] != "SURVIVED" else 1
     if floor is not None and (score is None or score < floor):

@@ -9,6 +9,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "parity", "mutate"))
+import kemit_mutate  # noqa: E402
 import lane_equivalence  # noqa: E402
 import mutate_ops  # noqa: E402
 
@@ -203,3 +204,20 @@ def test_a_zext_nneg_of_a_negative_constant_is_poison_and_no_equivalence():
     with pytest.raises(lane_equivalence.Unknown):
         wave.cast("zext", " nneg", "i32", "%neg", "i64", 0)
     assert graph.constant(wave.cast("zext", None, "i32", "%neg", "i64", 0)) == ("i64", 2**32 - 1)
+
+
+KILLED = "gemm_mma:22@llvm22:flag_add:7"  # an `exact` on a udiv that leaves a remainder: poison the lanes see
+
+
+def test_no_equivalence_rule_calls_a_mutant_the_lanes_kill_equivalent(build_dir, tmp_path, capsys):
+    argv = ["--build", build_dir, "--out", str(tmp_path / "out"), "--mutant", KILLED, "--check-equivalences"]
+    assert kemit_mutate.main(argv) == 0
+    assert "none calls one equivalent" in capsys.readouterr().out
+
+
+def test_an_unsound_rule_is_caught_by_the_mutants_the_lanes_kill(build_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(lane_equivalence, "same_where_read", lambda *args: "a rule that calls everything equivalent")
+    argv = ["--build", build_dir, "--out", str(tmp_path / "out"), "--mutant", KILLED, "--check-equivalences"]
+    assert kemit_mutate.main(argv) == 1
+    out = capsys.readouterr().out
+    assert f"UNSOUND {KILLED}: the lanes kill it (numerics NOT_EXECUTABLE" in out and "RESULT: RED" in out
