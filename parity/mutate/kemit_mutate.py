@@ -660,6 +660,8 @@ def parse_args(argv):
         args.shard = (int(found.group(1)), int(found.group(2)))
     if args.sample < 0:
         usage(f"--sample takes a count >= 0 (got {args.sample})")
+    if args.merge and args.check_equivalences:
+        usage("--check-equivalences judges mutants as they run; run it with the campaign, not with --merge")
     if args.mutant and not MUTANT_NAME.match(args.mutant):
         usage(f"--mutant takes FAMILY:ID@SECTION:OPERATOR:K (got {args.mutant})")
     for tool in () if args.merge else ("cpp_engine/kemit_emit", "parity/check_numerics", "llvm_lane/check_llvm"):

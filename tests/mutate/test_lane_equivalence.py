@@ -221,3 +221,10 @@ def test_an_unsound_rule_is_caught_by_the_mutants_the_lanes_kill(build_dir, tmp_
     assert kemit_mutate.main(argv) == 1
     out = capsys.readouterr().out
     assert f"UNSOUND {KILLED}: the lanes kill it (numerics NOT_EXECUTABLE" in out and "RESULT: RED" in out
+
+
+def test_the_check_of_the_rules_is_refused_with_merge(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        kemit_mutate.main(["--merge", "a.json", "--check-equivalences"])
+    assert stopped.value.code == 2
+    assert "--check-equivalences judges mutants as they run" in capsys.readouterr().err
