@@ -311,10 +311,14 @@ def launch_equivalences(args, survivors, flavors):
             m["verdict"], m["how"] = "EQUIVALENT", reasons[mutant_name(m)]
 
 
+def numerics_kills(mutants):
+    return [m for m in mutants if m["verdict"] == "KILLED" and m["how"].startswith("numerics")]
+
+
 def contradicted_equivalences(args, mutants, flavors):
     """[(mutant, reason)] of the mutants the numerics lane kills that a launch fact would call
     equivalent: each is a rule that is not sound (the lanes ran the mutant and saw it differ)."""
-    killed = [m for m in mutants if m["verdict"] == "KILLED" and m["how"].startswith("numerics")]
+    killed = numerics_kills(mutants)
     reasons = launch_reasons(args, killed, flavors)
     return [(m, reasons[mutant_name(m)]) for m in killed if mutant_name(m) in reasons]
 
@@ -766,7 +770,7 @@ def main(argv=None):
     if args.junit:
         write_junit(args.junit, args, seconds, mutants)
     if args.check_equivalences:
-        killed = sum(1 for m in mutants if m["verdict"] == "KILLED" and m["how"].startswith("numerics"))
+        killed = len(numerics_kills(mutants))
         if unsound or not killed:
             print(f"RESULT: RED ({len(unsound)} killed mutant(s) an equivalence rule calls equivalent: see UNSOUND above)"
                   if unsound else "RESULT: RED (--check-equivalences: the numerics lane killed no mutant to check against)")

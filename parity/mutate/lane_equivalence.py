@@ -256,8 +256,8 @@ class Function:
 class Wave:
     """The per-lane values of one wave of one version of the module."""
 
-    def __init__(self, graph, function, wave, wave_size, block_size, local):
-        self.graph, self.f, self.wave, self.size, self.block_size = graph, function, wave, wave_size, block_size
+    def __init__(self, graph, function, wave, wave_size, local):
+        self.graph, self.f, self.wave, self.size = graph, function, wave, wave_size
         self.local = local  # {name: [node per lane]} of the changed block, as evaluated
         self.outside = {}
 
@@ -302,7 +302,7 @@ class Wave:
                 name not in {phi for phi, _, _, _ in phis}:
             return leaves
         first = {phi: [self.value(type_, value, lane) for lane in range(self.size)] for phi, type_, value, _ in phis}
-        trial = Wave(self.graph, self.f, self.wave, self.size, self.block_size, first)
+        trial = Wave(self.graph, self.f, self.wave, self.size, first)
         stays = branch.group(2) == block
         out = []
         for lane in range(self.size):
@@ -479,9 +479,9 @@ def dpp_source(control, lane):
     raise Unknown(f"DPP control {control:#x} is not modelled")
 
 
-def evaluate_block(graph, function, wave, wave_size, block_size):
+def evaluate_block(graph, function, wave, wave_size):
     """(the Wave with the block's values, [the block's effects]) of one wave."""
-    state, effects = Wave(graph, function, wave, wave_size, block_size, {}), []
+    state, effects = Wave(graph, function, wave, wave_size, {}), []
     for text in function.body(function.block):
         match = ASSIGN.match(text)
         if match:
@@ -494,10 +494,9 @@ def evaluate_block(graph, function, wave, wave_size, block_size):
                 state.local[name] = state.lanes(name, rest, effects)
             continue
         if text.startswith(EFFECTS):
+            operands, shape = NAME.findall(text), NAME.sub("%", text)
             for lane in range(wave_size):
-                operands = NAME.findall(text)
-                effects.append(graph.node("effect", NAME.sub("%", text), lane,
-                                          tuple(state.value("?", o, lane) for o in operands)))
+                effects.append(graph.node("effect", shape, lane, tuple(state.value("?", o, lane) for o in operands)))
         elif text.startswith(("call ", "tail call ")):
             state.call(None, CALL.match(text), effects)
         elif text.startswith("br i1 "):
@@ -531,12 +530,11 @@ class Demand:
         self.memo[name] = None
         lanes = set()
         for block, index in self.uses.get(name, ()):
-            if block != self.f.block:
-                lanes |= self.of_use(name, block, self.f.lines[index].strip())
-            elif not PHI.match(ASSIGN.match(self.f.lines[index]).group(2) if ASSIGN.match(self.f.lines[index]) else ""):
+            text = self.f.lines[index].strip()
+            if block == self.f.block and not PHI.match(text.split("= ", 1)[-1]):
                 lanes |= self.everyone  # read again by the changed block itself: every lane, to be safe
             else:
-                lanes |= self.of_use(name, block, self.f.lines[index].strip())
+                lanes |= self.of_use(name, block, text)
         self.memo[name] = lanes
         return lanes
 
@@ -624,7 +622,7 @@ def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
         graph = Graph()
         lanes_read = 0
         for wave in range(block_size // wave_size):
-            evaluated = [evaluate_block(graph, f, wave, wave_size, block_size) for f in functions]
+            evaluated = [evaluate_block(graph, f, wave, wave_size) for f in functions]
             if evaluated[0][1] != evaluated[1][1]:
                 return None
             states = [e[0] for e in evaluated]

@@ -86,7 +86,7 @@ def test_integer_folds_keep_their_promises():
 
 def test_maxnum_is_the_set_of_its_leaves_and_nothing_more():
     graph = lane_equivalence.Graph()
-    wave = lane_equivalence.Wave(graph, None, 0, 64, 64, {})
+    wave = lane_equivalence.Wave(graph, None, 0, 64, {})
     a, b, c = (graph.node("leaf", name, 0, 0) for name in "abc")
     maxnum, minnum = "llvm.maxnum.f32", "llvm.minnum.f32"
     assert wave.min_max(maxnum, a, wave.min_max(maxnum, b, a)) == wave.min_max(maxnum, b, a)
@@ -200,7 +200,7 @@ def test_a_value_carried_to_a_trip_that_never_runs_is_read_by_no_lane(stored, eq
 
 def test_a_zext_nneg_of_a_negative_constant_is_poison_and_no_equivalence():
     graph = lane_equivalence.Graph()
-    wave = lane_equivalence.Wave(graph, None, 0, 64, 64, {"%neg": [graph.const("i32", 2**32 - 1)] * 64})
+    wave = lane_equivalence.Wave(graph, None, 0, 64, {"%neg": [graph.const("i32", 2**32 - 1)] * 64})
     with pytest.raises(lane_equivalence.Unknown):
         wave.cast("zext", " nneg", "i32", "%neg", "i64", 0)
     assert graph.constant(wave.cast("zext", None, "i32", "%neg", "i64", 0)) == ("i64", 2**32 - 1)
