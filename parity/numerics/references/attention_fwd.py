@@ -24,7 +24,7 @@ def probabilities(q, k, causal, scale):
 
 def probabilities_at(q, k, positions, scale):
     """probabilities of queries at `positions` of their head (keys past each masked; None: none), f64."""
-    scores = np.einsum("hid,hjd->hij", np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)) * scale
+    scores = (np.asarray(q, dtype=np.float64) @ np.swapaxes(np.asarray(k, dtype=np.float64), 1, 2)) * scale
     if positions is not None:
         scores = np.where(np.arange(scores.shape[2])[None, None, :] <= np.asarray(positions)[None, :, None], scores,
                           -np.inf)
@@ -34,8 +34,12 @@ def probabilities_at(q, k, positions, scale):
 
 def attention(q, k, v, causal, scale, dtype):
     """o[h] = P[h] v[h] in f64, rounded to dtype (as f32 values); q, k, v are (heads, seq, head_dim)."""
-    weights = probabilities(q, k, causal, scale)
-    return round_to(np.einsum("hij,hjd->hid", weights, np.asarray(v, dtype=np.float64)).astype(np.float32), dtype)
+    return weighted(probabilities(q, k, causal, scale), v, dtype)
+
+
+def weighted(weights, v, dtype):
+    """P v in f64 (P from `probabilities`), rounded to dtype (as f32 values)."""
+    return round_to((weights @ np.asarray(v, dtype=np.float64)).astype(np.float32), dtype)
 
 
 def attention_online(q, k, v, causal, scale, dtype, tile_kv):
@@ -101,7 +105,7 @@ def sampled_outputs(spec, launch):
             q = view_values(launch, "q", dtype, rows[:, None] * head_dim + dims)[None]
             k, v = (view_values(launch, name, dtype, keys)[None] for name in ("k", "v"))
             p = probabilities_at(q, k, rows % seq_q if spec["causal"] else None, scale)  # a query's place masks keys
-            o, b = np.einsum("hij,hjd->hid", p, v)[0], np.einsum("hij,hjd->hid", p, np.abs(v))[0]
+            o, b = (p @ v)[0], (p @ np.abs(v))[0]
             out[at], behind[at] = o[row_at, indices[at] % head_dim], b[row_at, indices[at] % head_dim]
         return (round_to(out.astype(np.float32), dtype),
                 behind * ((P_ROUNDING[dtype] + SCORE_SLACK) / ACCUMULATION))
@@ -125,8 +129,8 @@ def plan(spec, arch, rng):
                   "the attention_fwd problem")
     q, k, v = (random_values(rng, (heads, seq, head_dim), dtype) for seq in (seq_q, seq_k, seq_k))
     scale = float(np.float32(1.0 / math.sqrt(head_dim)))
-    want = attention(q, k, v, spec["causal"], scale, dtype)
-    behind = np.einsum("hij,hjd->hid", probabilities(q, k, spec["causal"], scale), np.abs(v))
+    weights = probabilities(q, k, spec["causal"], scale)
+    want, behind = weighted(weights, v, dtype), weights @ np.abs(v)
     buffers = {"q": to_memory(q, dtype), "k": to_memory(k, dtype), "v": to_memory(v, dtype),
                "o": nan_memory(q.shape, dtype)}
     # two heads per chunk (a lowered buffer range): two chunks, the second of one head
