@@ -121,38 +121,38 @@ void route_token(Context& ctx, const Value& token) {
   ir::Builder& b = ctx.b;
   const Spec& spec = ctx.spec;
   Candidates candidates = load_candidates(ctx, token);
-  auto fmax = [&](const Value& a, const Value& c) { return b.fmax(a, c); };
-  auto fadd = [&](const Value& a, const Value& c) { return b.fadd(a, c); };
-  Value lane_max = fold(candidates.keys, fmax);
-  Values m_values = rows_common::wave_reduce(b, ctx.arch, ctx.lane, spec.cross, {lane_max},
-                                             [&](const Values& a, const Values& c) { return Values{b.fmax(a[0], c[0])}; });
-  Value m = m_values[0];
-  Values terms;
-  for (const Value& key : candidates.keys) {
-    Value shifted = b.fsub(key, m);
-    terms.push_back(b.exp(shifted));
-  }
-  Value lane_sum = fold(terms, fadd);
-  Values s_values = rows_common::wave_reduce(b, ctx.arch, ctx.lane, spec.cross, {lane_sum},
-                                             [&](const Values& a, const Values& c) { return Values{b.fadd(a[0], c[0])}; });
-  Value s = s_values[0];
-  std::vector<Chosen> chosen;
+  Value m, total;
+  Values terms, indices;
   for (int64_t rank = 0; rank < spec.k; ++rank) {
     Values lane_best = best_candidate(b, candidates.keys, candidates.experts);
     Values best = rows_common::wave_reduce(b, ctx.arch, ctx.lane, spec.cross, lane_best,
                                            [&](const Values& a, const Values& c) { return better(b, a, c); });
+    if (rank == 0) {
+      m = best[0];
+      if (!spec.renormalize) total = softmax_sum(ctx, candidates.keys, m);
+    }
     Value shifted = b.fsub(best[0], m);
-    Value term = b.exp(shifted);
-    chosen.push_back({b.fdiv(term, s), best[1]});
+    terms.push_back(b.exp(shifted));
+    indices.push_back(best[1]);
     if (rank + 1 < spec.k) candidates = remove_winner(b, candidates.keys, candidates.experts, best[1]);
   }
-  if (spec.renormalize) {
-    Values chosen_weights;
-    for (const Chosen& c : chosen) chosen_weights.push_back(c.weight);
-    Value total = fold(chosen_weights, fadd);
-    for (Chosen& c : chosen) c.weight = b.fdiv(c.weight, total);
-  }
+  if (spec.renormalize) total = fold(terms, [&](const Value& a, const Value& c) { return b.fadd(a, c); });
+  std::vector<Chosen> chosen;
+  for (size_t rank = 0; rank < terms.size(); ++rank) chosen.push_back({b.fdiv(terms[rank], total), indices[rank]});
   write_token(ctx, token, chosen);
+}
+
+Value softmax_sum(Context& ctx, const Values& keys, const Value& m) {
+  ir::Builder& b = ctx.b;
+  Values terms;
+  for (const Value& key : keys) {
+    Value shifted = b.fsub(key, m);
+    terms.push_back(b.exp(shifted));
+  }
+  Value lane_sum = fold(terms, [&](const Value& a, const Value& c) { return b.fadd(a, c); });
+  Values total = rows_common::wave_reduce(b, ctx.arch, ctx.lane, ctx.spec.cross, {lane_sum},
+                                          [&](const Values& a, const Values& c) { return Values{b.fadd(a[0], c[0])}; });
+  return total[0];
 }
 
 Candidates load_candidates(Context& ctx, const Value& token) {

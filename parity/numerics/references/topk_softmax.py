@@ -12,6 +12,7 @@ import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
                    peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
+from witness import Sampled, view_values
 
 # what an index output holds before the kernel writes it: no expert's index
 UNWRITTEN = -1
@@ -67,3 +68,27 @@ def plan(spec, arch, rng):
                 [Output("weights", "f32", weights.reshape(-1), np.abs(weights).reshape(-1), RTOL["f32"] + EXP_RTOL,
                         SUBNORMAL_STEP["f32"]),
                  Output("indices", "i32", indices.reshape(-1), exact=True)], buffer_range=buffer_range)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def witness_fills(spec):
+    """The outputs' element types: f32 weights and i32 indices, whatever the logits' dtype."""
+    return {"weights": "f32", "indices": "i32"}
+
+
+def sampled_outputs(spec, launch):
+    """weights' and indices' reference at the elements a witness run wrote, from the whole logits
+    of their tokens (x's page-fill values; witness.Sampled, the plan's tolerances)."""
+    k = spec["k"]
+
+    def of_tokens(indices, output):
+        indices = np.asarray(indices, dtype=np.int64)
+        tokens, at = np.unique(indices // k, return_inverse=True)
+        columns = tokens[:, None] * spec["experts"] + np.arange(spec["experts"])
+        x = view_values(launch, "x", spec["dtype"], columns).astype(np.float32)
+        weights, order = topk_softmax(x.reshape(len(tokens), spec["experts"]), k, spec["renormalize"])
+        want = (weights if output == "weights" else order)[at, indices % k]
+        return want, np.abs(want) if output == "weights" else None
+    return [Sampled("weights", "f32", lambda indices: of_tokens(indices, "weights"), RTOL["f32"] + EXP_RTOL,
+                    SUBNORMAL_STEP["f32"]),
+            Sampled("indices", "i32", lambda indices: of_tokens(indices, "indices"), 0.0)]

@@ -13,12 +13,15 @@ A wave takes a token (grid-stride over tokens, `block` / wave size tokens per wo
 and no barrier). Lane l holds the experts l, l + W, l + 2W, ... (W the wave size): their logits in
 f32 as the candidates' keys and their indices. An expert past `experts` (when experts is not a
 multiple of W) reads expert 0's logit and is held as the key -inf with its own index, so every
-real expert outranks it. The softmax's max and sum are wave reductions (rows_common.wave_reduce,
-ds_bpermute rotations or DPP within rows of 16 then ds_bpermute). Then k rounds: each lane folds
-its candidates to its best (key, index) pair, the wave reduces the pairs by the tie rule, every
-lane holds the winner, and the lane that holds the winning expert removes it: its key becomes -inf
-and its index NONE, so it loses to every remaining expert, a -inf (masked) logit included. The
-winner's weight is exp(x - max) / sum. Lane 0 writes the token's k weights and indices.
+real expert outranks it. Then k rounds: each lane folds its candidates to its best (key, index)
+pair, the wave reduces the pairs by the tie rule (rows_common.wave_reduce, ds_bpermute rotations
+or DPP within rows of 16 then ds_bpermute), every lane holds the winner, and the lane that holds
+the winning expert removes it: its key becomes -inf and its index NONE, so it loses to every
+remaining expert, a -inf (masked) logit included. The first winner's key is the largest logit,
+the softmax's max, so no reduction of its own computes it; the sum of exp(x - max) over the
+experts is one wave reduction, and the winner's weight is exp(x - max) / sum. With renormalize the
+sum cancels: the weights are the k exp(x - max) over their own sum, and no sum over the experts is
+taken. Lane 0 writes the token's k weights and indices.
 """
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar
@@ -102,27 +105,36 @@ def build(spec, arch):
 
 
 def route_token(ctx, token):
-    """One token: its candidates, the softmax's max and sum, k rounds of the wave's argmax, then
-    lane 0 writes the weights and indices."""
+    """One token: its candidates, k rounds of the wave's argmax (the first gives the softmax's max,
+    then the sum unless renormalize), then lane 0 writes the weights and indices."""
     b, spec = ctx["b"], ctx["spec"]
-    f32 = scalar("f32")
     keys, experts = load_candidates(ctx, token)
-    [m] = wave_reduce(b, ctx["arch"], ctx["lane"], spec["cross"], [fold(keys, b.fmax)],
-                      lambda a, c: [b.fmax(a[0], c[0])])
-    terms = [b.exp(b.fsub(key, m)) for key in keys]
-    [s] = wave_reduce(b, ctx["arch"], ctx["lane"], spec["cross"], [fold(terms, b.fadd)],
-                      lambda a, c: [b.fadd(a[0], c[0])])
-    chosen = []
+    m = total = None
+    terms, indices = [], []
     for rank in range(spec["k"]):
         best = wave_reduce(b, ctx["arch"], ctx["lane"], spec["cross"], best_candidate(b, keys, experts),
                            lambda a, c: better(b, a, c))
-        chosen.append((b.fdiv(b.exp(b.fsub(best[0], m)), s), best[1]))
+        if rank == 0:
+            m = best[0]
+            if not spec["renormalize"]:
+                total = softmax_sum(ctx, keys, m)
+        terms.append(b.exp(b.fsub(best[0], m)))
+        indices.append(best[1])
         if rank + 1 < spec["k"]:
             keys, experts = remove_winner(b, keys, experts, best[1])
     if spec["renormalize"]:
-        total = fold([weight for weight, _ in chosen], b.fadd)
-        chosen = [(b.fdiv(weight, total), index) for weight, index in chosen]
-    write_token(ctx, token, chosen)
+        total = fold(terms, b.fadd)
+    write_token(ctx, token, [(b.fdiv(term, total), index) for term, index in zip(terms, indices)])
+
+
+def softmax_sum(ctx, keys, m):
+    """The sum of exp(x - m) over the token's experts, in every lane (an expert past `experts` adds
+    exp(-inf) = 0)."""
+    b = ctx["b"]
+    terms = [b.exp(b.fsub(key, m)) for key in keys]
+    [total] = wave_reduce(b, ctx["arch"], ctx["lane"], ctx["spec"]["cross"], [fold(terms, b.fadd)],
+                          lambda a, c: [b.fadd(a[0], c[0])])
+    return total
 
 
 def load_candidates(ctx, token):

@@ -14,12 +14,15 @@
 // and no barrier). Lane l holds the experts l, l + W, l + 2W, ... (W the wave size): their logits in
 // f32 as the candidates' keys and their indices. An expert past `experts` (when experts is not a
 // multiple of W) reads expert 0's logit and is held as the key -inf with its own index, so every
-// real expert outranks it. The softmax's max and sum are wave reductions (rows_common.wave_reduce,
-// ds_bpermute rotations or DPP within rows of 16 then ds_bpermute). Then k rounds: each lane folds
-// its candidates to its best (key, index) pair, the wave reduces the pairs by the tie rule, every
-// lane holds the winner, and the lane that holds the winning expert removes it: its key becomes -inf
-// and its index NONE, so it loses to every remaining expert, a -inf (masked) logit included. The
-// winner's weight is exp(x - max) / sum. Lane 0 writes the token's k weights and indices.
+// real expert outranks it. Then k rounds: each lane folds its candidates to its best (key, index)
+// pair, the wave reduces the pairs by the tie rule (rows_common.wave_reduce, ds_bpermute rotations
+// or DPP within rows of 16 then ds_bpermute), every lane holds the winner, and the lane that holds
+// the winning expert removes it: its key becomes -inf and its index NONE, so it loses to every
+// remaining expert, a -inf (masked) logit included. The first winner's key is the largest logit,
+// the softmax's max, so no reduction of its own computes it; the sum of exp(x - max) over the
+// experts is one wave reduction, and the winner's weight is exp(x - max) / sum. With renormalize the
+// sum cancels: the weights are the k exp(x - max) over their own sum, and no sum over the experts is
+// taken. Lane 0 writes the token's k weights and indices.
 #pragma once
 #include <functional>
 #include <string>
@@ -81,9 +84,12 @@ std::string validate(const Spec& spec, const target::Arch& arch);
 // workgroup takes one token per wave per grid-stride step.
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
-// One token: its candidates, the softmax's max and sum, k rounds of the wave's argmax, then lane 0
-// writes the weights and indices.
+// One token: its candidates, k rounds of the wave's argmax (the first gives the softmax's max, then
+// the sum unless renormalize), then lane 0 writes the weights and indices.
 void route_token(Context& ctx, const ir::Value& token);
+// The sum of exp(x - m) over the token's experts, in every lane (an expert past `experts` adds
+// exp(-inf) = 0).
+ir::Value softmax_sum(Context& ctx, const rows_common::Values& keys, const ir::Value& m);
 // (keys, experts): this lane's logits in f32 and their expert indices, one per slot j (expert
 // lane + j * W); an expert past `experts` is the key -inf (it reads expert 0's logit).
 Candidates load_candidates(Context& ctx, const ir::Value& token);
