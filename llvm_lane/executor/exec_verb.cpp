@@ -12,8 +12,8 @@
 // WITNESS verb (a witness run at real size, docs/numerics.md): after the header line and the IR
 // bytes, one line of JSON, the launch description kemit_cpp.witness takes as a dict. Answer:
 //   WITNESSED\t<name>\t<ok 0|1>\t<report byte count>\t<error>   then the report's JSON, then per
-//   buffer in the launch's order, per page of its report's "written" list: the page's bytes, then
-//   its written-byte bits (page bytes / 8, LSB first).
+//   buffer in the order of the report's "buffers" (by name), per page of its "written" list: the
+//   page's bytes, then its written-byte bits (page bytes / 8, LSB first).
 #include "exec_verb.h"
 
 #include <algorithm>
@@ -306,10 +306,16 @@ void write_witness_report(const std::string& name, const WitnessOutcome& result,
   stream << report;
   stream.flush();
   write("WITNESSED\t" + escape(name) + "\t1\t" + std::to_string(text.size()) + "\t\n" + text);
-  for (const auto& buffer : buffers)
-    for (const auto& [index, page] : buffer.pages())
+  // The pages follow the report's buffers in the order its JSON lists them, by name (llvm::json
+  // prints an object's keys sorted): the launch's buffers come from a JSON object too, whose
+  // order is its hash table's, and a reader takes the pages in the report's order.
+  std::vector<const witness::PagedBuffer*> by_name;
+  for (const auto& buffer : buffers) by_name.push_back(&buffer);
+  std::sort(by_name.begin(), by_name.end(), [](const auto* a, const auto* b) { return a->name() < b->name(); });
+  for (const witness::PagedBuffer* buffer_of : by_name)
+    for (const auto& [index, page] : buffer_of->pages())
       if (page_written(page)) {
-        std::fwrite(page.bytes.get(), 1, buffer.page_bytes(), stdout);
+        std::fwrite(page.bytes.get(), 1, buffer_of->page_bytes(), stdout);
         std::fwrite(page.written.data(), sizeof(uint64_t), page.written.size(), stdout);
       }
 }

@@ -231,6 +231,8 @@ class Inputs:
 
 
 def to_memory(values, dtype):
+    if dtype == "i32":  # an integer output (topk_softmax's indices): its values are its memory
+        return np.ascontiguousarray(values, dtype=np.int32).copy()
     values = np.ascontiguousarray(values, dtype=np.float32)
     if dtype == "f32":
         return values.copy()
@@ -240,6 +242,8 @@ def to_memory(values, dtype):
 
 
 def from_memory(array, dtype):
+    if dtype == "i32":
+        return np.asarray(array, dtype=np.int32)
     if dtype == "f32":
         return np.asarray(array, dtype=np.float32)
     if dtype == "f16":

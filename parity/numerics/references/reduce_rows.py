@@ -43,6 +43,22 @@ def update_dpp(old, values, ctrl):
     return values[base + q]
 
 
+def wave_tree(values, cross, combine):
+    """Every lane ends with combine over all lanes of a tuple of per-lane arrays (a reduction that
+    carries several values, rows_common.wave_reduce's lists): the kernel's DPP / bpermute tree."""
+    wave = len(values[0])
+    lanes = np.arange(wave)
+    offset = 1
+    if cross == "dpp":
+        for ctrl in DPP_STEPS:
+            values = combine(values, tuple(update_dpp(v, v, ctrl) for v in values))
+        offset = 16
+    while offset < wave:
+        values = combine(values, tuple(bpermute(v, (lanes + offset) & (wave - 1)) for v in values))
+        offset *= 2
+    return values
+
+
 def wave_reduce(values, op, cross):
     combine = np.add if op == "sum" else np.maximum
     values = np.asarray(values, dtype=np.float32)

@@ -13,7 +13,7 @@ import numpy as np
 from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
                    peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
 from witness import Sampled, row_sampled
-from .reduce_rows import DPP_STEPS, bpermute, update_dpp
+from .reduce_rows import wave_tree
 
 LOWEST = np.float32(-np.finfo(np.float32).max)
 
@@ -36,17 +36,7 @@ def merge(a, c):
 
 def wave_merge(pair, cross):
     """Every lane ends with the merge over all lanes (the kernel's DPP / bpermute tree)."""
-    wave = len(pair[0])
-    lanes = np.arange(wave)
-    offset = 1
-    if cross == "dpp":
-        for ctrl in DPP_STEPS:
-            pair = merge(pair, tuple(update_dpp(v, v, ctrl) for v in pair))
-        offset = 16
-    while offset < wave:
-        pair = merge(pair, tuple(bpermute(v, (lanes + offset) & (wave - 1)) for v in pair))
-        offset *= 2
-    return pair
+    return wave_tree(pair, cross, merge)
 
 
 def row_pair(row, lanes, vec):

@@ -1,0 +1,26 @@
+"""topk_softmax's mutants that only the numerics lane can catch: the tie rule broken (a strict
+compare of the argmax made weak, so an equal logit of a higher index wins) in the canonical text
+and in a flavor's module, and the winner's index taken from the other lane of a step while its key
+is kept (the weight stays right, the index written is wrong). Each is valid LLVM that compiles and
+whose promises hold, so the LLVM lane passes it; the numerics lane's exact compare of the indices
+kills it. kemit_mutate judges each as a campaign judges it (docs/mutation.md)."""
+import pytest
+
+
+@pytest.mark.parametrize("name, before, after, output", [
+    # config 1: gfx90a, 64 experts, top 2, bpermute; site 0 is the first step of the first round:
+    # equal weights, so only the indices show it
+    ("topk_softmax:1@canonical:icmp_predicate:0", "{pred=ogt}", "{pred=oge}", "indices"),
+    # config 13: gfx1100 (wave 32), 32 experts, top 2, bpermute, in llvm16's executor (site 0 of the
+    # module is the token loop's guard, site 1 the first step's compare)
+    ("topk_softmax:13@llvm16:icmp_predicate:1", "fcmp ogt float", "fcmp oge float", "indices"),
+    # config 1: the first step's index select with its arms swapped, its key select kept: the lane
+    # that holds the winner then removes another expert, so the next round's weight is off too
+    ("topk_softmax:1@canonical:swap_select:1", ": i32", ": i32", "weights"),
+])
+def test_only_the_numerics_lane_kills_the_mutant(judge_mutant, name, before, after, output):
+    done, m = judge_mutant(name)
+    assert m["verdict"] == "KILLED", m
+    assert m["how"].startswith("numerics NUMERIC_MISMATCH") and "; llvm" not in m["how"], m["how"]
+    assert f": {output}: " in m["how"], m["how"]
+    assert before in m["before"] and after in " ".join(m["after"]), m
