@@ -320,20 +320,21 @@ def ops_section(data):
            f"enum class OpGroup : uint8_t {{ {', '.join(groups)} }};",
            "enum class CastWidths : uint8_t { widens, narrows, any };"]
     for row in ops:
-        for column in ("attrs", "flags", "predicates"):
+        for column in ("attrs", "flags", "predicates", "orders", "scopes"):
             out.append(names_array(f"OP_{column.upper()}_{ident(row)}", row.get(column, [])))
     rows = []
     for row in ops:
         cast = row.get("cast", {"from": "int", "to": "int", "widths": "any"})
         operands = -1 if row["operands"] is None else row["operands"]
         rows.append(f"    {{{text(row['name'])}, OpKind::{ident(row)}, OpGroup::{row['group']}, {operands}, "
-                    f"OP_ATTRS_{ident(row)}, OP_FLAGS_{ident(row)}, OP_PREDICATES_{ident(row)}, "
+                    f"OP_ATTRS_{ident(row)}, OP_FLAGS_{ident(row)}, OP_PREDICATES_{ident(row)}, OP_ORDERS_{ident(row)}, "
+                    f"OP_SCOPES_{ident(row)}, "
                     f"{text(row.get('llvm', ''))}, {str(row.get('llvm_form') == 'intrinsic').lower()}, "
                     f"{str(cast['from'] == 'float').lower()}, {str(cast['to'] == 'float').lower()}, "
                     f"CastWidths::{cast['widths']}}},\n")
     out.append("// operands -1: any number (the structured ops). The cast columns mean something for casts only.\n"
                "struct OpRow { std::string_view name; OpKind kind; OpGroup group; int operands; Names attrs; "
-               "Names flags; Names predicates; std::string_view llvm; bool llvm_intrinsic; bool cast_from_float; "
+               "Names flags; Names predicates; Names orders; Names scopes; std::string_view llvm; bool llvm_intrinsic; bool cast_from_float; "
                "bool cast_to_float; CastWidths cast_widths; };")
     out.append("inline constexpr OpRow OPS[] = {\n" + "".join(rows) + "};")
     return out

@@ -104,6 +104,14 @@ void Compiler::immediates(const ir::Op& op, Instr& in) {
     case Code::load: case Code::store:
       in.imm = attr(op, "align").integer;
       break;
+    case Code::atomic_add:
+      // Monotonic is the one order the IR accepts (tables/ops.json): lanes, waves and workgroups
+      // in any order give the same final memory, and nothing else is ordered by it.
+      if (attr(op, "order").text != "monotonic")
+        throw InterpError(op_label(op) + ": the interpreter runs order monotonic only");
+      in.imm = attr(op, "align").integer;
+      in.flag = attr(op, "scope").text == "workgroup";
+      break;
     case Code::extract_element: case Code::insert_element:
       in.imm = attr(op, "index").integer;
       break;

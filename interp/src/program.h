@@ -33,8 +33,8 @@ struct Instr {
   const ir::Op* op = nullptr;  // the source op: error texts print it
   Operand result;              // unused when the op has none
   std::vector<Operand> in;     // operands (a for: lo, hi, step, inits)
-  bool nsw = false, nuw = false, flag = false;  // flag: disjoint (bit_or) or nneg (zext)
-  int64_t imm = 0;  // align (load/store), index, ctrl, dim, predicate, element bytes (ptr_add)
+  bool nsw = false, nuw = false, flag = false;  // flag: disjoint (bit_or), nneg (zext), scope workgroup (atomic_add)
+  int64_t imm = 0;  // align (load/store/atomic_add), index, ctrl, dim, predicate, element bytes (ptr_add)
   std::vector<uint64_t> data;  // const element bits; shuffle mask
   std::vector<Block> bodies;   // for: body; if: then [, else]
   std::vector<Operand> args;   // for: iv, iters

@@ -35,6 +35,7 @@ ByteShadow* RaceDetector::span(Shadow& shadow, uint64_t byte, size_t bytes) {
 
 void RaceDetector::check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
   if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, false);
+  if (s.atomic) check_atomics(shadow, byte, stamp, lane, false);
   // Keep up to two reads that can still race; a read that is gone gives its place to this one (which
   // races with whatever the gone one could still race with: a later workgroup's write). A wave's
   // later reads of a byte it already read change nothing, so the common case writes nothing.
@@ -48,8 +49,41 @@ void RaceDetector::check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uin
   if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, true);
   if (unordered(shadow, s.read1)) report(shadow, byte, s.read1, s.read1_lane, stamp, lane, false, true);
   if (unordered(shadow, s.read2)) report(shadow, byte, s.read2, s.read2_lane, stamp, lane, false, true);
+  if (s.atomic) check_atomics(shadow, byte, stamp, lane, true);
   s.write = stamp, s.write_lane = static_cast<uint8_t>(lane);
   s.read1 = s.read2 = 0;  // every unordered read raced above
+}
+
+AtomicShadow& RaceDetector::atomic_shadow(const Shadow& shadow, uint64_t byte) {
+  return atomics_[(static_cast<uint64_t>(&shadow - shadows_.data()) << 48) | byte];
+}
+
+void RaceDetector::check_atomics(Shadow& shadow, uint64_t byte, uint32_t stamp, int lane, bool writes) {
+  const AtomicShadow& a = atomic_shadow(shadow, byte);
+  if (unordered(shadow, a.first)) report(shadow, byte, a.first, a.first_lane, stamp, lane, true, writes);
+  if (unordered(shadow, a.second)) report(shadow, byte, a.second, a.second_lane, stamp, lane, true, writes);
+}
+
+// As a write against the plain accesses (it writes, and it reads: an unordered plain read races
+// too), but kept apart from them: another atomic is no race unless the scopes part them.
+void RaceDetector::check_atomic(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane,
+                                bool workgroup_scope) {
+  if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, true);
+  if (unordered(shadow, s.read1)) report(shadow, byte, s.read1, s.read1_lane, stamp, lane, false, true);
+  if (unordered(shadow, s.read2)) report(shadow, byte, s.read2, s.read2_lane, stamp, lane, false, true);
+  AtomicShadow& a = atomic_shadow(shadow, byte);
+  s.atomic = 1;
+  // Another workgroup's atomic (only global memory has one that can race) is atomic with this one
+  // only when both are of scope agent.
+  auto parted = [&](uint32_t earlier) {
+    return unordered(shadow, earlier) && earlier < group_start_ && (workgroup_scope || accesses_[earlier].op->flag);
+  };
+  const std::string why = " (a workgroup-scope atomic is atomic within its workgroup only)";
+  if (parted(a.first)) report(shadow, byte, a.first, a.first_lane, stamp, lane, true, true, why);
+  if (parted(a.second)) report(shadow, byte, a.second, a.second_lane, stamp, lane, true, true, why);
+  if (own(a.first)) return;
+  if (gone(shadow, a.first)) a.first = stamp, a.first_lane = static_cast<uint8_t>(lane);
+  else if (gone(shadow, a.second)) a.second = stamp, a.second_lane = static_cast<uint8_t>(lane);
 }
 
 template <class Check>
@@ -71,8 +105,14 @@ void RaceDetector::write(int region, uint64_t offset, size_t bytes, uint32_t sta
   each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_write(shadow, s, byte, stamp, lane); });
 }
 
+void RaceDetector::atomic(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane, bool workgroup_scope) {
+  Shadow& shadow = shadows_[region];
+  each_byte(shadow, offset, bytes,
+            [&](ByteShadow& s, uint64_t byte) { check_atomic(shadow, s, byte, stamp, lane, workgroup_scope); });
+}
+
 void RaceDetector::report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
-                          int lane, bool earlier_writes, bool now_writes) const {
+                          int lane, bool earlier_writes, bool now_writes, const std::string& why) const {
   const Access &a = accesses_[earlier], &b = accesses_[now];
   std::string where = std::string(shadow.lds ? "LDS '" : "buffer '") + shadow.name + "' byte " + std::to_string(byte);
   if (earlier == now)
@@ -86,7 +126,7 @@ void RaceDetector::report(const Shadow& shadow, uint64_t byte, uint32_t earlier,
   std::string unordered = a.group == b.group ? "in one barrier interval (no barrier between the waves)"
                                              : "in one launch (nothing orders two workgroups)";
   throw RaceError("race: " + where + ": " + side(a, earlier_lane, earlier_writes) + " and " +
-                  side(b, lane, now_writes) + " " + unordered + " (kernel @" + program_.kernel + ")");
+                  side(b, lane, now_writes) + " " + unordered + why + " (kernel @" + program_.kernel + ")");
 }
 
 }  // namespace kemit::interp

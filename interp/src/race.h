@@ -9,14 +9,17 @@
 // global memory, when two workgroups make them in one launch (nothing orders two workgroups). Two
 // lanes of one store writing one byte are a race too (the hardware keeps one of them, which one is
 // not defined).
-// Atomics are not races: the IR has none yet; when one comes, it records its bytes as an atomic
-// access, which conflicts with unordered plain accesses but never with another atomic.
+// An atomic (atomic_add) reads and writes its bytes in one step: it races with an unordered plain
+// read or write of them, but not with another atomic whose scope includes both: two atomics of
+// one workgroup never race, two of different workgroups race unless both are of scope agent (a
+// workgroup-scope atomic is atomic within its workgroup only).
 #pragma once
 #include <array>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,7 +40,16 @@ struct Access {
 // the next writer is unordered with at least one of two reads by different waves.
 struct ByteShadow {
   uint32_t write = 0, read1 = 0, read2 = 0;  // stamps; 0 is none
-  uint8_t write_lane = 0, read1_lane = 0, read2_lane = 0, unused = 0;
+  uint8_t write_lane = 0, read1_lane = 0, read2_lane = 0;
+  uint8_t atomic = 0;  // 1: an atomic touched the byte, whose AtomicShadow holds it
+};
+
+// The atomics of one byte that can still race, kept like a ByteShadow's reads: two by different
+// waves suffice. Apart from the ByteShadow, so that the plain accesses of a kernel without
+// atomics read and write their 16 bytes only.
+struct AtomicShadow {
+  uint32_t first = 0, second = 0;  // stamps; 0 is none
+  uint8_t first_lane = 0, second_lane = 0;
 };
 
 // Stamps grow with every memory op a wave runs, and the scheduler runs one wave at a time, so what
@@ -58,6 +70,8 @@ class RaceDetector {
   // Throws RaceError naming both accesses when the access races with an earlier one.
   void read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
   void write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
+  // An atomic read-modify-write; `workgroup_scope`: atomic within the workgroup only.
+  void atomic(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane, bool workgroup_scope);
   // A read of LDS no lane wrote yet: with the detector, the byte's writer may be another wave later
   // in the same interval, which is a race (reported at that write). The first such error waits
   // for the end of the interval, and is thrown then (by raise_deferred) if no race came first.
@@ -83,6 +97,10 @@ class RaceDetector {
   template <class Check> void each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check);
   void check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
   void check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
+  // A plain access of a byte an atomic touched: it races with an unordered atomic.
+  void check_atomics(Shadow& shadow, uint64_t byte, uint32_t stamp, int lane, bool writes);
+  void check_atomic(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane, bool workgroup_scope);
+  AtomicShadow& atomic_shadow(const Shadow& shadow, uint64_t byte);
   // An earlier access's stamp: whether it is unordered with the running wave's accesses (another
   // wave's in this interval; for global memory, also another workgroup's); whether it is ordered
   // before every later access that can race with the running wave's (an earlier interval's, of
@@ -95,11 +113,12 @@ class RaceDetector {
   }
   bool own(uint32_t earlier) const { return earlier >= wave_start_; }
   [[noreturn]] void report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
-                           int lane, bool earlier_writes, bool now_writes) const;
+                           int lane, bool earlier_writes, bool now_writes, const std::string& why = "") const;
 
   const Program& program_;
   std::vector<Shadow> shadows_;  // by region id
   std::vector<Access> accesses_;  // by stamp; 0 is none
+  std::unordered_map<uint64_t, AtomicShadow> atomics_;  // by region id << 48 | byte
   uint32_t group_start_ = 1, interval_start_ = 1, wave_start_ = 1;
   std::exception_ptr deferred_;
 };

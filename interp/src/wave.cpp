@@ -82,6 +82,8 @@ void Wave::exec(const Instr& in, uint64_t mask) {
       return load(in, mask);
     case Code::store:
       return store(in, mask);
+    case Code::atomic_add:
+      return atomic_add(in, mask);
     case Code::barrier:
       barrier_hook();
       return;
@@ -398,7 +400,7 @@ Region& Wave::access(const Instr& in, int lane, uint64_t pointer, size_t bytes, 
   if (id == 0 || id >= memory.regions.size()) fail(in, lane, "the pointer points into no buffer");
   Region& region = memory.regions[id];
   if (offset + bytes > region.bytes) {
-    size_t element = bytes_of(store ? in.in[0].kind : in.result.kind);
+    size_t element = bytes_of(in.code == Code::store ? in.in[0].kind : in.result.kind);
     fail(in, lane, "index " + std::to_string(offset / element) + " (bytes " + std::to_string(offset) + " to " +
                        std::to_string(offset + bytes) + ") is out of bounds of " + (region.lds ? "LDS " : "buffer ") +
                        "'" + region.name + "' (" + std::to_string(region.bytes / element) + " elements, " +
@@ -443,23 +445,9 @@ void Wave::load(const Instr& in, uint64_t mask) {
   const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
-    Region* valid = region_if_valid(in, pointer, bytes, false);
-    Region& region = valid ? *valid : access(in, lane, pointer, bytes, false);
+    Region& region = located(in, lane, pointer, bytes, false);
     if (races) races->read(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
-    if (region.written) {
-      const uint8_t* written = region.written->data() + offset;
-      const uint8_t* unwritten = std::find(written, written + bytes, uint8_t{0});
-      if (unwritten != written + bytes) {
-        std::string message = "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
-                              " that no lane of this workgroup wrote";
-        if (!races) fail(in, lane, message);
-        try {  // the writer may be another wave later in this interval: a race, which comes first
-          fail(in, lane, message);
-        } catch (const InterpError&) {
-          races->defer(std::current_exception());
-        }
-      }
-    }
+    if (region.written) unwritten_lds(in, lane, region, offset, bytes);
     if (!region.paged) {
       const uint8_t* at = region.data + offset;
       for (int e = 0; e < in.result.width; ++e) reg(in.result.slot + e, lane) = read_bytes(at + e * size, size) & keep;
@@ -473,6 +461,20 @@ void Wave::load(const Instr& in, uint64_t mask) {
   });
 }
 
+void Wave::unwritten_lds(const Instr& in, int lane, const Region& region, uint64_t offset, size_t bytes) {
+  const uint8_t* written = region.written->data() + offset;
+  const uint8_t* unwritten = std::find(written, written + bytes, uint8_t{0});
+  if (unwritten == written + bytes) return;
+  std::string message = "reads LDS '" + region.name + "' byte " + std::to_string(offset + (unwritten - written)) +
+                        " that no lane of this workgroup wrote";
+  if (!memory.races) fail(in, lane, message);
+  try {  // the writer may be another wave later in this interval: a race, which comes first
+    fail(in, lane, message);
+  } catch (const InterpError&) {
+    memory.races->defer(std::current_exception());
+  }
+}
+
 void Wave::store(const Instr& in, uint64_t mask) {
   const Operand& value = in.in[0];
   int size = bytes_of(value.kind);
@@ -482,8 +484,7 @@ void Wave::store(const Instr& in, uint64_t mask) {
   const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
-    Region* valid = region_if_valid(in, pointer, bytes, true);
-    Region& region = valid ? *valid : access(in, lane, pointer, bytes, true);
+    Region& region = located(in, lane, pointer, bytes, true);
     if (races) races->write(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
     for (int e = 0; e < value.width; ++e) {
       uint64_t bits = reg(value.slot + e, lane);
@@ -491,6 +492,32 @@ void Wave::store(const Instr& in, uint64_t mask) {
       else write_bytes(region.data + offset + static_cast<size_t>(e) * size, bits, size);
     }
     if (region.written) std::fill(region.written->begin() + offset, region.written->begin() + offset + bytes, 1);
+  });
+}
+
+// Lane by lane, lowest first, each lane's read, add and write one step: the lanes of one wave, its
+// waves and the workgroups run one at a time, so each update is indivisible. Which old value a lane
+// gets depends on that order (the hardware's is unspecified); the final memory does not.
+void Wave::atomic_add(const Instr& in, uint64_t mask) {
+  constexpr size_t bytes = 4;  // i32 only (the builder's rule)
+  const uint64_t* pointers = lane_row(in.in[0].slot);
+  const uint64_t* values = lane_row(in.in[1].slot);
+  uint64_t* out = lane_row(in.result.slot);
+  RaceDetector* races = memory.races;
+  const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
+  for_lanes(mask, [&](int lane) {
+    uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
+    Region& region = located(in, lane, pointer, bytes, true);
+    if (races) races->atomic(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane, in.flag);
+    if (region.written) unwritten_lds(in, lane, region, offset, bytes);
+    uint64_t old = 0;
+    if (region.paged) region.paged->read(region.base + offset, &old, bytes);
+    else old = read_bytes(region.data + offset, static_cast<int>(bytes));
+    uint64_t sum = (old + values[lane]) & 0xFFFFFFFFu;
+    if (region.paged) region.paged->write(region.base + offset, &sum, bytes);
+    else write_bytes(region.data + offset, sum, static_cast<int>(bytes));
+    if (region.written) std::fill(region.written->begin() + offset, region.written->begin() + offset + bytes, 1);
+    out[lane] = old;
   });
 }
 

@@ -98,8 +98,17 @@ class Wave {
     return &region;
   }
   Region& access(const Instr& in, int lane, uint64_t pointer, size_t bytes, bool store);
+  // The region of a lane's access: the inline check, or access() for what it reports.
+  Region& located(const Instr& in, int lane, uint64_t pointer, size_t bytes, bool store) {
+    Region* valid = region_if_valid(in, pointer, bytes, store);
+    return valid ? *valid : access(in, lane, pointer, bytes, store);
+  }
   void load(const Instr& in, uint64_t mask);
   void store(const Instr& in, uint64_t mask);
+  void atomic_add(const Instr& in, uint64_t mask);
+  // A read of LDS bytes no lane of this workgroup wrote: fails (or, with the race detector, defers
+  // the failure to the interval's end: the writer may be another wave later in it, a race).
+  void unwritten_lds(const Instr& in, int lane, const Region& region, uint64_t offset, size_t bytes);
   void vector_op(const Instr& in, uint64_t mask);
   void cross_lane(const Instr& in, uint64_t mask);
   void mma(const Instr& in, uint64_t mask);

@@ -91,6 +91,7 @@ class Machine {
   bool vector_op(Wave& wave, const Op& op, uint64_t mask);
   bool address(Wave& wave, const Op& op, uint64_t mask);
   bool memory(Wave& wave, const Op& op, uint64_t mask);
+  bool atomic_add(Wave& wave, const Op& op, uint64_t mask);
   // A global buffer's host bytes for an access that is in bounds, aligned and allowed; nullptr for
   // LDS (its written bytes are tracked), a witness run's pages, or anything locate() must refuse.
   uint8_t* plain_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {

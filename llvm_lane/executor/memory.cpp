@@ -159,6 +159,41 @@ bool Machine::memory(Wave& wave, const Op& op, uint64_t mask) {
   }
 }
 
+// An atomicrmw add, lane after lane (lowest first): each lane reads, adds and writes before the
+// next, and one wave runs at a time, so every update is whole. The old value each lane gets follows
+// that order (the hardware's is unspecified); the memory after the op does not. Located as a load
+// (LDS bytes no lane wrote are refused: it reads them), then refused on read-only memory.
+bool Machine::atomic_add(Wave& wave, const Op& op, uint64_t mask) {
+  constexpr uint64_t bytes = 4;
+  const View pointer = view(wave, op.operands[0]);
+  const View value = view(wave, op.operands[1]);
+  uint64_t* out = cells(wave, op.result);
+  RaceWatch* races = races_.get();
+  if (races) races->begin(op, wave.index);
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const int l = __builtin_ctzll(m);
+    const uint64_t address = pointer.at(0, l), region = address >> kRegionShift;
+    uint8_t* where = nullptr;
+    if (!locate(wave, op, l, address, bytes, where, false)) return false;
+    if (!regions_[region - 1].writable) return fail(wave, op, l, regions_[region - 1].name + " is read-only");
+    const uint64_t offset = uint64_t(signed_of(address & kOffsetMask, kRegionShift));
+    if (races && !races->atomic(region, offset, bytes, l, op.workgroup_scope)) return raced(wave, op, l);
+    if (region == kRegionLds) std::memset(&lds_written_[offset], 1, bytes);
+    uint64_t old = 0;
+    if (where) {
+      old = read_cell(where, int(bytes));
+      write_cell(where, (old + value.at(0, l)) & 0xffffffffu, int(bytes));
+    } else {  // a witness run's pages
+      const Region& target = regions_[region - 1];
+      target.paged->read(target.base + offset, &old, bytes);
+      uint64_t sum = (old + value.at(0, l)) & 0xffffffffu;
+      target.paged->write(target.base + offset, &sum, bytes);
+    }
+    out[l] = old;
+  }
+  return true;
+}
+
 bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
   View base = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);

@@ -460,6 +460,7 @@ bool Machine::execute(Wave& wave, const Op& op, uint64_t mask) {
       return vector_op(wave, op, mask);
     case Kind::GetElementPtr: return address(wave, op, mask);
     case Kind::Load: case Kind::Store: return memory(wave, op, mask);
+    case Kind::AtomicAdd: return atomic_add(wave, op, mask);
     case Kind::Fence: return true;
     case Kind::Intrinsic: return intrinsic(wave, op, mask);
     default: return cast(wave, op, mask);

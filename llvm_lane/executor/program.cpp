@@ -81,6 +81,7 @@ class Decoder {
   bool decode_cast(llvm::CastInst& cast, Op& op);
   bool decode_gep(llvm::GetElementPtrInst& gep, Op& op);
   bool decode_call(llvm::CallInst& call, Op& op);
+  bool decode_atomic(llvm::AtomicRMWInst& atomic, Op& op);
   bool decode_phis(llvm::BasicBlock& block, Block& out);
   void layout_lds();
 
@@ -246,6 +247,24 @@ bool Decoder::decode_call(llvm::CallInst& call, Op& op) {
   return decode_operands(call, op, call.arg_size());
 }
 
+// The atomics the executor models: an i32 add, monotonic, at agent or workgroup scope (the scope
+// decides which other atomics it is atomic with: race.h). Anything else is refused by name.
+bool Decoder::decode_atomic(llvm::AtomicRMWInst& atomic, Op& op) {
+  if (atomic.getOperation() != llvm::AtomicRMWInst::Add || !atomic.getType()->isIntegerTy(32))
+    return fail("only an i32 atomicrmw add is supported: " + op.text);
+  if (atomic.getOrdering() != llvm::AtomicOrdering::Monotonic)
+    return fail("only a monotonic atomicrmw is supported: " + op.text);
+  llvm::SmallVector<llvm::StringRef, 8> scopes;
+  atomic.getContext().getSyncScopeNames(scopes);
+  const unsigned id = atomic.getSyncScopeID();
+  const llvm::StringRef scope = id < scopes.size() ? scopes[id] : "";
+  if (scope != "agent" && scope != "workgroup")
+    return fail("only syncscope(\"agent\") or syncscope(\"workgroup\") is supported: " + op.text);
+  op.kind = Kind::AtomicAdd, op.workgroup_scope = scope == "workgroup";
+  op.immediate = static_cast<int64_t>(atomic.getAlign().value());
+  return decode_operands(atomic, op, 2);
+}
+
 bool Decoder::decode_instruction(llvm::Instruction& inst, Op& op) {
   op.text = printed(inst, slots_tracker_);
   if (!inst.getType()->isVoidTy()) {
@@ -320,6 +339,8 @@ bool Decoder::decode_instruction(llvm::Instruction& inst, Op& op) {
       op.width = lanes_of(stored);
       return decode_operands(inst, op, 2);
     }
+    case llvm::Instruction::AtomicRMW:
+      return decode_atomic(llvm::cast<llvm::AtomicRMWInst>(inst), op);
     case llvm::Instruction::Fence:
       op.kind = Kind::Fence;  // LDS and global memory are coherent in this model: a fence orders nothing more
       return true;

@@ -38,7 +38,7 @@ enum class Kind : uint8_t {
   ICmp, FCmp, Select,
   ZExt, SExt, Trunc, FPExt, FPTrunc, FPToSI, FPToUI, SIToFP, UIToFP, BitCast, AddrSpaceCast, Freeze,
   ExtractElement, InsertElement, ShuffleVector,
-  GetElementPtr, Load, Store, Fence,
+  GetElementPtr, Load, Store, AtomicAdd, Fence,
   Intrinsic,
   Branch, CondBranch, Return,
 };
@@ -59,7 +59,8 @@ struct Op {
   std::vector<Ref> operands;
   int predicate = 0;         // icmp / fcmp (llvm::CmpInst::Predicate)
   bool nsw = false, nuw = false, exact = false, nneg = false, disjoint = false;
-  int64_t immediate = 0;     // workitem/group id dimension; load/store alignment
+  bool workgroup_scope = false;  // atomicrmw: syncscope("workgroup") (else "agent")
+  int64_t immediate = 0;     // workitem/group id dimension; load/store/atomicrmw alignment
   std::vector<int> mask;     // shufflevector mask (-1: poison)
   std::vector<int64_t> scales;  // getelementptr: bytes per index operand (operands[1..])
   int64_t offset = 0;           // getelementptr: constant byte offset

@@ -47,7 +47,8 @@ std::string RaceWatch::race_text() const {
   bool one_group = a.group[0] == b.group[0] && a.group[1] == b.group[1] && a.group[2] == b.group[2];
   return "race: " + where + ": " + describe(r.earlier, r.earlier_lane, r.earlier_store) + " and " +
          describe(now, r.lane, r.store) +
-         (one_group ? " in one barrier interval (no barrier between the waves)" : " in one launch (nothing orders two workgroups)");
+         (one_group ? " in one barrier interval (no barrier between the waves)" : " in one launch (nothing orders two workgroups)") +
+         (r.scopes ? ", and a syncscope(\"workgroup\") atomic is atomic within its workgroup only" : "");
 }
 
 // An access whose marks are not one run of a made chunk: byte by byte, each chunk made as touched.
@@ -56,6 +57,43 @@ bool RaceWatch::access_slow(uint64_t region, uint64_t offset, uint64_t bytes, in
   const uint32_t now = uint32_t(events_.size() - 1);
   for (uint64_t i = 0; i < bytes; ++i)
     if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now)) return false;
+  return true;
+}
+
+}  // namespace kemit::exec
+
+namespace kemit::exec {
+
+// Byte by byte: the mark's writer and readers as for a store (the atomic writes, and it reads, so an
+// unordered read races too), then the byte's atomics, which race only when two workgroups' scopes
+// part them; the mark keeps its writer and readers, and the atomic joins the byte's atomics.
+bool RaceWatch::atomic(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool workgroup_scope) {
+  const bool lds = region == kRegionLds;
+  const uint32_t now = uint32_t(events_.size() - 1);
+  for (uint64_t byte = offset; byte < offset + bytes; ++byte) {
+    Mark& m = *marks(region, byte);
+    if (unordered(lds, m.writer)) return raced(region, byte, m.writer, m.writer_lane, true, lane, true);
+    for (int r = 0; r < 2; ++r)
+      if (unordered(lds, m.readers[r])) return raced(region, byte, m.readers[r], m.reader_lanes[r], false, lane, true);
+    Atomics& a = atomics_[key(region, byte)];
+    m.atomics = 1;
+    for (int r = 0; r < 2; ++r) {
+      const uint32_t earlier = a.events[r];
+      const bool other_group = !lds && earlier != 0 && earlier < group_from_;
+      if (other_group && (workgroup_scope || events_[earlier].op->workgroup_scope)) {
+        raced(region, byte, earlier, a.lanes[r], true, lane, true);
+        race_.scopes = true;
+        return false;
+      }
+    }
+    if (mine(a.events[0])) continue;
+    for (int r = 0; r < 2; ++r) {
+      if (settled(lds, a.events[r])) {
+        a.events[r] = now, a.lanes[r] = uint8_t(lane);
+        break;
+      }
+    }
+  }
   return true;
 }
 

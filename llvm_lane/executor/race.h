@@ -5,8 +5,12 @@
 //
 // A write and any other access race when nothing orders them: two waves of one workgroup with no
 // barrier between them (one barrier interval; a barrier orders LDS and global memory alike), or,
-// in global memory, two workgroups of one launch. Two lanes of one store writing one byte race too. Atomics are not races: the executor decodes no atomic yet, and
-// when it does, an atomic access is recorded as such and never races with another atomic.
+// in global memory, two workgroups of one launch. Two lanes of one store writing one byte race too.
+// An atomicrmw reads and writes in one step: it races with an unordered plain access of its bytes,
+// never with an atomic of the same workgroup, and with another workgroup's atomic unless both are
+// syncscope("agent") (a workgroup-scope atomic is atomic only among its workgroup's waves). A byte's
+// atomics are kept beside its mark (a flag in the mark says to look), so a kernel without
+// atomics keeps its two-word marks and its fast path.
 //
 // Events (one per wave's run of a memory op) are numbered in the order they happen, and one wave
 // runs at a time, so an event's number says how it relates to now: from the running wave's
@@ -20,6 +24,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "program.h"
@@ -41,7 +46,7 @@ class RaceWatch {
   bool access(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
     const std::vector<std::unique_ptr<Mark[]>>& chunks = chunks_[region - 1];
     const uint64_t chunk = offset / kChunk;
-    if (chunk >= chunks.size() || !chunks[chunk] || (offset + bytes - 1) / kChunk != chunk)
+    if (chunk >= chunks.size() || !chunks[chunk] || (offset + bytes - 1) / kChunk != chunk || !atomics_.empty())
       return access_slow(region, offset, bytes, lane, store);
     Mark* run = &chunks[chunk][offset % kChunk];
     const bool lds = region == kRegionLds;
@@ -59,7 +64,9 @@ class RaceWatch {
     }
     return true;
   }
-  std::string race_text() const;  // the last race access() found
+  // One lane's atomicrmw of `bytes` bytes; false when it races (race_text() names it).
+  bool atomic(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool workgroup_scope);
+  std::string race_text() const;  // the last race access() or atomic() found
 
  private:
   struct Event {  // one wave's run of one memory op
@@ -70,7 +77,7 @@ class RaceWatch {
   struct Mark {
     uint32_t writer = 0, readers[2] = {0, 0};  // event numbers, 0 is none
     uint8_t writer_lane = 0, reader_lanes[2] = {0, 0};
-    uint8_t unused = 0;  // no padding: two marks are equal when their bytes are
+    uint8_t atomics = 0;  // 1: atomics_ holds the byte's atomics (no padding: two marks are equal when their bytes are)
     bool operator==(const Mark& other) const {
       uint64_t a[2], b[2];
       std::memcpy(a, this, sizeof a), std::memcpy(b, &other, sizeof b);
@@ -78,11 +85,16 @@ class RaceWatch {
     }
   };
   static_assert(sizeof(Mark) == 16, "a mark is two words");
+  struct Atomics {  // the byte's atomics that can still race: two by different waves, as a mark's readers
+    uint32_t events[2] = {0, 0};
+    uint8_t lanes[2] = {0, 0};
+  };
   struct Race {  // what race_text() names
     uint64_t region = 0, byte = 0;
     uint32_t earlier = 0;
     int earlier_lane = 0, lane = 0;
     bool earlier_store = false, store = false;
+    bool scopes = false;  // two atomics that the workgroup scope of one of them parts
   };
   static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
   Mark* marks(uint64_t region, uint64_t byte);
@@ -98,6 +110,11 @@ class RaceWatch {
   bool mine(uint32_t earlier) const { return earlier >= wave_from_; }
   // One byte's mark: false (race_ set) when the access races with the mark's writer or readers.
   bool touch(Mark& m, uint64_t region, uint64_t byte, bool lds, int lane, bool store, uint32_t now) {
+    if (m.atomics) {  // a plain access races with an unordered atomic
+      const Atomics& a = atomics_[key(region, byte)];
+      for (int r = 0; r < 2; ++r)
+        if (unordered(lds, a.events[r])) return raced(region, byte, a.events[r], a.lanes[r], true, lane, store);
+    }
     if (store && m.writer == now && m.writer_lane != lane) return raced(region, byte, now, m.writer_lane, true, lane, true);
     if (unordered(lds, m.writer)) return raced(region, byte, m.writer, m.writer_lane, true, lane, store);
     if (store) {
@@ -123,10 +140,12 @@ class RaceWatch {
     return false;
   }
   std::string describe(uint32_t event, int lane, bool store) const;
+  static uint64_t key(uint64_t region, uint64_t byte) { return region << kRegionShift | byte; }
 
   std::vector<std::string> names_;
   std::vector<std::vector<std::unique_ptr<Mark[]>>> chunks_;  // by region index - 1, then chunk
   std::vector<Event> events_;
+  std::unordered_map<uint64_t, Atomics> atomics_;  // by key(region, byte), for the marks that say so
   uint32_t group_from_ = 1, interval_from_ = 1, wave_from_ = 1;
   int64_t current_group_[3] = {0, 0, 0};
   Race race_;

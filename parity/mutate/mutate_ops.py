@@ -287,6 +287,26 @@ def drop_store(kind, line):
     return [[]] if stripped.startswith("store ") else []
 
 
+CANON_ATOMIC = re.compile(r"^(\s*)(%\d+) = atomic_\w+ (%\d+), %\d+ \{align=(\d+)[^{}]*\} : (\S+)$")
+LLVM_ATOMIC = re.compile(r"^(\s*)(%[\w.]+) = atomicrmw \w+ (ptr(?: addrspace\(\d+\))? [%@][\w.]+), (\S+) \S+ .*, align (\d+)$")
+
+
+def drop_atomic(kind, line):
+    """A lost atomic: the read-modify-write becomes a plain load of the same address, so the value
+    it returns is still defined but the update never happens."""
+    if kind == CANONICAL:
+        match = CANON_ATOMIC.match(line)
+        if not match:
+            return []
+        indent, result, pointer, align, value_type = match.groups()
+        return [[f"{indent}{result} = load {pointer} {{align={align}}} : {value_type}"]]
+    match = LLVM_ATOMIC.match(line)
+    if not match:
+        return []
+    indent, result, pointer, value_type, align = match.groups()
+    return [[f"{indent}{result} = load {value_type}, {pointer}, align {align}"]]
+
+
 LLVM_ACCESS = re.compile(rf"^(\s*)((?:%[\w.]+ = )?(?:load|store) )(.*?)(ptr addrspace\(([13])\)) (%[\w.]+)(, align \d+.*)$")
 
 
@@ -324,6 +344,7 @@ OPERATORS = {
     "bpermute_lane": bpermute_lane,
     "swap_mma": swap_mma,
     "drop_store": drop_store,
+    "drop_atomic": drop_atomic,
     "move_address": move_address,
 }
 
@@ -346,6 +367,7 @@ PREFILTER = {
     "bpermute_lane": re.compile(r"ds\.bpermute"),
     "swap_mma": re.compile(r"mma|mfma"),
     "drop_store": re.compile(r"^\s*store "),
+    "drop_atomic": re.compile(r"= atomic"),
     "move_address": re.compile(r"\b(?:load|store)\b"),
 }
 

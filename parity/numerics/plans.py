@@ -214,9 +214,22 @@ def peak_columns(rows, cols, vec, lanes, wave):
     return columns
 
 
+def _one_value(rng, shape, dtype, low, high):
+    """Every element one value, drawn once: a histogram with one full bin (every token routed to
+    one expert), a constant row."""
+    return np.full(shape, rng.uniform(low, high))
+
+
+def _gaps(rng, shape, dtype, low, high):
+    """Values from every other one of 8 evenly spaced points only: the bins between stay empty
+    (experts no token chose)."""
+    points = np.linspace(low, high, 8)[::2]
+    return points[rng.integers(0, len(points), size=shape)]
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
-              "masked": _masked}
+              "masked": _masked, "one_value": _one_value, "gaps": _gaps}
 
 
 class Inputs:
@@ -230,8 +243,12 @@ class Inputs:
         return getattr(self.generator, name)
 
 
+# What an i32 output holds where the kernel wrote nothing (nan_memory's integer counterpart).
+I32_UNWRITTEN = -559038737  # 0xDEADBEEF
+
+
 def to_memory(values, dtype):
-    if dtype == "i32":  # an integer output (topk_softmax's indices): its values are its memory
+    if dtype == "i32":  # integer outputs (topk_softmax's indices, moe_sorting's counts and slots): the values themselves
         return np.ascontiguousarray(values, dtype=np.int32).copy()
     values = np.ascontiguousarray(values, dtype=np.float32)
     if dtype == "f32":
@@ -252,6 +269,8 @@ def from_memory(array, dtype):
 
 
 def nan_memory(shape, dtype):
+    if dtype == "i32":
+        return np.full(shape, I32_UNWRITTEN, dtype=np.int32)
     return to_memory(np.full(shape, np.nan, dtype=np.float32), dtype)
 
 

@@ -109,8 +109,12 @@ void KernelWalk::walk_op(const ir::Op& op) {
     case ir::OpKind::if_then: return walk_if(op);
     case ir::OpKind::yield_values: return;
     case ir::OpKind::ptr_add: return ptr_add(op);
-    case ir::OpKind::load: return memory_access(op, op.operands[0], op.results[0].type);
+    // A loaded integer (and an atomic's old value) is an unknown of its type, kept below so that a
+    // guard (`if 0 <= %v < n`) narrows it where it holds: a value read from memory can then be an index.
+    case ir::OpKind::load: memory_access(op, op.operands[0], op.results[0].type); break;
     case ir::OpKind::store: return memory_access(op, op.operands[1], op.operands[0].type);
+    // An atomic's address is proven like a store's.
+    case ir::OpKind::atomic_add: memory_access(op, op.operands[0], op.operands[1].type); break;
     case ir::OpKind::extract_element:
     case ir::OpKind::insert_element:
     case ir::OpKind::update_dpp: lane_index(op); break;

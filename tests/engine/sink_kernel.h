@@ -75,6 +75,10 @@ inline ir::Kernel sink_kernel() {
     Value integer = b.fptosi(fused, i32);
     Value address = b.ptr_add(dst, one, i32);
     b.store(integer, address, 4);
+    Value slot = b.ptr_add(tile, r, i32);
+    Value counted = b.atomic_add(slot, one, "monotonic", "workgroup", 4);
+    Value first = b.ptr_add(dst, zero, i32);
+    b.store(counted, first, 4);
   };
   b.if_then_else(lane_ok, then, otherwise);
   return b.finish();

@@ -526,3 +526,81 @@ def test_a_kept_module_is_reused_only_for_the_same_text_and_each_kernel_runs_its
             ok, error, _, _ = checker.execute(text, "t.ll", (1,), 64, {"out": out}, {}, kernel)
             assert ok, error
             assert (out == want).all(), (value, kernel, out[:4])
+
+
+# ---- atomics (docs/ir.md, "Atomics") ------------------------------------------------------------
+
+def atomic_module(flavor, **kernel):
+    from atomic_kernels import histogram  # noqa: E402  (tests/support: the interpreter's tests run the same kernels)
+    from kemit.ir.parser import parse_kernel  # noqa: E402
+    from kemit.llvm.lower import lower_kernel  # noqa: E402
+    return lower_kernel(parse_kernel(histogram(**kernel)), find_flavor(flavor))
+
+
+@pytest.fixture(scope="module", params=FLAVORS)
+def flavored(request):
+    for c in started(request.param):
+        yield request.param, c
+
+
+def histogram_buffers(keys):
+    return {"keys": np.array(keys, dtype=np.int32), "counts": np.zeros(8, dtype=np.int32),
+            "totals": np.zeros(8, dtype=np.int32), "olds": np.full(len(keys), -1, dtype=np.int32)}
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_atomicrmw_adds_of_every_lane_wave_and_workgroup_count_exactly(flavored, schedule):
+    flavor, c = flavored
+    rng = np.random.default_rng(5)
+    for keys in ([0] * 256, [int(k) for k in rng.integers(0, 6, 256)]):  # one address; keys 6 and 7 empty
+        buffers = histogram_buffers(keys)
+        ok, error, _, _ = c.execute(atomic_module(flavor), "h.ll", (4,), 64, buffers, {}, "", schedule, True)
+        assert ok, error
+        expected = np.bincount(np.array(keys), minlength=8)
+        assert list(buffers["counts"]) == list(expected) and list(buffers["totals"]) == list(expected)
+        for key in range(8):  # each lane got one old value of a serial order
+            assert sorted(int(v) for v, k in zip(buffers["olds"], keys) if k == key) == list(range(expected[key]))
+
+
+def test_a_plain_access_racing_an_atomic_is_a_race_and_atomics_of_one_workgroup_are_not(flavored):
+    flavor, c = flavored
+    # wave 0 reads (writes) counts[0] after its own atomics; wave 1's atomic then races with it
+    for race, start in (("load", "race: counts byte 0: %v22 = load i32, ptr addrspace(1) %counts, align 4 (lane 0 of "
+                                 "wave 0, workgroup (0,0,0)) reads it and %v18 = atomicrmw add ptr addrspace(1) %v17, "
+                                 "i32 1 syncscope(\"agent\") monotonic, align 4 (lane 0 of wave 1, workgroup (0,0,0)) "
+                                 "writes it in one barrier interval"),
+                        ("store", "race: counts byte 0: store i32 0, ptr addrspace(1) %counts, align 4 (lane 0 of wave 0, "
+                                  "workgroup (0,0,0)) writes it and %v18 = atomicrmw add")):
+        ok, error, _, _ = c.execute(atomic_module(flavor, race=race), "h.ll", (1,), 128, histogram_buffers([0] * 128),
+                                    {}, "", "in-order", True)
+        assert not ok and error.startswith(start), error
+    buffers = histogram_buffers([0] * 128)
+    ok, error, _, _ = c.execute(atomic_module(flavor, race="load_after_barrier"), "h.ll", (1,), 128, buffers, {}, "",
+                                "reverse", True)
+    assert ok, error  # the barrier orders the workgroup's atomics before the load
+    assert list(buffers["olds"]) == [128] * 128
+    ok, error, _, _ = c.execute(atomic_module(flavor, race="load_after_barrier"), "h.ll", (2,), 64,
+                                histogram_buffers([0] * 128), {}, "", "in-order", True)
+    assert not ok and "in one launch (nothing orders two workgroups)" in error, error
+
+
+def test_two_workgroups_workgroup_scope_atomics_race_and_agent_scope_ones_do_not(flavored):
+    flavor, c = flavored
+    ok, error, _, _ = c.execute(atomic_module(flavor, scope="workgroup"), "h.ll", (2,), 64, histogram_buffers([0] * 128),
+                                {}, "", "in-order", True)
+    assert not ok and error.startswith("race: counts byte 0: ") and error.endswith(
+        "in one launch (nothing orders two workgroups), and a syncscope(\"workgroup\") atomic is atomic within its "
+        "workgroup only (kernel @histogram)"), error
+    ok, error, _, _ = c.execute(atomic_module(flavor, scope="workgroup"), "h.ll", (1,), 128, histogram_buffers([0] * 128),
+                                {}, "", "in-order", True)
+    assert ok, error
+
+
+def test_an_atomic_the_executor_does_not_model_is_refused_by_name(flavored):
+    flavor, c = flavored
+    text = atomic_module(flavor).replace('syncscope("agent") monotonic', 'syncscope("agent") seq_cst', 1)
+    ok, error, _, _ = c.execute(text, "h.ll", (1,), 64, histogram_buffers([0] * 64), {}, "", "in-order", True)
+    assert not ok and "only a monotonic atomicrmw is supported: %v18 = atomicrmw add" in error, error
+    text = atomic_module(flavor).replace("atomicrmw add", "atomicrmw sub", 1)
+    ok, error, _, _ = c.execute(text, "h.ll", (1,), 64, histogram_buffers([0] * 64), {}, "", "in-order", True)
+    assert not ok and "only an i32 atomicrmw add is supported" in error, error

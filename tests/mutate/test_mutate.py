@@ -142,7 +142,8 @@ CANONICAL = """  %5 = const {value=63} : i32
   barrier
   %10 = update_dpp %9, %9 {ctrl=273} : i32
   %11 = mma %1, %2, %3 {instr=mfma_f32_32x32x8_f16} : <16 x f32>
-  store %9, %0 {align=4}"""
+  store %9, %0 {align=4}
+  %12 = atomic_add %0, %9 {align=4, order=monotonic, scope=agent} : i32"""
 
 LLVM = """  %v6 = sub nsw i32 %v4, 63
   %v7 = icmp slt i32 %v6, %v5
@@ -154,7 +155,8 @@ LLVM = """  %v6 = sub nsw i32 %v4, 63
   %v11.out = call i32 @llvm.amdgcn.ds.bpermute(i32 %v11.addr, i32 %v11.in)
   %v12 = call <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half> %v1, <4 x half> %v2, <16 x float> %v3, i32 0, i32 0, i32 0)
   %v13 = load float, ptr addrspace(1) %v0, align 4
-  store float %v13, ptr addrspace(3) %v14, align 4"""
+  store float %v13, ptr addrspace(3) %v14, align 4
+  %v15 = atomicrmw add ptr addrspace(3) @counts, i32 %v9 syncscope("workgroup") monotonic, align 4"""
 
 EXPECTED = {
     ("canonical", "flag_add"): ["  %6 = sub %4, %5 {nsw, nuw} : i32"],
@@ -168,6 +170,7 @@ EXPECTED = {
     ("canonical", "dpp_ctrl"): ["  %10 = update_dpp %9, %9 {ctrl=274} : i32"],
     ("canonical", "swap_mma"): ["  %11 = mma %2, %1, %3 {instr=mfma_f32_32x32x8_f16} : <16 x f32>"],
     ("canonical", "drop_store"): [],
+    ("canonical", "drop_atomic"): ["  %12 = load %0 {align=4} : i32"],
     ("llvm22", "flag_add"): ["  %v6 = sub nuw nsw i32 %v4, 63"],
     ("llvm22", "flag_drop"): ["  %v6 = sub i32 %v4, 63"],
     ("llvm22", "const_inc"): ["  %v6 = sub nsw i32 %v4, 64"],
@@ -183,6 +186,7 @@ EXPECTED = {
                                   "  %v11.out = call i32 @llvm.amdgcn.ds.bpermute(i32 %v11.out.mutlane, i32 %v11.in)"],
     ("llvm22", "swap_mma"): ["  %v12 = call <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half> %v2, <4 x half> %v1, <16 x float> %v3, i32 0, i32 0, i32 0)"],
     ("llvm22", "drop_store"): [],
+    ("llvm22", "drop_atomic"): ["  %v15 = load i32, ptr addrspace(3) @counts, align 4"],
     ("llvm22", "move_address"): ["  %v0.mutaddr = getelementptr float, ptr addrspace(1) %v0, i64 1",
                                  "  %v13 = load float, ptr addrspace(1) %v0.mutaddr, align 4"],
 }

@@ -111,6 +111,9 @@ def test_each_set_draws_what_it_names(name):
         "peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
         "masked": lambda: ((values == -np.inf).sum(axis=1) == 2).all() and (np.abs(finite) <= 2.0).all()
         and finite.size == 6 * 6,
+        "one_value": lambda: (values == values.flat[0]).all(),
+        "gaps": lambda: set(values.ravel()) <= set(plans.round_to(np.linspace(-2.0, 2.0, 8)[::2], "f16"))
+        and len(set(values.ravel())) > 1,
     }
     assert checks[name]()
 

@@ -186,6 +186,26 @@ def positions_lost_between_splits(monkeypatch):
     monkeypatch.setattr(conv_depthwise_wgrad, "positions", positions)
 
 
+def lost_atomic(monkeypatch):
+    """moe_sorting: the count's atomic add becomes a plain load of the count (the update is lost)."""
+    def atomic_add(self, p, v, order, scope, align):
+        return self.load(builder_module.scalar("i32"), p, align)
+
+    monkeypatch.setattr(builder_module.Builder, "atomic_add", atomic_add)
+
+
+def offsets_one_too_far(monkeypatch):
+    """moe_sorting: the scan stores every offset (and the total) one past the sum before it."""
+    original = builder_module.Builder.store
+
+    def store(self, v, p, align):
+        if self._kernel.name.endswith("_scan"):
+            v = self.add(v, self.const_int(builder_module.scalar("i32"), 1))
+        return original(self, v, p, align)
+
+    monkeypatch.setattr(builder_module.Builder, "store", store)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
@@ -199,6 +219,8 @@ MUTATIONS = [
     ("attention_fwd", 19, one_key_too_many),           # f16 causal, wmma_16x16x16 on wave32
     ("conv_depthwise_wgrad", 1, weight_sums_without_the_last_wave),  # f16 3x3, 4 waves, wave64
     ("conv_depthwise_wgrad", 11, positions_lost_between_splits),  # f16 3x3 stride 2, cpl 4, split 8, dpp
+    ("moe_sorting", 3, lost_atomic),                   # 8 experts, top-2, block 128, wave64
+    ("moe_sorting", 13, offsets_one_too_far),          # 8 experts, top-2, block 128, wave32
 ]
 
 

@@ -300,5 +300,54 @@ TEST(Prover, MalformedTextsThrowNamingTheLine) {
   }
 }
 
+// An atomic's address is an obligation as a store's; its index here is a loaded key, an unknown
+// i32 that only the guard `0 <= key < upper` bounds.
+std::string histogram(const std::string& upper) {
+  return R"(; kemit canonical IR 1
+kernel @hist {
+  arch gfx90a
+  attr flat_work_group_size 1,64
+  param %0 keys : ptr.global {align=4}
+  param %1 counts : ptr.global {align=4}
+  param %2 n : i32
+  %3 = workitem_id {dim=x} : i32
+  %4 = icmp %3, %2 {pred=slt} : i1
+  if %4 {
+    %5 = ptr_add %0, %3 {element=i32} : ptr.global
+    %6 = load %5 {align=4} : i32
+    %7 = const {value=0} : i32
+    %8 = icmp %6, %7 {pred=sge} : i1
+    %9 = const {value=)" + upper + R"(} : i32
+    %10 = icmp %6, %9 {pred=slt} : i1
+    %11 = bit_and %8, %10 : i1
+    if %11 {
+      %12 = ptr_add %1, %6 {element=i32} : ptr.global
+      %13 = const {value=1} : i32
+      %14 = atomic_add %12, %13 {align=4, order=monotonic, scope=agent} : i32
+    }
+  }
+}
+)";
+}
+
+const std::string HISTOGRAM_PLAN = R"(; kemit launch plan 2
+size n 0..64
+buffer keys n*4
+buffer counts 32
+launch hist grid 1,1,1 block 64 lds 0 args keys=buffer:keys counts=buffer:counts n=scalar:n
+)";
+
+TEST(Prover, AnAtomicAtAGuardedLoadedIndexIsProvenInBoundsAndAligned) {
+  auto findings = prove(histogram("8"), HISTOGRAM_PLAN);
+  EXPECT_EQ(failures(findings, true), "");
+  EXPECT_EQ(only(findings, "bounds", "%14 = atomic_add").verdict, ProofVerdict::PROVEN);
+  EXPECT_EQ(only(findings, "align", "%14 = atomic_add").verdict, ProofVerdict::PROVEN);
+}
+
+TEST(Prover, AnAtomicOnePastTheCountsIsNotProven) {
+  Finding bounds = only(prove(histogram("9"), HISTOGRAM_PLAN), "bounds", "%14 = atomic_add");
+  EXPECT_NE(bounds.verdict, ProofVerdict::PROVEN) << finding_text(bounds);
+}
+
 }  // namespace
 }  // namespace kemit::proof::test

@@ -298,6 +298,13 @@ void Builder::store(const Value& v, const Value& p, int align) {
   _emit(OpKind::store, {v, p}, std::nullopt, {{"align", Attr::of(int64_t{align})}});
 }
 
+Value Builder::atomic_add(const Value& p, const Value& v, const std::string& order, const std::string& scope,
+                          int align) {
+  _check_atomic(OpKind::atomic_add, p, v, order, scope, align);
+  return *_emit(OpKind::atomic_add, {p, v}, v.type,
+                {{"align", Attr::of(int64_t{align})}, {"order", Attr::of(order)}, {"scope", Attr::of(scope)}});
+}
+
 void Builder::barrier() { _emit(OpKind::barrier, {}, std::nullopt, {}); }
 
 Value Builder::readfirstlane(const Value& v) {
@@ -457,6 +464,30 @@ void Builder::_check_access(OpKind name, const Type& t, const Value& p, int alig
   if (!is_power_of_two(align) || align > byte_size(t))
     throw BuildError(fmt::format("{name} align must be a power of two up to {most} (got {align})",
                                  fmt::arg("name", text_of(name)), fmt::arg("most", byte_size(t)),
+                                 fmt::arg("align", align)));
+}
+
+void Builder::_check_atomic(OpKind name, const Value& p, const Value& v, const std::string& order,
+                            const std::string& scope, int align) {
+  if (v.type != scalar(ScalarKind::i32) || p.type.kind != TypeKind::pointer ||
+      (p.type.space != AddressSpace::global && p.type.space != AddressSpace::lds))
+    throw BuildError(fmt::format("{name} needs a global or LDS pointer and an i32 value (got {pointer}, {value})",
+                                 fmt::arg("name", text_of(name)), fmt::arg("pointer", type_text(p.type)),
+                                 fmt::arg("value", type_text(v.type))));
+  const tables::OpRow& row = tables::op_row(name);
+  if (!row.orders.contains(order))
+    throw BuildError(fmt::format("{name} order must be one of {known} (got {order})", fmt::arg("name", text_of(name)),
+                                 fmt::arg("known", fmt::join(row.orders, ", ")), fmt::arg("order", order)));
+  if (!row.scopes.contains(scope))
+    throw BuildError(fmt::format("{name} scope must be one of {known} (got {scope})", fmt::arg("name", text_of(name)),
+                                 fmt::arg("known", fmt::join(row.scopes, ", ")), fmt::arg("scope", scope)));
+  if (p.type.space == AddressSpace::lds && scope != "workgroup")
+    throw BuildError(
+        fmt::format("{name} on LDS takes scope workgroup: only the workgroup's waves share it (got {scope})",
+                    fmt::arg("name", text_of(name)), fmt::arg("scope", scope)));
+  if (align != byte_size(v.type))
+    throw BuildError(fmt::format("{name} align must be {size}: an atomic is naturally aligned (got {align})",
+                                 fmt::arg("name", text_of(name)), fmt::arg("size", byte_size(v.type)),
                                  fmt::arg("align", align)));
 }
 

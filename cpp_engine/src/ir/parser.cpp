@@ -515,6 +515,11 @@ std::optional<Value> build_other_op(Parser& parser, const std::string& name, con
     b.store(operands[0], operands[1], int_attr(parser, name, attrs, "align"));
     return std::nullopt;
   }
+  if (is_op(name, tables::OpKind::atomic_add)) {
+    expect_shape(parser, name, operands, 2, attrs, {"align", "order", "scope"});
+    return b.atomic_add(operands[0], operands[1], text_attr(attrs, "order"), text_attr(attrs, "scope"),
+                        int_attr(parser, name, attrs, "align"));
+  }
   if (is_op(name, tables::OpKind::barrier)) {
     expect_shape(parser, name, operands, 0, attrs, {});
     b.barrier();

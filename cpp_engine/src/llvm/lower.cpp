@@ -287,6 +287,7 @@ Lowering::Handler Lowering::handler_of(OpKind name) {
     case OpKind::ptr_add: return &Lowering::lower_ptr_add;
     case OpKind::load: return &Lowering::lower_load;
     case OpKind::store: return &Lowering::lower_store;
+    case OpKind::atomic_add: return &Lowering::lower_atomic_add;
     case OpKind::barrier: return &Lowering::lower_barrier;
     case OpKind::readfirstlane: return &Lowering::lower_readfirstlane;
     case OpKind::extract_element: return &Lowering::lower_extract_element;
@@ -454,6 +455,12 @@ void Lowering::lower_load(const Op& op) {
 
 void Lowering::lower_store(const Op& op) {
   emit("store ", typed(op.operands[0]), ", ", typed(op.operands[1]), ", align ", op.attrs.at("align"));
+}
+
+void Lowering::lower_atomic_add(const Op& op) {
+  const std::string_view operation = tables::op_row(op.name).llvm;
+  emit(define(op.results[0]), " = atomicrmw ", operation, ' ', typed(op.operands[0]), ", ", typed(op.operands[1]),
+       " syncscope(\"", op.attrs.at("scope"), "\") ", op.attrs.at("order"), ", align ", op.attrs.at("align"));
 }
 
 void Lowering::lower_barrier(const Op&) {

@@ -69,6 +69,8 @@ class Kernel:
 INT_FLAGS = {row["name"]: tuple(row.get("flags", ())) for row in tables.ops_in("int_binary")}
 ICMP_PREDICATES = tuple(tables.OP_ROWS[OP.icmp]["predicates"])
 FCMP_PREDICATES = tuple(tables.OP_ROWS[OP.fcmp]["predicates"])
+ATOMIC_ORDERS = tuple(tables.OP_ROWS[OP.atomic_add]["orders"])
+ATOMIC_SCOPES = tuple(tables.OP_ROWS[OP.atomic_add]["scopes"])
 DIMS = ("x", "y", "z")
 DPP_ROW_SHR = (0x111, 0x11F)  # row_shr:1 .. row_shr:15 (lanes past the row's start keep old)
 DPP_ROW_ROR = (0x121, 0x12F)  # row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls
@@ -302,6 +304,12 @@ class Builder:
         self._check_access(OP.store, v.type, p, align)
         self._emit(OP.store, [v, p], None, {"align": align})
 
+    def atomic_add(self, p, v, order, scope, align):
+        """Adds the i32 v to the i32 at p in one indivisible read-modify-write; returns the value
+        p held before. Atomic with the other atomics of `scope` to the same address (docs/ir.md)."""
+        self._check_atomic(OP.atomic_add, p, v, order, scope, align)
+        return self._emit(OP.atomic_add, [p, v], v.type, {"align": align, "order": order, "scope": scope})
+
     def barrier(self):
         """Every wave of the workgroup arrives here; LDS writes before it are seen after it."""
         self._emit(OP.barrier, [], None, {})
@@ -414,6 +422,24 @@ class Builder:
         if not is_power_of_two(align) or align > byte_size(t):
             raise BuildError("{name} align must be a power of two up to {most} (got {align})".format(
                 name=name, most=byte_size(t), align=align))
+
+    @staticmethod
+    def _check_atomic(name, p, v, order, scope, align):
+        if v.type != scalar("i32") or p.type.kind != "pointer" or p.type.space not in ("global", "lds"):
+            raise BuildError("{name} needs a global or LDS pointer and an i32 value (got {pointer}, {value})".format(
+                name=name, pointer=type_text(p.type), value=type_text(v.type)))
+        if order not in ATOMIC_ORDERS:
+            raise BuildError("{name} order must be one of {known} (got {order})".format(
+                name=name, known=", ".join(ATOMIC_ORDERS), order=order))
+        if scope not in ATOMIC_SCOPES:
+            raise BuildError("{name} scope must be one of {known} (got {scope})".format(
+                name=name, known=", ".join(ATOMIC_SCOPES), scope=scope))
+        if p.type.space == "lds" and scope != "workgroup":
+            raise BuildError("{name} on LDS takes scope workgroup: only the workgroup's waves share it (got {scope})".format(
+                name=name, scope=scope))
+        if align != byte_size(v.type):
+            raise BuildError("{name} align must be {size}: an atomic is naturally aligned (got {align})".format(
+                name=name, size=byte_size(v.type), align=align))
 
     # ---- vector element ops -----------------------------------------------------------
     def extract_element(self, v, index):

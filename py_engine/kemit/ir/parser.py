@@ -392,6 +392,10 @@ def build_other_op(parser, name, operands, attrs, result_type):
     if name == OP.store:
         expect_shape(parser, name, operands, 2, attrs, ("align",))
         return b.store(operands[0], operands[1], int_attr(parser, name, attrs, "align"))
+    if name == OP.atomic_add:
+        expect_shape(parser, name, operands, 2, attrs, ("align", "order", "scope"))
+        return b.atomic_add(operands[0], operands[1], str(attrs["order"]), str(attrs["scope"]),
+                            int_attr(parser, name, attrs, "align"))
     if name == OP.barrier:
         expect_shape(parser, name, operands, 0, attrs, ())
         return b.barrier()

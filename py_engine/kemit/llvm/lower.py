@@ -285,6 +285,13 @@ class Lowering(VectorLowering, LaneLowering, MmaLowering):
         value, pointer = op.operands
         self.emit(f"store {self.typed(value)}, {self.typed(pointer)}, align {op.attrs['align']}")
 
+    def lower_atomic_add(self, op):
+        """atomicrmw: the same spelling at every flavor (docs/ir.md, "Atomics", measured)."""
+        pointer, value = op.operands
+        operation = tables.OP_ROWS[op.name]["llvm"]
+        self.emit(f"{self.define(op.results[0])} = atomicrmw {operation} {self.typed(pointer)}, {self.typed(value)} "
+                  f'syncscope("{op.attrs["scope"]}") {op.attrs["order"]}, align {op.attrs["align"]}')
+
     def lower_barrier(self, op):
         self.emit('fence syncscope("workgroup") release')
         self.emit(self.call("llvm.amdgcn.s.barrier", "void", []))

@@ -170,7 +170,8 @@ struct Kernel {
 };
 
 // Python's INT_FLAGS, ICMP_PREDICATES and FCMP_PREDICATES are the flags and predicates columns of
-// tables::OPS (tables/ops.json); its CAST_RULES are the cast columns.
+// tables::OPS (tables/ops.json); its ATOMIC_ORDERS and ATOMIC_SCOPES the orders and scopes columns;
+// its CAST_RULES are the cast columns.
 extern const std::vector<std::string> DIMS;
 // row_ror:1 .. row_ror:15; 0 to 0xFF are quad_perm controls.
 constexpr int DPP_ROW_ROR_FIRST = 0x121;
@@ -258,6 +259,9 @@ class Builder {
   Value ptr_add(const Value& p, const Value& index, const Type& element);
   Value load(const Type& t, const Value& p, int align);
   void store(const Value& v, const Value& p, int align);
+  // Adds the i32 v to the i32 at p in one indivisible read-modify-write; returns the value p held
+  // before. Atomic with the other atomics of `scope` to the same address (docs/ir.md).
+  Value atomic_add(const Value& p, const Value& v, const std::string& order, const std::string& scope, int align);
   // Every wave of the workgroup arrives here; LDS writes before it are seen after it.
   void barrier();
   Value readfirstlane(const Value& v);
@@ -305,6 +309,8 @@ class Builder {
                  const Value& b);
   Value _cast(OpKind name, const Value& v, const Type& t, Attrs&& attrs);
   static void _check_access(OpKind name, const Type& t, const Value& p, int align);
+  static void _check_atomic(OpKind name, const Value& p, const Value& v, const std::string& order,
+                            const std::string& scope, int align);
   static void _check_lane(OpKind name, const Type& t, int index);
 
   Kernel _kernel;

@@ -268,6 +268,8 @@ class Lowering {
   void lower_ptr_add(const ir::Op& op);
   void lower_load(const ir::Op& op);
   void lower_store(const ir::Op& op);
+  // atomicrmw: the same spelling at every flavor (docs/ir.md, "Atomics", measured).
+  void lower_atomic_add(const ir::Op& op);
   void lower_barrier(const ir::Op& op);
   void lower_readfirstlane(const ir::Op& op);
 
