@@ -214,9 +214,15 @@ def peak_columns(rows, cols, vec, lanes, wave):
     return columns
 
 
+def _one_group(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a routing, not a shape of values. A plan whose kernel reads an
+    indirection (grouped_gemm's group offsets) sends every row to one group under it."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
-              "masked": _masked}
+              "masked": _masked, "one_group": _one_group}
 
 
 class Inputs:

@@ -111,6 +111,8 @@ def test_each_set_draws_what_it_names(name):
         "peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
         "masked": lambda: ((values == -np.inf).sum(axis=1) == 2).all() and (np.abs(finite) <= 2.0).all()
         and finite.size == 6 * 6,
+        "one_group": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 

@@ -1,4 +1,4 @@
-"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue): the instruction tables,
+"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm): the instruction tables,
 the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
 registers; each family adds its parameters, its accumulator start and what it does with the result.
 
@@ -201,9 +201,11 @@ def flavor_gate(spec, arch, flavor):
     return mma_gate(instruction(spec, arch), flavor)
 
 
-def tile_context(b, spec, arch, n, k):
+def tile_context(b, spec, arch, n, k, tiled_rows=True):
     """After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
-    the wave's fragments. Returns (ctx, places)."""
+    the wave's fragments. Returns (ctx, places). tiled_rows False: the workgroup's first row m0 is not
+    workgroup y's tile; the family finds it at run time and sets ctx["m0"] and ctx["grouped"]
+    (group_rows) before the k loop."""
     block = spec["waves"] * arch.wave_size
     i32 = scalar("i32")
     element, per_element = (scalar("i64"), FP8_PER_WORD) if is_fp8(spec) else (scalar(spec["dtype"]), 1)
@@ -213,11 +215,12 @@ def tile_context(b, spec, arch, n, k):
     tid = b.workitem_id("x")
     lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
-    m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw"))
+    m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw")) if tiled_rows else None
     n0 = b.mul(b.workgroup_id("x"), b.const_int(i32, tile_n), ("nuw", "nsw"))
     wide_n = b.zext(n, scalar("i64"), nneg=True)  # the width of b's and c's rows in i64 offsets
     ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "wide_n": wide_n, "k": k,
-           "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile}
+           "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile,
+           "grouped": None}
     places = [fragment_place(ctx, wave, index) for index in range(fragments(spec) // spec["waves"])]
     return ctx, places
 
@@ -270,6 +273,9 @@ def stage_a(ctx, a, k0):
         r = b.udiv(i, per_row)
         col = b.shl(b.urem(i, per_row), shift, ("nuw", "nsw"))
         row = b.add(ctx["m0"], r, ("nuw", "nsw"))
+        if ctx["grouped"] is not None:
+            stage_group_row(ctx, a, k0, r, col, row)
+            return []
         source = b.add(b.mul(row, ctx["k"], ("nuw", "nsw")), b.add(k0, col, ("nuw", "nsw")), ("nuw", "nsw"))
         value = b.load(loaded, b.ptr_add(a, source, dtype), 16)
         slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
@@ -278,6 +284,33 @@ def stage_a(ctx, a, k0):
 
     count = b.const_int(i32, spec["tile_m"] * spec["tile_k"] // STAGE_VEC)
     b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def group_rows(b, k, row_end, b_row0):
+    """ctx["grouped"] of a grouped gemm (grouped_gemm): the workgroup's rows of a and c end at
+    row_end (the rows past it are another group's, masked), b's rows of its group start at b_row0,
+    and a's row offsets are i64 (a is bound whole: its rows are not chunked)."""
+    return {"row_end": row_end, "b_row0": b_row0, "wide_k": b.zext(k, scalar("i64"), nneg=True)}
+
+
+def stage_group_row(ctx, a, k0, r, col, row):
+    """a_tile's row r, columns col .. + 8, in a grouped gemm: a[row, k0 + col ..] when row is before
+    the group's end, zeros past it (another group's rows, or past a); a's offset an i64."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, dtype = scalar("i32"), scalar(spec["dtype"])
+    loaded = vector(dtype, STAGE_VEC)
+    slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
+    inside = b.icmp("ult", row, ctx["grouped"]["row_end"])
+
+    def load_row():
+        column = b.add(k0, col, ("nuw", "nsw"))
+        value = b.load(loaded, b.ptr_add(a, wide_offset(b, row, ctx["grouped"]["wide_k"], column), dtype), 16)
+        b.store(value, b.ptr_add(ctx["a_tile"], slot, dtype), 16)
+
+    def zero_row():
+        b.store(b.const_float(loaded, 0.0), b.ptr_add(ctx["a_tile"], slot, dtype), 16)
+
+    b.if_then_else(inside, load_row, zero_row)
 
 
 def stage_b(ctx, bm, k0):
@@ -290,6 +323,8 @@ def stage_b(ctx, bm, k0):
         r = b.udiv(i, width)
         j = b.urem(i, width)
         row = b.add(k0, r, ("nuw", "nsw"))
+        if ctx["grouped"] is not None:  # the group's own k x n matrix of b
+            row = b.add(ctx["grouped"]["b_row0"], row, ("nuw", "nsw"))
         source = wide_offset(b, row, ctx["wide_n"], b.add(ctx["n0"], j, ("nuw", "nsw")))
         value = b.load(dtype, b.ptr_add(bm, source, dtype), byte_size(dtype))
         slot = b.add(b.mul(j, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), r, ("nuw", "nsw"))

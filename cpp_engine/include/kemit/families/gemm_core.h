@@ -1,4 +1,4 @@
-// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue): the instruction tables,
+// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm): the instruction tables,
 // the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
 // registers; each family adds its parameters, its accumulator start and what it does with the result.
 // Mirrors py_engine/kemit/families/gemm_core.py.
@@ -16,6 +16,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,12 +95,18 @@ struct CoreSpec : MmaSpec {
 MmaSpec read_mma_spec(const nlohmann::json& spec);
 CoreSpec read_core_spec(const nlohmann::json& spec);
 
+// A grouped gemm's rows (Python: the dict group_rows returns): the workgroup's rows of a and c end
+// at row_end, b's rows of its group start at b_row0, wide_k is k as an i64 (a's row offsets).
+struct Grouped {
+  ir::Value row_end, b_row0, wide_k;
+};
 // The values every part of the kernel needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
   const CoreSpec& spec;
   const target::Arch& arch;
   ir::Value tid, lane, n, wide_n, k, m0, n0, block, a_tile, b_tile;  // wide_n: n as an i64, the width of b's and c's rows
+  std::optional<Grouped> grouped = std::nullopt;  // set by a grouped gemm (group_rows) before the k loop
 };
 // The family's own Spec (a CoreSpec) of a context that tile_context built from it: the typed
 // stand-in for Python's ctx["spec"], which is the family's whole dict.
@@ -160,9 +167,10 @@ std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, cons
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 // After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
-// the wave's fragments.
+// the wave's fragments. tiled_rows false: the workgroup's first row m0 is not workgroup y's tile; the
+// family finds it at run time and sets ctx.m0 and ctx.grouped (group_rows) before the k loop.
 Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const ir::Value& n,
-                  const ir::Value& k);
+                  const ir::Value& k, bool tiled_rows = true);
 // The k loop: every tile_k step staged through LDS and multiplied; the final accumulators.
 std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const ir::Value& bm,
                                         const std::vector<Place>& places, const std::vector<ir::Value>& inits);
@@ -170,6 +178,14 @@ std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const 
 Place fragment_place(Context& ctx, const ir::Value& wave, int index);
 // a_tile[r * tile_k + c .. + 8] = a[m0 + r, k0 + c .. + 8].
 void stage_a(Context& ctx, const ir::Value& a, const ir::Value& k0);
+// ctx.grouped of a grouped gemm (grouped_gemm): the workgroup's rows of a and c end at row_end (the
+// rows past it are another group's, masked), b's rows of its group start at b_row0, and a's row
+// offsets are i64 (a is bound whole: its rows are not chunked).
+Grouped group_rows(ir::Builder& b, const ir::Value& k, const ir::Value& row_end, const ir::Value& b_row0);
+// a_tile's row r, columns col .. + 8, in a grouped gemm: a[row, k0 + col ..] when row is before the
+// group's end, zeros past it (another group's rows, or past a); a's offset an i64.
+void stage_group_row(Context& ctx, const ir::Value& a, const ir::Value& k0, const ir::Value& r, const ir::Value& col,
+                     const ir::Value& row);
 // b_tile[j * tile_k + r] = b[k0 + r, n0 + j]: transposed, so fragments are contiguous in k.
 void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
 // One mma per fragment and instruction k step of the staged tiles.
