@@ -117,6 +117,6 @@ def test_the_configs_cover_every_processor_and_pin_every_check():
         except ValueError:
             failing.add("spec")
             continue
-        checks = core.core_checks(spec, find_arch(entry["arch"]))
+        checks = core.core_checks(spec, find_arch(entry["arch"]), with_fp8=True)
         failing.add(next(index for index, check in enumerate(checks) if check()))
-    assert failing == set(range(len(core.core_checks(family.parse_spec({}), find_arch("gfx90a"))))) | {"spec"}
+    assert failing == set(range(len(core.core_checks(family.parse_spec({}), find_arch("gfx90a"), True)))) | {"spec"}

@@ -486,8 +486,12 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
     Value r = b.udiv(i, per_row);
     Value row = b.add(origin, r, NUW_NSW);
-    Value c = b.urem(i, per_row);
-    Value column = b.add(first, c, NUW_NSW);
+    Value piece = b.urem(i, per_row);
+    Value column = b.add(first, piece, NUW_NSW);
+    if (ctx.grouped) {
+      stage_group_word(ctx, source, tile, i, k0, WordPlace{row, column, piece}, wide_row_words);
+      return {};
+    }
     Value word;
     if (wide) {
       word = wide_offset(b, row, *wide_row_words, column);
@@ -504,6 +508,47 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
 
   Value count = b.const_int(i32, rows * tile_k / FP8_PER_WORD);
   b.for_loop(ctx.tid, count, ctx.block, {}, body);
+}
+
+void stage_group_word(Context& ctx, const Value& source, const Value& tile, const Value& i, const Value& k0,
+                      const WordPlace& place, const std::optional<Value>& wide_row_words) {
+  ir::Builder& b = ctx.b;
+  ir::Type i64 = ir::scalar("i64");
+  if (wide_row_words) {
+    Value wide_row = b.zext(place.row, i64, true);
+    Value rows = b.add(ctx.grouped->b_row0, wide_row, NUW_NSW);
+    Value row_start = b.mul(rows, *wide_row_words, NUW_NSW);
+    Value wide_column = b.zext(place.column, i64, true);
+    Value word = b.add(row_start, wide_column, NUW_NSW);
+    copy_word(b, source, word, tile, i);
+    return;
+  }
+
+  auto load_row = [&]() {
+    Value start = wide_offset(b, place.row, ctx.grouped->wide_k, k0);
+    Value shift = b.const_int(i64, bit_length(FP8_PER_WORD) - 1);
+    Value first = b.lshr(start, shift);
+    Value wide_piece = b.zext(place.piece, i64, true);
+    Value word = b.add(first, wide_piece, NUW_NSW);
+    copy_word(b, source, word, tile, i);
+  };
+
+  auto zero_row = [&]() {
+    Value zero = b.const_int(i64, 0);
+    Value target = b.ptr_add(tile, i, i64);
+    b.store(zero, target, 8);
+  };
+
+  Value inside = b.icmp("ult", place.row, ctx.grouped->row_end);
+  b.if_then_else(inside, load_row, zero_row);
+}
+
+void copy_word(ir::Builder& b, const Value& source, const Value& word, const Value& tile, const Value& slot) {
+  ir::Type i64 = ir::scalar("i64");
+  Value address = b.ptr_add(source, word, i64);
+  Value value = b.load(i64, address, 8);
+  Value target = b.ptr_add(tile, slot, i64);
+  b.store(value, target, 8);
 }
 
 Value load_word(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {

@@ -31,7 +31,9 @@ std::string kernel_name(const Spec& spec) {
          std::to_string(spec.tile_n) + "x" + std::to_string(spec.tile_k) + "_w" + std::to_string(spec.waves);
 }
 
-std::string validate(const Spec& spec, const target::Arch& arch) { return first_reason(core::core_checks(spec, arch)); }
+std::string validate(const Spec& spec, const target::Arch& arch) {
+  return first_reason(core::core_checks(spec, arch, /*with_fp8=*/true));
+}
 
 std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor) {
   return core::flavor_gate(spec, arch, flavor);
@@ -49,7 +51,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t) 
   plan::Expr total_m = name("total_m"), groups = name("groups");
   plan::Expr n = name("n_tiles") * spec.tile_n, k = name("k_tiles") * spec.tile_k;
   std::map<std::string, plan::Expr> bytes_of = {{"a", total_m * k * element},
-                                                {"b", groups * k * n * element},
+                                                {core::b_name(spec), groups * k * n * element},
                                                 {"offsets", (groups + 1) * 4},
                                                 {"c", total_m * n * 4}};
   std::map<std::string, plan::Expr> scalars = {{"n", n}, {"k", k}, {"groups", groups}, {"total_m", total_m}};
@@ -72,7 +74,7 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   b.attr("flat_work_group_size", "1," + std::to_string(block));
   ir::Type i32 = ir::scalar("i32");
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
-  Value bm = b.param("b", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
+  Value bm = b.param(core::b_name(spec), ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value offsets = b.param("offsets", ir::pointer("global"), 4, /*noalias=*/true, /*nocapture=*/true,
                           /*readonly=*/true);
   Value c = b.param("c", ir::pointer("global"), 4, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/false,
@@ -133,7 +135,13 @@ void group_tile(core::Context& ctx, const Buffers& buffers, const std::vector<co
   Value row_end = b.select(end_inside, found.end, total_m);
   Value first_inside = b.icmp("ult", found.first_row, row_end);
   ctx.m0 = b.select(first_inside, found.first_row, row_end);
-  Value b_row0 = b.mul(found.group, ctx.k, NUW_NSW);
+  Value b_row0;
+  if (core::is_fp8(ctx.spec)) {  // b_t's rows: group g's n x k matrix starts at row g * n, past the i32 range
+    Value wide_group = b.zext(found.group, i64, true);
+    b_row0 = b.mul(wide_group, ctx.wide_n, NUW_NSW);
+  } else {
+    b_row0 = b.mul(found.group, ctx.k, NUW_NSW);
+  }
   ctx.grouped = core::group_rows(b, ctx.k, row_end, b_row0);
   ir::Type accumulator = ir::vector(f32, core::accumulator_length(ctx.spec, ctx.arch));
   std::vector<Value> inits;

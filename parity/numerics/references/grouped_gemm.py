@@ -10,6 +10,7 @@ all of them. c starts as NaN, so a row no group's tile stores fails.
 import numpy as np
 
 from plans import Case, Output, RTOL, random_values, require_small, to_memory
+from references.gemm_epilogue import FP8_LAYOUTS, decode_fp8, random_fp8
 from references.gemm_mma import gemm
 
 
@@ -36,21 +37,34 @@ def input_sets(spec):
     return ("cancelling", "one_group")
 
 
+def grouped_operands(spec, arch, rng, shape):
+    """(a, b as values, their buffers): 16-bit a (total_m x k) and b (G x k x n), or fp8 / bf8 bytes
+    of a and of each group's b transposed (b_t, G x n x k) in the arch's variant of the format, as
+    gemm_epilogue's operands are drawn and decoded."""
+    total_m, groups, n, k = shape
+    dtype = spec["dtype"]
+    if dtype in FP8_LAYOUTS:
+        fmt = f"{FP8_LAYOUTS[dtype]}_{arch.fp8_format}"
+        a_bytes, bt_bytes = random_fp8(rng, (total_m, k), fmt), random_fp8(rng, (groups, n, k), fmt)
+        return decode_fp8(a_bytes, fmt), decode_fp8(bt_bytes, fmt).transpose(0, 2, 1), {"a": a_bytes, "b_t": bt_bytes}
+    a, b = random_values(rng, (total_m, k), dtype), random_values(rng, (groups, k, n), dtype)
+    return a, b, {"a": to_memory(a, dtype), "b": to_memory(b, dtype)}
+
+
 def plan(spec, arch, rng):
-    tile_m, dtype = spec["tile_m"], spec["dtype"]
+    tile_m = spec["tile_m"]
     n, k = 2 * spec["tile_n"], 2 * spec["tile_k"]
     sizes = group_sizes(tile_m, rng.inputs)
     groups, total_m = len(sizes), sum(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     require_small(max(total_m * k, groups * k * n, total_m * n), total_m * n * k, "the grouped gemm problem")
-    a, b = random_values(rng, (total_m, k), dtype), random_values(rng, (groups, k, n), dtype)
+    a, b, buffers = grouped_operands(spec, arch, rng, (total_m, groups, n, k))
     want = grouped_gemm(a, b, offsets)
     scale = np.zeros_like(want, dtype=np.float64)
     for g in range(groups):
         rows = slice(offsets[g], offsets[g + 1])
         scale[rows] = np.abs(a[rows]).astype(np.float64) @ np.abs(b[g]).astype(np.float64)
-    buffers = {"a": to_memory(a, dtype), "b": to_memory(b, dtype), "offsets": offsets,
-               "c": np.full((total_m, n), np.nan, dtype=np.float32)}
+    buffers.update(offsets=offsets, c=np.full((total_m, n), np.nan, dtype=np.float32))
     block = spec["waves"] * arch.wave_size
     grid = (n // spec["tile_n"], total_m // tile_m + groups)
     scalars = {"n": n, "k": k, "groups": groups, "total_m": total_m}

@@ -288,8 +288,9 @@ def stage_a(ctx, a, k0):
 
 def group_rows(b, k, row_end, b_row0):
     """ctx["grouped"] of a grouped gemm (grouped_gemm): the workgroup's rows of a and c end at
-    row_end (the rows past it are another group's, masked), b's rows of its group start at b_row0,
-    and a's row offsets are i64 (a is bound whole: its rows are not chunked)."""
+    row_end (the rows past it are another group's, masked), b's rows of its group start at b_row0
+    (an i32 g * k of b; fp8: an i64 g * n of b_t), and a's row offsets are i64 (a is bound whole:
+    its rows are not chunked)."""
     return {"row_end": row_end, "b_row0": b_row0, "wide_k": b.zext(k, scalar("i64"), nneg=True)}
 
 
@@ -384,7 +385,11 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
 
     def body(i, iters):
         row = b.add(origin, b.udiv(i, per_row), ("nuw", "nsw"))
-        column = b.add(first, b.urem(i, per_row), ("nuw", "nsw"))
+        piece = b.urem(i, per_row)
+        column = b.add(first, piece, ("nuw", "nsw"))
+        if ctx["grouped"] is not None:
+            stage_group_word(ctx, (source, tile), i, k0, (row, column, piece), wide_row_words)
+            return []
         word = wide_offset(b, row, wide_row_words, column) if wide else \
             b.add(b.mul(row, row_words, ("nuw", "nsw")), column, ("nuw", "nsw"))
         value = b.load(i64, b.ptr_add(source, word, i64), 8)
@@ -393,6 +398,37 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
 
     count = b.const_int(i32, rows * spec["tile_k"] // FP8_PER_WORD)
     b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def stage_group_word(ctx, buffers, i, k0, place, wide_row_words):
+    """Word i of a grouped gemm's fp8 tile (buffers: the source and the LDS tile; place: the row, the
+    word column and the word's place in the tile row). b_t (wide_row_words, its words a row, given):
+    row `row` of the group's n x k matrix, its rows from b_row0 (an i64: g * n passes the i32 range).
+    a (None): row `row` when before the group's end, else a zero word; its word is the byte offset
+    row * k + k0 over 8, plus the place: a quotient of an exact sum, which the contract prover bounds
+    (a product of row and k / 8 it cannot)."""
+    b, i64, flags = ctx["b"], scalar("i64"), ("nuw", "nsw")
+    (source, tile), (row, column, piece) = buffers, place
+    if wide_row_words is not None:
+        rows = b.add(ctx["grouped"]["b_row0"], b.zext(row, i64, nneg=True), flags)
+        copy_word(b, source, b.add(b.mul(rows, wide_row_words, flags), b.zext(column, i64, nneg=True), flags), tile, i)
+        return
+
+    def load_row():
+        start = wide_offset(b, row, ctx["grouped"]["wide_k"], k0)
+        copy_word(b, source, b.add(b.lshr(start, b.const_int(i64, FP8_PER_WORD.bit_length() - 1)),
+                                   b.zext(piece, i64, nneg=True), flags), tile, i)
+
+    def zero_row():
+        b.store(b.const_int(i64, 0), b.ptr_add(tile, i, i64), 8)
+
+    b.if_then_else(b.icmp("ult", row, ctx["grouped"]["row_end"]), load_row, zero_row)
+
+
+def copy_word(b, source, word, tile, slot):
+    """tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS."""
+    i64 = scalar("i64")
+    b.store(b.load(i64, b.ptr_add(source, word, i64), 8), b.ptr_add(tile, slot, i64), 8)
 
 
 def load_word(ctx, tile, line, group, step):

@@ -3,7 +3,8 @@
 c being offsets[g] .. offsets[g + 1] (any count, 0 included); a is total_m x k (f16 or bf16,
 row-major, the groups' rows one after another), b is G x k x n (each group's own k x n matrix,
 row-major), c is total_m x n f32 (row-major): c[rows of g] = a[rows of g] x b[g]. n and k at run
-time, multiples of tile_n and tile_k, as gemm_mma has them.
+time, multiples of tile_n and tile_k, as gemm_mma has them. With fp8 / bf8 operands (gfx942 FNUZ,
+gfx950 OCP, as gemm_epilogue has them) a holds bytes and b comes transposed per group, b_t: G x n x k.
 
 The kernel reads offsets at run time. The grid is (n / tile_n, total_m / tile_m + G) workgroups,
 an upper bound of the tiles the groups need (each group's partial last tile costs at most one);
@@ -43,7 +44,7 @@ def kernel_name(spec):
 
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
-    return first_reason(core.core_checks(spec, arch))
+    return first_reason(core.core_checks(spec, arch, with_fp8=True))
 
 
 def flavor_gate(spec, arch, flavor):
@@ -66,7 +67,7 @@ def plan_module(spec, arch, buffer_range):
     element = core.element_bytes(spec)
     total_m, groups = name("total_m"), name("groups")
     n, k = name("n_tiles") * spec["tile_n"], name("k_tiles") * spec["tile_k"]
-    bytes_of = {"a": total_m * k * element, "b": groups * k * n * element, "offsets": (groups + 1) * 4,
+    bytes_of = {"a": total_m * k * element, core.b_name(spec): groups * k * n * element, "offsets": (groups + 1) * 4,
                 "c": total_m * n * 4}
     scalars = {"n": n, "k": k, "groups": groups, "total_m": total_m}
     bindings = [scalar_binding(p.name, scalars[p.name]) if p.name in scalars else whole(p.name) for p in kernel.params]
@@ -83,7 +84,7 @@ def build(spec, arch):
     i32 = scalar("i32")
     read = {"noalias": True, "nocapture": True, "readonly": True}
     a = b.param("a", pointer("global"), align=16, **read)
-    bm = b.param("b", pointer("global"), align=16, **read)
+    bm = b.param(core.b_name(spec), pointer("global"), align=16, **read)
     offsets = b.param("offsets", pointer("global"), align=4, **read)
     c = b.param("c", pointer("global"), align=4, noalias=True, nocapture=True, writeonly=True)
     n = b.param("n", i32)
@@ -132,7 +133,11 @@ def group_tile(ctx, buffers, places, found, total_m):
     i64, f32 = scalar("i64"), scalar("f32")
     row_end = b.select(b.icmp("ult", end, total_m), end, total_m)
     ctx["m0"] = b.select(b.icmp("ult", first_row, row_end), first_row, row_end)
-    ctx["grouped"] = core.group_rows(b, ctx["k"], row_end, b.mul(group, ctx["k"], ("nuw", "nsw")))
+    if core.is_fp8(ctx["spec"]):  # b_t's rows: group g's n x k matrix starts at row g * n, past the i32 range
+        b_row0 = b.mul(b.zext(group, i64, nneg=True), ctx["wide_n"], ("nuw", "nsw"))
+    else:
+        b_row0 = b.mul(group, ctx["k"], ("nuw", "nsw"))
+    ctx["grouped"] = core.group_rows(b, ctx["k"], row_end, b_row0)
     accumulator = vector(f32, core.accumulator_length(ctx["spec"], ctx["arch"]))
     inits = [b.const_float(accumulator, 0.0) for _ in places]
     results = core.accumulate_tiles(ctx, a, bm, places, inits)

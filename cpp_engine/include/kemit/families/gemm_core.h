@@ -123,6 +123,11 @@ struct Tile {
   Context ctx;
   std::vector<Place> places;
 };
+// Where a word of an fp8 tile comes from (Python: the tuple (row, column, piece) stage_words passes to
+// stage_group_word): the source row, the word column, and the word's place in the tile row.
+struct WordPlace {
+  ir::Value row, column, piece;
+};
 // What fragment_origin returns (Python: the tuple (column, origin)).
 struct Origin {
   ir::Value col, origin;
@@ -179,8 +184,8 @@ Place fragment_place(Context& ctx, const ir::Value& wave, int index);
 // a_tile[r * tile_k + c .. + 8] = a[m0 + r, k0 + c .. + 8].
 void stage_a(Context& ctx, const ir::Value& a, const ir::Value& k0);
 // ctx.grouped of a grouped gemm (grouped_gemm): the workgroup's rows of a and c end at row_end (the
-// rows past it are another group's, masked), b's rows of its group start at b_row0, and a's row
-// offsets are i64 (a is bound whole: its rows are not chunked).
+// rows past it are another group's, masked), b's rows of its group start at b_row0 (an i32 g * k of
+// b; fp8: an i64 g * n of b_t), and a's row offsets are i64 (a is bound whole: its rows are not chunked).
 Grouped group_rows(ir::Builder& b, const ir::Value& k, const ir::Value& row_end, const ir::Value& b_row0);
 // a_tile's row r, columns col .. + 8, in a grouped gemm: a[row, k0 + col ..] when row is before the
 // group's end, zeros past it (another group's rows, or past a); a's offset an i64.
@@ -200,6 +205,16 @@ ir::Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& a
 // with wide: bound whole, its row offsets i64).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
                  const ir::Value& k0, bool wide);
+// Word i of a grouped gemm's fp8 tile (Python passes the source and the LDS tile as a pair). b_t
+// (wide_row_words, its words a row, given): row `row` of the group's n x k matrix, its rows from b_row0
+// (an i64: g * n passes the i32 range). a (nullopt): row `row` when before the group's end, else a zero
+// word; its word is the byte offset row * k + k0 over 8, plus the place: a quotient of an exact sum,
+// which the contract prover bounds (a product of row and k / 8 it cannot).
+void stage_group_word(Context& ctx, const ir::Value& source, const ir::Value& tile, const ir::Value& i,
+                      const ir::Value& k0, const WordPlace& place, const std::optional<ir::Value>& wide_row_words);
+// tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS.
+void copy_word(ir::Builder& b, const ir::Value& source, const ir::Value& word, const ir::Value& tile,
+               const ir::Value& slot);
 // This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
 ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
 // (column, origin) of this lane's accumulator elements of one fragment in the m x n output: column

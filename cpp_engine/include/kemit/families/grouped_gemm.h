@@ -3,7 +3,8 @@
 // c being offsets[g] .. offsets[g + 1] (any count, 0 included); a is total_m x k (f16 or bf16,
 // row-major, the groups' rows one after another), b is G x k x n (each group's own k x n matrix,
 // row-major), c is total_m x n f32 (row-major): c[rows of g] = a[rows of g] x b[g]. n and k at run
-// time, multiples of tile_n and tile_k, as gemm_mma has them.
+// time, multiples of tile_n and tile_k, as gemm_mma has them. With fp8 / bf8 operands (gfx942 FNUZ,
+// gfx950 OCP, as gemm_epilogue has them) a holds bytes and b comes transposed per group, b_t: G x n x k.
 // Mirrors py_engine/kemit/families/grouped_gemm.py.
 //
 // The kernel reads offsets at run time. The grid is (n / tile_n, total_m / tile_m + G) workgroups,
