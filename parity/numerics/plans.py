@@ -227,9 +227,15 @@ def _gaps(rng, shape, dtype, low, high):
     return points[rng.integers(0, len(points), size=shape)]
 
 
+def _one_group(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a routing, not a shape of values. A plan whose kernel reads an
+    indirection (grouped_gemm's group offsets) sends every row to one group under it."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
-              "masked": _masked, "one_value": _one_value, "gaps": _gaps}
+              "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group}
 
 
 class Inputs:

@@ -1,5 +1,6 @@
 """What the mutation tests share: `judge_mutant`, which runs kemit_mutate on one named mutant
-(`family:config@section:operator:k`) and gives its run and its report entry."""
+(`family:config@section:operator:k`, with kemit_mutate's extra options, such as `--lanes llvm`) and gives
+its run and its report entry."""
 import json
 import os
 import subprocess
@@ -12,12 +13,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture
 def judge_mutant(build_dir, tmp_path):
-    def judge(name):
-        folder = tmp_path / name.replace(":", "_").replace("@", "_")
+    def judge(name, *extra):
+        folder = tmp_path / (name.replace(":", "_").replace("@", "_") + "".join(extra).replace("-", "_"))
         report = folder / "m.json"
         done = subprocess.run([sys.executable, os.path.join(REPO, "parity", "mutate", "kemit_mutate.py"),
                                "--build", build_dir, "--out", str(folder / "out"), "--mutant", name,
-                               "--json", str(report)], cwd=REPO, capture_output=True, text=True, timeout=600)
+                               "--json", str(report), *extra], cwd=REPO, capture_output=True, text=True, timeout=600)
         assert report.exists(), done.stdout + done.stderr
         (m,) = json.loads(report.read_text())["mutants"]
         return done, m

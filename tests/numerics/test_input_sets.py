@@ -114,6 +114,8 @@ def test_each_set_draws_what_it_names(name):
         "one_value": lambda: (values == values.flat[0]).all(),
         "gaps": lambda: set(values.ravel()) <= set(plans.round_to(np.linspace(-2.0, 2.0, 8)[::2], "f16"))
         and len(set(values.ravel())) > 1,
+        "one_group": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 

@@ -258,7 +258,8 @@ std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llv
   return llvm::mma_gate(instruction(spec, arch), flavor);
 }
 
-Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const Value& n, const Value& k) {
+Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const Value& n, const Value& k,
+                  bool tiled_rows) {
   int block = spec.waves * arch.wave_size;
   ir::Type i32 = ir::scalar("i32");
   bool fp8 = is_fp8(spec);
@@ -272,15 +273,18 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
   Value lane = b.bit_and(tid, lane_mask);
   Value wave_shift = b.const_int(i32, bit_length(arch.wave_size) - 1);
   Value wave = b.lshr(tid, wave_shift);
-  Value group_y = b.workgroup_id("y");
-  Value tile_m_value = b.const_int(i32, tile_m);
-  Value m0 = b.mul(group_y, tile_m_value, NUW_NSW);
+  Value m0;
+  if (tiled_rows) {
+    Value group_y = b.workgroup_id("y");
+    Value tile_m_value = b.const_int(i32, tile_m);
+    m0 = b.mul(group_y, tile_m_value, NUW_NSW);
+  }
   Value group_x = b.workgroup_id("x");
   Value tile_n_value = b.const_int(i32, tile_n);
   Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
   Value wide_n = b.zext(n, ir::scalar("i64"), true);  // the width of b's and c's rows in i64 offsets
   Value block_value = b.const_int(i32, block);
-  Tile tile{Context{b, spec, arch, tid, lane, n, wide_n, k, m0, n0, block_value, a_tile, b_tile}, {}};
+  Tile tile{Context{b, spec, arch, tid, lane, n, wide_n, k, m0, n0, block_value, a_tile, b_tile, std::nullopt}, {}};
   for (int index = 0; index < fragments(spec) / spec.waves; ++index)
     tile.places.push_back(fragment_place(tile.ctx, wave, index));
   return tile;
@@ -345,6 +349,10 @@ void stage_a(Context& ctx, const Value& a, const Value& k0) {
     Value chunk = b.urem(i, per_row);
     Value col = b.shl(chunk, shift, NUW_NSW);
     Value row = b.add(ctx.m0, r, NUW_NSW);
+    if (ctx.grouped) {
+      stage_group_row(ctx, a, k0, r, col, row);
+      return {};
+    }
     Value row_start = b.mul(row, ctx.k, NUW_NSW);
     Value k_index = b.add(k0, col, NUW_NSW);
     Value source = b.add(row_start, k_index, NUW_NSW);
@@ -362,6 +370,39 @@ void stage_a(Context& ctx, const Value& a, const Value& k0) {
   b.for_loop(ctx.tid, count, ctx.block, {}, body);
 }
 
+Grouped group_rows(ir::Builder& b, const Value& k, const Value& row_end, const Value& b_row0) {
+  Value wide_k = b.zext(k, ir::scalar("i64"), true);
+  return {row_end, b_row0, wide_k};
+}
+
+void stage_group_row(Context& ctx, const Value& a, const Value& k0, const Value& r, const Value& col,
+                     const Value& row) {
+  ir::Builder& b = ctx.b;
+  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
+  ir::Type loaded = ir::vector(dtype, STAGE_VEC);
+  Value tile_k_value = b.const_int(i32, ctx.spec.tile_k);
+  Value line = b.mul(r, tile_k_value, NUW_NSW);
+  Value slot = b.add(line, col, NUW_NSW);
+  Value inside = b.icmp("ult", row, ctx.grouped->row_end);
+
+  auto load_row = [&]() {
+    Value column = b.add(k0, col, NUW_NSW);
+    Value source = wide_offset(b, row, ctx.grouped->wide_k, column);
+    Value address = b.ptr_add(a, source, dtype);
+    Value value = b.load(loaded, address, 16);
+    Value target = b.ptr_add(ctx.a_tile, slot, dtype);
+    b.store(value, target, 16);
+  };
+
+  auto zero_row = [&]() {
+    Value zeros = b.const_float(loaded, 0.0);
+    Value target = b.ptr_add(ctx.a_tile, slot, dtype);
+    b.store(zeros, target, 16);
+  };
+
+  b.if_then_else(inside, load_row, zero_row);
+}
+
 void stage_b(Context& ctx, const Value& bm, const Value& k0) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
@@ -371,6 +412,7 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
     Value r = b.udiv(i, width);
     Value j = b.urem(i, width);
     Value row = b.add(k0, r, NUW_NSW);
+    if (ctx.grouped) row = b.add(ctx.grouped->b_row0, row, NUW_NSW);  // the group's own k x n matrix of b
     Value n_index = b.add(ctx.n0, j, NUW_NSW);
     Value source = wide_offset(b, row, ctx.wide_n, n_index);
     Value address = b.ptr_add(bm, source, dtype);
@@ -444,8 +486,12 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
   auto body = [&](const Value& i, const std::vector<Value>&) -> std::vector<Value> {
     Value r = b.udiv(i, per_row);
     Value row = b.add(origin, r, NUW_NSW);
-    Value c = b.urem(i, per_row);
-    Value column = b.add(first, c, NUW_NSW);
+    Value piece = b.urem(i, per_row);
+    Value column = b.add(first, piece, NUW_NSW);
+    if (ctx.grouped) {
+      stage_group_word(ctx, source, tile, i, k0, WordPlace{row, column, piece}, wide_row_words);
+      return {};
+    }
     Value word;
     if (wide) {
       word = wide_offset(b, row, *wide_row_words, column);
@@ -462,6 +508,47 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
 
   Value count = b.const_int(i32, rows * tile_k / FP8_PER_WORD);
   b.for_loop(ctx.tid, count, ctx.block, {}, body);
+}
+
+void stage_group_word(Context& ctx, const Value& source, const Value& tile, const Value& i, const Value& k0,
+                      const WordPlace& place, const std::optional<Value>& wide_row_words) {
+  ir::Builder& b = ctx.b;
+  ir::Type i64 = ir::scalar("i64");
+  if (wide_row_words) {
+    Value wide_row = b.zext(place.row, i64, true);
+    Value rows = b.add(ctx.grouped->b_row0, wide_row, NUW_NSW);
+    Value row_start = b.mul(rows, *wide_row_words, NUW_NSW);
+    Value wide_column = b.zext(place.column, i64, true);
+    Value word = b.add(row_start, wide_column, NUW_NSW);
+    copy_word(b, source, word, tile, i);
+    return;
+  }
+
+  auto load_row = [&]() {
+    Value start = wide_offset(b, place.row, ctx.grouped->wide_k, k0);
+    Value shift = b.const_int(i64, bit_length(FP8_PER_WORD) - 1);
+    Value first = b.lshr(start, shift);
+    Value wide_piece = b.zext(place.piece, i64, true);
+    Value word = b.add(first, wide_piece, NUW_NSW);
+    copy_word(b, source, word, tile, i);
+  };
+
+  auto zero_row = [&]() {
+    Value zero = b.const_int(i64, 0);
+    Value target = b.ptr_add(tile, i, i64);
+    b.store(zero, target, 8);
+  };
+
+  Value inside = b.icmp("ult", place.row, ctx.grouped->row_end);
+  b.if_then_else(inside, load_row, zero_row);
+}
+
+void copy_word(ir::Builder& b, const Value& source, const Value& word, const Value& tile, const Value& slot) {
+  ir::Type i64 = ir::scalar("i64");
+  Value address = b.ptr_add(source, word, i64);
+  Value value = b.load(i64, address, 8);
+  Value target = b.ptr_add(tile, slot, i64);
+  b.store(value, target, 8);
 }
 
 Value load_word(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {

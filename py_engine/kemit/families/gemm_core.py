@@ -1,4 +1,4 @@
-"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue): the instruction tables,
+"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm): the instruction tables,
 the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
 registers; each family adds its parameters, its accumulator start and what it does with the result.
 
@@ -201,9 +201,11 @@ def flavor_gate(spec, arch, flavor):
     return mma_gate(instruction(spec, arch), flavor)
 
 
-def tile_context(b, spec, arch, n, k):
+def tile_context(b, spec, arch, n, k, tiled_rows=True):
     """After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
-    the wave's fragments. Returns (ctx, places)."""
+    the wave's fragments. Returns (ctx, places). tiled_rows False: the workgroup's first row m0 is not
+    workgroup y's tile; the family finds it at run time and sets ctx["m0"] and ctx["grouped"]
+    (group_rows) before the k loop."""
     block = spec["waves"] * arch.wave_size
     i32 = scalar("i32")
     element, per_element = (scalar("i64"), FP8_PER_WORD) if is_fp8(spec) else (scalar(spec["dtype"]), 1)
@@ -213,11 +215,12 @@ def tile_context(b, spec, arch, n, k):
     tid = b.workitem_id("x")
     lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
-    m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw"))
+    m0 = b.mul(b.workgroup_id("y"), b.const_int(i32, tile_m), ("nuw", "nsw")) if tiled_rows else None
     n0 = b.mul(b.workgroup_id("x"), b.const_int(i32, tile_n), ("nuw", "nsw"))
     wide_n = b.zext(n, scalar("i64"), nneg=True)  # the width of b's and c's rows in i64 offsets
     ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "wide_n": wide_n, "k": k,
-           "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile}
+           "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile,
+           "grouped": None}
     places = [fragment_place(ctx, wave, index) for index in range(fragments(spec) // spec["waves"])]
     return ctx, places
 
@@ -270,6 +273,9 @@ def stage_a(ctx, a, k0):
         r = b.udiv(i, per_row)
         col = b.shl(b.urem(i, per_row), shift, ("nuw", "nsw"))
         row = b.add(ctx["m0"], r, ("nuw", "nsw"))
+        if ctx["grouped"] is not None:
+            stage_group_row(ctx, a, k0, r, col, row)
+            return []
         source = b.add(b.mul(row, ctx["k"], ("nuw", "nsw")), b.add(k0, col, ("nuw", "nsw")), ("nuw", "nsw"))
         value = b.load(loaded, b.ptr_add(a, source, dtype), 16)
         slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
@@ -278,6 +284,34 @@ def stage_a(ctx, a, k0):
 
     count = b.const_int(i32, spec["tile_m"] * spec["tile_k"] // STAGE_VEC)
     b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def group_rows(b, k, row_end, b_row0):
+    """ctx["grouped"] of a grouped gemm (grouped_gemm): the workgroup's rows of a and c end at
+    row_end (the rows past it are another group's, masked), b's rows of its group start at b_row0
+    (an i32 g * k of b; fp8: an i64 g * n of b_t), and a's row offsets are i64 (a is bound whole:
+    its rows are not chunked)."""
+    return {"row_end": row_end, "b_row0": b_row0, "wide_k": b.zext(k, scalar("i64"), nneg=True)}
+
+
+def stage_group_row(ctx, a, k0, r, col, row):
+    """a_tile's row r, columns col .. + 8, in a grouped gemm: a[row, k0 + col ..] when row is before
+    the group's end, zeros past it (another group's rows, or past a); a's offset an i64."""
+    b, spec = ctx["b"], ctx["spec"]
+    i32, dtype = scalar("i32"), scalar(spec["dtype"])
+    loaded = vector(dtype, STAGE_VEC)
+    slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
+    inside = b.icmp("ult", row, ctx["grouped"]["row_end"])
+
+    def load_row():
+        column = b.add(k0, col, ("nuw", "nsw"))
+        value = b.load(loaded, b.ptr_add(a, wide_offset(b, row, ctx["grouped"]["wide_k"], column), dtype), 16)
+        b.store(value, b.ptr_add(ctx["a_tile"], slot, dtype), 16)
+
+    def zero_row():
+        b.store(b.const_float(loaded, 0.0), b.ptr_add(ctx["a_tile"], slot, dtype), 16)
+
+    b.if_then_else(inside, load_row, zero_row)
 
 
 def stage_b(ctx, bm, k0):
@@ -290,6 +324,8 @@ def stage_b(ctx, bm, k0):
         r = b.udiv(i, width)
         j = b.urem(i, width)
         row = b.add(k0, r, ("nuw", "nsw"))
+        if ctx["grouped"] is not None:  # the group's own k x n matrix of b
+            row = b.add(ctx["grouped"]["b_row0"], row, ("nuw", "nsw"))
         source = wide_offset(b, row, ctx["wide_n"], b.add(ctx["n0"], j, ("nuw", "nsw")))
         value = b.load(dtype, b.ptr_add(bm, source, dtype), byte_size(dtype))
         slot = b.add(b.mul(j, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), r, ("nuw", "nsw"))
@@ -349,7 +385,11 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
 
     def body(i, iters):
         row = b.add(origin, b.udiv(i, per_row), ("nuw", "nsw"))
-        column = b.add(first, b.urem(i, per_row), ("nuw", "nsw"))
+        piece = b.urem(i, per_row)
+        column = b.add(first, piece, ("nuw", "nsw"))
+        if ctx["grouped"] is not None:
+            stage_group_word(ctx, (source, tile), i, k0, (row, column, piece), wide_row_words)
+            return []
         word = wide_offset(b, row, wide_row_words, column) if wide else \
             b.add(b.mul(row, row_words, ("nuw", "nsw")), column, ("nuw", "nsw"))
         value = b.load(i64, b.ptr_add(source, word, i64), 8)
@@ -358,6 +398,37 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
 
     count = b.const_int(i32, rows * spec["tile_k"] // FP8_PER_WORD)
     b.for_loop(ctx["tid"], count, ctx["block"], [], body)
+
+
+def stage_group_word(ctx, buffers, i, k0, place, wide_row_words):
+    """Word i of a grouped gemm's fp8 tile (buffers: the source and the LDS tile; place: the row, the
+    word column and the word's place in the tile row). b_t (wide_row_words, its words a row, given):
+    row `row` of the group's n x k matrix, its rows from b_row0 (an i64: g * n passes the i32 range).
+    a (None): row `row` when before the group's end, else a zero word; its word is the byte offset
+    row * k + k0 over 8, plus the place: a quotient of an exact sum, which the contract prover bounds
+    (a product of row and k / 8 it cannot)."""
+    b, i64, flags = ctx["b"], scalar("i64"), ("nuw", "nsw")
+    (source, tile), (row, column, piece) = buffers, place
+    if wide_row_words is not None:
+        rows = b.add(ctx["grouped"]["b_row0"], b.zext(row, i64, nneg=True), flags)
+        copy_word(b, source, b.add(b.mul(rows, wide_row_words, flags), b.zext(column, i64, nneg=True), flags), tile, i)
+        return
+
+    def load_row():
+        start = wide_offset(b, row, ctx["grouped"]["wide_k"], k0)
+        copy_word(b, source, b.add(b.lshr(start, b.const_int(i64, FP8_PER_WORD.bit_length() - 1)),
+                                   b.zext(piece, i64, nneg=True), flags), tile, i)
+
+    def zero_row():
+        b.store(b.const_int(i64, 0), b.ptr_add(tile, i, i64), 8)
+
+    b.if_then_else(b.icmp("ult", row, ctx["grouped"]["row_end"]), load_row, zero_row)
+
+
+def copy_word(b, source, word, tile, slot):
+    """tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS."""
+    i64 = scalar("i64")
+    b.store(b.load(i64, b.ptr_add(source, word, i64), 8), b.ptr_add(tile, slot, i64), 8)
 
 
 def load_word(ctx, tile, line, group, step):

@@ -1,4 +1,4 @@
-// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue): the instruction tables,
+// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm): the instruction tables,
 // the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
 // registers; each family adds its parameters, its accumulator start and what it does with the result.
 // Mirrors py_engine/kemit/families/gemm_core.py.
@@ -16,6 +16,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,12 +95,18 @@ struct CoreSpec : MmaSpec {
 MmaSpec read_mma_spec(const nlohmann::json& spec);
 CoreSpec read_core_spec(const nlohmann::json& spec);
 
+// A grouped gemm's rows (Python: the dict group_rows returns): the workgroup's rows of a and c end
+// at row_end, b's rows of its group start at b_row0, wide_k is k as an i64 (a's row offsets).
+struct Grouped {
+  ir::Value row_end, b_row0, wide_k;
+};
 // The values every part of the kernel needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
   const CoreSpec& spec;
   const target::Arch& arch;
   ir::Value tid, lane, n, wide_n, k, m0, n0, block, a_tile, b_tile;  // wide_n: n as an i64, the width of b's and c's rows
+  std::optional<Grouped> grouped = std::nullopt;  // set by a grouped gemm (group_rows) before the k loop
 };
 // The family's own Spec (a CoreSpec) of a context that tile_context built from it: the typed
 // stand-in for Python's ctx["spec"], which is the family's whole dict.
@@ -115,6 +122,11 @@ struct Place {
 struct Tile {
   Context ctx;
   std::vector<Place> places;
+};
+// Where a word of an fp8 tile comes from (Python: the tuple (row, column, piece) stage_words passes to
+// stage_group_word): the source row, the word column, and the word's place in the tile row.
+struct WordPlace {
+  ir::Value row, column, piece;
 };
 // What fragment_origin returns (Python: the tuple (column, origin)).
 struct Origin {
@@ -160,9 +172,10 @@ std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, cons
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 // After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
-// the wave's fragments.
+// the wave's fragments. tiled_rows false: the workgroup's first row m0 is not workgroup y's tile; the
+// family finds it at run time and sets ctx.m0 and ctx.grouped (group_rows) before the k loop.
 Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const ir::Value& n,
-                  const ir::Value& k);
+                  const ir::Value& k, bool tiled_rows = true);
 // The k loop: every tile_k step staged through LDS and multiplied; the final accumulators.
 std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const ir::Value& bm,
                                         const std::vector<Place>& places, const std::vector<ir::Value>& inits);
@@ -170,6 +183,14 @@ std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const 
 Place fragment_place(Context& ctx, const ir::Value& wave, int index);
 // a_tile[r * tile_k + c .. + 8] = a[m0 + r, k0 + c .. + 8].
 void stage_a(Context& ctx, const ir::Value& a, const ir::Value& k0);
+// ctx.grouped of a grouped gemm (grouped_gemm): the workgroup's rows of a and c end at row_end (the
+// rows past it are another group's, masked), b's rows of its group start at b_row0 (an i32 g * k of
+// b; fp8: an i64 g * n of b_t), and a's row offsets are i64 (a is bound whole: its rows are not chunked).
+Grouped group_rows(ir::Builder& b, const ir::Value& k, const ir::Value& row_end, const ir::Value& b_row0);
+// a_tile's row r, columns col .. + 8, in a grouped gemm: a[row, k0 + col ..] when row is before the
+// group's end, zeros past it (another group's rows, or past a); a's offset an i64.
+void stage_group_row(Context& ctx, const ir::Value& a, const ir::Value& k0, const ir::Value& r, const ir::Value& col,
+                     const ir::Value& row);
 // b_tile[j * tile_k + r] = b[k0 + r, n0 + j]: transposed, so fragments are contiguous in k.
 void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
 // One mma per fragment and instruction k step of the staged tiles.
@@ -184,6 +205,16 @@ ir::Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& a
 // with wide: bound whole, its row offsets i64).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
                  const ir::Value& k0, bool wide);
+// Word i of a grouped gemm's fp8 tile (Python passes the source and the LDS tile as a pair). b_t
+// (wide_row_words, its words a row, given): row `row` of the group's n x k matrix, its rows from b_row0
+// (an i64: g * n passes the i32 range). a (nullopt): row `row` when before the group's end, else a zero
+// word; its word is the byte offset row * k + k0 over 8, plus the place: a quotient of an exact sum,
+// which the contract prover bounds (a product of row and k / 8 it cannot).
+void stage_group_word(Context& ctx, const ir::Value& source, const ir::Value& tile, const ir::Value& i,
+                      const ir::Value& k0, const WordPlace& place, const std::optional<ir::Value>& wide_row_words);
+// tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS.
+void copy_word(ir::Builder& b, const ir::Value& source, const ir::Value& word, const ir::Value& tile,
+               const ir::Value& slot);
 // This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
 ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
 // (column, origin) of this lane's accumulator elements of one fragment in the m x n output: column
