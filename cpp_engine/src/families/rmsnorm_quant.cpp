@@ -76,7 +76,12 @@ void quant_row(rows_common::RowContext& ctx, const Value& row) {
   Value acc = b.for_loop(first, end, step, {zero}, square_body)[0];
   Value folded = rows_common::fold_vector(
       b, [&](const Value& a, const Value& c) { return b.fadd(a, c); }, acc, vec);
-  Value squares = rows_common::reduce_row(ctx, {folded}, {0.0}, add)[0];
+  Value total = rows_common::reduce_row(ctx, {folded}, {0.0}, add)[0];
+  // the rotations leave each lane of a wave the sum of the same terms in another order, ulps apart:
+  // lane 0's, given to every lane, makes one inverse for the row, so that the scale lane 0 writes
+  // is the one every lane's q was divided by
+  Value lane_zero = b.const_int(ir::scalar("i32"), 0);
+  Value squares = b.bpermute(total, lane_zero);
   Value count = b.sitofp(end, f32);
   Value mean = b.fdiv(squares, count);
   Value one = b.const_float(f32, 1.0);

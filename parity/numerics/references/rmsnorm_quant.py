@@ -8,7 +8,7 @@ q = round-half-to-even(y / scale) clamped to [-127, 127] (0 where scale is 0).
 `rmsnorm_quant_as_kernel` replays the kernel in f32, rounding where it rounds: the f32 add and
 its rounding to the dtype, each lane's sum of squares over its strided vectors (fmul, then fadd),
 the vector fold, the wave's DPP / bpermute tree (reduce_rows.wave_tree) and, in scope block, the
-tree over the waves' partials; then mean, sqrt, the reciprocal, y = (h * r) * gamma, max|y| (exact
+tree over the waves' partials, whose lane 0 total the kernel gives every lane; then mean, sqrt, the reciprocal, y = (h * r) * gamma, max|y| (exact
 in any order), scale, y / scale and the rounding. Every step is one IEEE f32 operation numpy
 rounds the same way, so its q and scale are the kernel's bit for bit: the plan compares q exactly
 against it. residual_out and scale are compared with the definition, within tolerance (as

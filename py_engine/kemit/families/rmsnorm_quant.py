@@ -8,7 +8,8 @@ quantization of every row r < rows (rows at run time), cols compiled in.
 
 The row frame (scope block or wave, a row's reach) is rows_common's. Pass 1 writes residual_out and
 sums h * h per lane (fmul then fadd, each rounded, so that a reference in f32 replays every
-rounding); the sum is reduced over the row (rows_common.reduce_row). Pass 2 recomputes y and
+rounding); the sum is reduced over the row (rows_common.reduce_row) and lane 0's total is given to
+every lane (the lanes' totals are sums in different orders). Pass 2 recomputes y and
 reduces max|y| (|y| as fmax(y, -y); a max is exact in any order). Pass 3 recomputes y and writes q.
 
 The canonical IR has no 8-bit type: four bytes of q are packed into one i32 (the byte of column
@@ -88,6 +89,10 @@ def quant_row(ctx, row):
 
     [acc] = b.for_loop(first, end, step, [zero], square_body)
     [squares] = reduce_row(ctx, [fold_vector(b, b.fadd, acc, vec)], (0.0,), lambda a, c: [b.fadd(a[0], c[0])])
+    # the rotations leave each lane of a wave the sum of the same terms in another order, ulps apart:
+    # lane 0's, given to every lane, makes one inverse for the row, so that the scale lane 0 writes
+    # is the one every lane's q was divided by
+    squares = b.bpermute(squares, b.const_int(scalar("i32"), 0))
     mean = b.fdiv(squares, b.sitofp(end, f32))
     inverse = splat(b, b.fdiv(b.const_float(f32, 1.0), b.sqrt(b.fadd(mean, b.const_float(f32, EPS)))), vec)
 

@@ -9,7 +9,8 @@
 //
 // The row frame (scope block or wave, a row's reach) is rows_common's. Pass 1 writes residual_out and
 // sums h * h per lane (fmul then fadd, each rounded, so that a reference in f32 replays every
-// rounding); the sum is reduced over the row (rows_common.reduce_row). Pass 2 recomputes y and
+// rounding); the sum is reduced over the row (rows_common.reduce_row) and lane 0's total is given to
+// every lane (the lanes' totals are sums in different orders). Pass 2 recomputes y and
 // reduces max|y| (|y| as fmax(y, -y); a max is exact in any order). Pass 3 recomputes y and writes q.
 //
 // The canonical IR has no 8-bit type: four bytes of q are packed into one i32 (the byte of column
