@@ -39,7 +39,7 @@ def test_every_numbered_config_lies_inside_its_domain():
     run = fuzz("--check-domains")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "RESULT: GREEN" in run.stdout
-    assert "of 14 families checked" in run.stdout
+    assert "of 15 families checked" in run.stdout
 
 
 def test_configs_outside_their_domain_fail_the_check():
@@ -81,7 +81,7 @@ def test_a_seed_reproduces_the_run(tmp_path):
         assert run.returncode == 0, run.stdout + run.stderr
         reports.append(without_timings(json.loads(path.read_text())))
     assert reports[0] == reports[1]
-    assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 14
+    assert reports[0]["specs"] == 150 and len(reports[0]["families"]) == 15
     assert reports[0]["summary"]["result"] == "GREEN" and reports[0]["lane"] == "fuzz"
     assert {row["section"] for row in reports[0]["summary"]["rows"]} == {"parity"}
 
