@@ -191,6 +191,29 @@ def _peaks(rng, shape, dtype, low, high, peaks=None):
     return values
 
 
+def _zero_rows(rng, shape, dtype, low, high):
+    """Uniform values with every other row (the last axis; the first row among them) all zero:
+    a norm's zero row, whose statistics are 0 and whose quantization scale must be 0, not NaN."""
+    values = rng.uniform(low, high, size=shape)
+    if values.ndim >= 2:
+        values.reshape(-1, values.shape[-1])[0::2] = 0.0
+    return values
+
+
+def _halfsteps(rng, shape, dtype, low, high):
+    """Values k + 1/2 for integers k in [low, high): ties for a rounding to integers (exact in
+    every dtype while |k| < 128)."""
+    return np.floor(rng.uniform(low, high, size=shape)) + 0.5
+
+
+def _large(rng, shape, dtype, low, high):
+    """Magnitudes in [L/2, L], either sign: L the dtype's largest normal over 4, and at most what
+    keeps the sum of squares of a row (the last axis) of pairwise sums finite in f32."""
+    cols = np.atleast_1d(shape)[-1]
+    top = min(LARGEST_NORMAL[dtype] / 4, math.sqrt(LARGEST_NORMAL["f32"] / cols) / 4)
+    return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(top / 2, top, size=shape)
+
+
 # The lanes that hold each row's peak in turn: lane 7 is left out by a row-mask step at every
 # step of the DPP tree (an odd lane, the upper half of its quad, of its half row's second quad),
 # the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps,
@@ -235,7 +258,8 @@ def _one_group(rng, shape, dtype, low, high):
 
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
-              "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group}
+              "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
+              "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large}
 
 
 class Inputs:
@@ -251,11 +275,12 @@ class Inputs:
 
 # What an i32 output holds where the kernel wrote nothing (nan_memory's integer counterpart).
 I32_UNWRITTEN = -559038737  # 0xDEADBEEF
+INTEGER_MEMORY = {"i32": np.int32, "i8": np.int8}
 
 
 def to_memory(values, dtype):
-    if dtype == "i32":  # integer outputs (topk_softmax's indices, moe_sorting's counts and slots): the values themselves
-        return np.ascontiguousarray(values, dtype=np.int32).copy()
+    if dtype in INTEGER_MEMORY:  # integer outputs (topk_softmax's indices, moe_sorting's counts, rmsnorm_quant's q)
+        return np.ascontiguousarray(values, dtype=INTEGER_MEMORY[dtype]).copy()
     values = np.ascontiguousarray(values, dtype=np.float32)
     if dtype == "f32":
         return values.copy()
@@ -265,8 +290,8 @@ def to_memory(values, dtype):
 
 
 def from_memory(array, dtype):
-    if dtype == "i32":
-        return np.asarray(array, dtype=np.int32)
+    if dtype in INTEGER_MEMORY:
+        return np.asarray(array, dtype=INTEGER_MEMORY[dtype])
     if dtype == "f32":
         return np.asarray(array, dtype=np.float32)
     if dtype == "f16":
@@ -359,9 +384,9 @@ def make_case(family, spec, arch, config_id, inputs="random"):
 
 
 def bits(memory):
-    """The element bit patterns of an output's memory (f32, f16 or bf16 words)."""
+    """The element bit patterns of an output's memory (f32, f16 or bf16 words, i32 or i8)."""
     memory = np.ascontiguousarray(memory).reshape(-1)
-    return memory.view({4: np.uint32, 2: np.uint16}[memory.dtype.itemsize])
+    return memory.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[memory.dtype.itemsize])
 
 
 def compare(output, got_memory):

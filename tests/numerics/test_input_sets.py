@@ -116,6 +116,11 @@ def test_each_set_draws_what_it_names(name):
         and len(set(values.ravel())) > 1,
         "one_group": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "zero_rows": lambda: not values[0::2].any() and values[1::2].all(),
+        "halfsteps": lambda: (values - np.floor(values) == 0.5).all() and (np.abs(values) <= 2.5).all(),
+        # f16, rows of 8: L = 65504 / 4 = 16376 (the f32 bound is far above); f16's step there is 8
+        "large": lambda: (np.abs(values) >= 16376 / 2 - 8).all() and (np.abs(values) <= 16376).all()
+        and (values > 0).any() and (values < 0).any(),
     }
     assert checks[name]()
 
@@ -151,3 +156,23 @@ def test_a_masked_row_keeps_a_logit_and_a_single_column_is_never_masked():
     two = plans.random_values(plans.Inputs(np.random.default_rng(1), "masked"), (5, 2), "f32")
     assert np.isfinite(one).all()
     assert (np.isinf(two).sum(axis=1) == 1).all()
+
+
+def test_a_rounding_constant_that_is_odd_passes_random_rows_and_fails_the_halfsteps_set(kemit_cpp, monkeypatch):
+    """rmsnorm_quant's ROUNDER one above 1.5 * 2^23 (in the f32 add and the i32 subtraction alike)
+    still rounds every value that is not a tie to its nearest integer, and rounds ties to odd: the
+    random rows pass, the halfsteps set (every quotient a tie) fails at q."""
+    from kemit.families import rmsnorm_quant as family
+    entry = config("rmsnorm_quant", 2)
+    with monkeypatch.context() as patch:
+        patch.setattr(family, "ROUNDER", family.ROUNDER + 1)
+        patch.setattr(plans, "input_sets", lambda family, spec: ("random",))
+        [random_only] = numerics_worker.check_config(kemit_cpp, "rmsnorm_quant", entry, InProcessPythonSource(),
+                                                     sections=("canonical",))
+    assert random_only.verdict == "NUMERIC_OK", random_only.detail
+    with monkeypatch.context() as patch:
+        patch.setattr(family, "ROUNDER", family.ROUNDER + 1)
+        [every_set] = numerics_worker.check_config(kemit_cpp, "rmsnorm_quant", entry, InProcessPythonSource(),
+                                                   sections=("canonical",))
+    assert every_set.verdict == "NUMERIC_MISMATCH"
+    assert every_set.detail.startswith("inputs halfsteps: q: "), every_set.detail

@@ -148,7 +148,7 @@ int64_t row_bytes(const RowSpec& spec) { return spec.cols * ir::byte_size(ir::sc
 
 ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::string& name, int values_per_wave,
                       const std::vector<std::string>& inputs, const RowBody& row_body, const std::string& output,
-                      const std::string& lds_name) {
+                      const std::string& lds_name, const std::vector<std::string>& outputs) {
   ir::Builder b(name, arch.name);
   b.attr("flat_work_group_size", "1," + std::to_string(spec.block));
   ir::Type i32 = ir::scalar("i32");
@@ -156,6 +156,10 @@ ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::
                     /*readonly=*/true);
   Value y = b.param(output, ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
                     /*readonly=*/false, /*writeonly=*/true);
+  Values written;
+  for (const std::string& output_name : outputs)
+    written.push_back(b.param(output_name, ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true,
+                              /*nocapture=*/true, /*readonly=*/false, /*writeonly=*/true));
   Values more;
   for (const std::string& input : inputs)
     more.push_back(b.param(input, ir::pointer("global"), MAX_GLOBAL_ALIGN, /*noalias=*/true, /*nocapture=*/true,
@@ -187,7 +191,7 @@ ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::
     position = lane;
     lanes = arch.wave_size;
   }
-  RowContext ctx{b, spec, arch, x, y, more, lane, wave, waves, partials, position, lanes};
+  RowContext ctx{b, spec, arch, x, y, more, written, lane, wave, waves, partials, position, lanes};
 
   auto body = [&](const Value& row, const std::vector<Value>&) -> std::vector<Value> {
     row_body(ctx, row);
@@ -231,11 +235,17 @@ Value load_chunk(RowContext& ctx, const Value& source, const Value& index) {
   return value;
 }
 
-void store_chunk(RowContext& ctx, Value value, const Value& index) {
+Value narrow_chunk(RowContext& ctx, Value value) {
   ir::Builder& b = ctx.b;
-  std::string dtype_name = ctx.spec.dtype;
-  ir::Type dtype = ir::scalar(dtype_name);
-  if (dtype_name != "f32") value = b.fptrunc(value, ir::with_lanes(dtype, static_cast<int>(ctx.spec.vec)));
+  if (ctx.spec.dtype != "f32")
+    value = b.fptrunc(value, ir::with_lanes(ir::scalar(ctx.spec.dtype), static_cast<int>(ctx.spec.vec)));
+  return value;
+}
+
+void store_chunk(RowContext& ctx, Value value, const Value& index, bool narrowed) {
+  ir::Builder& b = ctx.b;
+  ir::Type dtype = ir::scalar(ctx.spec.dtype);
+  if (!narrowed) value = narrow_chunk(ctx, value);
   Value address = b.ptr_add(ctx.y, index, dtype);
   b.store(value, address, std::min(ir::byte_size(value.type), MAX_GLOBAL_ALIGN));
 }

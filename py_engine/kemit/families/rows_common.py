@@ -120,15 +120,18 @@ def row_bytes(spec):
     return spec["cols"] * byte_size(scalar(spec["dtype"]))
 
 
-def row_kernel(spec, arch, name, values_per_wave, inputs, row_body, output="y", lds_name="partials"):
-    """The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
-    rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
-    wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows."""
+def row_kernel(spec, arch, name, values_per_wave, inputs, row_body, output="y", lds_name="partials", outputs=()):
+    """The kernel: params x, the output (y unless named), the further `outputs` (write-only
+    pointers, ctx["outputs"]), then `inputs` (read-only pointers), then rows; LDS (`lds_name`:
+    unique within a module of several kernels) for values_per_wave f32 per wave in scope block;
+    row_body(ctx, row) for each of this workgroup's (or wave's) rows."""
     b = Builder(name, arch.name)
     b.attr("flat_work_group_size", f"1,{spec['block']}")
     i32 = scalar("i32")
     x = b.param("x", pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, readonly=True)
     y = b.param(output, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
+    written = [b.param(n, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, writeonly=True)
+               for n in outputs]
     more = [b.param(n, pointer("global"), align=MAX_GLOBAL_ALIGN, noalias=True, nocapture=True, readonly=True)
             for n in inputs]
     rows = b.param("rows", i32)
@@ -144,8 +147,8 @@ def row_kernel(spec, arch, name, values_per_wave, inputs, row_body, output="y", 
         waves_value = b.const_int(i32, waves)
         first = b.add(b.mul(b.workgroup_id("x"), waves_value, ("nuw", "nsw")), wave, ("nuw", "nsw"))
         stride, position, lanes = b.mul(b.num_workgroups("x"), waves_value, ("nuw", "nsw")), lane, arch.wave_size
-    ctx = {"b": b, "spec": spec, "arch": arch, "x": x, "y": y, "inputs": more, "lane": lane, "wave": wave,
-           "waves": waves, "partials": partials, "position": position, "lanes": lanes}
+    ctx = {"b": b, "spec": spec, "arch": arch, "x": x, "y": y, "inputs": more, "outputs": written, "lane": lane,
+           "wave": wave, "waves": waves, "partials": partials, "position": position, "lanes": lanes}
 
     def body(row, iters):
         row_body(ctx, row)
@@ -187,12 +190,21 @@ def load_chunk(ctx, source, index):
     return value
 
 
-def store_chunk(ctx, value, index):
-    """y[index : index + vec] = value (f32), rounded to the spec's dtype."""
+def narrow_chunk(ctx, value):
+    """value (f32) rounded to the spec's dtype."""
+    b, spec = ctx["b"], ctx["spec"]
+    if spec["dtype"] != "f32":
+        value = b.fptrunc(value, with_lanes(scalar(spec["dtype"]), spec["vec"]))
+    return value
+
+
+def store_chunk(ctx, value, index, narrowed=False):
+    """y[index : index + vec] = value (f32, rounded to the spec's dtype; already of the dtype when
+    narrowed)."""
     b, spec = ctx["b"], ctx["spec"]
     dtype = scalar(spec["dtype"])
-    if spec["dtype"] != "f32":
-        value = b.fptrunc(value, with_lanes(dtype, spec["vec"]))
+    if not narrowed:
+        value = narrow_chunk(ctx, value)
     b.store(value, b.ptr_add(ctx["y"], index, dtype), min(byte_size(value.type), MAX_GLOBAL_ALIGN))
 
 

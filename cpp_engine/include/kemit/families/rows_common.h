@@ -57,7 +57,7 @@ struct RowContext {
   const RowSpec& spec;
   const target::Arch& arch;
   ir::Value x, y;
-  Values inputs;
+  Values inputs, outputs;
   ir::Value lane, wave;
   int waves;
   ir::Value partials, position;
@@ -95,12 +95,13 @@ Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vect
 // The rows a workgroup takes per grid-stride step: one in scope block, one per wave in scope wave.
 int64_t rows_per_group(const RowSpec& spec, const target::Arch& arch);
 int64_t row_bytes(const RowSpec& spec);
-// The kernel: params x, the output (y unless named), then `inputs` (read-only pointers), then
-// rows; LDS (`lds_name`: unique within a module of several kernels) for values_per_wave f32 per
-// wave in scope block; row_body(ctx, row) for each of this workgroup's (or wave's) rows.
+// The kernel: params x, the output (y unless named), the further `outputs` (write-only
+// pointers, ctx.outputs), then `inputs` (read-only pointers), then rows; LDS (`lds_name`:
+// unique within a module of several kernels) for values_per_wave f32 per wave in scope block;
+// row_body(ctx, row) for each of this workgroup's (or wave's) rows.
 ir::Kernel row_kernel(const RowSpec& spec, const target::Arch& arch, const std::string& name, int values_per_wave,
                       const std::vector<std::string>& inputs, const RowBody& row_body, const std::string& output = "y",
-                      const std::string& lds_name = "partials");
+                      const std::string& lds_name = "partials", const std::vector<std::string>& outputs = {});
 // (start, first, step, end): the row's first element, and this lane's columns first, first +
 // step, ... below end (cols).
 Values row_span(RowContext& ctx, const ir::Value& row);
@@ -109,8 +110,11 @@ Values reduce_row(RowContext& ctx, const Values& values, const std::vector<doubl
                   const CombineValues& combine);
 // source[index : index + vec] (of the spec's dtype) as f32.
 ir::Value load_chunk(RowContext& ctx, const ir::Value& source, const ir::Value& index);
-// y[index : index + vec] = value (f32), rounded to the spec's dtype.
-void store_chunk(RowContext& ctx, ir::Value value, const ir::Value& index);
+// value (f32) rounded to the spec's dtype.
+ir::Value narrow_chunk(RowContext& ctx, ir::Value value);
+// y[index : index + vec] = value (f32, rounded to the spec's dtype; already of the dtype when
+// narrowed).
+void store_chunk(RowContext& ctx, ir::Value value, const ir::Value& index, bool narrowed = false);
 // An f32 in every lane of a vec-wide vector (the scalar itself when vec is 1).
 ir::Value splat(ir::Builder& b, const ir::Value& value, int vec);
 
