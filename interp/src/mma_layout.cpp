@@ -23,11 +23,12 @@ const std::map<std::string, Kind> KINDS = {
     {"mfma_32x32x8", {32, 32, 8, 4, {0}, 4, 4}},    {"mfma_16x16x16", {16, 16, 16, 4, {0}, 4, 4}},
     {"mfma_16x16x32", {16, 16, 32, 8, {0}, 8, 4}},  {"wmma_gfx11", {16, 16, 16, 0, {0}, 16, 1}},
     {"wmma_gfx12", {16, 16, 16, 4, {0, 8}, 4, 8}},     {"wmma_gfx1250", {16, 16, 32, 8, {0, 16}, 8, 8}},
+    {"mfma_32x32x16", {32, 32, 16, 8, {0}, 8, 4}},  {"wmma_gfx12_iu8", {16, 16, 16, 8, {0}, 8, 8}},
 };
 
 // The lane-independent part of accumulator element e's row.
 int static_row(const std::string& kind, int e) {
-  if (kind == "mfma_32x32x8") return e / 4 * 8 + e % 4;
+  if (kind == "mfma_32x32x8" || kind == "mfma_32x32x16") return e / 4 * 8 + e % 4;
   if (kind == "wmma_gfx11") return 2 * e;
   return e;
 }
@@ -75,6 +76,24 @@ std::vector<MmaLayout> build_layouts() {
   for (const auto& [instr, format] : fp8_instructions) {
     out.push_back(make(instr, "mfma_16x16x32", Scalar::i64, 64, 4));
     out.back().fp8 = format;
+  }
+  // The integer instructions: (name, layout kind, operand element, bytes to it, wave, accumulators).
+  struct Int8Instruction {
+    const char* instr;
+    const char* kind;
+    Scalar operand;
+    int per_element, wave, accumulators;
+  };
+  const Int8Instruction int8_instructions[] = {
+      {"mfma_i32_32x32x8_i8", "mfma_32x32x8", Scalar::i32, 4, 64, 16},
+      {"mfma_i32_16x16x16_i8", "mfma_16x16x16", Scalar::i32, 4, 64, 4},
+      {"mfma_i32_32x32x16_i8", "mfma_32x32x16", Scalar::i64, 8, 64, 16},
+      {"mfma_i32_16x16x32_i8", "mfma_16x16x32", Scalar::i64, 8, 64, 4},
+      {"wmma_gfx11_i32_16x16x16_iu8", "wmma_gfx11", Scalar::i32, 4, 32, 8},
+      {"wmma_gfx12_i32_16x16x16_iu8", "wmma_gfx12_iu8", Scalar::i32, 4, 32, 8}};
+  for (const auto& entry : int8_instructions) {
+    out.push_back(make(entry.instr, entry.kind, entry.operand, entry.wave, entry.accumulators));
+    out.back().int8_per_element = entry.per_element;
   }
   return out;
 }

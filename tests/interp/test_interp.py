@@ -246,6 +246,58 @@ def test_fp8_mma_reads_every_finite_code_in_its_variant(kemit_cpp, instr, fmt, a
     assert np.array_equal(got, values[codes.astype(int)].astype(np.float32))
 
 
+# (instruction, layout kind, processor, A / B operand type): the integer mma instructions
+INT8_MMA = [("mfma_i32_32x32x8_i8", "mfma_32x32x8", "gfx90a", "i32"),
+            ("mfma_i32_16x16x16_i8", "mfma_16x16x16", "gfx90a", "i32"),
+            ("mfma_i32_32x32x16_i8", "mfma_32x32x16", "gfx942", "i64"),
+            ("mfma_i32_16x16x32_i8", "mfma_16x16x32", "gfx950", "i64"),
+            ("wmma_gfx11_i32_16x16x16_iu8", "wmma_gfx11", "gfx1100", "<4 x i32>"),
+            ("wmma_gfx12_i32_16x16x16_iu8", "wmma_gfx12_iu8", "gfx1201", "<2 x i32>")]
+
+
+def wrap_i32(values):
+    """Exact integers wrapped to i32, two's complement (the hardware's accumulator)."""
+    return ((np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def run_int8_mma(kemit_cpp, instr, kind, arch, operand, a, bm, c):
+    """D = C + A x B by one integer mma, through the interpreter: A and B bytes packed into the
+    operand's words as the layout (references/gemm_mma.py LAYOUTS) places them; D as fragments."""
+    _, _, _, wave, length, acc, _, _ = gemm_reference.LAYOUTS[kind]
+    fa, fb, fc = gemm_reference.fragments(kind, a, bm, c)
+    b = Builder("t", arch)
+    pa, pb, pc, pd = (b.param(name, GLOBAL) for name in ("fa", "fb", "fc", "fd"))
+    tid = b.workitem_id("x")
+    operand_type, accumulator = parse_type(operand), parse_type(f"<{acc} x i32>")
+    word = I64 if operand == "i64" else I32
+    words = length // (8 if operand == "i64" else 4)
+    load = lambda p, t, count, element: b.load(t, b.ptr_add(p, b.mul(tid, b.const_int(I32, count)), element), 4)
+    d = b.mma(instr, load(pa, operand_type, words, word), load(pb, operand_type, words, word),
+              load(pc, accumulator, acc, I32))
+    b.store(d, b.ptr_add(pd, b.mul(tid, b.const_int(I32, acc)), I32), 4)
+    out = np.zeros((wave, acc), dtype=np.int32)
+    kemit_cpp.run(print_kernel(b.finish()), 1, wave, {"fa": fa.astype(np.int8), "fb": fb.astype(np.int8),
+                                                      "fc": fc.astype(np.int32), "fd": out})
+    return out
+
+
+@pytest.mark.parametrize("instr,kind,arch,operand", INT8_MMA, ids=[case[0] for case in INT8_MMA])
+def test_int8_mma_is_exact_and_wraps_its_i32_accumulators(kemit_cpp, instr, kind, arch, operand):
+    """Signed bytes over the whole range, C near both ends of i32: D is C + A x B exactly, wrapped to
+    32 bits (all -128 times all -128 plus a C near the top passes it), laid out as the reference says."""
+    m, n, k = gemm_reference.LAYOUTS[kind][:3]
+    rng = np.random.default_rng(11)
+    cases = [(rng.integers(-128, 128, (m, k)), rng.integers(-128, 128, (k, n)), rng.integers(-2**31, 2**31, (m, n))),
+             (np.full((m, k), -128), np.full((k, n), -128), np.full((m, n), 2**31 - 1000)),
+             (np.full((m, k), 127), np.full((k, n), -128), np.full((m, n), -2**31 + 5))]
+    for a, bm, c in cases:
+        out = run_int8_mma(kemit_cpp, instr, kind, arch, operand, a, bm, c)
+        exact = c.astype(np.int64) + a.astype(np.int64) @ bm.astype(np.int64)
+        assert not np.array_equal(exact, wrap_i32(exact)) or a is cases[0][0]
+        want = gemm_reference.fragments(kind, a, bm, wrap_i32(exact))[2].astype(np.int32)
+        assert np.array_equal(out, want), instr
+
+
 def test_texts_run_again_are_never_confused(kemit_cpp):
     # the binding keeps the last texts parsed: each run must still run the text it was given
     texts = {k: lane_kernel("gfx90a", lambda b, tid, k=k: b.add(tid, b.const_int(I32, k))) for k in range(6)}
