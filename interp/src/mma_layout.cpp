@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "kemit/interp/interp.h"
+
 namespace kemit::interp {
 namespace {
 
@@ -110,6 +112,21 @@ int find_mma_layout(const std::string& instr) {
   for (size_t i = 0; i < layouts.size(); ++i)
     if (layouts[i].instr == instr) return static_cast<int>(i);
   return -1;
+}
+
+MmaFragments mma_fragments(const std::string& instr) {
+  int found = find_mma_layout(instr);
+  if (found < 0) throw InterpError("the interpreter has no layout for mma instruction '" + instr + "'");
+  const MmaLayout& layout = mma_layouts()[static_cast<size_t>(found)];
+  auto per_lane = [&](const std::vector<std::pair<int, int>>& places, int width) {
+    std::vector<std::vector<std::pair<int, int>>> lanes;
+    for (size_t at = 0; at < places.size(); at += static_cast<size_t>(width))
+      lanes.emplace_back(places.begin() + static_cast<std::ptrdiff_t>(at),
+                         places.begin() + static_cast<std::ptrdiff_t>(at) + width);
+    return lanes;
+  };
+  return {per_lane(layout.a, layout.operand_width), per_lane(layout.b, layout.operand_width),
+          per_lane(layout.c, layout.accumulator_width)};
 }
 
 }  // namespace kemit::interp
