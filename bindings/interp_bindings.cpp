@@ -125,6 +125,18 @@ void populate_interp(py::module_& m) {
       "for text that is not canonical IR and kemit_cpp.InterpError for anything the kernel does that the\n"
       "IR does not define (out-of-bounds index, broken promise, unknown op), naming the op;\n"
       "kemit_cpp.RaceError (an InterpError) for two accesses to one byte that nothing orders, naming both.");
+  m.def(
+      "mma_fragments",
+      [](const std::string& instr) {
+        interp::MmaFragments fragments = interp::mma_fragments(instr);
+        py::dict out;
+        out["A"] = fragments.a, out["B"] = fragments.b, out["C"] = fragments.c;
+        return out;
+      },
+      py::arg("instr"),
+      "The interpreter's layout of a canonical mma instruction: {'A', 'B', 'C'} -> per lane, per vector element\n"
+      "(one per byte for 8-bit operands), the (row, column) of the matrix element it holds (D is laid out as C).\n"
+      "Raises kemit_cpp.InterpError for an unknown instruction.");
 }
 
 }  // namespace kemit::bindings

@@ -2,7 +2,10 @@
 // Every lane of the wave takes part, as on the hardware. Products and sums are exact in double
 // (fp8 / bf8 operands: 8 bytes to each i64 element, byte j holding element 8 * slot + j);
 // each D element is rounded to f32 once (the hardware's internal order is unspecified, the
-// numerics lane's tolerance covers the difference). A layout that gives one element of A or B to
+// numerics lane's tolerance covers the difference). Integer instructions (signed i8 bytes packed
+// 4 to an i32 or 8 to an i64, i32 C and D): every product and sum is an integer far below 2^53, so
+// the double sums are exact, and D is that sum wrapped to 32 bits, two's complement, as the
+// hardware's i32 accumulator wraps. A layout that gives one element of A or B to
 // several lanes (gfx11 wmma replicates A and B in both half-waves) needs them to agree.
 #include <cstring>
 #include <vector>
@@ -23,6 +26,16 @@ struct MmaScratch {
 
 }  // namespace
 
+// Element e of lane `lane`'s A or B fragment, exactly.
+double Wave::mma_operand(const MmaLayout& layout, const Operand& operand, int lane, int e) {
+  if (layout.int8_per_element) {
+    const int per = layout.int8_per_element;
+    return static_cast<double>(sign_extend_bits(8, reg(operand.slot + e / per, lane) >> (8 * (e % per))));
+  }
+  if (layout.fp8 != Fp8::none) return fp8_to_double(layout.fp8, (reg(operand.slot + e / 8, lane) >> (8 * (e % 8))) & 0xff);
+  return to_double(layout.operand_kind, reg(operand.slot + e, lane));
+}
+
 void Wave::mma(const Instr& in, uint64_t mask) {
   const MmaLayout& layout = mma_layouts()[in.mma];
   if (mask != all_lanes || layout.wave != width)
@@ -42,9 +55,7 @@ void Wave::mma(const Instr& in, uint64_t mask) {
       for (int e = 0; e < layout.operand_width; ++e) {
         auto [row, col] = places[static_cast<size_t>(lane) * layout.operand_width + e];
         size_t place = at(row, col);
-        double value = layout.fp8 == Fp8::none
-                           ? to_double(layout.operand_kind, reg(operand.slot + e, lane))
-                           : fp8_to_double(layout.fp8, (reg(operand.slot + e / 8, lane) >> (8 * (e % 8))) & 0xff);
+        double value = mma_operand(layout, operand, lane, e);
         if (!layout.replicated) {
           out[place] = value;
           continue;
@@ -62,7 +73,15 @@ void Wave::mma(const Instr& in, uint64_t mask) {
   gather(in.in[1], layout.b, b, b_from, [&](int row, int col) { return row * n + col; }, "B");
   // Each D element is its C plus the products over k in order. Without replicated C elements the
   // sums run row by row, k outermost, each step over a whole row of D at once (the same order).
-  auto c_of = [&](int lane, int e) { return to_double(Scalar::f32, reg(in.in[2].slot + e, lane)); };
+  const bool integer = layout.int8_per_element != 0;
+  auto c_of = [&](int lane, int e) {
+    uint64_t bits = reg(in.in[2].slot + e, lane);
+    return integer ? static_cast<double>(sign_extend(Scalar::i32, bits)) : to_double(Scalar::f32, bits);
+  };
+  // D's bits: the exact sum wrapped to i32, or rounded once to f32.
+  auto d_of = [&](double sum) {
+    return integer ? static_cast<uint64_t>(static_cast<int64_t>(sum)) & width_mask(Scalar::i32) : from_double(Scalar::f32, sum);
+  };
   if (!layout.c_replicated) {
     d.assign(static_cast<size_t>(layout.m) * n, 0);
     for (int lane = 0; lane < width; ++lane)
@@ -80,7 +99,7 @@ void Wave::mma(const Instr& in, uint64_t mask) {
     for (int lane = 0; lane < width; ++lane)
       for (int e = 0; e < layout.accumulator_width; ++e) {
         auto [row, col] = layout.c[static_cast<size_t>(lane) * layout.accumulator_width + e];
-        reg(in.result.slot + e, lane) = from_double(Scalar::f32, d[row * n + col]);
+        reg(in.result.slot + e, lane) = d_of(d[row * n + col]);
       }
     return;
   }
@@ -89,7 +108,7 @@ void Wave::mma(const Instr& in, uint64_t mask) {
       auto [row, col] = layout.c[static_cast<size_t>(lane) * layout.accumulator_width + e];
       double sum = c_of(lane, e);
       for (size_t i = 0; i < k; ++i) sum += a[row * k + i] * b[i * n + col];
-      reg(in.result.slot + e, lane) = from_double(Scalar::f32, sum);
+      reg(in.result.slot + e, lane) = d_of(sum);
     }
 }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "kemit/interp/interp.h"
+
 namespace kemit::interp {
 namespace {
 
@@ -23,11 +25,12 @@ const std::map<std::string, Kind> KINDS = {
     {"mfma_32x32x8", {32, 32, 8, 4, {0}, 4, 4}},    {"mfma_16x16x16", {16, 16, 16, 4, {0}, 4, 4}},
     {"mfma_16x16x32", {16, 16, 32, 8, {0}, 8, 4}},  {"wmma_gfx11", {16, 16, 16, 0, {0}, 16, 1}},
     {"wmma_gfx12", {16, 16, 16, 4, {0, 8}, 4, 8}},     {"wmma_gfx1250", {16, 16, 32, 8, {0, 16}, 8, 8}},
+    {"mfma_32x32x16", {32, 32, 16, 8, {0}, 8, 4}},  {"wmma_gfx12_iu8", {16, 16, 16, 8, {0}, 8, 8}},
 };
 
 // The lane-independent part of accumulator element e's row.
 int static_row(const std::string& kind, int e) {
-  if (kind == "mfma_32x32x8") return e / 4 * 8 + e % 4;
+  if (kind == "mfma_32x32x8" || kind == "mfma_32x32x16") return e / 4 * 8 + e % 4;
   if (kind == "wmma_gfx11") return 2 * e;
   return e;
 }
@@ -76,6 +79,24 @@ std::vector<MmaLayout> build_layouts() {
     out.push_back(make(instr, "mfma_16x16x32", Scalar::i64, 64, 4));
     out.back().fp8 = format;
   }
+  // The integer instructions: (name, layout kind, operand element, bytes to it, wave, accumulators).
+  struct Int8Instruction {
+    const char* instr;
+    const char* kind;
+    Scalar operand;
+    int per_element, wave, accumulators;
+  };
+  const Int8Instruction int8_instructions[] = {
+      {"mfma_i32_32x32x8_i8", "mfma_32x32x8", Scalar::i32, 4, 64, 16},
+      {"mfma_i32_16x16x16_i8", "mfma_16x16x16", Scalar::i32, 4, 64, 4},
+      {"mfma_i32_32x32x16_i8", "mfma_32x32x16", Scalar::i64, 8, 64, 16},
+      {"mfma_i32_16x16x32_i8", "mfma_16x16x32", Scalar::i64, 8, 64, 4},
+      {"wmma_gfx11_i32_16x16x16_iu8", "wmma_gfx11", Scalar::i32, 4, 32, 8},
+      {"wmma_gfx12_i32_16x16x16_iu8", "wmma_gfx12_iu8", Scalar::i32, 4, 32, 8}};
+  for (const auto& entry : int8_instructions) {
+    out.push_back(make(entry.instr, entry.kind, entry.operand, entry.wave, entry.accumulators));
+    out.back().int8_per_element = entry.per_element;
+  }
   return out;
 }
 
@@ -91,6 +112,21 @@ int find_mma_layout(const std::string& instr) {
   for (size_t i = 0; i < layouts.size(); ++i)
     if (layouts[i].instr == instr) return static_cast<int>(i);
   return -1;
+}
+
+MmaFragments mma_fragments(const std::string& instr) {
+  int found = find_mma_layout(instr);
+  if (found < 0) throw InterpError("the interpreter has no layout for mma instruction '" + instr + "'");
+  const MmaLayout& layout = mma_layouts()[static_cast<size_t>(found)];
+  auto per_lane = [&](const std::vector<std::pair<int, int>>& places, int width) {
+    std::vector<std::vector<std::pair<int, int>>> lanes;
+    for (size_t at = 0; at < places.size(); at += static_cast<size_t>(width))
+      lanes.emplace_back(places.begin() + static_cast<std::ptrdiff_t>(at),
+                         places.begin() + static_cast<std::ptrdiff_t>(at) + width);
+    return lanes;
+  };
+  return {per_lane(layout.a, layout.operand_width), per_lane(layout.b, layout.operand_width),
+          per_lane(layout.c, layout.accumulator_width)};
 }
 
 }  // namespace kemit::interp

@@ -16,6 +16,9 @@ struct MmaLayout {
   int operand_width = 0, accumulator_width = 0;
   Scalar operand_kind = Scalar::f16;
   Fp8 fp8 = Fp8::none;  // not none: A and B are 8-bit floats, 8 to each i64 operand element
+  // Not 0: A and B are signed 8-bit integers, this many to each i32 / i64 operand element (byte j
+  // of element s holding fragment element s * bytes + j), and C and D are i32 (sums wrap).
+  int int8_per_element = 0;
   // Indexed [lane * width + element]: (row, k) of A, (k, column) of B, (row, column) of C and D.
   std::vector<std::pair<int, int>> a, b, c;
   bool replicated = false;    // some element of A or B is held by more than one lane

@@ -14,6 +14,8 @@
 
 namespace kemit::interp {
 
+struct MmaLayout;
+
 struct Region {
   std::string name;
   uint8_t* data = nullptr;
@@ -112,6 +114,7 @@ class Wave {
   void vector_op(const Instr& in, uint64_t mask);
   void cross_lane(const Instr& in, uint64_t mask);
   void mma(const Instr& in, uint64_t mask);
+  double mma_operand(const MmaLayout& layout, const Operand& operand, int lane, int e);
   [[noreturn]] void fail(const Instr& in, int lane, const std::string& message) const;
 
   const Program& program;

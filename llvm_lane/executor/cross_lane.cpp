@@ -230,29 +230,43 @@ bool Machine::gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& 
 
 // D = C + A x B by the instruction's AMD layout table: every lane active, an element the table
 // places in several lanes must hold one value, sums in double rounded once to f32 per element.
+// Integer instructions: bytes (signed, or unsigned where the integer WMMA's flag says so) and i32 C
+// give integer products and sums far below 2^53, exact in double; D is the sum wrapped to 32 bits.
 bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
   const MmaOp& mma = program_.mma_ops[size_t(op.mma)];
   const MatrixLayout& layout = layouts_[size_t(op.mma)];
   if (mask != wave.live || layout.table->lanes != wave_size_) return fail(wave, op, 0, "a matrix instruction needs every lane of the wave");
-  // operands: MFMA (A, B, C, cbsz, abid, blgp), gfx11/gfx12 WMMA (A, B, C), gfx1250's (neg_a, A, neg_b, B, c_mod, C, reuse_a, reuse_b)
-  int a_at = mma.gfx1250_modifiers ? 1 : 0, b_at = mma.gfx1250_modifiers ? 3 : 1, c_at = mma.gfx1250_modifiers ? 5 : 2;
+  const MmaOperands operands = mma_operands(mma);
   double sign_a = 1, sign_b = 1;
+  bool signed_a = true, signed_b = true;
   int c_modifier = 0;
   if (mma.gfx1250_modifiers) {
     sign_a = view(wave, op.operands[0]).at(0, 0) & 1 ? -1 : 1;
     sign_b = view(wave, op.operands[2]).at(0, 0) & 1 ? -1 : 1;
     c_modifier = int(view(wave, op.operands[4]).at(0, 0));
+  } else if (mma.sign_flags) {
+    signed_a = view(wave, op.operands[0]).at(0, 0) & 1, signed_b = view(wave, op.operands[2]).at(0, 0) & 1;
+    if (view(wave, op.operands[5]).at(0, 0) & 1) return fail(wave, op, 0, "clamp (saturating D) is not modelled");
   } else if (op.intrinsic == Intrinsic::Mfma) {
     for (size_t i = 3; i < op.operands.size(); ++i)
       if (view(wave, op.operands[i]).at(0, 0) != 0) return fail(wave, op, 0, "cbsz / abid / blgp other than 0 are not modelled");
   }
   if (c_modifier & ~1) return fail(wave, op, 0, "c_mod " + std::to_string(c_modifier) + " is not modelled");
-  const int at[3] = {a_at, b_at, c_at};
+  const unsigned at[3] = {operands.a, operands.b, operands.c};
+  const int per = mma.int8_per_element;
   for (int which = 0; which < 3; ++which) {
     const View in = view(wave, op.operands[size_t(at[which])]);
     const Scalar scalar = which == 2 ? Scalar::Float : mma.operand;
     bool gathered;  // each operand's decoding chosen once, outside its loops
-    if (which < 2 && mma.fp8 != Fp8::None)
+    if (which < 2 && per) {
+      const bool is_signed = which == 0 ? signed_a : signed_b;
+      gathered = gather_matrix(wave, op, layout, which, [&](int e, int l) {
+        const uint64_t byte = (in.at(e / per, l) >> (8 * (e % per))) & 0xff;
+        return double(is_signed ? signed_of(byte, 8) : int64_t(byte));
+      });
+    } else if (which == 2 && per)
+      gathered = gather_matrix(wave, op, layout, which, [&](int e, int l) { return double(signed_of(in.at(e, l), 32)); });
+    else if (which < 2 && mma.fp8 != Fp8::None)
       gathered = gather_matrix(wave, op, layout, which,
                                [&](int e, int l) { return decode_fp8((in.at(e / 8, l) >> (8 * (e % 8))) & 0xff, mma.fp8); });
     else if (scalar == Scalar::Half)
@@ -274,6 +288,10 @@ bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
   for (int e = 0; e < layout.per_lane[3]; ++e) {
     const uint32_t* place = index + size_t(e) * size_t(wave_size_);
     uint64_t* row = out + size_t(e) * size_t(wave_size_);
+    if (per) {
+      for (int l = 0; l < wave_size_; ++l) row[l] = low_bits(uint64_t(int64_t(c[place[l]] + p[place[l]])), 32);
+      continue;
+    }
     for (int l = 0; l < wave_size_; ++l) row[l] = bits_of(static_cast<float>(c[place[l]] * c_sign + ab_sign * p[place[l]]));
   }
   return true;

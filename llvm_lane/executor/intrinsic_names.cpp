@@ -25,6 +25,7 @@ struct MatrixIntrinsic {
   const char* cdna3_table;
   const char* other_table;    // rdna3/rdna4 tables share names; gfx950 / gfx1250 tables are kemit's (README)
   int fp8_exponent_bits = 0;  // 4: fp8 (E4M3), 5: bf8 (E5M2), in the processor's variant (fp8_format_of)
+  int int8_per_element = 0;   // integer bytes to each i32 (4) / i64 (8) operand element; C and D are i32
 };
 
 const MatrixIntrinsic kMatrixIntrinsics[] = {
@@ -39,6 +40,11 @@ const MatrixIntrinsic kMatrixIntrinsics[] = {
     {"llvm.amdgcn.wmma.f32.16x16x16.bf16", 16, 16, 16, Scalar::BFloat, false, "", "", "v_wmma_f32_16x16x16_bf16"},
     {"llvm.amdgcn.wmma.f32.16x16x32.f16", 16, 16, 32, Scalar::Half, true, "", "", "gfx1250_v_wmma_f32_16x16x32_f16"},
     {"llvm.amdgcn.wmma.f32.16x16x32.bf16", 16, 16, 32, Scalar::BFloat, true, "", "", "gfx1250_v_wmma_f32_16x16x32_bf16"},
+    {"llvm.amdgcn.mfma.i32.32x32x8i8", 32, 32, 8, Scalar::Int, false, "v_mfma_i32_32x32x8i8", "", "", 0, 4},
+    {"llvm.amdgcn.mfma.i32.16x16x16i8", 16, 16, 16, Scalar::Int, false, "v_mfma_i32_16x16x16i8", "", "", 0, 4},
+    {"llvm.amdgcn.mfma.i32.32x32x16.i8", 32, 32, 16, Scalar::Int, false, "", "v_mfma_i32_32x32x16_i8", "", 0, 8},
+    {"llvm.amdgcn.mfma.i32.16x16x32.i8", 16, 16, 32, Scalar::Int, false, "", "v_mfma_i32_16x16x32_i8", "", 0, 8},
+    {"llvm.amdgcn.wmma.i32.16x16x16.iu8", 16, 16, 16, Scalar::Int, false, "", "", "v_wmma_i32_16x16x16_iu8", 0, 4},
 };
 
 // The variant of the 8-bit floats a processor's fp8 / bf8 matrix instructions read (None: it has none).
@@ -70,6 +76,8 @@ bool classify_matrix(const std::string& name, const std::string& arch, Op& op, s
     op.mma = static_cast<int>(mma_ops.size());
     mma_ops.push_back({table, entry.m, entry.n, entry.k, entry.operand, entry.gfx1250_modifiers});
     mma_ops.back().fp8 = fp8;
+    mma_ops.back().int8_per_element = entry.int8_per_element;
+    mma_ops.back().sign_flags = entry.int8_per_element && op.intrinsic == Intrinsic::Wmma;
     return true;
   }
   why = "unsupported matrix intrinsic " + name;

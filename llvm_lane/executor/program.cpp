@@ -234,11 +234,13 @@ bool Decoder::decode_call(llvm::CallInst& call, Op& op) {
   if (!classify_intrinsic(name, program_.arch, op, program_.mma_ops, why)) return fail(why + ": " + op.text);
   if (op.mma >= 0) {  // the operand widths the layout table must match
     MmaOp& mma = program_.mma_ops[size_t(op.mma)];
-    unsigned first = mma.gfx1250_modifiers ? 1 : 0, step = mma.gfx1250_modifiers ? 2 : 1;
-    if (call.arg_size() < first + 2 * step + 1) return fail("too few operands for a matrix instruction: " + op.text);
-    for (int i = 0; i < 3; ++i) mma.widths[i] = lanes_of(call.getArgOperand(first + unsigned(i) * step)->getType());
+    const MmaOperands at = mma_operands(mma);
+    if (call.arg_size() <= at.c) return fail("too few operands for a matrix instruction: " + op.text);
+    const unsigned positions[3] = {at.a, at.b, at.c};
+    for (int i = 0; i < 3; ++i) mma.widths[i] = lanes_of(call.getArgOperand(positions[i])->getType());
     mma.widths[3] = op.width;
     if (mma.fp8 != Fp8::None) mma.widths[0] *= 8, mma.widths[1] *= 8;  // 8 fp8 values to each i64 element
+    if (mma.int8_per_element) mma.widths[0] *= mma.int8_per_element, mma.widths[1] *= mma.int8_per_element;
   }
   if (!call.arg_empty()) {
     if (!element_type_of(call.getArgOperand(0)->getType(), op.source)) return fail("unsupported operand type: " + op.text);

@@ -91,7 +91,21 @@ struct MmaOp {
   bool gfx1250_modifiers = false; // operands (neg_a, A, neg_b, B, c_mod, C, reuse_a, reuse_b)
   int widths[4] = {0, 0, 0, 0};   // vector elements of A, B, C, D per lane
   Fp8 fp8 = Fp8::None;            // A and B are 8-bit floats, 8 to each 64-bit operand element
+  int int8_per_element = 0;       // A and B are 8-bit integers, this many to each element; C and D are i32
+  bool sign_flags = false;        // operands (a_signed, A, b_signed, B, C, clamp): the integer WMMA
 };
+
+// The call operands that hold A, B and C: MFMA (A, B, C, cbsz, abid, blgp), gfx11/gfx12 WMMA
+// (A, B, C), the integer WMMA (a_signed, A, b_signed, B, C, clamp), gfx1250's (neg_a, A, neg_b, B,
+// c_mod, C, reuse_a, reuse_b).
+struct MmaOperands {
+  unsigned a, b, c;
+};
+inline MmaOperands mma_operands(const MmaOp& mma) {
+  if (mma.gfx1250_modifiers) return {1, 3, 5};
+  if (mma.sign_flags) return {1, 3, 4};
+  return {0, 1, 2};
+}
 
 struct Param {
   std::string name;

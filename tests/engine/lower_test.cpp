@@ -153,6 +153,60 @@ TEST(Lower, ProcessorGate) {
   EXPECT_EQ(processor_gate("gfx90a", find_flavor("llvm16")), "");
 }
 
+// The kernel of test_lower_int8_mma.py (mma_kernel), op for op: d[tid] = mma(a[tid], b[tid], c[tid]).
+ir::Kernel int8_mma_kernel(const std::string& instr, const std::string& arch, const std::string& operand,
+                           const std::string& accumulator) {
+  ir::Builder b("int8_mma", arch);
+  ir::Value pa = b.param("a", ir::pointer("global"));
+  ir::Value pb = b.param("b", ir::pointer("global"));
+  ir::Value pc = b.param("c", ir::pointer("global"));
+  ir::Value pd = b.param("d", ir::pointer("global"));
+  ir::Value tid = b.workitem_id("x");
+  ir::Type operand_type = ir::parse_type(operand), accumulator_type = ir::parse_type(accumulator);
+  ir::Value a_at = b.ptr_add(pa, tid, operand_type);
+  ir::Value va = b.load(operand_type, a_at, 4);
+  ir::Value b_at = b.ptr_add(pb, tid, operand_type);
+  ir::Value vb = b.load(operand_type, b_at, 4);
+  ir::Value c_at = b.ptr_add(pc, tid, accumulator_type);
+  ir::Value vc = b.load(accumulator_type, c_at, 4);
+  ir::Value d = b.mma(instr, va, vb, vc);
+  ir::Value d_at = b.ptr_add(pd, tid, accumulator_type);
+  b.store(d, d_at, 4);
+  return b.finish();
+}
+
+// The same call texts as test_lower_int8_mma.py's CALLS, which real LLVM accepts and compiles there.
+TEST(Lower, IntegerMmaCalls) {
+  const std::string mfma = "  %v11 = call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x16i8(i32 %v6, i32 %v8, <4 x i32> %v10, "
+                           "i32 0, i32 0, i32 0)";
+  const std::string mfma3 = "  %v11 = call <16 x i32> @llvm.amdgcn.mfma.i32.32x32x16.i8(i64 %v6, i64 %v8, "
+                            "<16 x i32> %v10, i32 0, i32 0, i32 0)";
+  const std::string wmma11 = "  %v11 = call <8 x i32> @llvm.amdgcn.wmma.i32.16x16x16.iu8.{}(i1 true, <4 x i32> %v6, "
+                             "i1 true, <4 x i32> %v8, <8 x i32> %v10, i1 false)";
+  const std::string wmma12 = "  %v11 = call <8 x i32> @llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v2i32(i1 true, "
+                             "<2 x i32> %v6, i1 true, <2 x i32> %v8, <8 x i32> %v10, i1 false)";
+  auto lowered_at = [](const std::string& instr, const std::string& arch, const std::string& operand,
+                       const std::string& accumulator, const std::string& flavor) {
+    return lower_kernel(int8_mma_kernel(instr, arch, operand, accumulator), find_flavor(flavor));
+  };
+  for (const auto& flavor : flavor_names()) {
+    EXPECT_TRUE(has_line(lowered_at("mfma_i32_16x16x16_i8", "gfx90a", "i32", "<4 x i32>", flavor), mfma)) << flavor;
+    EXPECT_TRUE(has_line(lowered_at("mfma_i32_32x32x16_i8", "gfx942", "i64", "<16 x i32>", flavor), mfma3)) << flavor;
+    std::string name = flavor == "llvm16" ? "v8i32" : "v8i32.v4i32";
+    std::string gfx11 = wmma11.substr(0, wmma11.find("{}")) + name + wmma11.substr(wmma11.find("{}") + 2);
+    EXPECT_TRUE(has_line(lowered_at("wmma_gfx11_i32_16x16x16_iu8", "gfx1100", "<4 x i32>", "<8 x i32>", flavor), gfx11))
+        << flavor;
+  }
+  EXPECT_TRUE(has_line(lowered_at("wmma_gfx12_i32_16x16x16_iu8", "gfx1201", "<2 x i32>", "<8 x i32>", "llvm19"), wmma12));
+  try {
+    lowered_at("wmma_gfx12_i32_16x16x16_iu8", "gfx1201", "<2 x i32>", "<8 x i32>", "llvm16");
+    FAIL() << "llvm16 lowered the gfx12 integer wmma";
+  } catch (const std::invalid_argument& refused) {
+    EXPECT_EQ(std::string(refused.what()),
+              "mma cannot be lowered: wmma_gfx12_i32_16x16x16_iu8 needs flavor llvm19 or newer (got llvm16)");
+  }
+}
+
 TEST(Arch, TableAndUnknownArch) {
   EXPECT_EQ(target::find_arch("gfx1151").wave_size, 32);
   EXPECT_EQ(target::find_arch("gfx950").lds_bytes, 163840);

@@ -31,8 +31,23 @@ TABLE_NAMES = {
     ("wmma_gfx12", "bf16"): ["rdna4_v_wmma_f32_16x16x16_bf16"],
     ("wmma_gfx1250", "f16"): ["gfx1250_v_wmma_f32_16x16x32_f16"],
     ("wmma_gfx1250", "bf16"): ["gfx1250_v_wmma_f32_16x16x32_bf16"],
+    ("mfma_32x32x8", "i8"): ["cdna2_v_mfma_i32_32x32x8i8"],
+    ("mfma_16x16x16", "i8"): ["cdna2_v_mfma_i32_16x16x16i8"],
+    ("mfma_32x32x16", "i8"): ["cdna3_v_mfma_i32_32x32x16_i8"],
+    ("mfma_16x16x32", "i8"): ["cdna3_v_mfma_i32_16x16x32_i8"],
+    ("wmma_gfx11", "iu8"): ["rdna3_v_wmma_i32_16x16x16_iu8"],
+    ("wmma_gfx12_iu8", "iu8"): ["rdna4_v_wmma_i32_16x16x16_iu8"],
 }
-SHAPE_OF = {"wmma_gfx11": "wmma_16x16x16", "wmma_gfx12": "wmma_16x16x16", "wmma_gfx1250": "wmma_16x16x32"}
+# layout kind -> its M: the spec shape's, or the M of the instruction the kind is named after
+SHAPE_OF = {"wmma_gfx11": "wmma_16x16x16", "wmma_gfx12": "wmma_16x16x16", "wmma_gfx12_iu8": "wmma_16x16x16",
+            "wmma_gfx1250": "wmma_16x16x32"}
+
+
+def rows_of(kind):
+    shape = SHAPE_OF.get(kind, kind)
+    if shape in gemm_core.SHAPES:
+        return gemm_core.SHAPES[shape][0]
+    return int(re.fullmatch(r"mfma_(\d+)x\d+x\d+", shape).group(1))
 
 
 def read_table(name, matrix):
@@ -48,7 +63,7 @@ def read_table(name, matrix):
 
 def engine_layout(kind):
     """Per matrix, per lane, per element: (row, column), from the engine's fragment tables."""
-    m, _, _ = gemm_core.SHAPES[SHAPE_OF.get(kind, kind)]
+    m = rows_of(kind)
     stride, offsets, length = gemm_core.FRAGMENTS[kind]
     wave = 64 if kind.startswith("mfma") else 32
     accumulators = LAYOUTS[kind][5]

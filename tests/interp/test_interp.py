@@ -1,5 +1,9 @@
 """The reference interpreter (interp/, through kemit_cpp.run): lane semantics of docs/ir.md on small
 hand-built kernels, and its refusals: every error names the op (its canonical text) and the index."""
+import csv
+import os
+import re
+
 import numpy as np
 import pytest
 
@@ -7,6 +11,7 @@ from kemit.ir.builder import Builder
 from kemit.ir.printer import print_kernel
 from kemit.ir.types import parse_type, pointer, scalar
 
+from repo_paths import REPO
 from references import gemm_mma as gemm_reference
 from references import reduce_rows as reduce_reference
 
@@ -244,6 +249,72 @@ def test_fp8_mma_reads_every_finite_code_in_its_variant(kemit_cpp, instr, fmt, a
         for e in range(4):
             got[4 * (lane // 16) + e, lane % 16] = out[lane, e]
     assert np.array_equal(got, values[codes.astype(int)].astype(np.float32))
+
+
+# (instruction, processor, A / B operand type, AMD's layout table): the integer mma instructions
+INT8_MMA = [("mfma_i32_32x32x8_i8", "gfx90a", "i32", "cdna2_v_mfma_i32_32x32x8i8"),
+            ("mfma_i32_16x16x16_i8", "gfx90a", "i32", "cdna2_v_mfma_i32_16x16x16i8"),
+            ("mfma_i32_32x32x16_i8", "gfx942", "i64", "cdna3_v_mfma_i32_32x32x16_i8"),
+            ("mfma_i32_16x16x32_i8", "gfx950", "i64", "cdna3_v_mfma_i32_16x16x32_i8"),
+            ("wmma_gfx11_i32_16x16x16_iu8", "gfx1100", "<4 x i32>", "rdna3_v_wmma_i32_16x16x16_iu8"),
+            ("wmma_gfx12_i32_16x16x16_iu8", "gfx1201", "<2 x i32>", "rdna4_v_wmma_i32_16x16x16_iu8")]
+
+
+def amd_table(name, matrix):
+    """Per lane, the (row, column) of each vector element in AMD's layout table (llvm_lane/mma_layouts/)."""
+    with open(os.path.join(REPO, "llvm_lane", "mma_layouts", f"{name}_{matrix}.csv"), encoding="utf-8") as handle:
+        return [[tuple(map(int, re.findall(r"\d+", cell))) for cell in row[1:]] for row in list(csv.reader(handle))[3:]]
+
+
+def wrap_i32(values):
+    """Exact integers wrapped to i32, two's complement (the hardware's accumulator)."""
+    return ((np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def run_int8_mma(kemit_cpp, instr, arch, operand, table, a, bm, c):
+    """D = C + A x B by one integer mma through the interpreter: every element of A, B and C placed in
+    the lane and vector element (A, B: byte) AMD's table gives it, D read back through the table (the
+    order of k within the fragments, which D cannot show, is compared in test_mma_fragments.py)."""
+    fa, fb, fc = ([[matrix[at] for at in lane] for lane in amd_table(table, name)] for matrix, name in
+                  ((a, "A"), (bm, "B"), (c, "C")))
+    wave, length, acc = len(fa), len(fa[0]), len(fc[0])
+    b = Builder("t", arch)
+    pa, pb, pc, pd = (b.param(name, GLOBAL) for name in ("fa", "fb", "fc", "fd"))
+    tid = b.workitem_id("x")
+    operand_type, accumulator = parse_type(operand), parse_type(f"<{acc} x i32>")
+    word = I64 if operand == "i64" else I32
+    words = length // (8 if operand == "i64" else 4)
+    load = lambda p, t, count, element: b.load(t, b.ptr_add(p, b.mul(tid, b.const_int(I32, count)), element), 4)
+    d = b.mma(instr, load(pa, operand_type, words, word), load(pb, operand_type, words, word),
+              load(pc, accumulator, acc, I32))
+    b.store(d, b.ptr_add(pd, b.mul(tid, b.const_int(I32, acc)), I32), 4)
+    out = np.zeros((wave, acc), dtype=np.int32)
+    kemit_cpp.run(print_kernel(b.finish()), 1, wave, {"fa": np.array(fa, dtype=np.int8), "fb": np.array(fb, dtype=np.int8),
+                                                      "fc": np.array(fc, dtype=np.int32), "fd": out})
+    got = np.zeros(c.shape, dtype=np.int64)
+    for lane, cells in enumerate(amd_table(table, "D")):
+        for e, at in enumerate(cells):
+            got[at] = out[lane, e]
+    return got
+
+
+@pytest.mark.parametrize("instr,arch,operand,table", INT8_MMA, ids=[case[0] for case in INT8_MMA])
+def test_int8_mma_is_exact_and_wraps_its_i32_accumulators(kemit_cpp, instr, arch, operand, table):
+    """Signed bytes over the whole range, C near both ends of i32: D is C + A x B exactly, wrapped to
+    32 bits (all -128 times all -128 plus a C near the top passes it, all 127 times all -128 plus a C
+    near the bottom passes that), in AMD's layout."""
+    m = 1 + max(row for lane in amd_table(table, "A") for row, _ in lane)
+    k = 1 + max(col for lane in amd_table(table, "A") for _, col in lane)
+    n = 1 + max(col for lane in amd_table(table, "B") for _, col in lane)
+    rng = np.random.default_rng(11)
+    cases = [(rng.integers(-128, 128, (m, k)), rng.integers(-128, 128, (k, n)), rng.integers(-2**31, 2**31, (m, n))),
+             (np.full((m, k), -128), np.full((k, n), -128), np.full((m, n), 2**31 - 1000)),
+             (np.full((m, k), 127), np.full((k, n), -128), np.full((m, n), -2**31 + 5))]
+    for index, (a, bm, c) in enumerate(cases):
+        exact = c.astype(np.int64) + a.astype(np.int64) @ bm.astype(np.int64)
+        assert index == 0 or not np.array_equal(exact, wrap_i32(exact))  # the extreme cases do wrap
+        got = run_int8_mma(kemit_cpp, instr, arch, operand, table, a, bm, c)
+        assert np.array_equal(got, wrap_i32(exact)), (instr, index)
 
 
 def test_texts_run_again_are_never_confused(kemit_cpp):

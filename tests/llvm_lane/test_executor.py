@@ -309,23 +309,34 @@ def test_gfx1250_wmma_follows_the_layout_table_and_its_neg_a_flag(checker22, neg
     assert np.array_equal(got, want)
 
 
-FP8_MFMA = """
+
+
+MMA_TEXT = """
 define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %d) #0 {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
-  %pa = getelementptr i64, ptr addrspace(1) %a, i32 %t
-  %va = load i64, ptr addrspace(1) %pa, align 8
-  %pb = getelementptr i64, ptr addrspace(1) %b, i32 %t
-  %vb = load i64, ptr addrspace(1) %pb, align 8
-  %pc = getelementptr <4 x float>, ptr addrspace(1) %c, i32 %t
-  %vc = load <4 x float>, ptr addrspace(1) %pc, align 16
-  %r = call <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.KIND(i64 %va, i64 %vb, <4 x float> %vc, i32 0, i32 0, i32 0)
-  %pd = getelementptr <4 x float>, ptr addrspace(1) %d, i32 %t
-  store <4 x float> %r, ptr addrspace(1) %pd, align 16
+  %pa = getelementptr OPERAND, ptr addrspace(1) %a, i32 %t
+  %va = load OPERAND, ptr addrspace(1) %pa, align 4
+  %pb = getelementptr OPERAND, ptr addrspace(1) %b, i32 %t
+  %vb = load OPERAND, ptr addrspace(1) %pb, align 4
+  %pc = getelementptr ACC, ptr addrspace(1) %c, i32 %t
+  %vc = load ACC, ptr addrspace(1) %pc, align 4
+  %r = call ACC @NAME(ARGS)
+  %pd = getelementptr ACC, ptr addrspace(1) %d, i32 %t
+  store ACC %r, ptr addrspace(1) %pd, align 4
   ret void
 }
 declare i32 @llvm.amdgcn.workitem.id.x()
-declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.KIND(i64, i64, <4 x float>, i32, i32, i32)
+declare ACC @NAME(TYPES)
 """
+def mma_text(name, operand, acc, signed=("true", "true"), clamp="false"):
+    """One matrix intrinsic on per-lane operands: d[t] = NAME(a[t], b[t], c[t]) (modifiers off)."""
+    if ".wmma." in name:
+        args = f"i1 {signed[0]}, {operand} %va, i1 {signed[1]}, {operand} %vb, {acc} %vc, i1 {clamp}"
+        types = f"i1, {operand}, i1, {operand}, {acc}, i1"
+    else:
+        args, types = f"{operand} %va, {operand} %vb, {acc} %vc, i32 0, i32 0, i32 0", f"{operand}, {operand}, {acc}, i32, i32, i32"
+    return (MMA_TEXT.replace("OPERAND", operand).replace("ACC", acc).replace("NAME", name)
+            .replace("ARGS", args).replace("TYPES", types))
 
 
 @pytest.mark.parametrize("kind,fmt,arch", [("fp8.fp8", "e4m3_fnuz", "gfx942"), ("bf8.bf8", "e5m2_fnuz", "gfx942"),
@@ -345,7 +356,7 @@ def test_fp8_mfma_reads_every_finite_code_in_the_processors_variant(checker22, k
     a_regs = np.array([[A[m, k] for m, k in lane] for lane in layout(table, "A")], dtype=np.uint8)
     b_regs = np.array([[B[k, n] for k, n in lane] for lane in layout(table, "B")], dtype=np.uint8)
     c, d = np.zeros((64, 4), dtype=np.float32), np.zeros((64, 4), dtype=np.float32)
-    ok, error, _, _ = run(checker22, FP8_MFMA.replace("KIND", kind), {"a": a_regs, "b": b_regs, "c": c, "d": d},
+    ok, error, _, _ = run(checker22, mma_text(f"llvm.amdgcn.mfma.f32.16x16x32.{kind}", "i64", "<4 x float>"), {"a": a_regs, "b": b_regs, "c": c, "d": d},
                           arch=arch)
     assert ok, error
     got = np.zeros((16, 16))
@@ -353,6 +364,79 @@ def test_fp8_mfma_reads_every_finite_code_in_the_processors_variant(checker22, k
         for e, (m, n) in enumerate(cells):
             got[m, n] = d[lane, e]
     assert np.array_equal(got, values[codes].astype(np.float32))
+
+
+# (intrinsic as llvm22 spells it, processor, its layout table, A / B operand type, accumulator type)
+INT8_MMA = [("llvm.amdgcn.mfma.i32.32x32x8i8", "gfx90a", "cdna2_v_mfma_i32_32x32x8i8", "i32", "<16 x i32>"),
+            ("llvm.amdgcn.mfma.i32.16x16x16i8", "gfx90a", "cdna2_v_mfma_i32_16x16x16i8", "i32", "<4 x i32>"),
+            ("llvm.amdgcn.mfma.i32.32x32x16.i8", "gfx942", "cdna3_v_mfma_i32_32x32x16_i8", "i64", "<16 x i32>"),
+            ("llvm.amdgcn.mfma.i32.16x16x32.i8", "gfx950", "cdna3_v_mfma_i32_16x16x32_i8", "i64", "<4 x i32>"),
+            ("llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v4i32", "gfx1100", "rdna3_v_wmma_i32_16x16x16_iu8", "<4 x i32>",
+             "<8 x i32>"),
+            ("llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v2i32", "gfx1201", "rdna4_v_wmma_i32_16x16x16_iu8", "<2 x i32>",
+             "<8 x i32>")]
+
+
+def run_int8_mma(checker, name, arch, table, operand, acc, A, B, C, **text_options):
+    """D = C + A x B by one integer matrix intrinsic: the registers laid out by AMD's table (bytes of A
+    and B packed into the operand words), D read back through the table."""
+    wave = 64 if arch.startswith("gfx9") else 32
+    a_regs = np.array([[A[m, k] for m, k in lane] for lane in layout(table, "A")]).astype(np.uint8)
+    b_regs = np.array([[B[k, n] for k, n in lane] for lane in layout(table, "B")]).astype(np.uint8)
+    c_regs = np.array([[C[m, n] for m, n in lane] for lane in layout(table, "C")], dtype=np.int64).astype(np.int32)
+    d = np.zeros(c_regs.shape, dtype=np.int32)
+    ok, error, _, _ = run(checker, mma_text(name, operand, acc, **text_options),
+                          {"a": a_regs, "b": b_regs, "c": c_regs, "d": d}, block=wave, arch=arch)
+    got = np.zeros(C.shape, dtype=np.int64)
+    for lane, cells in enumerate(layout(table, "D")):
+        for e, (m, n) in enumerate(cells):
+            got[m, n] = d[lane, e]
+    return ok, error, got
+
+
+def wrap_i32(values):
+    return (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
+
+
+@pytest.mark.parametrize("name,arch,table,operand,acc", INT8_MMA, ids=[case[2] for case in INT8_MMA])
+def test_int8_mma_is_exact_and_wraps_like_the_hardware(checker22, name, arch, table, operand, acc):
+    """Random signed bytes and i32 C, then all -128 (all 127) with C near the top (bottom) of i32: D is
+    C + A x B exactly, wrapped to 32 bits, in AMD's layout."""
+    m = max(mm for lane in layout(table, "A") for mm, _ in lane) + 1
+    k = max(kk for lane in layout(table, "A") for _, kk in lane) + 1
+    n = max(nn for lane in layout(table, "B") for _, nn in lane) + 1
+    rng = np.random.default_rng(13)
+    cases = [(rng.integers(-128, 128, (m, k)), rng.integers(-128, 128, (k, n)), rng.integers(-2**31, 2**31, (m, n))),
+             (np.full((m, k), -128), np.full((k, n), -128), np.full((m, n), 2**31 - 1000)),
+             (np.full((m, k), 127), np.full((k, n), -128), np.full((m, n), -2**31 + 5))]
+    for index, (A, B, C) in enumerate(cases):
+        ok, error, got = run_int8_mma(checker22, name, arch, table, operand, acc, A, B, C)
+        assert ok, error
+        exact = C + A @ B
+        assert index == 0 or not np.array_equal(exact, wrap_i32(exact))  # the extreme cases do wrap
+        assert np.array_equal(got, wrap_i32(exact)), (table, index)
+
+
+def test_int8_wmma_reads_bytes_unsigned_where_its_flag_says_so(checker22):
+    """The iu8 wmma's a_signed / b_signed flags: 0xff is -1 signed, 255 unsigned."""
+    name, arch, table, operand, acc = INT8_MMA[4]
+    A, B, C = np.full((16, 16), -1), np.full((16, 16), 1), np.zeros((16, 16), dtype=np.int64)
+    ok, error, signed = run_int8_mma(checker22, name, arch, table, operand, acc, A, B, C)
+    assert ok, error
+    ok, error, unsigned = run_int8_mma(checker22, name, arch, table, operand, acc, A, B, C, signed=("false", "true"))
+    assert ok, error
+    assert np.all(signed == -16) and np.all(unsigned == 16 * 255)
+
+
+def test_int8_mma_refusals(checker22):
+    """clamp is not modelled; an instruction the processor lacks (CDNA2's i8 mfma on gfx942) has no table."""
+    name, arch, table, operand, acc = INT8_MMA[4]
+    zeros = np.zeros((16, 16), dtype=np.int64)
+    ok, error, _ = run_int8_mma(checker22, name, arch, table, operand, acc, zeros, zeros, zeros, clamp="true")
+    assert not ok and "clamp (saturating D) is not modelled" in error, error
+    name, _, table, operand, acc = INT8_MMA[1]
+    ok, error, _ = run_int8_mma(checker22, name, "gfx942", table, operand, acc, zeros, zeros, zeros)
+    assert not ok and "no layout table for llvm.amdgcn.mfma.i32.16x16x16i8 on gfx942" in error, error
 
 
 REFUSED = {

@@ -78,10 +78,12 @@ std::string mma_intrinsic_name(const std::string& base, const std::string& call_
 
 std::vector<Arg> mma_arguments(const std::string& call_form, std::string_view operand_type, const Name& a_text,
                                const Name& b_text, std::string_view c_type, const Name& c_text) {
-  Name zero = literal("0"), off = literal("false");
+  Name zero = literal("0"), off = literal("false"), on = literal("true");
   if (call_form == "mfma")
     return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text}, {"i32", zero}, {"i32", zero}, {"i32", zero}};
   if (call_form == "wmma") return {{operand_type, a_text}, {operand_type, b_text}, {c_type, c_text}};
+  if (call_form == "wmma_iu8")
+    return {{"i1", on}, {operand_type, a_text}, {"i1", on}, {operand_type, b_text}, {c_type, c_text}, {"i1", off}};
   return {{"i1", off},    {operand_type, a_text}, {"i1", off}, {operand_type, b_text},
           {"i16", zero},  {c_type, c_text},       {"i1", off}, {"i1", off}};
 }

@@ -35,6 +35,10 @@ LAYOUTS = {
     "wmma_gfx1250": (16, 16, 32, 32, 16, 8,
                      lambda L, e: 8 * (L // 16) + e if e < 8 else 16 + 8 * (L // 16) + e - 8,
                      lambda L, e: e + 8 * (L // 16)),
+    # the integer instructions' own layouts (their operands are bytes: one element per byte)
+    "mfma_32x32x16": (32, 32, 16, 64, 8, 16, lambda L, e: 8 * (L // 32) + e,
+                      lambda L, e: 8 * (e // 4) + 4 * (L // 32) + e % 4),
+    "wmma_gfx12_iu8": (16, 16, 16, 32, 8, 8, lambda L, e: 8 * (L // 16) + e, lambda L, e: e + 8 * (L // 16)),
 }
 
 

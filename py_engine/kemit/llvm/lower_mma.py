@@ -59,11 +59,15 @@ def mma_intrinsic_name(base, call_form, result_type, operand_type, flavor):
 
 
 def mma_arguments(call_form, operand_type, a_text, b_text, c_type, c_text):
-    """(type, operand) pairs of the call; every modifier is off (no negation, no broadcast, no reuse)."""
+    """(type, operand) pairs of the call; every modifier is off (no negation, no broadcast, no reuse,
+    no clamp), and the integer wmma reads both operands as signed bytes (the canonical i8 is signed)."""
     if call_form == "mfma":
         return [(operand_type, a_text), (operand_type, b_text), (c_type, c_text),
                 ("i32", "0"), ("i32", "0"), ("i32", "0")]
     if call_form == "wmma":
         return [(operand_type, a_text), (operand_type, b_text), (c_type, c_text)]
+    if call_form == "wmma_iu8":
+        return [("i1", "true"), (operand_type, a_text), ("i1", "true"), (operand_type, b_text), (c_type, c_text),
+                ("i1", "false")]
     return [("i1", "false"), (operand_type, a_text), ("i1", "false"), (operand_type, b_text),
             ("i16", "0"), (c_type, c_text), ("i1", "false"), ("i1", "false")]

@@ -27,7 +27,8 @@ std::string mma_gate(const std::string& instr, const Flavor& flavor);
 // mfma names are not overloaded; wmma names carry the result type, and from llvm19 the operand type.
 std::string mma_intrinsic_name(const std::string& base, const std::string& call_form, const ir::Type& result_type,
                                const ir::Type& operand_type, const Flavor& flavor);
-// (type, operand) pairs of the call; every modifier is off (no negation, no broadcast, no reuse).
+// (type, operand) pairs of the call; every modifier is off (no negation, no broadcast, no reuse,
+// no clamp), and the integer wmma reads both operands as signed bytes (the canonical i8 is signed).
 // The pairs view the texts passed in (C++: no string per argument).
 std::vector<Arg> mma_arguments(const std::string& call_form, std::string_view operand_type, const Name& a_text,
                                const Name& b_text, std::string_view c_type, const Name& c_text);

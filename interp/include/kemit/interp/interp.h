@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kemit/ir/builder.h"
@@ -89,5 +90,15 @@ struct WitnessReport {
 // Throws InterpError for a description it cannot run (witness::check_launch, a param without a
 // view or value); a failure inside a workgroup is that workgroup's run, never thrown.
 WitnessReport run_witness(const ir::Kernel& kernel, const witness::Launch& launch);
+
+// Where the interpreter puts each element of an mma instruction's A, B and C / D (its layout
+// formulas, interp/src/mma_layout.cpp), indexed [lane][vector element] -> (row, column); an 8-bit
+// operand counts one element per byte. Lets a test hold the formulas to AMD's tables entry by entry
+// (an error in k alone is invisible in D: a sum over k does not see a reordering of k shared by A
+// and B). Throws InterpError for an instruction it does not know.
+struct MmaFragments {
+  std::vector<std::vector<std::pair<int, int>>> a, b, c;
+};
+MmaFragments mma_fragments(const std::string& instr);
 
 }  // namespace kemit::interp
