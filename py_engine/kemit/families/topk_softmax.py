@@ -9,6 +9,10 @@ ranking the f32 p instead would let two different logits round to one p and the 
 depend on rounding. The indices are therefore exact and deterministic: the lane compares them
 bit for bit with the reference.
 
+A token's logits must be finite or -inf, at least one finite: a token of -inf logits only gets
+NaN weights (exp(-inf - -inf)), and a NaN logit leaves the ranking to the reduction's order
+(every ordered compare with NaN is false); the numerics plans draw neither.
+
 A wave takes a token (grid-stride over tokens, `block` / wave size tokens per workgroup, no LDS
 and no barrier). Lane l holds the experts l, l + W, l + 2W, ... (W the wave size): their logits in
 f32 as the candidates' keys and their indices. An expert past `experts` (when experts is not a
