@@ -108,13 +108,8 @@ RowSpec read_row_spec(const nlohmann::json& spec) {
           int_field(spec, "block"), str_field(spec, "scope"), str_field(spec, "cross")};
 }
 
-Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vector<std::string>& crosses) {
-  int64_t block = spec.block;
+Checks block_checks(int64_t block, const target::Arch& arch) {
   return {
-      [&spec] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
-      [&spec] { return one_of("scope", spec.scope, json_list(SCOPES)); },
-      [&spec, crosses] { return one_of("cross", spec.cross, json_list(crosses)); },
-      [&spec] { return one_of("vec", spec.vec, json_list(VECS)); },
       [&arch, block]() -> std::string {
         if (block > 0 && block % arch.wave_size == 0) return "";
         return fmt::format("block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})",
@@ -126,6 +121,19 @@ Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vect
         return fmt::format("block must be at most {max_block} (got {block})", fmt::arg("max_block", MAX_BLOCK),
                            fmt::arg("block", block));
       },
+  };
+}
+
+Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vector<std::string>& crosses) {
+  int64_t block = spec.block;
+  Checks checks = {
+      [&spec] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
+      [&spec] { return one_of("scope", spec.scope, json_list(SCOPES)); },
+      [&spec, crosses] { return one_of("cross", spec.cross, json_list(crosses)); },
+      [&spec] { return one_of("vec", spec.vec, json_list(VECS)); },
+  };
+  for (auto& check : block_checks(block, arch)) checks.push_back(check);
+  Checks rest = {
       [&spec]() -> std::string {
         int64_t cols = spec.cols, vec = spec.vec;
         if (cols > 0 && cols % vec == 0) return "";
@@ -138,6 +146,8 @@ Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vect
                            fmt::arg("block", block), fmt::arg("arch", arch.name));
       },
   };
+  for (auto& check : rest) checks.push_back(check);
+  return checks;
 }
 
 int64_t rows_per_group(const RowSpec& spec, const target::Arch& arch) {

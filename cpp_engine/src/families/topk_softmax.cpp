@@ -39,8 +39,8 @@ std::string kernel_name(const Spec& spec) {
 }
 
 std::string validate(const Spec& spec, const target::Arch& arch) {
-  int64_t block = spec.block, experts = spec.experts, k = spec.k;
-  const std::vector<std::function<std::string()>> checks = {
+  int64_t experts = spec.experts, k = spec.k;
+  rows_common::Checks checks = {
       [&] { return one_of("dtype", spec.dtype, json_list(DTYPES)); },
       [&] { return one_of("cross", spec.cross, json_list(rows_common::CROSS)); },
       [&] {
@@ -59,20 +59,8 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
                             : fmt::format("k must be at most experts {experts} (got {k})", fmt::arg("experts", experts),
                                           fmt::arg("k", k));
       },
-      [&] {
-        return block > 0 && block % arch.wave_size == 0
-                   ? ""
-                   : fmt::format(
-                         "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})",
-                         fmt::arg("wave_size", arch.wave_size), fmt::arg("arch", arch.name), fmt::arg("block", block));
-      },
-      [&] {
-        return block <= rows_common::MAX_BLOCK
-                   ? ""
-                   : fmt::format("block must be at most {max_block} (got {block})",
-                                 fmt::arg("max_block", rows_common::MAX_BLOCK), fmt::arg("block", block));
-      },
   };
+  for (auto& check : rows_common::block_checks(spec.block, arch)) checks.push_back(check);
   return first_reason(checks);
 }
 

@@ -89,6 +89,18 @@ def partial_slot(b, waves, index, k):
 
 
 # ---- the row frame ----------------------------------------------------------------------
+def block_checks(block, arch):
+    """The ordered rules of a workgroup of `block` lanes that wave reductions walk: whole waves, at
+    most MAX_BLOCK lanes."""
+    return (
+        lambda: "" if block > 0 and block % arch.wave_size == 0 else
+        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
+            wave_size=arch.wave_size, arch=arch.name, block=block),
+        lambda: "" if block <= MAX_BLOCK else
+        "block must be at most {max_block} (got {block})".format(max_block=MAX_BLOCK, block=block),
+    )
+
+
 def row_checks(spec, arch, crosses=CROSS):
     """The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
     are the cross-lane methods the family offers."""
@@ -98,11 +110,7 @@ def row_checks(spec, arch, crosses=CROSS):
         lambda: one_of("scope", spec["scope"], SCOPES),
         lambda: one_of("cross", spec["cross"], crosses),
         lambda: one_of("vec", spec["vec"], VECS),
-        lambda: "" if block > 0 and block % arch.wave_size == 0 else
-        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
-            wave_size=arch.wave_size, arch=arch.name, block=block),
-        lambda: "" if block <= MAX_BLOCK else
-        "block must be at most {max_block} (got {block})".format(max_block=MAX_BLOCK, block=block),
+    ) + block_checks(block, arch) + (
         lambda: "" if spec["cols"] > 0 and spec["cols"] % spec["vec"] == 0 else
         "cols must be a positive multiple of vec {vec} (got {cols})".format(vec=spec["vec"], cols=spec["cols"]),
         lambda: "" if spec["scope"] != "block" or block > arch.wave_size else

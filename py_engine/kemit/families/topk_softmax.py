@@ -30,7 +30,7 @@ taken. Lane 0 writes the token's k weights and indices.
 from ..ir.builder import Builder
 from ..ir.types import byte_size, pointer, scalar
 from ..plan import batch_plan
-from .rows_common import CROSS, MAX_BLOCK, MAX_GLOBAL_ALIGN, wave_reduce
+from .rows_common import CROSS, MAX_GLOBAL_ALIGN, block_checks, wave_reduce
 from .spec import first_reason, one_of, parse_fields
 
 FAMILY = "topk_softmax"
@@ -54,7 +54,7 @@ def kernel_name(spec):
 
 def validate(spec, arch):
     """"" when the spec can be built for the arch, else the first failing rule's reason."""
-    block, experts, k = spec["block"], spec["experts"], spec["k"]
+    experts, k = spec["experts"], spec["k"]
     checks = (
         lambda: one_of("dtype", spec["dtype"], DTYPES),
         lambda: one_of("cross", spec["cross"], CROSS),
@@ -62,12 +62,7 @@ def validate(spec, arch):
         "experts must be between 1 and {most} (got {experts})".format(most=MAX_EXPERTS, experts=experts),
         lambda: "" if 1 <= k <= MAX_K else "k must be between 1 and {most} (got {k})".format(most=MAX_K, k=k),
         lambda: "" if k <= experts else "k must be at most experts {experts} (got {k})".format(experts=experts, k=k),
-        lambda: "" if block > 0 and block % arch.wave_size == 0 else
-        "block must be a positive multiple of the wave size {wave_size} on {arch} (got {block})".format(
-            wave_size=arch.wave_size, arch=arch.name, block=block),
-        lambda: "" if block <= MAX_BLOCK else
-        "block must be at most {max_block} (got {block})".format(max_block=MAX_BLOCK, block=block),
-    )
+    ) + block_checks(spec["block"], arch)
     return first_reason(checks)
 
 

@@ -89,6 +89,9 @@ Values block_reduce(ir::Builder& b, const target::Arch& arch, const std::string&
 ir::Value partial_slot(ir::Builder& b, int waves, const ir::Value& index, int k);
 
 // ---- the row frame ----
+// The ordered rules of a workgroup of `block` lanes that wave reductions walk: whole waves, at
+// most MAX_BLOCK lanes.
+Checks block_checks(int64_t block, const target::Arch& arch);
 // The ordered rules of the row frame's fields (each returns "" or the refusal reason); `crosses`
 // are the cross-lane methods the family offers.
 Checks row_checks(const RowSpec& spec, const target::Arch& arch, const std::vector<std::string>& crosses = CROSS);
