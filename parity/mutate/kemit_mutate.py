@@ -223,7 +223,7 @@ def run_lanes(args, folder, section, newest):
     if "numerics" in args.lanes:
         report = os.path.join(folder, "numerics.json")
         run([os.path.join(args.build, "parity", "check_numerics"), *lane_flags(args, os.path.join(folder, "configs")),
-             "--section", section, "--timeout", str(args.timeout), "--engine-cmd", worker_command(folder, "numerics", engine_command(args)),
+             "--section", numerics_sections(section), "--timeout", str(args.timeout), "--engine-cmd", worker_command(folder, "numerics", engine_command(args)),
              "--json", report], folder, "numerics")
         for family, body in load_report(report, "numerics").get("families", {}).items():
             for case in body.get("configs", []):
@@ -232,6 +232,15 @@ def run_lanes(args, folder, section, newest):
     if "llvm" in args.lanes:
         verdicts.update(run_llvm(args, folder, os.path.join(folder, "configs"), section, newest, "llvm", False))
     return verdicts
+
+
+def numerics_sections(section):
+    """The sections the numerics lane runs for a section's mutants. A flavor's mutant models a
+    lowering bug at that flavor: the lane runs the unchanged canonical text beside it, as it does
+    for every config, and a flavor whose outputs differ from the canonical section's in any bit is
+    NUMERIC_DIVERGED (docs/numerics.md, step 5). A canonical mutant models a bug in what the engine
+    builds, which its lowering would carry to every flavor: its own section judges it."""
+    return section if section == mutate_ops.CANONICAL else f"{mutate_ops.CANONICAL},{section}"
 
 
 def run_llvm(args, folder, configs, section, newest, name, proofs):
@@ -337,6 +346,7 @@ def launch_reason(engine, prove, m, flavors, facts):
     if change is None:
         return None
     blocks = launch_equivalence.plan_blocks(answer.get("plan"))
+    lone = launch_equivalence.plan_lone_axes(answer.get("plan"))
     arch_facts = facts.get(arch, {})
     if m["operator"] == "dpp_bound_ctrl":
         reason = launch_equivalence.full_wave_at_dpp(mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
@@ -353,14 +363,16 @@ def launch_reason(engine, prove, m, flavors, facts):
         if reason:
             return reason
     if section == mutate_ops.CANONICAL:
-        return lowered_equivalence(engine, answer, mutated, flavors, blocks, arch_facts.get("wave_size"), arch)
+        return lowered_equivalence(engine, answer, mutated, flavors, (blocks, lone), arch_facts.get("wave_size"), arch)
     return lane_equivalence.same_where_read(text, mutated, change["line"] - 1, blocks, arch_facts.get("wave_size"),
-                                           section, arch)
+                                           section, arch, lone)
 
 
-def lowered_equivalence(engine, answer, mutated, flavors, blocks, wave_size, arch):
+def lowered_equivalence(engine, answer, mutated, flavors, launches, wave_size, arch):
     """Why a canonical mutant changes no module the engine ships: lowered by the engine at every
-    flavor, each module is the original's or equivalent to it by the lane evaluation; else None."""
+    flavor, each module is the original's or equivalent to it by the lane evaluation; else None.
+    `launches`: the plan's (workgroup sizes, lone grid axes) of each kernel."""
+    blocks, lone = launches
     found = []
     for flavor in flavors:
         shipped = answer.get("ll", {}).get(flavor) or {}
@@ -375,7 +387,7 @@ def lowered_equivalence(engine, answer, mutated, flavors, blocks, wave_size, arc
         if line is None:
             found.append(f"{flavor}: the original's module")
             continue
-        if not lane_equivalence.same_where_read(original, text, line, blocks, wave_size, flavor, arch):
+        if not lane_equivalence.same_where_read(original, text, line, blocks, wave_size, flavor, arch, lone):
             return None
         found.append(f"{flavor}: equivalent by the lane evaluation")
     return (f"lowered by the engine at every flavor that ships a module for {arch}, none changes ({'; '.join(found)})"
@@ -624,7 +636,9 @@ def parse_args(argv):
     parser.add_argument("--operators", help="only these operators (comma-separated)")
     parser.add_argument("--sections", help="only these sections (canonical and flavor names, comma-separated)")
     parser.add_argument("--lanes", default="numerics,llvm", help="the lanes that judge (default numerics,llvm)")
-    parser.add_argument("--mutant", help="one mutant, FAMILY:ID@SECTION:OPERATOR:K, as a survivor's reproduce line names it")
+    parser.add_argument("--mutant", action="append", default=[],
+                        help="a mutant, FAMILY:ID@SECTION:OPERATOR:K, as a survivor's reproduce line names it "
+                             "(repeat it to judge several in one run: a report's survivors after a lane got stronger)")
     parser.add_argument("--floor", help="a JSON file {\"score\": F}: exit 1 when the score is below F")
     parser.add_argument("--json")
     parser.add_argument("--junit")
@@ -666,25 +680,29 @@ def parse_args(argv):
         usage(f"--sample takes a count >= 0 (got {args.sample})")
     if args.merge and args.check_equivalences:
         usage("--check-equivalences judges mutants as they run; run it with the campaign, not with --merge")
-    if args.mutant and not MUTANT_NAME.match(args.mutant):
-        usage(f"--mutant takes FAMILY:ID@SECTION:OPERATOR:K (got {args.mutant})")
+    for name in args.mutant:
+        if not MUTANT_NAME.match(name):
+            usage(f"--mutant takes FAMILY:ID@SECTION:OPERATOR:K (got {name})")
     for tool in () if args.merge else ("cpp_engine/kemit_emit", "parity/check_numerics", "llvm_lane/check_llvm"):
         if not os.access(os.path.join(args.build, tool), os.X_OK):
             usage(f"no {tool} in the build {args.build}: build it (ninja -C {args.build}) or name another with --build")
     return args
 
 
+def named_mutant(args, name):
+    family, orig, section, operator, k = MUTANT_NAME.match(name).groups()
+    configs = load_configs(args.root, [family]).get(family, [])
+    config = next((c for c in configs if c["id"] == int(orig)), None)
+    if config is None:
+        usage(f"no emitting config {family}:{orig} in {args.root}/parity/configs/{family}.json")
+    if operator not in mutate_ops.OPERATORS:
+        usage(f"unknown operator {operator} (known: {', '.join(mutate_ops.OPERATORS)})")
+    return {"family": family, "orig": int(orig), "section": section, "operator": operator, "k": int(k), "config": config}
+
+
 def select(args, engine, flavors):
     if args.mutant:
-        family, orig, section, operator, k = MUTANT_NAME.match(args.mutant).groups()
-        configs = load_configs(args.root, [family]).get(family, [])
-        config = next((c for c in configs if c["id"] == int(orig)), None)
-        if config is None:
-            usage(f"no emitting config {family}:{orig} in {args.root}/parity/configs/{family}.json")
-        if operator not in mutate_ops.OPERATORS:
-            usage(f"unknown operator {operator} (known: {', '.join(mutate_ops.OPERATORS)})")
-        mutants = [{"family": family, "orig": int(orig), "section": section, "operator": operator, "k": int(k),
-                    "config": config}]
+        mutants = [named_mutant(args, name) for name in dict.fromkeys(args.mutant)]
         assign_ids(mutants)
         return mutants
     table = cached_site_table(args, engine, load_configs(args.root, args.only), flavors)
@@ -777,7 +795,7 @@ def main(argv=None):
             return 1
         print(f"equivalence rules checked against {killed} mutant(s) the numerics lane kills: none calls one equivalent")
     if args.mutant:
-        return 0 if mutants[0]["verdict"] != "SURVIVED" else 1
+        return 0 if all(m["verdict"] != "SURVIVED" for m in mutants) else 1
     if floor is not None and (score is None or score < floor):
         print(f"RESULT: RED (score {fmt(score)} is below the floor {floor:.4f} of {args.floor})")
         return 1
@@ -839,8 +857,7 @@ def print_summary(args, mutants, totals, score, floor, seconds):
     for m in mutants:
         if m["verdict"] == "ERROR":
             print(f"ERROR {mutant_name(m)}: {m['how']}")
-    if args.mutant:
-        m = mutants[0]
+    for m in mutants if args.mutant else ():
         change = m["change"] or {}
         print(f"{mutant_name(m)}: {m['verdict']}: {m['how']}")
         if change:

@@ -256,8 +256,9 @@ class Function:
 class Wave:
     """The per-lane values of one wave of one version of the module."""
 
-    def __init__(self, graph, function, wave, wave_size, local):
+    def __init__(self, graph, function, wave, wave_size, local, lone_axes=frozenset()):
         self.graph, self.f, self.wave, self.size = graph, function, wave, wave_size
+        self.lone_axes = lone_axes  # the grid's axes of one workgroup at every launch: id 0 there
         self.local = local  # {name: [node per lane]} of the changed block, as evaluated
         self.outside = {}
 
@@ -302,7 +303,7 @@ class Wave:
                 name not in {phi for phi, _, _, _ in phis}:
             return leaves
         first = {phi: [self.value(type_, value, lane) for lane in range(self.size)] for phi, type_, value, _ in phis}
-        trial = Wave(self.graph, self.f, self.wave, self.size, first)
+        trial = Wave(self.graph, self.f, self.wave, self.size, first, self.lone_axes)
         stays = branch.group(2) == block
         out = []
         for lane in range(self.size):
@@ -399,6 +400,8 @@ class Wave:
         if callee.startswith("llvm.amdgcn.workitem.id."):
             axis = "xyz".index(callee[-1])
             return [g.const("i32", self.wave * self.size + lane if axis == 0 else 0) for lane in range(self.size)]
+        if callee.startswith("llvm.amdgcn.workgroup.id.") and "xyz".index(callee[-1]) in self.lone_axes:
+            return [g.const("i32", 0)] * self.size
         if callee.startswith(("llvm.amdgcn.workgroup.id.", "llvm.amdgcn.dispatch.ptr")):
             return [g.node("argument", callee)] * self.size
         values = [[self.value(t, o, lane) for t, o in items] for lane in range(self.size)]
@@ -479,9 +482,9 @@ def dpp_source(control, lane):
     raise Unknown(f"DPP control {control:#x} is not modelled")
 
 
-def evaluate_block(graph, function, wave, wave_size):
+def evaluate_block(graph, function, wave, wave_size, lone_axes=frozenset()):
     """(the Wave with the block's values, [the block's effects]) of one wave."""
-    state, effects = Wave(graph, function, wave, wave_size, {}), []
+    state, effects = Wave(graph, function, wave, wave_size, {}, lone_axes), []
     for text in function.body(function.block):
         match = ASSIGN.match(text)
         if match:
@@ -605,13 +608,15 @@ def running_lanes(function, states, block, depth=0):
     return edge_lanes(function, states, preds[0], block, running_lanes(function, states, preds[0], depth + 1))
 
 
-def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
+def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch, lone=None):
     """The reason the mutated block cannot change a result at any launch the plan allows, or None.
-    `line` is the 0-based index of the changed line in `mutated`."""
+    `line` is the 0-based index of the changed line in `mutated`; `lone`: {kernel: the grid axes of
+    one workgroup at every launch} (launch_equivalence.plan_lone_axes)."""
     try:
         changed = Function(mutated, line)
         functions = Function(original, like=changed), changed
         sizes = blocks.get(changed.name, set())
+        lone_axes = frozenset((lone or {}).get(changed.name, ()))
         if not wave_size or len(sizes) != 1:
             return None
         block_size = next(iter(sizes))
@@ -622,7 +627,7 @@ def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
         graph = Graph()
         lanes_read = 0
         for wave in range(block_size // wave_size):
-            evaluated = [evaluate_block(graph, f, wave, wave_size) for f in functions]
+            evaluated = [evaluate_block(graph, f, wave, wave_size, lone_axes) for f in functions]
             if evaluated[0][1] != evaluated[1][1]:
                 return None
             states = [e[0] for e in evaluated]
@@ -639,7 +644,9 @@ def same_where_read(original, mutated, line, blocks, wave_size, flavor, arch):
     return (f"evaluated lane by lane in each of the {block_size // wave_size} wave(s) of a workgroup of "
             f"{block_size}: the changed block's effects are the same, and every value it gives is the same "
             f"expression of the same inputs in each lane that reads it ({lanes_read} lane reads); "
-            f"{flavor}'s uniformity analysis puts the block under no divergent branch")
+            f"{flavor}'s uniformity analysis puts the block under no divergent branch"
+            + (f"; the workgroup id is 0 on {', '.join('xyz'[a] for a in sorted(lone_axes))}, where every launch "
+               "has one workgroup" if lone_axes else ""))
 
 
 def _same_outside(original, mutated):

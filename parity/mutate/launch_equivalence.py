@@ -45,6 +45,32 @@ def plan_blocks(plan):
     return blocks
 
 
+GRID = re.compile(r"^launch ([\w.$]+) grid (.+?) block \d+\b")
+
+
+def top_level(expression):
+    """A grid's axes: its expression split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(expression[start:index])
+            start = index + 1
+    return parts + [expression[start:]]
+
+
+def plan_lone_axes(plan):
+    """{kernel: the axes (0 x, 1 y, 2 z) on which every launch of it has one workgroup}: there the
+    workgroup id is 0 at every launch the plan allows."""
+    lone = {}
+    for line in (plan or "").splitlines():
+        match = GRID.match(line)
+        if match:
+            axes = {axis for axis, size in enumerate(top_level(match.group(2))) if size.strip() == "1"}
+            lone[match.group(1)] = lone.get(match.group(1), axes) & axes
+    return lone
+
+
 def with_plan_blocks(text, blocks):
     """The module text with each kernel that the plan launches at one workgroup size told that
     size (`!reqd_work_group_size`), or None when a kernel of the text has no single size."""

@@ -11,6 +11,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "parity", "mutate"))
 import kemit_mutate  # noqa: E402
 import lane_equivalence  # noqa: E402
+import launch_equivalence  # noqa: E402
 import mutate_ops  # noqa: E402
 
 REDUCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "wave_reduce.ll")
@@ -228,3 +229,42 @@ def test_the_check_of_the_rules_is_refused_with_merge(capsys):
         kemit_mutate.main(["--merge", "a.json", "--check-equivalences"])
     assert stopped.value.code == 2
     assert "--check-equivalences judges mutants as they run" in capsys.readouterr().err
+
+
+WORKGROUP = """target triple = "amdgcn-amd-amdhsa"
+
+define amdgpu_kernel void @k(ptr addrspace(1) %y) #0 {{
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wg = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = mul nuw nsw i32 %wg, {}
+  %i = add nuw nsw i32 %base, %tid
+  %idx = zext i32 %i to i64
+  %q = getelementptr inbounds i32, ptr addrspace(1) %y, i64 %idx
+  store i32 %tid, ptr addrspace(1) %q, align 4
+  ret void
+}}
+
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+
+attributes #0 = {{ "amdgpu-flat-work-group-size"="1,64" }}
+"""
+
+
+@pytest.mark.parametrize("grid, equivalent", [("1,1,1", True), ("max(1,ceil(n,64)),1,1", False)])
+def test_a_workgroup_id_is_zero_only_where_every_launch_has_one_workgroup(grid, equivalent):
+    # the block's stride moved by one: the same addresses only where the workgroup id is 0
+    original, mutated = WORKGROUP.format(64), WORKGROUP.format(65)
+    plan = f"; kemit launch plan 2\nlaunch k grid {grid} block 64 lds 0 args y=buffer:y\n"
+    lone = launch_equivalence.plan_lone_axes(plan)
+    assert lone == {"k": {0, 1, 2} if equivalent else {1, 2}}
+    line = mutated.split("\n").index("  %base = mul nuw nsw i32 %wg, 65")
+    reason = lane_equivalence.same_where_read(original, mutated, line, {"k": {64}}, 64, "llvm22", "gfx90a", lone)
+    assert (reason is not None) == equivalent, reason
+    assert not equivalent or "the workgroup id is 0 on x, y, z" in reason
+
+
+def test_a_kernel_launched_once_with_one_workgroup_and_once_with_more_has_no_lone_axis():
+    plan = "launch k grid 1,1,1 block 64 lds 0 args\nlaunch k grid 4,1,1 block 64 lds 0 args\n"
+    assert launch_equivalence.plan_lone_axes(plan) == {"k": {1, 2}}

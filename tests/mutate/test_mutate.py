@@ -333,3 +333,27 @@ def test_the_proof_pass_takes_verdicts_only_never_code_digests(tmp_path, monkeyp
     survivors = [{"family": "reduce_rows", "id": 9001}]
     proofs = kemit_mutate.proofs_for_survivors(None, str(tmp_path), "llvm19", "llvm22", survivors)
     assert proofs == {("proofs", "reduce_rows", 9001): ("LLVM_OK", "")}
+
+
+def test_a_flavor_mutant_is_run_beside_the_canonical_section_and_a_canonical_one_alone():
+    import kemit_mutate
+    assert kemit_mutate.numerics_sections("llvm19") == "canonical,llvm19"
+    assert kemit_mutate.numerics_sections(mutate_ops.CANONICAL) == "canonical"
+
+
+def test_a_flavor_mutant_that_changes_a_rounding_is_diverged(build_dir, tmp_path):
+    # softmax_rows 58 at llvm19: an element of a row's max read twice and its neighbour never; the
+    # outputs stay within tolerance but are not the canonical section's bits. Judged together with a
+    # second mutant: several --mutant names are one run.
+    report = tmp_path / "m.json"
+    names = ["softmax_rows:58@llvm19:const_dec:9", "moe_sorting:2@llvm16:const_dec:0"]
+    run = mutate(build_dir, str(tmp_path / "out"), *[f for n in names for f in ("--mutant", n)], "--json", str(report))
+    mutants = {m["name"]: m for m in json.loads(report.read_text())["mutants"]}
+    assert sorted(mutants) == sorted(names), run.stdout + run.stderr
+    diverged = mutants[names[0]]
+    assert diverged["verdict"] == "KILLED" and diverged["how"].startswith("numerics NUMERIC_DIVERGED"), diverged
+    # moe_sorting's clear kernel runs one workgroup at every launch: its id is 0, so the stride moved
+    # by one changes no address (the lane evaluation's lone grid axes)
+    lone = mutants[names[1]]
+    assert lone["verdict"] == "EQUIVALENT" and "the workgroup id is 0 on x" in lone["how"], lone
+    assert run.returncode == 0, run.stdout + run.stderr
