@@ -211,8 +211,8 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value rows = b.const_int(I32, shape.rows);
   Value row_end = b.mul(batch, rows, FLAGS);
   auto gather = spec.direction == "fwd" ? gather_fwd : gather_dgrad;
-  tile.ctx.gather = [gather, row_end](core::Context& ctx, const Value& row, const Value& column) {
-    return gather(ctx, row_end, row, column);
+  tile.ctx.gather = [gather, batch](core::Context& ctx, const Value& row, const Value& column) {
+    return gather(ctx, batch, row, column);
   };
   ir::Type accumulator = ir::vector(F32, core::accumulator_length(spec, arch));
   std::vector<Value> inits;
@@ -239,9 +239,12 @@ Position position(core::Context& ctx, const Value& row, const Value& column, con
   const Spec& spec = core::spec_of<Spec>(ctx);
   Split image = split(b, row, row_extent.first * row_extent.second);
   Split y = split(b, image.remainder, row_extent.second);
-  Split tap = split(b, column, channels);
+  Value shift = b.const_int(I32, bit_length(core::STAGE_VEC) - 1);
+  Value pieces = b.lshr(column, shift);
+  Split tap = split(b, pieces, channels / core::STAGE_VEC);
   Split t = split(b, tap.quotient, spec.s);
-  return {image.quotient, y.quotient, y.remainder, t.quotient, t.remainder, tap.remainder};
+  Value channel = b.shl(tap.remainder, shift, FLAGS);
+  return {image.quotient, y.quotient, y.remainder, t.quotient, t.remainder, channel};
 }
 
 Value scaled_sum(ir::Builder& b, const std::vector<std::pair<Value, int64_t>>& terms) {
@@ -257,7 +260,7 @@ Value scaled_sum(ir::Builder& b, const std::vector<std::pair<Value, int64_t>>& t
   return *total;
 }
 
-core::Gathered gather_fwd(core::Context& ctx, const Value& row_end, const Value& row, const Value& column) {
+core::Gathered gather_fwd(core::Context& ctx, const Value& batch, const Value& row, const Value& column) {
   ir::Builder& b = ctx.b;
   const Spec& spec = core::spec_of<Spec>(ctx);
   Extent out = output_extent(spec);
@@ -268,20 +271,24 @@ core::Gathered gather_fwd(core::Context& ctx, const Value& row_end, const Value&
   Value x_sum = scaled_sum(b, {{p.x, spec.stride_w}, {p.tx, spec.dil_w}});
   Value pad_w = b.const_int(I32, spec.pad_w);
   Value ix = b.sub(x_sum, pad_w);
-  Value in_rows = b.icmp("ult", row, row_end);
   Value h = b.const_int(I32, spec.h);
   Value in_y = b.icmp("ult", iy, h);
   Value w = b.const_int(I32, spec.w);
   Value in_x = b.icmp("ult", ix, w);
+  Value in_batch = b.icmp("ult", p.image, batch);
   Value in_image = b.bit_and(in_y, in_x);
-  Value inside = b.bit_and(in_rows, in_image);
+  Value inside = b.bit_and(in_batch, in_image);
   int64_t hw = spec.h, ww = spec.w, c = spec.c;
-  return {inside, [&b, p, iy, ix, hw, ww, c] {
-            return scaled_sum(b, {{p.image, hw * ww * c}, {iy, ww * c}, {ix, c}, {p.channel, 1}});
+  return {inside, [&b, p, iy, ix, in_batch, in_y, in_x, hw, ww, c] {
+            Value zero = b.const_int(I32, 0);
+            Value n = b.select(in_batch, p.image, zero);
+            Value y = b.select(in_y, iy, zero);
+            Value x = b.select(in_x, ix, zero);
+            return scaled_sum(b, {{n, hw * ww * c}, {y, ww * c}, {x, c}, {p.channel, 1}});
           }};
 }
 
-core::Gathered gather_dgrad(core::Context& ctx, const Value& row_end, const Value& row, const Value& column) {
+core::Gathered gather_dgrad(core::Context& ctx, const Value& batch, const Value& row, const Value& column) {
   ir::Builder& b = ctx.b;
   const Spec& spec = core::spec_of<Spec>(ctx);
   Extent out = output_extent(spec);
@@ -294,7 +301,7 @@ core::Gathered gather_dgrad(core::Context& ctx, const Value& row_end, const Valu
   Value padded_x = b.add(p.x, pad_w, FLAGS);
   Value reach_x = scaled_sum(b, {{p.tx, spec.dil_w}});
   Value tx = b.sub(padded_x, reach_x);
-  Value in_rows = b.icmp("ult", row, row_end);
+  Value in_rows = b.icmp("ult", p.image, batch);
   Value on_y = mapped(b, ty, spec.stride_h, out.ho);
   Value on_x = mapped(b, tx, spec.stride_w, out.wo);
   Value on_output = b.bit_and(on_y, on_x);

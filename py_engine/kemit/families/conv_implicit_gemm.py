@@ -184,7 +184,7 @@ def build(spec, arch):
     ctx, places = core.tile_context(b, spec, arch, n_columns, k_length)
     row_end = b.mul(batch, b.const_int(I32, rows), FLAGS)
     gather = gather_fwd if spec["direction"] == "fwd" else gather_dgrad
-    ctx["gather"] = lambda ctx, row, column: gather(ctx, row_end, row, column)
+    ctx["gather"] = lambda ctx, row, column: gather(ctx, batch, row, column)
     accumulator = vector(F32, core.accumulator_length(spec, arch))
     inits = [b.const_float(accumulator, 0.0) for _ in places]
     results = core.accumulate_tiles(ctx, a, wt, places, inits)
@@ -204,13 +204,16 @@ def split(b, value, inner):
 def position(ctx, row, column, row_extent, channels):
     """The im2col coordinates of A's row and column: (image, row's y, row's x, tap's y, tap's x,
     channel), row over images of row_extent (height, width) positions, column over taps of
-    `channels` channels."""
+    `channels` channels. The column is split in whole 8-element pieces (a piece's first column),
+    so the channel is 8 times a piece index below channels / 8: at most channels - 8, which bounds
+    the piece's last element without a divisibility argument."""
     b, spec = ctx["b"], ctx["spec"]
     image, place = split(b, row, row_extent[0] * row_extent[1])
     y, x = split(b, place, row_extent[1])
-    tap, channel = split(b, column, channels)
+    shift = b.const_int(I32, core.STAGE_VEC.bit_length() - 1)
+    tap, piece = split(b, b.lshr(column, shift), channels // core.STAGE_VEC)
     ty, tx = split(b, tap, spec["s"])
-    return image, y, x, ty, tx, channel
+    return image, y, x, ty, tx, b.shl(piece, shift, FLAGS)
 
 
 def scaled_sum(b, terms):
@@ -223,23 +226,33 @@ def scaled_sum(b, terms):
     return total
 
 
-def gather_fwd(ctx, row_end, row, column):
-    """(inside, offset) of x's piece at A[row, column] (gemm_core.stage_gathered_row): the row is
-    before row_end and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned
+def gather_fwd(ctx, batch, row, column):
+    """(inside, offset) of x's piece at A[row, column] (gemm_core.stage_gathered_row): the row's
+    image is before batch (the row before batch * rows per image, said of the image, so that the
+    guard bounds the offset's image term directly) and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned
     compare each: a negative one is above every unsigned bound). The sums that may fall outside
-    carry no flags; the offset's, made only inside, do."""
+    carry no flags; the offset's, made only inside, do, of the image, iy and ix selected by their
+    guards (the same values there: a select states its guard's range as a bound of its own, which
+    the contract prover keeps, where iy's own sum of strided and dilated terms reaches past it)."""
     b, spec = ctx["b"], ctx["spec"]
     image, oy, ox, ry, sx, channel = position(ctx, row, column, output_extent(spec), spec["c"])
     iy = b.sub(scaled_sum(b, [(oy, spec["stride_h"]), (ry, spec["dil_h"])]), b.const_int(I32, spec["pad_h"]))
     ix = b.sub(scaled_sum(b, [(ox, spec["stride_w"]), (sx, spec["dil_w"])]), b.const_int(I32, spec["pad_w"]))
-    inside = b.bit_and(b.icmp("ult", row, row_end), b.bit_and(
-        b.icmp("ult", iy, b.const_int(I32, spec["h"])), b.icmp("ult", ix, b.const_int(I32, spec["w"]))))
+    in_y, in_x = b.icmp("ult", iy, b.const_int(I32, spec["h"])), b.icmp("ult", ix, b.const_int(I32, spec["w"]))
+    in_batch = b.icmp("ult", image, batch)
+    inside = b.bit_and(in_batch, b.bit_and(in_y, in_x))
     h, w, c = spec["h"], spec["w"], spec["c"]
-    return inside, lambda: scaled_sum(b, [(image, h * w * c), (iy, w * c), (ix, c), (channel, 1)])
+
+    def offset():
+        zero = b.const_int(I32, 0)
+        n, y, x = b.select(in_batch, image, zero), b.select(in_y, iy, zero), b.select(in_x, ix, zero)
+        return scaled_sum(b, [(n, h * w * c), (y, w * c), (x, c), (channel, 1)])
+    return inside, offset
 
 
-def gather_dgrad(ctx, row_end, row, column):
-    """(inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko);
+def gather_dgrad(ctx, batch, row, column):
+    """(inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko); the
+    image before batch;
     ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
     compare: a negative one fails it), then oy = ty / stride_h (ox alike)."""
     b, spec = ctx["b"], ctx["spec"]
@@ -247,7 +260,7 @@ def gather_dgrad(ctx, row_end, row, column):
     image, iy, ix, ry, sx, channel = position(ctx, row, column, (spec["h"], spec["w"]), spec["k_out"])
     ty = b.sub(b.add(iy, b.const_int(I32, spec["pad_h"]), FLAGS), scaled_sum(b, [(ry, spec["dil_h"])]))
     tx = b.sub(b.add(ix, b.const_int(I32, spec["pad_w"]), FLAGS), scaled_sum(b, [(sx, spec["dil_w"])]))
-    inside = b.bit_and(b.icmp("ult", row, row_end), b.bit_and(
+    inside = b.bit_and(b.icmp("ult", image, batch), b.bit_and(
         mapped(b, ty, spec["stride_h"], ho), mapped(b, tx, spec["stride_w"], wo)))
 
     def offset():

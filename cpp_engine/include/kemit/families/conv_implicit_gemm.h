@@ -115,22 +115,28 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch);
 Split split(ir::Builder& b, const ir::Value& value, int64_t inner);
 // The im2col coordinates of A's row and column: (image, row's y, row's x, tap's y, tap's x,
 // channel), row over images of row_extent (height, width) positions, column over taps of `channels`
-// channels.
+// channels. The column is split in whole 8-element pieces (a piece's first column), so the channel is
+// 8 times a piece index below channels / 8: at most channels - 8, which bounds the piece's last
+// element without a divisibility argument.
 Position position(gemm_core::Context& ctx, const ir::Value& row, const ir::Value& column,
                   const std::pair<int64_t, int64_t>& row_extent, int64_t channels);
 // sum of value * factor over (value, factor) pairs of i32s >= 0 whose sum is an offset inside a
 // tensor: the caller's guard has made every term's range true.
 ir::Value scaled_sum(ir::Builder& b, const std::vector<std::pair<ir::Value, int64_t>>& terms);
-// (inside, offset) of x's piece at A[row, column] (gemm_core::stage_gathered_row): the row is before
-// row_end and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned compare
+// (inside, offset) of x's piece at A[row, column] (gemm_core::stage_gathered_row): the row's image is
+// before batch (the row before batch * rows per image, said of the image, so that the guard bounds
+// the offset's image term directly) and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned compare
 // each: a negative one is above every unsigned bound). The sums that may fall outside carry no
-// flags; the offset's, made only inside, do.
-gemm_core::Gathered gather_fwd(gemm_core::Context& ctx, const ir::Value& row_end, const ir::Value& row,
+// flags; the offset's, made only inside, do, of the image, iy and ix selected by their guards (the same
+// values there: a select states its guard's range as a bound of its own, which the contract prover
+// keeps, where iy's own sum of strided and dilated terms reaches past it).
+gemm_core::Gathered gather_fwd(gemm_core::Context& ctx, const ir::Value& batch, const ir::Value& row,
                                const ir::Value& column);
-// (inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko);
+// (inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko); the
+// image before batch;
 // ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
 // compare: a negative one fails it), then oy = ty / stride_h (ox alike).
-gemm_core::Gathered gather_dgrad(gemm_core::Context& ctx, const ir::Value& row_end, const ir::Value& row,
+gemm_core::Gathered gather_dgrad(gemm_core::Context& ctx, const ir::Value& batch, const ir::Value& row,
                                  const ir::Value& column);
 // Whether t (an i32, maybe negative) is an output position times the stride: below extent * stride
 // unsigned and, with stride > 1, a multiple of it (a tap between two outputs reads zero).
