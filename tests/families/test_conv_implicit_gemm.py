@@ -97,7 +97,7 @@ def test_the_contract_chunks_the_batch_by_whole_images():
     arch = find_arch("gfx942")
     spec = family.parse_spec({"direction": "dgrad", "c": 64, "stride_h": 2, "stride_w": 2})
     text = plan_module.print_plan(family.plan_module(spec, arch, arch.buffer_range))
-    assert "size batch 0..67108864\n" in text  # 2^40 bytes of the larger image (dx: 8x8x64 f32)
+    assert "size batch 1..67108864\n" in text  # 2^40 bytes of the larger image (dx: 8x8x64 f32)
     assert "buffer dy batch*2048\nbuffer wt 73728\nbuffer dx batch*16384\n" in text
     assert " chunks batch by 65536 grid 1,ceil(count*64,64),1 " in text
     assert "dy=buffer:dy@first*2048+count*2048 wt=buffer:wt dx=buffer:dx@first*16384+count*16384" \

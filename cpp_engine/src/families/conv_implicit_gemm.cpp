@@ -193,7 +193,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   }
   auto grid = plan::fixed_grid(shape.n / spec.tile_n, plan::ceil_div(COUNT * shape.rows, spec.tile_m));
   plan::Launch launch = plan::kernel_launch(kernel, grid, bindings, plan::Chunks{"batch", plan::expr(chunk)});
-  return plan::planned({kernel}, {{"batch", 0, plan::tensor_units(most)}}, bytes_of, {launch});
+  return plan::planned({kernel}, {{"batch", 1, plan::tensor_units(most)}}, bytes_of, {launch});
 }
 
 ir::Kernel build(const Spec& spec, const target::Arch& arch) {
@@ -279,11 +279,14 @@ core::Gathered gather_fwd(core::Context& ctx, const Value& batch, const Value& r
   Value in_image = b.bit_and(in_y, in_x);
   Value inside = b.bit_and(in_batch, in_image);
   int64_t hw = spec.h, ww = spec.w, c = spec.c;
-  return {inside, [&b, p, iy, ix, in_batch, in_y, in_x, hw, ww, c] {
-            Value zero = b.const_int(I32, 0);
-            Value n = b.select(in_batch, p.image, zero);
-            Value y = b.select(in_y, iy, zero);
-            Value x = b.select(in_x, ix, zero);
+  return {inside, [&b, p, iy, ix, batch, in_batch, in_y, in_x, hw, ww, c] {
+            Value one = b.const_int(I32, 1);
+            Value last = b.sub(batch, one, FLAGS);
+            Value n = b.select(in_batch, p.image, last);
+            Value last_y = b.const_int(I32, hw - 1);
+            Value y = b.select(in_y, iy, last_y);
+            Value last_x = b.const_int(I32, ww - 1);
+            Value x = b.select(in_x, ix, last_x);
             return scaled_sum(b, {{n, hw * ww * c}, {y, ww * c}, {x, c}, {p.channel, 1}});
           }};
 }
@@ -301,25 +304,37 @@ core::Gathered gather_dgrad(core::Context& ctx, const Value& batch, const Value&
   Value padded_x = b.add(p.x, pad_w, FLAGS);
   Value reach_x = scaled_sum(b, {{p.tx, spec.dil_w}});
   Value tx = b.sub(padded_x, reach_x);
-  Value in_rows = b.icmp("ult", p.image, batch);
+  Value in_batch = b.icmp("ult", p.image, batch);
   Value on_y = mapped(b, ty, spec.stride_h, out.ho);
   Value on_x = mapped(b, tx, spec.stride_w, out.wo);
   Value on_output = b.bit_and(on_y, on_x);
-  Value inside = b.bit_and(in_rows, on_output);
+  Value inside = b.bit_and(in_batch, on_output);
   int64_t stride_h = spec.stride_h, stride_w = spec.stride_w, wo = out.wo, ho = out.ho, k_out = spec.k_out;
-  return {inside, [&b, p, ty, tx, stride_h, stride_w, ho, wo, k_out] {
+  return {inside, [&b, p, ty, tx, batch, in_batch, stride_h, stride_w, ho, wo, k_out] {
+            Value one = b.const_int(I32, 1);
+            Value last = b.sub(batch, one, FLAGS);
+            Value n = b.select(in_batch, p.image, last);
             Value oy = ty;
             if (stride_h != 1) {
               Value divisor = b.const_int(I32, stride_h);
               oy = b.udiv(ty, divisor);
             }
+            oy = clamped(b, oy, ho);
             Value ox = tx;
             if (stride_w != 1) {
               Value divisor = b.const_int(I32, stride_w);
               ox = b.udiv(tx, divisor);
             }
-            return scaled_sum(b, {{p.image, ho * wo * k_out}, {oy, wo * k_out}, {ox, k_out}, {p.channel, 1}});
+            ox = clamped(b, ox, wo);
+            return scaled_sum(b, {{n, ho * wo * k_out}, {oy, wo * k_out}, {ox, k_out}, {p.channel, 1}});
           }};
+}
+
+Value clamped(ir::Builder& b, const Value& value, int64_t extent) {
+  Value top = b.const_int(I32, extent);
+  Value below = b.icmp("ult", value, top);
+  Value last = b.const_int(I32, extent - 1);
+  return b.select(below, value, last);
 }
 
 Value mapped(ir::Builder& b, const Value& t, int64_t stride, int64_t extent) {

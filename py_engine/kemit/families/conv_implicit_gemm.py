@@ -24,7 +24,7 @@ the im2col positions, masked (zeros) in the padding and past the last row, and i
 last are not stored. The channel axis A's k runs along (c, or dgrad's k_out) is a multiple of 8,
 so that a piece stays in one filter tap and is one 16-byte load.
 
-Launch contract (plan_module): the batch at run time (`batch`), everything else compiled in. The
+Launch contract (plan_module): the batch at run time (`batch`, at least 1), everything else compiled in. The
 grid is (N / tile_n, ceil(batch * rows per image / tile_m)); a batch whose input or output passes
 half the 32-bit buffer range runs as chunks of whole images over views (the images are
 independent), the weights whole.
@@ -144,9 +144,9 @@ def flavor_gate(spec, arch, flavor):
 
 
 def plan_module(spec, arch, buffer_range):
-    """The kernel and its contract: size batch (images); launches in chunks of whole images, A and
-    the output as views of the chunk's images, wt whole; grid (N / tile_n, the chunk's row tiles).
-    Refused when one image's input or output passes half the buffer range."""
+    """The kernel and its contract: size batch (images, at least one); launches in chunks of whole
+    images, A and the output as views of the chunk's images, wt whole; grid (N / tile_n, the chunk's
+    row tiles). Refused when one image's input or output passes half the buffer range."""
     element = core.element_bytes(spec)
     (a_name, a_image), (out_name, out_image) = tensors(spec)
     units = {a_name: a_image * element, out_name: out_image * 4}
@@ -167,7 +167,7 @@ def plan_module(spec, arch, buffer_range):
             bindings.append(whole(param.name))
     grid = fixed_grid(n_columns // spec["tile_n"], ceil_div(COUNT * rows, spec["tile_m"]))
     launch = kernel_launch(kernel, grid, bindings, Chunks("batch", expr(chunk)))
-    return planned([kernel], [Size("batch", 0, tensor_units(max(units.values())))], bytes_of, [launch])
+    return planned([kernel], [Size("batch", 1, tensor_units(max(units.values())))], bytes_of, [launch])
 
 
 def build(spec, arch):
@@ -231,9 +231,10 @@ def gather_fwd(ctx, batch, row, column):
     image is before batch (the row before batch * rows per image, said of the image, so that the
     guard bounds the offset's image term directly) and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned
     compare each: a negative one is above every unsigned bound). The sums that may fall outside
-    carry no flags; the offset's, made only inside, do, of the image, iy and ix selected by their
-    guards (the same values there: a select states its guard's range as a bound of its own, which
-    the contract prover keeps, where iy's own sum of strided and dilated terms reaches past it)."""
+    carry no flags; the offset's, made only inside, do, of the image, iy and ix clamped by their
+    guards to batch - 1, h - 1 and w - 1 (the same values there): a clamp's range is a bound of its
+    own, which the contract prover keeps, where iy's own sum of strided and dilated terms or the
+    image's quotient reach past the tensor's last element, which the offset meets exactly."""
     b, spec = ctx["b"], ctx["spec"]
     image, oy, ox, ry, sx, channel = position(ctx, row, column, output_extent(spec), spec["c"])
     iy = b.sub(scaled_sum(b, [(oy, spec["stride_h"]), (ry, spec["dil_h"])]), b.const_int(I32, spec["pad_h"]))
@@ -244,8 +245,9 @@ def gather_fwd(ctx, batch, row, column):
     h, w, c = spec["h"], spec["w"], spec["c"]
 
     def offset():
-        zero = b.const_int(I32, 0)
-        n, y, x = b.select(in_batch, image, zero), b.select(in_y, iy, zero), b.select(in_x, ix, zero)
+        last = b.sub(batch, b.const_int(I32, 1), FLAGS)
+        n, y, x = (b.select(in_batch, image, last), b.select(in_y, iy, b.const_int(I32, h - 1)),
+                   b.select(in_x, ix, b.const_int(I32, w - 1)))
         return scaled_sum(b, [(n, h * w * c), (y, w * c), (x, c), (channel, 1)])
     return inside, offset
 
@@ -254,21 +256,29 @@ def gather_dgrad(ctx, batch, row, column):
     """(inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko); the
     image before batch;
     ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
-    compare: a negative one fails it), then oy = ty / stride_h (ox alike)."""
+    compare: a negative one fails it), then oy = ty / stride_h (ox alike). The offset's image, oy and
+    ox are clamped as gather_fwd's are (to batch - 1, ho - 1, wo - 1: the same values there)."""
     b, spec = ctx["b"], ctx["spec"]
     ho, wo = output_extent(spec)
     image, iy, ix, ry, sx, channel = position(ctx, row, column, (spec["h"], spec["w"]), spec["k_out"])
     ty = b.sub(b.add(iy, b.const_int(I32, spec["pad_h"]), FLAGS), scaled_sum(b, [(ry, spec["dil_h"])]))
     tx = b.sub(b.add(ix, b.const_int(I32, spec["pad_w"]), FLAGS), scaled_sum(b, [(sx, spec["dil_w"])]))
-    inside = b.bit_and(b.icmp("ult", image, batch), b.bit_and(
-        mapped(b, ty, spec["stride_h"], ho), mapped(b, tx, spec["stride_w"], wo)))
+    in_batch = b.icmp("ult", image, batch)
+    inside = b.bit_and(in_batch, b.bit_and(mapped(b, ty, spec["stride_h"], ho), mapped(b, tx, spec["stride_w"], wo)))
 
     def offset():
-        oy = ty if spec["stride_h"] == 1 else b.udiv(ty, b.const_int(I32, spec["stride_h"]))
-        ox = tx if spec["stride_w"] == 1 else b.udiv(tx, b.const_int(I32, spec["stride_w"]))
-        return scaled_sum(b, [(image, ho * wo * spec["k_out"]), (oy, wo * spec["k_out"]), (ox, spec["k_out"]),
+        n = b.select(in_batch, image, b.sub(batch, b.const_int(I32, 1), FLAGS))
+        oy = clamped(b, ty if spec["stride_h"] == 1 else b.udiv(ty, b.const_int(I32, spec["stride_h"])), ho)
+        ox = clamped(b, tx if spec["stride_w"] == 1 else b.udiv(tx, b.const_int(I32, spec["stride_w"])), wo)
+        return scaled_sum(b, [(n, ho * wo * spec["k_out"]), (oy, wo * spec["k_out"]), (ox, spec["k_out"]),
                               (channel, 1)])
     return inside, offset
+
+
+def clamped(b, value, extent):
+    """value where it is below extent (unsigned), else extent - 1: the same value under a guard that
+    holds it below, with the range [0, extent) the contract prover keeps as a bound."""
+    return b.select(b.icmp("ult", value, b.const_int(I32, extent)), value, b.const_int(I32, extent - 1))
 
 
 def mapped(b, t, stride, extent):

@@ -25,7 +25,7 @@
 // last are not stored. The channel axis A's k runs along (c, or dgrad's k_out) is a multiple of 8,
 // so that a piece stays in one filter tap and is one 16-byte load.
 //
-// Launch contract (plan_module): the batch at run time (`batch`), everything else compiled in. The
+// Launch contract (plan_module): the batch at run time (`batch`, at least 1), everything else compiled in. The
 // grid is (N / tile_n, ceil(batch * rows per image / tile_m)); a batch whose input or output passes
 // half the 32-bit buffer range runs as chunks of whole images over views (the images are
 // independent), the weights whole.
@@ -106,8 +106,8 @@ std::string padding_check(const Spec& spec, const NamedValues& fields);
 std::vector<std::function<std::string()>> gemm_checks(const Spec& spec);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
-// The kernel and its contract: size batch (images); launches in chunks of whole images, A and the
-// output as views of the chunk's images, wt whole; grid (N / tile_n, the chunk's row tiles).
+// The kernel and its contract: size batch (images, at least one); launches in chunks of whole images,
+// A and the output as views of the chunk's images, wt whole; grid (N / tile_n, the chunk's row tiles).
 // Refused when one image's input or output passes half the buffer range.
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
@@ -127,17 +127,22 @@ ir::Value scaled_sum(ir::Builder& b, const std::vector<std::pair<ir::Value, int6
 // before batch (the row before batch * rows per image, said of the image, so that the guard bounds
 // the offset's image term directly) and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned compare
 // each: a negative one is above every unsigned bound). The sums that may fall outside carry no
-// flags; the offset's, made only inside, do, of the image, iy and ix selected by their guards (the same
-// values there: a select states its guard's range as a bound of its own, which the contract prover
-// keeps, where iy's own sum of strided and dilated terms reaches past it).
+// flags; the offset's, made only inside, do, of the image, iy and ix clamped by their guards to
+// batch - 1, h - 1 and w - 1 (the same values there): a clamp's range is a bound of its own, which the
+// contract prover keeps, where iy's own sum of strided and dilated terms or the image's quotient reach
+// past the tensor's last element, which the offset meets exactly.
 gemm_core::Gathered gather_fwd(gemm_core::Context& ctx, const ir::Value& batch, const ir::Value& row,
                                const ir::Value& column);
 // (inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko); the
 // image before batch;
 // ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
-// compare: a negative one fails it), then oy = ty / stride_h (ox alike).
+// compare: a negative one fails it), then oy = ty / stride_h (ox alike). The offset's image, oy and ox
+// are clamped as gather_fwd's are (to batch - 1, ho - 1, wo - 1: the same values there).
 gemm_core::Gathered gather_dgrad(gemm_core::Context& ctx, const ir::Value& batch, const ir::Value& row,
                                  const ir::Value& column);
+// value where it is below extent (unsigned), else extent - 1: the same value under a guard that holds
+// it below, with the range [0, extent) the contract prover keeps as a bound.
+ir::Value clamped(ir::Builder& b, const ir::Value& value, int64_t extent);
 // Whether t (an i32, maybe negative) is an output position times the stride: below extent * stride
 // unsigned and, with stride > 1, a multiple of it (a tap between two outputs reads zero).
 ir::Value mapped(ir::Builder& b, const ir::Value& t, int64_t stride, int64_t extent);
