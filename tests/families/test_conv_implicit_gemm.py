@@ -115,11 +115,12 @@ def test_an_image_past_half_the_range_is_refused_before_a_kernel_is_built():
 
 def test_the_padding_and_the_stride_gaps_are_masked_before_any_flagged_offset():
     """gather's coordinates that can fall outside (iy, ix; dgrad's ty, tx) carry no wrap flags; the
-    offset's sums (flagged) sit inside the branch of the guard."""
+    offset's sums (flagged) sit inside the branch of the guard, with batch - 1, the image's clamp."""
     text = print_kernel(family.build(family.parse_spec(dict(SMALL, direction="dgrad", c=32, k_out=16,
                                                             stride_h=2)), find_arch("gfx942")))
     subs = [line for line in text.splitlines() if " sub " in line]
-    assert len(subs) == 2 and all("nsw" not in line and "nuw" not in line for line in subs)
+    flagless = [line for line in subs if "nsw" not in line and "nuw" not in line]
+    assert len(subs) == 3 and len(flagless) == 2 and text.index(flagless[1]) < text.index("if ")
 
 
 def test_the_configs_cover_every_processor_and_pin_every_check():
