@@ -229,12 +229,13 @@ def scaled_sum(b, terms):
 def gather_fwd(ctx, batch, row, column):
     """(inside, offset) of x's piece at A[row, column] (gemm_core.stage_gathered_row): the row's
     image is before batch (the row before batch * rows per image, said of the image, so that the
-    guard bounds the offset's image term directly) and iy = oy * stride_h + ry * dil_h - pad_h is in [0, h) (ix alike; one unsigned
-    compare each: a negative one is above every unsigned bound). The sums that may fall outside
-    carry no flags; the offset's, made only inside, do, of the image, iy and ix clamped by their
-    guards to batch - 1, h - 1 and w - 1 (the same values there): a clamp's range is a bound of its
-    own, which the contract prover keeps, where iy's own sum of strided and dilated terms or the
-    image's quotient reach past the tensor's last element, which the offset meets exactly."""
+    guard bounds the offset's image term directly) and iy = oy * stride_h + ry * dil_h - pad_h is
+    in [0, h) (ix alike; one unsigned compare each: a negative one is above every unsigned bound).
+    The sums that may fall outside carry no flags; the offset's, made only inside, do, of the
+    image, iy and ix clamped by their guards to batch - 1, h - 1 and w - 1 (the same values there):
+    a clamp's range is a bound of its own, which the contract prover keeps, where iy's own sum of
+    strided and dilated terms or the image's quotient reach past the tensor's last element, which
+    the offset meets exactly."""
     b, spec = ctx["b"], ctx["spec"]
     image, oy, ox, ry, sx, channel = position(ctx, row, column, output_extent(spec), spec["c"])
     iy = b.sub(scaled_sum(b, [(oy, spec["stride_h"]), (ry, spec["dil_h"])]), b.const_int(I32, spec["pad_h"]))
@@ -254,8 +255,7 @@ def gather_fwd(ctx, batch, row, column):
 
 def gather_dgrad(ctx, batch, row, column):
     """(inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko); the
-    image before batch;
-    ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
+    image before batch; ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
     compare: a negative one fails it), then oy = ty / stride_h (ox alike). The offset's image, oy and
     ox are clamped as gather_fwd's are (to batch - 1, ho - 1, wo - 1: the same values there)."""
     b, spec = ctx["b"], ctx["spec"]

@@ -134,10 +134,10 @@ ir::Value scaled_sum(ir::Builder& b, const std::vector<std::pair<ir::Value, int6
 gemm_core::Gathered gather_fwd(gemm_core::Context& ctx, const ir::Value& batch, const ir::Value& row,
                                const ir::Value& column);
 // (inside, offset) of dy's piece at A[row, column]: row (image, iy, ix), column (ry, sx, ko); the
-// image before batch;
-// ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below ho * stride_h (an unsigned
-// compare: a negative one fails it), then oy = ty / stride_h (ox alike). The offset's image, oy and ox
-// are clamped as gather_fwd's are (to batch - 1, ho - 1, wo - 1: the same values there).
+// image before batch; ty = iy + pad_h - ry * dil_h must be a multiple of stride_h below
+// ho * stride_h (an unsigned compare: a negative one fails it), then oy = ty / stride_h (ox alike).
+// The offset's image, oy and ox are clamped as gather_fwd's are (to batch - 1, ho - 1, wo - 1: the
+// same values there).
 gemm_core::Gathered gather_dgrad(gemm_core::Context& ctx, const ir::Value& batch, const ir::Value& row,
                                  const ir::Value& column);
 // value where it is below extent (unsigned), else extent - 1: the same value under a guard that holds
