@@ -17,7 +17,8 @@ import sys
 import pytest
 
 from kemit.engine import emit, find_family
-from kemit.families import attention_fwd, conv_depthwise_tiled, conv_depthwise_wgrad, norm_rows, rows_common
+from kemit.families import attention_fwd, conv_depthwise_tiled, conv_depthwise_wgrad, conv_implicit_gemm, norm_rows
+from kemit.families import rows_common
 from kemit.families import scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
@@ -206,6 +207,32 @@ def offsets_one_too_far(monkeypatch):
     monkeypatch.setattr(builder_module.Builder, "store", store)
 
 
+def padding_off_by_one(monkeypatch):
+    """conv_implicit_gemm fwd: the input position subtracts pad + 1 (iy = oy * stride + ry * dil - pad
+    - 1, ix alike): every read moves up and left by one, still inside the masked image."""
+    original = builder_module.Builder.sub
+
+    def sub(self, a, b, flags=()):
+        if self._kernel.name.startswith("cig_fwd") and not flags:  # iy and ix (batch - 1 is flagged)
+            b = self.add(b, self.const_int(builder_module.scalar("i32"), 1))
+        return original(self, a, b, flags)
+
+    monkeypatch.setattr(builder_module.Builder, "sub", sub)
+
+
+def dilation_of_one(monkeypatch):
+    """conv_implicit_gemm dgrad: a tap's reach ry * dil_h (rx alike) made with dilation 1: the taps read
+    dy at the undilated filter's positions, each still guarded to a mapped output."""
+    original = conv_implicit_gemm.scaled_sum
+
+    def scaled_sum(b, terms):
+        if len(terms) == 1:
+            terms = [(terms[0][0], 1)]
+        return original(b, terms)
+
+    monkeypatch.setattr(conv_implicit_gemm, "scaled_sum", scaled_sum)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
@@ -221,6 +248,8 @@ MUTATIONS = [
     ("conv_depthwise_wgrad", 11, positions_lost_between_splits),  # f16 3x3 stride 2, cpl 4, split 8, dpp
     ("moe_sorting", 3, lost_atomic),                   # 8 experts, top-2, block 128, wave64
     ("moe_sorting", 13, offsets_one_too_far),          # 8 experts, top-2, block 128, wave32
+    ("conv_implicit_gemm", 1, padding_off_by_one),     # fwd f16 3x3 pad 1, mfma_32x32x8
+    ("conv_implicit_gemm", 21, dilation_of_one),       # dgrad f16 3x3 dilation 2 pad 2, mfma_32x32x8
 ]
 
 

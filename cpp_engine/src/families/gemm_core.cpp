@@ -258,8 +258,8 @@ std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llv
   return llvm::mma_gate(instruction(spec, arch), flavor);
 }
 
-Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const Value& n, const Value& k,
-                  bool tiled_rows) {
+Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const SizeValue& n_size,
+                  const SizeValue& k_size, bool tiled_rows) {
   int block = spec.waves * arch.wave_size;
   ir::Type i32 = ir::scalar("i32");
   bool fp8 = is_fp8(spec);
@@ -268,6 +268,11 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
   int tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k;
   Value a_tile = b.lds("a_tile", element, tile_m * tile_k / per_element, 16);
   Value b_tile = b.lds("b_tile", element, tile_n * tile_k / per_element, 16);
+  auto size_value = [&](const SizeValue& size) {
+    return std::holds_alternative<Value>(size) ? std::get<Value>(size) : b.const_int(i32, std::get<int64_t>(size));
+  };
+  Value n = size_value(n_size);
+  Value k = size_value(k_size);
   Value tid = b.workitem_id("x");
   Value lane_mask = b.const_int(i32, arch.wave_size - 1);
   Value lane = b.bit_and(tid, lane_mask);
@@ -284,7 +289,8 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
   Value n0 = b.mul(group_x, tile_n_value, NUW_NSW);
   Value wide_n = b.zext(n, ir::scalar("i64"), true);  // the width of b's and c's rows in i64 offsets
   Value block_value = b.const_int(i32, block);
-  Tile tile{Context{b, spec, arch, tid, lane, n, wide_n, k, m0, n0, block_value, a_tile, b_tile, std::nullopt}, {}};
+  Tile tile{Context{b, spec, arch, tid, lane, n, wide_n, k, m0, n0, block_value, a_tile, b_tile, std::nullopt, nullptr},
+            {}};
   for (int index = 0; index < fragments(spec) / spec.waves; ++index)
     tile.places.push_back(fragment_place(tile.ctx, wave, index));
   return tile;
@@ -353,14 +359,16 @@ void stage_a(Context& ctx, const Value& a, const Value& k0) {
       stage_group_row(ctx, a, k0, r, col, row);
       return {};
     }
+    if (ctx.gather) {
+      stage_gathered_row(ctx, a, k0, r, col, row);
+      return {};
+    }
     Value row_start = b.mul(row, ctx.k, NUW_NSW);
     Value k_index = b.add(k0, col, NUW_NSW);
     Value source = b.add(row_start, k_index, NUW_NSW);
     Value address = b.ptr_add(a, source, dtype);
     Value value = b.load(loaded, address, 16);
-    Value tile_k_value = b.const_int(i32, tile_k);
-    Value line = b.mul(r, tile_k_value, NUW_NSW);
-    Value slot = b.add(line, col, NUW_NSW);
+    Value slot = tile_slot(ctx, r, col);
     Value target = b.ptr_add(ctx.a_tile, slot, dtype);
     b.store(value, target, 16);
     return {};
@@ -378,16 +386,37 @@ Grouped group_rows(ir::Builder& b, const Value& k, const Value& row_end, const V
 void stage_group_row(Context& ctx, const Value& a, const Value& k0, const Value& r, const Value& col,
                      const Value& row) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), dtype = ir::scalar(ctx.spec.dtype);
-  ir::Type loaded = ir::vector(dtype, STAGE_VEC);
-  Value tile_k_value = b.const_int(i32, ctx.spec.tile_k);
-  Value line = b.mul(r, tile_k_value, NUW_NSW);
-  Value slot = b.add(line, col, NUW_NSW);
+  Value slot = tile_slot(ctx, r, col);
   Value inside = b.icmp("ult", row, ctx.grouped->row_end);
+  stage_masked_row(ctx, a, slot, inside, [&]() {
+    Value column = b.add(k0, col, NUW_NSW);
+    return wide_offset(b, row, ctx.grouped->wide_k, column);
+  });
+}
+
+void stage_gathered_row(Context& ctx, const Value& a, const Value& k0, const Value& r, const Value& col,
+                        const Value& row) {
+  Value slot = tile_slot(ctx, r, col);
+  Value column = ctx.b.add(k0, col, NUW_NSW);
+  Gathered gathered = ctx.gather(ctx, row, column);
+  stage_masked_row(ctx, a, slot, gathered.inside, gathered.offset);
+}
+
+Value tile_slot(Context& ctx, const Value& r, const Value& col) {
+  ir::Builder& b = ctx.b;
+  Value tile_k_value = b.const_int(ir::scalar("i32"), ctx.spec.tile_k);
+  Value line = b.mul(r, tile_k_value, NUW_NSW);
+  return b.add(line, col, NUW_NSW);
+}
+
+void stage_masked_row(Context& ctx, const Value& a, const Value& slot, const Value& inside,
+                      const std::function<Value()>& offset) {
+  ir::Builder& b = ctx.b;
+  ir::Type dtype = ir::scalar(ctx.spec.dtype);
+  ir::Type loaded = ir::vector(dtype, STAGE_VEC);
 
   auto load_row = [&]() {
-    Value column = b.add(k0, col, NUW_NSW);
-    Value source = wide_offset(b, row, ctx.grouped->wide_k, column);
+    Value source = offset();
     Value address = b.ptr_add(a, source, dtype);
     Value value = b.load(loaded, address, 16);
     Value target = b.ptr_add(ctx.a_tile, slot, dtype);
@@ -586,6 +615,21 @@ Value element_index(Context& ctx, const Value& origin, int element) {
   Value rows_value = b.const_int(ir::scalar("i64"), rows);
   Value step = b.mul(ctx.wide_n, rows_value, NUW_NSW);
   return b.add(origin, step, NUW_NSW);
+}
+
+void store_rows(Context& ctx, const Value& c, const Place& place, const Value& acc, const Value& limit) {
+  ir::Builder& b = ctx.b;
+  ir::Type f32 = ir::scalar("f32");
+  Origin origin = fragment_origin(ctx, place);
+  for (int element = 0; element < acc.type.count; ++element) {
+    Value index = element_index(ctx, origin.origin, element);
+    Value inside = b.icmp("ult", index, limit);
+    b.if_then(inside, [&]() {
+      Value value = b.extract_element(acc, element);
+      Value address = b.ptr_add(c, index, f32);
+      b.store(value, address, 4);
+    });
+  }
 }
 
 Value wide_offset(ir::Builder& b, const Value& row, const Value& wide_width, const Value& column) {

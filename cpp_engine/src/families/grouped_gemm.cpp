@@ -150,22 +150,7 @@ void group_tile(core::Context& ctx, const Buffers& buffers, const std::vector<co
   // an element's offset row * n + column is below row_end * n exactly when its row is before row_end
   Value wide_end = b.zext(row_end, i64, true);
   Value limit = b.mul(wide_end, ctx.wide_n, NUW_NSW);
-  for (size_t index = 0; index < places.size(); ++index) store_rows(ctx, buffers.c, places[index], results[index], limit);
-}
-
-void store_rows(core::Context& ctx, const Value& c, const core::Place& place, const Value& acc, const Value& limit) {
-  ir::Builder& b = ctx.b;
-  ir::Type f32 = ir::scalar("f32");
-  core::Origin origin = core::fragment_origin(ctx, place);
-  for (int element = 0; element < acc.type.count; ++element) {
-    Value index = core::element_index(ctx, origin.origin, element);
-    Value inside = b.icmp("ult", index, limit);
-    b.if_then(inside, [&]() {
-      Value value = b.extract_element(acc, element);
-      Value address = b.ptr_add(c, index, f32);
-      b.store(value, address, 4);
-    });
-  }
+  for (size_t index = 0; index < places.size(); ++index) core::store_rows(ctx, buffers.c, places[index], results[index], limit);
 }
 
 }  // namespace kemit::families::grouped_gemm

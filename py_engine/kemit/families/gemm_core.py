@@ -205,13 +205,17 @@ def tile_context(b, spec, arch, n, k, tiled_rows=True):
     """After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
     the wave's fragments. Returns (ctx, places). tiled_rows False: the workgroup's first row m0 is not
     workgroup y's tile; the family finds it at run time and sets ctx["m0"] and ctx["grouped"]
-    (group_rows) before the k loop."""
+    (group_rows) before the k loop. A family whose a is not a row-major matrix sets ctx["gather"]
+    before the k loop: its address function (stage_gathered_row). n and k are i32 values, or ints
+    compiled in: their constants come after the LDS tiles (the canonical text declares the LDS
+    before any value of the body)."""
     block = spec["waves"] * arch.wave_size
     i32 = scalar("i32")
     element, per_element = (scalar("i64"), FP8_PER_WORD) if is_fp8(spec) else (scalar(spec["dtype"]), 1)
     tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
     a_tile = b.lds("a_tile", element, tile_m * tile_k // per_element, 16)
     b_tile = b.lds("b_tile", element, tile_n * tile_k // per_element, 16)
+    n, k = (b.const_int(i32, size) if isinstance(size, int) else size for size in (n, k))
     tid = b.workitem_id("x")
     lane = b.bit_and(tid, b.const_int(i32, arch.wave_size - 1))
     wave = b.lshr(tid, b.const_int(i32, arch.wave_size.bit_length() - 1))
@@ -220,7 +224,7 @@ def tile_context(b, spec, arch, n, k, tiled_rows=True):
     wide_n = b.zext(n, scalar("i64"), nneg=True)  # the width of b's and c's rows in i64 offsets
     ctx = {"b": b, "spec": spec, "arch": arch, "tid": tid, "lane": lane, "n": n, "wide_n": wide_n, "k": k,
            "m0": m0, "n0": n0, "block": b.const_int(i32, block), "a_tile": a_tile, "b_tile": b_tile,
-           "grouped": None}
+           "grouped": None, "gather": None}
     places = [fragment_place(ctx, wave, index) for index in range(fragments(spec) // spec["waves"])]
     return ctx, places
 
@@ -276,10 +280,12 @@ def stage_a(ctx, a, k0):
         if ctx["grouped"] is not None:
             stage_group_row(ctx, a, k0, r, col, row)
             return []
+        if ctx["gather"] is not None:
+            stage_gathered_row(ctx, a, k0, r, col, row)
+            return []
         source = b.add(b.mul(row, ctx["k"], ("nuw", "nsw")), b.add(k0, col, ("nuw", "nsw")), ("nuw", "nsw"))
         value = b.load(loaded, b.ptr_add(a, source, dtype), 16)
-        slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
-        b.store(value, b.ptr_add(ctx["a_tile"], slot, dtype), 16)
+        b.store(value, b.ptr_add(ctx["a_tile"], tile_slot(ctx, r, col), dtype), 16)
         return []
 
     count = b.const_int(i32, spec["tile_m"] * spec["tile_k"] // STAGE_VEC)
@@ -297,15 +303,39 @@ def group_rows(b, k, row_end, b_row0):
 def stage_group_row(ctx, a, k0, r, col, row):
     """a_tile's row r, columns col .. + 8, in a grouped gemm: a[row, k0 + col ..] when row is before
     the group's end, zeros past it (another group's rows, or past a); a's offset an i64."""
-    b, spec = ctx["b"], ctx["spec"]
-    i32, dtype = scalar("i32"), scalar(spec["dtype"])
-    loaded = vector(dtype, STAGE_VEC)
-    slot = b.add(b.mul(r, b.const_int(i32, spec["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
+    b = ctx["b"]
+    slot = tile_slot(ctx, r, col)
     inside = b.icmp("ult", row, ctx["grouped"]["row_end"])
+    stage_masked_row(ctx, a, slot, inside,
+                     lambda: wide_offset(b, row, ctx["grouped"]["wide_k"], b.add(k0, col, ("nuw", "nsw"))))
+
+
+def stage_gathered_row(ctx, a, k0, r, col, row):
+    """a_tile's row r, columns col .. + 8, where a is not a row-major matrix (an implicit GEMM's
+    im2col view: conv_implicit_gemm): ctx["gather"](ctx, row, column) is the family's address
+    function, returning (inside, offset): whether the 8 elements of a's row `row` from column
+    `column` are in memory, and a function that makes their element offset in a (called only where
+    inside holds, so its arithmetic may promise what only inside makes true). Zeros where not
+    inside: an im2col padding, or a row past the last."""
+    slot = tile_slot(ctx, r, col)
+    inside, offset = ctx["gather"](ctx, row, ctx["b"].add(k0, col, ("nuw", "nsw")))
+    stage_masked_row(ctx, a, slot, inside, offset)
+
+
+def tile_slot(ctx, r, col):
+    """The element of a_tile that holds a's tile row r, column col."""
+    b = ctx["b"]
+    return b.add(b.mul(r, b.const_int(scalar("i32"), ctx["spec"]["tile_k"]), ("nuw", "nsw")), col, ("nuw", "nsw"))
+
+
+def stage_masked_row(ctx, a, slot, inside, offset):
+    """a_tile[slot .. + 8] = a[offset() .. + 8] where inside holds, else zeros (one 8-element vector)."""
+    b = ctx["b"]
+    dtype = scalar(ctx["spec"]["dtype"])
+    loaded = vector(dtype, STAGE_VEC)
 
     def load_row():
-        column = b.add(k0, col, ("nuw", "nsw"))
-        value = b.load(loaded, b.ptr_add(a, wide_offset(b, row, ctx["grouped"]["wide_k"], column), dtype), 16)
+        value = b.load(loaded, b.ptr_add(a, offset(), dtype), 16)
         b.store(value, b.ptr_add(ctx["a_tile"], slot, dtype), 16)
 
     def zero_row():
@@ -463,6 +493,18 @@ def element_index(ctx, origin, element):
     if rows == 0:
         return origin
     return b.add(origin, b.mul(ctx["wide_n"], b.const_int(i64, rows), ("nuw", "nsw")), ("nuw", "nsw"))
+
+
+def store_rows(ctx, c, place, acc, limit):
+    """The accumulator elements of one fragment whose offsets in the m x n output are below limit
+    (the rows before a row end: a group's in grouped_gemm, the last image's in conv_implicit_gemm)
+    into c (f32)."""
+    b, f32 = ctx["b"], scalar("f32")
+    _, origin = fragment_origin(ctx, place)
+    for element in range(acc.type.count):
+        index = element_index(ctx, origin, element)
+        inside = b.icmp("ult", index, limit)
+        b.if_then(inside, lambda: b.store(b.extract_element(acc, element), b.ptr_add(c, index, f32), 4))
 
 
 def wide_offset(b, row, wide_width, column):

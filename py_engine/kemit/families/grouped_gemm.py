@@ -144,14 +144,4 @@ def group_tile(ctx, buffers, places, found, total_m):
     # an element's offset row * n + column is below row_end * n exactly when its row is before row_end
     limit = b.mul(b.zext(row_end, i64, nneg=True), ctx["wide_n"], ("nuw", "nsw"))
     for place, acc in zip(places, results):
-        store_rows(ctx, c, place, acc, limit)
-
-
-def store_rows(ctx, c, place, acc, limit):
-    """The accumulator elements of one fragment whose rows are the group's (offset below limit) into c."""
-    b, f32 = ctx["b"], scalar("f32")
-    _, origin = core.fragment_origin(ctx, place)
-    for element in range(acc.type.count):
-        index = core.element_index(ctx, origin, element)
-        inside = b.icmp("ult", index, limit)
-        b.if_then(inside, lambda: b.store(b.extract_element(acc, element), b.ptr_add(c, index, f32), 4))
+        core.store_rows(ctx, c, place, acc, limit)

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,16 @@ CoreSpec read_core_spec(const nlohmann::json& spec);
 struct Grouped {
   ir::Value row_end, b_row0, wide_k;
 };
+struct Context;
+// What a family's address function returns (Python: the tuple (inside, offset) of ctx["gather"]):
+// whether a's 8 elements are in memory, and the function that makes their element offset (called
+// only where inside holds).
+struct Gathered {
+  ir::Value inside;
+  std::function<ir::Value()> offset;
+};
+// A family's address function of a's rows (stage_gathered_row): row and column of a -> Gathered.
+using Gather = std::function<Gathered(Context& ctx, const ir::Value& row, const ir::Value& column)>;
 // The values every part of the kernel needs (Python: the `ctx` dict).
 struct Context {
   ir::Builder& b;
@@ -107,6 +118,7 @@ struct Context {
   const target::Arch& arch;
   ir::Value tid, lane, n, wide_n, k, m0, n0, block, a_tile, b_tile;  // wide_n: n as an i64, the width of b's and c's rows
   std::optional<Grouped> grouped = std::nullopt;  // set by a grouped gemm (group_rows) before the k loop
+  Gather gather = nullptr;  // set before the k loop by a family whose a is not a row-major matrix
 };
 // The family's own Spec (a CoreSpec) of a context that tile_context built from it: the typed
 // stand-in for Python's ctx["spec"], which is the family's whole dict.
@@ -173,9 +185,13 @@ std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, cons
 std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 // After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
 // the wave's fragments. tiled_rows false: the workgroup's first row m0 is not workgroup y's tile; the
-// family finds it at run time and sets ctx.m0 and ctx.grouped (group_rows) before the k loop.
-Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const ir::Value& n,
-                  const ir::Value& k, bool tiled_rows = true);
+// family finds it at run time and sets ctx.m0 and ctx.grouped (group_rows) before the k loop. A family
+// whose a is not a row-major matrix sets ctx.gather before the k loop: its address function
+// (stage_gathered_row). n and k are i32 values, or integers compiled in (Python: ints): their
+// constants come after the LDS tiles (the canonical text declares the LDS before any value of the body).
+using SizeValue = std::variant<ir::Value, int64_t>;
+Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const SizeValue& n,
+                  const SizeValue& k, bool tiled_rows = true);
 // The k loop: every tile_k step staged through LDS and multiplied; the final accumulators.
 std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const ir::Value& bm,
                                         const std::vector<Place>& places, const std::vector<ir::Value>& inits);
@@ -191,6 +207,19 @@ Grouped group_rows(ir::Builder& b, const ir::Value& k, const ir::Value& row_end,
 // group's end, zeros past it (another group's rows, or past a); a's offset an i64.
 void stage_group_row(Context& ctx, const ir::Value& a, const ir::Value& k0, const ir::Value& r, const ir::Value& col,
                      const ir::Value& row);
+// a_tile's row r, columns col .. + 8, where a is not a row-major matrix (an implicit GEMM's im2col
+// view: conv_implicit_gemm): ctx.gather(ctx, row, column) is the family's address function,
+// returning (inside, offset): whether the 8 elements of a's row `row` from column `column` are in
+// memory, and a function that makes their element offset in a (called only where inside holds, so
+// its arithmetic may promise what only inside makes true). Zeros where not inside: an im2col
+// padding, or a row past the last.
+void stage_gathered_row(Context& ctx, const ir::Value& a, const ir::Value& k0, const ir::Value& r,
+                        const ir::Value& col, const ir::Value& row);
+// The element of a_tile that holds a's tile row r, column col.
+ir::Value tile_slot(Context& ctx, const ir::Value& r, const ir::Value& col);
+// a_tile[slot .. + 8] = a[offset() .. + 8] where inside holds, else zeros (one 8-element vector).
+void stage_masked_row(Context& ctx, const ir::Value& a, const ir::Value& slot, const ir::Value& inside,
+                      const std::function<ir::Value()>& offset);
 // b_tile[j * tile_k + r] = b[k0 + r, n0 + j]: transposed, so fragments are contiguous in k.
 void stage_b(Context& ctx, const ir::Value& bm, const ir::Value& k0);
 // One mma per fragment and instruction k step of the staged tiles.
@@ -224,6 +253,10 @@ Origin fragment_origin(Context& ctx, const Place& place);
 // The i64 offset of accumulator element `element`: origin + its static row * n, a product of the
 // kernel's uniform values (a scalar multiply, not one per lane).
 ir::Value element_index(Context& ctx, const ir::Value& origin, int element);
+// The accumulator elements of one fragment whose offsets in the m x n output are below limit (the
+// rows before a row end: a group's in grouped_gemm, the last image's in conv_implicit_gemm) into c
+// (f32).
+void store_rows(Context& ctx, const ir::Value& c, const Place& place, const ir::Value& acc, const ir::Value& limit);
 // row * wide_width + column as an i64 (row and column i32s >= 0, wide_width an i64): the offset of
 // an element of a row-major tensor whose rows of n can pass 2^31 elements (b, c, the epilogue's
 // m x n tensors).

@@ -78,8 +78,5 @@ Found find_tile(ir::Builder& b, const Spec& spec, const ir::Value& offsets, cons
 // row_end), b's rows from g * k, the core's k loop, the rows before row_end stored.
 void group_tile(gemm_core::Context& ctx, const Buffers& buffers, const std::vector<gemm_core::Place>& places,
                 const Found& found, const ir::Value& total_m);
-// The accumulator elements of one fragment whose rows are the group's (offset below limit) into c.
-void store_rows(gemm_core::Context& ctx, const ir::Value& c, const gemm_core::Place& place, const ir::Value& acc,
-                const ir::Value& limit);
 
 }  // namespace kemit::families::grouped_gemm
