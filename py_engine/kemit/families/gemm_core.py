@@ -431,7 +431,7 @@ def load_pieces(b, spec, arch, source, line_start, group, step):
 
 
 def stage_words(ctx, source, tile, rows, origin, k0, wide):
-    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t
+    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long 8-bit matrix (a, or b_t
     with wide: bound whole, its row offsets i64)."""
     b, spec = ctx["b"], ctx["spec"]
     i32, i64 = scalar("i32"), scalar("i64")
@@ -484,7 +484,7 @@ def stage_group_word(ctx, buffers, i, k0, place, wide_row_words):
 
 
 def copy_word(b, source, word, tile, slot):
-    """tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS."""
+    """tile[slot] = source[word], one 64-bit word (8 8-bit values) from global memory to LDS."""
     i64 = scalar("i64")
     b.store(b.load(i64, b.ptr_add(source, word, i64), 8), b.ptr_add(tile, slot, i64), 8)
 

@@ -235,7 +235,7 @@ ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& li
 // element line_start: the pieces at k = step + group * stride + offset.
 ir::Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch, const ir::Value& source,
                       const ir::Value& line_start, const ir::Value& group, int step);
-// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t
+// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long 8-bit matrix (a, or b_t
 // with wide: bound whole, its row offsets i64).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
                  const ir::Value& k0, bool wide);
@@ -246,7 +246,7 @@ void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, i
 // which the contract prover bounds (a product of row and k / 8 it cannot).
 void stage_group_word(Context& ctx, const ir::Value& source, const ir::Value& tile, const ir::Value& i,
                       const ir::Value& k0, const WordPlace& place, const std::optional<ir::Value>& wide_row_words);
-// tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS.
+// tile[slot] = source[word], one 64-bit word (8 8-bit values) from global memory to LDS.
 void copy_word(ir::Builder& b, const ir::Value& source, const ir::Value& word, const ir::Value& tile,
                const ir::Value& slot);
 // This lane's 8-bit operand, read as the instruction's operand type (an i64 or i32 word, or a vector of
