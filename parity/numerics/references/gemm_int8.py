@@ -10,6 +10,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import Case, Output, nan_memory, random_values, require_small, round_to, to_memory
+from witness import Sampled, view_values
 from .gemm_mma import gemm_contract
 
 
@@ -18,7 +19,8 @@ def gemm_int8(a, b_t, row_scale, col_scale, out_dtype):
     acc = np.asarray(a, dtype=np.int64) @ np.asarray(b_t, dtype=np.int64).T
     x = acc.astype(np.float32) * np.asarray(row_scale, dtype=np.float32)[:, None]
     x = x * np.asarray(col_scale, dtype=np.float32)[None, :]
-    return round_to(x, out_dtype), acc.astype(np.int32)
+    with np.errstate(over="ignore"):  # past f16's range the rounding gives inf, as the kernel's
+        return round_to(x, out_dtype), acc.astype(np.int32)
 
 
 # ---- the numerics plan --------------------------------------------------------------------
@@ -64,3 +66,37 @@ def plan(spec, arch, rng):
     sizes["k_tiles"] = k // tile_k
     return Case(spec, (n // tile_n, m // tile_m), spec["waves"] * arch.wave_size, buffers, {"n": n, "k": k},
                 outputs, buffer_range=buffer_range, sizes=sizes)
+
+
+# ---- sampled outputs of a witness run at real size (witness.py; docs/numerics.md) ----------
+def witness_fills(spec):
+    """a and b_t hold bytes (the u8 fill, read as signed i8 values), the scales f32 values, c
+    out_dtype and acc i32."""
+    return {"a": "u8", "b_t": "u8", "row_scale": "f32", "col_scale": "f32", "c": spec["out_dtype"], "acc": "i32"}
+
+
+def signed_bytes(values):
+    """u8 fill values as the signed bytes the kernel reads."""
+    return (np.asarray(values, dtype=np.int64) + 128) % 256 - 128
+
+
+def sampled_outputs(spec, launch):
+    """c's (and acc's) reference at the elements a witness run wrote (a tile of C is a workgroup's),
+    each from its row of a and of b_t and its two scales, read from the fills; exact, as the lane's."""
+    n, k, out = launch["args"]["n"], launch["args"]["k"], spec["out_dtype"]
+
+    def outputs(indices):
+        indices = np.asarray(indices, dtype=np.int64)
+        rows, row_at = np.unique(indices // n, return_inverse=True)
+        cols, col_at = np.unique(indices % n, return_inverse=True)
+        a = signed_bytes(view_values(launch, "a", "u8", rows[:, None] * k + np.arange(k)))
+        b_t = signed_bytes(view_values(launch, "b_t", "u8", cols[:, None] * k + np.arange(k)))
+        row_scale = view_values(launch, "row_scale", "f32", rows)
+        col_scale = view_values(launch, "col_scale", "f32", cols)
+        c, acc = gemm_int8(a.reshape(len(rows), k), b_t.reshape(len(cols), k), row_scale, col_scale, out)
+        return c[row_at, col_at], acc[row_at, col_at]
+
+    sampled = [Sampled("c", out, lambda indices: (outputs(indices)[0], None), 0.0)]
+    if spec["acc_out"]:
+        sampled.append(Sampled("acc", "i32", lambda indices: (outputs(indices)[1], None), 0.0))
+    return sampled
