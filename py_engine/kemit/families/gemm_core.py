@@ -205,7 +205,8 @@ def mma_checks(spec, arch, with_fp8=False, integer=False):
 
 def instruction_check(spec, arch, pairs):
     """"" when the arch runs the spec's (mma, dtype) pair, one of `pairs`; a processor without
-    any pair of the dtype is named as such, with the processors that have one."""
+    any pair of the dtype is named as such, with the processors that have one (only i8 leaves a
+    processor without any: its int8_mma empty)."""
     if (spec["mma"], spec["dtype"]) in pairs:
         return ""
     if not pairs:

@@ -193,7 +193,8 @@ std::string tile_check(const MmaSpec& spec, const std::string& field, int64_t va
 std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch,
                                                      bool with_fp8 = false, bool integer = false);
 // "" when the arch runs the spec's (mma, dtype) pair, one of `pairs`; a processor without any pair of
-// the dtype is named as such, with the processors that have one.
+// the dtype is named as such, with the processors that have one (only i8 leaves a processor without
+// any: its int8_mma empty).
 std::string instruction_check(const MmaSpec& spec, const target::Arch& arch,
                               const std::vector<std::pair<std::string, std::string>>& pairs);
 // The ordered checks of the core's fields (mma_checks first), for a family's validate (first_reason); with_fp8:
