@@ -328,6 +328,17 @@ def move_address(kind, line):
              f"{indent}{opening}{middle}{pointer} {moved}{rest}"]]
 
 
+def drop_factor(kind, line):
+    """Leave a factor out: a scalar fmul's second operand becomes 1.0, so the product is its first
+    operand (a scale, a weight, a reciprocal forgotten; LLVM only, as move_address: the canonical
+    text has no literal operands)."""
+    match = re.match(rf"^(\s*%[\w.]+ = fmul(?: \w+)* (?:half|bfloat|float|double) {SIMPLE}, )({SIMPLE})$", line) \
+        if kind == LLVM else None
+    if not match or match.group(2) in ("1.0", "0x3FF0000000000000"):
+        return []
+    return [[f"{match.group(1)}1.0"]]
+
+
 OPERATORS = {
     "flag_add": flag_add,
     "flag_drop": flag_drop,
@@ -346,6 +357,7 @@ OPERATORS = {
     "drop_store": drop_store,
     "drop_atomic": drop_atomic,
     "move_address": move_address,
+    "drop_factor": drop_factor,
 }
 
 
@@ -369,6 +381,7 @@ PREFILTER = {
     "drop_store": re.compile(r"^\s*store "),
     "drop_atomic": re.compile(r"= atomic"),
     "move_address": re.compile(r"\b(?:load|store)\b"),
+    "drop_factor": re.compile(r"= fmul "),
 }
 
 

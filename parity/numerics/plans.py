@@ -250,6 +250,15 @@ def _gaps(rng, shape, dtype, low, high):
     return points[rng.integers(0, len(points), size=shape)]
 
 
+def _row_ends(rng, shape, dtype, low, high):
+    """Each row (the last axis) all low or all high: the dot product of two such rows is k times
+    low * low, low * high or high * high, the extremes of an integer product's sums (gemm_int8's
+    -128 and 127: k x 16384 and k x -16256)."""
+    shape = tuple(np.atleast_1d(shape))
+    rows = rng.choice([float(low), float(high)], size=shape[:-1])
+    return np.broadcast_to(np.asarray(rows)[..., None], shape).copy()
+
+
 def _one_group(rng, shape, dtype, low, high):
     """Values as `random`: the set is a routing, not a shape of values. A plan whose kernel reads an
     indirection (grouped_gemm's group offsets) sends every row to one group under it."""
@@ -259,7 +268,7 @@ def _one_group(rng, shape, dtype, low, high):
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
-              "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large}
+              "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends}
 
 
 class Inputs:

@@ -23,11 +23,12 @@ I32_MAX = (1 << 31) - 1
 ALIGN = 16  # every kernel's buffer params promise 16-byte alignment at most
 BATCH = {"elementwise": "n", "reduce_rows": "rows", "softmax_rows": "rows", "norm_rows": "rows",
          "scan_rows": "rows", "gemm_mma": "m_tiles", "gemm_epilogue": "m_tiles", "attention_fwd": "heads",
-         "topk_softmax": "tokens", "grouped_gemm": "total_m", "rmsnorm_quant": "rows", "conv_implicit_gemm": "batch"}
+         "topk_softmax": "tokens", "grouped_gemm": "total_m", "rmsnorm_quant": "rows", "conv_implicit_gemm": "batch",
+         "gemm_int8": "m_tiles"}
 # Sizes whose top passes any device (a GEMM's n: b and c take i64 row offsets, so only the i32
 # scalar and the grid stop it), held where one unit of the batch is HELD_UNIT bytes at most, so
 # that 2^35 bytes along the batch are many units (several chunks) rather than none.
-HELD = {"gemm_mma": "n_tiles", "gemm_epilogue": "n_tiles", "grouped_gemm": "n_tiles"}
+HELD = {"gemm_mma": "n_tiles", "gemm_epilogue": "n_tiles", "grouped_gemm": "n_tiles", "gemm_int8": "n_tiles"}
 HELD_UNIT = 1 << 23
 
 

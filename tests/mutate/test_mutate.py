@@ -156,7 +156,8 @@ LLVM = """  %v6 = sub nsw i32 %v4, 63
   %v12 = call <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half> %v1, <4 x half> %v2, <16 x float> %v3, i32 0, i32 0, i32 0)
   %v13 = load float, ptr addrspace(1) %v0, align 4
   store float %v13, ptr addrspace(3) %v14, align 4
-  %v15 = atomicrmw add ptr addrspace(3) @counts, i32 %v9 syncscope("workgroup") monotonic, align 4"""
+  %v15 = atomicrmw add ptr addrspace(3) @counts, i32 %v9 syncscope("workgroup") monotonic, align 4
+  %v16 = fmul float %v13, %v9.scale"""
 
 EXPECTED = {
     ("canonical", "flag_add"): ["  %6 = sub %4, %5 {nsw, nuw} : i32"],
@@ -189,6 +190,7 @@ EXPECTED = {
     ("llvm22", "drop_atomic"): ["  %v15 = load i32, ptr addrspace(3) @counts, align 4"],
     ("llvm22", "move_address"): ["  %v0.mutaddr = getelementptr float, ptr addrspace(1) %v0, i64 1",
                                  "  %v13 = load float, ptr addrspace(1) %v0.mutaddr, align 4"],
+    ("llvm22", "drop_factor"): ["  %v16 = fmul float %v13, 1.0"],
 }
 
 
@@ -203,7 +205,7 @@ def test_each_operator_changes_the_first_site_as_documented(section, operator):
 def test_eq_and_ne_compares_are_not_swapped_and_llvm_only_operators_have_no_canonical_site():
     assert mutate_ops.count_sites("canonical", CANONICAL)["swap_operands"] == 2  # sub, slt; not eq
     assert mutate_ops.count_sites("llvm22", LLVM)["swap_operands"] == 2
-    for operator in ("remove_fence", "dpp_row_mask", "dpp_bound_ctrl", "bpermute_lane", "move_address"):
+    for operator in ("remove_fence", "dpp_row_mask", "dpp_bound_ctrl", "bpermute_lane", "move_address", "drop_factor"):
         assert mutate_ops.count_sites("canonical", CANONICAL)[operator] == 0
 
 

@@ -121,6 +121,7 @@ def test_each_set_draws_what_it_names(name):
         # f16, rows of 8: L = 65504 / 4 = 16376 (the f32 bound is far above); f16's step there is 8
         "large": lambda: (np.abs(values) >= 16376 / 2 - 8).all() and (np.abs(values) <= 16376).all()
         and (values > 0).any() and (values < 0).any(),
+        "row_ends": lambda: (values == values[:, :1]).all() and set(values.ravel()) == {-2.0, 2.0},
     }
     assert checks[name]()
 

@@ -26,12 +26,12 @@ SEED = 35
 # show the kernel's clamps keep a launch at the top of total_m inside every buffer.
 SAMPLE = ["elementwise:1", "elementwise:5", "reduce_rows:1", "reduce_rows:5", "softmax_rows:1", "norm_rows:1",
           "scan_rows:1", "transpose_lds:1", "gemm_mma:1", "gemm_mma:2", "gemm_epilogue:1", "grouped_gemm:1", "attention_fwd:1", "conv_fwd_lds_halo:1",
-          "conv_depthwise_tiled:1", "topk_softmax:1", "topk_softmax:17"]
+          "conv_depthwise_tiled:1", "topk_softmax:1", "topk_softmax:17", "gemm_int8:1"]
 # Extremes whose one workgroup reads a whole axis, too long for a ctest: attention's 2^23 keys (every
 # query tile's workgroup reads all of its head's keys, 2 GiB, for minutes). family -> (scalar, most run)
 TOO_LONG = {"attention_fwd": ("seq_k", 65536)}
 SAMPLED_REFERENCES = {"elementwise", "reduce_rows", "softmax_rows", "norm_rows", "scan_rows", "transpose_lds",
-                      "gemm_mma", "conv_fwd_lds_halo", "attention_fwd", "topk_softmax"}
+                      "gemm_mma", "conv_fwd_lds_halo", "attention_fwd", "topk_softmax", "gemm_int8"}
 
 
 def config(name):

@@ -48,6 +48,27 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EX
     if (!arch.extra_mma.empty()) extra[arch.name] = arch.extra_mma;
   return extra;
 }();
+const std::vector<std::string> FLOAT_SHAPES = [] {
+  std::vector<std::string> names;
+  for (const auto& row : tables::MMA_SHAPES) {
+    bool extra = false;
+    for (const auto& arch : target::archs())
+      for (const auto& pair : arch.extra_mma) extra = extra || pair.first == row.name;
+    if (row.kinds.size != 0 || row.fp8 || extra) names.emplace_back(row.name);
+  }
+  return names;
+}();
+const std::vector<std::string> INT8_DTYPES = {"i8"};
+const std::vector<std::string> INT8_SHAPES = [] {
+  std::vector<std::string> names;
+  for (const auto& row : tables::MMA_SHAPES) {
+    bool runs = false;
+    for (const auto& arch : target::archs())
+      runs = runs || std::find(arch.int8_mma.begin(), arch.int8_mma.end(), row.name) != arch.int8_mma.end();
+    if (runs) names.emplace_back(row.name);
+  }
+  return names;
+}();
 const std::vector<std::string> FP8_DTYPES = {"fp8", "bf8"};
 const std::map<std::string, std::string> FP8_FORMATS = [] {
   std::map<std::string, std::string> formats;
@@ -85,6 +106,13 @@ namespace {
 
 const ir::Flags NUW_NSW = {"nuw", "nsw"};
 
+// The row of a canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS; Python indexes the dict).
+const ir::MmaInstruction& mma_row(const std::string& instr) {
+  for (const auto& entry : ir::MMA_INSTRUCTIONS)
+    if (entry.name == instr) return entry;
+  throw std::invalid_argument("unknown mma instruction '" + instr + "'");
+}
+
 const Shape& shape_of(const MmaSpec& spec) {
   std::string name = spec.mma;
   for (const auto& shape : SHAPES)
@@ -105,8 +133,19 @@ bool is_fp8(const MmaSpec& spec) {
   return std::find(FP8_DTYPES.begin(), FP8_DTYPES.end(), spec.dtype) != FP8_DTYPES.end();
 }
 
-std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8) {
+bool is_integer(const MmaSpec& spec) {
+  return std::find(INT8_DTYPES.begin(), INT8_DTYPES.end(), spec.dtype) != INT8_DTYPES.end();
+}
+
+bool is_packed(const MmaSpec& spec) { return is_fp8(spec) || is_integer(spec); }
+
+std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8, bool integer) {
   std::vector<std::pair<std::string, std::string>> pairs;
+  if (integer) {
+    for (const auto& name : arch.int8_mma)
+      for (const auto& dtype : INT8_DTYPES) pairs.emplace_back(name, dtype);
+    return pairs;
+  }
   for (const auto& name : KIND_SHAPES.at(arch.mma))
     for (const auto& dtype : DTYPES) pairs.emplace_back(name, dtype);
   auto extra = EXTRA_INSTRUCTIONS.find(arch.name);
@@ -119,12 +158,15 @@ std::vector<std::pair<std::string, std::string>> available(const target::Arch& a
 
 std::string instruction(const MmaSpec& spec, const target::Arch& arch) {
   std::string family = arch.mma == "mfma" ? "mfma" : arch.mma;
+  if (is_integer(spec)) return family + "_i32_" + spec.mma.substr(5) + "_" + (family == "mfma" ? "i8" : "iu8");
   std::string variant = is_fp8(spec) ? "_" + FP8_FORMATS.at(arch.name) : "";
   return family + "_f32_" + spec.mma.substr(5) + "_" + spec.dtype + variant;
 }
 
 std::string layout_kind(const MmaSpec& spec, const target::Arch& arch) {
-  return arch.mma == "mfma" ? spec.mma : arch.mma;
+  if (arch.mma == "mfma") return spec.mma;
+  std::string integer = arch.mma + "_iu8";
+  return is_integer(spec) && FRAGMENTS.count(integer) ? integer : arch.mma;
 }
 
 int fragments(const CoreSpec& spec) {
@@ -133,13 +175,10 @@ int fragments(const CoreSpec& spec) {
 }
 
 int accumulator_length(const MmaSpec& spec, const target::Arch& arch) {
-  std::string instr = instruction(spec, arch);
-  for (const auto& entry : ir::MMA_INSTRUCTIONS)
-    if (entry.name == instr) return ir::parse_type(entry.accumulator).count;
-  throw std::invalid_argument("unknown mma instruction '" + instr + "'");
+  return ir::parse_type(mma_row(instruction(spec, arch)).accumulator).count;
 }
 
-int element_bytes(const MmaSpec& spec) { return is_fp8(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
+int element_bytes(const MmaSpec& spec) { return is_packed(spec) ? 1 : ir::byte_size(ir::scalar(spec.dtype)); }
 
 int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch) {
   int64_t block = int64_t{spec.waves} * arch.wave_size;
@@ -149,7 +188,8 @@ int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch) {
 plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
                         uint64_t buffer_range,
                         const std::vector<std::pair<std::string, int64_t>>& rows,
-                        const std::vector<std::pair<std::string, int64_t>>& columns) {
+                        const std::vector<std::pair<std::string, int64_t>>& columns,
+                        const std::vector<std::pair<std::string, int64_t>>& row_vectors) {
   using plan::COUNT, plan::FIRST, plan::name;
   int64_t tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k, element = element_bytes(spec);
   plan::Expr n = name("n_tiles") * tile_n, k = name("k_tiles") * tile_k;
@@ -158,6 +198,7 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const ta
     return plan::Planned{plan::no_chunk_reason("row of tiles", MAX_K * element * tile_m, buffer_range), {}, {}, {}, {}};
   std::map<std::string, plan::Expr> tile_rows = {{"a", k * (tile_m * element)}};
   for (const auto& [buffer, size] : rows) tile_rows.insert_or_assign(buffer, n * (tile_m * size));
+  for (const auto& [buffer, size] : row_vectors) tile_rows.insert_or_assign(buffer, plan::expr(tile_m * size));
   std::map<std::string, plan::Expr> bytes_of = {{b_name(spec), n * k * element}};
   for (const auto& [buffer, size] : columns) bytes_of.insert_or_assign(buffer, n * size);
   for (const auto& [buffer, unit] : tile_rows) bytes_of.insert_or_assign(buffer, name("m_tiles") * unit);
@@ -179,7 +220,7 @@ plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const ta
   return plan::planned({kernel}, sizes, bytes_of, {launch});
 }
 
-std::string b_name(const MmaSpec& spec) { return is_fp8(spec) ? "b_t" : "b"; }
+std::string b_name(const MmaSpec& spec) { return is_packed(spec) ? "b_t" : "b"; }
 
 int64_t lds_bytes(const CoreSpec& spec) {
   return int64_t{spec.tile_m + spec.tile_n} * spec.tile_k * element_bytes(spec);
@@ -194,32 +235,44 @@ std::string tile_check(const MmaSpec& spec, const std::string& name, int64_t val
                                       fmt::arg("limit", limit), fmt::arg("value", value));
 }
 
-std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch, bool with_fp8) {
+std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch, bool with_fp8,
+                                                     bool integer) {
   // the checks outlive this call: they hold copies of the local lists and refer to spec and arch
-  std::vector<nlohmann::json> dtypes = json_list(DTYPES), shapes;
-  if (with_fp8) dtypes.insert(dtypes.end(), FP8_DTYPES.begin(), FP8_DTYPES.end());
-  for (const auto& shape : SHAPES) shapes.push_back(shape.name);
+  std::vector<nlohmann::json> dtypes = json_list(integer ? INT8_DTYPES : DTYPES);
+  if (with_fp8 && !integer) dtypes.insert(dtypes.end(), FP8_DTYPES.begin(), FP8_DTYPES.end());
+  std::vector<nlohmann::json> shapes = json_list(integer ? INT8_SHAPES : FLOAT_SHAPES);
   return {
       [=, &spec] { return one_of("dtype", spec.dtype, dtypes); },
       [=, &spec] { return one_of("mma", spec.mma, shapes); },
-      [=, &spec, &arch] {
-        auto pairs = available(arch, with_fp8);
-        std::pair<std::string, std::string> wanted{spec.mma, spec.dtype};
-        if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return std::string();
-        std::vector<std::string> listed;
-        for (const auto& [name, dtype] : pairs) listed.push_back(name + " " + dtype);
-        return fmt::format("{mma} {dtype} is not an instruction of {arch} (it has: {pairs})", fmt::arg("mma", spec.mma),
-                           fmt::arg("dtype", spec.dtype), fmt::arg("arch", arch.name),
-                           fmt::arg("pairs", fmt::join(listed, ", ")));
-      },
+      [=, &spec, &arch] { return instruction_check(spec, arch, available(arch, with_fp8, integer)); },
   };
 }
 
-std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, const target::Arch& arch, bool with_fp8) {
+std::string instruction_check(const MmaSpec& spec, const target::Arch& arch,
+                              const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::pair<std::string, std::string> wanted{spec.mma, spec.dtype};
+  if (std::find(pairs.begin(), pairs.end(), wanted) != pairs.end()) return "";
+  if (pairs.empty()) {
+    std::vector<std::string> others;
+    for (const auto& other : target::archs())
+      if (!other.int8_mma.empty()) others.push_back(other.name);
+    return fmt::format("{arch} has no {dtype} mma instruction (the processors that have one: {others})",
+                       fmt::arg("arch", arch.name), fmt::arg("dtype", spec.dtype),
+                       fmt::arg("others", fmt::join(others, ", ")));
+  }
+  std::vector<std::string> listed;
+  for (const auto& [name, dtype] : pairs) listed.push_back(name + " " + dtype);
+  return fmt::format("{mma} {dtype} is not an instruction of {arch} (it has: {pairs})", fmt::arg("mma", spec.mma),
+                     fmt::arg("dtype", spec.dtype), fmt::arg("arch", arch.name),
+                     fmt::arg("pairs", fmt::join(listed, ", ")));
+}
+
+std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, const target::Arch& arch, bool with_fp8,
+                                                      bool integer) {
   // the checks outlive this call: they hold a copy of the local list and refer to spec and arch
   std::vector<nlohmann::json> waves = json_list(WAVES);
   auto per_wave = [&spec] { return fragments(spec) / spec.waves; };
-  std::vector<std::function<std::string()>> checks = mma_checks(spec, arch, with_fp8);
+  std::vector<std::function<std::string()>> checks = mma_checks(spec, arch, with_fp8, integer);
   std::vector<std::function<std::string()>> tiles = {
       [=, &spec, &arch] { return tile_check(spec, "tile_m", spec.tile_m, shape_of(spec).m, MAX_TILE_MN); },
       [=, &spec, &arch] { return tile_check(spec, "tile_n", spec.tile_n, shape_of(spec).n, MAX_TILE_MN); },
@@ -262,9 +315,9 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
                   const SizeValue& k_size, bool tiled_rows) {
   int block = spec.waves * arch.wave_size;
   ir::Type i32 = ir::scalar("i32");
-  bool fp8 = is_fp8(spec);
-  ir::Type element = fp8 ? ir::scalar("i64") : ir::scalar(spec.dtype);
-  int per_element = fp8 ? FP8_PER_WORD : 1;
+  bool packed = is_packed(spec);
+  ir::Type element = packed ? ir::scalar("i64") : ir::scalar(spec.dtype);
+  int per_element = packed ? BYTES_PER_WORD : 1;
   int tile_m = spec.tile_m, tile_n = spec.tile_n, tile_k = spec.tile_k;
   Value a_tile = b.lds("a_tile", element, tile_m * tile_k / per_element, 16);
   Value b_tile = b.lds("b_tile", element, tile_n * tile_k / per_element, 16);
@@ -296,13 +349,28 @@ Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch
   return tile;
 }
 
+Products zero_products(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const Value& a,
+                       const Value& bm) {
+  ir::Type i32 = ir::scalar("i32");
+  Value n = b.param("n", i32);
+  Value k = b.param("k", i32);
+  Tile tile = tile_context(b, spec, arch, n, k);
+  int count = accumulator_length(spec, arch);
+  std::vector<Value> inits;
+  for (size_t index = 0; index < tile.places.size(); ++index)
+    inits.push_back(is_integer(spec) ? b.const_int(ir::vector(i32, count), 0)
+                                     : b.const_float(ir::vector(ir::scalar("f32"), count), 0.0));
+  std::vector<Value> results = accumulate_tiles(tile.ctx, a, bm, tile.places, inits);
+  return Products{std::move(tile), std::move(results)};
+}
+
 std::vector<Value> accumulate_tiles(Context& ctx, const Value& a, const Value& bm, const std::vector<Place>& places,
                                     const std::vector<Value>& inits) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
 
   auto k_body = [&](const Value& k0, const std::vector<Value>& accs) -> std::vector<Value> {
-    if (is_fp8(ctx.spec)) {
+    if (is_packed(ctx.spec)) {
       stage_words(ctx, a, ctx.a_tile, ctx.spec.tile_m, ctx.m0, k0, false);
       stage_words(ctx, bm, ctx.b_tile, ctx.spec.tile_n, ctx.n0, k0, true);
     } else {
@@ -460,7 +528,7 @@ void stage_b(Context& ctx, const Value& bm, const Value& k0) {
 
 std::vector<Value> multiply(Context& ctx, const std::vector<Place>& places, std::vector<Value> accs) {
   std::string instr = instruction(ctx.spec, ctx.arch);
-  auto load = is_fp8(ctx.spec) ? load_word : load_fragment;
+  auto load = is_packed(ctx.spec) ? load_word : load_fragment;
   for (int step = 0; step < ctx.spec.tile_k; step += shape_of(ctx.spec).k) {
     for (size_t index = 0; index < places.size(); ++index) {
       const Place& place = places[index];
@@ -505,8 +573,8 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
   int tile_k = ctx.spec.tile_k;
-  Value per_row = b.const_int(i32, tile_k / FP8_PER_WORD);
-  Value shift = b.const_int(i32, bit_length(FP8_PER_WORD) - 1);
+  Value per_row = b.const_int(i32, tile_k / BYTES_PER_WORD);
+  Value shift = b.const_int(i32, bit_length(BYTES_PER_WORD) - 1);
   Value row_words = b.lshr(ctx.k, shift);
   std::optional<Value> wide_row_words;
   if (wide) wide_row_words = b.zext(row_words, i64, true);
@@ -535,7 +603,7 @@ void stage_words(Context& ctx, const Value& source, const Value& tile, int rows,
     return {};
   };
 
-  Value count = b.const_int(i32, rows * tile_k / FP8_PER_WORD);
+  Value count = b.const_int(i32, rows * tile_k / BYTES_PER_WORD);
   b.for_loop(ctx.tid, count, ctx.block, {}, body);
 }
 
@@ -555,7 +623,7 @@ void stage_group_word(Context& ctx, const Value& source, const Value& tile, cons
 
   auto load_row = [&]() {
     Value start = wide_offset(b, place.row, ctx.grouped->wide_k, k0);
-    Value shift = b.const_int(i64, bit_length(FP8_PER_WORD) - 1);
+    Value shift = b.const_int(i64, bit_length(BYTES_PER_WORD) - 1);
     Value first = b.lshr(start, shift);
     Value wide_piece = b.zext(place.piece, i64, true);
     Value word = b.add(first, wide_piece, NUW_NSW);
@@ -582,17 +650,33 @@ void copy_word(ir::Builder& b, const Value& source, const Value& word, const Val
 
 Value load_word(Context& ctx, const Value& tile, const Value& line, const Value& group, int step) {
   ir::Builder& b = ctx.b;
-  ir::Type i32 = ir::scalar("i32"), i64 = ir::scalar("i64");
-  Value words_per_line = b.const_int(i32, ctx.spec.tile_k / FP8_PER_WORD);
-  Value line_start = b.mul(line, words_per_line, NUW_NSW);
-  Value group_start = b.add(line_start, group, NUW_NSW);
-  Value step_word = b.const_int(i32, step / FP8_PER_WORD);
-  Value slot = b.add(group_start, step_word, NUW_NSW);
-  Value address = b.ptr_add(tile, slot, i64);
-  return b.load(i64, address, 8);
+  ir::Type i32 = ir::scalar("i32");
+  ir::Type operand = ir::parse_type(mma_row(instruction(ctx.spec, ctx.arch)).operand);
+  ir::Type word = ir::element_type(operand);
+  int per_word = ir::byte_size(word);
+  int stride = FRAGMENTS.at(layout_kind(ctx.spec, ctx.arch)).stride / per_word;
+  Value words_per_line = b.const_int(i32, ctx.spec.tile_k / per_word);
+  Value start = b.mul(line, words_per_line, NUW_NSW);
+  if (stride) {
+    Value groups = group;
+    if (stride != 1) {
+      Value stride_value = b.const_int(i32, stride);
+      groups = b.mul(group, stride_value, NUW_NSW);
+    }
+    start = b.add(start, groups, NUW_NSW);
+  }
+  Value step_word = b.const_int(i32, step / per_word);
+  Value slot = b.add(start, step_word, NUW_NSW);
+  Value address = b.ptr_add(tile, slot, word);
+  return b.load(operand, address, std::min(ir::byte_size(operand), 16));
 }
 
 Origin fragment_origin(Context& ctx, const Place& place) {
+  Cell cell = fragment_cell(ctx, place);
+  return Origin{cell.col, cell.origin};
+}
+
+Cell fragment_cell(Context& ctx, const Place& place) {
   ir::Builder& b = ctx.b;
   ir::Type i32 = ir::scalar("i32");
   std::string kind = layout_kind(ctx.spec, ctx.arch);
@@ -605,7 +689,7 @@ Origin fragment_origin(Context& ctx, const Place& place) {
   Value fragment_col = b.add(place.col, lane_col, NUW_NSW);
   Value col = b.add(ctx.n0, fragment_col, NUW_NSW);
   Value origin = wide_offset(b, row, ctx.wide_n, col);
-  return Origin{col, origin};
+  return Cell{row, col, origin};
 }
 
 Value element_index(Context& ctx, const Value& origin, int element) {

@@ -70,7 +70,7 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   ir::Builder b(kernel_name(spec), arch.name);
   int block = spec.waves * arch.wave_size;
   b.attr("flat_work_group_size", "1," + std::to_string(block));
-  ir::Type i32 = ir::scalar("i32"), f32 = ir::scalar("f32"), out = ir::scalar(spec.out_dtype);
+  ir::Type out = ir::scalar(spec.out_dtype);
   Value a = b.param("a", ir::pointer("global"), 16, /*noalias=*/true, /*nocapture=*/true, /*readonly=*/true);
   Value bm = b.param(core::is_fp8(spec) ? "b_t" : "b", ir::pointer("global"), 16, /*noalias=*/true,
                      /*nocapture=*/true, /*readonly=*/true);
@@ -82,15 +82,9 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
                                /*nocapture=*/true, /*readonly=*/true);
   buffers.c = b.param("c", ir::pointer("global"), ir::byte_size(out), /*noalias=*/true, /*nocapture=*/true,
                       /*readonly=*/false, /*writeonly=*/true);
-  Value n = b.param("n", i32);
-  Value k = b.param("k", i32);
-  core::Tile tile = core::tile_context(b, spec, arch, n, k);
-  ir::Type accumulator = ir::vector(f32, core::accumulator_length(spec, arch));
-  std::vector<Value> inits;
-  for (size_t index = 0; index < tile.places.size(); ++index) inits.push_back(b.const_float(accumulator, 0.0));
-  std::vector<Value> results = core::accumulate_tiles(tile.ctx, a, bm, tile.places, inits);
-  for (size_t index = 0; index < tile.places.size(); ++index)
-    store_epilogue(tile.ctx, buffers, tile.places[index], results[index]);
+  core::Products products = core::zero_products(b, spec, arch, a, bm);
+  for (size_t index = 0; index < products.tile.places.size(); ++index)
+    store_epilogue(products.tile.ctx, buffers, products.tile.places[index], products.results[index]);
   return b.finish();
 }
 

@@ -1,10 +1,13 @@
-"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm): the instruction tables,
-the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
-registers; each family adds its parameters, its accumulator start and what it does with the result.
+"""The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm, gemm_int8): the instruction
+tables, the checks of an mma tile, and the kernel body that leaves one tile's accumulators (f32, or i32
+of i8 operands) in registers; each family adds its parameters, its accumulator start and what it does
+with the result.
 
-a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. fp8 and bf8 operands (a
-family that offers them: gemm_epilogue) are 8 values to a 64-bit word, and b comes transposed
-(b_t, n x k, row-major), so both are staged as whole words and a lane's fragment is one word. One workgroup per
+a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. 8-bit operands (fp8 and bf8,
+in the families that offer them: gemm_epilogue, grouped_gemm; i8, gemm_int8's) are 8 values to a
+64-bit word, and b comes transposed (b_t, n x k, row-major), so both are staged as whole words and a
+lane's fragment is read from LDS as the instruction's operand type (one i64 word, one i32 word of 4
+bytes on CDNA2's i8 mfma, <4 x i32> or <2 x i32> on the integer wmma). One workgroup per
 tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with `waves` waves; wave
 w owns the instruction-sized fragments w, w + waves, ... of the tile. Each tile_k step stages a's
 tile (8-element vector loads) and b's tile transposed (so a lane's fragment is contiguous in k)
@@ -17,7 +20,7 @@ by the 32-bit range: those tensors reach 2^35 bytes and past along n.
 """
 from .. import tables
 from ..ir.builder import MMA_INSTRUCTIONS
-from ..ir.types import byte_size, parse_type, scalar, vector
+from ..ir.types import byte_size, element_type, parse_type, scalar, vector
 from ..llvm.lower_mma import mma_gate
 from ..plan import COUNT, FIRST, Chunks, Planned, Size, chunk_length, expr, fixed_grid, kernel_launch, name, \
     no_chunk_reason, planned, scalar as scalar_binding, tensor_units, view, whole
@@ -35,16 +38,24 @@ SHAPES = {row["name"]: (row["m"], row["n"], row["k"]) for row in tables.MMA_SHAP
 KIND_SHAPES = {arch.mma: tuple(row["name"] for row in tables.MMA_SHAPES if arch.mma in row["kinds"]) for arch in ARCHS}
 # instructions one processor adds to its kind: (spec name, dtype)
 EXTRA_INSTRUCTIONS = {arch.name: arch.extra_mma for arch in ARCHS if arch.extra_mma}
+# the spec names of 16-bit and 8-bit float operands: those a kind, fp8 or a processor's extra_mma
+# names (a shape only i8 operands take, mfma_32x32x16, is not one), in the table's order
+FLOAT_SHAPES = tuple(row["name"] for row in tables.MMA_SHAPES if row["kinds"] or row["fp8"] or any(
+    row["name"] == pair[0] for arch in ARCHS for pair in arch.extra_mma))
+# i8 operands (signed bytes, i32 accumulators): the spec names some processor runs them in (its
+# int8_mma), in the table's order
+INT8_DTYPES = ("i8",)
+INT8_SHAPES = tuple(row["name"] for row in tables.MMA_SHAPES if any(row["name"] in arch.int8_mma for arch in ARCHS))
 # fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
 # variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
 FP8_DTYPES = ("fp8", "bf8")
 FP8_FORMATS = {arch.name: arch.fp8_format for arch in ARCHS if arch.fp8_format}
 FP8_SHAPES = tuple(row["name"] for row in tables.MMA_SHAPES if row["fp8"])
-FP8_PER_WORD = 8         # fp8 values per 64-bit word: one mfma operand, one LDS and global access
+BYTES_PER_WORD = 8       # 8-bit values per 64-bit word: one LDS and global access when staged
 WAVES = (1, 2, 4, 8)
 MAX_TILE_MN = 256
 MAX_TILE_K = 128
-MAX_ACCUMULATORS = 128   # f32 accumulator registers per lane
+MAX_ACCUMULATORS = 128   # accumulator registers (f32 or i32) per lane
 # The launch contract's limit of k, an axis a launch cannot chunk (every tile sums over all of k):
 # the m chunk is sized by one row of a's tiles at this k (a's offsets are 32-bit ones in views of
 # whole rows of k), so every k in the range keeps a's views under half the arch's buffer range. n is
@@ -68,8 +79,20 @@ def is_fp8(spec):
     return spec["dtype"] in FP8_DTYPES
 
 
-def available(arch, with_fp8=False):
-    """The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones)."""
+def is_integer(spec):
+    return spec["dtype"] in INT8_DTYPES
+
+
+def is_packed(spec):
+    """8-bit operands (fp8, bf8, i8): packed 8 to a 64-bit word, b given transposed (b_t)."""
+    return is_fp8(spec) or is_integer(spec)
+
+
+def available(arch, with_fp8=False, integer=False):
+    """The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones;
+    integer: its i8 ones only)."""
+    if integer:
+        return [(name, dtype) for name in arch.int8_mma for dtype in INT8_DTYPES]
     pairs = [(name, dtype) for name in KIND_SHAPES[arch.mma] for dtype in DTYPES]
     pairs += list(EXTRA_INSTRUCTIONS.get(arch.name, ()))
     if with_fp8 and arch.name in FP8_FORMATS:
@@ -79,14 +102,21 @@ def available(arch, with_fp8=False):
 
 def instruction(spec, arch):
     """The canonical mma instruction (ir/builder.py MMA_INSTRUCTIONS) of a validated spec; an fp8
-    one names the arch's variant of the 8-bit floats."""
+    one names the arch's variant of the 8-bit floats, an i8 one is an mfma's _i8 or a wmma's _iu8."""
     family = "mfma" if arch.mma == "mfma" else arch.mma
+    if is_integer(spec):
+        return f"{family}_i32_{spec['mma'][5:]}_{'i8' if family == 'mfma' else 'iu8'}"
     variant = f"_{FP8_FORMATS[arch.name]}" if is_fp8(spec) else ""
     return f"{family}_f32_{spec['mma'][5:]}_{spec['dtype']}{variant}"
 
 
 def layout_kind(spec, arch):
-    return spec["mma"] if arch.mma == "mfma" else arch.mma
+    """The fragment layout (tables/mma_layouts.json): the mfma shape's, else the kind's, or the
+    kind's integer one where its bytes sit otherwise (wmma_gfx12_iu8)."""
+    if arch.mma == "mfma":
+        return spec["mma"]
+    integer = f"{arch.mma}_iu8"
+    return integer if is_integer(spec) and integer in FRAGMENTS else arch.mma
 
 
 def fragments(spec):
@@ -99,7 +129,7 @@ def accumulator_length(spec, arch):
 
 
 def element_bytes(spec):
-    return 1 if is_fp8(spec) else byte_size(scalar(spec["dtype"]))
+    return 1 if is_packed(spec) else byte_size(scalar(spec["dtype"]))
 
 
 def most_n_tiles(spec, arch):
@@ -110,11 +140,12 @@ def most_n_tiles(spec, arch):
     return min(MAX_N // spec["tile_n"], arch.max_grid_lanes // block)
 
 
-def gemm_plan(spec, kernel, arch, buffer_range, extra):
+def gemm_plan(spec, kernel, arch, buffer_range, extra, row_vectors=None):
     """The contract of a gemm kernel (params a, b or b_t, extra's, c, n, k): sizes m_tiles, n_tiles,
     k_tiles (m, n, k in tiles); launches in chunks of m_tiles (rows of a and c, the extra buffers
-    named in extra's first dict: bytes per element of an m x n tensor), b and the second dict's
-    (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). The chunk keeps a's view
+    named in extra's first dict: bytes per element of an m x n tensor, and row_vectors' buffers:
+    bytes per element of m), b and the second dict's (bytes per element of n) whole; grid
+    (n_tiles, the chunk's m tiles). The chunk keeps a's view
     (32-bit offsets) under half the range; c's and the extra views take i64 row offsets, any size.
     k is limited (MAX_K) and n by the i32 scalar and the grid (most_n_tiles); m is not."""
     tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
@@ -125,6 +156,7 @@ def gemm_plan(spec, kernel, arch, buffer_range, extra):
     if chunk == 0:
         return Planned(refusal=no_chunk_reason("row of tiles", MAX_K * element * tile_m, buffer_range))
     tile_rows = {"a": k * (tile_m * element), **{buffer: n * (tile_m * size) for buffer, size in rows.items()}}
+    tile_rows.update({buffer: expr(tile_m * size) for buffer, size in (row_vectors or {}).items()})
     bytes_of = {b_name(spec): n * k * element, **{buffer: n * size for buffer, size in columns.items()}}
     bytes_of.update({buffer: name("m_tiles") * unit for buffer, unit in tile_rows.items()})
     bindings = []
@@ -142,7 +174,7 @@ def gemm_plan(spec, kernel, arch, buffer_range, extra):
 
 
 def b_name(spec):
-    return "b_t" if is_fp8(spec) else "b"
+    return "b_t" if is_packed(spec) else "b"
 
 
 def lds_bytes(spec):
@@ -159,26 +191,38 @@ def tile_check(spec, field, step, limit):
 
 
 
-def mma_checks(spec, arch, with_fp8=False):
+def mma_checks(spec, arch, with_fp8=False, integer=False):
     """The ordered checks of the instruction's fields (dtype, mma, and that the arch runs that pair),
-    for a family's validate (first_reason); with_fp8: the family offers the fp8 operands."""
+    for a family's validate (first_reason); with_fp8: the family offers the fp8 operands; integer:
+    the family's operands are i8 (and only i8)."""
+    dtypes = INT8_DTYPES if integer else DTYPES + (FP8_DTYPES if with_fp8 else ())
     return (
-        lambda: one_of("dtype", spec["dtype"], DTYPES + (FP8_DTYPES if with_fp8 else ())),
-        lambda: one_of("mma", spec["mma"], tuple(SHAPES)),
-        lambda: "" if (spec["mma"], spec["dtype"]) in available(arch, with_fp8) else
-        "{mma} {dtype} is not an instruction of {arch} (it has: {pairs})".format(
-            mma=spec["mma"], dtype=spec["dtype"], arch=arch.name,
-            pairs=", ".join(name + " " + dtype for name, dtype in available(arch, with_fp8))),
+        lambda: one_of("dtype", spec["dtype"], dtypes),
+        lambda: one_of("mma", spec["mma"], INT8_SHAPES if integer else FLOAT_SHAPES),
+        lambda: instruction_check(spec, arch, available(arch, with_fp8, integer)),
     )
 
 
-def core_checks(spec, arch, with_fp8=False):
+def instruction_check(spec, arch, pairs):
+    """"" when the arch runs the spec's (mma, dtype) pair, one of `pairs`; a processor without
+    any pair of the dtype is named as such, with the processors that have one (only i8 leaves a
+    processor without any: its int8_mma empty)."""
+    if (spec["mma"], spec["dtype"]) in pairs:
+        return ""
+    if not pairs:
+        return "{arch} has no {dtype} mma instruction (the processors that have one: {others})".format(
+            arch=arch.name, dtype=spec["dtype"], others=", ".join(a.name for a in ARCHS if a.int8_mma))
+    return "{mma} {dtype} is not an instruction of {arch} (it has: {pairs})".format(
+        mma=spec["mma"], dtype=spec["dtype"], arch=arch.name, pairs=", ".join(name + " " + dtype for name, dtype in pairs))
+
+
+def core_checks(spec, arch, with_fp8=False, integer=False):
     """The ordered checks of the core's fields (mma_checks first), for a family's validate
-    (first_reason); with_fp8: the family offers the fp8 operands."""
+    (first_reason); with_fp8: the family offers the fp8 operands; integer: i8 operands only."""
     def shape():
         return SHAPES[spec["mma"]]
 
-    return mma_checks(spec, arch, with_fp8) + (
+    return mma_checks(spec, arch, with_fp8, integer) + (
         lambda: tile_check(spec, "tile_m", shape()[0], MAX_TILE_MN),
         lambda: tile_check(spec, "tile_n", shape()[1], MAX_TILE_MN),
         lambda: tile_check(spec, "tile_k", shape()[2], MAX_TILE_K),
@@ -211,7 +255,7 @@ def tile_context(b, spec, arch, n, k, tiled_rows=True):
     before any value of the body)."""
     block = spec["waves"] * arch.wave_size
     i32 = scalar("i32")
-    element, per_element = (scalar("i64"), FP8_PER_WORD) if is_fp8(spec) else (scalar(spec["dtype"]), 1)
+    element, per_element = (scalar("i64"), BYTES_PER_WORD) if is_packed(spec) else (scalar(spec["dtype"]), 1)
     tile_m, tile_n, tile_k = spec["tile_m"], spec["tile_n"], spec["tile_k"]
     a_tile = b.lds("a_tile", element, tile_m * tile_k // per_element, 16)
     b_tile = b.lds("b_tile", element, tile_n * tile_k // per_element, 16)
@@ -229,13 +273,28 @@ def tile_context(b, spec, arch, n, k, tiled_rows=True):
     return ctx, places
 
 
+def zero_products(b, spec, arch, a, bm):
+    """The params n and k, then the tile's k loop from zero accumulators (i32 of i8 operands, else
+    f32): (ctx, places, the final accumulators)."""
+    i32 = scalar("i32")
+    n = b.param("n", i32)
+    k = b.param("k", i32)
+    ctx, places = tile_context(b, spec, arch, n, k)
+    count = accumulator_length(spec, arch)
+    if is_integer(spec):
+        inits = [b.const_int(vector(i32, count), 0) for _ in places]
+    else:
+        inits = [b.const_float(vector(scalar("f32"), count), 0.0) for _ in places]
+    return ctx, places, accumulate_tiles(ctx, a, bm, places, inits)
+
+
 def accumulate_tiles(ctx, a, bm, places, inits):
     """The k loop: every tile_k step staged through LDS and multiplied; the final accumulators."""
     b = ctx["b"]
     i32 = scalar("i32")
 
     def k_body(k0, accs):
-        if is_fp8(ctx["spec"]):
+        if is_packed(ctx["spec"]):
             stage_words(ctx, a, ctx["a_tile"], ctx["spec"]["tile_m"], ctx["m0"], k0, False)
             stage_words(ctx, bm, ctx["b_tile"], ctx["spec"]["tile_n"], ctx["n0"], k0, True)
         else:
@@ -370,7 +429,7 @@ def multiply(ctx, places, accs):
     """One mma per fragment and instruction k step of the staged tiles."""
     spec, arch = ctx["spec"], ctx["arch"]
     instr = instruction(spec, arch)
-    load = load_word if is_fp8(spec) else load_fragment
+    load = load_word if is_packed(spec) else load_fragment
     for step in range(0, spec["tile_k"], SHAPES[spec["mma"]][2]):
         for index, place in enumerate(places):
             a_frag = load(ctx, ctx["a_tile"], place["a_row"], place["group"], step)
@@ -403,12 +462,12 @@ def load_pieces(b, spec, arch, source, line_start, group, step):
 
 
 def stage_words(ctx, source, tile, rows, origin, k0, wide):
-    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t
+    """tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long 8-bit matrix (a, or b_t
     with wide: bound whole, its row offsets i64)."""
     b, spec = ctx["b"], ctx["spec"]
     i32, i64 = scalar("i32"), scalar("i64")
-    per_row = b.const_int(i32, spec["tile_k"] // FP8_PER_WORD)
-    shift = b.const_int(i32, FP8_PER_WORD.bit_length() - 1)
+    per_row = b.const_int(i32, spec["tile_k"] // BYTES_PER_WORD)
+    shift = b.const_int(i32, BYTES_PER_WORD.bit_length() - 1)
     row_words = b.lshr(ctx["k"], shift)
     wide_row_words = b.zext(row_words, i64, nneg=True) if wide else None
     first = b.lshr(k0, shift)
@@ -426,7 +485,7 @@ def stage_words(ctx, source, tile, rows, origin, k0, wide):
         b.store(value, b.ptr_add(tile, i, i64), 8)
         return []
 
-    count = b.const_int(i32, rows * spec["tile_k"] // FP8_PER_WORD)
+    count = b.const_int(i32, rows * spec["tile_k"] // BYTES_PER_WORD)
     b.for_loop(ctx["tid"], count, ctx["block"], [], body)
 
 
@@ -446,7 +505,7 @@ def stage_group_word(ctx, buffers, i, k0, place, wide_row_words):
 
     def load_row():
         start = wide_offset(b, row, ctx["grouped"]["wide_k"], k0)
-        copy_word(b, source, b.add(b.lshr(start, b.const_int(i64, FP8_PER_WORD.bit_length() - 1)),
+        copy_word(b, source, b.add(b.lshr(start, b.const_int(i64, BYTES_PER_WORD.bit_length() - 1)),
                                    b.zext(piece, i64, nneg=True), flags), tile, i)
 
     def zero_row():
@@ -456,24 +515,41 @@ def stage_group_word(ctx, buffers, i, k0, place, wide_row_words):
 
 
 def copy_word(b, source, word, tile, slot):
-    """tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS."""
+    """tile[slot] = source[word], one 64-bit word (8 8-bit values) from global memory to LDS."""
     i64 = scalar("i64")
     b.store(b.load(i64, b.ptr_add(source, word, i64), 8), b.ptr_add(tile, slot, i64), 8)
 
 
 def load_word(ctx, tile, line, group, step):
-    """This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word."""
-    b, spec = ctx["b"], ctx["spec"]
-    i32, i64 = scalar("i32"), scalar("i64")
-    line_start = b.mul(line, b.const_int(i32, spec["tile_k"] // FP8_PER_WORD), ("nuw", "nsw"))
-    slot = b.add(b.add(line_start, group, ("nuw", "nsw")), b.const_int(i32, step // FP8_PER_WORD), ("nuw", "nsw"))
-    return b.load(i64, b.ptr_add(tile, slot, i64), 8)
+    """This lane's 8-bit operand, read as the instruction's operand type (an i64 or i32 word, or a
+    vector of i32 words): the bytes of tile row `line` from k = step + group * the layout's k
+    stride, consecutive in k (an 8-bit layout is one piece)."""
+    b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
+    i32 = scalar("i32")
+    operand = parse_type(MMA_INSTRUCTIONS[instruction(spec, arch)][0])
+    word = element_type(operand)
+    per_word = byte_size(word)
+    stride = FRAGMENTS[layout_kind(spec, arch)][0] // per_word
+    start = b.mul(line, b.const_int(i32, spec["tile_k"] // per_word), ("nuw", "nsw"))
+    if stride:
+        groups = group if stride == 1 else b.mul(group, b.const_int(i32, stride), ("nuw", "nsw"))
+        start = b.add(start, groups, ("nuw", "nsw"))
+    slot = b.add(start, b.const_int(i32, step // per_word), ("nuw", "nsw"))
+    return b.load(operand, b.ptr_add(tile, slot, word), min(byte_size(operand), 16))
 
 
 def fragment_origin(ctx, place):
-    """(column, origin) of this lane's accumulator elements of one fragment in the m x n output:
-    column n0 + the lane's column, origin the i64 offset of its element 0 (row m0 + the fragment's
-    row + the lane group's); element_index adds each element's own row."""
+    """(column, origin) of this lane's accumulator elements of one fragment in the m x n output
+    (fragment_cell without the row)."""
+    _, col, origin = fragment_cell(ctx, place)
+    return col, origin
+
+
+def fragment_cell(ctx, place):
+    """(row, column, origin) of this lane's accumulator elements of one fragment in the m x n
+    output: row m0 + the fragment's row + the lane group's (element 0's; static_row adds each
+    element's own), column n0 + the lane's column, origin the i64 offset of element 0;
+    element_index adds each element's own row."""
     b, spec, arch = ctx["b"], ctx["spec"], ctx["arch"]
     i32 = scalar("i32")
     kind = layout_kind(spec, arch)
@@ -481,7 +557,7 @@ def fragment_origin(ctx, place):
                 b.mul(place["group"], b.const_int(i32, ROW_FACTORS[kind]), ("nuw", "nsw")), ("nuw", "nsw"))
     col = b.add(ctx["n0"], b.add(place["col"], b.bit_and(ctx["lane"], b.const_int(
         i32, SHAPES[spec["mma"]][1] - 1)), ("nuw", "nsw")), ("nuw", "nsw"))
-    return col, wide_offset(b, row, ctx["wide_n"], col)
+    return row, col, wide_offset(b, row, ctx["wide_n"], col)
 
 
 def element_index(ctx, origin, element):

@@ -12,7 +12,7 @@ Launch contract: m, n, k are multiples of tile_m, tile_n, tile_k; the grid is
 (n / tile_n, m / tile_m) workgroups.
 """
 from ..ir.builder import Builder
-from ..ir.types import byte_size, pointer, scalar, vector
+from ..ir.types import byte_size, pointer, scalar
 from . import gemm_core as core
 from .spec import first_reason, one_of, parse_fields
 
@@ -67,19 +67,14 @@ def build(spec, arch):
     b = Builder(kernel_name(spec), arch.name)
     block = spec["waves"] * arch.wave_size
     b.attr("flat_work_group_size", f"1,{block}")
-    i32, f32, out = scalar("i32"), scalar("f32"), scalar(spec["out_dtype"])
+    out = scalar(spec["out_dtype"])
     read = {"noalias": True, "nocapture": True, "readonly": True}
     a = b.param("a", pointer("global"), align=16, **read)
     bm = b.param("b_t" if core.is_fp8(spec) else "b", pointer("global"), align=16, **read)
     bias = b.param("bias", pointer("global"), align=4, **read) if spec["bias"] else None
     residual = b.param("residual", pointer("global"), align=byte_size(out), **read) if spec["residual"] else None
     c = b.param("c", pointer("global"), align=byte_size(out), noalias=True, nocapture=True, writeonly=True)
-    n = b.param("n", i32)
-    k = b.param("k", i32)
-    ctx, places = core.tile_context(b, spec, arch, n, k)
-    accumulator = vector(f32, core.accumulator_length(spec, arch))
-    inits = [b.const_float(accumulator, 0.0) for _ in places]
-    results = core.accumulate_tiles(ctx, a, bm, places, inits)
+    ctx, places, results = core.zero_products(b, spec, arch, a, bm)
     buffers = {"bias": bias, "residual": residual, "c": c}
     for place, acc in zip(places, results):
         store_epilogue(ctx, buffers, place, acc)

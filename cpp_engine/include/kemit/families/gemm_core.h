@@ -1,11 +1,13 @@
-// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm): the instruction tables,
-// the checks of an mma tile, and the kernel body that leaves one tile's f32 accumulators in
-// registers; each family adds its parameters, its accumulator start and what it does with the result.
-// Mirrors py_engine/kemit/families/gemm_core.py.
+// The gemm core shared by the gemm families (gemm_mma, gemm_epilogue, grouped_gemm, gemm_int8): the instruction
+// tables, the checks of an mma tile, and the kernel body that leaves one tile's accumulators (f32, or i32
+// of i8 operands) in registers; each family adds its parameters, its accumulator start and what it does
+// with the result. Mirrors py_engine/kemit/families/gemm_core.py.
 //
-// a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. fp8 and bf8 operands (a
-// family that offers them: gemm_epilogue) are 8 values to a 64-bit word, and b comes transposed
-// (b_t, n x k, row-major), so both are staged as whole words and a lane's fragment is one word. One workgroup per
+// a is m x k, b is k x n (f16 or bf16, row-major); n and k at run time. 8-bit operands (fp8 and bf8,
+// in the families that offer them: gemm_epilogue, grouped_gemm; i8, gemm_int8's) are 8 values to a
+// 64-bit word, and b comes transposed (b_t, n x k, row-major), so both are staged as whole words and a
+// lane's fragment is read from LDS as the instruction's operand type (one i64 word, one i32 word of 4
+// bytes on CDNA2's i8 mfma, <4 x i32> or <2 x i32> on the integer wmma). One workgroup per
 // tile_m x tile_n output tile (workgroup id y: tile row, x: tile column), with `waves` waves; wave
 // w owns the instruction-sized fragments w, w + waves, ... of the tile. Each tile_k step stages a's
 // tile (8-element vector loads) and b's tile transposed (so a lane's fragment is contiguous in k)
@@ -48,16 +50,23 @@ extern const std::vector<Shape> SHAPES;
 extern const std::map<std::string, std::vector<std::string>> KIND_SHAPES;
 // instructions one processor adds to its kind: (spec name, dtype)
 extern const std::map<std::string, std::vector<std::pair<std::string, std::string>>> EXTRA_INSTRUCTIONS;
+// the spec names of 16-bit and 8-bit float operands: those a kind, fp8 or a processor's extra_mma
+// names (a shape only i8 operands take, mfma_32x32x16, is not one), in the table's order
+extern const std::vector<std::string> FLOAT_SHAPES;
+// i8 operands (signed bytes, i32 accumulators): the spec names some processor runs them in (its
+// int8_mma), in the table's order
+extern const std::vector<std::string> INT8_DTYPES;
+extern const std::vector<std::string> INT8_SHAPES;
 // fp8 (E4M3) and bf8 (E5M2) operands, LLVM's names: the processors whose mfma reads them, in which
 // variant of the 8-bit floats (gfx942 FNUZ, gfx950 OCP), and the spec names that take them
 extern const std::vector<std::string> FP8_DTYPES;
 extern const std::map<std::string, std::string> FP8_FORMATS;
 extern const std::vector<std::string> FP8_SHAPES;
-constexpr int FP8_PER_WORD = 8;  // fp8 values per 64-bit word: one mfma operand, one LDS and global access
+constexpr int BYTES_PER_WORD = 8;  // 8-bit values per 64-bit word: one LDS and global access when staged
 extern const std::vector<int> WAVES;
 constexpr int MAX_TILE_MN = 256;
 constexpr int MAX_TILE_K = 128;
-constexpr int MAX_ACCUMULATORS = 128;  // f32 accumulator registers per lane
+constexpr int MAX_ACCUMULATORS = 128;  // accumulator registers (f32 or i32) per lane
 // The launch contract's limit of k, an axis a launch cannot chunk (every tile sums over all of k):
 // the m chunk is sized by one row of a's tiles at this k (a's offsets are 32-bit ones in views of
 // whole rows of k), so every k in the range keeps a's views under half the arch's buffer range. n is
@@ -135,6 +144,11 @@ struct Tile {
   Context ctx;
   std::vector<Place> places;
 };
+// What zero_products returns (Python: the tuple (ctx, places, results)).
+struct Products {
+  Tile tile;
+  std::vector<ir::Value> results;
+};
 // Where a word of an fp8 tile comes from (Python: the tuple (row, column, piece) stage_words passes to
 // stage_group_word): the source row, the word column, and the word's place in the tile row.
 struct WordPlace {
@@ -144,13 +158,24 @@ struct WordPlace {
 struct Origin {
   ir::Value col, origin;
 };
+// What fragment_cell returns (Python: the tuple (row, column, origin)).
+struct Cell {
+  ir::Value row, col, origin;
+};
 
 bool is_fp8(const MmaSpec& spec);
-// The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones).
-std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8 = false);
+bool is_integer(const MmaSpec& spec);
+// 8-bit operands (fp8, bf8, i8): packed 8 to a 64-bit word, b given transposed (b_t).
+bool is_packed(const MmaSpec& spec);
+// The (spec name, dtype) pairs the arch's matrix cores run (with_fp8: and its fp8 ones; integer: its
+// i8 ones only).
+std::vector<std::pair<std::string, std::string>> available(const target::Arch& arch, bool with_fp8 = false,
+                                                           bool integer = false);
 // The canonical mma instruction (ir/builder.h MMA_INSTRUCTIONS) of a validated spec; an fp8
-// one names the arch's variant of the 8-bit floats.
+// one names the arch's variant of the 8-bit floats, an i8 one is an mfma's _i8 or a wmma's _iu8.
 std::string instruction(const MmaSpec& spec, const target::Arch& arch);
+// The fragment layout (tables/mma_layouts.json): the mfma shape's, else the kind's, or the kind's
+// integer one where its bytes sit otherwise (wmma_gfx12_iu8).
 std::string layout_kind(const MmaSpec& spec, const target::Arch& arch);
 int fragments(const CoreSpec& spec);
 int accumulator_length(const MmaSpec& spec, const target::Arch& arch);
@@ -160,27 +185,34 @@ int element_bytes(const MmaSpec& spec);
 // not limit n.
 int64_t most_n_tiles(const CoreSpec& spec, const target::Arch& arch);
 // The contract of a gemm kernel (params a, b or b_t, the extra buffers, c, n, k): sizes m_tiles,
-// n_tiles, k_tiles; launches in chunks of m_tiles (rows: bytes per element of each m x n tensor),
-// b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). The chunk
+// n_tiles, k_tiles; launches in chunks of m_tiles (rows: bytes per element of each m x n tensor,
+// row_vectors: bytes per element of m), b and columns' (bytes per element of n) whole; grid (n_tiles, the chunk's m tiles). The chunk
 // keeps a's view (32-bit offsets) under half the range; c's and the extra views take i64 row
 // offsets, any size. k is limited (MAX_K) and n by the i32 scalar and the grid (most_n_tiles); m is
 // not.
 plan::Planned gemm_plan(const CoreSpec& spec, const ir::Kernel& kernel, const target::Arch& arch,
                         uint64_t buffer_range,
                         const std::vector<std::pair<std::string, int64_t>>& rows,
-                        const std::vector<std::pair<std::string, int64_t>>& columns);
+                        const std::vector<std::pair<std::string, int64_t>>& columns,
+                        const std::vector<std::pair<std::string, int64_t>>& row_vectors = {});
 std::string b_name(const MmaSpec& spec);
 int64_t lds_bytes(const CoreSpec& spec);
 // `value` is the spec's field `field` (Python reads spec[field]; a typed spec has no lookup by name).
 std::string tile_check(const MmaSpec& spec, const std::string& field, int64_t value, int step, int limit);
 // The ordered checks of the instruction's fields (dtype, mma, and that the arch runs that pair), for a
-// family's validate (first_reason); with_fp8: the family offers the fp8 operands.
+// family's validate (first_reason); with_fp8: the family offers the fp8 operands; integer: the family's
+// operands are i8 (and only i8).
 std::vector<std::function<std::string()>> mma_checks(const MmaSpec& spec, const target::Arch& arch,
-                                                     bool with_fp8 = false);
+                                                     bool with_fp8 = false, bool integer = false);
+// "" when the arch runs the spec's (mma, dtype) pair, one of `pairs`; a processor without any pair of
+// the dtype is named as such, with the processors that have one (only i8 leaves a processor without
+// any: its int8_mma empty).
+std::string instruction_check(const MmaSpec& spec, const target::Arch& arch,
+                              const std::vector<std::pair<std::string, std::string>>& pairs);
 // The ordered checks of the core's fields (mma_checks first), for a family's validate (first_reason); with_fp8:
-// the family offers the fp8 operands.
+// the family offers the fp8 operands; integer: i8 operands only.
 std::vector<std::function<std::string()>> core_checks(const CoreSpec& spec, const target::Arch& arch,
-                                                      bool with_fp8 = false);
+                                                      bool with_fp8 = false, bool integer = false);
 // The instruction must be known to the flavor's LLVM (e.g. the gfx1250 wmma from llvm22 only).
 std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
 // After the kernel's parameters: the LDS tiles, this lane's ids and tile origin, and the places of
@@ -192,6 +224,9 @@ std::string flavor_gate(const MmaSpec& spec, const target::Arch& arch, const llv
 using SizeValue = std::variant<ir::Value, int64_t>;
 Tile tile_context(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const SizeValue& n,
                   const SizeValue& k, bool tiled_rows = true);
+// The params n and k, then the tile's k loop from zero accumulators (i32 of i8 operands, else f32).
+Products zero_products(ir::Builder& b, const CoreSpec& spec, const target::Arch& arch, const ir::Value& a,
+                       const ir::Value& bm);
 // The k loop: every tile_k step staged through LDS and multiplied; the final accumulators.
 std::vector<ir::Value> accumulate_tiles(Context& ctx, const ir::Value& a, const ir::Value& bm,
                                         const std::vector<Place>& places, const std::vector<ir::Value>& inits);
@@ -230,7 +265,7 @@ ir::Value load_fragment(Context& ctx, const ir::Value& tile, const ir::Value& li
 // element line_start: the pieces at k = step + group * stride + offset.
 ir::Value load_pieces(ir::Builder& b, const MmaSpec& spec, const target::Arch& arch, const ir::Value& source,
                       const ir::Value& line_start, const ir::Value& group, int step);
-// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long fp8 matrix (a, or b_t
+// tile[r * tile_k / 8 + c] = word k0 / 8 + c of row origin + r of a k-long 8-bit matrix (a, or b_t
 // with wide: bound whole, its row offsets i64).
 void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, int rows, const ir::Value& origin,
                  const ir::Value& k0, bool wide);
@@ -241,15 +276,20 @@ void stage_words(Context& ctx, const ir::Value& source, const ir::Value& tile, i
 // which the contract prover bounds (a product of row and k / 8 it cannot).
 void stage_group_word(Context& ctx, const ir::Value& source, const ir::Value& tile, const ir::Value& i,
                       const ir::Value& k0, const WordPlace& place, const std::optional<ir::Value>& wide_row_words);
-// tile[slot] = source[word], one 64-bit word (8 fp8 values) from global memory to LDS.
+// tile[slot] = source[word], one 64-bit word (8 8-bit values) from global memory to LDS.
 void copy_word(ir::Builder& b, const ir::Value& source, const ir::Value& word, const ir::Value& tile,
                const ir::Value& slot);
-// This lane's fp8 operand: the 8 values of tile row `line` at k = step + 8 * group, one word.
+// This lane's 8-bit operand, read as the instruction's operand type (an i64 or i32 word, or a vector of
+// i32 words): the bytes of tile row `line` from k = step + group * the layout's k stride, consecutive
+// in k (an 8-bit layout is one piece).
 ir::Value load_word(Context& ctx, const ir::Value& tile, const ir::Value& line, const ir::Value& group, int step);
-// (column, origin) of this lane's accumulator elements of one fragment in the m x n output: column
-// n0 + the lane's column, origin the i64 offset of its element 0 (row m0 + the fragment's row + the
-// lane group's); element_index adds each element's own row.
+// (column, origin) of this lane's accumulator elements of one fragment in the m x n output
+// (fragment_cell without the row).
 Origin fragment_origin(Context& ctx, const Place& place);
+// (row, column, origin) of this lane's accumulator elements of one fragment in the m x n output: row m0
+// + the fragment's row + the lane group's (element 0's; static_row adds each element's own), column n0
+// + the lane's column, origin the i64 offset of element 0; element_index adds each element's own row.
+Cell fragment_cell(Context& ctx, const Place& place);
 // The i64 offset of accumulator element `element`: origin + its static row * n, a product of the
 // kernel's uniform values (a scalar multiply, not one per lane).
 ir::Value element_index(Context& ctx, const ir::Value& origin, int element);
