@@ -159,6 +159,23 @@ def test_every_skipped_spec_carries_its_reason_into_every_report(tmp_path):
     assert first["reason"] in run.stdout
 
 
+def test_another_workers_work_limit_is_never_served_from_the_cache(tmp_path):
+    """A worker named by --numerics-cmd measures its own work limit; it is not kept in the result
+    cache, so a worker with another limit (here: one that runs every spec) is never given it."""
+    planted = f"{sys.executable} {os.path.join(HERE, 'fixtures', 'planted_numerics.py')}"
+    env = dict(os.environ, KEMIT_CACHE=str(tmp_path / "cache"))
+    skipped = []
+    for limit in (1, 1000000):
+        report = tmp_path / f"r{limit}.json"
+        subprocess.run([FUZZ, "--only", "reduce_rows", "--seed", "7", "--budget", "40", "--no-llvm", "--numerics",
+                        "--numerics-cmd", f"{planted} --work-limit {limit}", "--max-shrinks", "0", "--json", str(report)],
+                       capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+        families = json.loads(report.read_text())["families"]["reduce_rows"]
+        skipped.append((families["numerics_skipped"], [s["reason"] for s in json.loads(report.read_text())["skipped"]]))
+    assert skipped[0][0] > 0 and all("over the limit 1 (planted)" in r for r in skipped[0][1])
+    assert not any("over the limit" in r for r in skipped[1][1]), skipped[1]
+
+
 def test_a_planted_divergence_is_found_shrunk_and_promoted(tmp_path):
     configs = tmp_path / "configs"
     shutil.copytree(os.path.join(REPO, "parity", "configs"), configs)

@@ -81,7 +81,9 @@ driver::EngineCommand numerics_command(const FuzzOptions& options) {
 
 // The work limit above which a fuzzed spec is SKIPPED (numerics_worker.py, `work_limit`): measured
 // by the worker over the numbered emitting configs (about 20 s), and kept in the result cache under
-// everything it depends on: the configs, the lane's Python sources and the C++ engine's binary.
+// everything it depends on: the configs, the lane's Python sources and the C++ engine's binary. Only
+// the tree's own worker's figure is kept: another command's (`--numerics-cmd`) comes from code the
+// key cannot name, and served to the tree's worker it would skip what that worker could run.
 long long numerics_work_limit(const FuzzOptions& options, driver::WorkerPool& numerics) {
   const auto& where = options.check.locations;
   std::string folder = options.check.configs_dir.empty() ? where.root + "/parity/configs" : options.check.configs_dir;
@@ -93,11 +95,11 @@ long long numerics_work_limit(const FuzzOptions& options, driver::WorkerPool& nu
     }
   lane_support::ResultCache cache(lane_support::resolve_cache_dir("", false, where.build));
   std::string key;
-  if (cache.enabled()) {
+  if (cache.enabled() && options.numerics_cmd.empty()) {
     std::string sources = lane_support::tree_digest(where.root + "/parity/numerics", "parity/numerics", ".py");
     std::string engine = lane_support::file_digest(cache, where.build + "/cpp_engine/kemit_emit");
     std::string listed = configs.dump();
-    key = lane_support::ResultCache::key({"numerics-fuzz-limit 5", sources, engine, listed});
+    key = lane_support::ResultCache::key({"numerics-fuzz-limit 6", sources, engine, listed});
     if (auto stored = cache.get(key)) {
       if (!stored->empty() && stored->find_first_not_of("0123456789") == std::string::npos && stored->size() < 19)
         return std::stoll(*stored);
