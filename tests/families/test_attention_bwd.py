@@ -20,7 +20,7 @@ CONFIGS = os.path.join(REPO, "parity", "configs", "attention_bwd.json")
 # One prefix per refusal reason of validate() and of spec parsing.
 REASONS = ("dtype must", "head_dim must", "block must be a positive multiple", "block must be at most",
            "bytes of LDS", "unknown field", "must be an integer", "must be a string", "must be a boolean",
-           "must fit in 32 bits", "must be a JSON object", "unknown arch")
+           "must fit in 32 bits", "unknown arch")
 GFX90A, GFX942, GFX950, GFX1100 = (find_arch(n) for n in ("gfx90a", "gfx942", "gfx950", "gfx1100"))
 
 
