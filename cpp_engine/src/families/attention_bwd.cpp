@@ -333,36 +333,41 @@ void write_dq_part(const Context& ctx, const Value& i) {
   ir::Builder& b = ctx.b;
   ir::Type dtype = ir::scalar(ctx.spec.dtype);
   int64_t head_dim = ctx.spec.head_dim;
+  ir::Type wide = ir::vector(F32, STAGE_VEC);
   Value width = b.const_int(I32, head_dim);
   Value offset = b.mul(i, width, NUW_NSW);
   Value row = b.add(ctx.part_base, offset, NUW_NSW);
-  auto column = [&](const Value& d, const std::vector<Value>&) -> std::vector<Value> {
+  auto columns = [&](const Value& group, const std::vector<Value>&) -> std::vector<Value> {
+    Value lanes = b.const_int(I32, STAGE_VEC);
+    Value first = b.mul(group, lanes, NUW_NSW);
     auto key_term = [&](const Value& j, const std::vector<Value>& sums) -> std::vector<Value> {
       Value weight_at = b.ptr_add(ctx.ds_tile, j, F32);
-      Value weight = b.load(F32, weight_at, 4);
+      Value loaded = b.load(F32, weight_at, 4);
+      Value weight = rows_common::splat(b, loaded, STAGE_VEC);
       Value stride = b.const_int(I32, head_dim);
       Value key_line = b.mul(j, stride, NUW_NSW);
-      Value at = b.add(key_line, d, NUW_NSW);
+      Value at = b.add(key_line, first, NUW_NSW);
       Value from = b.ptr_add(ctx.k_tile, at, dtype);
-      Value narrow = b.load(dtype, from, 2);
-      Value value = b.fpext(narrow, F32);
-      return {b.fma(weight, value, sums[0])};
+      Value narrow = b.load(ir::vector(dtype, STAGE_VEC), from, 16);
+      Value values = b.fpext(narrow, wide);
+      return {b.fma(weight, values, sums[0])};
     };
     Value lo = b.const_int(I32, 0);
     Value hi = b.const_int(I32, ctx.spec.block);
     Value step = b.const_int(I32, 1);
-    Value zero = b.const_float(F32, 0.0);
+    Value zero = b.const_float(wide, 0.0);
     std::vector<Value> total = b.for_loop(lo, hi, step, {zero}, key_term);
     Value factor = b.const_float(F32, SCALES.at(static_cast<int>(head_dim)));
-    Value scaled = b.fmul(total[0], factor);
-    Value at = b.add(row, d, NUW_NSW);
+    Value scale = rows_common::splat(b, factor, STAGE_VEC);
+    Value scaled = b.fmul(total[0], scale);
+    Value at = b.add(row, first, NUW_NSW);
     Value to = b.ptr_add(ctx.dq_part, at, F32);
-    b.store(scaled, to, 4);
+    b.store(scaled, to, 16);
     return {};
   };
-  Value end = b.const_int(I32, head_dim);
+  Value groups = b.const_int(I32, head_dim / STAGE_VEC);
   Value step = b.const_int(I32, ctx.spec.block);
-  b.for_loop(ctx.tid, end, step, {}, column);
+  b.for_loop(ctx.tid, groups, step, {}, columns);
 }
 
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {

@@ -75,12 +75,13 @@ SLACK = 2.0 ** -16
 
 def plan(spec, arch, rng):
     """Three heads in two chunks of two heads (a lowered buffer range); seq_k two key tiles, the
-    second partial (a tile and a half and 3 keys); seq_q a query tile and 5 (the delta kernel's
-    second workgroup partial), causal 5 past seq_k (queries that see every key). Inputs in [-2, 2];
-    o and lse from the forward in f64."""
+    second partial: a tile and a half and 3 keys, causal a tile and 3 (seq_q 2 past seq_k: the
+    second tile's queries see its 3 keys, the last two every key); seq_q 21 when not causal (a
+    partial tile of the delta and reduce kernels; the key tiles' work grows with seq_q x block,
+    which the interpreter pays). Inputs in [-2, 2]; o and lse from the forward in f64."""
     dtype, head_dim, block, causal, heads = spec["dtype"], spec["head_dim"], spec["block"], spec["causal"], 3
-    seq_k = block + block // 2 + 3
-    seq_q = seq_k + 5 if causal else block + 5
+    seq_k = block + 3 if causal else block + block // 2 + 3
+    seq_q = seq_k + 2 if causal else 21
     key_tiles = -(-seq_k // block)
     require_small(heads * max(seq_q, seq_k) * head_dim, 4 * heads * seq_q * seq_k * head_dim,
                   "the attention_bwd problem")

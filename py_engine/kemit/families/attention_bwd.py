@@ -11,9 +11,9 @@ recomputed key tile by key tile, never stored. Three launches, each in chunks of
    k and v rows stay in registers (and k's tile in LDS), and for every query i (causal: from the
    tile's first key on) the lane computes s = q_i . k_j, p = exp(s * scale - lse_i) (0 for a key at
    or past seq_k or, causal, past i), dp = do_i . v_j, ds = p * (dp - delta_i); dv_j += p do_i and
-   dk_j += ds q_i in f32 registers (dk scaled once at the end). The tile's ds go to LDS and lane d
-   sums ds_j * k_j[d] over the tile's keys in key order: scale times that is the tile's part of
-   dq[i, d], written to dq_part[h, tile, i, d] (f32; per head, so that a chunk of heads is one
+   dk_j += ds q_i in f32 registers (dk scaled once at the end). The tile's ds go to LDS and each lane
+   below head_dim / 8 sums ds_j * k_j[d] for 8 columns d over the tile's keys in key order: scale
+   times that is the tile's part of dq[i, d], written to dq_part[h, tile, i, d] (f32; per head, so that a chunk of heads is one
    view of it as of every other buffer);
 3. `_dq`: dq[h, i, d] = the sum of dq_part[h, t, i, d] over the tiles t in ascending order
    (causal: the tiles whose first key is at most i, the only ones the main kernel wrote for i).
@@ -268,25 +268,30 @@ def query_step(ctx, i, accs):
 
 
 def write_dq_part(ctx, i):
-    """dq_part[i, d] = scale * sum over the tile's keys j (in order) of ds_j * k_j[d], lane d."""
+    """dq_part[i, d .. d + STAGE_VEC] = scale * sum over the tile's keys j (in order) of ds_j *
+    k_j[d ..], STAGE_VEC columns a lane (lanes below head_dim / STAGE_VEC)."""
     b, spec = ctx["b"], ctx["spec"]
     dtype, head_dim = scalar(spec["dtype"]), spec["head_dim"]
+    wide = vector(F32, STAGE_VEC)
     row = b.add(ctx["part_base"], b.mul(i, b.const_int(I32, head_dim), ("nuw", "nsw")), ("nuw", "nsw"))
 
-    def column(d, iters):
+    def columns(group, iters):
+        first = b.mul(group, b.const_int(I32, STAGE_VEC), ("nuw", "nsw"))
+
         def key_term(j, sums):
-            weight = b.load(F32, b.ptr_add(ctx["ds_tile"], j, F32), 4)
-            at = b.add(b.mul(j, b.const_int(I32, head_dim), ("nuw", "nsw")), d, ("nuw", "nsw"))
-            value = b.fpext(b.load(dtype, b.ptr_add(ctx["k_tile"], at, dtype), 2), F32)
-            return [b.fma(weight, value, sums[0])]
+            weight = splat(b, b.load(F32, b.ptr_add(ctx["ds_tile"], j, F32), 4), STAGE_VEC)
+            at = b.add(b.mul(j, b.const_int(I32, head_dim), ("nuw", "nsw")), first, ("nuw", "nsw"))
+            values = b.fpext(b.load(vector(dtype, STAGE_VEC), b.ptr_add(ctx["k_tile"], at, dtype), 16), wide)
+            return [b.fma(weight, values, sums[0])]
 
         (total,) = b.for_loop(b.const_int(I32, 0), b.const_int(I32, spec["block"]), b.const_int(I32, 1),
-                              [b.const_float(F32, 0.0)], key_term)
-        scaled = b.fmul(total, b.const_float(F32, SCALES[head_dim]))
-        b.store(scaled, b.ptr_add(ctx["dq_part"], b.add(row, d, ("nuw", "nsw")), F32), 4)
+                              [b.const_float(wide, 0.0)], key_term)
+        scaled = b.fmul(total, splat(b, b.const_float(F32, SCALES[head_dim]), STAGE_VEC))
+        b.store(scaled, b.ptr_add(ctx["dq_part"], b.add(row, first, ("nuw", "nsw")), F32), 16)
         return []
 
-    b.for_loop(ctx["tid"], b.const_int(I32, head_dim), b.const_int(I32, spec["block"]), [], column)
+    groups = b.const_int(I32, head_dim // STAGE_VEC)
+    b.for_loop(ctx["tid"], groups, b.const_int(I32, spec["block"]), [], columns)
 
 
 def build_reduce(spec, arch):

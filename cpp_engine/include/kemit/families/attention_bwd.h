@@ -12,9 +12,9 @@
 //    k and v rows stay in registers (and k's tile in LDS), and for every query i (causal: from the
 //    tile's first key on) the lane computes s = q_i . k_j, p = exp(s * scale - lse_i) (0 for a key at
 //    or past seq_k or, causal, past i), dp = do_i . v_j, ds = p * (dp - delta_i); dv_j += p do_i and
-//    dk_j += ds q_i in f32 registers (dk scaled once at the end). The tile's ds go to LDS and lane d
-//    sums ds_j * k_j[d] over the tile's keys in key order: scale times that is the tile's part of
-//    dq[i, d], written to dq_part[h, tile, i, d] (f32; per head, so that a chunk of heads is one
+//    dk_j += ds q_i in f32 registers (dk scaled once at the end). The tile's ds go to LDS and each lane
+//    below head_dim / 8 sums ds_j * k_j[d] for 8 columns d over the tile's keys in key order: scale
+//    times that is the tile's part of dq[i, d], written to dq_part[h, tile, i, d] (f32; per head, so that a chunk of heads is one
 //    view of it as of every other buffer);
 // 3. `_dq`: dq[h, i, d] = the sum of dq_part[h, t, i, d] over the tiles t in ascending order
 //    (causal: the tiles whose first key is at most i, the only ones the main kernel wrote for i).
@@ -97,7 +97,8 @@ ir::Value ceil_tiles(ir::Builder& b, const Spec& spec, const ir::Value& seq_k);
 // One query against the lane's key: dk and dv rows grow by ds q_i and p do_i, and the tile's part of
 // dq[i] is written.
 std::vector<ir::Value> query_step(const Context& ctx, const ir::Value& i, const std::vector<ir::Value>& accs);
-// dq_part[i, d] = scale * sum over the tile's keys j (in order) of ds_j * k_j[d], lane d.
+// dq_part[i, d .. d + STAGE_VEC] = scale * sum over the tile's keys j (in order) of ds_j * k_j[d ..],
+// STAGE_VEC columns a lane (lanes below head_dim / STAGE_VEC).
 void write_dq_part(const Context& ctx, const ir::Value& i);
 // dq[h, i, d] = sum over the key tiles t that saw query i, ascending, of dq_part[h, t, i, d].
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
