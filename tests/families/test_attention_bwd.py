@@ -152,8 +152,8 @@ def run_launches(kemit_cpp, arch, spec, schedule, rewrite=lambda text: text):
     result = emit("attention_bwd", arch, spec, [])
     for kernel, grid, args in launches(result):
         buffers = {a.split("=")[0]: memory[a.split("=")[0]] for a in args if "=buffer:" in a}
-        scalars = {n: {"seq_q": seq_q, "seq_k": seq_k}[n] for n in ("seq_q", "seq_k") if any(a.startswith(n + "=")
-                                                                                            for a in args)}
+        values = {"seq_q": seq_q, "seq_k": seq_k, "tiles": tiles, "part_rows": tiles * seq_q}
+        scalars = {n: value for n, value in values.items() if any(a.startswith(n + "=") for a in args)}
         x = grid.split(",")[0]
         count = -(-seq_q // block) if x.startswith("ceil(seq_q,") else (
             -(-seq_q * head_dim // block) if x.startswith("ceil(seq_q*") else tiles)
@@ -173,8 +173,10 @@ def test_the_three_launches_give_the_references_gradients_under_every_schedule(k
 def without_delta(text):
     """ds = p * dp: the main kernel's subtraction of delta_i takes the f32 zero defined before it."""
     lines = text.split("\n")
-    main = next(i for i, line in enumerate(lines) if line.startswith("kernel @") and not line.endswith(("_delta {", "_dq {")))
-    delta_param = next(line.split()[1] for line in lines[main:] if line.strip().startswith("param ") and " delta " in line)
+    main = next(i for i, line in enumerate(lines)
+                if line.startswith("kernel @") and not line.endswith(("_delta {", "_dq {")))
+    delta_param = next(line.split()[1] for line in lines[main:]
+                       if line.strip().startswith("param ") and " delta " in line)
     address = next(line.split()[0] for line in lines[main:] if f"= ptr_add {delta_param}," in line)
     loaded = next(line.split()[0] for line in lines[main:] if f"= load {address} " in line)
     zero = next(line.split()[0] for line in lines[main:] if line.strip().endswith("const {value=0x00000000} : f32"))

@@ -109,13 +109,17 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
     for (const char* p : params) bindings.push_back(plan::view(p, FIRST * per_head.at(p), COUNT * per_head.at(p)));
     return bindings;
   };
-  std::vector<plan::Binding> sizes = {plan::scalar("seq_q", seq_q), plan::scalar("seq_k", seq_k)};
+  // dq_part's rows per head and the key tiles are the plan's, given to the kernels as they are
+  std::map<std::string, plan::Binding> sizes = {{"seq_q", plan::scalar("seq_q", seq_q)},
+                                                {"seq_k", plan::scalar("seq_k", seq_k)},
+                                                {"tiles", plan::scalar("tiles", key_tiles)},
+                                                {"part_rows", plan::scalar("part_rows", key_tiles * seq_q)}};
   std::vector<plan::Binding> delta_bindings = views({"o", "do", "delta"});
-  delta_bindings.push_back(sizes[0]);
+  delta_bindings.push_back(sizes.at("seq_q"));
   std::vector<plan::Binding> main_bindings = views({"q", "k", "v", "do", "lse", "delta", "dq_part", "dk", "dv"});
-  main_bindings.insert(main_bindings.end(), sizes.begin(), sizes.end());
+  for (const char* n : {"seq_q", "seq_k", "part_rows"}) main_bindings.push_back(sizes.at(n));
   std::vector<plan::Binding> reduce_bindings = views({"dq_part", "dq"});
-  reduce_bindings.insert(reduce_bindings.end(), sizes.begin(), sizes.end());
+  for (const char* n : {"seq_q", "tiles", "part_rows"}) reduce_bindings.push_back(sizes.at(n));
   std::vector<plan::Launch> launches = {
       plan::kernel_launch(kernels[0], plan::fixed_grid(plan::ceil_div(seq_q, block), COUNT), delta_bindings, chunks),
       plan::kernel_launch(kernels[1], plan::fixed_grid(key_tiles, COUNT), main_bindings, chunks),
@@ -219,6 +223,7 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value dv = writeonly_param(b, "dv", 16);
   Value seq_q = b.param("seq_q", I32);
   Value seq_k = b.param("seq_k", I32);
+  Value part_rows = b.param("part_rows", I32);
   Value k_tile = b.lds("k_tile", dtype, static_cast<int>(block * head_dim), 16);
   Value ds_tile = b.lds("ds_tile", F32, static_cast<int>(block), 4);
   Value tid = b.workitem_id("x");
@@ -241,11 +246,7 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
     b.store(k_row[index], to, 16);
   }
   b.barrier();
-  Value tiles = ceil_tiles(b, spec, seq_k);
-  Value head_tiles = b.mul(head, tiles, NUW_NSW);
-  Value head_tile = b.add(head_tiles, tile, NUW_NSW);
-  Value zero_row = b.const_int(I32, 0);
-  Value part_base = head_line(b, head_tile, seq_q, zero_row, head_dim);
+  Value part_base = part_line(b, head, part_rows, tile, seq_q, head_dim);
   Context ctx{b,   spec,  q,   d_o,   lse,   delta, dq_part, seq_q,  head,   tid,
               key, valid, k_row, v_row, k_tile, ds_tile, part_base};
   Value zero = b.const_float(ir::vector(F32, STAGE_VEC), 0.0);
@@ -278,11 +279,13 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   return b.finish();
 }
 
-Value ceil_tiles(ir::Builder& b, const Spec& spec, const Value& seq_k) {
-  Value less = b.const_int(I32, spec.block - 1);
-  Value up = b.add(seq_k, less, NUW_NSW);
-  Value block = b.const_int(I32, spec.block);
-  return b.udiv(up, block);
+Value part_line(ir::Builder& b, const Value& head, const Value& part_rows, const Value& tile, const Value& seq_q,
+                int64_t head_dim) {
+  Value heads = b.mul(head, part_rows, NUW_NSW);
+  Value tiles = b.mul(tile, seq_q, NUW_NSW);
+  Value first = b.add(heads, tiles, NUW_NSW);
+  Value width = b.const_int(I32, head_dim);
+  return b.mul(first, width, NUW_NSW);
 }
 
 std::vector<Value> query_step(const Context& ctx, const Value& i, const std::vector<Value>& accs) {
@@ -377,14 +380,15 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value dq_part = readonly_param(b, "dq_part", 16);
   Value dq = writeonly_param(b, "dq", 16);
   Value seq_q = b.param("seq_q", I32);
-  Value seq_k = b.param("seq_k", I32);
+  Value tiles = b.param("tiles", I32);
+  Value part_rows = b.param("part_rows", I32);
   Value element = lane_index(b, spec);
   Value head = b.workgroup_id("y");
   Value width = b.const_int(I32, head_dim);
   Value row_elements = b.mul(seq_q, width, NUW_NSW);
   Value inside = b.icmp("slt", element, row_elements);
   b.if_then(inside, [&] {
-    Value tiles = ceil_tiles(b, spec, seq_k);
+    Value count = tiles;
     if (spec.causal) {
       Value dims = b.const_int(I32, head_dim);
       Value query = b.udiv(element, dims);
@@ -392,14 +396,11 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
       Value tile = b.udiv(query, block);
       Value one = b.const_int(I32, 1);
       Value seen = b.add(tile, one, NUW_NSW);
-      tiles = attention_fwd::at_most(b, seen, tiles);
+      count = attention_fwd::at_most(b, seen, tiles);
     }
-    Value per_head = tiles_elements(b, spec, seq_k, row_elements);
-    Value base = b.mul(head, per_head, NUW_NSW);
     auto tile_term = [&](const Value& t, const std::vector<Value>& sums) -> std::vector<Value> {
-      Value skip = b.mul(t, row_elements, NUW_NSW);
-      Value tile_base = b.add(base, skip, NUW_NSW);
-      Value at = b.add(tile_base, element, NUW_NSW);
+      Value line = part_line(b, head, part_rows, t, seq_q, head_dim);
+      Value at = b.add(line, element, NUW_NSW);
       Value from = b.ptr_add(dq_part, at, F32);
       Value part = b.load(F32, from, 4);
       return {b.fadd(sums[0], part)};
@@ -407,18 +408,13 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
     Value lo = b.const_int(I32, 0);
     Value step = b.const_int(I32, 1);
     Value zero = b.const_float(F32, 0.0);
-    std::vector<Value> total = b.for_loop(lo, tiles, step, {zero}, tile_term);
+    std::vector<Value> total = b.for_loop(lo, count, step, {zero}, tile_term);
     Value rows = b.mul(head, row_elements, NUW_NSW);
     Value at = b.add(rows, element, NUW_NSW);
     Value to = b.ptr_add(dq, at, F32);
     b.store(total[0], to, 4);
   });
   return b.finish();
-}
-
-Value tiles_elements(ir::Builder& b, const Spec& spec, const Value& seq_k, const Value& row_elements) {
-  Value tiles = ceil_tiles(b, spec, seq_k);
-  return b.mul(tiles, row_elements, NUW_NSW);
 }
 
 }  // namespace kemit::families::attention_bwd

@@ -13,14 +13,16 @@ recomputed key tile by key tile, never stored. Three launches, each in chunks of
    or past seq_k or, causal, past i), dp = do_i . v_j, ds = p * (dp - delta_i); dv_j += p do_i and
    dk_j += ds q_i in f32 registers (dk scaled once at the end). The tile's ds go to LDS and each lane
    below head_dim / 8 sums ds_j * k_j[d] for 8 columns d over the tile's keys in key order: scale
-   times that is the tile's part of dq[i, d], written to dq_part[h, tile, i, d] (f32; per head, so that a chunk of heads is one
-   view of it as of every other buffer);
+   times that is the tile's part of dq[i, d], written to dq_part[h, tile, i, d] (f32; per head,
+   so that a chunk of heads is one view of it as of every other buffer);
 3. `_dq`: dq[h, i, d] = the sum of dq_part[h, t, i, d] over the tiles t in ascending order
    (causal: the tiles whose first key is at most i, the only ones the main kernel wrote for i).
 No float atomics: every output is the same whatever order lanes and workgroups run in.
 Launch contract: seq_q, seq_k >= 1 (at most seq_top, so that one head's dq_part stays under half
-the buffer range); grids (ceil(seq_q / block), heads), (ceil(seq_k / block), heads) and
-(ceil(seq_q * head_dim / block), heads).
+the buffer range); the main kernel and the reduce also take part_rows = ceil(seq_k / block) * seq_q
+(dq_part's rows per head) and the reduce tiles = ceil(seq_k / block), as the plan computes them;
+grids (ceil(seq_q / block), heads), (ceil(seq_k / block), heads) and (ceil(seq_q * head_dim / block),
+heads).
 """
 import math
 
@@ -102,14 +104,17 @@ def plan_module(spec, arch, buffer_range):
     def views(*params):
         return [view(p, FIRST * per_head[p], COUNT * per_head[p]) for p in params]
 
-    sizes = [scalar_binding("seq_q", seq_q), scalar_binding("seq_k", seq_k)]
+    # dq_part's rows per head and the key tiles are the plan's, given to the kernels as they are
+    sizes = {n: scalar_binding(n, value) for n, value in (("seq_q", seq_q), ("seq_k", seq_k), ("tiles", key_tiles),
+                                                          ("part_rows", key_tiles * seq_q))}
     launches = [
-        kernel_launch(delta_kernel, fixed_grid(ceil_div(seq_q, block), COUNT), views("o", "do", "delta") + sizes[:1],
-                      chunks),
+        kernel_launch(delta_kernel, fixed_grid(ceil_div(seq_q, block), COUNT),
+                      views("o", "do", "delta") + [sizes["seq_q"]], chunks),
         kernel_launch(main, fixed_grid(key_tiles, COUNT),
-                      views("q", "k", "v", "do", "lse", "delta", "dq_part", "dk", "dv") + sizes, chunks),
-        kernel_launch(reduce, fixed_grid(ceil_div(seq_q * head_dim, block), COUNT), views("dq_part", "dq") + sizes,
-                      chunks),
+                      views("q", "k", "v", "do", "lse", "delta", "dq_part", "dk", "dv")
+                      + [sizes[n] for n in ("seq_q", "seq_k", "part_rows")], chunks),
+        kernel_launch(reduce, fixed_grid(ceil_div(seq_q * head_dim, block), COUNT),
+                      views("dq_part", "dq") + [sizes[n] for n in ("seq_q", "tiles", "part_rows")], chunks),
     ]
     top = seq_top(spec, most_rows)
     limits = [Size("heads", 0, tensor_units(row)), Size("seq_q", 1, top), Size("seq_k", 1, top)]
@@ -194,7 +199,7 @@ def build(spec, arch):
     lse = b.param("lse", pointer("global"), align=4, **READ)
     delta = b.param("delta", pointer("global"), align=4, **READ)
     dq_part, dk, dv = (b.param(n, pointer("global"), align=16, **WRITE) for n in ("dq_part", "dk", "dv"))
-    seq_q, seq_k = b.param("seq_q", I32), b.param("seq_k", I32)
+    seq_q, seq_k, part_rows = b.param("seq_q", I32), b.param("seq_k", I32), b.param("part_rows", I32)
     k_tile = b.lds("k_tile", dtype, block * head_dim, 16)
     ds_tile = b.lds("ds_tile", F32, block, 4)
     tid, tile, head = b.workitem_id("x"), b.workgroup_id("x"), b.workgroup_id("y")
@@ -212,8 +217,7 @@ def build(spec, arch):
     ctx = {"b": b, "spec": spec, "q": q, "do": do, "lse": lse, "delta": delta, "dq_part": dq_part, "seq_q": seq_q,
            "head": head, "tid": tid, "key": key, "valid": valid, "k_row": k_row, "v_row": v_row, "k_tile": k_tile,
            "ds_tile": ds_tile,
-           "part_base": head_line(b, b.add(b.mul(head, ceil_tiles(b, spec, seq_k), ("nuw", "nsw")), tile,
-                                           ("nuw", "nsw")), seq_q, b.const_int(I32, 0), head_dim)}
+           "part_base": part_line(b, head, part_rows, tile, seq_q, head_dim)}
     zero = b.const_float(vector(F32, STAGE_VEC), 0.0)
     pieces = head_dim // STAGE_VEC
     first = b.mul(tile, b.const_int(I32, block), ("nuw", "nsw")) if spec["causal"] else b.const_int(I32, 0)
@@ -232,10 +236,11 @@ def build(spec, arch):
     return b.finish()
 
 
-def ceil_tiles(b, spec, seq_k):
-    """ceil(seq_k / block): the key tiles."""
-    up = b.add(seq_k, b.const_int(I32, spec["block"] - 1), ("nuw", "nsw"))
-    return b.udiv(up, b.const_int(I32, spec["block"]))
+def part_line(b, head, part_rows, tile, seq_q, head_dim):
+    """The first element of a key tile's rows of dq_part: (head * part_rows + tile * seq_q) * head_dim,
+    part_rows = ceil(seq_k / block) * seq_q the rows of a head."""
+    first = b.add(b.mul(head, part_rows, ("nuw", "nsw")), b.mul(tile, seq_q, ("nuw", "nsw")), ("nuw", "nsw"))
+    return b.mul(first, b.const_int(I32, head_dim), ("nuw", "nsw"))
 
 
 def query_step(ctx, i, accs):
@@ -301,30 +306,24 @@ def build_reduce(spec, arch):
     head_dim = spec["head_dim"]
     dq_part = b.param("dq_part", pointer("global"), align=16, **READ)
     dq = b.param("dq", pointer("global"), align=16, **WRITE)
-    seq_q, seq_k = b.param("seq_q", I32), b.param("seq_k", I32)
+    seq_q, tiles, part_rows = b.param("seq_q", I32), b.param("tiles", I32), b.param("part_rows", I32)
     element, head = lane_index(b, spec), b.workgroup_id("y")
     row_elements = b.mul(seq_q, b.const_int(I32, head_dim), ("nuw", "nsw"))
 
     def one():
-        tiles = ceil_tiles(b, spec, seq_k)
+        count = tiles
         if spec["causal"]:
             query = b.udiv(element, b.const_int(I32, head_dim))
             seen = b.add(b.udiv(query, b.const_int(I32, spec["block"])), b.const_int(I32, 1), ("nuw", "nsw"))
-            tiles = at_most(b, seen, tiles)
-        base = b.mul(head, tiles_elements(b, spec, seq_k, row_elements), ("nuw", "nsw"))
+            count = at_most(b, seen, tiles)
 
         def tile_term(t, sums):
-            at = b.add(b.add(base, b.mul(t, row_elements, ("nuw", "nsw")), ("nuw", "nsw")), element, ("nuw", "nsw"))
+            at = b.add(part_line(b, head, part_rows, t, seq_q, head_dim), element, ("nuw", "nsw"))
             return [b.fadd(sums[0], b.load(F32, b.ptr_add(dq_part, at, F32), 4))]
 
-        (total,) = b.for_loop(b.const_int(I32, 0), tiles, b.const_int(I32, 1), [b.const_float(F32, 0.0)], tile_term)
+        (total,) = b.for_loop(b.const_int(I32, 0), count, b.const_int(I32, 1), [b.const_float(F32, 0.0)], tile_term)
         at = b.add(b.mul(head, row_elements, ("nuw", "nsw")), element, ("nuw", "nsw"))
         b.store(total, b.ptr_add(dq, at, F32), 4)
 
     b.if_then(b.icmp("slt", element, row_elements), one)
     return b.finish()
-
-
-def tiles_elements(b, spec, seq_k, row_elements):
-    """One head's dq_part elements: ceil(seq_k / block) * seq_q * head_dim."""
-    return b.mul(ceil_tiles(b, spec, seq_k), row_elements, ("nuw", "nsw"))

@@ -14,14 +14,16 @@
 //    or past seq_k or, causal, past i), dp = do_i . v_j, ds = p * (dp - delta_i); dv_j += p do_i and
 //    dk_j += ds q_i in f32 registers (dk scaled once at the end). The tile's ds go to LDS and each lane
 //    below head_dim / 8 sums ds_j * k_j[d] for 8 columns d over the tile's keys in key order: scale
-//    times that is the tile's part of dq[i, d], written to dq_part[h, tile, i, d] (f32; per head, so that a chunk of heads is one
-//    view of it as of every other buffer);
+//    times that is the tile's part of dq[i, d], written to dq_part[h, tile, i, d] (f32; per head,
+//    so that a chunk of heads is one view of it as of every other buffer);
 // 3. `_dq`: dq[h, i, d] = the sum of dq_part[h, t, i, d] over the tiles t in ascending order
 //    (causal: the tiles whose first key is at most i, the only ones the main kernel wrote for i).
 // No float atomics: every output is the same whatever order lanes and workgroups run in.
 // Launch contract: seq_q, seq_k >= 1 (at most seq_top, so that one head's dq_part stays under half
-// the buffer range); grids (ceil(seq_q / block), heads), (ceil(seq_k / block), heads) and
-// (ceil(seq_q * head_dim / block), heads).
+// the buffer range); the main kernel and the reduce also take part_rows = ceil(seq_k / block) * seq_q
+// (dq_part's rows per head) and the reduce tiles = ceil(seq_k / block), as the plan computes them;
+// grids (ceil(seq_q / block), heads), (ceil(seq_k / block), heads) and (ceil(seq_q * head_dim / block),
+// heads).
 #pragma once
 #include <string>
 #include <vector>
@@ -92,8 +94,10 @@ ir::Kernel build_delta(const Spec& spec, const target::Arch& arch);
 // The main kernel (the module's second; the one-kernel entry point): dk and dv of the workgroup's
 // key tile and its part of dq.
 ir::Kernel build(const Spec& spec, const target::Arch& arch);
-// ceil(seq_k / block): the key tiles.
-ir::Value ceil_tiles(ir::Builder& b, const Spec& spec, const ir::Value& seq_k);
+// The first element of a key tile's rows of dq_part: (head * part_rows + tile * seq_q) * head_dim,
+// part_rows = ceil(seq_k / block) * seq_q the rows of a head.
+ir::Value part_line(ir::Builder& b, const ir::Value& head, const ir::Value& part_rows, const ir::Value& tile,
+                    const ir::Value& seq_q, int64_t head_dim);
 // One query against the lane's key: dk and dv rows grow by ds q_i and p do_i, and the tile's part of
 // dq[i] is written.
 std::vector<ir::Value> query_step(const Context& ctx, const ir::Value& i, const std::vector<ir::Value>& accs);
@@ -102,7 +106,5 @@ std::vector<ir::Value> query_step(const Context& ctx, const ir::Value& i, const 
 void write_dq_part(const Context& ctx, const ir::Value& i);
 // dq[h, i, d] = sum over the key tiles t that saw query i, ascending, of dq_part[h, t, i, d].
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
-// One head's dq_part elements: ceil(seq_k / block) * seq_q * head_dim.
-ir::Value tiles_elements(ir::Builder& b, const Spec& spec, const ir::Value& seq_k, const ir::Value& row_elements);
 
 }  // namespace kemit::families::attention_bwd
