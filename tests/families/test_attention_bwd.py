@@ -19,7 +19,7 @@ from row_configs import load_emitting_checked, missing_reasons, wrong_expectatio
 CONFIGS = os.path.join(REPO, "parity", "configs", "attention_bwd.json")
 # One prefix per refusal reason of validate() and of spec parsing.
 REASONS = ("dtype must", "head_dim must", "block must be a positive multiple", "block must be at most",
-           "bytes of LDS", "unknown field", "must be an integer", "must be a string", "must be a boolean",
+           "bytes of LDS", "registers per lane live", "unknown field", "must be an integer", "must be a string", "must be a boolean",
            "must fit in 32 bits", "unknown arch")
 GFX90A, GFX942, GFX950, GFX1100 = (find_arch(n) for n in ("gfx90a", "gfx942", "gfx950", "gfx1100"))
 
@@ -75,7 +75,9 @@ def test_the_forward_gives_o_in_the_dtype_and_lse_in_f32():
     ({"head_dim": 128}, GFX90A, "head_dim must be one of 16, 32, 64 (got 128)"),
     ({"block": 32}, GFX90A, "block must be a positive multiple of the wave size 64 on gfx90a (got 32)"),
     ({"block": 2048}, GFX1100, "block must be at most 1024 (got 2048)"),
-    ({"block": 1024}, GFX942, "block 1024 and head_dim 64 need 135168 bytes of LDS, more than gfx942's 65536"),
+    ({"block": 1024}, GFX942, "block 1024 and head_dim 64 need 135424 bytes of LDS, more than gfx942's 65536"),
+    ({"head_dim": 64, "block": 32}, GFX1100, "head_dim 64 keeps 320 registers per lane live (dk's, dv's, q's and do's "
+                                             "f32 rows, k's and v's rows), more than 256 on a wave32 lane of gfx1100"),
     ({"dtype": "f32", "block": 32}, GFX90A, "dtype must be one of f16, bf16 (got 'f32')"),  # the first rule decides
 ])
 def test_each_rule_refuses_with_its_text(raw, arch, reason):
@@ -86,9 +88,9 @@ def test_gfx950s_lds_takes_the_largest_block():
     assert family.validate(family.parse_spec({"block": 1024}), GFX950) == ""
 
 
-def test_the_defaults_are_valid_on_every_wave_size():
+def test_the_defaults_are_valid_on_wave64_and_head_dim_32_on_wave32():
     assert family.validate(family.parse_spec({}), GFX90A) == ""
-    assert family.validate(family.parse_spec({"block": 32}), GFX1100) == ""
+    assert family.validate(family.parse_spec({"block": 32, "head_dim": 32}), GFX1100) == ""
 
 
 # ---- the module and its plan -------------------------------------------------------------------

@@ -24,6 +24,7 @@ const std::vector<Field> FIELDS = {
     {"dtype", "str", "f16"}, {"head_dim", "int", 64}, {"causal", "bool", false}, {"block", "int", 64}};
 const std::vector<std::string> DTYPES = {"f16", "bf16"};
 const std::vector<int> HEAD_DIMS = {16, 32, 64};
+const std::map<int64_t, int64_t> MAX_REGISTERS = {{64, 512}, {32, 256}};
 
 namespace {
 
@@ -64,8 +65,11 @@ std::string kernel_name(const Spec& spec) {
 }
 
 int64_t lds_bytes(const Spec& spec) {
-  return spec.block * (spec.head_dim * ir::byte_size(ir::scalar(spec.dtype)) + 4);
+  int64_t row = spec.head_dim * ir::byte_size(ir::scalar(spec.dtype));
+  return spec.block * (row + 4) + 2 * row;
 }
+
+int64_t registers(const Spec& spec) { return 5 * spec.head_dim; }
 
 std::string validate(const Spec& spec, const target::Arch& arch) {
   std::vector<std::function<std::string()>> checks = {
@@ -79,6 +83,15 @@ std::string validate(const Spec& spec, const target::Arch& arch) {
                        fmt::arg("block", spec.block), fmt::arg("head_dim", spec.head_dim),
                        fmt::arg("bytes", lds_bytes(spec)), fmt::arg("arch", arch.name),
                        fmt::arg("most", arch.lds_bytes));
+  });
+  checks.push_back([&] {
+    int64_t most = MAX_REGISTERS.at(arch.wave_size);
+    if (registers(spec) <= most) return std::string();
+    return fmt::format(
+        "head_dim {head_dim} keeps {registers} registers per lane live (dk's, dv's, q's and do's f32 rows, "
+        "k's and v's rows), more than {most} on a wave{wave_size} lane of {arch}",
+        fmt::arg("head_dim", spec.head_dim), fmt::arg("registers", registers(spec)), fmt::arg("most", most),
+        fmt::arg("wave_size", arch.wave_size), fmt::arg("arch", arch.name));
   });
   return first_reason(checks);
 }
@@ -226,6 +239,8 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value part_rows = b.param("part_rows", I32);
   Value k_tile = b.lds("k_tile", dtype, static_cast<int>(block * head_dim), 16);
   Value ds_tile = b.lds("ds_tile", F32, static_cast<int>(block), 4);
+  Value q_stage = b.lds("q_stage", dtype, static_cast<int>(head_dim), 16);
+  Value do_stage = b.lds("do_stage", dtype, static_cast<int>(head_dim), 16);
   Value tid = b.workitem_id("x");
   Value tile = b.workgroup_id("x");
   Value head = b.workgroup_id("y");
@@ -247,8 +262,8 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   }
   b.barrier();
   Value part_base = part_line(b, head, part_rows, tile, seq_q, head_dim);
-  Context ctx{b,   spec,  q,   d_o,   lse,   delta, dq_part, seq_q,  head,   tid,
-              key, valid, k_row, v_row, k_tile, ds_tile, part_base};
+  Context ctx{b,   spec,  q,     d_o,   lse,    delta,   dq_part, seq_q,    head,     tid,
+              key, valid, k_row, v_row, k_tile, ds_tile, q_stage, do_stage, part_base};
   Value zero = b.const_float(ir::vector(F32, STAGE_VEC), 0.0);
   int64_t pieces = head_dim / STAGE_VEC;
   Value first;
@@ -288,13 +303,35 @@ Value part_line(ir::Builder& b, const Value& head, const Value& part_rows, const
   return b.mul(first, width, NUW_NSW);
 }
 
+void stage_rows(const Context& ctx, const Value& i) {
+  ir::Builder& b = ctx.b;
+  ir::Type dtype = ir::scalar(ctx.spec.dtype);
+  Value line = head_line(b, ctx.head, ctx.seq_q, i, ctx.spec.head_dim);
+  Value pieces = b.const_int(I32, ctx.spec.head_dim / STAGE_VEC);
+  Value staging = b.icmp("slt", ctx.tid, pieces);
+  b.if_then(staging, [&] {
+    Value lanes = b.const_int(I32, STAGE_VEC);
+    Value first = b.mul(ctx.tid, lanes, NUW_NSW);
+    Value at = b.add(line, first, NUW_NSW);
+    for (const auto& [source, target] : {std::pair{ctx.q, ctx.q_stage}, std::pair{ctx.do_, ctx.do_stage}}) {
+      Value from = b.ptr_add(source, at, dtype);
+      Value piece = b.load(ir::vector(dtype, STAGE_VEC), from, 16);
+      Value to = b.ptr_add(target, first, dtype);
+      b.store(piece, to, 16);
+    }
+  });
+  b.barrier();
+}
+
 std::vector<Value> query_step(const Context& ctx, const Value& i, const std::vector<Value>& accs) {
   ir::Builder& b = ctx.b;
   int64_t head_dim = ctx.spec.head_dim;
   size_t pieces = static_cast<size_t>(head_dim / STAGE_VEC);
-  Value line = head_line(b, ctx.head, ctx.seq_q, i, head_dim);
-  std::vector<Value> q_row = row_vectors(b, ctx.spec, ctx.q, line, true);
-  std::vector<Value> do_row = row_vectors(b, ctx.spec, ctx.do_, line, true);
+  stage_rows(ctx, i);
+  Value q_start = b.const_int(I32, 0);
+  std::vector<Value> q_row = row_vectors(b, ctx.spec, ctx.q_stage, q_start, true);
+  Value do_start = b.const_int(I32, 0);
+  std::vector<Value> do_row = row_vectors(b, ctx.spec, ctx.do_stage, do_start, true);
   Value rows = b.mul(ctx.head, ctx.seq_q, NUW_NSW);
   Value at = b.add(rows, i, NUW_NSW);
   Value lse_at = b.ptr_add(ctx.lse, at, F32);

@@ -40,6 +40,10 @@ DTYPES = ("f16", "bf16")
 # dk's and dv's f32 rows (2 * head_dim registers) and k's and v's rows in the input dtype stay live
 # per lane through the query loop: 192 registers at head_dim 64; 128 would need 384
 HEAD_DIMS = (16, 32, 64)
+# registers per lane live through the query loop (`registers`), by wave size: 320 at head_dim 64
+# spill on gfx1100, gfx1151 and gfx1201 (256 VGPRs a wave32 lane), not on the wave64 processors
+# (512 with the AGPRs)
+MAX_REGISTERS = {64: 512, 32: 256}
 I32, F32 = scalar("i32"), scalar("f32")
 READ = {"noalias": True, "nocapture": True, "readonly": True}
 WRITE = {"noalias": True, "nocapture": True, "writeonly": True}
@@ -55,8 +59,16 @@ def kernel_name(spec):
 
 
 def lds_bytes(spec):
-    """k's tile (block rows in the input dtype) and the tile's ds (block f32)."""
-    return spec["block"] * (spec["head_dim"] * byte_size(scalar(spec["dtype"])) + 4)
+    """k's tile (block rows in the input dtype), the tile's ds (block f32) and the query's q and do
+    rows (in the input dtype)."""
+    row = spec["head_dim"] * byte_size(scalar(spec["dtype"]))
+    return spec["block"] * (row + 4) + 2 * row
+
+
+def registers(spec):
+    """dk's and dv's f32 rows (2 * head_dim), k's and v's rows (head_dim: two 16-bit values a
+    register) and q's and do's rows widened to f32 (2 * head_dim)."""
+    return 5 * spec["head_dim"]
 
 
 def validate(spec, arch):
@@ -69,6 +81,11 @@ def validate(spec, arch):
         "block {block} and head_dim {head_dim} need {bytes} bytes of LDS, more than {arch}'s {most}".format(
             block=spec["block"], head_dim=spec["head_dim"], bytes=lds_bytes(spec), arch=arch.name,
             most=arch.lds_bytes),
+        lambda: "" if registers(spec) <= MAX_REGISTERS[arch.wave_size] else
+        ("head_dim {head_dim} keeps {registers} registers per lane live (dk's, dv's, q's and do's f32 rows, "
+         "k's and v's rows), more than {most} on a wave{wave_size} lane of {arch}").format(
+            head_dim=spec["head_dim"], registers=registers(spec), most=MAX_REGISTERS[arch.wave_size],
+            wave_size=arch.wave_size, arch=arch.name),
     )
     return first_reason(checks)
 
@@ -202,6 +219,8 @@ def build(spec, arch):
     seq_q, seq_k, part_rows = b.param("seq_q", I32), b.param("seq_k", I32), b.param("part_rows", I32)
     k_tile = b.lds("k_tile", dtype, block * head_dim, 16)
     ds_tile = b.lds("ds_tile", F32, block, 4)
+    q_stage = b.lds("q_stage", dtype, head_dim, 16)
+    do_stage = b.lds("do_stage", dtype, head_dim, 16)
     tid, tile, head = b.workitem_id("x"), b.workgroup_id("x"), b.workgroup_id("y")
     key = lane_index(b, spec)
     valid = b.icmp("slt", key, seq_k)
@@ -216,7 +235,7 @@ def build(spec, arch):
     b.barrier()
     ctx = {"b": b, "spec": spec, "q": q, "do": do, "lse": lse, "delta": delta, "dq_part": dq_part, "seq_q": seq_q,
            "head": head, "tid": tid, "key": key, "valid": valid, "k_row": k_row, "v_row": v_row, "k_tile": k_tile,
-           "ds_tile": ds_tile,
+           "ds_tile": ds_tile, "q_stage": q_stage, "do_stage": do_stage,
            "part_base": part_line(b, head, part_rows, tile, seq_q, head_dim)}
     zero = b.const_float(vector(F32, STAGE_VEC), 0.0)
     pieces = head_dim // STAGE_VEC
@@ -243,14 +262,33 @@ def part_line(b, head, part_rows, tile, seq_q, head_dim):
     return b.mul(first, b.const_int(I32, head_dim), ("nuw", "nsw"))
 
 
+def stage_rows(ctx, i):
+    """q_i's and do_i's rows into LDS, a piece of STAGE_VEC a lane, then a barrier: every lane reads
+    them from there (a row every lane loaded from global memory would be held in scalar registers,
+    which spill on wave64 at head_dim 32 in bf16)."""
+    b, spec = ctx["b"], ctx["spec"]
+    dtype = scalar(spec["dtype"])
+    line = head_line(b, ctx["head"], ctx["seq_q"], i, spec["head_dim"])
+
+    def stage():
+        first = b.mul(ctx["tid"], b.const_int(I32, STAGE_VEC), ("nuw", "nsw"))
+        at = b.add(line, first, ("nuw", "nsw"))
+        for source, target in ((ctx["q"], ctx["q_stage"]), (ctx["do"], ctx["do_stage"])):
+            piece = b.load(vector(dtype, STAGE_VEC), b.ptr_add(source, at, dtype), 16)
+            b.store(piece, b.ptr_add(target, first, dtype), 16)
+
+    b.if_then(b.icmp("slt", ctx["tid"], b.const_int(I32, spec["head_dim"] // STAGE_VEC)), stage)
+    b.barrier()
+
+
 def query_step(ctx, i, accs):
     """One query against the lane's key: dk and dv rows grow by ds q_i and p do_i, and the tile's
     part of dq[i] is written."""
     b, spec = ctx["b"], ctx["spec"]
     head_dim, pieces = spec["head_dim"], spec["head_dim"] // STAGE_VEC
-    line = head_line(b, ctx["head"], ctx["seq_q"], i, head_dim)
-    q_row = row_vectors(b, spec, ctx["q"], line, True)
-    do_row = row_vectors(b, spec, ctx["do"], line, True)
+    stage_rows(ctx, i)
+    q_row = row_vectors(b, spec, ctx["q_stage"], b.const_int(I32, 0), True)
+    do_row = row_vectors(b, spec, ctx["do_stage"], b.const_int(I32, 0), True)
     at = b.add(b.mul(ctx["head"], ctx["seq_q"], ("nuw", "nsw")), i, ("nuw", "nsw"))
     lse = b.load(F32, b.ptr_add(ctx["lse"], at, F32), 4)
     delta = b.load(F32, b.ptr_add(ctx["delta"], at, F32), 4)

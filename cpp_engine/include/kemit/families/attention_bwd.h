@@ -25,6 +25,7 @@
 // grids (ceil(seq_q / block), heads), (ceil(seq_k / block), heads) and (ceil(seq_q * head_dim / block),
 // heads).
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ extern const std::vector<std::string> DTYPES;
 // dk's and dv's f32 rows (2 * head_dim registers) and k's and v's rows in the input dtype stay live
 // per lane through the query loop: 192 registers at head_dim 64; 128 would need 384
 extern const std::vector<int> HEAD_DIMS;
+// registers per lane live through the query loop (`registers`), by wave size: 320 at head_dim 64
+// spill on gfx1100, gfx1151 and gfx1201 (256 VGPRs a wave32 lane), not on the wave64 processors
+// (512 with the AGPRs)
+extern const std::map<int64_t, int64_t> MAX_REGISTERS;
 
 // FIELDS, typed (spec.h).
 struct Spec {
@@ -58,15 +63,19 @@ struct Context {
   const Spec& spec;
   ir::Value q, do_, lse, delta, dq_part, seq_q, head, tid, key, valid;
   std::vector<ir::Value> k_row, v_row;
-  ir::Value k_tile, ds_tile, part_base;
+  ir::Value k_tile, ds_tile, q_stage, do_stage, part_base;
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
 // A parsed spec (parse_spec) as the typed Spec the other functions take; no Python counterpart.
 Spec read_spec(const nlohmann::json& spec);
 std::string kernel_name(const Spec& spec);
-// k's tile (block rows in the input dtype) and the tile's ds (block f32).
+// k's tile (block rows in the input dtype), the tile's ds (block f32) and the query's q and do rows
+// (in the input dtype).
 int64_t lds_bytes(const Spec& spec);
+// dk's and dv's f32 rows (2 * head_dim), k's and v's rows (head_dim: two 16-bit values a register)
+// and q's and do's rows widened to f32 (2 * head_dim).
+int64_t registers(const Spec& spec);
 // "" when the spec can be built for the arch, else the first failing rule's reason.
 std::string validate(const Spec& spec, const target::Arch& arch);
 // The largest sequence length s with s * ceil(s / block) f32 rows of head_dim (one head's dq_part
@@ -98,6 +107,10 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch);
 // part_rows = ceil(seq_k / block) * seq_q the rows of a head.
 ir::Value part_line(ir::Builder& b, const ir::Value& head, const ir::Value& part_rows, const ir::Value& tile,
                     const ir::Value& seq_q, int64_t head_dim);
+// q_i's and do_i's rows into LDS, a piece of STAGE_VEC a lane, then a barrier: every lane reads them
+// from there (a row every lane loaded from global memory would be held in scalar registers, which
+// spill on wave64 at head_dim 32 in bf16).
+void stage_rows(const Context& ctx, const ir::Value& i);
 // One query against the lane's key: dk and dv rows grow by ds q_i and p do_i, and the tile's part of
 // dq[i] is written.
 std::vector<ir::Value> query_step(const Context& ctx, const ir::Value& i, const std::vector<ir::Value>& accs);
