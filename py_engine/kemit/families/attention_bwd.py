@@ -37,8 +37,8 @@ from .spec import first_reason, one_of, parse_fields
 FAMILY = "attention_bwd"
 FIELDS = (("dtype", "str", "f16"), ("head_dim", "int", 64), ("causal", "bool", False), ("block", "int", 64))
 DTYPES = ("f16", "bf16")
-# dk's and dv's f32 rows (2 * head_dim registers) and k's and v's rows in the input dtype stay live
-# per lane through the query loop: 192 registers at head_dim 64; 128 would need 384
+# head_dim 128 would keep 640 registers per lane live through the query loop (`registers`), past
+# every processor's
 HEAD_DIMS = (16, 32, 64)
 # registers per lane live through the query loop (`registers`), by wave size: 320 at head_dim 64
 # spill on gfx1100, gfx1151 and gfx1201 (256 VGPRs a wave32 lane), not on the wave64 processors

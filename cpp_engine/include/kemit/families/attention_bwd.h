@@ -41,8 +41,8 @@ namespace kemit::families::attention_bwd {
 extern const char* const FAMILY;
 extern const std::vector<Field> FIELDS;
 extern const std::vector<std::string> DTYPES;
-// dk's and dv's f32 rows (2 * head_dim registers) and k's and v's rows in the input dtype stay live
-// per lane through the query loop: 192 registers at head_dim 64; 128 would need 384
+// head_dim 128 would keep 640 registers per lane live through the query loop (`registers`), past
+// every processor's
 extern const std::vector<int> HEAD_DIMS;
 // registers per lane live through the query loop (`registers`), by wave size: 320 at head_dim 64
 // spill on gfx1100, gfx1151 and gfx1201 (256 VGPRs a wave32 lane), not on the wave64 processors
