@@ -25,7 +25,7 @@ const std::vector<Field> FIELDS = {{"dtype", "str", "f16"}, {"mma", "str", "mfma
                                    {"causal", "bool", false}, {"tile_kv", "int", 64},       {"waves", "int", 1}};
 const std::vector<int> HEAD_DIMS = {64, 128};
 const std::vector<int> WAVES = {1, 2, 4, 8};
-const std::map<int, double> SCALES = {{64, 0.125}, {128, 0.0883883461356163}};
+const std::map<int, double> SCALES = {{16, 0.25}, {32, 0.1767766922712326}, {64, 0.125}, {128, 0.0883883461356163}};
 
 namespace {
 

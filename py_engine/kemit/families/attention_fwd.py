@@ -42,7 +42,7 @@ MAX_SCORES = 32
 # key loop: 160 spill on gfx1100 (one or two waves, llvm16 and llvm22), 144 do not
 MAX_REGISTERS = 144
 # 1 / sqrt(head_dim) as the nearest f32, written exactly
-SCALES = {64: 0.125, 128: 0.0883883461356163}
+SCALES = {16: 0.25, 32: 0.1767766922712326, 64: 0.125, 128: 0.0883883461356163}
 STAGE_VEC = 8  # elements of a v row per vector load while staging
 
 
