@@ -325,9 +325,9 @@ def build_reduce(spec, arch):
     def combine(part, iters):
         slot = slot_of(part)
         weight = b.exp(b.fsub(b.load(F32, b.ptr_add(max_logits, slot, F32), 4), top))
-        total = b.fma(weight, b.load(F32, b.ptr_add(exp_sums, slot, F32), 4), iters[0])
+        total = b.load(F32, b.ptr_add(exp_sums, slot, F32), 4)
         partial = load_dims(b, "f32", partial_out, wide_offset_i64(b, slot, spec["head_dim"], dim), e)
-        return [total] + [b.fma(weight, p, acc) for p, acc in zip(partial, iters[1:])]
+        return merge_partition(b, weight, [total] + partial, iters)
 
     results = b.for_loop(zero_i, count, one, [zero] * (1 + e), combine)
     total = results[0]
@@ -339,3 +339,9 @@ def build_reduce(spec, arch):
     b.store(narrowed, b.ptr_add(o, offset, dtype), byte_size(with_lanes(dtype, e)))
     return b.finish()
 
+
+
+def merge_partition(b, weight, values, sums):
+    """The running sums plus a partition's sum and output dims (`values`), each rescaled by the
+    partition's weight exp(m_p - M)."""
+    return [b.fma(weight, value, total) for value, total in zip(values, sums)]
