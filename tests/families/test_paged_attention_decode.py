@@ -87,7 +87,7 @@ def run(kemit_cpp, spec, arch, lengths, tables, num_blocks, kv_heads=2, seed=3):
                   parsed["waves"] * arch.wave_size, bound(first, buffers),
                   dict(sizes, num_blocks=num_blocks, partitions=partitions))
     kemit_cpp.run(print_kernel(reduce), (heads, seqs), arch.wave_size, bound(reduce, buffers),
-                  dict(sizes, partitions=partitions))
+                  {"kv_heads": kv_heads, "partitions": partitions})
     scale = family.softmax_scale(parsed)
     # the kernels' reading of contents outside the contract: a length as unsigned, clamped to the
     # table's keys; a block number outside [0, num_blocks) as block 0

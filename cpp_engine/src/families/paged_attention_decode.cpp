@@ -114,10 +114,12 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
   first.insert(first.end(), sizes_bound.begin(), sizes_bound.end());
   first.push_back(plan::scalar("num_blocks", num_blocks));
   first.push_back(plan::scalar("partitions", partitions));
-  std::vector<plan::Binding> second = {whole("max_logits"), whole("exp_sums"), whole("partial_out"),
-                                       whole("context_lens"), whole("o")};
-  second.insert(second.end(), sizes_bound.begin(), sizes_bound.end());
-  second.push_back(plan::scalar("partitions", partitions));
+  std::vector<plan::Binding> second = {whole("max_logits"),
+                                       whole("exp_sums"),
+                                       whole("partial_out"),
+                                       whole("o"),
+                                       plan::scalar("kv_heads", kv_heads),
+                                       plan::scalar("partitions", partitions)};
   std::vector<plan::Launch> launches = {
       plan::kernel_launch(kernels[0], plan::fixed_grid(plan::ceil_div(partitions, spec.waves), kv_heads, seqs), first),
       plan::kernel_launch(kernels[1], plan::fixed_grid(kv_heads * group, seqs), second),
@@ -271,8 +273,14 @@ Value cache_offset(Context& ctx, const Value& key) {
   ir::Builder& b = ctx.b;
   const Spec& spec = ctx.spec;
   Value shift = b.const_int(I32, bit_length(static_cast<int>(spec.block_size)) - 1);
+  Value quotient = b.lshr(key, shift);
+  // key < length <= max_blocks * block_size keeps logical below max_blocks; the select states it
+  // where the prover sees it (a quotient's bound is integer reasoning its relations do not do)
+  Value one = b.const_int(I32, 1);
+  Value last = b.sub(ctx.max_blocks, one, {"nuw", "nsw"});
+  Value inside = b.icmp("ult", quotient, ctx.max_blocks);
+  Value logical = b.select(inside, quotient, last);
   Value table_row = b.mul(ctx.seq, ctx.max_blocks, {"nuw", "nsw"});
-  Value logical = b.lshr(key, shift);
   Value entry_index = b.add(table_row, logical, {"nuw", "nsw"});
   Value at = b.ptr_add(ctx.inputs.at("block_table"), entry_index, I32);
   Value entry = b.load(I32, at, 4);
@@ -359,10 +367,8 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value max_logits = global_param(b, "max_logits", false);
   Value exp_sums = global_param(b, "exp_sums", false);
   Value partial_out = global_param(b, "partial_out", false);
-  Value context_lens = global_param(b, "context_lens", false);
   Value o = global_param(b, "o", true);
   Value kv_heads = b.param("kv_heads", I32);
-  Value max_blocks = b.param("max_blocks", I32);
   Value partitions = b.param("partitions", I32);
   Value lane = lane_and_wave(b, arch).first;
   int e = dims_per_lane(spec, arch);
@@ -374,13 +380,6 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value heads = b.mul(kv_heads, group, {"nuw", "nsw"});
   Value seq_row = b.mul(seq, heads, {"nuw", "nsw"});
   Value row = b.add(seq_row, head, {"nuw", "nsw"});
-  Value length = sequence_keys(b, spec, context_lens, seq, max_blocks);
-  Value shift = b.const_int(I32, bit_length(static_cast<int>(spec.partition)) - 1);
-  Value round_up = b.const_int(I32, spec.partition - 1);
-  Value padded = b.add(length, round_up, {"nuw", "nsw"});
-  Value used = b.lshr(padded, shift);
-  Value fewer = b.icmp("ult", used, partitions);
-  Value count = b.select(fewer, used, partitions);
   Value wide_partitions = b.zext(partitions, I64, /*nneg=*/true);
   Value one = b.const_int(I32, 1);
 
@@ -389,7 +388,7 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value zero_i = b.const_int(I32, 0);
   Value zero = b.const_float(F32, 0.0);
   Value lowest = b.const_float(F32, LOWEST);
-  Values tops = b.for_loop(zero_i, count, one, {lowest}, [&](const Value& part, const Values& iters) -> Values {
+  Values tops = b.for_loop(zero_i, partitions, one, {lowest}, [&](const Value& part, const Values& iters) -> Values {
     Value slot = slot_of(part);
     Value at = b.ptr_add(max_logits, slot, F32);
     Value m = b.load(F32, at, 4);
@@ -397,7 +396,7 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   });
   Value top = tops[0];
   Values inits(1 + static_cast<size_t>(e), zero);
-  Values results = b.for_loop(zero_i, count, one, inits, [&](const Value& part, const Values& iters) -> Values {
+  Values results = b.for_loop(zero_i, partitions, one, inits, [&](const Value& part, const Values& iters) -> Values {
     Value slot = slot_of(part);
     Value max_at = b.ptr_add(max_logits, slot, F32);
     Value m = b.load(F32, max_at, 4);

@@ -15,9 +15,9 @@ once, so each key and value is loaded once for the group. Lane l holds head dims
 sum and unnormalised output per head. It writes the partition's max (max_logits), sum (exp_sums)
 and unnormalised output (partial_out, f32). A partition past the sequence's length runs no key and
 writes max LOWEST (the most negative finite f32), sum 0 and output 0. The reduce kernel
-(`build_reduce`, one wave a (sequence, head)) reads the sequence's own partitions only, takes the
-largest max M and writes o = sum_p exp(m_p - M) out_p / sum_p exp(m_p - M) sum_p (0 for a
-sequence of no keys).
+(`build_reduce`, one wave a (sequence, head)) takes the largest max M and writes
+o = sum_p exp(m_p - M) out_p / sum_p exp(m_p - M) sum_p (0 for a sequence of no keys); it reads
+every partition the partition kernel wrote, an empty one weighing exp(LOWEST - M) = 0.
 
 block_table and context_lens are read at run time; their input contract (docs/contracts.md):
 0 <= context_lens[s] <= max_blocks * block_size, and block_table[s, i] in [0, num_blocks) for
@@ -111,8 +111,8 @@ def plan_module(spec, arch, buffer_range):
                       + sizes_bound + [scalar_binding("num_blocks", num_blocks),
                                        scalar_binding("partitions", partitions)]),
         kernel_launch(reduce_kernel, fixed_grid(kv_heads * group, seqs),
-                      [whole(n) for n in ("max_logits", "exp_sums", "partial_out", "context_lens", "o")]
-                      + sizes_bound + [scalar_binding("partitions", partitions)]),
+                      [whole(n) for n in ("max_logits", "exp_sums", "partial_out", "o")]
+                      + [scalar_binding("kv_heads", kv_heads), scalar_binding("partitions", partitions)]),
     ]
     cache_top = MAX_TENSOR_BYTES // (MAX_HEADS // group * block_size * head_dim * element)
     sizes = [Size("seqs", 1, MAX_SEQS), Size("kv_heads", 1, MAX_HEADS // group),
@@ -231,7 +231,12 @@ def cache_offset(ctx, key):
     block table's entry (block 0 for one outside [0, num_blocks)), the key's row in the block."""
     b, spec = ctx["b"], ctx["spec"]
     shift = b.const_int(I32, spec["block_size"].bit_length() - 1)
-    entry_index = b.add(b.mul(ctx["seq"], ctx["max_blocks"], ("nuw", "nsw")), b.lshr(key, shift), ("nuw", "nsw"))
+    quotient = b.lshr(key, shift)
+    # key < length <= max_blocks * block_size keeps logical below max_blocks; the select states it
+    # where the prover sees it (a quotient's bound is integer reasoning its relations do not do)
+    last = b.sub(ctx["max_blocks"], b.const_int(I32, 1), ("nuw", "nsw"))
+    logical = b.select(b.icmp("ult", quotient, ctx["max_blocks"]), quotient, last)
+    entry_index = b.add(b.mul(ctx["seq"], ctx["max_blocks"], ("nuw", "nsw")), logical, ("nuw", "nsw"))
     entry = b.load(I32, b.ptr_add(ctx["inputs"]["block_table"], entry_index, I32), 4)
     block = b.select(b.icmp("ult", entry, ctx["num_blocks"]), entry, b.const_int(I32, 0))
     within = b.bit_and(key, b.const_int(I32, spec["block_size"] - 1))
@@ -293,23 +298,22 @@ def write_partition(ctx, row, state):
 
 
 def build_reduce(spec, arch):
-    """The reduce kernel: a wave per (head, sequence) combines the sequence's partitions."""
+    """The reduce kernel: a wave per (head, sequence) combines every partition of the sequence's
+    row (the partition kernel wrote them all: one past the sequence's length as max LOWEST, sum 0
+    and output 0, whose weight exp(LOWEST - M) is 0), so it reads nothing unwritten and needs no
+    length."""
     b = Builder(kernel_name(spec) + "_reduce", arch.name)
     b.attr("flat_work_group_size", f"1,{arch.wave_size}")
-    max_logits, exp_sums, partial_out, context_lens = (global_param(b, n, False) for n in (
-        "max_logits", "exp_sums", "partial_out", "context_lens"))
+    max_logits, exp_sums, partial_out = (global_param(b, n, False) for n in ("max_logits", "exp_sums",
+                                                                              "partial_out"))
     o = global_param(b, "o", True)
-    kv_heads, max_blocks, partitions = (b.param(n, I32) for n in ("kv_heads", "max_blocks", "partitions"))
+    kv_heads, partitions = (b.param(n, I32) for n in ("kv_heads", "partitions"))
     lane, _ = lane_and_wave(b, arch)
     e = dims_per_lane(spec, arch)
     head, seq = b.workgroup_id("x"), b.workgroup_id("y")
     dim = b.mul(lane, b.const_int(I32, e), ("nuw", "nsw"))
     heads = b.mul(kv_heads, b.const_int(I32, spec["group"]), ("nuw", "nsw"))
     row = b.add(b.mul(seq, heads, ("nuw", "nsw")), head, ("nuw", "nsw"))
-    length = sequence_keys(b, spec, context_lens, seq, max_blocks)
-    shift = b.const_int(I32, spec["partition"].bit_length() - 1)
-    used = b.lshr(b.add(length, b.const_int(I32, spec["partition"] - 1), ("nuw", "nsw")), shift)
-    count = b.select(b.icmp("ult", used, partitions), used, partitions)
     wide_partitions = b.zext(partitions, I64, nneg=True)
     one = b.const_int(I32, 1)
 
@@ -320,7 +324,7 @@ def build_reduce(spec, arch):
         return [b.fmax(iters[0], b.load(F32, b.ptr_add(max_logits, slot_of(part), F32), 4))]
 
     zero_i, zero = b.const_int(I32, 0), b.const_float(F32, 0.0)
-    (top,) = b.for_loop(zero_i, count, one, [b.const_float(F32, LOWEST)], larger)
+    (top,) = b.for_loop(zero_i, partitions, one, [b.const_float(F32, LOWEST)], larger)
 
     def combine(part, iters):
         slot = slot_of(part)
@@ -329,7 +333,7 @@ def build_reduce(spec, arch):
         partial = load_dims(b, "f32", partial_out, wide_offset_i64(b, slot, spec["head_dim"], dim), e)
         return merge_partition(b, weight, [total] + partial, iters)
 
-    results = b.for_loop(zero_i, count, one, [zero] * (1 + e), combine)
+    results = b.for_loop(zero_i, partitions, one, [zero] * (1 + e), combine)
     total = results[0]
     some = b.fcmp("ogt", total, zero)
     out = [b.select(some, b.fdiv(acc, total), zero) for acc in results[1:]]

@@ -90,7 +90,8 @@ rows_common::Values attend_key(Context& ctx, const std::vector<rows_common::Valu
                                const rows_common::Values& iters);
 // The partition's max and sum (lane 0) and this lane's dims of its unnormalised output.
 void write_partition(Context& ctx, const ir::Value& row, const rows_common::Values& state);
-// The reduce kernel: a wave per (head, sequence) combines the sequence's partitions.
+// The reduce kernel: a wave per (head, sequence) combines every partition of the sequence's row
+// (the partition kernel wrote them all; an empty one weighs exp(LOWEST - M) = 0).
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
 // The running sums plus a partition's sum and output dims (`values`), each rescaled by the
 // partition's weight exp(m_p - M).
