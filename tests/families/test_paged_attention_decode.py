@@ -86,7 +86,7 @@ def run(kemit_cpp, spec, arch, lengths, tables, num_blocks, kv_heads=2, seed=3):
     kemit_cpp.run(print_kernel(first), (-(-partitions // parsed["waves"]), kv_heads, seqs),
                   parsed["waves"] * arch.wave_size, bound(first, buffers),
                   dict(sizes, num_blocks=num_blocks, partitions=partitions))
-    kemit_cpp.run(print_kernel(reduce), (heads, seqs), arch.wave_size, bound(reduce, buffers),
+    kemit_cpp.run(print_kernel(reduce), (group, kv_heads, seqs), arch.wave_size, bound(reduce, buffers),
                   {"kv_heads": kv_heads, "partitions": partitions})
     scale = family.softmax_scale(parsed)
     # the kernels' reading of contents outside the contract: a length as unsigned, clamped to the

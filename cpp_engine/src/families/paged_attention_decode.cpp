@@ -122,7 +122,7 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
                                        plan::scalar("partitions", partitions)};
   std::vector<plan::Launch> launches = {
       plan::kernel_launch(kernels[0], plan::fixed_grid(plan::ceil_div(partitions, spec.waves), kv_heads, seqs), first),
-      plan::kernel_launch(kernels[1], plan::fixed_grid(kv_heads * group, seqs), second),
+      plan::kernel_launch(kernels[1], plan::fixed_grid(group, kv_heads, seqs), second),
   };
   int64_t cache_top = plan::MAX_TENSOR_BYTES / (MAX_HEADS / group * block_size * head_dim * element);
   std::vector<plan::Size> sizes = {plan::Size{"seqs", 1, MAX_SEQS}, plan::Size{"kv_heads", 1, MAX_HEADS / group},
@@ -372,12 +372,16 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value partitions = b.param("partitions", I32);
   Value lane = lane_and_wave(b, arch).first;
   int e = dims_per_lane(spec, arch);
-  Value head = b.workgroup_id("x");
-  Value seq = b.workgroup_id("y");
+  Value member = b.workgroup_id("x");
+  Value kv_head = b.workgroup_id("y");
+  Value seq = b.workgroup_id("z");
   Value dims = b.const_int(I32, e);
   Value dim = b.mul(lane, dims, {"nuw", "nsw"});
   Value group = b.const_int(I32, spec.group);
   Value heads = b.mul(kv_heads, group, {"nuw", "nsw"});
+  Value group_again = b.const_int(I32, spec.group);
+  Value first_head = b.mul(kv_head, group_again, {"nuw", "nsw"});
+  Value head = b.add(first_head, member, {"nuw", "nsw"});
   Value seq_row = b.mul(seq, heads, {"nuw", "nsw"});
   Value row = b.add(seq_row, head, {"nuw", "nsw"});
   Value wide_partitions = b.zext(partitions, I64, /*nneg=*/true);

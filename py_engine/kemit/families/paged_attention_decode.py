@@ -90,7 +90,8 @@ def dims_per_lane(spec, arch):
 
 def plan_module(spec, arch, buffer_range):
     """The two kernels, each launched once over whole buffers: the partition kernel a workgroup per
-    `waves` partitions of each (kv head, sequence), then the reduce a wave per (head, sequence)."""
+    `waves` partitions of each (kv head, sequence), then the reduce a wave per (member of the
+    group, kv head, sequence), query head kv_head * group + member."""
     kernels = build_module(spec, arch)
     group, head_dim, block_size = spec["group"], spec["head_dim"], spec["block_size"]
     element = byte_size(scalar(spec["dtype"]))
@@ -110,7 +111,7 @@ def plan_module(spec, arch, buffer_range):
                                           "exp_sums", "partial_out")]
                       + sizes_bound + [scalar_binding("num_blocks", num_blocks),
                                        scalar_binding("partitions", partitions)]),
-        kernel_launch(reduce_kernel, fixed_grid(kv_heads * group, seqs),
+        kernel_launch(reduce_kernel, fixed_grid(group, kv_heads, seqs),
                       [whole(n) for n in ("max_logits", "exp_sums", "partial_out", "o")]
                       + [scalar_binding("kv_heads", kv_heads), scalar_binding("partitions", partitions)]),
     ]
@@ -298,7 +299,7 @@ def write_partition(ctx, row, state):
 
 
 def build_reduce(spec, arch):
-    """The reduce kernel: a wave per (head, sequence) combines every partition of the sequence's
+    """The reduce kernel: a wave per (member of the group, kv head, sequence) combines every partition of the sequence's
     row (the partition kernel wrote them all: one past the sequence's length as max LOWEST, sum 0
     and output 0, whose weight exp(LOWEST - M) is 0), so it reads nothing unwritten and needs no
     length."""
@@ -310,9 +311,10 @@ def build_reduce(spec, arch):
     kv_heads, partitions = (b.param(n, I32) for n in ("kv_heads", "partitions"))
     lane, _ = lane_and_wave(b, arch)
     e = dims_per_lane(spec, arch)
-    head, seq = b.workgroup_id("x"), b.workgroup_id("y")
+    member, kv_head, seq = b.workgroup_id("x"), b.workgroup_id("y"), b.workgroup_id("z")
     dim = b.mul(lane, b.const_int(I32, e), ("nuw", "nsw"))
     heads = b.mul(kv_heads, b.const_int(I32, spec["group"]), ("nuw", "nsw"))
+    head = b.add(b.mul(kv_head, b.const_int(I32, spec["group"]), ("nuw", "nsw")), member, ("nuw", "nsw"))
     row = b.add(b.mul(seq, heads, ("nuw", "nsw")), head, ("nuw", "nsw"))
     wide_partitions = b.zext(partitions, I64, nneg=True)
     one = b.const_int(I32, 1)

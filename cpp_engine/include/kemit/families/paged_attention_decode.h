@@ -56,7 +56,8 @@ std::string validate(const Spec& spec, const target::Arch& arch);
 // e: the head dims each lane holds (head_dim is a multiple of every wave size).
 int dims_per_lane(const Spec& spec, const target::Arch& arch);
 // The two kernels, each launched once over whole buffers: the partition kernel a workgroup per
-// `waves` partitions of each (kv head, sequence), then the reduce a wave per (head, sequence).
+// `waves` partitions of each (kv head, sequence), then the reduce a wave per (member of the group,
+// kv head, sequence), query head kv_head * group + member.
 plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t buffer_range);
 std::vector<ir::Kernel> build_module(const Spec& spec, const target::Arch& arch);
 // A buffer param of the module: 16-byte aligned, not aliased, read-only unless written.
@@ -90,7 +91,7 @@ rows_common::Values attend_key(Context& ctx, const std::vector<rows_common::Valu
                                const rows_common::Values& iters);
 // The partition's max and sum (lane 0) and this lane's dims of its unnormalised output.
 void write_partition(Context& ctx, const ir::Value& row, const rows_common::Values& state);
-// The reduce kernel: a wave per (head, sequence) combines every partition of the sequence's row
+// The reduce kernel: a wave per (member of the group, kv head, sequence) combines every partition of the sequence's row
 // (the partition kernel wrote them all; an empty one weighs exp(LOWEST - M) = 0).
 ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch);
 // The running sums plus a partition's sum and output dims (`values`), each rescaled by the
