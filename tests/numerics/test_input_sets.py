@@ -121,6 +121,8 @@ def test_each_set_draws_what_it_names(name):
         # f16, rows of 8: L = 65504 / 4 = 16376 (the f32 bound is far above); f16's step there is 8
         "large": lambda: (np.abs(values) >= 16376 / 2 - 8).all() and (np.abs(values) <= 16376).all()
         and (values > 0).any() and (values < 0).any(),
+        "large_logits": lambda: (values * 4 == np.round(values * 4)).all() and (values >= 4).all()
+        and (values <= 8).all() and len(set(values.ravel())) > 1,
     }
     assert checks[name]()
 
