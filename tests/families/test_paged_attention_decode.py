@@ -81,13 +81,13 @@ def run(kemit_cpp, spec, arch, lengths, tables, num_blocks, kv_heads=2, seed=3):
                "block_table": np.asarray(tables, dtype=np.int32), "context_lens": np.asarray(lengths, dtype=np.int32),
                "max_logits": nan_memory(slots, "f32"), "exp_sums": nan_memory(slots, "f32"),
                "partial_out": nan_memory(slots * head_dim, "f32"), "o": nan_memory(seqs * heads * head_dim, dtype)}
-    sizes = {"kv_heads": kv_heads, "max_blocks": max_blocks}
+    sizes = {"seqs": seqs, "kv_heads": kv_heads, "max_blocks": max_blocks}
     first, reduce = family.build_module(parsed, arch)
     kemit_cpp.run(print_kernel(first), (-(-partitions // parsed["waves"]), kv_heads, seqs),
                   parsed["waves"] * arch.wave_size, bound(first, buffers),
                   dict(sizes, num_blocks=num_blocks, partitions=partitions))
     kemit_cpp.run(print_kernel(reduce), (group, kv_heads, seqs), arch.wave_size, bound(reduce, buffers),
-                  {"kv_heads": kv_heads, "partitions": partitions})
+                  {"seqs": seqs, "kv_heads": kv_heads, "partitions": partitions})
     scale = family.softmax_scale(parsed)
     # the kernels' reading of contents outside the contract: a length as unsigned, clamped to the
     # table's keys; a block number outside [0, num_blocks) as block 0

@@ -107,19 +107,20 @@ plan::Planned plan_module(const Spec& spec, const target::Arch& arch, uint64_t b
       {"partial_out", slots * (head_dim * 4)},
       {"o", heads_of_seqs * (head_dim * element)}};
   using plan::whole;
-  std::vector<plan::Binding> sizes_bound = {plan::scalar("kv_heads", kv_heads), plan::scalar("max_blocks", max_blocks)};
+  std::vector<plan::Binding> sizes_bound = {plan::scalar("seqs", seqs), plan::scalar("kv_heads", kv_heads)};
   std::vector<plan::Binding> first = {whole("q"),        whole("k_cache"),  whole("v_cache"),
                                       whole("block_table"), whole("context_lens"), whole("max_logits"),
                                       whole("exp_sums"), whole("partial_out")};
   first.insert(first.end(), sizes_bound.begin(), sizes_bound.end());
+  first.push_back(plan::scalar("max_blocks", max_blocks));
   first.push_back(plan::scalar("num_blocks", num_blocks));
   first.push_back(plan::scalar("partitions", partitions));
   std::vector<plan::Binding> second = {whole("max_logits"),
                                        whole("exp_sums"),
                                        whole("partial_out"),
-                                       whole("o"),
-                                       plan::scalar("kv_heads", kv_heads),
-                                       plan::scalar("partitions", partitions)};
+                                       whole("o")};
+  second.insert(second.end(), sizes_bound.begin(), sizes_bound.end());
+  second.push_back(plan::scalar("partitions", partitions));
   std::vector<plan::Launch> launches = {
       plan::kernel_launch(kernels[0], plan::fixed_grid(plan::ceil_div(partitions, spec.waves), kv_heads, seqs), first),
       plan::kernel_launch(kernels[1], plan::fixed_grid(group, kv_heads, seqs), second),
@@ -184,6 +185,7 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   std::map<std::string, Value> inputs, outputs;
   for (const std::string& n : INPUTS) inputs[n] = global_param(b, n, false);
   for (const std::string& n : OUTPUTS) outputs[n] = global_param(b, n, true);
+  Value seqs = b.param("seqs", I32);
   Value kv_heads = b.param("kv_heads", I32);
   Value max_blocks = b.param("max_blocks", I32);
   Value num_blocks = b.param("num_blocks", I32);
@@ -195,8 +197,8 @@ ir::Kernel build(const Spec& spec, const target::Arch& arch) {
   Value part = b.add(first_part, wave, {"nuw", "nsw"});
   Value kv_head = b.workgroup_id("y");
   Value seq = b.workgroup_id("z");
-  Context ctx{b, spec, arch, lane, part, kv_head, seq, kv_heads, max_blocks, num_blocks, partitions, inputs, outputs,
-              Value()};
+  Context ctx{b, spec, arch, lane, part, kv_head, seq, seqs, kv_heads, max_blocks, num_blocks, partitions, inputs, outputs,
+              Value(), Value()};
   Value inside = b.icmp("ult", part, partitions);
   b.if_then(inside, [&] { attend_partition(ctx); });
   return b.finish();
@@ -217,6 +219,8 @@ void attend_partition(Context& ctx) {
   ctx.dim = b.mul(ctx.lane, dims, {"nuw", "nsw"});
   Value group = b.const_int(I32, spec.group);
   Value heads = b.mul(ctx.kv_heads, group, {"nuw", "nsw"});
+  Value all_rows = b.mul(ctx.seqs, heads, {"nuw", "nsw"});
+  ctx.rows = b.zext(all_rows, I64, /*nneg=*/true);
   Value seq_row = b.mul(ctx.seq, heads, {"nuw", "nsw"});
   Value group_again = b.const_int(I32, spec.group);
   Value head_row = b.mul(ctx.kv_head, group_again, {"nuw", "nsw"});
@@ -344,8 +348,7 @@ Values attend_key(Context& ctx, const std::vector<Values>& queries, const Value&
 
 void write_partition(Context& ctx, const Value& row, const Values& state) {
   ir::Builder& b = ctx.b;
-  Value wide_partitions = b.zext(ctx.partitions, I64, /*nneg=*/true);
-  Value slot = gemm_core::wide_offset(b, row, wide_partitions, ctx.part);
+  Value slot = gemm_core::wide_offset(b, ctx.part, ctx.rows, row);
   Value zero = b.const_int(I32, 0);
   Value first_lane = b.icmp("eq", ctx.lane, zero);
   b.if_then(first_lane, [&] {
@@ -368,6 +371,7 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value exp_sums = global_param(b, "exp_sums", false);
   Value partial_out = global_param(b, "partial_out", false);
   Value o = global_param(b, "o", true);
+  Value seqs = b.param("seqs", I32);
   Value kv_heads = b.param("kv_heads", I32);
   Value partitions = b.param("partitions", I32);
   Value lane = lane_and_wave(b, arch).first;
@@ -384,10 +388,11 @@ ir::Kernel build_reduce(const Spec& spec, const target::Arch& arch) {
   Value head = b.add(first_head, member, {"nuw", "nsw"});
   Value seq_row = b.mul(seq, heads, {"nuw", "nsw"});
   Value row = b.add(seq_row, head, {"nuw", "nsw"});
-  Value wide_partitions = b.zext(partitions, I64, /*nneg=*/true);
+  Value all_rows = b.mul(seqs, heads, {"nuw", "nsw"});
+  Value rows = b.zext(all_rows, I64, /*nneg=*/true);
   Value one = b.const_int(I32, 1);
 
-  auto slot_of = [&](const Value& part) { return gemm_core::wide_offset(b, row, wide_partitions, part); };
+  auto slot_of = [&](const Value& part) { return gemm_core::wide_offset(b, part, rows, row); };
 
   Value zero_i = b.const_int(I32, 0);
   Value zero = b.const_float(F32, 0.0);

@@ -104,16 +104,16 @@ def plan_module(spec, arch, buffer_range):
                 "context_lens": seqs * 4, "max_logits": slots * 4, "exp_sums": slots * 4,
                 "partial_out": slots * (head_dim * 4), "o": heads_of_seqs * (head_dim * element)}
     partition_kernel, reduce_kernel = kernels
-    sizes_bound = [scalar_binding("kv_heads", kv_heads), scalar_binding("max_blocks", max_blocks)]
+    sizes_bound = [scalar_binding("seqs", seqs), scalar_binding("kv_heads", kv_heads)]
     launches = [
         kernel_launch(partition_kernel, fixed_grid(ceil_div(partitions, spec["waves"]), kv_heads, seqs),
                       [whole(n) for n in ("q", "k_cache", "v_cache", "block_table", "context_lens", "max_logits",
                                           "exp_sums", "partial_out")]
-                      + sizes_bound + [scalar_binding("num_blocks", num_blocks),
+                      + sizes_bound + [scalar_binding("max_blocks", max_blocks), scalar_binding("num_blocks", num_blocks),
                                        scalar_binding("partitions", partitions)]),
         kernel_launch(reduce_kernel, fixed_grid(group, kv_heads, seqs),
                       [whole(n) for n in ("max_logits", "exp_sums", "partial_out", "o")]
-                      + [scalar_binding("kv_heads", kv_heads), scalar_binding("partitions", partitions)]),
+                      + sizes_bound + [scalar_binding("partitions", partitions)]),
     ]
     cache_top = MAX_TENSOR_BYTES // (MAX_HEADS // group * block_size * head_dim * element)
     sizes = [Size("seqs", 1, MAX_SEQS), Size("kv_heads", 1, MAX_HEADS // group),
@@ -175,12 +175,12 @@ def build(spec, arch):
     b.attr("flat_work_group_size", f"1,{spec['waves'] * arch.wave_size}")
     inputs = [global_param(b, n, False) for n in ("q", "k_cache", "v_cache", "block_table", "context_lens")]
     outputs = [global_param(b, n, True) for n in ("max_logits", "exp_sums", "partial_out")]
-    kv_heads, max_blocks, num_blocks, partitions = (b.param(n, I32) for n in ("kv_heads", "max_blocks",
-                                                                               "num_blocks", "partitions"))
+    seqs, kv_heads, max_blocks, num_blocks, partitions = (b.param(n, I32) for n in (
+        "seqs", "kv_heads", "max_blocks", "num_blocks", "partitions"))
     lane, wave = lane_and_wave(b, arch)
     part = b.add(b.mul(b.workgroup_id("x"), b.const_int(I32, spec["waves"]), ("nuw", "nsw")), wave, ("nuw", "nsw"))
     ctx = {"b": b, "spec": spec, "arch": arch, "lane": lane, "part": part, "kv_head": b.workgroup_id("y"),
-           "seq": b.workgroup_id("z"), "kv_heads": kv_heads, "max_blocks": max_blocks, "num_blocks": num_blocks,
+           "seq": b.workgroup_id("z"), "seqs": seqs, "kv_heads": kv_heads, "max_blocks": max_blocks, "num_blocks": num_blocks,
            "partitions": partitions, "inputs": dict(zip(("q", "k_cache", "v_cache", "block_table", "context_lens"),
                                                         inputs)),
            "outputs": dict(zip(("max_logits", "exp_sums", "partial_out"), outputs))}
@@ -199,6 +199,7 @@ def attend_partition(ctx):
     end = b.select(b.icmp("ult", length, stop), length, stop)
     ctx["dim"] = b.mul(ctx["lane"], b.const_int(I32, e), ("nuw", "nsw"))
     heads = b.mul(ctx["kv_heads"], b.const_int(I32, spec["group"]), ("nuw", "nsw"))
+    ctx["rows"] = b.zext(b.mul(ctx["seqs"], heads, ("nuw", "nsw")), I64, nneg=True)
     first_row = b.add(b.mul(ctx["seq"], heads, ("nuw", "nsw")),
                       b.mul(ctx["kv_head"], b.const_int(I32, spec["group"]), ("nuw", "nsw")), ("nuw", "nsw"))
     head_rows = [first_row if g == 0 else b.add(first_row, b.const_int(I32, g), ("nuw", "nsw"))
@@ -283,9 +284,9 @@ def attend_key(ctx, queries, key, iters):
 
 def write_partition(ctx, row, state):
     """The partition's max and sum (lane 0) and this lane's dims of its unnormalised output, at
-    slot row * partitions + part."""
+    slot part * seqs * heads + row (the partials partition-major)."""
     b = ctx["b"]
-    slot = wide_offset(b, row, b.zext(ctx["partitions"], I64, nneg=True), ctx["part"])
+    slot = wide_offset(b, ctx["part"], ctx["rows"], row)
     outputs = ctx["outputs"]
 
     def scalars():
@@ -308,7 +309,7 @@ def build_reduce(spec, arch):
     max_logits, exp_sums, partial_out = (global_param(b, n, False) for n in ("max_logits", "exp_sums",
                                                                               "partial_out"))
     o = global_param(b, "o", True)
-    kv_heads, partitions = (b.param(n, I32) for n in ("kv_heads", "partitions"))
+    seqs, kv_heads, partitions = (b.param(n, I32) for n in ("seqs", "kv_heads", "partitions"))
     lane, _ = lane_and_wave(b, arch)
     e = dims_per_lane(spec, arch)
     member, kv_head, seq = b.workgroup_id("x"), b.workgroup_id("y"), b.workgroup_id("z")
@@ -316,11 +317,11 @@ def build_reduce(spec, arch):
     heads = b.mul(kv_heads, b.const_int(I32, spec["group"]), ("nuw", "nsw"))
     head = b.add(b.mul(kv_head, b.const_int(I32, spec["group"]), ("nuw", "nsw")), member, ("nuw", "nsw"))
     row = b.add(b.mul(seq, heads, ("nuw", "nsw")), head, ("nuw", "nsw"))
-    wide_partitions = b.zext(partitions, I64, nneg=True)
+    rows = b.zext(b.mul(seqs, heads, ("nuw", "nsw")), I64, nneg=True)
     one = b.const_int(I32, 1)
 
     def slot_of(part):
-        return wide_offset(b, row, wide_partitions, part)
+        return wide_offset(b, part, rows, row)
 
     def larger(part, iters):
         return [b.fmax(iters[0], b.load(F32, b.ptr_add(max_logits, slot_of(part), F32), 4))]

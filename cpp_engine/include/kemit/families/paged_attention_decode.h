@@ -42,9 +42,10 @@ struct Context {
   ir::Builder& b;
   const Spec& spec;
   const target::Arch& arch;
-  ir::Value lane, part, kv_head, seq, kv_heads, max_blocks, num_blocks, partitions;
+  ir::Value lane, part, kv_head, seq, seqs, kv_heads, max_blocks, num_blocks, partitions;
   std::map<std::string, ir::Value> inputs, outputs;
-  ir::Value dim;  // set by attend_partition: this lane's first head dim
+  ir::Value dim;   // set by attend_partition: this lane's first head dim
+  ir::Value rows;  // set by attend_partition: seqs * heads as an i64, the partials' rows a partition
 };
 
 nlohmann::json parse_spec(const nlohmann::json& raw);
@@ -89,7 +90,8 @@ ir::Value wide_offset_i64(ir::Builder& b, const ir::Value& row, int64_t width, c
 // head's online softmax step.
 rows_common::Values attend_key(Context& ctx, const std::vector<rows_common::Values>& queries, const ir::Value& key,
                                const rows_common::Values& iters);
-// The partition's max and sum (lane 0) and this lane's dims of its unnormalised output.
+// The partition's max and sum (lane 0) and this lane's dims of its unnormalised output, at slot
+// part * seqs * heads + row (the partials partition-major).
 void write_partition(Context& ctx, const ir::Value& row, const rows_common::Values& state);
 // The reduce kernel: a wave per (member of the group, kv head, sequence) combines every partition of the sequence's row
 // (the partition kernel wrote them all; an empty one weighs exp(LOWEST - M) = 0).
