@@ -265,10 +265,18 @@ def _one_group(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _large_logits(rng, shape, dtype, low, high):
+    """Magnitudes 4 .. 8 in steps of 1/4, all positive: the dot products of two such vectors are
+    exact in f32 and in the hundreds once scaled by 1 / sqrt(head_dim), so an attention's exp
+    overflows without its max subtraction."""
+    return rng.integers(16, 33, size=shape) / 4.0
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
-              "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends}
+              "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
+              "large_logits": _large_logits}
 
 
 class Inputs:

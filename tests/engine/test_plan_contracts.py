@@ -121,7 +121,8 @@ def check_run(launch, values, buffers, arch, wide=frozenset()):
 
 @pytest.mark.parametrize("family", sorted(set(BATCH) | {"conv_depthwise_tiled",
                                                         "conv_depthwise_dgrad_stream", "conv_depthwise_wgrad",
-                                                        "conv_fwd_lds_halo", "moe_sorting"}))
+                                                        "conv_fwd_lds_halo", "moe_sorting",
+                                                        "paged_attention_decode"}))
 def test_every_launch_of_a_real_size_plan_stays_in_range(family):
     for config, arch, planned in first_plans(family):
         sizes = real_sizes(planned, BATCH.get(family), HELD.get(family))

@@ -122,6 +122,8 @@ def test_each_set_draws_what_it_names(name):
         "large": lambda: (np.abs(values) >= 16376 / 2 - 8).all() and (np.abs(values) <= 16376).all()
         and (values > 0).any() and (values < 0).any(),
         "row_ends": lambda: (values == values[:, :1]).all() and set(values.ravel()) == {-2.0, 2.0},
+        "large_logits": lambda: (values * 4 == np.round(values * 4)).all() and (values >= 4).all()
+        and (values <= 8).all() and len(set(values.ravel())) > 1,
     }
     assert checks[name]()
 

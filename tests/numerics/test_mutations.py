@@ -18,7 +18,7 @@ import pytest
 
 from kemit.engine import emit, find_family
 from kemit.families import attention_fwd, conv_depthwise_tiled, conv_depthwise_wgrad, conv_implicit_gemm, norm_rows
-from kemit.families import rows_common
+from kemit.families import paged_attention_decode, rows_common
 from kemit.families import scan_rows, softmax_rows
 from kemit.ir import builder as builder_module
 from kemit.llvm.flavors import flavor_names
@@ -233,6 +233,29 @@ def dilation_of_one(monkeypatch):
     monkeypatch.setattr(conv_implicit_gemm, "scaled_sum", scaled_sum)
 
 
+def next_block_entry(monkeypatch):
+    """paged_attention_decode: each key's block is read from block_table[s, i + 1] instead of
+    block_table[s, i] (the same row within the block; the next entry stays inside the table)."""
+    original = paged_attention_decode.cache_offset
+
+    def cache_offset(ctx, key):
+        b = ctx["b"]
+        ahead = b.add(key, b.const_int(builder_module.scalar("i32"), ctx["spec"]["block_size"]), ("nuw", "nsw"))
+        return original(ctx, ahead)
+
+    monkeypatch.setattr(paged_attention_decode, "cache_offset", cache_offset)
+
+
+def partition_not_rescaled(monkeypatch):
+    """paged_attention_decode: the reduce adds each partition's output without its weight
+    exp(m_p - M) (the sums keep theirs)."""
+    def merge_partition(b, weight, values, sums):
+        return [b.fma(weight, values[0], sums[0])] + [b.fadd(value, total) for value, total in
+                                                       zip(values[1:], sums[1:])]
+
+    monkeypatch.setattr(paged_attention_decode, "merge_partition", merge_partition)
+
+
 MUTATIONS = [
     ("elementwise", 28, missed_tail_element),          # f16 x8: a tail of 7 elements
     ("reduce_rows", 1, wrong_reduction_lane),          # f32 sum, bpermute tree, wave64
@@ -250,6 +273,8 @@ MUTATIONS = [
     ("moe_sorting", 13, offsets_one_too_far),          # 8 experts, top-2, block 128, wave32
     ("conv_implicit_gemm", 1, padding_off_by_one),     # fwd f16 3x3 pad 1, mfma_32x32x8
     ("conv_implicit_gemm", 21, dilation_of_one),       # dgrad f16 3x3 dilation 2 pad 2, mfma_32x32x8
+    ("paged_attention_decode", 1, next_block_entry),   # f16 d64 bs16 MHA, partition 64, wave64
+    ("paged_attention_decode", 2, partition_not_rescaled),  # bf16 d64 bs16 MHA, partition 128, wave32
 ]
 
 
