@@ -92,7 +92,7 @@ TEST(Spec, TheRegistryFindsEachFamilysOptionalEntryPoints) {
   const std::vector<std::string> gated = {"attention_fwd", "conv_fwd_lds_halo", "gemm_epilogue", "gemm_mma",
                                           "grouped_gemm", "conv_implicit_gemm", "gemm_int8"};
   const std::vector<std::string> modules = {"conv_depthwise_wgrad", "conv_fwd_lds_halo", "moe_sorting", "scan_rows",
-                                            "attention_bwd"};
+                                            "attention_bwd", "paged_attention_decode"};
   auto has = [](const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };
