@@ -316,7 +316,14 @@ std::pair<std::vector<int64_t>, std::string> batch_chunks(const Spec& spec, uint
                                    fmt::arg("per_image", tensor.per_image))};
     fits = std::min(fits, static_cast<int64_t>((U(buffer_range) - 1) / tensor.per_image));
   }
-  int64_t count = (n + fits - 1) / fits, small = n / count, larger = n % count;
+  int64_t count = (n + fits - 1) / fits;
+  if (count > MAX_CHUNKS)
+    return {{},
+            fmt::format("the batch of {n} images takes {count} chunks of at most {fits} images under the {range} "
+                        "range of 32-bit buffer offsets, over the {most} a launch plan holds",
+                        fmt::arg("n", n), fmt::arg("count", count), fmt::arg("fits", fits),
+                        fmt::arg("range", plan::range_text(buffer_range)), fmt::arg("most", MAX_CHUNKS))};
+  int64_t small = n / count, larger = n % count;
   std::vector<int64_t> sizes(static_cast<size_t>(larger), small + 1);
   sizes.insert(sizes.end(), static_cast<size_t>(count - larger), small);
   return {sizes, ""};

@@ -56,6 +56,9 @@ STAGE_VEC = 8            # channels per vector load into the halo
 REDUCE_VEC = 4           # columns per lane of the reduce kernel: one 128-bit load of f32 partials
 REDUCE_CHANNELS = 4      # channels per lane of the reduce kernel: one vector store per column
 REDUCE_BLOCK = 256
+# the most chunks of images a launch plan holds: the plan lists every chunk's launches, so a huge
+# batch of large images would make millions of them
+MAX_CHUNKS = 1024
 I32, F32 = scalar("i32"), scalar("f32")
 
 
@@ -239,7 +242,8 @@ def batch_chunks(spec, buffer_range):
     Every view a launch takes must be smaller than buffer_range: the weights whole, the batched
     tensors one chunk of images each. The fewest chunks that fit, balanced: sizes differ by at
     most one image, the larger first. Refused when the weights or one image do not fit (the
-    tensors in the order input, output, workspace, weights).
+    tensors in the order input, output, workspace, weights), or when the chunks would be more than
+    MAX_CHUNKS.
     """
     fits = spec["n"]
     for name, per_image, size in tensors(spec):
@@ -253,6 +257,10 @@ def batch_chunks(spec, buffer_range):
             return [], reason + "; not even one image ({per_image} bytes) fits".format(per_image=per_image)
         fits = min(fits, (buffer_range - 1) // per_image)
     count = -(-spec["n"] // fits)
+    if count > MAX_CHUNKS:
+        return [], ("the batch of {n} images takes {count} chunks of at most {fits} images under the {range} range of "
+                    "32-bit buffer offsets, over the {most} a launch plan holds").format(
+            n=spec["n"], count=count, fits=fits, range=range_text(buffer_range), most=MAX_CHUNKS)
     small, larger = divmod(spec["n"], count)
     return [small + 1] * larger + [small] * (count - larger), ""
 

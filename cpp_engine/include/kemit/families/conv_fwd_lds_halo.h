@@ -38,6 +38,9 @@ constexpr int STAGE_VEC = 8;           // channels per vector load into the halo
 constexpr int REDUCE_VEC = 4;       // columns per lane of the reduce kernel: one 128-bit load of f32 partials
 constexpr int REDUCE_CHANNELS = 4;  // channels per lane of the reduce kernel: one vector store per column
 constexpr int REDUCE_BLOCK = 256;
+// the most chunks of images a launch plan holds: the plan lists every chunk's launches, so a huge
+// batch of large images would make millions of them
+constexpr int64_t MAX_CHUNKS = 1024;
 
 // FIELDS, typed (gemm_core.h: MmaSpec, the instruction's fields).
 struct Spec : gemm_core::MmaSpec {
@@ -108,7 +111,7 @@ std::vector<std::function<std::string()>> split_checks(const Spec& spec);
 std::vector<std::function<std::string()>> tile_checks(const Spec& spec);
 // (the batch's chunk sizes in launch order, "") or ({}, the refusal): the fewest chunks whose
 // views fit the range, balanced (sizes differ by at most one image, the larger first); refused
-// when the weights or one image do not fit.
+// when the weights or one image do not fit, or when the chunks would be more than MAX_CHUNKS.
 std::pair<std::vector<int64_t>, std::string> batch_chunks(const Spec& spec, uint64_t buffer_range);
 // The instruction must be known to the flavor's LLVM (mfma_16x16x32 bf16 from llvm22 only).
 std::string flavor_gate(const Spec& spec, const target::Arch& arch, const llvm::Flavor& flavor);
