@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from core_reasons import TILE_REASONS
 from repo_paths import REPO
 from kemit.engine import emit
 from kemit.families import gemm_epilogue as family
@@ -21,14 +22,7 @@ REASONS = [
     r"dtype must be one of f16, bf16, fp8, bf8 \(got '.*'\)",
     r"mma must be one of .* \(got '.*'\)",
     r"\S+ \S+ is not an instruction of \S+ \(it has: .*\)",
-    r"tile_m must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
-    r"tile_n must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
-    r"tile_k must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
-    r"tile_[mn] must be at most 256 \(got \d+\)",
-    r"tile_k must be at most 128 \(got \d+\)",
-    r"waves must be one of 1, 2, 4, 8 \(got -?\d+\)",
-    r"the \d+ fragments of a \d+x\d+ tile do not split evenly over \d+ waves",
-    r"\d+ fragments per wave need \d+ accumulator registers per lane, more than 128",
+    *TILE_REASONS,
     r"LDS use \d+ bytes exceeds the \d+ bytes of \S+",
     r"activation must be one of none, relu, gelu_tanh, silu \(got '.*'\)",
     r"out_dtype must be one of f32, f16, bf16 \(got '.*'\)",

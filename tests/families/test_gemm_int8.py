@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from core_reasons import TILE_REASONS
 from repo_paths import REPO
 from kemit.engine import emit
 from kemit.families import gemm_core as core
@@ -29,14 +30,7 @@ REASONS = [
     r"\S+ i8 is not an instruction of \S+ \(it has: .*\)",
     r"gfx1250 has no i8 mma instruction \(the processors that have one: gfx90a, gfx942, gfx950, gfx1100, gfx1151, "
     r"gfx1201\)",
-    r"tile_m must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
-    r"tile_n must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
-    r"tile_k must be a positive multiple of \d+ for \S+ \(got -?\d+\)",
-    r"tile_[mn] must be at most 256 \(got \d+\)",
-    r"tile_k must be at most 128 \(got \d+\)",
-    r"waves must be one of 1, 2, 4, 8 \(got -?\d+\)",
-    r"the \d+ fragments of a \d+x\d+ tile do not split evenly over \d+ waves",
-    r"\d+ fragments per wave need \d+ accumulator registers per lane, more than 128",
+    *TILE_REASONS,
     r"out_dtype must be one of f16, bf16 \(got '.*'\)",
 ]
 
