@@ -30,6 +30,7 @@ sys.path.insert(0, HERE)
 import mutate_ops  # noqa: E402
 import launch_equivalence  # noqa: E402
 import lane_equivalence  # noqa: E402
+import reviewed  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "numerics"))
 from module_source import EngineWorker  # noqa: E402
@@ -540,6 +541,7 @@ def write_json(path, args, started, seconds, mutants, totals, floor):
         "by_operator": summarize(mutants, lambda m: m["operator"]),
         "mutants": [{"name": mutant_name(m), "family": m["family"], "config": m["orig"], "section": m["section"],
                      "operator": m["operator"], "k": m["k"], "verdict": m["verdict"], "how": m["how"],
+                     "reviewed": bool(m.get("reviewed")),
                      "before": (m["change"] or {}).get("before"), "after": (m["change"] or {}).get("after"),
                      "line": (m["change"] or {}).get("line"), "lanes_saw": m.get("changes", {}),
                      "repro": repro(args, m)} for m in mutants],
@@ -655,6 +657,12 @@ def parse_args(argv):
     parser.add_argument("--check-equivalences", action="store_true",
                         help="also ask the launch facts of every mutant the numerics lane kills: any it would call "
                              "equivalent is an unsound rule (exit 1)")
+    parser.add_argument("--reviewed", default=os.path.join(HERE, "reviewed"),
+                        help="the ledger folder of reviewed equivalences (default parity/mutate/reviewed)")
+    parser.add_argument("--no-reviewed", dest="reviewed", action="store_const", const=None,
+                        help="leave the reviewed equivalences out: the score the rules and lanes give alone")
+    parser.add_argument("--judge-reviewed", action="store_true",
+                        help="judge every mutant of the ledger: exit 1 when one is stale or a lane kills it")
     parser.add_argument("--merge", nargs="+", metavar="SHARD_JSON",
                         help="join the --json reports of every shard of one run into --json (and --junit)")
     parser.add_argument("--version", action="store_true")
@@ -680,6 +688,16 @@ def parse_args(argv):
         usage(f"--sample takes a count >= 0 (got {args.sample})")
     if args.merge and args.check_equivalences:
         usage("--check-equivalences judges mutants as they run; run it with the campaign, not with --merge")
+    args.ledger = {}
+    if args.reviewed and not args.merge:
+        try:
+            args.ledger = reviewed.load(args.reviewed)
+        except reviewed.LedgerError as error:
+            usage(str(error))
+    if args.judge_reviewed:
+        if not args.ledger:
+            usage("--judge-reviewed: the ledger lists no mutant (or --no-reviewed left it out)")
+        args.mutant += [name for name in args.ledger if name not in args.mutant]
     for name in args.mutant:
         if not MUTANT_NAME.match(name):
             usage(f"--mutant takes FAMILY:ID@SECTION:OPERATOR:K (got {name})")
@@ -770,6 +788,7 @@ def main(argv=None):
         survivors = [m for m in judged if m["verdict"] == "SURVIVED"]
         if survivors:
             launch_equivalences(args, survivors, flavors)
+    stale, wrong = reviewed.apply(args.ledger, mutants, mutant_name)
     totals = collections.Counter(m["verdict"] for m in mutants)
     totals = {v: totals.get(v, 0) for v in ("KILLED", "SURVIVED", "EQUIVALENT", "INVALID", "NOT_APPLIED", "ERROR")}
     score = score_of(totals)
@@ -780,11 +799,17 @@ def main(argv=None):
     unsound = contradicted_equivalences(args, mutants, flavors) if args.check_equivalences else []
     seconds = time.time() - started_clock
     print_summary(args, mutants, totals, score, floor, seconds)
+    for m, differs in stale:
+        print(f"STALE reviewed equivalence {mutant_name(m)}: {differs}; the module changed since the review: "
+              f"judge it again (--mutant) and review it anew, or remove it from {args.reviewed}")
+    for m in wrong:
+        print(f"WRONG reviewed equivalence {mutant_name(m)}: the lanes kill it ({first_line(m['how'])}); "
+              f"remove it from {args.reviewed}")
     for m, reason in unsound:
         print(f"UNSOUND {mutant_name(m)}: the lanes kill it ({first_line(m['how'])}), "
               f"yet a launch fact calls it equivalent: {reason}")
     if args.json:
-        write_json(args.json, args, started, seconds, mutants, dict(totals, score=score), floor)
+        write_json(args.json, args, started, seconds, mutants, dict(totals, score=score, reviewed=count_reviewed(mutants)), floor)
     if args.junit:
         write_junit(args.junit, args, seconds, mutants)
     if args.check_equivalences:
@@ -794,6 +819,12 @@ def main(argv=None):
                   if unsound else "RESULT: RED (--check-equivalences: the numerics lane killed no mutant to check against)")
             return 1
         print(f"equivalence rules checked against {killed} mutant(s) the numerics lane kills: none calls one equivalent")
+    if wrong:
+        print(f"RESULT: RED ({len(wrong)} mutant(s) the ledger calls equivalent are killed: see WRONG above)")
+        return 1
+    if args.judge_reviewed and stale:
+        print(f"RESULT: RED ({len(stale)} reviewed equivalence(s) no longer pin the module the lanes ran: see STALE above)")
+        return 1
     if args.mutant:
         return 0 if all(m["verdict"] != "SURVIVED" for m in mutants) else 1
     if floor is not None and (score is None or score < floor):
@@ -833,10 +864,15 @@ def merge(args, started, started_clock):
     seconds = time.time() - started_clock
     print_summary(args, mutants, totals, score, reports[0].get("floor"), seconds)
     if args.json:
-        write_json(args.json, args, started, seconds, mutants, dict(totals, score=score), reports[0].get("floor"))
+        write_json(args.json, args, started, seconds, mutants, dict(totals, score=score, reviewed=count_reviewed(mutants)),
+                   reports[0].get("floor"))
     if args.junit:
         write_junit(args.junit, args, seconds, mutants)
     return 0
+
+
+def count_reviewed(mutants):
+    return sum(1 for m in mutants if m.get("reviewed"))
 
 
 def fmt(score):
@@ -864,7 +900,7 @@ def print_summary(args, mutants, totals, score, floor, seconds):
             print(f"    line {change.get('line')} before: {change.get('before', '').strip()}")
             print(f"    after: {' / '.join(a.strip() for a in change.get('after') or []) or '(removed)'}")
     print(f"mutants {len(mutants)}: killed {totals['KILLED']}, survived {totals['SURVIVED']}, equivalent "
-          f"{totals['EQUIVALENT']}, invalid {totals['INVALID']}, not applied {totals['NOT_APPLIED']}, error {totals['ERROR']}; "
+          f"{totals['EQUIVALENT']} ({count_reviewed(mutants)} by review), invalid {totals['INVALID']}, not applied {totals['NOT_APPLIED']}, error {totals['ERROR']}; "
           f"score killed / (valid - equivalent) = {fmt(score)}{'' if floor is None else f' (floor {floor:.4f})'}; "
           f"{seconds:.1f} s")
 

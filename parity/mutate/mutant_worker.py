@@ -74,6 +74,8 @@ def mutate_answer(engine, mutant, request, answer, wave_sizes):
             mutated, change = mutate_ops.apply_like(section, text, mutant["operator"], mutant["k"], reference)
     record["change"] = change
     if change:
+        # The text that was mutated, so a reviewed equivalence pins the very module it was shown for.
+        change["text_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         change["wave_size"] = wave_sizes.get(request.get("arch"))
         change["largest_workgroup"] = mutate_ops.largest_workgroup(text)
     if change and section == mutate_ops.CANONICAL:
