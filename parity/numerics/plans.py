@@ -272,11 +272,18 @@ def _large_logits(rng, shape, dtype, low, high):
     return rng.integers(16, 33, size=shape) / 4.0
 
 
+def _ascending(rng, shape, dtype, low, high):
+    """Uniform values sorted along each row (the last axis; rounding to the dtype keeps the order):
+    a max scan's every output is then its own element, so a pass that takes in an element from
+    further along the row (a segment's carry that reads into the next segment) shows at once."""
+    return np.sort(rng.uniform(low, high, size=shape), axis=-1)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
-              "large_logits": _large_logits}
+              "large_logits": _large_logits, "ascending": _ascending}
 
 
 class Inputs:

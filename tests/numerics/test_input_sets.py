@@ -124,6 +124,8 @@ def test_each_set_draws_what_it_names(name):
         "row_ends": lambda: (values == values[:, :1]).all() and set(values.ravel()) == {-2.0, 2.0},
         "large_logits": lambda: (values * 4 == np.round(values * 4)).all() and (values >= 4).all()
         and (values <= 8).all() and len(set(values.ravel())) > 1,
+        "ascending": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
+        and len(set(values.ravel())) > 6,
     }
     assert checks[name]()
 

@@ -58,8 +58,12 @@ def wave_scan_as_kernel(values, op, cross):
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
     """A max scan meets its identity (-inf) on all-negative rows (a DPP step's bound_ctrl decides
-    it there) and the dtype's ends; a sum cancels."""
-    return ("negative", "extremes", "peaks") if spec["op"] == "max" else ("cancelling", "peaks")
+    it there) and the dtype's ends; a sum cancels. A max scan split into segments also runs
+    ascending rows: each output is its own element, so a carry that reads past its segment (the
+    next segment's first vector) changes the outputs at that segment's start."""
+    if spec["op"] != "max":
+        return ("cancelling", "peaks")
+    return ("negative", "extremes", "peaks") + (("ascending",) if spec.get("split", 1) > 1 else ())
 
 
 def plan(spec, arch, rng):

@@ -1,0 +1,17 @@
+"""scan_rows' mutants that only the numerics lane's `ascending` rows catch: the carry pass of a
+max scan split in two (config 35: bf16 x4, block 256, segments of 2048) whose loop over its segment
+makes one trip too many in work-item 0 (`.again` made `<=`), so the carry takes in the next
+segment's first vector and the scan of that segment starts from it. Random rows almost never hold
+a value there above the whole first segment (nor do the all-negative, extreme or peak rows), an
+ascending row always does: the outputs at the second segment's start are then the wrong
+elements. kemit_mutate judges it as a campaign judges it (docs/mutation.md)."""
+from conftest import assert_numerics_only_kill
+
+
+def test_a_carry_that_reads_into_the_next_segment_is_killed_by_the_ascending_rows(judge_mutant):
+    _, m = judge_mutant("scan_rows:35@llvm22:icmp_predicate:14")
+    assert_numerics_only_kill(m, "icmp slt i32 %v23.next, 2048", "icmp sle i32 %v23.next, 2048", "y")
+    # the sets run in order and the first that fails is named: random, negative, extremes and
+    # peaks all passed it
+    assert m["how"].startswith("numerics NUMERIC_MISMATCH: inputs ascending: y: "), m["how"]
+    assert "first bad index 2048:" in m["how"], m["how"]
