@@ -279,11 +279,20 @@ def _ascending(rng, shape, dtype, low, high):
     return np.sort(rng.uniform(low, high, size=shape), axis=-1)
 
 
+def _lowest(rng, shape, dtype, low, high):
+    """Every value the dtype's lowest finite value (minus its largest normal): rows of ties at the
+    bottom of the range. In f32 that is the very value a row kernel's lane with no column holds as
+    its running max, so a sum merged beside that max counts in full here and nowhere else (its
+    rescale exp(lowest - max) is exactly 0 below any other max)."""
+    return np.full(shape, -LARGEST_NORMAL[dtype])
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
-              "large_logits": _large_logits, "ascending": _ascending}
+              "large_logits": _large_logits, "ascending": _ascending,
+              "lowest": _lowest}
 
 
 class Inputs:

@@ -126,6 +126,7 @@ def test_each_set_draws_what_it_names(name):
         and (values <= 8).all() and len(set(values.ravel())) > 1,
         "ascending": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
         and len(set(values.ravel())) > 6,
+        "lowest": lambda: (values == -65504.0).all(),
     }
     assert checks[name]()
 
@@ -181,3 +182,32 @@ def test_a_rounding_constant_that_is_odd_passes_random_rows_and_fails_the_halfst
                                                    sections=("canonical",))
     assert every_set.verdict == "NUMERIC_MISMATCH"
     assert every_set.detail.startswith("inputs halfsteps: q: "), every_set.detail
+
+
+def test_an_empty_waves_sum_of_one_passes_every_set_but_the_lowest(kemit_cpp, monkeypatch):
+    """softmax_rows with the lanes past the last wave gathering (lowest, 1) instead of (lowest, 0)
+    for the cross-wave merge: beside any max above the lowest finite f32 that sum weighs
+    exp(lowest - max) = 0, so every other set passes; rows all at the lowest value have that very
+    max, and each empty lane's 1 counts."""
+    from kemit.families import softmax_rows as family
+    entry = config("softmax_rows", 40)  # f32, scope block, 3 waves of 32, one column
+    original = family.reduce_row
+
+    def empty_sum_one(ctx, values, identities, combine):
+        return original(ctx, values, (identities[0], 1.0), combine)
+    sets = plans.input_sets("softmax_rows", entry["spec"])
+    assert sets[-1] == "lowest"
+    clean = canonical_result(kemit_cpp, "softmax_rows", entry, monkeypatch, wrong_identity=False, only_random=False)
+    assert clean.verdict == "NUMERIC_OK", clean.detail
+    with monkeypatch.context() as patch:
+        patch.setattr(family, "reduce_row", empty_sum_one)
+        patch.setattr(plans, "input_sets", lambda family, spec: sets[:-1])
+        [others] = numerics_worker.check_config(kemit_cpp, "softmax_rows", entry, InProcessPythonSource(),
+                                                sections=("canonical",))
+    assert others.verdict == "NUMERIC_OK", others.detail
+    with monkeypatch.context() as patch:
+        patch.setattr(family, "reduce_row", empty_sum_one)
+        [every_set] = numerics_worker.check_config(kemit_cpp, "softmax_rows", entry, InProcessPythonSource(),
+                                                   sections=("canonical",))
+    assert every_set.verdict == "NUMERIC_MISMATCH"
+    assert every_set.detail.startswith("inputs lowest: y: "), every_set.detail

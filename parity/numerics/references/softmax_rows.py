@@ -78,8 +78,11 @@ def input_sets(spec):
     """Rows all below zero (the running max's identity), and rows of one value (exact ties: the
     outputs are exactly 1 / cols), and a peak per row at a varying lane (4 above the rest, so the
     lanes' maxes differ and a merge that rescales a sum by the wrong max is off), and rows with
-    masked (-inf) logits, whose outputs are exactly 0, when a row has two columns or more."""
-    return ("negative", "ties", "peaks") + (("masked",) if spec["cols"] >= 2 else ())
+    masked (-inf) logits, whose outputs are exactly 0, when a row has two columns or more, and in
+    f32 rows all at the lowest finite value: the running max of a lane with no column, under which
+    a sum must count in full (every other set's max is far above it, where the sum weighs 0)."""
+    return (("negative", "ties", "peaks") + (("masked",) if spec["cols"] >= 2 else ())
+            + (("lowest",) if spec["dtype"] == "f32" else ()))
 
 
 def plan(spec, arch, rng):
