@@ -93,7 +93,7 @@ def random_values(rng, shape, dtype, low=-2.0, high=2.0, peaks=None):
     """f32 values exactly representable in dtype, drawn from the case's input set (rng: Inputs;
     INPUT_SETS) over [low, high]. peaks: where the `peaks` set puts each row's peak (Peaks; a
     plan that knows which lane reads which column says so), else a column drawn per row."""
-    if rng.inputs == "peaks":
+    if rng.inputs in PEAK_SETS:
         return round_to(_peaks(rng, shape, dtype, low, high, peaks).astype(np.float32), dtype)
     draw = INPUT_SETS[rng.inputs]
     return round_to(draw(rng, shape, dtype, low, high).astype(np.float32), dtype)
@@ -219,17 +219,26 @@ def _large(rng, shape, dtype, low, high):
 # the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps,
 # lane 0 by a scan step that leaves the first lane out.
 PEAK_LANES = (7, 32, 13, 16, 0, 11, 48, 1, 9, 2, 14)
+# The lanes of the `mid_peaks` set: 8 mod 16 and 4 mod 8, which PEAK_LANES never names. A
+# bpermute step of +8 made +9 leaves every lane 8 mod 16 out of lane 0's total (+4 made +5: every
+# lane 4 mod 8); a plan of few rows meets none of them in its random rows.
+MID_PEAK_LANES = (8, 4, 24, 12, 40, 20, 56, 28)
 
 
-def peak_columns(rows, cols, vec, lanes, wave):
+def peak_lanes(inputs):
+    """The lanes a peak set names in turn (PEAK_LANES, or MID_PEAK_LANES for `mid_peaks`)."""
+    return MID_PEAK_LANES if inputs == "mid_peaks" else PEAK_LANES
+
+
+def peak_columns(rows, cols, vec, lanes, wave, order=PEAK_LANES):
     """Peaks at the columns a kernel reads through a varying lane: lane t of `lanes` reads
     columns t*vec + k*lanes*vec + e (its vectors, trip k); row r's peak is in wave r mod the
-    waves holding data, at lane PEAK_LANES[r] (cyclically), in trip r mod the trips and element r mod vec."""
+    waves holding data, at lane order[r] (cyclically), in trip r mod the trips and element r mod vec."""
     readers = min(lanes, ceil_div(cols, vec))
     waves, trips = ceil_div(readers, wave), ceil_div(cols, lanes * vec)
     columns = []
     for r in range(rows):
-        reader = ((r % waves) * wave + PEAK_LANES[r % len(PEAK_LANES)] % wave) % readers
+        reader = ((r % waves) * wave + order[r % len(order)] % wave) % readers
         trip = r % trips
         while trip and reader * vec + trip * lanes * vec >= cols:
             trip -= 1
@@ -292,7 +301,9 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
               "large_logits": _large_logits, "ascending": _ascending,
-              "lowest": _lowest}
+              "lowest": _lowest, "mid_peaks": _peaks}
+# The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`).
+PEAK_SETS = ("peaks", "mid_peaks")
 
 
 class Inputs:

@@ -127,24 +127,27 @@ def test_each_set_draws_what_it_names(name):
         "ascending": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
         and len(set(values.ravel())) > 6,
         "lowest": lambda: (values == -65504.0).all(),
+        "mid_peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
     }
     assert checks[name]()
 
 
+@pytest.mark.parametrize("inputs", ["peaks", "mid_peaks"])
 @pytest.mark.parametrize("cols, vec, lanes, wave", [(1024, 8, 1024, 64), (4096, 4, 256, 64), (130, 2, 32, 32),
                                                    (300, 1, 128, 64)])
-def test_each_rows_peak_is_read_by_the_lane_it_names(cols, vec, lanes, wave):
+def test_each_rows_peak_is_read_by_the_lane_it_names(cols, vec, lanes, wave, inputs):
     """Lane t of `lanes` reads columns t*vec + k*lanes*vec + e: row r's peak is at lane
-    PEAK_LANES[r] of wave r mod the waves that read data, so a lane step that drops one lane
-    of a wave meets a peak in some row."""
+    PEAK_LANES[r] (MID_PEAK_LANES[r] for mid_peaks) of wave r mod the waves that read data, so a
+    lane step that drops one lane of a wave meets a peak in some row."""
     rows = 12
-    columns = plans.peak_columns(rows, cols, vec, lanes, wave)
+    order = plans.peak_lanes(inputs)
+    columns = plans.peak_columns(rows, cols, vec, lanes, wave, order)
     waves = -(-min(lanes, -(-cols // vec)) // wave)
     for r, column in enumerate(columns):
         reader = (column // vec) % lanes
-        assert column < cols and reader % wave == plans.PEAK_LANES[r % len(plans.PEAK_LANES)] % wave
+        assert column < cols and reader % wave == order[r % len(order)] % wave
         assert reader // wave == r % waves
-    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "peaks"), (rows, cols), "f16",
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), inputs), (rows, cols), "f16",
                                  peaks=plans.Peaks(columns))
     assert list(values.argmax(axis=1)) == columns
 

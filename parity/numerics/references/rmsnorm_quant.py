@@ -20,7 +20,7 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 import numpy as np
 
 from plans import (Case, ELEMENT_BYTES, Inputs, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
-                   peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
+                   peak_columns, peak_lanes, random_values, require_small, round_to, to_memory, two_chunks_if_small)
 from .norm_rows import EPS
 from .reduce_rows import wave_tree
 
@@ -108,8 +108,9 @@ def input_sets(spec):
     """Every other row all zero (scale 0, q 0, no NaN); rows whose every y / scale is a half step
     (the quantizer's ties: a rounding constant off by one rounds them the other way); large values
     (the sums of squares near f32's top); a peak per row at a varying lane (a lost lane changes the
-    sum of squares and the max)."""
-    return ("zero_rows", "halfsteps", "large", "peaks")
+    sum of squares and the max), and at the lanes 8 mod 16 and 4 mod 8 (mid_peaks: a cross-lane step
+    one lane off that leaves those out of the max meets one in a plan of a few rows)."""
+    return ("zero_rows", "halfsteps", "large", "peaks", "mid_peaks")
 
 
 def halfstep_inputs(rng, rows, cols, dtype):
@@ -138,7 +139,7 @@ def plan(spec, arch, rng):
         x, residual, gamma = halfstep_inputs(rng, rows, cols, dtype)
     else:
         lanes = spec["block"] if spec["scope"] == "block" else arch.wave_size
-        peaks = Peaks(peak_columns(rows, cols, spec["vec"], lanes, arch.wave_size))
+        peaks = Peaks(peak_columns(rows, cols, spec["vec"], lanes, arch.wave_size, peak_lanes(rng.inputs)))
         x = random_values(rng, (rows, cols), dtype, -1.0, 3.0, peaks)
         residual = random_values(rng, (rows, cols), dtype, -1.0, 3.0, peaks)
         gamma = random_values(Inputs(rng.generator, "random"), cols, dtype)
