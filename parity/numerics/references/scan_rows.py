@@ -16,6 +16,9 @@ from witness import Sampled, row_sampled
 from .reduce_rows import bpermute, update_dpp
 
 IDENTITY = {"sum": 0.0, "max": -np.inf}
+# What a carry slot holds before the carry pass writes it: NaN shows a sum that reads it, but a max
+# or min (maxnum, minnum) drops a NaN operand, so for those the end of the range that always wins.
+UNWRITTEN_CARRY = {"max": np.inf, "min": -np.inf}
 ROW_SHR = 0x110
 
 
@@ -70,8 +73,10 @@ def plan(spec, arch, rng):
     """The spec's own cols (below, at or above the row's reach, a partial last chunk, is the code
     path); rows give a second grid-stride trip to some workgroups (scope block) or some waves
     (scope wave). A sum's scale is the running sum of |x| behind each output. split runs the
-    module's carry pass and then the scan, as the engine's launch plan orders them, both over
-    grid y = split (the carry's last segment total is computed and not read)."""
+    module's carry pass and then the scan, as the engine's launch plan orders them: the carry pass
+    over grid y = split - 1 (the last segment's total is never needed), the scan over grid y =
+    split. The carries start as a value the op cannot drop (UNWRITTEN_CARRY), so a scan that reads
+    a slot the carry pass never writes shows."""
     dtype, grid, split = spec["dtype"], 2, spec["split"]
     per_group = 1 if spec["scope"] == "block" else spec["block"] // arch.wave_size
     case = grid * per_group + max(1, per_group // 2)
@@ -88,7 +93,7 @@ def plan(spec, arch, rng):
     buffers = {"x": to_memory(x, dtype), "y": nan_memory(x.size, dtype)}
     output = Output("y", dtype, want.reshape(-1), scale, RTOL[dtype], exact=spec["op"] == "max")
     if split > 1:
-        buffers["carries"] = np.full(rows * split, np.nan, dtype=np.float32)
+        buffers["carries"] = np.full(rows * split, UNWRITTEN_CARRY.get(spec["op"], np.nan), dtype=np.float32)
     return Case(spec, (grid, split), spec["block"], buffers, {"rows": rows}, [output], buffer_range=buffer_range)
 
 
