@@ -103,13 +103,17 @@ def block_tables(rng, lengths, block_size, max_blocks):
 
 
 def plan(spec, arch, rng):
-    """kv_heads 2 (heads 2 * group), the five sequences of context_lengths; every buffer the
-    contract's bytes, the partial buffers and o NaN before the kernels run."""
+    """kv_heads 2 (heads 2 * group), the five sequences of context_lengths, block tables of at
+    least 2 * waves partitions; every buffer the contract's bytes, the partial buffers and o NaN
+    before the kernels run."""
     dtype, group, head_dim, block_size = spec["dtype"], spec["group"], spec["head_dim"], spec["block_size"]
     lengths = context_lengths(spec)
     kv_heads, seqs = 2, len(lengths)
     heads = kv_heads * group
-    max_blocks = ceil_div(max(lengths), block_size) + 1
+    # at least two workgroups of partitions on the grid's x, so a workgroup other than the first
+    # places its waves' partitions: a wrong first partition of a workgroup leaves one unwritten
+    two_workgroups = ceil_div(2 * spec["waves"] * spec["partition"], block_size)
+    max_blocks = max(ceil_div(max(lengths), block_size) + 1, two_workgroups)
     partitions = ceil_div(max_blocks * block_size, spec["partition"])
     tables, num_blocks = block_tables(rng, lengths, block_size, max_blocks)
     cache_shape = (num_blocks, block_size, kv_heads, head_dim)
