@@ -73,15 +73,37 @@ def input_sets(spec):
 SLACK = 2.0 ** -16
 
 
+def query_rows(block, head_dim):
+    """The queries of a case that is not causal: at least 3 (a query loop of several trips) and
+    more than a workgroup of dq's elements (seq_q x head_dim), the reduce's last workgroup partial
+    where a count can make it so (none can when block divides head_dim); fewer than a block, so the
+    delta kernel's one workgroup is partial. The main kernel pays every query in every key tile."""
+    first = max(3, block // head_dim + 1)
+    return next((rows for rows in range(first, first + block) if rows * head_dim % block), first)
+
+
+def sequences(spec, inputs):
+    """(seq_q, seq_k). The random inputs: seq_k two key tiles, the second partial (a tile and a half
+    and 3 keys; causal a tile and 2); causal seq_q 1 past seq_k, so the second tile's first query
+    sees one of its two keys (the diagonal inside a partial tile) and the last query sees a key at
+    seq_k that only the key guard hides; the first tile runs every query from 0, seq_q x block the
+    interpreter pays (the kernel's design: a workgroup per key tile loops over every query from the
+    tile's first key). The named sets shape values, not paths: one partial tile of 3 keys, causal 5
+    queries (the diagonal, then two past seq_k)."""
+    block, head_dim, causal = spec["block"], spec["head_dim"], spec["causal"]
+    if inputs != "random":
+        return (5 if causal else query_rows(block, head_dim)), 3
+    if causal:
+        return block + 3, block + 2
+    return query_rows(block, head_dim), block + block // 2 + 3
+
+
 def plan(spec, arch, rng):
-    """Three heads in two chunks of two heads (a lowered buffer range); seq_k two key tiles, the
-    second partial: a tile and a half and 3 keys, causal a tile and 3 (seq_q 2 past seq_k: the
-    second tile's queries see its 3 keys, the last two every key); seq_q 21 when not causal (a
-    partial tile of the delta and reduce kernels; the key tiles' work grows with seq_q x block,
-    which the interpreter pays). Inputs in [-2, 2]; o and lse from the forward in f64."""
+    """Three heads in two chunks of two heads (a lowered buffer range, the random case's: every set
+    runs under it); seq_q and seq_k by `sequences`. Inputs in [-2, 2]; o and lse from the forward
+    in f64."""
     dtype, head_dim, block, causal, heads = spec["dtype"], spec["head_dim"], spec["block"], spec["causal"], 3
-    seq_k = block + 3 if causal else block + block // 2 + 3
-    seq_q = seq_k + 2 if causal else 21
+    seq_q, seq_k = sequences(spec, rng.inputs)
     key_tiles = -(-seq_k // block)
     require_small(heads * max(seq_q, seq_k) * head_dim, 4 * heads * seq_q * seq_k * head_dim,
                   "the attention_bwd problem")
@@ -97,9 +119,10 @@ def plan(spec, arch, rng):
                "dq": nan_memory(q.shape, "f32"), "dk": nan_memory(k.shape, "f32"), "dv": nan_memory(k.shape, "f32")}
     outputs = [Output(name, "f32", want.astype(np.float32).reshape(-1), (scale_ * (SLACK / ACCUMULATION)).reshape(-1),
                       RTOL["f32"]) for name, want, scale_ in zip(("dq", "dk", "dv"), wants, behind)]
-    # a chunk of two heads: the largest view per head is dq_part's key_tiles * seq_q f32 rows (or
-    # dk's seq_k); a range of under three heads of it leaves chunks of two
-    most_rows = 3 * max(key_tiles * seq_q, seq_k) - 1
+    # a chunk of two heads of the random case: the largest view per head is dq_part's key_tiles *
+    # seq_q f32 rows (or dk's seq_k); a range of under three heads of it leaves chunks of two
+    random_q, random_k = sequences(spec, "random")
+    most_rows = 3 * max(-(-random_k // block) * random_q, random_k) - 1
     return Case(spec, (key_tiles, heads), block, buffers, {"seq_q": seq_q, "seq_k": seq_k}, outputs,
                 buffer_range=2 * most_rows * head_dim * ELEMENT_BYTES["f32"],
                 sizes={"heads": heads, "seq_q": seq_q, "seq_k": seq_k})
