@@ -296,12 +296,35 @@ def _lowest(rng, shape, dtype, low, high):
     return np.full(shape, -LARGEST_NORMAL[dtype])
 
 
+def _row_last_lanes(rng, shape, dtype, low, high):
+    """Uniform values, and along each row (the last axis) the largest at the columns 16 j + 15, each
+    above the range by a half step more than the next, in an order drawn per row: a wave argmax
+    over columns c in lane c mod the wave size (a multiple of 16) then finds every rank's winner in
+    the last lane of a DPP row of 16, the lane that a step across the rows one lane off makes read
+    another row (exact in f16 and bf16 up to 16 such columns)."""
+    values = rng.uniform(low, high, size=shape)
+    rows = values.reshape(-1, values.shape[-1])
+    last = np.arange(15, rows.shape[1], 16)
+    heights = high + (1 + np.arange(len(last))) / 2.0
+    for row in rows:
+        row[rng.permutation(last)] = heights
+    return values
+
+
+def _no_tokens(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a size. A plan whose count of items is a run-time size the
+    launch plan lets be 0 (moe_sorting's tokens) runs none, with empty buffers: a loop whose guard
+    lets a lane in at a count of 0 reads past an empty buffer."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
               "large_logits": _large_logits, "ascending": _ascending,
-              "lowest": _lowest, "mid_peaks": _peaks}
+              "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
+              "no_tokens": _no_tokens}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks")
 

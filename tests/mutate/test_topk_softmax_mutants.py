@@ -19,6 +19,15 @@ from conftest import assert_numerics_only_kill
     # config 1: the first step's index select with its arms swapped, its key select kept: the lane
     # that holds the winner then removes another expert, so the next round's weight is off too
     ("topk_softmax:1@canonical:swap_select:1", ": i32", ": i32", "weights"),
+    # config 28: gfx942, 96 experts in 2 slots, top 6, dpp; rank 3's bpermute step 32 reads its key
+    # one lane on (its index from the right lane): lanes 15, 31, 47, 63 pair one row's key with
+    # another's index, and the lane that holds the winner there keeps it, so it wins again. Only the
+    # row_last_lanes set (every rank's winner in such a lane) meets it
+    ("topk_softmax:28@llvm19:bpermute_lane:14", "ds.bpermute", "add i32", "weights"),
+    # config 6: gfx90a, 72 experts, top 3, dpp; rank 1's bpermute step 32 reads its index one lane
+    # on: lane 15 (31, 47, 63) takes another row's index, its own expert when that is the next
+    # rank's, and removes it. Only the row_last_lanes set meets it
+    ("topk_softmax:6@llvm19:bpermute_lane:7", "ds.bpermute", "add i32", "weights"),
 ])
 def test_only_the_numerics_lane_kills_the_mutant(judge_mutant, name, before, after, output):
     _, m = judge_mutant(name)

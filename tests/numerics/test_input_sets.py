@@ -128,8 +128,22 @@ def test_each_set_draws_what_it_names(name):
         and len(set(values.ravel())) > 6,
         "lowest": lambda: (values == -65504.0).all(),
         "mid_peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
+        # rows of 8 have no column 16 j + 15: uniform (test_row_last_lanes_put_each_rows_top_in_the_last_lanes)
+        "row_last_lanes": lambda: (np.abs(values) <= 2.0).all() and len(set(values.ravel())) > 6,
+        "no_tokens": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
+
+
+def test_row_last_lanes_put_each_rows_top_in_the_last_lanes():
+    """Rows of 40 (columns 15 and 31 last in their rows of 16 lanes): those two hold the heights 2.5
+    and 3 above the range, in both orders over the rows; every other value is uniform in [-2, 2]."""
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "row_last_lanes"), (12, 40), "bf16")
+    last = values[:, [15, 31]]
+    assert (np.sort(last, axis=1) == [2.5, 3.0]).all()
+    assert (last[:, 0] == 3.0).any() and (last[:, 1] == 3.0).any()
+    assert (np.abs(np.delete(values, [15, 31], axis=1)) <= 2.0).all()
 
 
 @pytest.mark.parametrize("inputs", ["peaks", "mid_peaks"])

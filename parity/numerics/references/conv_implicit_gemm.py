@@ -67,10 +67,13 @@ def input_sets(spec):
 
 
 def batch_split(spec):
-    """(first chunk's images, last chunk's images): the first's rows pass a tile and a half."""
+    """(first chunk's images, last chunk's images): the first's rows pass a tile and a half, and
+    it holds two images at least, so a launch's image index is not 0 in every row (a row's image
+    read as the batch's last one, or an image offset one off, shows only there: each chunk's
+    views start at its first image)."""
     ho, wo = output_extent(spec)
     rows = ho * wo if spec["direction"] == "fwd" else spec["h"] * spec["w"]
-    return max(1, ceil_div(3 * spec["tile_m"] // 2, rows)), 1
+    return max(2, ceil_div(3 * spec["tile_m"] // 2, rows)), 1
 
 
 def plan(spec, arch, rng):

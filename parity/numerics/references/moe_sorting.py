@@ -28,8 +28,9 @@ def sort_slots(ids, experts):
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
     """Every token to one expert (one count holds every slot, the others' ranges are empty), and
-    experts no token chose (empty ranges between full ones)."""
-    return ("one_value", "gaps")
+    experts no token chose (empty ranges between full ones), and no token at all (the slots'
+    buffers empty: a loop over the slots must not start)."""
+    return ("one_value", "gaps", "no_tokens")
 
 
 def expert_ids(rng, spec, tokens):
@@ -49,7 +50,7 @@ def plan(spec, arch, rng):
     """A few workgroups of slots for the count, every expert's lane for the scatter; counts
     starts as garbage (the clear kernel must zero it), sorted as the unwritten mark."""
     experts, topk, block = spec["experts"], spec["topk"], spec["block"]
-    tokens = (2 * block + block // 2 + 3) // topk + 1
+    tokens = 0 if rng.inputs == "no_tokens" else (2 * block + block // 2 + 3) // topk + 1
     slots = tokens * topk
     require_small(slots * experts, 0, "the moe_sorting scatter (slots x experts)")
     ids = expert_ids(rng, spec, tokens)

@@ -40,9 +40,13 @@ def topk_softmax(x, k, renormalize):
 def input_sets(spec):
     """Exact ties (a row of one value: the first k experts by index), rows all below zero, the
     dtype's largest and smallest values (ties at the top, differences that overflow to -inf),
-    a peak per row at a varying lane (a wave step that loses a lane loses the winner), and masked
-    (-inf) logits where a row has two experts or more (a removed candidate must lose to them)."""
-    return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ())
+    a peak per row at a varying lane (a wave step that loses a lane loses the winner), masked
+    (-inf) logits where a row has two experts or more (a removed candidate must lose to them), and
+    every rank's winner in the last lane of a DPP row of 16 (a step across the rows that reads the
+    key or the index one lane off pairs two rows' candidates there, so that lane keeps or removes
+    the wrong expert)."""
+    return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ()) + \
+        ("row_last_lanes",)
 
 
 def plan(spec, arch, rng):
