@@ -130,6 +130,44 @@ bool float_predicate(int predicate, double a, double b) {
   }
 }
 
+// More ops with a check in one call-free loop each: i32 sub nsw / nuw, or disjoint, and the shifts
+// without promises (a shift by the width or more is poison). False when the op is none of these or
+// a lane broke its promise: the per-kind loop then computes the row again and names the lane.
+bool checked_row(Kind kind, const Flags flags, const uint64_t* x, const uint64_t* y, uint64_t* row, uint64_t mask) {
+  const uint64_t keep = low_bits(~uint64_t(0), flags.bits), bits = uint64_t(flags.bits);
+  uint64_t broken = 0;
+  if (kind == Kind::Sub && flags.bits == 32 && !flags.exact && !flags.disjoint) {
+    const uint64_t nuw = flags.nuw, nsw = flags.nsw;
+    for_lanes(mask, [&](int l) {
+      const uint64_t wide = x[l] - y[l], difference = wide & 0xffffffffu;
+      // unsigned: a borrow (the 64-bit difference of two 32-bit values wraps); signed: the
+      // operands' signs differ and the difference's differs from the first's
+      broken |= (nuw & (wide >> 63)) | (nsw & (((x[l] ^ y[l]) & (x[l] ^ difference)) >> 31));
+      row[l] = difference;
+    });
+  } else if (kind == Kind::Or && !flags.nsw && !flags.nuw && !flags.exact) {
+    const uint64_t disjoint = flags.disjoint ? ~uint64_t(0) : 0;
+    for_lanes(mask, [&](int l) {
+      broken |= x[l] & y[l] & disjoint;
+      row[l] = (x[l] | y[l]) & keep;
+    });
+  } else if ((kind == Kind::Shl || kind == Kind::LShr || kind == Kind::AShr) && !flags.nsw && !flags.nuw && !flags.exact) {
+    auto lanes = [&](auto shift) {
+      for_lanes(mask, [&](int l) {
+        broken |= uint64_t(y[l] >= bits);
+        row[l] = shift(x[l], y[l] & 63) & keep;
+      });
+    };
+    const int width = flags.bits;
+    if (kind == Kind::Shl) lanes([](uint64_t p, uint64_t q) { return p << q; });
+    else if (kind == Kind::LShr) lanes([](uint64_t p, uint64_t q) { return p >> q; });
+    else lanes([width](uint64_t p, uint64_t q) { return uint64_t(signed_of(p, width) >> q); });
+  } else {
+    return false;
+  }
+  return !broken;
+}
+
 // One float format's lanes into another's; the pairs the kernels use get a loop each (constant
 // formats, so the conversions inline).
 template <Scalar kFrom, Scalar kTo>
@@ -201,6 +239,7 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
       }
       continue;
     }
+    if (checked_row(op.kind, flags, x, y, row, mask)) continue;
     // Any other op: a loop per kind (a constant there, so integer_result's switch folds away) that
     // notes the first poisoned lane without a call; the report is built after the loop.
     int first = -1;
