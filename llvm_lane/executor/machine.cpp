@@ -176,8 +176,10 @@ bool Machine::branch(Wave& wave, const Op& op, uint64_t mask) {
   if (op.kind == Kind::CondBranch) {
     View condition = view(wave, op.operands[0]);
     taken = 0;
-    const uint64_t* holds = condition.row(0);
-    for_lanes(mask, [&](int l) { taken |= (holds[l] & 1) << l; });
+    for (uint64_t m = mask; m; m &= m - 1) {
+      int l = __builtin_ctzll(m);
+      if (condition.at(0, l) & 1) taken |= uint64_t(1) << l;
+    }
     not_taken = mask & ~taken;
   }
   int on_true = op.targets[0], on_false = op.targets[1];

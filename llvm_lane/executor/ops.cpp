@@ -108,7 +108,7 @@ double float_result(Kind kind, double a, double b) {
   }
 }
 
-__attribute__((always_inline)) inline bool float_predicate(int predicate, double a, double b) {
+bool float_predicate(int predicate, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   switch (predicate) {
     case llvm::CmpInst::FCMP_FALSE: return false;
@@ -313,12 +313,8 @@ bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
   for (int e = 0; e < op.width; ++e) {
     uint64_t* row = out + e * wave_size_;
     auto lanes = [&](auto holds) { for_lanes(mask, [&](int l) { row[l] = holds(a.at(e, l), b.at(e, l)); }); };
-    if (op.kind == Kind::FCmp) {  // the predicate a local, so that the loop can be unswitched on it
-      const int predicate = op.predicate;
-      if (scalar == Scalar::Float)
-        lanes([predicate](uint64_t x, uint64_t y) { return float_predicate(predicate, f32_of(x), f32_of(y)); });
-      else
-        lanes([predicate, scalar](uint64_t x, uint64_t y) { return float_predicate(predicate, to_double(x, scalar), to_double(y, scalar)); });
+    if (op.kind == Kind::FCmp) {
+      lanes([&](uint64_t x, uint64_t y) { return float_predicate(op.predicate, to_double(x, scalar), to_double(y, scalar)); });
       continue;
     }
     auto sx = [bits](uint64_t v) { return signed_of(v, bits); };
