@@ -43,32 +43,6 @@ bool Machine::intrinsic(Wave& wave, const Op& op, uint64_t mask) {
   }
 }
 
-namespace {
-
-// fmaf over the lowest `count` lanes. The AVX2+FMA build of the loop (chosen at run time where the
-// processor has both) makes each one fused instruction, the plain one calls the C library's: both
-// round the exact x*y+z once, so the bits are the same. (target_clones would pick by processor
-// model for an "arch=" clone, and a one-feature clone has no 256-bit integer moves.)
-__attribute__((always_inline)) inline void fma_loop(const uint64_t* x, const uint64_t* y, const uint64_t* z,
-                                                    uint64_t* out, int count) {
-  for (int l = 0; l < count; ++l) out[l] = bits_of(std::fmaf(f32_of(x[l]), f32_of(y[l]), f32_of(z[l])));
-}
-__attribute__((target("avx2,fma"))) void fma_fused(const uint64_t* x, const uint64_t* y, const uint64_t* z,
-                                                     uint64_t* out, int count) {
-  fma_loop(x, y, z, out, count);
-}
-void fma_plain(const uint64_t* x, const uint64_t* y, const uint64_t* z, uint64_t* out, int count) {
-  fma_loop(x, y, z, out, count);
-}
-using FmaLanes = void (*)(const uint64_t*, const uint64_t*, const uint64_t*, uint64_t*, int);
-FmaLanes fma_for_this_processor() {
-  __builtin_cpu_init();  // it may run before the constructor that fills what cpu_supports reads
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? fma_fused : fma_plain;
-}
-const FmaLanes fma_lanes = fma_for_this_processor();
-
-}  // namespace
-
 bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   const Scalar scalar = op.type.scalar;
@@ -85,10 +59,6 @@ bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
     // as the exact result rounded once. exp, sqrt and the narrow formats go through double.
     if (scalar == Scalar::Float && binary) {
       auto f32 = [&](auto f) { for_lanes(mask, [&](int l) { row[l] = bits_of(f(f32_of(a.at(e, l)), f32_of(b.at(e, l)), l)); }); };
-      if (op.intrinsic == Intrinsic::Fma && (mask & (mask + 1)) == 0) {  // the lowest lanes
-        fma_lanes(a.row(e), b.row(e), c.row(e), row, ~mask ? __builtin_ctzll(~mask) : 64);
-        continue;
-      }
       if (op.intrinsic == Intrinsic::Fma) f32([&](float x, float y, int l) { return std::fmaf(x, y, f32_of(c.at(e, l))); });
       else if (op.intrinsic == Intrinsic::MaxNum) f32([&](float x, float y, int) { return max_of(x, y); });
       else f32([&](float x, float y, int) { return min_of(x, y); });
