@@ -130,6 +130,18 @@ void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
   const size_t lanes = size_t(wave_size_);
   for (const PhiEdge& edge : program_.blocks[to].phis) {
     if (edge.from != from) continue;
+    if (!edge.staged) {  // no value is a phi of the edge: each phi straight from its value
+      for (size_t i = 0; i < edge.copies.size(); ++i) {
+        const View in = view(wave, edge.copies[i].second);
+        uint64_t* out = cells(wave, edge.copies[i].first);
+        for (int e = 0; e < edge.widths[i]; ++e) {
+          uint64_t* row = out + size_t(e) * lanes;
+          const uint64_t* value = in.row(e);
+          for_lanes(mask, [&](int l) { row[l] = value[l]; });
+        }
+      }
+      continue;
+    }
     // A parallel copy: read every incoming value before writing any phi.
     std::vector<uint64_t>& staged = phi_scratch_;
     size_t total = 0;

@@ -89,6 +89,7 @@ class Machine {
   bool cast(Wave& wave, const Op& op, uint64_t mask);
   bool bitcast(Wave& wave, const Op& op, uint64_t mask);
   bool vector_op(Wave& wave, const Op& op, uint64_t mask);
+  bool constant_index_rows(Wave& wave, const Op& op, uint64_t mask);
   bool address(Wave& wave, const Op& op, uint64_t mask);
   bool memory(Wave& wave, const Op& op, uint64_t mask);
   bool atomic_add(Wave& wave, const Op& op, uint64_t mask);
@@ -114,9 +115,12 @@ class Machine {
     uint8_t* written = lds_written_.data() + offset;
     if (store) {
       std::memset(written, 1, bytes);
-    } else {
-      uint8_t all = 1;
-      for (uint64_t i = 0; i < bytes; ++i) all &= written[i];
+    } else {  // a written byte holds 1: eight at a time, then the rest
+      constexpr uint64_t kAllWritten = 0x0101010101010101ULL;
+      bool all = true;
+      uint64_t i = 0;
+      for (uint64_t word; i + 8 <= bytes; i += 8) std::memcpy(&word, written + i, 8), all &= word == kAllWritten;
+      for (; i < bytes; ++i) all &= written[i] == 1;
       if (!all) return nullptr;
     }
     return lds_.data() + offset;
@@ -156,10 +160,12 @@ class Machine {
 
 // body(lane) for each lane of `mask`, lowest first. A mask of the lowest n lanes (a whole wave, a
 // partial last wave) runs as a plain counted loop, which the compiler can unroll and vectorize.
+// The n of a mask of the lowest n lanes; -1 for any other mask.
+inline int lowest_lanes(uint64_t mask) { return (mask & (mask + 1)) ? -1 : ~mask ? __builtin_ctzll(~mask) : 64; }
 template <typename Body>
 inline void for_lanes(uint64_t mask, Body body) {
-  if ((mask & (mask + 1)) == 0) {
-    const int count = ~mask ? __builtin_ctzll(~mask) : 64;  // the lowest n lanes: n
+  const int count = lowest_lanes(mask);
+  if (count >= 0) {
     for (int l = 0; l < count; ++l) body(l);
     return;
   }
@@ -178,6 +184,15 @@ inline double to_double(uint64_t cell, Scalar scalar) {
     default: return 0.0;
   }
 }
-uint64_t from_double(double value, Scalar scalar);  // one rounding to the format
+// One rounding to the format. Inline: with a constant `scalar` the switch folds away in a lane loop.
+inline uint64_t from_double(double value, Scalar scalar) {
+  switch (scalar) {
+    case Scalar::Half: return encode_float(value, kHalf);
+    case Scalar::BFloat: return encode_float(value, kBFloat);
+    case Scalar::Float: return bits_of(static_cast<float>(value));
+    case Scalar::Double: return bits_of(value);
+    default: return 0;
+  }
+}
 
 }  // namespace kemit::exec

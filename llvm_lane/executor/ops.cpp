@@ -25,16 +25,6 @@ const double* half_table() {
 // A table, not decode_float: the executor converts a value per lane and operand.
 const double* const kHalfValues = half_table();
 
-uint64_t from_double(double value, Scalar scalar) {
-  switch (scalar) {
-    case Scalar::Half: return encode_float(value, kHalf);
-    case Scalar::BFloat: return encode_float(value, kBFloat);
-    case Scalar::Float: return bits_of(static_cast<float>(value));
-    case Scalar::Double: return bits_of(value);
-    default: return 0;
-  }
-}
-
 namespace {
 
 // The operands of a broken promise for the report: signed as nsw reads them, else unsigned.
@@ -140,6 +130,58 @@ bool float_predicate(int predicate, double a, double b) {
   }
 }
 
+// More ops with a check in one call-free loop each: i32 sub nsw / nuw, or disjoint, and the shifts
+// without promises (a shift by the width or more is poison). False when the op is none of these or
+// a lane broke its promise: the per-kind loop then computes the row again and names the lane.
+bool checked_row(Kind kind, const Flags flags, const uint64_t* x, const uint64_t* y, uint64_t* row, uint64_t mask) {
+  const uint64_t keep = low_bits(~uint64_t(0), flags.bits), bits = uint64_t(flags.bits);
+  uint64_t broken = 0;
+  if (kind == Kind::Sub && flags.bits == 32 && !flags.exact && !flags.disjoint) {
+    const uint64_t nuw = flags.nuw, nsw = flags.nsw;
+    for_lanes(mask, [&](int l) {
+      const uint64_t wide = x[l] - y[l], difference = wide & 0xffffffffu;
+      // unsigned: a borrow (the 64-bit difference of two 32-bit values wraps); signed: the
+      // operands' signs differ and the difference's differs from the first's
+      broken |= (nuw & (wide >> 63)) | (nsw & (((x[l] ^ y[l]) & (x[l] ^ difference)) >> 31));
+      row[l] = difference;
+    });
+  } else if (kind == Kind::Or && !flags.nsw && !flags.nuw && !flags.exact) {
+    const uint64_t disjoint = flags.disjoint ? ~uint64_t(0) : 0;
+    for_lanes(mask, [&](int l) {
+      broken |= x[l] & y[l] & disjoint;
+      row[l] = (x[l] | y[l]) & keep;
+    });
+  } else if ((kind == Kind::Shl || kind == Kind::LShr || kind == Kind::AShr) && !flags.nsw && !flags.nuw && !flags.exact) {
+    auto lanes = [&](auto shift) {
+      for_lanes(mask, [&](int l) {
+        broken |= uint64_t(y[l] >= bits);
+        row[l] = shift(x[l], y[l] & 63) & keep;
+      });
+    };
+    const int width = flags.bits;
+    if (kind == Kind::Shl) lanes([](uint64_t p, uint64_t q) { return p << q; });
+    else if (kind == Kind::LShr) lanes([](uint64_t p, uint64_t q) { return p >> q; });
+    else lanes([width](uint64_t p, uint64_t q) { return uint64_t(signed_of(p, width) >> q); });
+  } else {
+    return false;
+  }
+  return !broken;
+}
+
+// One float format's lanes into another's; the pairs the kernels use get a loop each (constant
+// formats, so the conversions inline).
+template <Scalar kFrom, Scalar kTo>
+void convert_lanes(const uint64_t* x, uint64_t* row, uint64_t mask) {
+  for_lanes(mask, [&](int l) { row[l] = from_double(to_double(x[l], kFrom), kTo); });
+}
+void convert(Scalar from, Scalar to, const uint64_t* x, uint64_t* row, uint64_t mask) {
+  if (from == Scalar::Half && to == Scalar::Float) return convert_lanes<Scalar::Half, Scalar::Float>(x, row, mask);
+  if (from == Scalar::Float && to == Scalar::Half) return convert_lanes<Scalar::Float, Scalar::Half>(x, row, mask);
+  if (from == Scalar::BFloat && to == Scalar::Float) return convert_lanes<Scalar::BFloat, Scalar::Float>(x, row, mask);
+  if (from == Scalar::Float && to == Scalar::BFloat) return convert_lanes<Scalar::Float, Scalar::BFloat>(x, row, mask);
+  for_lanes(mask, [&](int l) { row[l] = from_double(to_double(x[l], from), to); });
+}
+
 }  // namespace
 
 bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
@@ -197,6 +239,7 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
       }
       continue;
     }
+    if (checked_row(op.kind, flags, x, y, row, mask)) continue;
     // Any other op: a loop per kind (a constant there, so integer_result's switch folds away) that
     // notes the first poisoned lane without a call; the report is built after the loop.
     int first = -1;
@@ -314,12 +357,9 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
         for_lanes(mask, [&](int l) { row[l] = low_bits(a.at(e, l), to_bits); });
         continue;
       case Kind::FPExt:
-      case Kind::FPTrunc: {  // exact, then one rounding: never poison
-        const Scalar from = op.source.scalar, to = op.type.scalar;
-        const uint64_t* x = a.row(e);
-        for_lanes(mask, [&](int l) { row[l] = from_double(to_double(x[l], from), to); });
+      case Kind::FPTrunc:  // exact, then one rounding: never poison
+        convert(op.source.scalar, op.type.scalar, a.row(e), row, mask);
         continue;
-      }
       default:
         break;
     }
@@ -413,6 +453,37 @@ bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
+// An extractelement or insertelement whose index is a constant inside the vector, and any
+// shufflevector (its mask is constant): every result element is one whole row of an operand (or 0
+// for a poison pick), so each is copied by one lane loop. False leaves the op to the lane-by-lane
+// loop, which names the lane of an index out of the vector.
+bool Machine::constant_index_rows(Wave& wave, const Op& op, uint64_t mask) {
+  uint64_t* out = cells(wave, op.result);
+  const View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
+  auto copy = [&](int e, const uint64_t* from) {
+    uint64_t* row = out + size_t(e) * size_t(wave_size_);
+    if (from) for_lanes(mask, [&](int l) { row[l] = from[l]; });
+    else for_lanes(mask, [&](int l) { row[l] = 0; });
+  };
+  if (op.kind == Kind::ExtractElement) {
+    if (!op.operands[1].constant || b.at(0, 0) >= uint64_t(op.source_width)) return false;
+    copy(0, a.row(int(b.at(0, 0))));
+    return true;
+  }
+  if (op.kind == Kind::InsertElement) {
+    if (!op.operands[2].constant) return false;
+    const uint64_t index = view(wave, op.operands[2]).at(0, 0);
+    if (index >= uint64_t(op.width)) return false;
+    for (int e = 0; e < op.width; ++e) copy(e, e == int(index) ? b.row(0) : a.row(e));
+    return true;
+  }
+  for (int e = 0; e < op.width && e < 64; ++e) {  // ShuffleVector
+    const int pick = op.mask[size_t(e)];
+    copy(e, pick < 0 ? nullptr : pick < op.source_width ? a.row(pick) : b.row(pick - op.source_width));
+  }
+  return true;
+}
+
 bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
@@ -425,6 +496,7 @@ bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
     }
     return true;
   }
+  if (constant_index_rows(wave, op, mask)) return true;
   for (uint64_t m = mask; m; m &= m - 1) {
     int l = __builtin_ctzll(m);
     if (op.kind == Kind::ExtractElement) {

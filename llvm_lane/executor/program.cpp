@@ -379,6 +379,9 @@ bool Decoder::decode_phis(llvm::BasicBlock& block, Block& out) {
       edge->widths.push_back(lanes_of(phi.getType()));
     }
   }
+  for (PhiEdge& edge : out.phis)
+    for (const auto& copy : edge.copies)
+      for (const auto& other : edge.copies) edge.staged |= !copy.second.constant && copy.second.index == other.first;
   return true;
 }
 

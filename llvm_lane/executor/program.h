@@ -74,6 +74,9 @@ struct PhiEdge {
   int from = -1;
   std::vector<std::pair<uint32_t, Ref>> copies;  // (phi slot, incoming value)
   std::vector<int> widths;
+  // Some incoming value is another phi of this edge: the copies must read every value before
+  // writing any (else each phi is written straight from its value).
+  bool staged = false;
 };
 
 struct Block {

@@ -439,6 +439,19 @@ def test_int8_mma_refusals(checker22):
     assert not ok and "no layout table for llvm.amdgcn.mfma.i32.16x16x16i8 on gfx942" in error, error
 
 
+def one_op(line):
+    """A kernel whose `line` computes %d from the workitem id %t, stored to out."""
+    return f"""
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {{
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  {line}
+  store i32 %d, ptr addrspace(1) %out, align 4
+  ret void
+}}
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+
+
 REFUSED = {
     "an intrinsic it does not implement": ("""
 define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
@@ -476,6 +489,13 @@ define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
 }
 declare i32 @llvm.amdgcn.workitem.id.x()
 """, "poison: add nsw overflows (operands 48, 2147483600) (lane 48 of wave 0"),
+    # The i32 sub and the shifts have lane loops of their own: a broken promise still names its lane.
+    "a broken sub nuw promise": (one_op("%d = sub nuw i32 30, %t"),
+                                 "poison: sub nuw goes below zero (operands 30, 31) (lane 31 of wave 0"),
+    "a broken sub nsw promise": (one_op("%d = sub nsw i32 -2147483600, %t"),
+                                 "poison: sub nsw overflows (operands -2147483600, 49) (lane 49 of wave 0"),
+    "a shift by the width": (one_op("%d = lshr i32 1, %t"),
+                             "poison: shift by the width or more (operands 1, 32) (lane 32 of wave 0"),
 }
 
 
