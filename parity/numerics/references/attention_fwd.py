@@ -143,14 +143,14 @@ def tile_end_cases(spec, arch, rng, buffer_range):
     (plans.slot_ends: every fragment of M keys for the clamp of the key it loads, every accumulator
     element for the mask of its score): a compare made `<=` loads key seq_k, one past k's last row
     in the last head, or counts its score. One query tile (causal: enough tiles that the last
-    query's keys reach seq_k) and one key tile, so each case costs a workgroup or a few. seq_k 1
-    moves a tile on: the key a compare made `<=` lets through there is a copy of the only key (the
-    clamp loads key 0 for it), which changes no weight; at tile_kv + 1 the same slot meets a copy
-    of key tile_kv among tile_kv others."""
+    query's keys reach seq_k) and one key tile, so each case costs a workgroup or a few. A slot's
+    end at 1 moves a tile on: the key a compare made `<=` lets through at seq_k 1 is a copy of the
+    only key (the clamp loads key 0 for it), which changes no weight; at tile_kv + 1 the same slot
+    meets a copy of key tile_kv among tile_kv others. seq_k 1 runs first on its own: the one length
+    where a clamp one key lower (seq_k - 2) reads before k."""
     tile_q, tile_kv = spec["waves"] * mma_m(spec), spec["tile_kv"]
     cases = []
-    for end in slot_ends(tile_kv, spec["mma"], arch):
-        seq_k = end if end > 1 else tile_kv + end
+    for seq_k in [1] + [end if end > 1 else tile_kv + end for end in slot_ends(tile_kv, spec["mma"], arch)]:
         seq_q = ceil_div(seq_k, tile_q) * tile_q if spec["causal"] else tile_q
         case = attention_case(spec, arch, rng, (1, seq_q, seq_k), buffer_range)
         case.note = f"seq_k {seq_k}"
