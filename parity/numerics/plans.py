@@ -281,11 +281,17 @@ def _tile_ends(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _split_winners(rng, shape, dtype, low, high):
+    """Values as `random`: a plan that knows which lane holds which column puts each row's winners
+    where a cross-lane step must carry them (topk_softmax: split_winners)."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
-              "large_logits": _large_logits, "tile_ends": _tile_ends}
+              "large_logits": _large_logits, "tile_ends": _tile_ends, "split_winners": _split_winners}
 
 
 class Inputs:

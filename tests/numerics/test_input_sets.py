@@ -119,6 +119,8 @@ def test_each_set_draws_what_it_names(name):
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
         "tile_ends": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "split_winners": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
         "zero_rows": lambda: not values[0::2].any() and values[1::2].all(),
         "halfsteps": lambda: (values - np.floor(values) == 0.5).all() and (np.abs(values) <= 2.5).all(),
         # f16, rows of 8: L = 65504 / 4 = 16376 (the f32 bound is far above); f16's step there is 8
@@ -202,3 +204,16 @@ def test_the_tile_ends_meet_every_accumulator_slot_once(mma, arch, wave, kind):
     ends = plans.slot_ends(2 * m, mma, facts)
     assert 0 not in ends and len(ends) == 2 * length
     assert all(any(start + row in ends for row in element) for start in (0, m) for element in rows)
+
+
+def test_the_split_winners_sit_across_the_halves_of_the_lanes():
+    """topk_softmax's split_winners: the k - 1 largest in the upper half of the lanes that hold
+    experts (expert e in lane e mod wave), the k-th in the lower half, below them everything else."""
+    from references.topk_softmax import ranked, split_winners
+    for experts, wave, k in [(128, 32, 8), (256, 64, 8), (64, 64, 2), (16, 64, 4)]:
+        half = min(experts, wave) // 2
+        for token in range(3):
+            row = split_winners(np.full(experts, -3.0), k, wave, token)
+            [order] = ranked(row[None], k)
+            assert all(e % wave >= half for e in order[:-1]) and order[-1] % wave < half, (experts, wave, order)
+            assert order[-1] == half - 1 - token % half and (row[order] > 0).all() and (np.delete(row, order) < 0).all()
