@@ -124,10 +124,15 @@ def no_plan(family):
 
 def make_cases(family, spec, arch, config_id, first_only=False):
     """[(input set, case)] of a config: the random inputs first, then each named set its family
-    gives for the spec (plans.input_sets); every case runs the same small spec. first_only: the
+    gives for the spec (plans.input_sets; a set of several cases names each "set (note)"); every
+    case runs the same small spec and buffer range. first_only: the
     random case alone (what a plan request needs: its spec and buffer range)."""
     sets = plans.input_sets(family, spec)
-    cases = [(inputs, plans.make_case(family, spec, arch, config_id, inputs)) for inputs in sets[:1 if first_only else None]]
+    cases = []
+    for inputs in sets[:1 if first_only else None]:
+        made = plans.make_case(family, spec, arch, config_id, inputs)
+        # a set of several launches (tile_ends): each case named by what tells it apart
+        cases += [(f"{inputs} ({case.note})", case) for case in made] if isinstance(made, list) else [(inputs, made)]
     for inputs, case in cases[1:]:
         if (case.spec, case.buffer_range) != (cases[0][1].spec, cases[0][1].buffer_range):
             raise ValueError(f"the {inputs} inputs' case runs another spec or buffer range than the random one's")
@@ -216,7 +221,7 @@ def run_section(kemit_cpp, checkers, section, text, cases, built, family, config
     start = time.perf_counter()
     result = Result(family, config_id, "NUMERIC_OK", spec=cases[0][1].spec, section=section)
     outputs, in_order = hashlib.sha256(), None
-    schedule = "in-order"
+    schedule, named = "in-order", ""
 
     def run(case, schedule, races):
         buffers, lanes, seconds = run_plan(kemit_cpp, checkers, section, text, case, built, family, config_id,
@@ -225,6 +230,7 @@ def run_section(kemit_cpp, checkers, section, text, cases, built, family, config
         return buffers
     try:
         for inputs, case in cases:
+            named = "" if inputs == "random" else f"inputs {inputs}: "  # which case stopped, as a mismatch says
             buffers = run(case, schedule, True)
             compare_outputs(result, case, buffers, inputs)
             if result.verdict != "NUMERIC_OK":
@@ -247,7 +253,7 @@ def run_section(kemit_cpp, checkers, section, text, cases, built, family, config
     except Exception as error:  # ParseError, InterpError, ExecError: the op and the index are in the text
         detail = f"{type(error).__name__}: {error}" if section == "canonical" else str(error)
         if schedule == "in-order":
-            result.verdict, result.detail = "NOT_EXECUTABLE", detail
+            result.verdict, result.detail = "NOT_EXECUTABLE", named + detail
         else:  # the in-order run passed: the failure depends on the order
             result.verdict, result.detail = "NUMERIC_SCHEDULE", f"schedule {schedule}: {detail}"
     if result.verdict == "NUMERIC_OK":

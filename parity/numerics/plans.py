@@ -10,7 +10,9 @@ compile-time shapes in a spec (the depthwise convolutions' n, h, w, c) shrink to
 problem that still has interior, edge and partial tiles. Inputs hold values exactly representable
 in their dtype; outputs start as NaN so an element the kernel never writes fails.
 """
+import functools
 import importlib
+import json
 import math
 import os
 import re
@@ -68,7 +70,7 @@ class Case:
     buffers: dict             # buffer name -> numpy array in memory layout (bf16 as uint16)
     scalars: dict
     outputs: list = field(default_factory=list)
-    note: str = ""
+    note: str = ""            # one of a set's several cases: what tells it apart (its sizes, "seq_k 37")
     # test-only: the 32-bit buffer range lowered (bytes) so that the small spec chunks its batch
     # as the config's real size does (the engine's emit request carries it)
     buffer_range: int = None
@@ -318,13 +320,26 @@ def _no_tokens(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _tile_ends(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a choice of run-time lengths, not a shape of values. A plan
+    whose kernel guards a tile's rows or keys against a run-time length runs one small case per
+    place in the tile where that length can end (slot_ends)."""
+    return _random(rng, shape, dtype, low, high)
+
+
+def _split_winners(rng, shape, dtype, low, high):
+    """Values as `random`: a plan that knows which lane holds which column puts each row's winners
+    where a cross-lane step must carry them (topk_softmax: split_winners)."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
               "large_logits": _large_logits, "ascending": _ascending,
               "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
-              "no_tokens": _no_tokens}
+              "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks")
 
@@ -414,6 +429,40 @@ def covered_rows(per_group):
     return per_group + per_group // 2 if per_group > 1 else None
 
 
+# ---- where a run-time length can end a tile -----------------------------------------------
+TABLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tables")
+
+
+@functools.lru_cache(maxsize=None)
+def table_rows(name):
+    """tables/<name>.json's rows by name (the tree's one source of each table)."""
+    with open(os.path.join(TABLES, name + ".json"), encoding="utf-8") as handle:
+        return {row["name"]: row for row in json.load(handle)["rows"]}
+
+
+def accumulator_rows(mma, arch):
+    """Per accumulator element of the mma shape `mma` on `arch`, the rows of its M x N fragment that
+    the element holds, one per lane group (lane / M): tables/mma_layouts.json's row formula for the
+    layout kind, the shape's name on an mfma processor, else the processor's matrix-core kind
+    (tables/archs.json)."""
+    shape, kind = table_rows("mma_shapes")[mma], table_rows("archs")[arch.name]["mma"]
+    layout = table_rows("mma_layouts")[mma if kind == "mfma" else kind]
+    run, stride, step, factor = (layout[key] for key in ("row_run", "row_run_stride", "row_step", "row_factor"))
+    return [[e // run * stride + e % run * step + factor * group for group in range(arch.wave_size // shape["m"])]
+            for e in range(shape["m"] * shape["n"] // arch.wave_size)]
+
+
+def slot_ends(tile, mma, arch):
+    """Where in a tile of `tile` rows (or keys) a run-time length can end so that every accumulator
+    slot meets it: per fragment of M rows and per element, the first of the element's rows past the
+    tile's start. A slot's guard `row < end` made `row <= end` changes a result only where end is
+    one of that slot's rows, so a case per place here meets every slot's guard once."""
+    m = table_rows("mma_shapes")[mma]["m"]
+    rows = accumulator_rows(mma, arch)
+    return sorted({min(start + row for row in element if start + row > 0)
+                   for start in range(0, tile, m) for element in rows})
+
+
 # ---- finding a family's plan -------------------------------------------------------------
 REFERENCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references")
 FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -441,8 +490,9 @@ def input_sets(family, spec):
 
 
 def make_case(family, spec, arch, config_id, inputs="random"):
-    """The case of one config (spec already parsed with its defaults) with one named input set;
-    KeyError for a family without a plan."""
+    """The case of one config (spec already parsed with its defaults) with one named input set, or
+    a list of cases where the set is several launches of their own sizes (tile_ends); KeyError for
+    a family without a plan."""
     plan = family_plan(family)
     if plan is None:
         raise KeyError(family)

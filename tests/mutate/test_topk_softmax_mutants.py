@@ -1,7 +1,8 @@
 """topk_softmax's mutants that only the numerics lane can catch: the tie rule broken (a strict
 compare of the argmax made weak, so an equal logit of a higher index wins) in the canonical text
 and in a flavor's module, and the winner's index taken from the other lane of a step while its key
-is kept (the weight stays right, the index written is wrong). Each is valid LLVM that compiles and
+is kept (the weight stays right, the index written is wrong), and a step across the wave's halves
+that reads one lane too far (the `split_winners` set). Each is valid LLVM that compiles and
 whose promises hold, so the LLVM lane passes it; the numerics lane's exact compare of the indices
 kills it. kemit_mutate judges each as a campaign judges it (docs/mutation.md)."""
 import pytest
@@ -28,6 +29,10 @@ from conftest import assert_numerics_only_kill
     # on: lane 15 (31, 47, 63) takes another row's index, its own expert when that is the next
     # rank's, and removes it. Only the row_last_lanes set meets it
     ("topk_softmax:6@llvm19:bpermute_lane:7", "ds.bpermute", "add i32", "weights"),
+    # config 55: gfx1100, 128 experts, top 8, dpp; the sixth round's step across the halves of the
+    # wave reads lane + 17 for lane + 16: lane 15 takes its own half's best for the winner and drops
+    # it, which only the split_winners set shows (its 8th winner in lane 15, the others above)
+    ("topk_softmax:55@llvm16:const_inc:53", "add nuw nsw i32 %v6, 16", "add nuw nsw i32 %v6, 17", "weights"),
 ])
 def test_only_the_numerics_lane_kills_the_mutant(judge_mutant, name, before, after, output):
     _, m = judge_mutant(name)

@@ -89,7 +89,8 @@ def test_every_familys_sets_are_known_and_run_the_random_cases_spec(family):
     cases, reason = numerics_worker.config_cases(family, entry, source)
     assert cases is not None, reason
     names = [name for name, _ in cases]
-    assert names[0] == "random" and set(names) <= set(plans.INPUT_SETS) and len(set(names)) == len(names)
+    sets = {name.split(" (")[0] for name in names}  # a set of several cases names each "set (note)"
+    assert names[0] == "random" and sets <= set(plans.INPUT_SETS) and len(set(names)) == len(names)
     for name, case in cases[1:]:
         assert case.spec == cases[0][1].spec and case.buffer_range == cases[0][1].buffer_range
         drawn = [array for key, array in case.buffers.items() if key not in {o.name for o in case.outputs}]
@@ -115,6 +116,10 @@ def test_each_set_draws_what_it_names(name):
         "gaps": lambda: set(values.ravel()) <= set(plans.round_to(np.linspace(-2.0, 2.0, 8)[::2], "f16"))
         and len(set(values.ravel())) > 1,
         "one_group": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "tile_ends": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "split_winners": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
         "zero_rows": lambda: not values[0::2].any() and values[1::2].all(),
         "halfsteps": lambda: (values - np.floor(values) == 0.5).all() and (np.abs(values) <= 2.5).all(),
@@ -228,3 +233,34 @@ def test_an_empty_waves_sum_of_one_passes_every_set_but_the_lowest(kemit_cpp, mo
                                                    sections=("canonical",))
     assert every_set.verdict == "NUMERIC_MISMATCH"
     assert every_set.detail.startswith("inputs lowest: y: "), every_set.detail
+@pytest.mark.parametrize("mma, arch, wave, kind", [("mfma_32x32x8", "gfx90a", 64, "mfma_32x32x8"),
+                                                   ("mfma_16x16x16", "gfx942", 64, "mfma_16x16x16"),
+                                                   ("mfma_16x16x32", "gfx950", 64, "mfma_16x16x32"),
+                                                   ("wmma_16x16x16", "gfx1100", 32, "wmma_gfx11"),
+                                                   ("wmma_16x16x16", "gfx1201", 32, "wmma_gfx12"),
+                                                   ("wmma_16x16x32", "gfx1250", 32, "wmma_gfx1250")])
+def test_the_tile_ends_meet_every_accumulator_slot_once(mma, arch, wave, kind):
+    """plans.accumulator_rows (tables/mma_layouts.json) agrees with gemm_mma's LAYOUTS, the layouts
+    written down independently; slot_ends holds one row of every slot (fragment, element) of a
+    tile of two fragments, never the tile's start, where no length ends a partial tile."""
+    from references.gemm_mma import LAYOUTS
+    m, _, _, _, _, length, _, c_row = LAYOUTS[kind]
+    facts = numerics_worker.ArchFacts(arch, wave)
+    rows = plans.accumulator_rows(mma, facts)
+    assert rows == [[c_row(group * m, e) for group in range(wave // m)] for e in range(length)]
+    ends = plans.slot_ends(2 * m, mma, facts)
+    assert 0 not in ends and len(ends) == 2 * length
+    assert all(any(start + row in ends for row in element) for start in (0, m) for element in rows)
+
+
+def test_the_split_winners_sit_across_the_halves_of_the_lanes():
+    """topk_softmax's split_winners: the k - 1 largest in the upper half of the lanes that hold
+    experts (expert e in lane e mod wave), the k-th in the lower half, below them everything else."""
+    from references.topk_softmax import ranked, split_winners
+    for experts, wave, k in [(128, 32, 8), (256, 64, 8), (64, 64, 2), (16, 64, 4)]:
+        half = min(experts, wave) // 2
+        for token in range(3):
+            row = split_winners(np.full(experts, -3.0), k, wave, token)
+            [order] = ranked(row[None], k)
+            assert all(e % wave >= half for e in order[:-1]) and order[-1] % wave < half, (experts, wave, order)
+            assert order[-1] == half - 1 - token % half and (row[order] > 0).all() and (np.delete(row, order) < 0).all()

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from plans import (ACCUMULATION, Case, ELEMENT_BYTES, Output, RTOL, ceil_div, nan_memory, random_values, require_small,
-                   round_to, to_memory, two_chunk_range)
+                   round_to, slot_ends, to_memory, two_chunk_range)
 from witness import Sampled, view_values
 
 
@@ -74,8 +74,8 @@ def attention_online(q, k, v, causal, scale, dtype, tile_kv):
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
     """Rows of one value: scores in exact ties, so a query's weights are equal over each run of
-    equal keys."""
-    return ("ties",)
+    equal keys; tile_ends: seq_k at every block of the key tile."""
+    return ("ties", "tile_ends")
 
 
 # p is rounded to the input dtype before P V (the mma's operand): a relative error of up to half
@@ -119,12 +119,50 @@ def plan(spec, arch, rng):
     at least two key tiles; seq_k leaves a partial last key tile: causal, 3
     keys short of seq_q (so the last workgroup's loop ends in the tail), else a tile and a half
     and 3 keys. Inputs in [-2, 2]. The scale of an output is sum_j p_j |v_j| times
-    (P_ROUNDING + SCORE_SLACK) / ACCUMULATION, so the compare's ACCUMULATION term is that bound."""
-    dtype, head_dim, tile_kv, heads = spec["dtype"], spec["head_dim"], spec["tile_kv"], 3
-    tile_q = spec["waves"] * int(spec["mma"].split("_")[1].split("x")[0])
+    (P_ROUNDING + SCORE_SLACK) / ACCUMULATION, so the compare's ACCUMULATION term is that bound.
+    tile_ends: a case per place in the key tile where seq_k can end (tile_end_cases)."""
+    head_dim, tile_kv = spec["head_dim"], spec["tile_kv"]
+    tile_q = spec["waves"] * mma_m(spec)
     # causal: seq_q past two key tiles, so that its keys fill them; else two query tiles
     seq_q = ceil_div(max(2 * tile_q, 2 * tile_kv if spec["causal"] else 0), tile_q) * tile_q
     seq_k = seq_q - 3 if spec["causal"] else tile_kv + tile_kv // 2 + 3
+    # two heads per chunk (a lowered buffer range): two chunks, the second of one head
+    _, buffer_range = two_chunk_range(2 * max(seq_q, seq_k), [head_dim * ELEMENT_BYTES[spec["dtype"]]])
+    if rng.inputs == "tile_ends":
+        return tile_end_cases(spec, arch, rng, buffer_range)
+    return attention_case(spec, arch, rng, (3, seq_q, seq_k), buffer_range)
+
+
+def mma_m(spec):
+    """The instruction's M (queries per wave), from its spec name (mfma_16x16x16: 16)."""
+    return int(spec["mma"].split("_")[1].split("x")[0])
+
+
+def tile_end_cases(spec, arch, rng, buffer_range):
+    """One head, seq_k at each place of the key tile where it meets a block's compare with seq_k
+    (plans.slot_ends: every fragment of M keys for the clamp of the key it loads, every accumulator
+    element for the mask of its score): a compare made `<=` loads key seq_k, one past k's last row
+    in the last head, or counts its score. One query tile (causal: enough tiles that the last
+    query's keys reach seq_k) and one key tile, so each case costs a workgroup or a few. A slot's
+    end at 1 moves a tile on: the key a compare made `<=` lets through at seq_k 1 is a copy of the
+    only key (the clamp loads key 0 for it), which changes no weight; at tile_kv + 1 the same slot
+    meets a copy of key tile_kv among tile_kv others. seq_k 1 runs first on its own: the one length
+    where a clamp one key lower (seq_k - 2) reads before k."""
+    tile_q, tile_kv = spec["waves"] * mma_m(spec), spec["tile_kv"]
+    cases = []
+    for seq_k in [1] + [end if end > 1 else tile_kv + end for end in slot_ends(tile_kv, spec["mma"], arch)]:
+        seq_q = ceil_div(seq_k, tile_q) * tile_q if spec["causal"] else tile_q
+        case = attention_case(spec, arch, rng, (1, seq_q, seq_k), buffer_range)
+        case.note = f"seq_k {seq_k}"
+        cases.append(case)
+    return cases
+
+
+def attention_case(spec, arch, rng, shape, buffer_range):
+    """The case of `heads` heads of seq_q queries over seq_k keys (shape), inputs in [-2, 2]."""
+    dtype, head_dim = spec["dtype"], spec["head_dim"]
+    heads, seq_q, seq_k = shape
+    tile_q = spec["waves"] * mma_m(spec)
     require_small(heads * max(seq_q, seq_k) * head_dim, 2 * heads * seq_q * seq_k * head_dim,
                   "the attention_fwd problem")
     q, k, v = (random_values(rng, (heads, seq, head_dim), dtype) for seq in (seq_q, seq_k, seq_k))
@@ -133,9 +171,6 @@ def plan(spec, arch, rng):
     want, behind = weighted(weights, v, dtype), weights @ np.abs(v)
     buffers = {"q": to_memory(q, dtype), "k": to_memory(k, dtype), "v": to_memory(v, dtype),
                "o": nan_memory(q.shape, dtype)}
-    # two heads per chunk (a lowered buffer range): two chunks, the second of one head
-    row = head_dim * ELEMENT_BYTES[dtype]
-    _, buffer_range = two_chunk_range(2 * max(seq_q, seq_k), [row])
     sizes = {"heads": heads, "q_tiles": seq_q // tile_q, "seq_k": seq_k}
     return Case(spec, (seq_q // tile_q, heads), spec["waves"] * arch.wave_size, buffers,
                 {"seq_q": seq_q, "seq_k": seq_k},

@@ -9,7 +9,7 @@ all of them. c starts as NaN, so a row no group's tile stores fails.
 """
 import numpy as np
 
-from plans import Case, Output, RTOL, random_values, require_small, to_memory
+from plans import Case, Output, RTOL, random_values, require_small, slot_ends, to_memory
 from references.gemm_epilogue import FP8_LAYOUTS, decode_fp8, random_fp8
 from references.gemm_mma import gemm
 
@@ -33,8 +33,9 @@ def group_sizes(tile_m, inputs):
 
 
 def input_sets(spec):
-    """cancelling: the GEMM's pairs of opposite columns (gemm_mma's); one_group: every row in one group."""
-    return ("cancelling", "one_group")
+    """cancelling: the GEMM's pairs of opposite columns (gemm_mma's); one_group: every row in one group;
+    tile_ends: a group ending at every row of a tile an accumulator slot holds."""
+    return ("cancelling", "one_group", "tile_ends")
 
 
 def grouped_operands(spec, arch, rng, shape):
@@ -52,9 +53,35 @@ def grouped_operands(spec, arch, rng, shape):
 
 
 def plan(spec, arch, rng):
+    """Group sizes (group_sizes) over two tiles in n and two k steps; tile_ends: tile_end_cases."""
+    if rng.inputs == "tile_ends":
+        return tile_end_cases(spec, arch, rng)
+    return grouped_case(spec, arch, rng, group_sizes(spec["tile_m"], rng.inputs), 2)
+
+
+def tile_end_cases(spec, arch, rng):
+    """One group ending at each row of a tile that an accumulator slot holds (plans.slot_ends), a
+    case each, over one tile in n and one k step: a slot's store guard `row * n + col < end * n`
+    made `<=` writes row end, column 0, which past the last group is one row past c (the case's
+    only group ends the buffer; a group's end inside c is overwritten by the next group's tile in
+    launch order). A tile of a single group costs one workgroup. Last, groups of 3 tile_m - 2 and
+    1 rows, whose tiles take every workgroup of the grid (total_m / tile_m + groups): a walk that
+    counts one tile too many for a group (its rows rounded up by tile_m - 1) pushes the last
+    group's tile off the grid, where the other cases keep a spare workgroup."""
+    tile_m, cases = spec["tile_m"], []
+    for rows in slot_ends(tile_m, spec["mma"], arch):
+        case = grouped_case(spec, arch, rng, [rows], 1)
+        case.note = f"one group of {rows} rows"
+        cases.append(case)
+    case = grouped_case(spec, arch, rng, [3 * tile_m - 2, 1], 1)
+    case.note = f"groups of {3 * tile_m - 2} and 1 rows"
+    return cases + [case]
+
+
+def grouped_case(spec, arch, rng, sizes, tiles):
+    """The case of groups of `sizes` rows over `tiles` tiles in n and k steps."""
     tile_m = spec["tile_m"]
-    n, k = 2 * spec["tile_n"], 2 * spec["tile_k"]
-    sizes = group_sizes(tile_m, rng.inputs)
+    n, k = tiles * spec["tile_n"], tiles * spec["tile_k"]
     groups, total_m = len(sizes), sum(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     require_small(max(total_m * k, groups * k * n, total_m * n), total_m * n * k, "the grouped gemm problem")
@@ -68,6 +95,6 @@ def plan(spec, arch, rng):
     block = spec["waves"] * arch.wave_size
     grid = (n // spec["tile_n"], total_m // tile_m + groups)
     scalars = {"n": n, "k": k, "groups": groups, "total_m": total_m}
-    contract = {"total_m": total_m, "groups": groups, "n_tiles": 2, "k_tiles": 2}
+    contract = {"total_m": total_m, "groups": groups, "n_tiles": tiles, "k_tiles": tiles}
     return Case(spec, grid, block, buffers, scalars,
                 [Output("c", "f32", want.reshape(-1), scale.reshape(-1), RTOL["f32"])], sizes=contract)

@@ -44,9 +44,31 @@ def input_sets(spec):
     (-inf) logits where a row has two experts or more (a removed candidate must lose to them), and
     every rank's winner in the last lane of a DPP row of 16 (a step across the rows that reads the
     key or the index one lane off pairs two rows' candidates there, so that lane keeps or removes
-    the wrong expert)."""
+    the wrong expert), and the k - 1 winners in the upper half of the lanes with the k-th in the
+    lower half (split_winners)."""
     return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ()) + \
-        ("row_last_lanes",)
+        ("row_last_lanes", "split_winners")
+
+
+def split_winners(x, k, wave, token):
+    """Row `token` of x (values below 0) with its k winners placed across the halves of the lanes
+    that hold experts (expert e in lane e mod wave): the first k - 1 in the upper half, from a lane
+    that moves with the token, the k-th in the lower half, in its last lane at the first token and one
+    lane lower at each token after (wrapping). A step across the halves
+    that reads a lane of the lower half takes that lane's best for the winner, and the lane holding
+    it drops it, so the k-th comes out wrong: one run of such a step per rank in every lane."""
+    experts = x.shape[0]
+    lanes = min(experts, wave)
+    half = max(1, lanes // 2)
+    upper = [e for e in range(experts) if e % wave >= half]
+    start = token % max(1, len(upper))
+    upper = upper[start:] + upper[:start]
+    last = half - 1 - token % half
+    winners = [e for e in upper if e != last][:k - 1]
+    winners += [e for e in range(experts) if e not in winners and e != last][:k - 1 - len(winners)]
+    for rank, e in enumerate(winners + [last]):
+        x[e] = 4.0 - 0.25 * rank
+    return x
 
 
 def plan(spec, arch, rng):
@@ -65,6 +87,8 @@ def plan(spec, arch, rng):
     x = random_values(rng, (tokens, experts), dtype, -4.0, 4.0, peaks)
     if rng.inputs == "random":
         x = round_to(np.round(x * 4.0) / 4.0, dtype)
+    if rng.inputs == "split_winners":  # the others in [-6, -2], below every winner (4 - (k - 1) / 4 > 0)
+        x = round_to(np.stack([split_winners(row / 2 - 4.0, k, arch.wave_size, t) for t, row in enumerate(x)]), dtype)
     weights, indices = topk_softmax(x, k, spec["renormalize"])
     buffers = {"x": to_memory(x, dtype), "weights": nan_memory(tokens * k, "f32"),
                "indices": np.full(tokens * k, UNWRITTEN, dtype=np.int32)}
