@@ -93,7 +93,7 @@ def random_values(rng, shape, dtype, low=-2.0, high=2.0, peaks=None):
     """f32 values exactly representable in dtype, drawn from the case's input set (rng: Inputs;
     INPUT_SETS) over [low, high]. peaks: where the `peaks` set puts each row's peak (Peaks; a
     plan that knows which lane reads which column says so), else a column drawn per row."""
-    if rng.inputs == "peaks":
+    if rng.inputs in ("peaks", "step_peaks"):
         return round_to(_peaks(rng, shape, dtype, low, high, peaks).astype(np.float32), dtype)
     draw = INPUT_SETS[rng.inputs]
     return round_to(draw(rng, shape, dtype, low, high).astype(np.float32), dtype)
@@ -219,17 +219,21 @@ def _large(rng, shape, dtype, low, high):
 # the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps,
 # lane 0 by a scan step that leaves the first lane out.
 PEAK_LANES = (7, 32, 13, 16, 0, 11, 48, 1, 9, 2, 14)
+# The `step_peaks` set's lanes: lane s is the lane that lane 0 reads at a wave step of stride s
+# (a bpermute rotation, a DPP row_ror), so a step that reads one lane further misses the peak there.
+STEP_LANES = (1, 2, 4, 8, 16, 32)
 
 
-def peak_columns(rows, cols, vec, lanes, wave):
+def peak_columns(rows, cols, vec, lanes, wave, at=PEAK_LANES):
     """Peaks at the columns a kernel reads through a varying lane: lane t of `lanes` reads
     columns t*vec + k*lanes*vec + e (its vectors, trip k); row r's peak is in wave r mod the
-    waves holding data, at lane PEAK_LANES[r] (cyclically), in trip r mod the trips and element r mod vec."""
+    waves holding data, at lane at[r] (cyclically; PEAK_LANES unless given), in trip r mod the
+    trips and element r mod vec."""
     readers = min(lanes, ceil_div(cols, vec))
     waves, trips = ceil_div(readers, wave), ceil_div(cols, lanes * vec)
     columns = []
     for r in range(rows):
-        reader = ((r % waves) * wave + PEAK_LANES[r % len(PEAK_LANES)] % wave) % readers
+        reader = ((r % waves) * wave + at[r % len(at)] % wave) % readers
         trip = r % trips
         while trip and reader * vec + trip * lanes * vec >= cols:
             trip -= 1
@@ -283,7 +287,7 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
-              "large_logits": _large_logits, "ascending": _ascending}
+              "large_logits": _large_logits, "ascending": _ascending, "step_peaks": _peaks}
 
 
 class Inputs:

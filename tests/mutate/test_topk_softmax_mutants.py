@@ -1,9 +1,10 @@
 """topk_softmax's mutants that only the numerics lane can catch: the tie rule broken (a strict
 compare of the argmax made weak, so an equal logit of a higher index wins) in the canonical text
-and in a flavor's module, and the winner's index taken from the other lane of a step while its key
-is kept (the weight stays right, the index written is wrong). Each is valid LLVM that compiles and
-whose promises hold, so the LLVM lane passes it; the numerics lane's exact compare of the indices
-kills it. kemit_mutate judges each as a campaign judges it (docs/mutation.md)."""
+and in a flavor's module, the winner's index taken from the other lane of a step while its key is
+kept (the weight stays right, the index written is wrong), and a step's index read from the lane
+after the one its key comes from (a winner in that lane gets another expert's index). Each is
+valid LLVM that compiles and whose promises hold, so the LLVM lane passes it; the numerics lane's
+compare of the indices and weights kills it. kemit_mutate judges each as a campaign judges it (docs/mutation.md)."""
 import pytest
 
 from conftest import assert_numerics_only_kill
@@ -19,6 +20,11 @@ from conftest import assert_numerics_only_kill
     # config 1: the first step's index select with its arms swapped, its key select kept: the lane
     # that holds the winner then removes another expert, so the next round's weight is off too
     ("topk_softmax:1@canonical:swap_select:1", ": i32", ": i32", "weights"),
+    # config 50: gfx90a, 256 experts, top 8, bpermute; the first round's stride-8 step reads the
+    # index from lane l + 9 and the key from l + 8: a winner held by lane 8 (24, 40, 56) reaches lane
+    # 0 with the index of the best of lanes 9..16, and the lane holding that expert removes it. Only
+    # a peak in that lane shows it (the step_peaks set); the next rounds' weights are then off
+    ("topk_softmax:50@llvm19:bpermute_lane:7", "ds.bpermute(i32 %v102.addr", "add i32 %v102.addr, 4", "weights"),
 ])
 def test_only_the_numerics_lane_kills_the_mutant(judge_mutant, name, before, after, output):
     _, m = judge_mutant(name)

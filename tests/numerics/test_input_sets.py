@@ -126,6 +126,7 @@ def test_each_set_draws_what_it_names(name):
         and (values <= 8).all() and len(set(values.ravel())) > 1,
         "ascending": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
         and len(set(values.ravel())) > 6,
+        "step_peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
     }
     assert checks[name]()
 
@@ -144,6 +145,18 @@ def test_each_rows_peak_is_read_by_the_lane_it_names(cols, vec, lanes, wave):
         assert column < cols and reader % wave == plans.PEAK_LANES[r % len(plans.PEAK_LANES)] % wave
         assert reader // wave == r % waves
     values = plans.random_values(plans.Inputs(np.random.default_rng(1), "peaks"), (rows, cols), "f16",
+                                 peaks=plans.Peaks(columns))
+    assert list(values.argmax(axis=1)) == columns
+
+
+def test_the_step_peaks_sit_in_the_lanes_a_wave_step_reads_into_lane_0():
+    """step_peaks puts row r's peak at lane STEP_LANES[r] (1, 2, 4, ... 32), the lane that lane 0
+    reads at the step of that stride, in trip r mod the trips (topk_softmax's reading: lane t holds
+    experts t, t + 64, ...)."""
+    columns = plans.peak_columns(8, 256, 1, 64, 64, plans.STEP_LANES)
+    assert [c % 64 for c in columns] == [1, 2, 4, 8, 16, 32, 1, 2]
+    assert [c // 64 for c in columns] == [0, 1, 2, 3, 0, 1, 2, 3]
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "step_peaks"), (8, 256), "f16",
                                  peaks=plans.Peaks(columns))
     assert list(values.argmax(axis=1)) == columns
 

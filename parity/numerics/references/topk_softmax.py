@@ -10,8 +10,9 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
-                   peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, PEAK_LANES, Peaks, RTOL, STEP_LANES, SUBNORMAL_STEP,
+                   covered_rows, nan_memory, peak_columns, random_values, require_small, round_to, to_memory,
+                   two_chunks_if_small)
 from witness import Sampled, view_values
 
 # what an index output holds before the kernel writes it: no expert's index
@@ -40,9 +41,12 @@ def topk_softmax(x, k, renormalize):
 def input_sets(spec):
     """Exact ties (a row of one value: the first k experts by index), rows all below zero, the
     dtype's largest and smallest values (ties at the top, differences that overflow to -inf),
-    a peak per row at a varying lane (a wave step that loses a lane loses the winner), and masked
-    (-inf) logits where a row has two experts or more (a removed candidate must lose to them)."""
-    return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ())
+    a peak per row at a varying lane (a wave step that loses a lane loses the winner), masked
+    (-inf) logits where a row has two experts or more (a removed candidate must lose to them), and
+    a peak per row at the lane a step of stride 1, 2, 4, ... reads into lane 0 (a step that reads
+    the winner's key from that lane and its index from the next writes another expert's index)."""
+    return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ()) + \
+        ("step_peaks",)
 
 
 def plan(spec, arch, rng):
@@ -57,7 +61,8 @@ def plan(spec, arch, rng):
     tokens, buffer_range = two_chunks_if_small(case, [experts * ELEMENT_BYTES[dtype], k * 4, k * 4], experts,
                                                covered_rows(per_group))
     require_small(tokens * experts, tokens * experts, "the topk_softmax problem")
-    peaks = Peaks(peak_columns(tokens, experts, 1, arch.wave_size, arch.wave_size))
+    lanes = STEP_LANES if rng.inputs == "step_peaks" else PEAK_LANES
+    peaks = Peaks(peak_columns(tokens, experts, 1, arch.wave_size, arch.wave_size, lanes))
     x = random_values(rng, (tokens, experts), dtype, -4.0, 4.0, peaks)
     if rng.inputs == "random":
         x = round_to(np.round(x * 4.0) / 4.0, dtype)
