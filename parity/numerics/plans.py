@@ -283,11 +283,20 @@ def _ascending(rng, shape, dtype, low, high):
     return np.sort(rng.uniform(low, high, size=shape), axis=-1)
 
 
+def _sawtooth(rng, shape, dtype, low, high):
+    """One ascending run of 16 uniform values (a DPP row of lanes) repeated along each row (the last
+    axis): every row of 16 lanes of a wave holds the same values, the largest in its last lane, so a
+    step across rows meets a tie in every lane and a row's last lane holds the row's best."""
+    run = np.sort(rng.uniform(low, high, size=tuple(shape[:-1]) + (16,)), axis=-1)
+    return np.tile(run, (1,) * (len(shape) - 1) + (ceil_div(shape[-1], 16),))[..., :shape[-1]]
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
-              "large_logits": _large_logits, "ascending": _ascending, "step_peaks": _peaks}
+              "large_logits": _large_logits, "ascending": _ascending, "step_peaks": _peaks,
+              "sawtooth": _sawtooth}
 
 
 class Inputs:

@@ -127,6 +127,8 @@ def test_each_set_draws_what_it_names(name):
         "ascending": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
         and len(set(values.ravel())) > 6,
         "step_peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
+        "sawtooth": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
+        and len(set(values.ravel())) > 6,
     }
     assert checks[name]()
 
@@ -147,6 +149,13 @@ def test_each_rows_peak_is_read_by_the_lane_it_names(cols, vec, lanes, wave):
     values = plans.random_values(plans.Inputs(np.random.default_rng(1), "peaks"), (rows, cols), "f16",
                                  peaks=plans.Peaks(columns))
     assert list(values.argmax(axis=1)) == columns
+
+
+def test_a_sawtooth_row_repeats_one_ascending_run_of_16():
+    """Every row of 16 lanes of a wave reads the same values, the largest in its last lane."""
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "sawtooth"), (3, 40), "f16")
+    assert (values[:, 16:32] == values[:, :16]).all() and (values[:, 32:] == values[:, :8]).all()
+    assert (np.diff(values[:, :16], axis=1) >= 0).all() and (values[:, 15] > values[:, 0]).all()
 
 
 def test_the_step_peaks_sit_in_the_lanes_a_wave_step_reads_into_lane_0():

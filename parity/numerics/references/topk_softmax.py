@@ -44,9 +44,11 @@ def input_sets(spec):
     a peak per row at a varying lane (a wave step that loses a lane loses the winner), masked
     (-inf) logits where a row has two experts or more (a removed candidate must lose to them), and
     a peak per row at the lane a step of stride 1, 2, 4, ... reads into lane 0 (a step that reads
-    the winner's key from that lane and its index from the next writes another expert's index)."""
+    the winner's key from that lane and its index from the next writes another expert's index), and
+    a sawtooth of period 16 (every row of 16 lanes the same logits, each row's best in its last lane:
+    a step across rows that reads its own row there removes that row's best in that lane)."""
     return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ()) + \
-        ("step_peaks",)
+        ("step_peaks", "sawtooth")
 
 
 def plan(spec, arch, rng):
