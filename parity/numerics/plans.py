@@ -269,6 +269,12 @@ def _one_group(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _long_group(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a routing. A plan that reads an indirection (grouped_gemm's
+    group offsets) sends all rows but one to a first group of tile_m^2 - 1 rows under it."""
+    return _random(rng, shape, dtype, low, high)
+
+
 def _large_logits(rng, shape, dtype, low, high):
     """Magnitudes 4 .. 8 in steps of 1/4, all positive: the dot products of two such vectors are
     exact in f32 and in the hundreds once scaled by 1 / sqrt(head_dim), so an attention's exp
@@ -296,7 +302,7 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
               "large_logits": _large_logits, "ascending": _ascending, "step_peaks": _peaks,
-              "sawtooth": _sawtooth}
+              "sawtooth": _sawtooth, "long_group": _long_group}
 
 
 class Inputs:

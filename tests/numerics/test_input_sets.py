@@ -129,6 +129,8 @@ def test_each_set_draws_what_it_names(name):
         "step_peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
         "sawtooth": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
         and len(set(values.ravel())) > 6,
+        "long_group": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 
