@@ -221,6 +221,10 @@ def _large(rng, shape, dtype, low, high):
 # the odd lanes by a bpermute step one lane off, lanes 16, 32 and 48 by the wave's last steps,
 # lane 0 by a scan step that leaves the first lane out.
 PEAK_LANES = (7, 32, 13, 16, 0, 11, 48, 1, 9, 2, 14)
+# The `step_peaks` set's lanes: lane s is the lane that lane 0 reads at a wave step of stride s
+# (a bpermute rotation, a DPP row_ror), so a step that reads one lane further misses the peak there.
+STEP_LANES = (1, 2, 4, 8, 16, 32)
+
 # The lanes of the `mid_peaks` set: 8 mod 16 and 4 mod 8, which PEAK_LANES never names. A
 # bpermute step of +8 made +9 leaves every lane 8 mod 16 out of lane 0's total (+4 made +5: every
 # lane 4 mod 8); a plan of few rows meets none of them in its random rows.
@@ -228,8 +232,9 @@ MID_PEAK_LANES = (8, 4, 24, 12, 40, 20, 56, 28)
 
 
 def peak_lanes(inputs):
-    """The lanes a peak set names in turn (PEAK_LANES, or MID_PEAK_LANES for `mid_peaks`)."""
-    return MID_PEAK_LANES if inputs == "mid_peaks" else PEAK_LANES
+    """The lanes a peak set names in turn (PEAK_LANES, MID_PEAK_LANES for `mid_peaks`, STEP_LANES
+    for `step_peaks`)."""
+    return {"mid_peaks": MID_PEAK_LANES, "step_peaks": STEP_LANES}.get(inputs, PEAK_LANES)
 
 
 def peak_columns(rows, cols, vec, lanes, wave, order=PEAK_LANES):
@@ -273,6 +278,12 @@ def _row_ends(rng, shape, dtype, low, high):
 def _one_group(rng, shape, dtype, low, high):
     """Values as `random`: the set is a routing, not a shape of values. A plan whose kernel reads an
     indirection (grouped_gemm's group offsets) sends every row to one group under it."""
+    return _random(rng, shape, dtype, low, high)
+
+
+def _long_group(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a routing. A plan that reads an indirection (grouped_gemm's
+    group offsets) sends all rows but one to a first group of tile_m^2 - 1 rows under it."""
     return _random(rng, shape, dtype, low, high)
 
 
@@ -333,15 +344,24 @@ def _split_winners(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _sawtooth(rng, shape, dtype, low, high):
+    """One ascending run of 16 uniform values (a DPP row of lanes) repeated along each row (the last
+    axis): every row of 16 lanes of a wave holds the same values, the largest in its last lane, so a
+    step across rows meets a tie in every lane and a row's last lane holds the row's best."""
+    run = np.sort(rng.uniform(low, high, size=tuple(shape[:-1]) + (16,)), axis=-1)
+    return np.tile(run, (1,) * (len(shape) - 1) + (ceil_div(shape[-1], 16),))[..., :shape[-1]]
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
               "large_logits": _large_logits, "ascending": _ascending,
               "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
-              "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners}
-# The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`).
-PEAK_SETS = ("peaks", "mid_peaks")
+              "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners,
+              "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group}
+# The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
+PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 
 
 class Inputs:

@@ -1,10 +1,13 @@
 """topk_softmax's mutants that only the numerics lane can catch: the tie rule broken (a strict
 compare of the argmax made weak, so an equal logit of a higher index wins) in the canonical text
-and in a flavor's module, and the winner's index taken from the other lane of a step while its key
-is kept (the weight stays right, the index written is wrong), and a step across the wave's halves
-that reads one lane too far (the `split_winners` set). Each is valid LLVM that compiles and
-whose promises hold, so the LLVM lane passes it; the numerics lane's exact compare of the indices
-kills it. kemit_mutate judges each as a campaign judges it (docs/mutation.md)."""
+and in a flavor's module, the winner's index taken from the other lane of a step while its key is
+kept (the weight stays right, the index written is wrong), a step's index read from the lane after
+the one its key comes from (a winner in that lane gets another expert's index), and a step across
+rows that reads its own row in one lane (that lane removes an expert that did not win), and a step across the wave's halves that
+reads one lane too far (the `split_winners` set). Each is
+valid LLVM that compiles and whose promises hold, so the LLVM lane passes it; the numerics lane's
+compare of the indices and weights kills it. kemit_mutate judges each as a campaign judges it
+(docs/mutation.md)."""
 import pytest
 
 from conftest import assert_numerics_only_kill
@@ -32,6 +35,15 @@ from conftest import assert_numerics_only_kill
     # config 55: gfx1100, 128 experts, top 8, dpp; the sixth round's step across the halves of the
     # wave reads lane + 17 for lane + 16: lane 15 takes its own half's best for the winner and drops
     # it, which only the split_winners set shows (its 8th winner in lane 15, the others above)
+    # config 50: gfx90a, 256 experts, top 8, bpermute; the first round's stride-8 step reads the
+    # index from lane l + 9 and the key from l + 8: a winner held by lane 8 (24, 40, 56) reaches lane
+    # 0 with the index of the best of lanes 9..16, and the lane holding that expert removes it. Only
+    # a peak in that lane shows it (the step_peaks set); the next rounds' weights are then off
+    ("topk_softmax:50@llvm19:bpermute_lane:7", "ds.bpermute(i32 %v102.addr", "add i32 %v102.addr, 4", "weights"),
+    # config 55: gfx1100 (wave 32), 128 experts, top 8, dpp; rank 5's step across the two rows reads
+    # lane l + 17: lane 15 reads its own row and keeps its row's best, which it holds and removes
+    # though another row's expert won. Only equal rows whose best sits in lane 15 show it (the
+    # sawtooth set): a later rank then writes another expert
     ("topk_softmax:55@llvm16:const_inc:53", "add nuw nsw i32 %v6, 16", "add nuw nsw i32 %v6, 17", "weights"),
 ])
 def test_only_the_numerics_lane_kills_the_mutant(judge_mutant, name, before, after, output):

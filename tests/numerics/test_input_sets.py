@@ -137,6 +137,11 @@ def test_each_set_draws_what_it_names(name):
         "row_last_lanes": lambda: (np.abs(values) <= 2.0).all() and len(set(values.ravel())) > 6,
         "no_tokens": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "step_peaks": lambda: ((values > 2.0).sum(axis=1) == 1).all() and (np.abs(values) <= 2.0).sum() == 6 * 7,
+        "sawtooth": lambda: (np.diff(values, axis=1) >= 0).all() and (np.abs(values) <= 2.0).all()
+        and len(set(values.ravel())) > 6,
+        "long_group": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 
@@ -167,6 +172,25 @@ def test_each_rows_peak_is_read_by_the_lane_it_names(cols, vec, lanes, wave, inp
         assert column < cols and reader % wave == order[r % len(order)] % wave
         assert reader // wave == r % waves
     values = plans.random_values(plans.Inputs(np.random.default_rng(1), inputs), (rows, cols), "f16",
+                                 peaks=plans.Peaks(columns))
+    assert list(values.argmax(axis=1)) == columns
+
+
+def test_a_sawtooth_row_repeats_one_ascending_run_of_16():
+    """Every row of 16 lanes of a wave reads the same values, the largest in its last lane."""
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "sawtooth"), (3, 40), "f16")
+    assert (values[:, 16:32] == values[:, :16]).all() and (values[:, 32:] == values[:, :8]).all()
+    assert (np.diff(values[:, :16], axis=1) >= 0).all() and (values[:, 15] > values[:, 0]).all()
+
+
+def test_the_step_peaks_sit_in_the_lanes_a_wave_step_reads_into_lane_0():
+    """step_peaks puts row r's peak at lane STEP_LANES[r] (1, 2, 4, ... 32), the lane that lane 0
+    reads at the step of that stride, in trip r mod the trips (topk_softmax's reading: lane t holds
+    experts t, t + 64, ...)."""
+    columns = plans.peak_columns(8, 256, 1, 64, 64, plans.STEP_LANES)
+    assert [c % 64 for c in columns] == [1, 2, 4, 8, 16, 32, 1, 2]
+    assert [c // 64 for c in columns] == [0, 1, 2, 3, 0, 1, 2, 3]
+    values = plans.random_values(plans.Inputs(np.random.default_rng(1), "step_peaks"), (8, 256), "f16",
                                  peaks=plans.Peaks(columns))
     assert list(values.argmax(axis=1)) == columns
 

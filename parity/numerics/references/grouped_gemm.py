@@ -25,17 +25,24 @@ def grouped_gemm(a, b, offsets):
 
 def group_sizes(tile_m, inputs):
     """The rows of each group: several tiles and a partial one, empty, one row, a partial tile,
-    exactly one tile; or (one_group) the same rows all in the last group."""
+    exactly one tile; or (one_group) the same rows all in the last group; or (long_group) tile_m^2 - 1
+    rows and then one: the grid's one spare workgroup a group is all the slack there is, so a walk
+    that counts the long group's tiles one too many (a divisor of tile_m - 1: tile_m + 1 tiles for
+    its tile_m) leaves the last group's tile past the grid, unwritten."""
     sizes = [2 * tile_m + 5, 0, 1, tile_m // 2 + 1, tile_m]
     if inputs == "one_group":
         return [0] * (len(sizes) - 1) + [sum(sizes)]
+    if inputs == "long_group":
+        return [tile_m * tile_m - 1, 1]
     return sizes
 
 
 def input_sets(spec):
     """cancelling: the GEMM's pairs of opposite columns (gemm_mma's); one_group: every row in one group;
-    tile_ends: a group ending at every row of a tile an accumulator slot holds."""
-    return ("cancelling", "one_group", "tile_ends")
+    tile_ends: a group ending at every row of a tile an accumulator slot holds; long_group (tile_m 16
+    at most: its tile_m^2 rows stay a small case): a group long enough that one tile too many per
+    tile_m tiles uses up the grid's slack."""
+    return ("cancelling", "one_group", "tile_ends") + (("long_group",) if spec["tile_m"] <= 16 else ())
 
 
 def grouped_operands(spec, arch, rng, shape):

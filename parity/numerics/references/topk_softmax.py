@@ -10,8 +10,9 @@ The family's numerics plan, `plan`, ends the file (what plans share: plans.py; d
 """
 import numpy as np
 
-from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP, covered_rows, nan_memory,
-                   peak_columns, random_values, require_small, round_to, to_memory, two_chunks_if_small)
+from plans import (Case, ELEMENT_BYTES, EXP_RTOL, Output, Peaks, RTOL, SUBNORMAL_STEP,
+                   covered_rows, nan_memory, peak_columns, peak_lanes, random_values, require_small, round_to, to_memory,
+                   two_chunks_if_small)
 from witness import Sampled, view_values
 
 # what an index output holds before the kernel writes it: no expert's index
@@ -45,9 +46,13 @@ def input_sets(spec):
     every rank's winner in the last lane of a DPP row of 16 (a step across the rows that reads the
     key or the index one lane off pairs two rows' candidates there, so that lane keeps or removes
     the wrong expert), and the k - 1 winners in the upper half of the lanes with the k-th in the
-    lower half (split_winners)."""
+    lower half (split_winners), a peak per row at the lane a step of stride 1, 2, 4, ... reads
+    into lane 0 (a step that reads the winner's key from that lane and its index from the next
+    writes another expert's index), and a sawtooth of period 16 (every row of 16 lanes the same
+    logits, each row's best in its last lane: a step across rows that reads its own row there
+    removes that row's best in that lane)."""
     return ("ties", "negative", "extremes", "peaks") + (("masked",) if spec["experts"] >= 2 else ()) + \
-        ("row_last_lanes", "split_winners")
+        ("row_last_lanes", "split_winners", "step_peaks", "sawtooth")
 
 
 def split_winners(x, k, wave, token):
@@ -83,7 +88,7 @@ def plan(spec, arch, rng):
     tokens, buffer_range = two_chunks_if_small(case, [experts * ELEMENT_BYTES[dtype], k * 4, k * 4], experts,
                                                covered_rows(per_group))
     require_small(tokens * experts, tokens * experts, "the topk_softmax problem")
-    peaks = Peaks(peak_columns(tokens, experts, 1, arch.wave_size, arch.wave_size))
+    peaks = Peaks(peak_columns(tokens, experts, 1, arch.wave_size, arch.wave_size, peak_lanes(rng.inputs)))
     x = random_values(rng, (tokens, experts), dtype, -4.0, 4.0, peaks)
     if rng.inputs == "random":
         x = round_to(np.round(x * 4.0) / 4.0, dtype)
