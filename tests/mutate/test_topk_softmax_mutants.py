@@ -38,8 +38,8 @@ from conftest import assert_numerics_only_kill
     # config 50: gfx90a, 256 experts, top 8, bpermute; the first round's stride-8 step reads the
     # index from lane l + 9 and the key from l + 8: a winner held by lane 8 (24, 40, 56) reaches lane
     # 0 with the index of the best of lanes 9..16, and the lane holding that expert removes it. Only
-    # a peak in that lane shows it (the step_peaks set); the next rounds' weights are then off
-    ("topk_softmax:50@llvm19:bpermute_lane:7", "ds.bpermute(i32 %v102.addr", "add i32 %v102.addr, 4", "weights"),
+    # a peak in that lane shows it (the step_peaks set): the index written is wrong
+    ("topk_softmax:50@llvm19:bpermute_lane:7", "ds.bpermute(i32 %v102.addr", "add i32 %v102.addr, 4", "indices"),
     # config 55: gfx1100 (wave 32), 128 experts, top 8, dpp; rank 5's step across the two rows reads
     # lane l + 17: lane 15 reads its own row and keeps its row's best, which it holds and removes
     # though another row's expert won. Only equal rows whose best sits in lane 15 show it (the
