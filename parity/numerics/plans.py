@@ -352,6 +352,13 @@ def _sawtooth(rng, shape, dtype, low, high):
     return np.tile(run, (1,) * (len(shape) - 1) + (ceil_div(shape[-1], 16),))[..., :shape[-1]]
 
 
+def _wild_tables(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a content of an indirection table. A plan whose kernel reads
+    an out-of-range entry as a defined one (paged_attention_decode's block numbers, read as block 0)
+    puts such entries where the kernel reads them, the bound itself among them."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
@@ -359,7 +366,8 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "large_logits": _large_logits, "ascending": _ascending,
               "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
               "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners,
-              "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group}
+              "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group,
+              "wild_tables": _wild_tables}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 

@@ -7,7 +7,9 @@ one partition off: at 3 the last partition is never written and the partition be
 written by two workgroups (the race the executor reports), at 5 the second workgroup's first
 partition is never written and the reduce reads the NaN its buffers start with. The LLVM lane
 passes each (every index stays inside its buffer); the numerics lane kills it. kemit_mutate
-judges each as a campaign judges it (docs/mutation.md)."""
+judges each as a campaign judges it (docs/mutation.md). The block number clamp made weak (configs 17
+and 53) reads one block past the caches where the wild_tables set numbers a reached block
+num_blocks: killed by the numerics lane alone."""
 from conftest import assert_numerics_only_kill
 
 
@@ -23,3 +25,14 @@ def test_a_workgroups_first_partition_one_lower_races_on_the_partition_before(ju
 def test_a_workgroups_first_partition_one_higher_leaves_a_partition_unwritten(judge_mutant):
     _, m = judge_mutant("paged_attention_decode:35@llvm16:const_inc:2")
     assert_numerics_only_kill(m, "mul nuw nsw i32 %v18, 4", "mul nuw nsw i32 %v18, 5", "o")
+
+
+def test_a_block_number_clamp_made_weak_reads_past_the_cache_at_the_bound(judge_mutant):
+    # the clamp `entry <u num_blocks` made `<=`: a reached block numbered num_blocks itself (the
+    # wild_tables set) is then read, one block past k_cache, where the kernel reads block 0
+    for name in ("paged_attention_decode:17@llvm16:icmp_predicate:5", "paged_attention_decode:53@llvm19:icmp_predicate:5"):
+        _, m = judge_mutant(name)
+        assert m["verdict"] == "KILLED", m
+        assert m["how"].startswith("numerics NOT_EXECUTABLE: inputs wild_tables") and "; llvm" not in m["how"], m["how"]
+        assert "out of bounds of k_cache" in m["how"], m["how"]
+        assert "icmp ult i32 %v126, %num_blocks" in m["before"] and "icmp ule" in " ".join(m["after"]), m

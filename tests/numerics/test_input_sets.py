@@ -142,6 +142,8 @@ def test_each_set_draws_what_it_names(name):
         and len(set(values.ravel())) > 6,
         "long_group": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "wild_tables": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 
@@ -288,3 +290,16 @@ def test_the_split_winners_sit_across_the_halves_of_the_lanes():
             [order] = ranked(row[None], k)
             assert all(e % wave >= half for e in order[:-1]) and order[-1] % wave < half, (experts, wave, order)
             assert order[-1] == half - 1 - token % half and (row[order] > 0).all() and (np.delete(row, order) < 0).all()
+
+
+def test_wild_tables_number_a_reached_block_out_of_range_and_the_reference_reads_block_0():
+    """paged_attention_decode's wild_tables: each sequence's reached block s mod its blocks is
+    -1, num_blocks or 2^31 - 1 in turn, and the definition reads such a block as block 0."""
+    from references.paged_attention_decode import gathered, wild_entries
+    lengths, block_size = [1, 20, 40, 33], 16
+    tables = np.tile(np.arange(3, dtype=np.int32), (4, 1)) + 1
+    wild = wild_entries(tables.copy(), lengths, block_size, 7)
+    assert [wild[s, s % -(-n // block_size)] for s, n in enumerate(lengths)] == [-1, 7, 2**31 - 1, -1]
+    cache = np.arange(7 * block_size, dtype=np.float64).reshape(7, block_size, 1)
+    assert (gathered(cache, wild[1], 20, block_size, 0)[block_size:] == cache[0, :4, 0]).all()
+    assert (gathered(cache, tables[1], 20, block_size, 0)[block_size:] == cache[2, :4, 0]).all()

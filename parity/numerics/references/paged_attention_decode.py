@@ -29,9 +29,12 @@ GARBAGE = (-1, None, (1 << 31) - 1)
 
 
 def gathered(cache, table, length, block_size, kv_head):
-    """The sequence's first `length` keys (or values) of kv head kv_head, in token order."""
+    """The sequence's first `length` keys (or values) of kv head kv_head, in token order; a block
+    number outside [0, num_blocks) is read as block 0, as the kernel defines it (docs/contracts.md)."""
     tokens = np.arange(length)
-    return cache[table[tokens // block_size], tokens % block_size, kv_head]
+    blocks = table[tokens // block_size].astype(np.int64)
+    blocks = np.where((blocks >= 0) & (blocks < cache.shape[0]), blocks, 0)
+    return cache[blocks, tokens % block_size, kv_head]
 
 
 def paged_decode(q, k_cache, v_cache, block_table, context_lens, group, scale, dtype):
@@ -71,8 +74,18 @@ def error_scale(q, k_cache, v_cache, block_table, context_lens, group, scale):
 
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
-    """large_logits: logits in the hundreds, so only the max subtraction keeps exp finite."""
-    return ("large_logits",)
+    """large_logits: logits in the hundreds, so only the max subtraction keeps exp finite;
+    wild_tables: one block each sequence reaches numbered out of range (-1, num_blocks itself, the
+    largest i32), which the kernel reads as block 0."""
+    return ("large_logits", "wild_tables")
+
+
+def wild_entries(tables, lengths, block_size, num_blocks):
+    """Sequence s's reached block s mod its blocks renumbered -1, num_blocks or 2^31 - 1 in turn."""
+    for s, length in enumerate(lengths):
+        wild = [num_blocks if g is None else g for g in GARBAGE][s % len(GARBAGE)]
+        tables[s, s % ceil_div(length, block_size)] = wild
+    return tables
 
 
 def context_lengths(spec):
@@ -116,6 +129,8 @@ def plan(spec, arch, rng):
     max_blocks = max(ceil_div(max(lengths), block_size) + 1, two_workgroups)
     partitions = ceil_div(max_blocks * block_size, spec["partition"])
     tables, num_blocks = block_tables(rng, lengths, block_size, max_blocks)
+    if rng.inputs == "wild_tables":
+        tables = wild_entries(tables, lengths, block_size, num_blocks)
     cache_shape = (num_blocks, block_size, kv_heads, head_dim)
     require_small(num_blocks * block_size * kv_heads * head_dim, sum(lengths) * heads * head_dim * 2,
                   "the paged attention problem")
