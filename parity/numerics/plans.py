@@ -359,6 +359,12 @@ def _wild_tables(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _one_block(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a size. A plan whose table width is a run-time size runs it at
+    its least (paged_attention_decode's max_blocks 1), where a size one below it is 0."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
@@ -367,7 +373,7 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
               "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners,
               "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group,
-              "wild_tables": _wild_tables}
+              "wild_tables": _wild_tables, "one_block": _one_block}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 

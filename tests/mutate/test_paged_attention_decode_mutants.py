@@ -36,3 +36,12 @@ def test_a_block_number_clamp_made_weak_reads_past_the_cache_at_the_bound(judge_
         assert m["how"].startswith("numerics NOT_EXECUTABLE: inputs wild_tables") and "; llvm" not in m["how"], m["how"]
         assert "out of bounds of k_cache" in m["how"], m["how"]
         assert "icmp ult i32 %v126, %num_blocks" in m["before"] and "icmp ule" in " ".join(m["after"]), m
+
+
+def test_a_last_block_index_two_below_breaks_its_promise_at_one_block(judge_mutant):
+    # `max_blocks - 1` made `- 2`: its select arm is never taken, but at max_blocks 1, which the
+    # launch plan allows and the one_block set runs, `sub nuw` goes below zero (poison)
+    _, m = judge_mutant("paged_attention_decode:41@llvm22:const_inc:13")
+    assert m["verdict"] == "KILLED", m
+    assert m["how"].startswith("numerics NOT_EXECUTABLE: inputs one_block") and "poison: sub nuw" in m["how"], m["how"]
+    assert "sub nuw nsw i32 %max_blocks, 1" in m["before"] and "%max_blocks, 2" in " ".join(m["after"]), m

@@ -144,6 +144,8 @@ def test_each_set_draws_what_it_names(name):
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
         "wild_tables": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "one_block": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 

@@ -76,8 +76,10 @@ def error_scale(q, k_cache, v_cache, block_table, context_lens, group, scale):
 def input_sets(spec):
     """large_logits: logits in the hundreds, so only the max subtraction keeps exp finite;
     wild_tables: one block each sequence reaches numbered out of range (-1, num_blocks itself, the
-    largest i32), which the kernel reads as block 0."""
-    return ("large_logits", "wild_tables")
+    largest i32), which the kernel reads as block 0; one_block: tables of one block (max_blocks 1,
+    the least the launch plan allows) and three sequences within it, so every size made from
+    max_blocks - 1 is 0."""
+    return ("large_logits", "wild_tables", "one_block")
 
 
 def wild_entries(tables, lengths, block_size, num_blocks):
@@ -120,13 +122,13 @@ def plan(spec, arch, rng):
     least 2 * waves partitions; every buffer the contract's bytes, the partial buffers and o NaN
     before the kernels run."""
     dtype, group, head_dim, block_size = spec["dtype"], spec["group"], spec["head_dim"], spec["block_size"]
-    lengths = context_lengths(spec)
+    lengths = context_lengths(spec) if rng.inputs != "one_block" else [1, block_size // 2 + 3, block_size]
     kv_heads, seqs = 2, len(lengths)
     heads = kv_heads * group
     # at least two workgroups of partitions on the grid's x, so a workgroup other than the first
     # places its waves' partitions: a wrong first partition of a workgroup leaves one unwritten
     two_workgroups = ceil_div(2 * spec["waves"] * spec["partition"], block_size)
-    max_blocks = max(ceil_div(max(lengths), block_size) + 1, two_workgroups)
+    max_blocks = max(ceil_div(max(lengths), block_size) + 1, two_workgroups) if rng.inputs != "one_block" else 1
     partitions = ceil_div(max_blocks * block_size, spec["partition"])
     tables, num_blocks = block_tables(rng, lengths, block_size, max_blocks)
     if rng.inputs == "wild_tables":
