@@ -365,6 +365,13 @@ def _one_block(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _tile_queries(rng, shape, dtype, low, high):
+    """Values as `random`: the set is a size. A causal plan runs its queries to a tile's end below
+    the keys (attention_bwd: seq_q one tile, seq_k past it), where a key tile's query loop that
+    starts at the tile's first key makes no trip."""
+    return _random(rng, shape, dtype, low, high)
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
@@ -373,7 +380,8 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
               "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners,
               "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group,
-              "wild_tables": _wild_tables, "one_block": _one_block}
+              "wild_tables": _wild_tables, "one_block": _one_block,
+              "tile_queries": _tile_queries}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 

@@ -22,3 +22,13 @@ from conftest import assert_numerics_only_kill
 def test_only_the_numerics_lane_kills_the_mutant(judge_mutant, name, before, after, output):
     _, m = judge_mutant(name)
     assert_numerics_only_kill(m, before, after, output)
+
+
+def test_a_causal_query_guard_made_weak_writes_a_query_past_the_tile(judge_mutant):
+    # config 20: gfx1100, bf16, head_dim 16, causal, block 32; the second key tile's query loop
+    # guard `tile * 32 < seq_q` made `<=` runs one trip at query 32 when seq_q is one tile (the
+    # tile_queries set): it reads one row past the head and writes a dq part another workgroup writes
+    _, m = judge_mutant("attention_bwd:20@llvm16:icmp_predicate:2")
+    assert m["verdict"] == "KILLED", m
+    assert m["how"].startswith("numerics NUMERIC_RACE: race: dq_part") and "; llvm" not in m["how"], m["how"]
+    assert "icmp slt" in m["before"] and "icmp sle" in " ".join(m["after"]), m

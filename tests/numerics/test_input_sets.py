@@ -146,6 +146,8 @@ def test_each_set_draws_what_it_names(name):
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
         "one_block": lambda: np.array_equal(values, plans.random_values(
             plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
+        "tile_queries": lambda: np.array_equal(values, plans.random_values(
+            plans.Inputs(np.random.default_rng(1), "random"), (6, 8), "f16")),
     }
     assert checks[name]()
 

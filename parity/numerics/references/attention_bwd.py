@@ -63,9 +63,10 @@ def bounds(p, q, k, v, o, do, lse, scale):
 
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
-    """Rows of one value (scores in exact ties: a query's weights equal over its keys), and rows
-    whose pairs cancel (delta = rowsum(do * o) near 0 beside large terms)."""
-    return ("ties", "cancelling")
+    """Rows of one value (scores in exact ties: a query's weights equal over its keys), rows
+    whose pairs cancel (delta = rowsum(do * o) near 0 beside large terms), and causal: queries that
+    end on a tile's end below seq_k (tile_queries)."""
+    return ("ties", "cancelling") + (("tile_queries",) if spec["causal"] else ())
 
 
 # The f32 side: the scores' and dp's sums, exp and the sums over queries and keys in another order
@@ -89,8 +90,11 @@ def sequences(spec, inputs):
     seq_k that only the key guard hides; the first tile runs every query from 0, seq_q x block the
     interpreter pays (the kernel's design: a workgroup per key tile loops over every query from the
     tile's first key). The named sets shape values, not paths: one partial tile of 3 keys, causal 5
-    queries (the diagonal, then two past seq_k)."""
+    queries (the diagonal, then two past seq_k). tile_queries (causal): seq_q one tile, seq_k a tile
+    and 2, so the second key tile's query loop starts at seq_q itself and runs no trip."""
     block, head_dim, causal = spec["block"], spec["head_dim"], spec["causal"]
+    if inputs == "tile_queries":
+        return block, block + 2
     if inputs != "random":
         return (5 if causal else query_rows(block, head_dim)), 3
     if causal:
