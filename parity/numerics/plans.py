@@ -372,6 +372,15 @@ def _tile_queries(rng, shape, dtype, low, high):
     return _random(rng, shape, dtype, low, high)
 
 
+def _dead_rows(rng, shape, dtype, low, high):
+    """Uniform values with every other row (the last axis) all -inf: a row the mask hides whole,
+    whose softmax is 0 / 0, NaN in the definition and in a kernel whose running max starts at the
+    lowest finite value (a normalisation left out gives 0 there instead)."""
+    values = rng.uniform(low, high, size=shape)
+    values.reshape(-1, values.shape[-1])[::2] = -np.inf
+    return values
+
+
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
@@ -381,7 +390,7 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners,
               "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group,
               "wild_tables": _wild_tables, "one_block": _one_block,
-              "tile_queries": _tile_queries}
+              "tile_queries": _tile_queries, "dead_rows": _dead_rows}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 

@@ -21,8 +21,9 @@ LOWEST = np.float32(-np.finfo(np.float32).max)
 def softmax_rows(x, dtype):
     """y[r, :] = softmax(x[r, :]) in f64, rounded to dtype (as f32 values)."""
     x = np.asarray(x, dtype=np.float64)
-    shifted = np.exp(x - x.max(axis=1, keepdims=True))
-    return round_to((shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32), dtype)
+    with np.errstate(invalid="ignore"):  # a row of -inf is 0 / 0: NaN, as the kernel gives
+        shifted = np.exp(x - x.max(axis=1, keepdims=True))
+        return round_to((shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32), dtype)
 
 
 def merge(a, c):
@@ -80,9 +81,10 @@ def input_sets(spec):
     lanes' maxes differ and a merge that rescales a sum by the wrong max is off), and rows with
     masked (-inf) logits, whose outputs are exactly 0, when a row has two columns or more, and in
     f32 rows all at the lowest finite value: the running max of a lane with no column, under which
-    a sum must count in full (every other set's max is far above it, where the sum weighs 0)."""
+    a sum must count in full (every other set's max is far above it, where the sum weighs 0), and
+    every other row all -inf (dead_rows: 0 / 0, NaN, as in the definition)."""
     return (("negative", "ties", "peaks") + (("masked",) if spec["cols"] >= 2 else ())
-            + (("lowest",) if spec["dtype"] == "f32" else ()))
+            + (("lowest",) if spec["dtype"] == "f32" else ()) + ("dead_rows",))
 
 
 def plan(spec, arch, rng):
