@@ -275,18 +275,6 @@ def _row_ends(rng, shape, dtype, low, high):
     return np.broadcast_to(np.asarray(rows)[..., None], shape).copy()
 
 
-def _one_group(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a routing, not a shape of values. A plan whose kernel reads an
-    indirection (grouped_gemm's group offsets) sends every row to one group under it."""
-    return _random(rng, shape, dtype, low, high)
-
-
-def _long_group(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a routing. A plan that reads an indirection (grouped_gemm's
-    group offsets) sends all rows but one to a first group of tile_m^2 - 1 rows under it."""
-    return _random(rng, shape, dtype, low, high)
-
-
 def _large_logits(rng, shape, dtype, low, high):
     """Magnitudes 4 .. 8 in steps of 1/4, all positive: the dot products of two such vectors are
     exact in f32 and in the hundreds once scaled by 1 / sqrt(head_dim), so an attention's exp
@@ -324,52 +312,12 @@ def _row_last_lanes(rng, shape, dtype, low, high):
     return values
 
 
-def _no_tokens(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a size. A plan whose count of items is a run-time size the
-    launch plan lets be 0 (moe_sorting's tokens) runs none, with empty buffers: a loop whose guard
-    lets a lane in at a count of 0 reads past an empty buffer."""
-    return _random(rng, shape, dtype, low, high)
-
-
-def _tile_ends(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a choice of run-time lengths, not a shape of values. A plan
-    whose kernel guards a tile's rows or keys against a run-time length runs one small case per
-    place in the tile where that length can end (slot_ends)."""
-    return _random(rng, shape, dtype, low, high)
-
-
-def _split_winners(rng, shape, dtype, low, high):
-    """Values as `random`: a plan that knows which lane holds which column puts each row's winners
-    where a cross-lane step must carry them (topk_softmax: split_winners)."""
-    return _random(rng, shape, dtype, low, high)
-
-
 def _sawtooth(rng, shape, dtype, low, high):
     """One ascending run of 16 uniform values (a DPP row of lanes) repeated along each row (the last
     axis): every row of 16 lanes of a wave holds the same values, the largest in its last lane, so a
     step across rows meets a tie in every lane and a row's last lane holds the row's best."""
     run = np.sort(rng.uniform(low, high, size=tuple(shape[:-1]) + (16,)), axis=-1)
     return np.tile(run, (1,) * (len(shape) - 1) + (ceil_div(shape[-1], 16),))[..., :shape[-1]]
-
-
-def _wild_tables(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a content of an indirection table. A plan whose kernel reads
-    an out-of-range entry as a defined one (paged_attention_decode's block numbers, read as block 0)
-    puts such entries where the kernel reads them, the bound itself among them."""
-    return _random(rng, shape, dtype, low, high)
-
-
-def _one_block(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a size. A plan whose table width is a run-time size runs it at
-    its least (paged_attention_decode's max_blocks 1), where a size one below it is 0."""
-    return _random(rng, shape, dtype, low, high)
-
-
-def _tile_queries(rng, shape, dtype, low, high):
-    """Values as `random`: the set is a size. A causal plan runs its queries to a tile's end below
-    the keys (attention_bwd: seq_q one tile, seq_k past it), where a key tile's query loop that
-    starts at the tile's first key makes no trip."""
-    return _random(rng, shape, dtype, low, high)
 
 
 def _dead_rows(rng, shape, dtype, low, high):
@@ -381,16 +329,20 @@ def _dead_rows(rng, shape, dtype, low, high):
     return values
 
 
+# Sets whose values are drawn as `random`: the set names what the plan shapes instead (docs/numerics.md,
+# the input-set table): a routing of an indirection (one_group, long_group), its content
+# (wild_tables), a size (no_tokens, one_block, tile_queries), run-time lengths that end a tile at
+# every slot (tile_ends), or where a row's winners sit (split_winners).
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
-              "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _one_group,
+              "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _random,
               "zero_rows": _zero_rows, "halfsteps": _halfsteps, "large": _large, "row_ends": _row_ends,
               "large_logits": _large_logits, "ascending": _ascending,
               "lowest": _lowest, "mid_peaks": _peaks, "row_last_lanes": _row_last_lanes,
-              "no_tokens": _no_tokens, "tile_ends": _tile_ends, "split_winners": _split_winners,
-              "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _long_group,
-              "wild_tables": _wild_tables, "one_block": _one_block,
-              "tile_queries": _tile_queries, "dead_rows": _dead_rows}
+              "no_tokens": _random, "tile_ends": _random, "split_winners": _random,
+              "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _random,
+              "wild_tables": _random, "one_block": _random,
+              "tile_queries": _random, "dead_rows": _dead_rows}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 
