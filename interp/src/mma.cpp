@@ -71,7 +71,9 @@ void Wave::mma(const Instr& in, uint64_t mask) {
   const size_t k = layout.k, n = layout.n;
   gather(in.in[0], layout.a, a, a_from, [&](int row, int col) { return row * k + col; }, "A");
   gather(in.in[1], layout.b, b, b_from, [&](int row, int col) { return row * n + col; }, "B");
-  // Each D element is its C plus the products over k in order. Without replicated C elements the
+  // Each D element is its C plus the sum of the products over k in order, that sum started at -0,
+  // the identity of IEEE addition: products that are all -0 sum to -0, so a C of -0 stays -0 as
+  // the exact sum rounded once gives (from +0 it would be +0). Without replicated C elements the
   // sums run row by row, k outermost, each step over a whole row of D at once (the same order).
   const bool integer = layout.int8_per_element != 0;
   auto c_of = [&](int lane, int e) {
@@ -83,12 +85,7 @@ void Wave::mma(const Instr& in, uint64_t mask) {
     return integer ? static_cast<uint64_t>(static_cast<int64_t>(sum)) & width_mask(Scalar::i32) : from_double(Scalar::f32, sum);
   };
   if (!layout.c_replicated) {
-    d.assign(static_cast<size_t>(layout.m) * n, 0);
-    for (int lane = 0; lane < width; ++lane)
-      for (int e = 0; e < layout.accumulator_width; ++e) {
-        auto [row, col] = layout.c[static_cast<size_t>(lane) * layout.accumulator_width + e];
-        d[row * n + col] = c_of(lane, e);
-      }
+    d.assign(static_cast<size_t>(layout.m) * n, -0.0);
     for (size_t row = 0; row < static_cast<size_t>(layout.m); ++row)
       for (size_t i = 0; i < k; ++i) {
         const double x = a[row * k + i];
@@ -99,16 +96,16 @@ void Wave::mma(const Instr& in, uint64_t mask) {
     for (int lane = 0; lane < width; ++lane)
       for (int e = 0; e < layout.accumulator_width; ++e) {
         auto [row, col] = layout.c[static_cast<size_t>(lane) * layout.accumulator_width + e];
-        reg(in.result.slot + e, lane) = d_of(d[row * n + col]);
+        reg(in.result.slot + e, lane) = d_of(c_of(lane, e) + d[row * n + col]);
       }
     return;
   }
   for (int lane = 0; lane < width; ++lane)
     for (int e = 0; e < layout.accumulator_width; ++e) {
       auto [row, col] = layout.c[static_cast<size_t>(lane) * layout.accumulator_width + e];
-      double sum = c_of(lane, e);
+      double sum = -0.0;
       for (size_t i = 0; i < k; ++i) sum += a[row * k + i] * b[i * n + col];
-      reg(in.result.slot + e, lane) = d_of(sum);
+      reg(in.result.slot + e, lane) = d_of(c_of(lane, e) + sum);
     }
 }
 

@@ -152,14 +152,16 @@ bool Machine::dpp(Wave& wave, const Op& op, uint64_t mask) {
 namespace {
 
 // P = A x B (A rows x depth, B depth x columns, row-major), each element summed over k in order
-// from +0 (16- and 8-bit products are exact); k outermost within a row, so each step runs over a
+// from -0, the identity of IEEE addition (products that are all -0 sum to -0, so C + P keeps a C
+// of -0; 16- and 8-bit products are exact); k outermost within a row, so each step runs over a
 // whole row of P at once. A row of kColumns sums stays in registers, four to a vector.
 typedef double Doubles4 __attribute__((vector_size(32)));
 template <int kColumns>
 __attribute__((always_inline)) inline void multiply_rows(const double* a, const double* b, double* p, int rows, int depth) {
   constexpr int kVectors = kColumns / 4;
   for (int row = 0; row < rows; ++row) {
-    Doubles4 sums[kVectors] = {};
+    Doubles4 sums[kVectors];
+    for (Doubles4& sum : sums) sum = Doubles4{-0.0, -0.0, -0.0, -0.0};
     const double* x = a + size_t(row) * size_t(depth);
     for (int k = 0; k < depth; ++k) {
       const Doubles4 scale = {x[k], x[k], x[k], x[k]};
@@ -182,7 +184,7 @@ __attribute__((target_clones("avx2", "default"))) void multiply(const double* a,
   if (columns == 32) return multiply_rows<32>(a, b, p, rows, depth);
   for (int row = 0; row < rows; ++row) {
     double* out = p + size_t(row) * size_t(columns);
-    for (int column = 0; column < columns; ++column) out[column] = 0.0;
+    for (int column = 0; column < columns; ++column) out[column] = -0.0;
     for (int k = 0; k < depth; ++k) {
       const double x = a[size_t(row) * size_t(depth) + size_t(k)];
       const double* y = b + size_t(k) * size_t(columns);

@@ -436,33 +436,44 @@ def _applied(text, found, rank):
 
 
 def _shape(line):
-    """A line with its value names and integer literals blanked: the same op of a kernel built for
-    another size has the same shape."""
-    return re.sub(r"-?\b\d+\b", "N", re.sub(r"%[\w.]+", "%", line.strip()))
+    """A line with its value and block names and integer literals blanked: the same op of a kernel
+    built for another size has the same shape."""
+    named = re.sub(r"^[\w.]+:", "%:", re.sub(r"%[\w.]+", "%", line.strip()))
+    return re.sub(r"-?\b\d+\b", "N", named)
+
+
+CONTEXT_LINES = 2
+
+
+def _site_key(lines, index, after, reach):
+    """A site's shape with `reach` lines of context each side: the op that feeds a compare and the
+    branch that reads it tell apart compares of one shape."""
+    around = tuple(_shape(lines[i]) if 0 <= i < len(lines) else "" for i in range(index - reach, index + reach + 1))
+    return around, tuple(_shape(a) for a in after)
 
 
 def apply_like(section, text, operator, k, reference):
     """The text mutated at the site that corresponds to site k of the reference text (the same
-    section of the original config's spec): the site of the same shape (line before and after,
+    section of the original config's spec): the site of the same shape (the line, its lines after
+    the change, and as many lines of context each side as still find one, up to CONTEXT_LINES;
     names and literals blanked) and the same rank among the sites of that shape; without one, the
-    site of rank k mod the sites. The change says which (`mapped`: "shape" or "rank")."""
+    site of rank k mod the sites. The change says which (`mapped`: "shape" or "rank", and
+    `context`: the lines of context that matched)."""
     found = sites(section, text, operator)
     wanted = sites(section, reference, operator)
     if not found:
         return text, None
     if wanted:
-        target = wanted[k % len(wanted)]
-        reference_lines = reference.split("\n")
-        key = (_shape(reference_lines[target[0]]), tuple(_shape(a) for a in target[1]))
-        lines = text.split("\n")
-        same = [i for i, (index, after) in enumerate(found)
-                if (_shape(lines[index]), tuple(_shape(a) for a in after)) == key]
-        rank = sum(1 for index, after in wanted[:k % len(wanted)]
-                   if (_shape(reference_lines[index]), tuple(_shape(a) for a in after)) == key)
-        if same:
-            mutated, change = _applied(text, found, same[rank % len(same)])
-            change["mapped"] = "shape"
-            return mutated, change
+        reference_lines, lines = reference.split("\n"), text.split("\n")
+        target = k % len(wanted)
+        for reach in range(CONTEXT_LINES, -1, -1):
+            key = _site_key(reference_lines, *wanted[target], reach)
+            same = [i for i, site in enumerate(found) if _site_key(lines, *site, reach) == key]
+            if same:
+                rank = sum(1 for site in wanted[:target] if _site_key(reference_lines, *site, reach) == key)
+                mutated, change = _applied(text, found, same[rank % len(same)])
+                change["mapped"], change["context"] = "shape", reach
+                return mutated, change
     mutated, change = _applied(text, found, k % len(found))
     change["mapped"] = "rank"
     return mutated, change

@@ -332,7 +332,8 @@ def _dead_rows(rng, shape, dtype, low, high):
 # Sets whose values are drawn as `random`: the set names what the plan shapes instead (docs/numerics.md,
 # the input-set table): a routing of an indirection (one_group, long_group), its content
 # (wild_tables), a size (no_tokens, one_block, tile_queries), run-time lengths that end a tile at
-# every slot (tile_ends), or where a row's winners sit (split_winners).
+# every slot (tile_ends), where a row's winners sit (split_winners), or values the plan sets
+# itself (zero_signs).
 INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "ties": _ties,
               "cancelling": _cancelling, "extremes": _extremes, "specials": _specials, "peaks": _peaks,
               "masked": _masked, "one_value": _one_value, "gaps": _gaps, "one_group": _random,
@@ -342,7 +343,7 @@ INPUT_SETS = {"random": _random, "negative": _negative, "positive": _positive, "
               "no_tokens": _random, "tile_ends": _random, "split_winners": _random,
               "step_peaks": _peaks, "sawtooth": _sawtooth, "long_group": _random,
               "wild_tables": _random, "one_block": _random,
-              "tile_queries": _random, "dead_rows": _dead_rows}
+              "tile_queries": _random, "dead_rows": _dead_rows, "zero_signs": _random}
 # The sets that put one peak per row where the plan's Peaks say (`peaks`, `mid_peaks`, `step_peaks`).
 PEAK_SETS = ("peaks", "mid_peaks", "step_peaks")
 

@@ -142,6 +142,24 @@ def test_mma_follows_the_documented_fragment_layouts(kemit_cpp, instr, kind, arc
     assert np.allclose(out, want, rtol=1e-6, atol=1e-5)
 
 
+@pytest.mark.parametrize("c,bv,sign", [(-0.0, -1.0, 1), (-0.0, 1.0, 0), (0.0, -1.0, 0), (0.0, 1.0, 0)])
+def test_mma_keeps_a_negative_zero_accumulator(kemit_cpp, c, bv, sign):
+    """A all +0: D = C + the products 0 x B summed in k order from -0, so a C of -0 stays -0 only
+    when every product is -0 (the executor sums the same way: tests/llvm_lane/test_executor.py)."""
+    b = Builder("t", "gfx90a")
+    pa, pb, pc, pd = (b.param(name, GLOBAL) for name in ("a", "b", "c", "d"))
+    tid = b.workitem_id("x")
+    operand, accumulator = parse_type("<4 x f16>"), parse_type("<4 x f32>")
+    load = lambda p, t: b.load(t, b.ptr_add(p, b.mul(tid, b.const_int(I32, 4)), scalar(t.name)), 2)
+    d = b.mma("mfma_f32_16x16x16_f16", load(pa, operand), load(pb, operand), load(pc, accumulator))
+    b.store(d, b.ptr_add(pd, b.mul(tid, b.const_int(I32, 4)), F32), 4)
+    out = np.full((64, 4), np.nan, dtype=np.float32)
+    kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"a": np.zeros((64, 4), dtype=np.float16),
+                                                    "b": np.full((64, 4), bv, dtype=np.float16),
+                                                    "c": np.full((64, 4), c, dtype=np.float32), "d": out})
+    assert (out == 0).all() and (np.signbit(out) == bool(sign)).all(), out.view(np.uint32)[:2]
+
+
 # ---- refusals: the op and the index in the text -----------------------------------------
 def run_error(kemit_cpp, text, buffers, block=64, scalars=None):
     with pytest.raises(kemit_cpp.InterpError) as error:

@@ -439,6 +439,23 @@ def test_int8_mma_refusals(checker22):
     assert not ok and "no layout table for llvm.amdgcn.mfma.i32.16x16x16i8 on gfx942" in error, error
 
 
+# (C, B, D's sign bit) with A all +0: the products 0 x B are -0 for B = -1; summed from -0 they
+# stay -0, and D = C + that sum keeps a C of -0 only when every product is -0 (IEEE: -0 + +0 = +0).
+SIGNED_ZEROS = [(-0.0, -1.0, 1), (-0.0, 1.0, 0), (0.0, -1.0, 0), (0.0, 1.0, 0)]
+
+
+@pytest.mark.parametrize("c,b,sign", SIGNED_ZEROS)
+def test_mma_keeps_a_negative_zero_as_the_interpreter_does(checker22, c, b, sign):
+    """D = C + the products summed in k order from -0 (interp/src/mma.cpp sums the same way): an
+    accumulator rescaled to -0 stays -0 under products of -0 (attention's masked keys)."""
+    text = mma_text("llvm.amdgcn.mfma.f32.16x16x16f16", "<4 x half>", "<4 x float>")
+    d = np.full((64, 4), np.nan, dtype=np.float32)
+    ok, error, _, _ = run(checker22, text, {"a": np.zeros((64, 4), dtype=np.float16), "b": np.full((64, 4), b, dtype=np.float16),
+                                            "c": np.full((64, 4), c, dtype=np.float32), "d": d})
+    assert ok, error
+    assert (d == 0).all() and (np.signbit(d) == bool(sign)).all(), d.view(np.uint32)[:2]
+
+
 def one_op(line):
     """A kernel whose `line` computes %d from the workitem id %t, stored to out."""
     return f"""

@@ -144,6 +144,7 @@ def test_each_set_draws_what_it_names(name):
         "one_block": drawn_as_random,
         "tile_queries": drawn_as_random,
         "dead_rows": lambda: np.isneginf(values[::2]).all() and (np.abs(values[1::2]) <= 2.0).all(),
+        "zero_signs": drawn_as_random,
     }
     assert checks[name]()
 

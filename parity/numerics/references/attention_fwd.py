@@ -74,8 +74,9 @@ def attention_online(q, k, v, causal, scale, dtype, tile_kv):
 # ---- the numerics plan --------------------------------------------------------------------
 def input_sets(spec):
     """Rows of one value: scores in exact ties, so a query's weights are equal over each run of
-    equal keys; tile_ends: seq_k at every block of the key tile."""
-    return ("ties", "tile_ends")
+    equal keys; tile_ends: seq_k at every block of the key tile; causal, zero_signs: outputs of -0
+    that a masked key's 0 x v must leave alone."""
+    return ("ties", "tile_ends") + (("zero_signs",) if spec["causal"] else ())
 
 
 # p is rounded to the input dtype before P V (the mma's operand): a relative error of up to half
@@ -130,6 +131,8 @@ def plan(spec, arch, rng):
     _, buffer_range = two_chunk_range(2 * max(seq_q, seq_k), [head_dim * ELEMENT_BYTES[spec["dtype"]]])
     if rng.inputs == "tile_ends":
         return tile_end_cases(spec, arch, rng, buffer_range)
+    if rng.inputs == "zero_signs":
+        return zero_sign_case(spec, arch, buffer_range)
     return attention_case(spec, arch, rng, (3, seq_q, seq_k), buffer_range)
 
 
@@ -158,14 +161,42 @@ def tile_end_cases(spec, arch, rng, buffer_range):
     return cases
 
 
+def zero_sign_case(spec, arch, buffer_range):
+    """Causal, one head whose outputs past the first key tile are -0, and one key past the last
+    query (seq_k = seq_q + 1) with v = +1, which no query may weigh. Every q is a, k is 0 over the
+    first key tile and b after it, so a query past that tile scores S >= 160 there and 0 before:
+    the accumulator of the first tile's v = -1 is rescaled by exp(-S), 0 in f32, to -0, and the
+    tiles after it add p v of v = -0, so o = -0 / l = -0. A key loop that runs past the last
+    query's tile adds 0 x (+1) = +0, and -0 + +0 is +0: only the bits show it, in the sections'
+    comparison (NUMERIC_DIVERGED). seq_q is the first multiple of the query tile past one key tile."""
+    head_dim, tile_kv = spec["head_dim"], spec["tile_kv"]
+    tile_q = spec["waves"] * mma_m(spec)
+    seq_q = ceil_div(tile_kv + 1, tile_q) * tile_q
+    a, b = 4.0, float(math.ceil(40.0 / math.sqrt(head_dim)))  # S = sqrt(head_dim) a b >= 160, exact in bf16
+    q = np.full((1, seq_q, head_dim), a)
+    k = np.zeros((1, seq_q + 1, head_dim))
+    k[:, tile_kv:seq_q] = b
+    v = np.full((1, seq_q + 1, head_dim), -0.0)
+    v[:, :tile_kv], v[:, seq_q] = -1.0, 1.0
+    return attention_case_of(spec, arch, (q, k, v), buffer_range)
+
+
 def attention_case(spec, arch, rng, shape, buffer_range):
     """The case of `heads` heads of seq_q queries over seq_k keys (shape), inputs in [-2, 2]."""
     dtype, head_dim = spec["dtype"], spec["head_dim"]
     heads, seq_q, seq_k = shape
-    tile_q = spec["waves"] * mma_m(spec)
     require_small(heads * max(seq_q, seq_k) * head_dim, 2 * heads * seq_q * seq_k * head_dim,
                   "the attention_fwd problem")
     q, k, v = (random_values(rng, (heads, seq, head_dim), dtype) for seq in (seq_q, seq_k, seq_k))
+    return attention_case_of(spec, arch, (q, k, v), buffer_range)
+
+
+def attention_case_of(spec, arch, qkv, buffer_range):
+    """The case of the given q, k and v ((heads, seq, head_dim) each, values of the dtype)."""
+    dtype, head_dim = spec["dtype"], spec["head_dim"]
+    q, k, v = qkv
+    heads, seq_q, seq_k = q.shape[0], q.shape[1], k.shape[1]
+    tile_q = spec["waves"] * mma_m(spec)
     scale = float(np.float32(1.0 / math.sqrt(head_dim)))
     weights = probabilities(q, k, spec["causal"], scale)
     want, behind = weighted(weights, v, dtype), weights @ np.abs(v)
