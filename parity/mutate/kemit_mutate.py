@@ -629,6 +629,22 @@ def version(root):
         return "unknown"
 
 
+def load_floor(path):
+    """The floor's score, read before any mutant runs: a bad floor file is a usage error, not a
+    traceback at the end of an hour's campaign."""
+    if not os.path.isfile(path):
+        usage(f"--floor {path}: not a regular file; give the floor's JSON file (parity/mutate/floor.json)")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            score = json.load(handle)["score"]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as error:
+        usage(f"--floor {path}: not a JSON object with a \"score\" ({type(error).__name__}: {error}); "
+              f"write {{\"score\": F}} with F in [0, 1]")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+        usage(f"--floor {path}: the score must be a number in [0, 1] (got {json.dumps(score)[:40]})")
+    return float(score)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog=TOOL, description="the harness's mutation score (docs/mutation.md)")
     parser.add_argument("--only", action="append", default=[], help="families whose name contains one of these (comma-separated)")
@@ -688,6 +704,7 @@ def parse_args(argv):
         usage(f"--sample takes a count >= 0 (got {args.sample})")
     if args.merge and args.check_equivalences:
         usage("--check-equivalences judges mutants as they run; run it with the campaign, not with --merge")
+    args.floor_score = load_floor(args.floor) if args.floor else None
     args.ledger = {}
     if args.reviewed and not args.merge:
         try:
@@ -792,10 +809,7 @@ def main(argv=None):
     totals = collections.Counter(m["verdict"] for m in mutants)
     totals = {v: totals.get(v, 0) for v in ("KILLED", "SURVIVED", "EQUIVALENT", "INVALID", "NOT_APPLIED", "ERROR")}
     score = score_of(totals)
-    floor = None
-    if args.floor:
-        with open(args.floor, encoding="utf-8") as handle:
-            floor = json.load(handle)["score"]
+    floor = args.floor_score
     unsound = contradicted_equivalences(args, mutants, flavors) if args.check_equivalences else []
     seconds = time.time() - started_clock
     print_summary(args, mutants, totals, score, floor, seconds)

@@ -85,13 +85,39 @@ def test_every_operator_yields_valid_mutants_and_is_killed_where_a_lane_can(camp
     assert set(mutate_ops.OPERATORS) - killed <= set(NOT_YET_KILLABLE), sorted(set(mutate_ops.OPERATORS) - killed)
 
 
-def test_a_floor_above_the_score_is_red(campaign, build_dir, tmp_path):
+def test_a_score_below_the_floor_is_red(campaign, build_dir, tmp_path):
+    """The draw judged without the reviewed ledger scores below the draw judged with it (its
+    reviewed mutants become survivors): with the latter as the floor, the former is RED."""
     _, report, folder = campaign
+    assert report["summary"]["reviewed"] > 0, "the draw holds no reviewed mutant: pick a seed whose draw does"
     floor = tmp_path / "floor.json"
-    floor.write_text(json.dumps({"score": min(1.0, report["summary"]["score"] + 0.001)}))
-    run = mutate(build_dir, str(folder / "out"), "--sample", "280", "--seed", "1", "--floor", str(floor))
+    floor.write_text(json.dumps({"score": report["summary"]["score"]}))
+    run = mutate(build_dir, str(folder / "out"), "--sample", "280", "--seed", "1", "--floor", str(floor),
+                 "--no-reviewed")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     assert "RESULT: RED (score" in run.stdout and "is below the floor" in run.stdout
+
+
+@pytest.mark.parametrize("content, says", [
+    ("not json", "not a JSON object"),
+    ('{"floor": 0.9}', "not a JSON object"),
+    ('[0.9]', "not a JSON object"),
+    ('{"score": 1.5}', "a number in [0, 1]"),
+    ('{"score": "0.9"}', "a number in [0, 1]"),
+    ('{"score": true}', "a number in [0, 1]"),
+    ("[" * 100000, "not a JSON object"),
+    (None, "not a regular file"),
+])
+def test_a_bad_floor_file_is_a_usage_error_before_any_mutant_runs(build_dir, tmp_path, content, says):
+    floor = tmp_path / "floor.json"
+    if content is None:
+        os.mkfifo(floor)
+    else:
+        floor.write_text(content)
+    run = mutate(build_dir, str(tmp_path / "out"), "--floor", str(floor))
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    assert f"--floor {floor}: " in run.stderr and says in run.stderr, run.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_planted_weak_oracle_falls_below_the_floor(campaign, build_dir):
