@@ -285,18 +285,6 @@ void plan_config(const ParityConfig& config, const std::vector<std::string>& fla
   }
 }
 
-// Where --last-failed reads this run again (kemit/driver/selection.h); never fails the run.
-void keep_last_report(const Arguments& args, const LaneReport& report, const kemit::report::RunInfo& info) {
-  std::string path = kemit::driver::last_report_path(args.where.build, "check_llvm");
-  try {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    write_json_report(path, report, info);
-  } catch (const std::exception& error) {
-    std::cerr << "check_llvm: note: cannot keep the last report for --last-failed at " << path << ": " << error.what()
-              << "\n";
-  }
-}
-
 // A family's intents live beside its configs: parity/configs/ -> parity/intents/ (docs/isa_profile.md).
 std::string intents_folder(const std::string& configs) {
   std::filesystem::path folder = std::filesystem::path(configs).lexically_normal();
@@ -349,7 +337,7 @@ int run_configs(const Arguments& args, Engine& engine) {
   report.sharded = args.shard.has_value();
   if (!args.json_path.empty()) write_json_report(args.json_path, report, clock.finish());
   if (!args.junit_path.empty()) write_junit_report(args.junit_path, report, clock.finish());
-  keep_last_report(args, report, clock.finish());
+  kemit::driver::keep_last_report(args.where.build, "check_llvm", lane_summary(report, clock.finish()), std::cerr);
   if (args.shard)
     std::cout << "shard " << args.shard->text() << ": rows no module of this shard decides are PARTIAL; "
               << "merge the shards' --json reports with kemit_report merge\n";

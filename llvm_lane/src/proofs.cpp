@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <cstdint>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,7 @@ using nlohmann::json;
 
 // Bumped whenever this file changes what a cached answer means; the prover's code is in the key by
 // its binary's digest.
-constexpr const char* kProofCacheVersion = "proof-lane 1";
+constexpr const char* kProofCacheVersion = "proof-lane 2";
 
 double children_cpu_seconds() {
   rusage usage{};
@@ -76,14 +77,6 @@ json request_json(const ProofRequest& request, const driver::ArchFacts& arch) {
           {"llvm", llvm}};
 }
 
-std::string cache_key(const std::string& prover_digest, const json& request) {
-  return lane_support::CacheInputs()
-      .add("lane", kProofCacheVersion)
-      .add("prover", prover_digest)
-      .add("request", request.dump())
-      .key();
-}
-
 // The config's first witness (the canonical section's, else the flavor's own) run on each flavor's
 // module in that flavor's executor. After the cache: the run shows the verdict, it is no part of it.
 ProofAnswer with_executor_runs(ProofAnswer answer, const ProofRequest& request, const ProofOptions& options) {
@@ -114,8 +107,7 @@ ProofAnswer prove_one(const ProofRequest& request, const std::vector<driver::Arc
   if (!old_plan && (!arch || arch->max_block_lanes <= 0 || arch->max_grid_lanes <= 0 || arch->lds_bytes <= 0))
     return unproven_everywhere(request, "the engine's hello gives no launch limits (max_block_lanes, max_grid_lanes, "
                                         "lds_bytes) for " + request.arch + ": update the engine");
-  json body = request_json(request, *arch);
-  std::string key = cache.enabled() ? cache_key(prover_digest, body) : "";
+  std::string key = cache.enabled() ? proof_cache_key(prover_digest, request, *arch) : "";
   if (cache.enabled())
     if (auto stored = cache.get(key)) {
       if (auto answer = read_answer(*stored)) return *answer;
@@ -123,7 +115,7 @@ ProofAnswer prove_one(const ProofRequest& request, const std::vector<driver::Arc
     }
   std::unique_ptr<ProverWorker> worker = workers.take();
   std::string why;
-  std::optional<std::string> line = worker->ask(body.dump(), options.timeout, why);
+  std::optional<std::string> line = worker->ask(request_json(request, *arch).dump(), options.timeout, why);
   workers.give(std::move(worker));
   if (!line) return unproven_everywhere(request, why);
   auto answer = read_answer(*line);
@@ -135,6 +127,23 @@ ProofAnswer prove_one(const ProofRequest& request, const std::vector<driver::Arc
 }  // namespace
 
 std::string default_prover_path() { return KEMIT_PROVER_PATH; }
+
+// Every part of the prover's request (request_json), added as it is: a warm run hashes the module
+// texts once and escapes none of them into JSON.
+std::string proof_cache_key(const std::string& prover_digest, const ProofRequest& request,
+                            const driver::ArchFacts& arch) {
+  lane_support::CacheInputs inputs;
+  inputs.add("lane", kProofCacheVersion)
+      .add("prover", prover_digest)
+      .add("canonical", request.canonical)
+      .add("plan", request.plan)
+      .add("max_block_lanes", static_cast<std::int64_t>(arch.max_block_lanes))
+      .add("max_grid_lanes", static_cast<std::int64_t>(arch.max_grid_lanes))
+      .add("lds_bytes", arch.lds_bytes)
+      .add("wave_size", arch.wave_size);
+  for (const auto& [flavor, text] : request.llvm) inputs.add("llvm " + flavor, text);
+  return inputs.key();
+}
 
 std::vector<ProofAnswer> run_proofs(const std::vector<ProofRequest>& requests,
                                     const std::vector<driver::ArchFacts>& archs, const ProofOptions& options,

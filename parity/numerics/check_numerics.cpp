@@ -220,10 +220,10 @@ int run(Arguments& args) {
       if (run.family == item.family) run.items.push_back(&item);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report::Report summary = build_report(args.where, runs, clock.finish());
-  json data = lane_json(runs, summary, sections, wall);
-  if (!args.json_path.empty()) report::write_json_report(args.json_path, data, summary);
+  if (!args.json_path.empty())
+    report::write_json_report(args.json_path, lane_json(runs, summary, sections, wall), summary);
   if (!args.junit_path.empty()) report::write_text_file(args.junit_path, report::junit_xml(summary));
-  driver::keep_last_report(args.where.build, kTool, data, summary, std::cerr);
+  driver::keep_last_report(args.where.build, kTool, summary, std::cerr);
   if (args.shard)
     std::cout << "shard " << args.shard->text() << ": families without configs in this shard are PARTIAL; merge the "
               << "shards' --json reports with kemit_report merge\n";

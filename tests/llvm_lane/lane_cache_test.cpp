@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "kemit/driver/sha256.h"
+#include "kemit/lane/proofs.h"
 #include "kemit/lane_support/result_cache.h"
 #include "checker_phase.h"
 #include "lane_cache.h"
@@ -133,6 +134,46 @@ TEST(LaneCache, KeyChangesWhenAnyInputChanges) {
   EXPECT_EQ(lane_cache_key(inprocess), lane_cache_key(base)) << "in-process codegen never runs llc";
   EXPECT_EQ(lane_cache_key(base), lane_cache_key(key_inputs(dir))) << "not deterministic";
   fs::remove_all(dir);
+}
+
+// The same for a proof answer: every part of what the prover is asked, changed alone, gives a new
+// key, and the config's name (no part of the request) changes nothing.
+TEST(LaneCache, ProofKeyChangesWhenAnyPartOfTheRequestChanges) {
+  const ProofRequest base{"alpha", 1, "gfx942", "canonical text", "; kemit launch plan 2\n",
+                          {{"llvm16", "text 16"}, {"llvm19", "text 19"}}};
+  driver::ArchFacts arch;
+  arch.max_block_lanes = 1024;
+  arch.max_grid_lanes = 1LL << 32;
+  arch.lds_bytes = 65536;
+  arch.wave_size = 64;
+  std::set<std::string> keys{proof_cache_key("prover", base, arch)};
+  auto changed = [&](const char* what, auto edit) {
+    ProofRequest request = base;
+    driver::ArchFacts facts = arch;
+    std::string digest = "prover";
+    edit(request, facts, digest);
+    EXPECT_TRUE(keys.insert(proof_cache_key(digest, request, facts)).second) << "changing " << what << " kept the key";
+  };
+  changed("the prover", [](ProofRequest&, driver::ArchFacts&, std::string& d) { d = "prover rebuilt"; });
+  changed("canonical", [](ProofRequest& r, driver::ArchFacts&, std::string&) { r.canonical += " "; });
+  changed("plan", [](ProofRequest& r, driver::ArchFacts&, std::string&) { r.plan += " "; });
+  changed("a flavor's text", [](ProofRequest& r, driver::ArchFacts&, std::string&) { r.llvm["llvm19"] += " "; });
+  changed("a flavor's name", [](ProofRequest& r, driver::ArchFacts&, std::string&) {
+    r.llvm["llvm22"] = r.llvm["llvm19"];
+    r.llvm.erase("llvm19");
+  });
+  changed("a flavor dropped", [](ProofRequest& r, driver::ArchFacts&, std::string&) { r.llvm.erase("llvm16"); });
+  changed("max_block_lanes", [](ProofRequest&, driver::ArchFacts& a, std::string&) { a.max_block_lanes = 512; });
+  changed("max_grid_lanes", [](ProofRequest&, driver::ArchFacts& a, std::string&) { a.max_grid_lanes = 1 << 30; });
+  changed("lds_bytes", [](ProofRequest&, driver::ArchFacts& a, std::string&) { a.lds_bytes = 32768; });
+  changed("wave_size", [](ProofRequest&, driver::ArchFacts& a, std::string&) { a.wave_size = 32; });
+  changed("texts moved between fields", [](ProofRequest& r, driver::ArchFacts&, std::string&) {
+    std::swap(r.canonical, r.plan);
+  });
+  ProofRequest renamed = base;
+  renamed.family = "beta";
+  renamed.config = 7;
+  EXPECT_EQ(proof_cache_key("prover", renamed, arch), proof_cache_key("prover", base, arch));
 }
 
 // A checker rebuilt in place (same path, other bytes) is a new key: no version bump by hand.

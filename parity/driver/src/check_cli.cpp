@@ -51,14 +51,13 @@ int run_and_report(const CheckOptions& options, const ReportPaths& reports, cons
   // Reports first: a failure to write one is an infrastructure error, and must not follow a
   // RESULT line that a reader might take as final.
   report::Report summary = parity_report(outcome, clock.finish());
-  nlohmann::json lane_json = json_report(outcome);  // built once for both reports
   try {
-    if (!reports.json.empty()) report::write_json_report(reports.json, lane_json, summary);
+    if (!reports.json.empty()) report::write_json_report(reports.json, json_report(outcome), summary);
     if (!reports.junit.empty()) report::write_report_file(reports.junit, report::junit_xml(summary));
   } catch (const std::runtime_error& error) {
     throw InfrastructureError(error.what());
   }
-  keep_last_report(options.locations.build, "check_byte_identity", std::move(lane_json), summary, err);
+  keep_last_report(options.locations.build, "check_byte_identity", summary, err);
   if (options.shard)
     out << "shard " << options.shard->text() << ": rows no config of this shard decides are PARTIAL; "
         << "merge the shards' --json reports with kemit_report merge\n";

@@ -132,12 +132,12 @@ Selection last_failed_selection(const std::string& report_path) {
   return selection;
 }
 
-void keep_last_report(const std::string& build, const std::string& tool, nlohmann::json lane_json,
-                      const report::Report& summary, std::ostream& err) {
+void keep_last_report(const std::string& build, const std::string& tool, const report::Report& summary,
+                      std::ostream& err) {
   std::string path = last_report_path(build, tool);
   try {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    report::write_json_report(path, std::move(lane_json), summary);
+    report::write_json_report(path, nlohmann::json::object(), summary);
   } catch (const std::exception& error) {  // --last-failed is a convenience: never fail a run for it
     err << tool << ": note: cannot keep the last report for --last-failed at " << path << ": " << error.what() << "\n";
   }

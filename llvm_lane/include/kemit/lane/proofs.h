@@ -52,6 +52,10 @@ struct ProofRunStats {
 };
 
 std::string default_prover_path();
+// The result cache's key of a proof answer: the prover's digest and all it is asked (the texts,
+// the plan and the processor's limits; a config's name is no part of its proof).
+std::string proof_cache_key(const std::string& prover_digest, const ProofRequest& request,
+                            const driver::ArchFacts& arch);
 std::vector<ProofAnswer> run_proofs(const std::vector<ProofRequest>& requests,
                                     const std::vector<driver::ArchFacts>& archs, const ProofOptions& options,
                                     ProofRunStats* stats = nullptr);

@@ -64,10 +64,11 @@ std::string last_report_path(const std::string& build, const std::string& tool);
 // (empty ids when nothing failed). Throws UsageError when the file is missing or not a report.
 Selection last_failed_selection(const std::string& report_path);
 
-// Keeps a run's JSON report (the lane's JSON with the envelope) where --last-failed reads it
-// (last_report_path); a note on `err` when it cannot (the run goes on).
-void keep_last_report(const std::string& build, const std::string& tool, nlohmann::json lane_json,
-                      const report::Report& summary, std::ostream& err);
+// Keeps a run's summary (the shared report's envelope and cases, not the lane's detail, which
+// --json writes) where --last-failed reads it (last_report_path): a warm run pays for no more
+// than its cases. A note on `err` when it cannot (the run goes on).
+void keep_last_report(const std::string& build, const std::string& tool, const report::Report& summary,
+                      std::ostream& err);
 
 // The selection flags as typed, shared by check_byte_identity and run_diff.
 struct SelectionFlags {
