@@ -86,13 +86,23 @@ def wgrad(x, dy, kh, kw, stride=1, pad=0, pad_w=-1):
 
 
 # ---- what the plans share ------------------------------------------------------------------
+def same_last_tile(extent, small, step):
+    """`small` raised (never past `extent`) to the next size congruent to `extent` modulo a tile's
+    step: the last tile ends as the config's own does, so each filter tap meets the image's edge
+    from the same place in a tile (a tap that reaches the last column only from an even column
+    reaches it in the small problem too)."""
+    return extent if small >= extent else small + (extent - small) % step
+
+
 def small_conv_shape(spec, rows_per_lane, columns_per_lane):
-    """n, h, w, c shrunk: two images' worth of channels gone, a few tiles of rows and columns."""
+    """n, h, w, c shrunk: two images' worth of channels gone, a few tiles of rows and columns, the
+    last tile of each axis as the config's."""
     small = dict(spec)
+    stride = spec["stride"]
     small["n"] = min(spec["n"], 2)
     small["c"] = min(spec["c"], 2 * spec["cpl"]) if spec["c"] % spec["cpl"] == 0 else spec["c"]
-    small["h"] = min(spec["h"], spec["kh"] + 2 * rows_per_lane * spec["stride"] + 1)
-    small["w"] = min(spec["w"], spec["kw"] + 2 * columns_per_lane * spec["stride"] + 1)
+    small["h"] = same_last_tile(spec["h"], spec["kh"] + 2 * rows_per_lane * stride + 1, rows_per_lane * stride)
+    small["w"] = same_last_tile(spec["w"], spec["kw"] + 2 * columns_per_lane * stride + 1, columns_per_lane * stride)
     return small
 
 
