@@ -126,6 +126,7 @@ class Machine {
     return lds_.data() + offset;
   }
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
+  bool flatten_lds(const Wave& wave, const Op& op, int lane, uint64_t bytes, uint64_t& pointer);
   bool raced(const Wave& wave, const Op& op, int lane);
   template <int kBytes, int kWidth>
   bool memory_lanes(Wave& wave, const Op& op, uint64_t mask);

@@ -38,6 +38,26 @@ bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer,
   return true;
 }
 
+// An LDS pointer made a plain byte offset into the workgroup's LDS, checked first against the
+// bounds of the array it was derived from (program.h, make_lds_pointer); false, reported, past them.
+bool Machine::flatten_lds(const Wave& wave, const Op& op, int lane, uint64_t bytes, uint64_t& pointer) {
+  const uint64_t array = (pointer & kOffsetMask) >> kLdsArrayShift;
+  const int64_t offset = int32_t(uint32_t(pointer & kLdsOffsetMask));
+  if (array == 0) {  // cast from a flat address: bounded by the whole LDS, as before
+    pointer = make_pointer(kRegionLds, uint64_t(offset));
+    return true;
+  }
+  if (array > program_.lds.size())
+    return fail(wave, op, lane, "address " + std::to_string(pointer) + " is in no LDS array");
+  const LdsGlobal& target = program_.lds[array - 1];
+  if (offset < 0 || uint64_t(offset) + bytes > target.size)
+    return fail(wave, op, lane, "bytes " + std::to_string(offset) + " to " + std::to_string(offset + int64_t(bytes)) +
+                                    " are out of bounds of LDS array @" + target.name + " (" +
+                                    std::to_string(target.size) + " bytes)");
+  pointer = make_pointer(kRegionLds, target.offset + uint64_t(offset));
+  return true;
+}
+
 // One lane's located access of a witness run's view, element by element through its buffer's pages
 // (an access whose align promise is smaller than it may straddle two pages).
 void Machine::paged_memory(const Op& op, uint64_t pointer, const View& value, uint64_t* out, int lane, bool store) {
@@ -115,7 +135,8 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
   };
   for (uint64_t m = mask; m; m &= m - 1) {
     const int l = __builtin_ctzll(m);
-    const uint64_t address = pointer.at(0, l);
+    uint64_t address = pointer.at(0, l);
+    if ((address >> kRegionShift) == kRegionLds && !flatten_lds(wave, op, l, bytes, address)) return false;
     uint8_t* where = plain_address(address, bytes, align, store);
     if (!where) where = lds_address(address, bytes, align, store);
     if (!where) {  // a witness run's pages, or an access locate() reports
@@ -172,7 +193,9 @@ bool Machine::atomic_add(Wave& wave, const Op& op, uint64_t mask) {
   if (races) races->begin(op, wave.index);
   for (uint64_t m = mask; m; m &= m - 1) {
     const int l = __builtin_ctzll(m);
-    const uint64_t address = pointer.at(0, l), region = address >> kRegionShift;
+    uint64_t address = pointer.at(0, l);
+    const uint64_t region = address >> kRegionShift;
+    if (region == kRegionLds && !flatten_lds(wave, op, l, bytes, address)) return false;
     uint8_t* where = nullptr;
     if (!locate(wave, op, l, address, bytes, where, false)) return false;
     if (!regions_[region - 1].writable) return fail(wave, op, l, regions_[region - 1].name + " is read-only");
@@ -208,8 +231,7 @@ bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
     for_lanes(mask, [&](int l) {
       int64_t i = signed_of(index.at(0, l), bits);
       negative |= i < 0;
-      uint64_t pointer = base.at(0, l);
-      out[l] = make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(op.offset + i * scale));
+      out[l] = advance_pointer(base.at(0, l), op.offset + i * scale);
     });
     if (!(negative && op.nuw)) return true;  // else the loop below names the lane
   }
@@ -221,8 +243,7 @@ bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
       if (op.nuw && index < 0) return fail(wave, op, l, "poison: negative index " + std::to_string(index) + " under nuw");
       offset += index * op.scales[i];
     }
-    uint64_t pointer = base.at(0, l);
-    out[l] = make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(offset));
+    out[l] = advance_pointer(base.at(0, l), offset);
   }
   return true;
 }

@@ -91,7 +91,7 @@ class Decoder {
   std::string& error_;
   std::unordered_map<const llvm::Value*, uint32_t> slots_;
   std::unordered_map<const llvm::Constant*, uint32_t> constants_;
-  std::map<const llvm::GlobalVariable*, uint64_t> lds_offsets_;
+  std::map<const llvm::GlobalVariable*, uint64_t> lds_arrays_;  // index in Program::lds
   std::unordered_map<const llvm::BasicBlock*, int> block_index_;
   llvm::ModuleSlotTracker slots_tracker_;
 };
@@ -109,7 +109,7 @@ void Decoder::layout_lds() {
     uint64_t align = global.getAlign() ? global.getAlign()->value() : 16;
     uint64_t size = layout_.getTypeAllocSize(global.getValueType());
     program_.lds_bytes = (program_.lds_bytes + align - 1) / align * align;
-    lds_offsets_[&global] = program_.lds_bytes;
+    lds_arrays_[&global] = program_.lds.size();
     program_.lds.push_back({global.getName().str(), program_.lds_bytes, size});
     program_.lds_bytes += size;
   }
@@ -125,9 +125,9 @@ bool Decoder::scalar_constant(llvm::Constant* constant, uint64_t& cell) {
              llvm::isa<llvm::ConstantAggregateZero>(constant)) {
     cell = 0;  // poison/undef lanes hold 0 (a kernel that reads them computes garbage, as hardware may)
   } else if (auto* global = llvm::dyn_cast<llvm::GlobalVariable>(constant)) {
-    auto found = lds_offsets_.find(global);
-    if (found == lds_offsets_.end()) return fail("global @" + global->getName().str() + " is not in LDS (addrspace(3))");
-    cell = make_pointer(kRegionLds, found->second);
+    auto found = lds_arrays_.find(global);
+    if (found == lds_arrays_.end()) return fail("global @" + global->getName().str() + " is not in LDS (addrspace(3))");
+    cell = make_lds_pointer(found->second + 1, 0);
   } else {
     return fail("unsupported constant: " + printed(*constant));
   }

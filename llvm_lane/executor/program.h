@@ -150,4 +150,19 @@ inline uint64_t make_pointer(uint64_t region, uint64_t offset) {
   return (region << kRegionShift) | (offset & kOffsetMask);
 }
 
+// An LDS pointer names the array it was derived from (1 + its index in Program::lds, bits 32-47;
+// 0: no array, an address cast from flat) and a signed 32-bit byte offset within it (bits 0-31).
+// Address arithmetic moves the offset only, so an access past the end of one LDS array is out of
+// bounds of that array, as in LLVM's memory model, even where the next array's bytes follow.
+constexpr int kLdsArrayShift = 32;
+constexpr uint64_t kLdsOffsetMask = 0xffffffffULL;
+inline uint64_t make_lds_pointer(uint64_t array, int64_t offset) {
+  return make_pointer(kRegionLds, (array << kLdsArrayShift) | (uint64_t(offset) & kLdsOffsetMask));
+}
+// `pointer` moved by `delta` bytes: within its region, and an LDS pointer within its array.
+inline uint64_t advance_pointer(uint64_t pointer, int64_t delta) {
+  if ((pointer >> kRegionShift) == kRegionLds) return (pointer & ~kLdsOffsetMask) | ((pointer + uint64_t(delta)) & kLdsOffsetMask);
+  return make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(delta));
+}
+
 }  // namespace kemit::exec

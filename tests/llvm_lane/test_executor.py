@@ -262,6 +262,47 @@ def test_lds_shared_by_the_waves_of_a_workgroup_across_a_barrier(checker):
     assert np.array_equal(out, np.tile((127 - np.arange(128)) * 7, 2))
 
 
+TWO_TILES = """
+@a_tile = internal addrspace(3) global [64 x i32] poison, align 16
+@b_tile = internal addrspace(3) global [64 x i32] poison, align 16
+define amdgpu_kernel void @k(ptr addrspace(1) %out, i32 %shift) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %pb = getelementptr i32, ptr addrspace(3) @b_tile, i32 %t
+  store i32 1, ptr addrspace(3) %pb, align 4
+  %i = add i32 %t, %shift
+  %pa = getelementptr i32, ptr addrspace(3) @a_tile, i32 %i
+  %flat = addrspacecast ptr addrspace(3) %pa to ptr
+  %back = addrspacecast ptr %flat to ptr addrspace(3)
+  store i32 2, ptr addrspace(3) %back, align 4
+  %pr = getelementptr i32, ptr addrspace(3) @b_tile, i32 %t
+  %v = load i32, ptr addrspace(3) %pr, align 4
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %o, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+
+
+@pytest.mark.parametrize("shift", [0, 1, -1])
+def test_each_lds_array_is_bounded_by_itself_not_by_the_next_one(checker, shift):
+    """@b_tile's bytes follow @a_tile's: a store one element past @a_tile (through a round trip
+    to flat and back, which keeps the array) lands in them on hardware, but it is out of bounds of
+    @a_tile in LLVM's terms, and the run fails naming it (as the interpreter does for the canonical
+    text); one before it likewise."""
+    out = np.zeros(64, dtype=np.int32)
+    ok, error, _, _ = run(checker, TWO_TILES, {"out": out}, {"shift": shift})
+    if shift == 0:
+        assert ok, error
+        assert np.array_equal(out, np.ones(64, dtype=np.int32))
+        return
+    assert not ok
+    edge = "256 to 260" if shift == 1 else "-4 to 0"
+    assert f"bytes {edge} are out of bounds of LDS array @a_tile (256 bytes)" in error, error
+    assert "store i32 2" in error, error
+
+
 WMMA_1250 = """
 define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %d) #0 {
 entry:
