@@ -6,11 +6,15 @@
   version's executor for the flavors, per family and in total (from the runs' JSON reports).
 
     /usr/bin/python3 bench/numerics/bench_numerics.py --build build [--jobs 2] [--engine cpp]
-    /usr/bin/python3 bench/numerics/bench_numerics.py --build build --against OLD_TREE/build [--rounds 3]
+    /usr/bin/python3 bench/numerics/bench_numerics.py --build build --against OLD_TREE/build [--rounds 3] [--section canonical]
 
-With --against, the lane over every section runs with the old build (in its own tree) and the new
-one in turn, `--rounds` times each (old, new, new, old, ...), and each section's rate is compared
-side by side: the interpreter's for canonical, each LLVM version's executor for the flavors.
+With --against, the lane over every section (or the `--section` list) runs with the old build (in
+its own tree) and the new one in turn, `--rounds` times each (old, new, new, old, ...), and each
+section's rate is compared side by side: the interpreter's for canonical, each LLVM version's
+executor for the flavors.
+
+The two builds must answer every run alike (verdict, outputs' SHA-256, lane instructions): exit 1
+when one differs.
 
 Lane instructions = the sum over executed ops (instructions) of their active lanes. A rate is that
 count over the interpreter's / executor's own time (parsing and decoding included); wall times
@@ -20,6 +24,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -74,14 +79,28 @@ def section_totals(data):
     return totals
 
 
+def answers(data):
+    """{(family, id, section): (verdict, outputs' SHA-256, lane instructions)}: what a faster build must
+    answer exactly as the old one did."""
+    return {(r["family"], r["id"], r["section"]): (r["verdict"], r.get("outputs_sha256"), r["lane_instructions"])
+            for r in runs_of(data)}
+
+
 def compare_builds(args):
-    """The old and the new build in turn; per section, the summed rates of each and their ratio."""
+    """The old and the new build in turn; per section, the summed rates of each and their ratio.
+    Exits 1 when any run's answer differs between the two builds or between rounds."""
     sums = {"old": {}, "new": {}}
     order = [("old", args.against), ("new", args.build)]
+    first = None
     for round_index in range(args.rounds):
         for name, build in (order if round_index % 2 == 0 else order[::-1]):
-            data, wall = timed_lane(args, [], build)
+            data, wall = timed_lane(args, ["--section", args.section] if args.section else [], build)
             print(f"  round {round_index + 1} {name}: wall {wall:.1f} s")
+            first = first or answers(data)
+            differ = sorted(key for key, value in answers(data).items() if first.get(key) != value)
+            if differ or len(answers(data)) != len(first):
+                print(f"  round {round_index + 1} {name}: {len(differ)} run(s) answer differently, first {differ[:3]}")
+                sys.exit(1)
             for section, (lanes, seconds) in section_totals(data).items():
                 entry = sums[name].setdefault(section, [0, 0.0])
                 entry[0] += lanes
@@ -102,6 +121,7 @@ def main():
     parser.add_argument("--engine", default="cpp", choices=("cpp", "py"))
     parser.add_argument("--against", help="an old build folder (inside its own tree) to compare rates with")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each build")
+    parser.add_argument("--section", help="with --against: only these sections (comma-separated, as check_numerics takes them)")
     args = parser.parse_args()
     if args.against:
         compare_builds(args)

@@ -52,6 +52,9 @@ MmaLayout make(const std::string& instr, const std::string& kind_name, Scalar op
     }
     for (int e = 0; e < acc_width; ++e) layout.c.emplace_back(static_row(kind_name, e) + kind.factor * group, index);
   }
+  for (auto [row, col] : layout.a) layout.a_at.push_back(row * kind.k + col);
+  for (auto [row, col] : layout.b) layout.b_at.push_back(row * kind.n + col);
+  for (auto [row, col] : layout.c) layout.c_at.push_back(row * kind.n + col);
   std::set<std::pair<int, int>> a_places(layout.a.begin(), layout.a.end());
   layout.replicated = a_places.size() != layout.a.size();  // B mirrors A's places
   std::set<std::pair<int, int>> c_places(layout.c.begin(), layout.c.end());

@@ -21,6 +21,9 @@ struct MmaLayout {
   int int8_per_element = 0;
   // Indexed [lane * width + element]: (row, k) of A, (k, column) of B, (row, column) of C and D.
   std::vector<std::pair<int, int>> a, b, c;
+  // The same places flattened, as the matrix op indexes its row-major A (m x k), B (k x n) and D
+  // (m x n): row * k + col, row * n + col, row * n + col.
+  std::vector<int> a_at, b_at, c_at;
   bool replicated = false;    // some element of A or B is held by more than one lane
   bool c_replicated = false;  // some element of C and D is held by more than one lane
 };

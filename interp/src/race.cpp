@@ -33,7 +33,10 @@ ByteShadow* RaceDetector::span(Shadow& shadow, uint64_t byte, size_t bytes) {
   return &at(shadow, byte);
 }
 
-void RaceDetector::check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
+// Inlined into the byte loops: a check is a few compares of stamps that the common case passes, and
+// a call per byte of every lane's access cost more than the check.
+[[gnu::always_inline]] inline void RaceDetector::check_read(Shadow& shadow, ByteShadow& s, uint64_t byte,
+                                                              uint32_t stamp, int lane) {
   if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, false);
   if (s.atomic) check_atomics(shadow, byte, stamp, lane, false);
   // Keep up to two reads that can still race; a read that is gone gives its place to this one (which
@@ -44,7 +47,8 @@ void RaceDetector::check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint
   else if (gone(shadow, s.read2)) s.read2 = stamp, s.read2_lane = static_cast<uint8_t>(lane);
 }
 
-void RaceDetector::check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane) {
+[[gnu::always_inline]] inline void RaceDetector::check_write(Shadow& shadow, ByteShadow& s, uint64_t byte,
+                                                               uint32_t stamp, int lane) {
   if (s.write == stamp && s.write_lane != lane) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, true);
   if (unordered(shadow, s.write)) report(shadow, byte, s.write, s.write_lane, stamp, lane, true, true);
   if (unordered(shadow, s.read1)) report(shadow, byte, s.read1, s.read1_lane, stamp, lane, false, true);

@@ -112,7 +112,7 @@ class RaceDetector {
     return earlier == 0 || (earlier < interval_start_ && (shadow.lds || earlier >= group_start_));
   }
   bool own(uint32_t earlier) const { return earlier >= wave_start_; }
-  [[noreturn]] void report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
+  [[noreturn]] [[gnu::cold]] void report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,
                            int lane, bool earlier_writes, bool now_writes, const std::string& why = "") const;
 
   const Program& program_;

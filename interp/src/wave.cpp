@@ -124,19 +124,28 @@ void Wave::for_loop(const Instr& in, uint64_t mask) {
     });
     return active;
   };
-  std::vector<uint64_t> carried;
+  // The yields' values, a row of lanes per element: every yield is read before any iter is written
+  // (a yield may name an iter).
+  size_t elements = 0;
+  for (const auto& y : in.yields) elements += static_cast<size_t>(y.width);
+  std::vector<uint64_t> carried(elements * static_cast<size_t>(width));
   for (uint64_t active = running(mask); active; active = running(active)) {
     block(in.bodies[0], active);
-    for_lanes(active, [&](int lane) {
-      carried.clear();  // read every yield before writing any iter (a yield may name an iter)
-      for (const auto& y : in.yields)
-        for (int e = 0; e < y.width; ++e) carried.push_back(reg(y.slot + e, lane));
-      size_t at = 0;
-      for (size_t i = 0; i < in.yields.size(); ++i)
-        for (int e = 0; e < in.args[i + 1].width; ++e) reg(in.args[i + 1].slot + e, lane) = carried[at++];
-      uint32_t next = static_cast<uint32_t>(reg(iv.slot, lane)) + static_cast<uint32_t>(reg(step.slot, lane));
-      reg(iv.slot, lane) = next;
-    });
+    uint64_t* row = carried.data();
+    for (const auto& y : in.yields)
+      for (int e = 0; e < y.width; ++e, row += width) {
+        const uint64_t* from = lane_row(y.slot + e);
+        for_lanes(active, [&](int l) { row[l] = from[l]; });
+      }
+    row = carried.data();
+    for (size_t i = 0; i < in.yields.size(); ++i)
+      for (int e = 0; e < in.args[i + 1].width; ++e, row += width) {
+        uint64_t* to = lane_row(in.args[i + 1].slot + e);
+        for_lanes(active, [&](int l) { to[l] = row[l]; });
+      }
+    uint64_t* ivs = lane_row(iv.slot);
+    const uint64_t* steps = lane_row(step.slot);
+    for_lanes(active, [&](int l) { ivs[l] = static_cast<uint32_t>(ivs[l]) + static_cast<uint32_t>(steps[l]); });
   }
   for_lanes(mask, [&](int lane) {
     for (size_t i = 0; i < in.results.size(); ++i)
@@ -177,6 +186,12 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
   const int bits = bits_of(in.result.kind);
   const uint64_t wm = width_mask_of_bits(bits);
   auto sx = [bits](uint64_t v) { return sign_extend_bits(bits, v); };
+  // The exact results, in 128 bits, against the type's range: no branch per lane, so the checks
+  // stay tight loops.
+  using u128 = unsigned __int128;
+  using i128 = __int128;
+  const i128 lowest = -(i128{1} << (bits - 1)), highest = (i128{1} << (bits - 1)) - 1;
+  auto outside = [&](i128 exact) { return (exact < lowest) | (exact > highest); };
   for (int e = 0; e < in.result.width; ++e) {
     const uint64_t* a = lane_row(in.in[0].slot + e);
     const uint64_t* b = lane_row(in.in[1].slot + e);
@@ -184,7 +199,8 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
     // unsigned_wrap(lane), signed_wrap(lane): whether the exact result left the type.
     auto check = [&](auto unsigned_wrap, auto signed_wrap) {
       if (!in.nuw && !in.nsw) return;
-      require(mask, [&](int l) { return (in.nuw && unsigned_wrap(l)) || (in.nsw && signed_wrap(l)); }, [&](int lane) {
+      const bool nuw = in.nuw, nsw = in.nsw;
+      require(mask, [&](int l) { return (nuw & unsigned_wrap(l)) | (nsw & signed_wrap(l)); }, [&](int lane) {
         if (in.nuw && unsigned_wrap(lane))
           fail(in, lane, "nuw promise broken: unsigned wrap of " + std::to_string(a[lane]) + " and " + std::to_string(b[lane]));
         fail(in, lane, "nsw promise broken: signed wrap of " + std::to_string(sx(a[lane])) + " and " +
@@ -198,18 +214,15 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
     };
     switch (in.code) {
       case Code::add:
-        check([&](int l) { uint64_t u; return __builtin_add_overflow(a[l], b[l], &u) || u > wm; },
-              [&](int l) { int64_t s; return __builtin_add_overflow(sx(a[l]), sx(b[l]), &s) || s != sx(a[l] + b[l]); });
+        check([&](int l) { return u128{a[l]} + b[l] > wm; }, [&](int l) { return outside(i128{sx(a[l])} + sx(b[l])); });
         for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
         break;
       case Code::sub:
-        check([&](int l) { return a[l] < b[l]; },
-              [&](int l) { int64_t s; return __builtin_sub_overflow(sx(a[l]), sx(b[l]), &s) || s != sx(a[l] - b[l]); });
+        check([&](int l) { return a[l] < b[l]; }, [&](int l) { return outside(i128{sx(a[l])} - sx(b[l])); });
         for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
         break;
       case Code::mul:
-        check([&](int l) { uint64_t u; return __builtin_mul_overflow(a[l], b[l], &u) || u > wm; },
-              [&](int l) { int64_t s; return __builtin_mul_overflow(sx(a[l]), sx(b[l]), &s) || s != sx(a[l] * b[l]); });
+        check([&](int l) { return u128{a[l]} * b[l] > wm; }, [&](int l) { return outside(i128{sx(a[l])} * sx(b[l])); });
         for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
         break;
       case Code::udiv: case Code::urem:

@@ -114,7 +114,8 @@ class Wave {
   void vector_op(const Instr& in, uint64_t mask);
   void cross_lane(const Instr& in, uint64_t mask);
   void mma(const Instr& in, uint64_t mask);
-  double mma_operand(const MmaLayout& layout, const Operand& operand, int lane, int e);
+  // Lane `lane`'s A or B fragment, exactly: layout.operand_width values to `out`.
+  void mma_fragment(const MmaLayout& layout, const Operand& operand, int lane, double* out);
   [[noreturn]] void fail(const Instr& in, int lane, const std::string& message) const;
 
   const Program& program;
