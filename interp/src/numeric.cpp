@@ -1,6 +1,7 @@
 // Element kinds and exact float conversions (see numeric.h).
 #include "numeric.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -38,33 +39,6 @@ double decode(Format f, uint64_t bits) {
   return negative ? -magnitude : magnitude;
 }
 
-// Round `value` to `f`, ties to even, and encode it.
-uint64_t encode(Format f, double value) {
-  int total = 1 + f.exponent + f.mantissa;
-  uint64_t sign = std::signbit(value) ? uint64_t{1} << (total - 1) : 0;
-  uint64_t all_ones = (uint64_t{1} << f.exponent) - 1;
-  if (std::isnan(value)) return sign | (all_ones << f.mantissa) | (uint64_t{1} << (f.mantissa - 1));
-  int bias = (1 << (f.exponent - 1)) - 1;
-  double magnitude = std::fabs(value);
-  if (std::isinf(magnitude)) return sign | (all_ones << f.mantissa);
-  if (magnitude == 0) return sign;
-  int e2;
-  std::frexp(magnitude, &e2);  // magnitude = m * 2^e2, 0.5 <= m < 1
-  int exponent = std::max(e2 - 1, 1 - bias);  // subnormals share the smallest exponent
-  double quantum_exp = exponent - f.mantissa;
-  double units = std::nearbyint(std::ldexp(magnitude, -static_cast<int>(quantum_exp)));  // ties to even
-  // units < 2^(mantissa+1), or == 2^(mantissa+1) after rounding up into the next binade
-  if (units >= std::ldexp(1.0, f.mantissa + 1)) {
-    units /= 2;
-    exponent += 1;
-  }
-  if (exponent > bias) return sign | (all_ones << f.mantissa);  // overflow to infinity
-  uint64_t u = static_cast<uint64_t>(units);
-  if (u < (uint64_t{1} << f.mantissa)) return sign | u;  // subnormal (exponent field 0)
-  uint64_t field = static_cast<uint64_t>(exponent + bias);
-  return sign | (field << f.mantissa) | (u & ((uint64_t{1} << f.mantissa) - 1));
-}
-
 }  // namespace
 
 Scalar scalar_of(const ir::Type& t) {
@@ -80,22 +54,6 @@ Scalar scalar_of(const ir::Type& t) {
   }
   throw std::invalid_argument("interpreter: unknown element type '" + ir::type_text(t) + "'");
 }
-
-namespace {
-
-const double* decoded_patterns(Scalar kind) {
-  static std::vector<double> values[2];
-  std::vector<double>& own = values[kind == Scalar::f16 ? 0 : 1];
-  own.resize(1 << 16);
-  for (uint64_t b = 0; b < own.size(); ++b) own[b] = decode(format_of(kind), b);
-  return own.data();
-}
-
-}  // namespace
-
-// Tables, not decode(): the executor converts a value per lane and operand.
-const double* const f16_values = decoded_patterns(Scalar::f16);
-const double* const bf16_values = decoded_patterns(Scalar::bf16);
 
 double fp8_to_double(Fp8 format, uint64_t byte) {
   bool fnuz = format == Fp8::e4m3_fnuz || format == Fp8::e5m2_fnuz;
@@ -113,6 +71,34 @@ double fp8_to_double(Fp8 format, uint64_t byte) {
   return (byte & 0x80) ? -magnitude : magnitude;
 }
 
-uint64_t half_from_double(Scalar kind, double value) { return encode(format_of(kind), value); }
+// `value` rounded to f16 or bf16, ties to even, and encoded: overflow gives infinity, a NaN the
+// quiet NaN of its sign. Integer shifts and compares on the double's bits (the interpreter rounds
+// every f16 and bf16 result here).
+uint64_t half_from_double(Scalar kind, double value) {
+  const Format f = format_of(kind);
+  const int bias = (1 << (f.exponent - 1)) - 1;
+  uint64_t bits;
+  std::memcpy(&bits, &value, 8);
+  const uint64_t sign = (bits >> 63) << (f.exponent + f.mantissa), all_ones = (uint64_t{1} << f.exponent) - 1;
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
+  if (biased == 0x7ff) return sign | (all_ones << f.mantissa) | (fraction ? uint64_t{1} << (f.mantissa - 1) : 0);
+  if (biased == 0) return sign;  // zero, or a double subnormal: far below half the smallest half subnormal
+  const int e = biased - 1023;   // value = m * 2^(e - 52)
+  const uint64_t m = (uint64_t{1} << 52) | fraction;
+  int exponent = std::max(e, 1 - bias);  // subnormals share the smallest exponent
+  const int shift = exponent - f.mantissa - (e - 52);  // units = m / 2^shift, rounded; shift >= 42
+  if (shift > 54) return sign;                          // m / 2^shift < 1/4: rounds to zero
+  uint64_t units = m >> shift;
+  const uint64_t rest = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  if (rest > half || (rest == half && (units & 1))) ++units;  // ties to even
+  if (units >> (f.mantissa + 1)) {  // rounded up into the next binade
+    units >>= 1;
+    exponent += 1;
+  }
+  if (exponent > bias) return sign | (all_ones << f.mantissa);  // overflow to infinity
+  if (units < (uint64_t{1} << f.mantissa)) return sign | units;  // subnormal (exponent field 0)
+  return sign | (static_cast<uint64_t>(exponent + bias) << f.mantissa) | (units & ((uint64_t{1} << f.mantissa) - 1));
+}
 
 }  // namespace kemit::interp

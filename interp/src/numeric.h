@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "kemit/ir/types.h"
@@ -34,20 +35,33 @@ constexpr int64_t sign_extend_bits(int bits, uint64_t value) {
 }
 constexpr int64_t sign_extend(Scalar kind, uint64_t bits) { return sign_extend_bits(bits_of(kind), bits); }
 
-// Every f16 and bf16 pattern decoded (exact), indexed by its bits: filled when the library loads.
-extern const double* const f16_values;
-extern const double* const bf16_values;
-inline double half_to_double(Scalar kind, uint64_t bits) {
-  return (kind == Scalar::f16 ? f16_values : bf16_values)[bits & 0xffff];
-}
-uint64_t half_from_double(Scalar kind, double value);  // f16 and bf16
-
 inline float f32_of(uint64_t bits) {
   uint32_t word = static_cast<uint32_t>(bits);
   float f;
   std::memcpy(&f, &word, 4);
   return f;
 }
+
+// An f16 or bf16 pattern decoded, exactly; a NaN is the quiet NaN of its sign. Computed from the
+// bits (a normal f16 and every bf16 are an f32 whose bits are theirs moved), not looked up: the
+// executor converts a value per lane and operand, and a table of every pattern misses the cache.
+inline double half_to_double(Scalar kind, uint64_t bits) {
+  const uint32_t half = static_cast<uint32_t>(bits) & 0xffff;
+  const bool bf16 = kind == Scalar::bf16;
+  const uint32_t exponent = bf16 ? (half >> 7) & 0xff : (half >> 10) & 0x1f;
+  const uint32_t mantissa = bf16 ? half & 0x7f : half & 0x3ff;
+  double magnitude;
+  if (exponent == (bf16 ? 0xffu : 0x1fu))
+    magnitude = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (bf16)
+    return f32_of(uint64_t{half} << 16);
+  else if (exponent == 0)
+    magnitude = mantissa * 0x1p-24;  // subnormal: mantissa units of 2^-24
+  else
+    magnitude = f32_of(uint64_t{exponent + 112} << 23 | uint64_t{mantissa} << 13);
+  return half >> 15 ? -magnitude : magnitude;
+}
+uint64_t half_from_double(Scalar kind, double value);  // f16 and bf16
 // The bits of `f`; a NaN made quiet.
 inline uint64_t bits_of_f32(float f) {
   uint32_t word;

@@ -52,6 +52,63 @@ def test_f16_and_bf16_round_to_nearest_even(kemit_cpp):
     assert list(bf[:10]) == list(reduce_reference.round_to(values, "bf16").view(np.uint32)[:10] >> 16)
 
 
+@pytest.mark.parametrize("kind", ["f16", "bf16"])
+def test_every_half_pattern_widens_exactly(kemit_cpp, kind):
+    """fpext of each of the 65,536 f16 / bf16 patterns to f32: numpy's exact widening (a NaN stays a
+    NaN of its sign), so the interpreter's decoding of every pattern is checked."""
+    b = Builder("t", "gfx90a")
+    src, dst = b.param("src", GLOBAL), b.param("dst", GLOBAL)
+    at = b.add(b.mul(b.workgroup_id("x"), b.const_int(I32, 64)), b.workitem_id("x"))
+    half = F16 if kind == "f16" else BF16
+    b.store(b.fpext(b.load(half, b.ptr_add(src, at, half), 2), F32), b.ptr_add(dst, at, F32), 4)
+    patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    out = np.zeros(1 << 16, dtype=np.float32)
+    kemit_cpp.run(print_kernel(b.finish()), 1024, 64, {"src": patterns, "dst": out})
+    want = patterns.view(np.float16).astype(np.float32) if kind == "f16" else (patterns.astype(np.uint32) << 16).view(np.float32)
+    nan = np.isnan(want)
+    assert np.array_equal(out.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
+    assert np.isnan(out[nan]).all() and np.array_equal(np.signbit(out[nan]), np.signbit(want[nan]))
+
+
+def same_floats(got, want):
+    """Bit for bit, except that a NaN need only be a NaN of the same sign."""
+    nan = np.isnan(want)
+    bits = {2: np.uint16, 4: np.uint32}[want.itemsize]
+    return (np.array_equal(got.view(bits)[~nan], want.view(bits)[~nan]) and np.isnan(got[nan]).all()
+            and np.array_equal(np.signbit(got[nan]), np.signbit(want[nan])))
+
+
+def test_rounding_to_halves_over_every_exponent(kemit_cpp):
+    """fptrunc of 2^20 f32 patterns drawn over all 2^32 (every exponent, subnormals, infinities,
+    NaNs, ties) to f16 and bf16, and f16 sums rounded from their exact double: numpy's rounding."""
+    b = Builder("t", "gfx90a")
+    src, h, bf = b.param("src", GLOBAL), b.param("h", GLOBAL), b.param("bf", GLOBAL)
+    x16, y16, s16 = b.param("x16", GLOBAL), b.param("y16", GLOBAL), b.param("s16", GLOBAL)
+    at = b.add(b.mul(b.workgroup_id("x"), b.const_int(I32, 64)), b.workitem_id("x"))
+    x = b.load(F32, b.ptr_add(src, at, F32), 4)
+    b.store(b.fptrunc(x, F16), b.ptr_add(h, at, F16), 2)
+    b.store(b.fptrunc(x, BF16), b.ptr_add(bf, at, BF16), 2)
+    total = b.fadd(b.load(F16, b.ptr_add(x16, at, F16), 2), b.load(F16, b.ptr_add(y16, at, F16), 2))
+    b.store(total, b.ptr_add(s16, at, F16), 2)
+    count = 1 << 20
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32)
+    values[: 1 << 16] = (values[: 1 << 16] & 0xFFFF0000) | 0x8000  # bf16 ties
+    values[1 << 16: 1 << 17] = (values[1 << 16: 1 << 17] & 0xFFFFE000) | 0x1000  # f16 ties
+    values = values.view(np.float32)
+    halves = rng.integers(0, 1 << 16, (2, count), dtype=np.uint32).astype(np.uint16).view(np.float16)
+    out = {"h": np.zeros(count, np.float16), "bf": np.zeros(count, np.uint16), "s16": np.zeros(count, np.float16)}
+    with np.errstate(over="ignore", invalid="ignore"):
+        kemit_cpp.run(print_kernel(b.finish()), count // 64, 64, dict(out, src=values, x16=halves[0], y16=halves[1]))
+        want_sums = (halves[0].astype(np.float64) + halves[1].astype(np.float64)).astype(np.float16)
+        assert same_floats(out["h"], values.astype(np.float16))
+    finite = ~np.isnan(values)
+    want_bf = (reduce_reference.round_to(values[finite], "bf16").view(np.uint32) >> 16).astype(np.uint16)
+    assert np.array_equal(out["bf"][finite], want_bf)
+    assert (out["bf"][~finite] & 0x7FFF > 0x7F80).all()  # NaN stays NaN
+    assert same_floats(out["s16"], want_sums)
+
+
 def test_sqrt_is_correctly_rounded_and_nan_below_zero(kemit_cpp):
     """sqrt (docs/ir.md; norm_rows' 1 / sqrt(var + eps)) in f32 and f16, one rounding each."""
     b = Builder("t", "gfx90a")
