@@ -186,12 +186,6 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
   const int bits = bits_of(in.result.kind);
   const uint64_t wm = width_mask_of_bits(bits);
   auto sx = [bits](uint64_t v) { return sign_extend_bits(bits, v); };
-  // The exact results, in 128 bits, against the type's range: no branch per lane, so the checks
-  // stay tight loops.
-  using u128 = unsigned __int128;
-  using i128 = __int128;
-  const i128 lowest = -(i128{1} << (bits - 1)), highest = (i128{1} << (bits - 1)) - 1;
-  auto outside = [&](i128 exact) { return (exact < lowest) | (exact > highest); };
   for (int e = 0; e < in.result.width; ++e) {
     const uint64_t* a = lane_row(in.in[0].slot + e);
     const uint64_t* b = lane_row(in.in[1].slot + e);
@@ -207,23 +201,34 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
                            std::to_string(sx(b[lane])));
       });
     };
+    // add, sub, mul: the exact result, in a type that holds it (64 bits for operands of up to 32, 128
+    // for 64-bit ones), against the type's range: no branch per lane, so the checks stay tight loops.
+    auto arithmetic_wraps = [&](auto exact_signed, auto exact_unsigned) {
+      using S = decltype(exact_signed);
+      using U = decltype(exact_unsigned);
+      const S lowest = -(S{1} << (bits - 1)), highest = (S{1} << (bits - 1)) - 1;
+      auto outside = [&](S exact) { return (exact < lowest) | (exact > highest); };
+      if (in.code == Code::add)
+        check([&](int l) { return U{a[l]} + b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} + sx(b[l])); });
+      else if (in.code == Code::sub)
+        check([&](int l) { return a[l] < b[l]; }, [&](int l) { return outside(S{sx(a[l])} - sx(b[l])); });
+      else
+        check([&](int l) { return U{a[l]} * b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} * sx(b[l])); });
+    };
     auto shift_in_range = [&] {
       require(mask, [&](int l) { return b[l] >= static_cast<uint64_t>(bits); }, [&](int lane) {
         fail(in, lane, "shift by " + std::to_string(b[lane]) + " >= " + std::to_string(bits) + " bits is poison");
       });
     };
     switch (in.code) {
-      case Code::add:
-        check([&](int l) { return u128{a[l]} + b[l] > wm; }, [&](int l) { return outside(i128{sx(a[l])} + sx(b[l])); });
-        for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
-        break;
-      case Code::sub:
-        check([&](int l) { return a[l] < b[l]; }, [&](int l) { return outside(i128{sx(a[l])} - sx(b[l])); });
-        for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
-        break;
-      case Code::mul:
-        check([&](int l) { return u128{a[l]} * b[l] > wm; }, [&](int l) { return outside(i128{sx(a[l])} * sx(b[l])); });
-        for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
+      case Code::add: case Code::sub: case Code::mul:
+        if (bits < 64)
+          arithmetic_wraps(int64_t{}, uint64_t{});
+        else
+          arithmetic_wraps(__int128{}, static_cast<unsigned __int128>(0));
+        if (in.code == Code::add) for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
+        else if (in.code == Code::sub) for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
+        else for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
         break;
       case Code::udiv: case Code::urem:
         require(mask, [&](int l) { return b[l] == 0; }, [&](int lane) { fail(in, lane, "division by zero"); });
