@@ -461,9 +461,10 @@ void Wave::load(const Instr& in, uint64_t mask) {
   const uint64_t* pointers = lane_row(in.in[0].slot);
   RaceDetector* races = memory.races;
   const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
+  Region* common = common_region(in, pointers, mask, bytes, false);
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
-    Region& region = located(in, lane, pointer, bytes, false);
+    Region& region = common ? *common : located(in, lane, pointer, bytes, false);
     if (races) races->read(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
     if (region.written) unwritten_lds(in, lane, region, offset, bytes);
     if (!region.paged) {
@@ -500,9 +501,10 @@ void Wave::store(const Instr& in, uint64_t mask) {
   const uint64_t* pointers = lane_row(in.in[1].slot);
   RaceDetector* races = memory.races;
   const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
+  Region* common = common_region(in, pointers, mask, bytes, true);
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
-    Region& region = located(in, lane, pointer, bytes, true);
+    Region& region = common ? *common : located(in, lane, pointer, bytes, true);
     if (races) races->write(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
     for (int e = 0; e < value.width; ++e) {
       uint64_t bits = reg(value.slot + e, lane);

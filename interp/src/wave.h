@@ -105,6 +105,24 @@ class Wave {
     Region* valid = region_if_valid(in, pointer, bytes, store);
     return valid ? *valid : access(in, lane, pointer, bytes, store);
   }
+  // The region every lane of `mask` accesses, when they all access one, in bounds and aligned (and
+  // writable for a store): one pass over the lanes without a branch. Else nullptr, and each lane
+  // goes through located(), which reports the lowest bad lane.
+  Region* common_region(const Instr& in, const uint64_t* pointers, uint64_t mask, size_t bytes, bool store) {
+    if (!mask) return nullptr;
+    const uint64_t id = pointers[__builtin_ctzll(mask)] >> REGION_SHIFT;
+    const uint64_t align = static_cast<uint64_t>(in.imm);
+    if (id == 0 || id >= memory.regions.size() || (align & (align - 1))) return nullptr;
+    Region& region = memory.regions[id];
+    if (region.bytes < bytes || (store && !region.writable)) return nullptr;
+    const uint64_t last = region.bytes - bytes;  // the last offset an access may start at
+    uint64_t bad = 0;
+    for_lanes(mask, [&](int l) {
+      const uint64_t pointer = pointers[l];
+      bad |= ((pointer >> REGION_SHIFT) ^ id) | ((pointer & OFFSET_MASK) > last) | (pointer & (align - 1));
+    });
+    return bad ? nullptr : &region;
+  }
   void load(const Instr& in, uint64_t mask);
   void store(const Instr& in, uint64_t mask);
   void atomic_add(const Instr& in, uint64_t mask);
