@@ -18,12 +18,25 @@ cd "$top"
 awk -v start="$setup_start" -v end="$EPOCHREALTIME" 'BEGIN { printf "-- setup: %.1f s\n", end - start }'
 
 failed=()
+# The children's user + system CPU so far, in seconds. `times` must run in this shell (in a pipeline
+# or $(...) it would report a subshell's children: zeros), so it writes to a file first.
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
+children_cpu() {
+  awk 'NR == 2 { n = split($0, t, /[ ms]+/); for (i = 1; i < n; i += 2) cpu += t[i] * 60 + t[i + 1]; printf "%.2f", cpu }' \
+    "$times_file"
+}
+# Each step says its wall and its CPU: a CPU near twice the wall keeps both cores busy.
 step() {
   local name=$1; shift
   echo "== $name: $*"
-  local start=$EPOCHREALTIME
+  local start=$EPOCHREALTIME cpu_start
+  times > "$times_file"; cpu_start=$(children_cpu)
   "$@" || failed+=("$name")
-  awk -v name="$name" -v start="$start" -v end="$EPOCHREALTIME" 'BEGIN { printf "-- %s: %.1f s\n", name, end - start }'
+  local end=$EPOCHREALTIME
+  times > "$times_file"
+  awk -v name="$name" -v start="$start" -v end="$end" -v cpu="$(children_cpu)" -v cpu_start="$cpu_start" \
+    'BEGIN { printf "-- %s: %.1f s (CPU %.1f s)\n", name, end - start, cpu - cpu_start }'
 }
 # Parity and golden in one step: run_diff --check-golden compares the two engines byte for byte
 # first (the same check as check_byte_identity, its table and RESULT line) and compares a family
@@ -34,10 +47,9 @@ step parity+golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
 step llvm "$build/llvm_lane/check_llvm" "$@"
 step numerics "$build/parity/check_numerics" "$@"
 
-# The children's user and system CPU: the gate's work whatever the load. `times` must run in this
-# shell (in a pipeline or $(...) it would report a subshell's children: zeros).
-times_file=$(mktemp); times > "$times_file"
-echo "gate CPU (user, system): $(tail -1 "$times_file")"; rm -f "$times_file"
+# The children's user and system CPU: the gate's work whatever the load.
+times > "$times_file"
+echo "gate CPU (user, system): $(tail -1 "$times_file")"
 if ((${#failed[@]})); then
   echo "GATE: RED (${failed[*]})"
   exit 1

@@ -35,7 +35,7 @@ def gate(build, extra_env):
     if done.returncode != 0 or "GATE: GREEN" not in done.stdout:
         sys.exit(f"the gate did not end GREEN (exit {done.returncode}); run `bash ci/gate.sh` and fix it first:\n"
                  + done.stdout[-2000:] + done.stderr[-2000:])
-    steps = {name: float(s) for name, s in re.findall(r"^-- (\S+): ([\d.]+) s$", done.stdout, re.M)}
+    steps = {name: float(s) for name, s in re.findall(r"^-- (\S+): ([\d.]+) s\b", done.stdout, re.M)}
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, steps
 
