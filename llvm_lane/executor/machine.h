@@ -45,6 +45,16 @@ struct Wave {
   bool done = false;
 };
 
+// What a run allocates that the next run can use again: a checker serves launch after launch, and
+// fresh pages for each launch's registers and race marks cost more than a small launch's lanes do.
+// One run at a time uses it.
+struct Workspace {
+  std::vector<Wave> waves;
+  std::vector<uint8_t> lds, lds_written;
+  std::vector<uint64_t> phi_scratch;
+  RaceWatch races;
+};
+
 // A view of an operand's cells, a register's or a constant's (Program::constant_lanes) alike:
 // element e of lane l at p[e * stride + l], the lanes of one element side by side.
 struct View {
@@ -62,7 +72,8 @@ inline int64_t signed_of(uint64_t value, int bits) {
 
 class Machine {
  public:
-  Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts, Outcome& outcome);
+  Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts, Outcome& outcome,
+          Workspace& workspace);
   bool run();  // false: outcome.error says why
   bool run_group(const int64_t group[3]);  // one workgroup of the grid; false: outcome.error says why
 
@@ -149,13 +160,14 @@ class Machine {
   int64_t items_per_group_;
   int64_t group_[3] = {0, 0, 0};
   std::vector<Region> regions_;
-  std::vector<Wave> waves_;  // the current workgroup's
-  std::vector<uint8_t> lds_, lds_written_, dispatch_;
+  std::vector<Wave>& waves_;  // the current workgroup's
+  std::vector<uint8_t>&lds_, &lds_written_;
+  std::vector<uint8_t> dispatch_;
   std::vector<uint64_t> param_cells_;
-  std::vector<uint64_t> phi_scratch_;
+  std::vector<uint64_t>& phi_scratch_;
   std::vector<double> matrix_scratch_[4];  // A, B, C and the products
   std::vector<char> seen_scratch_;
-  std::unique_ptr<RaceWatch> races_;  // null when the launch does not watch for races
+  RaceWatch* races_;                  // null when the launch does not watch for races
   Outcome deferred_;                  // with races_: the first read of unwritten LDS, until the interval ends
 };
 

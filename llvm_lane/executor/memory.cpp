@@ -125,7 +125,7 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
   const View value = store ? view(wave, op.operands[0]) : View{nullptr, 0};
   uint64_t* out = store ? nullptr : cells(wave, op.result);
   const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
-  RaceWatch* races = races_.get();
+  RaceWatch* races = races_;
   if (races) races->begin(op, wave.index);
   // A located access through the race watch; the dispatch packet is read-only: never written, it cannot race.
   auto watched = [&](uint64_t address, int l) {
@@ -189,7 +189,7 @@ bool Machine::atomic_add(Wave& wave, const Op& op, uint64_t mask) {
   const View pointer = view(wave, op.operands[0]);
   const View value = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
-  RaceWatch* races = races_.get();
+  RaceWatch* races = races_;
   if (races) races->begin(op, wave.index);
   for (uint64_t m = mask; m; m &= m - 1) {
     const int l = __builtin_ctzll(m);

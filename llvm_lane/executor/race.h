@@ -33,8 +33,9 @@ namespace kemit::exec {
 
 class RaceWatch {
  public:
-  // `names`: every region's name by region index - 1 (the pointer cells' regions are 1-based).
-  explicit RaceWatch(std::vector<std::string> names);
+  // A new launch: no access seen. `names`: every region's name by region index - 1 (the pointer
+  // cells' regions are 1-based). The marks the last launch made are cleared as they are needed again.
+  void reset(std::vector<std::string> names);
   void start_group(const int64_t group[3]);
   void next_interval() { interval_from_ = uint32_t(events_.size()); }  // the waves met at a barrier
   void resume_wave() { wave_from_ = uint32_t(events_.size()); }
@@ -98,6 +99,7 @@ class RaceWatch {
   };
   static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
   Mark* marks(uint64_t region, uint64_t byte);
+  std::unique_ptr<Mark[]> fresh_chunk();
   bool access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store);
   bool unordered(bool lds, uint32_t earlier) const {
     return (earlier >= interval_from_ && earlier < wave_from_) || (!lds && earlier != 0 && earlier < group_from_);
@@ -144,7 +146,8 @@ class RaceWatch {
 
   std::vector<std::string> names_;
   std::vector<std::vector<std::unique_ptr<Mark[]>>> chunks_;  // by region index - 1, then chunk
-  std::vector<Event> events_;
+  std::vector<std::unique_ptr<Mark[]>> spare_;                 // earlier launches' chunks, to clear and reuse
+  std::vector<Event> events_ = std::vector<Event>(1);
   std::unordered_map<uint64_t, Atomics> atomics_;  // by key(region, byte), for the marks that say so
   uint32_t group_from_ = 1, interval_from_ = 1, wave_from_ = 1;
   int64_t current_group_[3] = {0, 0, 0};
