@@ -116,6 +116,16 @@ class Machine {
       return nullptr;
     return target.data + offset;
   }
+  // Whether LDS bytes' flags (lds_written_) say a lane wrote each: a written byte holds 1, checked
+  // eight at a time, then the rest.
+  static bool all_written(const uint8_t* written, uint64_t bytes) {
+    constexpr uint64_t kAllWritten = 0x0101010101010101ULL;
+    bool all = true;
+    uint64_t i = 0;
+    for (uint64_t word; i + 8 <= bytes; i += 8) std::memcpy(&word, written + i, 8), all &= word == kAllWritten;
+    for (; i < bytes; ++i) all &= written[i] == 1;
+    return all;
+  }
   // LDS's host bytes for an access that is in bounds and aligned, its bytes marked written (a store)
   // or all written already (a load); nullptr for anything else, which locate() reports or defers.
   uint8_t* lds_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
@@ -124,18 +134,24 @@ class Machine {
     uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
     if (offset < 0 || uint64_t(offset) + bytes > lds_.size() || misaligned) return nullptr;
     uint8_t* written = lds_written_.data() + offset;
-    if (store) {
-      std::memset(written, 1, bytes);
-    } else {  // a written byte holds 1: eight at a time, then the rest
-      constexpr uint64_t kAllWritten = 0x0101010101010101ULL;
-      bool all = true;
-      uint64_t i = 0;
-      for (uint64_t word; i + 8 <= bytes; i += 8) std::memcpy(&word, written + i, 8), all &= word == kAllWritten;
-      for (; i < bytes; ++i) all &= written[i] == 1;
-      if (!all) return nullptr;
-    }
+    if (store) std::memset(written, 1, bytes);
+    else if (!all_written(written, bytes)) return nullptr;
     return lds_.data() + offset;
   }
+  // Where all of a memory op's lanes point: one buffer, or one LDS array (or the whole LDS, for
+  // addresses cast from flat), resolved once for the op.
+  struct Target {
+    uint8_t* base;          // host bytes of the array or buffer
+    uint8_t* written;       // LDS: the written flags of `base`'s bytes; else null
+    uint64_t region;
+    uint64_t from;          // `base`'s byte offset in its region (the race marks' and align's offsets)
+    uint64_t size;          // bytes from `base`
+  };
+  bool common_target(const View& pointer, uint64_t mask, bool store, Target& target);
+  bool common_offsets(const View& pointer, uint64_t mask, uint64_t bytes, uint64_t align, bool store,
+                      const Target& target, int64_t* offsets);
+  template <int kBytes, int kWidth>
+  bool common_lanes(Wave& wave, const Op& op, uint64_t mask, const Target& target, const int64_t* offsets);
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
   bool flatten_lds(const Wave& wave, const Op& op, int lane, uint64_t bytes, uint64_t& pointer);
   bool raced(const Wave& wave, const Op& op, int lane);

@@ -77,8 +77,9 @@ std::string RaceWatch::race_text() const {
 bool RaceWatch::access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
   const bool lds = region == kRegionLds;
   const uint32_t now = uint32_t(events_.size() - 1);
+  Wrote wrote = Wrote::Nothing;
   for (uint64_t i = 0; i < bytes; ++i)
-    if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now)) return false;
+    if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now, wrote)) return false;
   return true;
 }
 
