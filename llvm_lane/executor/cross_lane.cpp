@@ -79,21 +79,27 @@ bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-// ds_bpermute: lane l reads `data` of lane (addr[l] / 4) mod wave size.
+// ds_bpermute: lane l reads `data` of lane (addr[l] / 4) mod wave size. The lanes are read in one
+// branch-free loop; only when some lane's source is inactive are they gone through again to name it.
 bool Machine::bpermute(Wave& wave, const Op& op, uint64_t mask) {
   View address = view(wave, op.operands[0]), data = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
-  uint64_t staged[64];
-  for (uint64_t m = mask; m; m &= m - 1) {
-    int l = __builtin_ctzll(m);
-    int source = int((address.at(0, l) >> 2) & uint64_t(wave_size_ - 1));
-    if (!(mask >> source & 1)) return fail(wave, op, l, "reads lane " + std::to_string(source) + ", which is inactive");
-    staged[l] = data.at(0, source);
-  }
-  for (uint64_t m = mask; m; m &= m - 1) {
-    int l = __builtin_ctzll(m);
-    out[l] = staged[l];
-  }
+  const uint64_t* from = address.row(0);
+  const uint64_t* value = data.row(0);
+  const uint64_t last = uint64_t(wave_size_ - 1);
+  uint64_t staged[64], inactive = 0;
+  for_lanes(mask, [&](int l) {
+    const uint64_t source = (from[l] >> 2) & last;
+    inactive |= ~mask >> source & 1;
+    staged[l] = value[source];
+  });
+  if (inactive)
+    for (uint64_t m = mask; m; m &= m - 1) {
+      const int l = __builtin_ctzll(m);
+      const uint64_t source = (from[l] >> 2) & last;
+      if (!(mask >> source & 1)) return fail(wave, op, l, "reads lane " + std::to_string(source) + ", which is inactive");
+    }
+  for_lanes(mask, [&](int l) { out[l] = staged[l]; });
   return true;
 }
 

@@ -48,7 +48,9 @@ Outcome execute(const Kernel& kernel, Launch& launch) {
   auto start = std::chrono::steady_clock::now();
   for (int d = 0; d < 3; ++d)
     if (launch.grid[d] < 1 || launch.block[d] < 1) return outcome.error = "grid and block sizes must be at least 1", outcome;
-  Machine machine(kernel.program, launch, kernel.layouts, outcome);
+  // The checker's launches run one after another, each in the last one's memory.
+  static thread_local Workspace workspace;
+  Machine machine(kernel.program, launch, kernel.layouts, outcome, workspace);
   outcome.ok = machine.run();
   outcome.seconds = seconds_since(start);
   return outcome;
@@ -82,7 +84,8 @@ WitnessOutcome execute_witness(llvm::Module& module, const witness::Launch& desc
   for (const auto& [param, view] : description.views)
     for (witness::PagedBuffer& buffer : buffers)
       if (buffer.name() == view.buffer) launch.views.push_back({param, &buffer, view.offset, view.bytes});
-  Machine machine(program, launch, layouts, outcome);
+  Workspace workspace;
+  Machine machine(program, launch, layouts, outcome, workspace);
   for (const witness::Dims& chosen : witness::chosen_workgroups(description)) {
     int64_t group[3] = {int64_t(chosen[0]), int64_t(chosen[1]), int64_t(chosen[2])};
     witness::WorkgroupRun run;

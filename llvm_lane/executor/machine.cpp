@@ -15,11 +15,18 @@
 namespace kemit::exec {
 
 Machine::Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts,
-                 Outcome& outcome)
-    : program_(program), launch_(launch), layouts_(layouts), outcome_(outcome), wave_size_(program.wave_size) {
+                 Outcome& outcome, Workspace& workspace)
+    : program_(program), launch_(launch), layouts_(layouts), outcome_(outcome), wave_size_(program.wave_size),
+      waves_(workspace.waves), lds_(workspace.lds), lds_written_(workspace.lds_written),
+      phi_scratch_(workspace.phi_scratch), races_(launch.races ? &workspace.races : nullptr) {
+  // A run's registers start as zeros, as fresh ones would (run_workgroup fills them within their
+  // capacity); LDS is cleared at each workgroup.
+  for (Wave& wave : waves_) wave.regs.clear();
+  lds_.resize(program.lds_bytes);
+  lds_written_.resize(program.lds_bytes);
   items_per_group_ = launch.block[0] * launch.block[1] * launch.block[2];
   regions_.resize(kFirstBufferRegion - 1);  // regions are 1-based in pointer cells
-  regions_[kRegionLds - 1] = {"LDS", nullptr, program.lds_bytes, true};
+  regions_[kRegionLds - 1] = {"LDS", lds_.data(), program.lds_bytes, true};
   // The HSA kernel dispatch packet (only the sizes are read by kemit's kernels).
   dispatch_.assign(64, 0);
   for (int d = 0; d < 3; ++d) {
@@ -31,10 +38,10 @@ Machine::Machine(const Program& program, Launch& launch, const std::vector<Matri
   regions_[kRegionDispatch - 1] = {"the dispatch packet", dispatch_.data(), dispatch_.size(), false};
   for (Buffer& buffer : launch.buffers) regions_.push_back({buffer.name, buffer.bytes.data(), buffer.bytes.size(), true});
   for (PagedView& view : launch.views) regions_.push_back({view.name, nullptr, view.bytes, true, view.buffer, view.offset});
-  if (launch.races) {
+  if (races_) {
     std::vector<std::string> names;
     for (const Region& region : regions_) names.push_back(region.name);
-    races_ = std::make_unique<RaceWatch>(std::move(names));
+    races_->reset(std::move(names));
   }
 }
 
@@ -291,11 +298,6 @@ bool Machine::run() {
 }
 
 bool Machine::run_group(const int64_t group[3]) {
-  if (lds_.size() != program_.lds_bytes) {
-    lds_.assign(program_.lds_bytes, 0);
-    lds_written_.assign(program_.lds_bytes, 0);
-    regions_[kRegionLds - 1].data = lds_.data();
-  }
   group_[0] = group[0], group_[1] = group[1], group_[2] = group[2];
   ++outcome_.workgroups;
   return run_workgroup();

@@ -45,6 +45,16 @@ struct Wave {
   bool done = false;
 };
 
+// What a run allocates that the next run can use again: a checker serves launch after launch, and
+// fresh pages for each launch's registers and race marks cost more than a small launch's lanes do.
+// One run at a time uses it.
+struct Workspace {
+  std::vector<Wave> waves;
+  std::vector<uint8_t> lds, lds_written;
+  std::vector<uint64_t> phi_scratch;
+  RaceWatch races;
+};
+
 // A view of an operand's cells, a register's or a constant's (Program::constant_lanes) alike:
 // element e of lane l at p[e * stride + l], the lanes of one element side by side.
 struct View {
@@ -62,7 +72,8 @@ inline int64_t signed_of(uint64_t value, int bits) {
 
 class Machine {
  public:
-  Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts, Outcome& outcome);
+  Machine(const Program& program, Launch& launch, const std::vector<MatrixLayout>& layouts, Outcome& outcome,
+          Workspace& workspace);
   bool run();  // false: outcome.error says why
   bool run_group(const int64_t group[3]);  // one workgroup of the grid; false: outcome.error says why
 
@@ -105,6 +116,16 @@ class Machine {
       return nullptr;
     return target.data + offset;
   }
+  // Whether LDS bytes' flags (lds_written_) say a lane wrote each: a written byte holds 1, checked
+  // eight at a time, then the rest.
+  static bool all_written(const uint8_t* written, uint64_t bytes) {
+    constexpr uint64_t kAllWritten = 0x0101010101010101ULL;
+    bool all = true;
+    uint64_t i = 0;
+    for (uint64_t word; i + 8 <= bytes; i += 8) std::memcpy(&word, written + i, 8), all &= word == kAllWritten;
+    for (; i < bytes; ++i) all &= written[i] == 1;
+    return all;
+  }
   // LDS's host bytes for an access that is in bounds and aligned, its bytes marked written (a store)
   // or all written already (a load); nullptr for anything else, which locate() reports or defers.
   uint8_t* lds_address(uint64_t pointer, uint64_t bytes, uint64_t align, bool store) {
@@ -113,18 +134,24 @@ class Machine {
     uint64_t misaligned = (align & (align - 1)) == 0 ? uint64_t(offset) & (align - 1) : uint64_t(offset) % align;
     if (offset < 0 || uint64_t(offset) + bytes > lds_.size() || misaligned) return nullptr;
     uint8_t* written = lds_written_.data() + offset;
-    if (store) {
-      std::memset(written, 1, bytes);
-    } else {  // a written byte holds 1: eight at a time, then the rest
-      constexpr uint64_t kAllWritten = 0x0101010101010101ULL;
-      bool all = true;
-      uint64_t i = 0;
-      for (uint64_t word; i + 8 <= bytes; i += 8) std::memcpy(&word, written + i, 8), all &= word == kAllWritten;
-      for (; i < bytes; ++i) all &= written[i] == 1;
-      if (!all) return nullptr;
-    }
+    if (store) std::memset(written, 1, bytes);
+    else if (!all_written(written, bytes)) return nullptr;
     return lds_.data() + offset;
   }
+  // Where all of a memory op's lanes point: one buffer, or one LDS array (or the whole LDS, for
+  // addresses cast from flat), resolved once for the op.
+  struct Target {
+    uint8_t* base;          // host bytes of the array or buffer
+    uint8_t* written;       // LDS: the written flags of `base`'s bytes; else null
+    uint64_t region;
+    uint64_t from;          // `base`'s byte offset in its region (the race marks' and align's offsets)
+    uint64_t size;          // bytes from `base`
+  };
+  bool common_target(const View& pointer, uint64_t mask, bool store, Target& target);
+  bool common_offsets(const View& pointer, uint64_t mask, uint64_t bytes, uint64_t align, bool store,
+                      const Target& target, int64_t* offsets);
+  template <int kBytes, int kWidth>
+  bool common_lanes(Wave& wave, const Op& op, uint64_t mask, const Target& target, const int64_t* offsets);
   bool locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where, bool store);
   bool flatten_lds(const Wave& wave, const Op& op, int lane, uint64_t bytes, uint64_t& pointer);
   bool raced(const Wave& wave, const Op& op, int lane);
@@ -149,13 +176,14 @@ class Machine {
   int64_t items_per_group_;
   int64_t group_[3] = {0, 0, 0};
   std::vector<Region> regions_;
-  std::vector<Wave> waves_;  // the current workgroup's
-  std::vector<uint8_t> lds_, lds_written_, dispatch_;
+  std::vector<Wave>& waves_;  // the current workgroup's
+  std::vector<uint8_t>&lds_, &lds_written_;
+  std::vector<uint8_t> dispatch_;
   std::vector<uint64_t> param_cells_;
-  std::vector<uint64_t> phi_scratch_;
+  std::vector<uint64_t>& phi_scratch_;
   std::vector<double> matrix_scratch_[4];  // A, B, C and the products
   std::vector<char> seen_scratch_;
-  std::unique_ptr<RaceWatch> races_;  // null when the launch does not watch for races
+  RaceWatch* races_;                  // null when the launch does not watch for races
   Outcome deferred_;                  // with races_: the first read of unwritten LDS, until the interval ends
 };
 

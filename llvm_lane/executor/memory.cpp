@@ -100,6 +100,82 @@ void write_cell(uint8_t* to, uint64_t cell, int bytes) {
 
 }  // namespace
 
+// The common case of a load or store: every lane's pointer has the same top 32 bits (the region, and
+// for LDS the array; for a buffer, bits 32-47 of the offset are 0), so the target is looked up once.
+// False for anything else: no region, a witness run's pages, a store to read-only memory, an LDS
+// array the program does not have.
+bool Machine::common_target(const View& pointer, uint64_t mask, bool store, Target& target) {
+  const uint64_t* p = pointer.row(0);
+  const uint64_t top = p[__builtin_ctzll(mask)] >> 32;
+  uint64_t differ = 0;
+  for_lanes(mask, [&](int l) { differ |= (p[l] >> 32) ^ top; });
+  const uint64_t region = top >> (kRegionShift - 32), array = top & 0xffff;
+  if (differ || region == kRegionNull || region > regions_.size()) return false;
+  const Region& whole = regions_[region - 1];
+  if (whole.paged || (store && !whole.writable)) return false;
+  if (region != kRegionLds) {
+    if (array) return false;  // an offset of 4 GiB or more: out of any buffer, which locate() says
+    target = {whole.data, nullptr, region, 0, whole.size};
+    return true;
+  }
+  if (array > program_.lds.size()) return false;
+  const uint64_t from = array ? program_.lds[array - 1].offset : 0;  // array 0: cast from flat, the whole LDS
+  target = {lds_.data() + from, lds_written_.data() + from, region, from, array ? program_.lds[array - 1].size : lds_.size()};
+  return true;
+}
+
+// Each lane's byte offset from the target's base (a signed 32-bit offset: an LDS pointer's, or a
+// buffer's below 4 GiB), when every lane's access is in bounds of the target and aligned, and for an
+// LDS load its bytes were all written; false when any lane's is not (the lane-by-lane path says which).
+bool Machine::common_offsets(const View& pointer, uint64_t mask, uint64_t bytes, uint64_t align, bool store,
+                             const Target& target, int64_t* offsets) {
+  if (target.size < bytes || (align & (align - 1))) return false;
+  const uint64_t* p = pointer.row(0);
+  const uint64_t last = target.size - bytes, misaligned = align - 1, from = target.from;
+  uint64_t broken = 0;
+  for_lanes(mask, [&](int l) {  // branch-free: a negative offset is a huge unsigned one
+    const int64_t offset = int32_t(uint32_t(p[l]));
+    broken |= uint64_t(uint64_t(offset) > last) | ((from + uint64_t(offset)) & misaligned);
+    offsets[l] = offset;
+  });
+  if (broken) return false;
+  if (!target.written || store) return true;
+  bool written = true;
+  for_lanes(mask, [&](int l) { written &= all_written(target.written + offsets[l], bytes); });
+  return written;
+}
+
+// The lanes of a load or store whose target and offsets common_offsets() checked: through the race
+// watch lane by lane, lowest first (a race is named at the lane the lane-by-lane path would name),
+// then copied in the same order.
+template <int kBytes, int kWidth>
+bool Machine::common_lanes(Wave& wave, const Op& op, uint64_t mask, const Target& target, const int64_t* offsets) {
+  const int element_bytes = kBytes ? kBytes : op.type.bits / 8;
+  const int width = kWidth ? kWidth : op.width;
+  const uint64_t bytes = uint64_t(element_bytes) * width;
+  const bool store = op.kind == Kind::Store;
+  if (races_ && regions_[target.region - 1].writable) {  // the read-only dispatch packet cannot race
+    const int lane = races_->access_lanes(target.region, target.from, offsets, mask, bytes, store);
+    if (lane >= 0) return raced(wave, op, lane);
+  }
+  if (store) {
+    const View value = view(wave, op.operands[0]);
+    for (uint64_t m = mask; m; m &= m - 1) {  // lowest first: of two lanes storing one byte, the higher's stays
+      const int l = __builtin_ctzll(m);
+      uint8_t* where = target.base + offsets[l];
+      for (int e = 0; e < width; ++e) write_cell(where + e * element_bytes, value.at(e, l), element_bytes);
+      if (target.written) std::memset(target.written + offsets[l], 1, bytes);
+    }
+    return true;
+  }
+  uint64_t* out = cells(wave, op.result);
+  for_lanes(mask, [&](int l) {
+    const uint8_t* where = target.base + offsets[l];
+    for (int e = 0; e < width; ++e) out[e * wave_size_ + l] = read_cell(where + e * element_bytes, element_bytes);
+  });
+  return true;
+}
+
 // A lane's access that raced (RaceWatch::access said so): the outcome names both accesses.
 bool Machine::raced(const Wave& wave, const Op& op, int lane) {
   if (!outcome_.error.empty()) return false;
@@ -122,11 +198,15 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
   const uint64_t bytes = uint64_t(element_bytes) * width;
   const bool store = op.kind == Kind::Store;
   const View pointer = view(wave, op.operands[store ? 1 : 0]);
+  const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
+  RaceWatch* races = races_;
+  if (races) races->begin(op, wave.index);
+  Target target;
+  int64_t offsets[64];
+  if (common_target(pointer, mask, store, target) && common_offsets(pointer, mask, bytes, align, store, target, offsets))
+    return common_lanes<kBytes, kWidth>(wave, op, mask, target, offsets);
   const View value = store ? view(wave, op.operands[0]) : View{nullptr, 0};
   uint64_t* out = store ? nullptr : cells(wave, op.result);
-  const uint64_t align = op.immediate > 1 ? uint64_t(op.immediate) : 1;
-  RaceWatch* races = races_.get();
-  if (races) races->begin(op, wave.index);
   // A located access through the race watch; the dispatch packet is read-only: never written, it cannot race.
   auto watched = [&](uint64_t address, int l) {
     const uint64_t region = address >> kRegionShift;
@@ -189,7 +269,7 @@ bool Machine::atomic_add(Wave& wave, const Op& op, uint64_t mask) {
   const View pointer = view(wave, op.operands[0]);
   const View value = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
-  RaceWatch* races = races_.get();
+  RaceWatch* races = races_;
   if (races) races->begin(op, wave.index);
   for (uint64_t m = mask; m; m &= m - 1) {
     const int l = __builtin_ctzll(m);

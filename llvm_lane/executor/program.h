@@ -160,9 +160,10 @@ inline uint64_t make_lds_pointer(uint64_t array, int64_t offset) {
   return make_pointer(kRegionLds, (array << kLdsArrayShift) | (uint64_t(offset) & kLdsOffsetMask));
 }
 // `pointer` moved by `delta` bytes: within its region, and an LDS pointer within its array.
+// Branch-free (a mask chosen by the region), so that an address loop over lanes vectorizes.
 inline uint64_t advance_pointer(uint64_t pointer, int64_t delta) {
-  if ((pointer >> kRegionShift) == kRegionLds) return (pointer & ~kLdsOffsetMask) | ((pointer + uint64_t(delta)) & kLdsOffsetMask);
-  return make_pointer(pointer >> kRegionShift, (pointer & kOffsetMask) + uint64_t(delta));
+  const uint64_t moves = (pointer >> kRegionShift) == kRegionLds ? kLdsOffsetMask : kOffsetMask;
+  return (pointer & ~moves) | ((pointer + uint64_t(delta)) & moves);
 }
 
 }  // namespace kemit::exec

@@ -1,10 +1,32 @@
 // RaceWatch (race.h).
 #include "race.h"
 
+#include <algorithm>
+
 namespace kemit::exec {
 
-RaceWatch::RaceWatch(std::vector<std::string> names)
-    : names_(std::move(names)), chunks_(names_.size()), events_(1) {}
+void RaceWatch::reset(std::vector<std::string> names) {
+  names_ = std::move(names);
+  for (std::vector<std::unique_ptr<Mark[]>>& chunks : chunks_) {
+    for (std::unique_ptr<Mark[]>& chunk : chunks)
+      if (chunk) spare_.push_back(std::move(chunk));
+    chunks.clear();
+  }
+  chunks_.resize(names_.size());
+  events_.resize(1);
+  atomics_.clear();
+  group_from_ = interval_from_ = wave_from_ = 1;
+  race_ = Race{};
+}
+
+// A chunk of marks that say no access: an earlier launch's cleared (no new pages to fault in), or a new one.
+std::unique_ptr<RaceWatch::Mark[]> RaceWatch::fresh_chunk() {
+  if (spare_.empty()) return std::unique_ptr<Mark[]>(new Mark[kChunk]);
+  std::unique_ptr<Mark[]> chunk = std::move(spare_.back());
+  spare_.pop_back();
+  std::fill(chunk.get(), chunk.get() + kChunk, Mark{});
+  return chunk;
+}
 
 // A new workgroup: fresh LDS, so every earlier event is ordered before it for LDS, and unordered
 // with it for global memory.
@@ -21,7 +43,7 @@ RaceWatch::Mark* RaceWatch::marks(uint64_t region, uint64_t byte) {
   std::vector<std::unique_ptr<Mark[]>>& chunks = chunks_[region - 1];
   uint64_t chunk = byte / kChunk;
   if (chunk >= chunks.size()) chunks.resize(chunk + 1);
-  if (!chunks[chunk]) chunks[chunk].reset(new Mark[kChunk]);
+  if (!chunks[chunk]) chunks[chunk] = fresh_chunk();
   return &chunks[chunk][byte % kChunk];
 }
 
@@ -55,8 +77,9 @@ std::string RaceWatch::race_text() const {
 bool RaceWatch::access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
   const bool lds = region == kRegionLds;
   const uint32_t now = uint32_t(events_.size() - 1);
+  Wrote wrote = Wrote::Nothing;
   for (uint64_t i = 0; i < bytes; ++i)
-    if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now)) return false;
+    if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now, wrote)) return false;
   return true;
 }
 

@@ -33,8 +33,9 @@ namespace kemit::exec {
 
 class RaceWatch {
  public:
-  // `names`: every region's name by region index - 1 (the pointer cells' regions are 1-based).
-  explicit RaceWatch(std::vector<std::string> names);
+  // A new launch: no access seen. `names`: every region's name by region index - 1 (the pointer
+  // cells' regions are 1-based). The marks the last launch made are cleared as they are needed again.
+  void reset(std::vector<std::string> names);
   void start_group(const int64_t group[3]);
   void next_interval() { interval_from_ = uint32_t(events_.size()); }  // the waves met at a barrier
   void resume_wave() { wave_from_ = uint32_t(events_.size()); }
@@ -44,25 +45,25 @@ class RaceWatch {
   // Inline: it runs for every lane of every load and store. The bytes' marks are one run in one
   // chunk, except for an access that straddles two chunks or a chunk not made yet.
   bool access(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
+    Mark* run = plain_run(chunks_[region - 1], offset, bytes);
+    if (!run) return access_slow(region, offset, bytes, lane, store);
+    return touch_run(run, region, offset, bytes, region == kRegionLds, lane, store, uint32_t(events_.size() - 1));
+  }
+  // The lanes of `mask` of one load or store, lowest first, lane l's access `bytes` bytes from byte
+  // `from + offsets[l]` of the region: -1, or the first lane that races (race_text() names it). One
+  // call per op, so what the lanes share is looked up once.
+  int access_lanes(uint64_t region, uint64_t from, const int64_t* offsets, uint64_t mask, uint64_t bytes, bool store) {
     const std::vector<std::unique_ptr<Mark[]>>& chunks = chunks_[region - 1];
-    const uint64_t chunk = offset / kChunk;
-    if (chunk >= chunks.size() || !chunks[chunk] || (offset + bytes - 1) / kChunk != chunk || !atomics_.empty())
-      return access_slow(region, offset, bytes, lane, store);
-    Mark* run = &chunks[chunk][offset % kChunk];
     const bool lds = region == kRegionLds;
     const uint32_t now = uint32_t(events_.size() - 1);
-    // Each byte's outcome depends on its own mark only, so a stretch of equal marks (the bytes one
-    // lane's access wrote or read) gets its first byte's outcome, checked once; a race is named at
-    // the first byte that races, as byte by byte, and the stretch's marks stay equal.
-    for (uint64_t i = 0, end; i < bytes; i = end) {
-      Mark& head = run[i];
-      for (end = i + 1; end < bytes && run[end] == head;) ++end;
-      const Mark before = head;
-      if (!touch(head, region, offset + i, lds, lane, store, now)) return false;
-      if (!(head == before))
-        for (uint64_t j = i + 1; j < end; ++j) run[j] = head;
+    for (uint64_t m = mask; m; m &= m - 1) {
+      const int l = __builtin_ctzll(m);
+      const uint64_t offset = from + uint64_t(offsets[l]);
+      Mark* run = plain_run(chunks, offset, bytes);
+      if (!(run ? touch_run(run, region, offset, bytes, lds, l, store, now) : access_slow(region, offset, bytes, l, store)))
+        return l;
     }
-    return true;
+    return -1;
   }
   // One lane's atomicrmw of `bytes` bytes; false when it races (race_text() names it).
   bool atomic(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool workgroup_scope);
@@ -97,7 +98,32 @@ class RaceWatch {
     bool scopes = false;  // two atomics that the workgroup scope of one of them parts
   };
   static constexpr uint64_t kChunk = 4096;  // marks are allocated chunk by chunk, as bytes are touched
+  // The marks of `bytes` bytes from `offset` when they are one run in one made chunk and no byte has
+  // atomics to look at; null otherwise (access_slow() then goes byte by byte).
+  Mark* plain_run(const std::vector<std::unique_ptr<Mark[]>>& chunks, uint64_t offset, uint64_t bytes) const {
+    const uint64_t chunk = offset / kChunk;
+    if (chunk >= chunks.size() || !chunks[chunk] || (offset + bytes - 1) / kChunk != chunk || !atomics_.empty())
+      return nullptr;
+    return &chunks[chunk][offset % kChunk];
+  }
+  // Each byte's outcome depends on its own mark only, so a stretch of equal marks (the bytes one
+  // lane's access wrote or read) gets its first byte's outcome, checked once; a race is named at the
+  // first byte that races, as byte by byte, and the stretch's marks stay equal: what touch() wrote
+  // into the first is written into the others field by field (copying the first whole would read
+  // back the parts just written, which waits for those stores).
+  bool touch_run(Mark* run, uint64_t region, uint64_t offset, uint64_t bytes, bool lds, int lane, bool store, uint32_t now) {
+    for (uint64_t i = 0, end; i < bytes; i = end) {
+      Mark& head = run[i];
+      for (end = i + 1; end < bytes && run[end] == head;) ++end;
+      Wrote wrote = Wrote::Nothing;
+      if (!touch(head, region, offset + i, lds, lane, store, now, wrote)) return false;
+      if (wrote != Wrote::Nothing)
+        for (uint64_t j = i + 1; j < end; ++j) write_mark(run[j], wrote, lane, now);
+    }
+    return true;
+  }
   Mark* marks(uint64_t region, uint64_t byte);
+  std::unique_ptr<Mark[]> fresh_chunk();
   bool access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store);
   bool unordered(bool lds, uint32_t earlier) const {
     return (earlier >= interval_from_ && earlier < wave_from_) || (!lds && earlier != 0 && earlier < group_from_);
@@ -108,8 +134,21 @@ class RaceWatch {
     return read == 0 || (read < interval_from_ && (lds || read >= group_from_));
   }
   bool mine(uint32_t earlier) const { return earlier >= wave_from_; }
-  // One byte's mark: false (race_ set) when the access races with the mark's writer or readers.
-  bool touch(Mark& m, uint64_t region, uint64_t byte, bool lds, int lane, bool store, uint32_t now) {
+  // What touch() wrote into a mark: the access as its writer (a store; the readers cleared), or as
+  // one of its two readers.
+  enum class Wrote : uint8_t { Nothing, Writer, Reader0, Reader1 };
+  static void write_mark(Mark& m, Wrote wrote, int lane, uint32_t now) {
+    if (wrote == Wrote::Writer) {
+      m.writer = now, m.writer_lane = uint8_t(lane);
+      m.readers[0] = m.readers[1] = 0;
+    } else if (wrote != Wrote::Nothing) {
+      const int r = wrote == Wrote::Reader1;
+      m.readers[r] = now, m.reader_lanes[r] = uint8_t(lane);
+    }
+  }
+  // One byte's mark: false (race_ set) when the access races with the mark's writer or readers;
+  // `wrote` says what it wrote into the mark.
+  bool touch(Mark& m, uint64_t region, uint64_t byte, bool lds, int lane, bool store, uint32_t now, Wrote& wrote) {
     if (m.atomics) {  // a plain access races with an unordered atomic
       const Atomics& a = atomics_[key(region, byte)];
       for (int r = 0; r < 2; ++r)
@@ -120,8 +159,7 @@ class RaceWatch {
     if (store) {
       for (int r = 0; r < 2; ++r)
         if (unordered(lds, m.readers[r])) return raced(region, byte, m.readers[r], m.reader_lanes[r], false, lane, true);
-      m.writer = now, m.writer_lane = uint8_t(lane);
-      m.readers[0] = m.readers[1] = 0;  // any unordered read raced above
+      write_mark(m, wrote = Wrote::Writer, lane, now);  // any unordered read raced above
       return true;
     }
     // Two reads by different waves are enough: the next writer is unordered with one of them. A
@@ -129,8 +167,8 @@ class RaceWatch {
     if (mine(m.readers[0])) return true;
     for (int r = 0; r < 2; ++r) {
       if (settled(lds, m.readers[r])) {
-        m.readers[r] = now, m.reader_lanes[r] = uint8_t(lane);
-        break;
+        write_mark(m, wrote = r ? Wrote::Reader1 : Wrote::Reader0, lane, now);
+        return true;
       }
     }
     return true;
@@ -144,7 +182,8 @@ class RaceWatch {
 
   std::vector<std::string> names_;
   std::vector<std::vector<std::unique_ptr<Mark[]>>> chunks_;  // by region index - 1, then chunk
-  std::vector<Event> events_;
+  std::vector<std::unique_ptr<Mark[]>> spare_;                 // earlier launches' chunks, to clear and reuse
+  std::vector<Event> events_ = std::vector<Event>(1);
   std::unordered_map<uint64_t, Atomics> atomics_;  // by key(region, byte), for the marks that say so
   uint32_t group_from_ = 1, interval_from_ = 1, wave_from_ = 1;
   int64_t current_group_[3] = {0, 0, 0};

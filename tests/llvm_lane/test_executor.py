@@ -228,6 +228,13 @@ def test_bpermute_and_dpp_quad_perm_row_ror_and_row_mask(checker):
     assert np.array_equal(out[:, 2], np.where(rows_on, (t & ~15) | ((t - 4) & 15), -1))  # row_ror 4 (p - 4), else old
 
 
+def test_bpermute_from_a_lane_that_is_not_active_is_refused_naming_the_lane(checker):
+    out = np.zeros(64 * 3, dtype=np.int32)
+    ok, error, _, _ = run(checker, CROSS_LANE, {"out": out}, block=40)  # lanes 40-63 of the wave do not exist
+    assert not ok
+    assert "reads lane 40, which is inactive (lane 39 of wave 0," in error, error
+
+
 LDS = """
 @tile = internal addrspace(3) global [128 x i32] poison, align 4
 define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
