@@ -50,9 +50,11 @@ bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]);
   View b = binary ? view(wave, op.operands[1]) : a;
   View c = op.intrinsic == Intrinsic::Fma ? view(wave, op.operands[2]) : a;
-  // maxnum / minnum return the other operand of a NaN, else the C library's fmax / fmin
-  auto max_of = [](auto x, auto y) { return x != x ? y : y != y ? x : std::fmax(x, y); };
-  auto min_of = [](auto x, auto y) { return x != x ? y : y != y ? x : std::fmin(x, y); };
+  // maxnum / minnum return the other operand of a NaN; of equal operands (+0 and -0) the second, as
+  // the interpreter's fmax / fmin. LLVM leaves that choice open; the C library's fmax leaves it to
+  // how the compiler lays the call out, so the outputs' bytes could change from build to build.
+  auto max_of = [](auto x, auto y) { return x != x ? y : y != y ? x : (x > y ? x : y); };
+  auto min_of = [](auto x, auto y) { return x != x ? y : y != y ? x : (x < y ? x : y); };
   for (int e = 0; e < op.width; ++e) {
     uint64_t* row = out + e * wave_size_;
     // f32 in binary32 (fma one rounding of the exact x*y+z; maxnum, minnum exact): the same bits

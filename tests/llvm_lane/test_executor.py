@@ -192,6 +192,48 @@ def test_sqrt_is_correctly_rounded_per_element_and_nan_below_zero(checker):
     assert np.array_equal(y[128:], want[0::2], equal_nan=True)
 
 
+MAX_MIN = """
+define amdgpu_kernel void @k(ptr addrspace(1) %x, ptr addrspace(1) %y, ptr addrspace(1) %out) #0 {{
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %px = getelementptr {t}, ptr addrspace(1) %x, i32 %t
+  %a = load {t}, ptr addrspace(1) %px, align 2
+  %py = getelementptr {t}, ptr addrspace(1) %y, i32 %t
+  %b = load {t}, ptr addrspace(1) %py, align 2
+  %max = call {t} @llvm.maxnum.{s}({t} %a, {t} %b)
+  %min = call {t} @llvm.minnum.{s}({t} %a, {t} %b)
+  %i = shl i32 %t, 1
+  %p0 = getelementptr {t}, ptr addrspace(1) %out, i32 %i
+  store {t} %max, ptr addrspace(1) %p0, align 2
+  %p1 = getelementptr {t}, ptr addrspace(1) %p0, i32 1
+  store {t} %min, ptr addrspace(1) %p1, align 2
+  ret void
+}}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare {t} @llvm.maxnum.{s}({t}, {t})
+declare {t} @llvm.minnum.{s}({t}, {t})
+"""
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_maxnum_and_minnum_of_equal_zeros_give_the_second_as_the_interpreter_does(checker, dtype):
+    """maxnum / minnum: a NaN gives the other operand; of +0 and -0 (equal) the second, as the
+    interpreter's fmax / fmin: LLVM leaves that choice open, a fixed one keeps each output's bytes
+    the same from one build of the executor to the next."""
+    zeros = [(0.0, -0.0), (-0.0, 0.0), (0.0, 0.0), (-0.0, -0.0), (np.nan, -0.0), (-0.0, np.nan), (1.0, -2.0)]
+    x = np.array([a for a, _ in zeros] * 9 + [0.0], dtype=dtype)
+    y = np.array([b for _, b in zeros] * 9 + [0.0], dtype=dtype)
+    out = np.full(128, 7.0, dtype=dtype)
+    name = {np.float32: ("float", "f32"), np.float16: ("half", "f16")}[dtype]
+    ok, error, _, _ = run(checker, MAX_MIN.format(t=name[0], s=name[1]), {"x": x, "y": y, "out": out})
+    assert ok, error
+    pick = lambda a, b, wins: b if a != a else a if b != b else (a if wins(a, b) else b)  # noqa: E731
+    want = np.array([[pick(a, b, lambda u, v: u > v), pick(a, b, lambda u, v: u < v)] for a, b in zip(x, y)],
+                    dtype=dtype).ravel()
+    bits = np.uint32 if dtype == np.float32 else np.uint16
+    assert np.array_equal(out.view(bits), want.view(bits))
+
+
 CROSS_LANE = """
 define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
 entry:
