@@ -38,10 +38,13 @@ def timed_lane(args, sections, build=None):
     with tempfile.TemporaryDirectory() as folder:
         report = os.path.join(folder, "n.json")
         start = time.perf_counter()
-        subprocess.run([os.path.join(build, "parity", "check_numerics"), "--no-cache", "--jobs", str(args.jobs),
-                        "--engine", args.engine, "--json", report] + sections, check=False, stdout=subprocess.DEVNULL,
-                       cwd=os.path.dirname(os.path.abspath(build)))
+        done = subprocess.run([os.path.join(build, "parity", "check_numerics"), "--no-cache", "--jobs", str(args.jobs),
+                               "--engine", args.engine, "--json", report] + sections, check=False,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              cwd=os.path.dirname(os.path.abspath(build)))
         wall = time.perf_counter() - start
+        if not os.path.exists(report):  # the lane stopped before any run (exit 2): its words say why
+            sys.exit(f"{build}/parity/check_numerics wrote no report (exit {done.returncode}): {done.stderr.strip()[-500:]}")
         with open(report, encoding="utf-8") as handle:
             data = json.load(handle)
     return data, wall
@@ -96,9 +99,12 @@ def compare_builds(args):
         for name, build in (order if round_index % 2 == 0 else order[::-1]):
             data, wall = timed_lane(args, ["--section", args.section] if args.section else [], build)
             print(f"  round {round_index + 1} {name}: wall {wall:.1f} s")
-            first = first or answers(data)
-            differ = sorted(key for key, value in answers(data).items() if first.get(key) != value)
-            if differ or len(answers(data)) != len(first):
+            these = answers(data)
+            if not these:  # nothing to compare is no agreement
+                sys.exit(f"round {round_index + 1} {name}: the lane reported no runs ({build}); check --section")
+            first = first or these
+            differ = sorted(key for key in first.keys() | these.keys() if first.get(key) != these.get(key))
+            if differ:
                 print(f"  round {round_index + 1} {name}: {len(differ)} run(s) answer differently, first {differ[:3]}")
                 sys.exit(1)
             for section, (lanes, seconds) in section_totals(data).items():
