@@ -163,7 +163,8 @@ Program compile(const ir::Kernel& kernel) {
   Compiler compiler;
   int region = 1;  // 0 is no region (a null pointer)
   for (const auto& param : kernel.params) {
-    ParamInfo info{param.name, compiler.allocate(param.value), param.value.type.kind == ir::TypeKind::pointer, 0};
+    ParamInfo info{param.name, compiler.allocate(param.value), param.value.type.kind == ir::TypeKind::pointer,
+                   param.attrs.count("readonly") > 0, 0};
     if (info.pointer) info.region = region++;
     program.params.push_back(info);
   }

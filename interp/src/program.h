@@ -47,6 +47,7 @@ struct ParamInfo {
   std::string name;
   Operand value;
   bool pointer = false;
+  bool readonly = false;  // the param's `readonly` promise: nothing stores through it
   int region = 0;  // pointer params: the memory region its buffer gets
 };
 

@@ -127,7 +127,9 @@ std::vector<uint64_t> param_values(const Program& program, const std::set<std::s
   std::vector<uint64_t> values;
   for (const auto& param : program.params) {
     if (param.pointer) {
-      memory.regions[param.region] = region_of(param);
+      Region& region = memory.regions[param.region] = region_of(param);
+      region.readonly_param = param.readonly;
+      region.writable = region.writable && !param.readonly;
       values.push_back(uint64_t(param.region) << REGION_SHIFT);
       continue;
     }

@@ -426,6 +426,7 @@ Region& Wave::access(const Instr& in, int lane, uint64_t pointer, size_t bytes, 
   }
   uint64_t align = static_cast<uint64_t>(in.imm);  // a power of two, so the mask is the remainder
   if ((align & (align - 1)) == 0 ? (offset & (align - 1)) : (offset % align)) fail(in, lane, "byte offset " + std::to_string(offset) + " breaks the align=" + std::to_string(in.imm) + " promise");
+  if (store && region.readonly_param) fail(in, lane, "stores to buffer '" + region.name + "', whose param promises readonly");
   if (store && !region.writable) fail(in, lane, "buffer '" + region.name + "' is read-only");
   return region;
 }
@@ -465,7 +466,8 @@ void Wave::load(const Instr& in, uint64_t mask) {
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
     Region& region = common ? *common : located(in, lane, pointer, bytes, false);
-    if (races) races->read(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
+    // Memory no store may write (a store there fails first) cannot race: its reads need no shadow.
+    if (races && region.writable) races->read(static_cast<int>(pointer >> REGION_SHIFT), offset, bytes, stamp, lane);
     if (region.written) unwritten_lds(in, lane, region, offset, bytes);
     if (!region.paged) {
       const uint8_t* at = region.data + offset;

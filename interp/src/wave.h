@@ -25,6 +25,8 @@ struct Region {
   std::vector<uint8_t>* written = nullptr;  // LDS: which bytes this workgroup wrote
   witness::PagedBuffer* paged = nullptr;    // a witness run's view: its bytes from `base` of these pages
   uint64_t base = 0;
+  // Its param promises `readonly` (and the region is not writable): a store breaks the promise.
+  bool readonly_param = false;
 };
 
 class RaceDetector;

@@ -38,6 +38,11 @@ Machine::Machine(const Program& program, Launch& launch, const std::vector<Matri
   regions_[kRegionDispatch - 1] = {"the dispatch packet", dispatch_.data(), dispatch_.size(), false};
   for (Buffer& buffer : launch.buffers) regions_.push_back({buffer.name, buffer.bytes.data(), buffer.bytes.size(), true});
   for (PagedView& view : launch.views) regions_.push_back({view.name, nullptr, view.bytes, true, view.buffer, view.offset});
+  // A buffer whose parameter promises readonly takes no store (one fails with the promise), so it
+  // needs no race watch either.
+  for (const Param& param : program.params)
+    for (size_t r = kFirstBufferRegion - 1; r < regions_.size(); ++r)
+      if (param.readonly && regions_[r].name == param.name) regions_[r].writable = false, regions_[r].readonly_param = true;
   if (races_) {
     std::vector<std::string> names;
     for (const Region& region : regions_) names.push_back(region.name);

@@ -23,6 +23,7 @@ struct Region {
   bool writable = true;
   witness::PagedBuffer* paged = nullptr;  // a witness run's view: its bytes from `base` of these pages
   uint64_t base = 0;
+  bool readonly_param = false;  // not writable because its parameter promises `readonly`
 };
 
 // One entry of a wave's reconvergence stack: run `block` with `mask` until control reaches

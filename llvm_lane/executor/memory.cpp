@@ -7,6 +7,16 @@
 
 namespace kemit::exec {
 
+namespace {
+
+// Why a store to a region that takes none fails.
+std::string read_only(const Region& region) {
+  if (region.readonly_param) return "stores to " + region.name + ", whose parameter promises readonly";
+  return region.name + " is read-only";
+}
+
+}  // namespace
+
 bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer, uint64_t bytes, uint8_t*& where,
                      bool store) {
   uint64_t region = pointer >> kRegionShift;
@@ -20,7 +30,7 @@ bool Machine::locate(const Wave& wave, const Op& op, int lane, uint64_t pointer,
   if (op.immediate > 1 && offset % op.immediate != 0)
     return fail(wave, op, lane, "byte offset " + std::to_string(offset) + " in " + target.name + " breaks align " +
                                     std::to_string(op.immediate));
-  if (store && !target.writable) return fail(wave, op, lane, target.name + " is read-only");
+  if (store && !target.writable) return fail(wave, op, lane, read_only(target));
   if (region == kRegionLds) {
     uint8_t* written = &lds_written_[size_t(offset)];
     if (store) {
@@ -154,7 +164,7 @@ bool Machine::common_lanes(Wave& wave, const Op& op, uint64_t mask, const Target
   const int width = kWidth ? kWidth : op.width;
   const uint64_t bytes = uint64_t(element_bytes) * width;
   const bool store = op.kind == Kind::Store;
-  if (races_ && regions_[target.region - 1].writable) {  // the read-only dispatch packet cannot race
+  if (races_ && regions_[target.region - 1].writable) {  // read-only memory is never written: it cannot race
     const int lane = races_->access_lanes(target.region, target.from, offsets, mask, bytes, store);
     if (lane >= 0) return raced(wave, op, lane);
   }
@@ -207,7 +217,7 @@ bool Machine::memory_lanes(Wave& wave, const Op& op, uint64_t mask) {
     return common_lanes<kBytes, kWidth>(wave, op, mask, target, offsets);
   const View value = store ? view(wave, op.operands[0]) : View{nullptr, 0};
   uint64_t* out = store ? nullptr : cells(wave, op.result);
-  // A located access through the race watch; the dispatch packet is read-only: never written, it cannot race.
+  // A located access through the race watch; read-only memory is never written: it cannot race.
   auto watched = [&](uint64_t address, int l) {
     const uint64_t region = address >> kRegionShift;
     return !races || !regions_[region - 1].writable ||
@@ -278,7 +288,7 @@ bool Machine::atomic_add(Wave& wave, const Op& op, uint64_t mask) {
     if (region == kRegionLds && !flatten_lds(wave, op, l, bytes, address)) return false;
     uint8_t* where = nullptr;
     if (!locate(wave, op, l, address, bytes, where, false)) return false;
-    if (!regions_[region - 1].writable) return fail(wave, op, l, regions_[region - 1].name + " is read-only");
+    if (!regions_[region - 1].writable) return fail(wave, op, l, read_only(regions_[region - 1]));
     const uint64_t offset = uint64_t(signed_of(address & kOffsetMask, kRegionShift));
     if (races && !races->atomic(region, offset, bytes, l, op.workgroup_scope)) return raced(wave, op, l);
     if (region == kRegionLds) std::memset(&lds_written_[offset], 1, bytes);

@@ -394,6 +394,7 @@ bool Decoder::run(llvm::Function& function) {
     if (!element_type_of(argument.getType(), param.type) || lanes_of(argument.getType()) != 1)
       return fail("unsupported kernel parameter %" + param.name);
     param.slot = new_slot(1);
+    param.readonly = argument.hasAttribute(llvm::Attribute::ReadOnly);
     slots_[&argument] = param.slot;
     program_.params.push_back(param);
   }

@@ -114,6 +114,7 @@ struct Param {
   std::string name;
   ElementType type;
   uint32_t slot = 0;
+  bool readonly = false;  // the parameter's `readonly` promise: nothing stores through it
 };
 
 struct LdsGlobal {

@@ -14,6 +14,7 @@ against the contract (every size in range, every buffer exactly the contract's b
 contract formula fails here, naming the buffer) and runs every launch once per chunk, choosing a
 ranged grid dimension from its case's grid (clamped into the range).
 """
+import functools
 import re
 from dataclasses import dataclass
 
@@ -127,6 +128,9 @@ class Plan:
     launches: tuple
 
 
+# A section runs its plan once per input set and schedule, and every section of a config has the
+# same plan: parsed once (a Plan is immutable; a PlanError is raised again each time).
+@functools.lru_cache(maxsize=64)
 def parse_plan(text):
     """The plan of a text; PlanError names the bad line."""
     if not text:
