@@ -37,10 +37,10 @@ def low_half(b, tid):  # wave 1 reads what wave 0 wrote; wave 0 reads its own
     return b.bit_and(tid, b.const_int(I32, 31))
 
 
-def stores(index):
-    """out[index(tid)] = workgroup id, per lane."""
+def stores(index, readonly=False):
+    """out[index(tid)] = workgroup id, per lane (`out` promising readonly, if asked)."""
     b = Builder("t", "gfx90a")
-    out = b.param("out", GLOBAL)
+    out = b.param("out", GLOBAL, noalias=True, readonly=True) if readonly else b.param("out", GLOBAL)
     tid = b.workitem_id("x")
     b.store(b.workgroup_id("x"), b.ptr_add(out, index(b, tid), I32), 4)
     return print_kernel(b.finish())
@@ -87,6 +87,17 @@ def test_two_workgroups_writing_one_global_address_race(kemit_cpp):
     assert message.startswith("race: buffer 'out' byte 0: store ")
     assert "(lane 0 of wave 0, workgroup (0,0,0)) writes it and " in message
     assert "(lane 0 of wave 0, workgroup (1,0,0)) writes it in one launch" in message
+
+
+@pytest.mark.parametrize("races", [True, False])
+def test_a_store_through_a_readonly_param_breaks_its_promise_before_any_race(kemit_cpp, races):
+    """The racing stores of two workgroups to a buffer whose param promises readonly: the first
+    store fails with the promise, with the detector or without. A readonly buffer gets no race
+    shadow: only because nothing can store there unnoticed."""
+    out = np.zeros(64, dtype=np.int32)
+    with pytest.raises(kemit_cpp.InterpError, match=r"stores to buffer 'out', whose param promises readonly"):
+        kemit_cpp.run(stores(lambda b, tid: tid, readonly=True), 2, 64, {"out": out}, races=races)
+    assert not out.any()
 
 
 def test_two_lanes_of_one_store_writing_one_address_race(kemit_cpp):

@@ -681,6 +681,19 @@ def test_two_workgroups_writing_one_global_address_race(checker):
     assert "(lane 0 of wave 0, workgroup (1,0,0)) writes it in one launch (nothing orders two workgroups)" in error
 
 
+@pytest.mark.parametrize("races", [True, False])
+def test_a_store_through_a_readonly_param_breaks_its_promise_before_any_race(checker, races):
+    """The racing stores of two workgroups to a buffer whose parameter promises readonly: the first
+    store fails with the promise, with the watch or without. A readonly buffer is not watched for
+    races: only because nothing can store there unnoticed."""
+    body = STORES.replace("INDEX", "add i32 %t, 0").replace("ptr addrspace(1) %out)", "ptr addrspace(1) noalias readonly %out)")
+    out = np.zeros(64, dtype=np.int32)
+    ok, error, _, _ = execute(checker, body, out, (2,), 64, "in-order", races)
+    assert not ok
+    assert "stores to out, whose parameter promises readonly" in error and not error.startswith("race"), error
+    assert not out.any()
+
+
 def test_two_lanes_of_one_store_writing_one_address_race(checker):
     ok, error, _, _ = execute(checker, STORES.replace("INDEX", "and i32 %t, 1"), np.zeros(2, dtype=np.int32), (1,), 64)
     assert not ok
