@@ -5,7 +5,8 @@
 // the bound its coefficient's sign asks for) until intervals decide, so `iv < rows` bounds
 // `iv * 1024` against `rows * 4096` and `first*524 + count*524` compares as `524*(first+count)`.
 #pragma once
-#include <map>
+#include <boost/container/flat_map.hpp>
+#include <boost/container/small_vector.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,10 +15,13 @@
 
 namespace kemit::proof {
 
-using Monomial = std::vector<int>;  // atom ids, sorted, repeated for powers; empty: the constant
+// Atom ids, sorted, repeated for powers; empty: the constant. Inline up to degree 4, and the terms
+// in one sorted array (the order of std::map's, so every search goes as before): the prover builds
+// and drops polynomials by the million, and a node and a vector per term were most of its time.
+using Monomial = boost::container::small_vector<int, 4>;
 
 struct Poly {
-  std::map<Monomial, Int> terms;  // no zero coefficients
+  boost::container::flat_map<Monomial, Int> terms;  // no zero coefficients
 
   static Poly constant(Int c);
   static Poly atom(int id);
