@@ -88,18 +88,39 @@ def bench_size(args, size, work):
         if lane == "golden":
             timed(bless, env_with_cache("bless"))
         env = env_with_cache(lane)
-        runs = [timed(argv, env) for _ in ("cold", "warm")]
+        report = os.path.join(work, f"{lane}-cold.json")
+        runs = [timed(argv + (["--json", report] if run == "cold" else []), env) for run in ("cold", "warm")]
         rows.append({"configs": size, "unique": unique, "lane": lane, "variant": variant, "exit": runs[0][0],
-                     "cold_wall": runs[0][1], "cold_cpu": runs[0][2], "warm_wall": runs[1][1], "warm_cpu": runs[1][2]})
+                     "failed": failed_verdicts(report), "cold_wall": runs[0][1], "cold_cpu": runs[0][2],
+                     "warm_wall": runs[1][1], "warm_cpu": runs[1][2]})
         print(table_line(rows[-1]), flush=True)
     return rows
+
+
+def failed_verdicts(report):
+    """{verdict: count} of the cases a lane's cold run failed (its JSON report, docs/reports.md): a
+    RED row says why, so that synthetic configs a lane refuses are told from a failure."""
+    with open(report, encoding="utf-8") as handle:
+        cases = json.load(handle)["summary"]["cases"]
+    counts = {}
+    for case in cases:
+        if case["outcome"] == "failed":
+            counts[case["verdict"]] = counts.get(case["verdict"], 0) + 1
+    return counts
+
+
+def result_text(r):
+    if r["exit"] == 0:
+        return "GREEN"
+    why = ", ".join(f"{count} {verdict}" for verdict, count in sorted(r["failed"].items()))
+    return f"RED ({why})" if why else "RED"
 
 
 def table_line(r):
     per = 1000.0 / r["configs"]
     return (f"| {r['configs']:,} ({r['unique']:,} unique) | {r['lane']} ({r['variant']}) | {r['cold_wall']:.1f} / "
             f"{r['cold_cpu']:.1f} s | {r['warm_wall']:.1f} / {r['warm_cpu']:.1f} s | {r['cold_wall'] * per:.1f} / "
-            f"{r['cold_cpu'] * per:.1f} ms | {'GREEN' if r['exit'] == 0 else 'RED'} |")
+            f"{r['cold_cpu'] * per:.1f} ms | {result_text(r)} |")
 
 
 def main():
