@@ -35,8 +35,9 @@ struct GroupState {
 std::vector<int64_t> schedule_order(const Schedule& schedule, int64_t count, uint64_t salt);
 
 // The param values of every lane: a pointer param's region from `region_of` (which throws when the
-// launch has none for it; not writable when the param promises readonly), an integer param's value from `scalars`, checked to fit its type. A name
-// in `pointers` or `scalars` that is no param of the kernel is an InterpError.
+// launch has none for it; not writable when the param promises readonly), an integer param's value
+// from `scalars`, checked to fit its type. A name in `pointers` or `scalars` that is no param of the
+// kernel is an InterpError.
 std::vector<uint64_t> param_values(const Program& program, const std::set<std::string>& pointers,
                                    const std::function<Region(const ParamInfo&)>& region_of,
                                    const std::map<std::string, int64_t>& scalars, Memory& memory);
