@@ -44,7 +44,7 @@ inline float f32_of(uint64_t bits) {
 
 // An f16 or bf16 pattern decoded, exactly; a NaN is the quiet NaN of its sign. Computed from the
 // bits (a normal f16 and every bf16 are an f32 whose bits are theirs moved), not looked up: the
-// executor converts a value per lane and operand, and a table of every pattern misses the cache.
+// interpreter converts a value per lane and operand, and a table of every pattern misses the cache.
 inline double half_to_double(Scalar kind, uint64_t bits) {
   const uint32_t half = static_cast<uint32_t>(bits) & 0xffff;
   const bool bf16 = kind == Scalar::bf16;

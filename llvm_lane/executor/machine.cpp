@@ -40,9 +40,11 @@ Machine::Machine(const Program& program, Launch& launch, const std::vector<Matri
   for (PagedView& view : launch.views) regions_.push_back({view.name, nullptr, view.bytes, true, view.buffer, view.offset});
   // A buffer whose parameter promises readonly takes no store (one fails with the promise), so it
   // needs no race watch either.
-  for (const Param& param : program.params)
+  for (const Param& param : program.params) {
+    if (!param.readonly) continue;
     for (size_t r = kFirstBufferRegion - 1; r < regions_.size(); ++r)
-      if (param.readonly && regions_[r].name == param.name) regions_[r].writable = false, regions_[r].readonly_param = true;
+      if (regions_[r].name == param.name) regions_[r].writable = false, regions_[r].readonly_param = true;
+  }
   if (races_) {
     std::vector<std::string> names;
     for (const Region& region : regions_) names.push_back(region.name);

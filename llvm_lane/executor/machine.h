@@ -178,7 +178,8 @@ class Machine {
   int64_t group_[3] = {0, 0, 0};
   std::vector<Region> regions_;
   std::vector<Wave>& waves_;  // the current workgroup's
-  std::vector<uint8_t>&lds_, &lds_written_;
+  std::vector<uint8_t>& lds_;
+  std::vector<uint8_t>& lds_written_;
   std::vector<uint8_t> dispatch_;
   std::vector<uint64_t> param_cells_;
   std::vector<uint64_t>& phi_scratch_;
