@@ -1,6 +1,7 @@
 """numpy reference for the gemm_int8 family: c = out_dtype(f32(a @ b_t^T) * row_scale[i] *
-col_scale[j]), replaying the kernel's f32 steps exactly: the i32 sums are exact (int64 here; no
-wrap below k = 131072, as every |a b| <= 16384, and the plans' k is at most 1024, so |sum| <= 2^24),
+col_scale[j]), replaying the kernel's f32 steps exactly: the i32 sums are exact (no wrap below
+k = 131072, as every |a b| <= 16384, and the plans' k is at most 1024, so |sum| <= 2^24; here they
+are f64 products, the BLAS's, exact in any order while k < 2^39, each sum then an int64),
 f32(acc) rounds to nearest even, each product is one f32 multiply (row scale first, then column
 scale) and the result is rounded once to f16 or bf16. So c is compared bit for bit, and so are the
 raw accumulators of acc_out.
@@ -16,7 +17,7 @@ from .gemm_mma import gemm_contract
 
 def gemm_int8(a, b_t, row_scale, col_scale, out_dtype):
     """(c as out_dtype values in f32, acc as i32) of a (m x k) and b_t (n x k) integer values."""
-    acc = np.asarray(a, dtype=np.int64) @ np.asarray(b_t, dtype=np.int64).T
+    acc = (np.asarray(a, dtype=np.float64) @ np.asarray(b_t, dtype=np.float64).T).astype(np.int64)
     x = acc.astype(np.float32) * np.asarray(row_scale, dtype=np.float32)[:, None]
     x = x * np.asarray(col_scale, dtype=np.float32)[None, :]
     with np.errstate(over="ignore"):  # past f16's range the rounding gives inf, as the kernel's

@@ -40,35 +40,38 @@ def gathered(cache, table, length, block_size, kv_head):
 def paged_decode(q, k_cache, v_cache, block_table, context_lens, group, scale, dtype):
     """o [seqs, heads, head_dim] of the definition (f32 values of dtype)."""
     seqs, heads, head_dim = q.shape
-    block_size = k_cache.shape[1]
     o = np.zeros((seqs, heads, head_dim), dtype=np.float32)
-    for s in range(seqs):
-        for h in range(heads):
-            if context_lens[s] == 0:
-                continue
-            keys = gathered(k_cache, block_table[s], context_lens[s], block_size, h // group)
-            values = gathered(v_cache, block_table[s], context_lens[s], block_size, h // group)
-            weights = probabilities(q[s, h][None, None, :], keys[None], False, scale)
-            o[s, h] = weighted(weights, values[None], dtype)[0, 0]
+    for s, heads_of, keys, values in kv_groups(q, k_cache, v_cache, block_table, context_lens, group):
+        weights = probabilities(q[s, heads_of][None], keys[None], False, scale)
+        o[s, heads_of] = weighted(weights, values[None], dtype)[0]
     return o
+
+
+def kv_groups(q, k_cache, v_cache, block_table, context_lens, group):
+    """(s, the query heads of one kv head, its keys, its values) per sequence with keys and kv
+    head: the group's heads share one gather, so their weights come as one product."""
+    seqs, heads, _ = q.shape
+    block_size = k_cache.shape[1]
+    for s in range(seqs):
+        if context_lens[s] == 0:
+            continue
+        for kv_head in range(heads // group):
+            keys, values = (gathered(cache, block_table[s], context_lens[s], block_size, kv_head)
+                            for cache in (k_cache, v_cache))
+            yield s, slice(kv_head * group, (kv_head + 1) * group), keys, values
 
 
 def error_scale(q, k_cache, v_cache, block_table, context_lens, group, scale):
     """Per output element, the magnitude its error is measured against: sum_j p_j |v_j| times
     (4 + 2 eps / ACCUMULATION), eps the logits' worst f32 error (head_dim roundings of a sum of
     |q_i k_i| scale), which moves every weight by a factor of exp(eps)."""
-    seqs, heads, head_dim = q.shape
-    block_size = k_cache.shape[1]
+    head_dim = q.shape[2]
     out = np.zeros(q.shape, dtype=np.float64)
-    for s in range(seqs):
-        for h in range(heads):
-            if context_lens[s] == 0:
-                continue
-            keys = gathered(k_cache, block_table[s], context_lens[s], block_size, h // group).astype(np.float64)
-            values = gathered(v_cache, block_table[s], context_lens[s], block_size, h // group).astype(np.float64)
-            weights = probabilities(q[s, h][None, None, :], keys[None], False, scale)[0, 0]
-            eps = head_dim * 2.0 ** -23 * (np.abs(keys) @ np.abs(q[s, h].astype(np.float64))).max() * scale
-            out[s, h] = (weights @ np.abs(values)) * (4 + 2 * eps / ACCUMULATION)
+    for s, heads_of, keys, values in kv_groups(q, k_cache, v_cache, block_table, context_lens, group):
+        keys, values, queries = keys.astype(np.float64), values.astype(np.float64), q[s, heads_of].astype(np.float64)
+        weights = probabilities(queries[None], keys[None], False, scale)[0]
+        eps = head_dim * 2.0 ** -23 * (np.abs(queries) @ np.abs(keys).T).max(axis=1) * scale
+        out[s, heads_of] = (weights @ np.abs(values)) * (4 + 2 * eps / ACCUMULATION)[:, None]
     return out
 
 
