@@ -1,9 +1,10 @@
-# The malloc the engine's programs link (kemit_emit, its bench): KEMIT_ALLOCATOR is tcmalloc
-# (gperftools' tcmalloc_minimal, Debian's libgoogle-perftools-dev) or system (glibc). The engine
-# makes and frees many small objects per config; tcmalloc serves them in fewer instructions than
-# glibc (README "Speed"). The library `kemit` links none: a program embedding it keeps its own malloc,
-# and so does the kemit_cpp module inside Python. Sanitizer builds use the system one (ASan
-# replaces malloc itself).
+# The malloc the engine's and the lanes' programs link (kemit_emit, its bench, run_diff,
+# check_byte_identity, check_llvm, check_numerics, the checkers, kemit_prove): KEMIT_ALLOCATOR is
+# tcmalloc (gperftools' tcmalloc_minimal, Debian's libgoogle-perftools-dev) or system (glibc). The
+# engine, LLVM's code generator and z3 make and free many small objects per config; tcmalloc serves
+# them in fewer instructions than glibc (README "Speed", bench/results.md). The library `kemit`
+# links none: a program embedding it keeps its own malloc, and so does the kemit_cpp module inside
+# Python. Sanitizer builds use the system one (ASan replaces malloc itself).
 set(KEMIT_ALLOCATOR "tcmalloc" CACHE STRING "malloc of the engine's programs: tcmalloc or system")
 set_property(CACHE KEMIT_ALLOCATOR PROPERTY STRINGS tcmalloc system)
 set(KEMIT_ALLOCATOR_LIBRARY "")
