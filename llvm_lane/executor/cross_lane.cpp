@@ -43,7 +43,7 @@ bool Machine::intrinsic(Wave& wave, const Op& op, uint64_t mask) {
   }
 }
 
-bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   const Scalar scalar = op.type.scalar;
   const bool binary = op.intrinsic != Intrinsic::Exp && op.intrinsic != Intrinsic::Sqrt;
@@ -83,7 +83,7 @@ bool Machine::math(Wave& wave, const Op& op, uint64_t mask) {
 
 // ds_bpermute: lane l reads `data` of lane (addr[l] / 4) mod wave size. The lanes are read in one
 // branch-free loop; only when some lane's source is inactive are they gone through again to name it.
-bool Machine::bpermute(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::bpermute(Wave& wave, const Op& op, uint64_t mask) {
   View address = view(wave, op.operands[0]), data = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
   const uint64_t* from = address.row(0);
@@ -207,7 +207,7 @@ __attribute__((target_clones("avx2", "default"))) void multiply(const double* a,
 // decoded by `value(e, l)` (element e of lane l, as a double). An element the table places in
 // several lanes must hold one value in all of them.
 template <typename Value>
-bool Machine::gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& layout, int which, Value value) {
+KEMIT_LANE_LOOPS bool Machine::gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& layout, int which, Value value) {
   const size_t size = size_t(layout.rows[which]) * size_t(layout.columns[which]);
   std::vector<double>& scratch = matrix_scratch_[which];
   if (scratch.size() < size) scratch.resize(size);
@@ -242,7 +242,7 @@ bool Machine::gather_matrix(const Wave& wave, const Op& op, const MatrixLayout& 
 // places in several lanes must hold one value, sums in double rounded once to f32 per element.
 // Integer instructions: bytes (signed, or unsigned where the integer WMMA's flag says so) and i32 C
 // give integer products and sums far below 2^53, exact in double; D is the sum wrapped to 32 bits.
-bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::matrix(Wave& wave, const Op& op, uint64_t mask) {
   const MmaOp& mma = program_.mma_ops[size_t(op.mma)];
   const MatrixLayout& layout = layouts_[size_t(op.mma)];
   if (mask != wave.live || layout.table->lanes != wave_size_) return fail(wave, op, 0, "a matrix instruction needs every lane of the wave");

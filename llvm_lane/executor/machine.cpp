@@ -140,7 +140,7 @@ void Machine::record_failure(Outcome& into, const Wave& wave, const Op& op, int 
                std::to_string(group_[2]) + "), kernel @" + program_.kernel + ")";
 }
 
-void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
+KEMIT_LANE_LOOPS void Machine::take_edge(Wave& wave, int from, int to, uint64_t mask) {
   const size_t lanes = size_t(wave_size_);
   for (const PhiEdge& edge : program_.blocks[to].phis) {
     if (edge.from != from) continue;

@@ -14,6 +14,12 @@
 #include "program.h"
 #include "race.h"
 
+// The ops' lane loops are built twice, for baseline x86-64 and for x86-64-v3 (AVX2, FMA, BMI2), the
+// second chosen at run time where the processor has it: twice the lanes per vector instruction, and
+// fmaf one instruction instead of a libm call (both round the exact x*y+z once). -ffp-contract=off
+// holds in both, so every product and sum keeps its own rounding and the bits are the same.
+#define KEMIT_LANE_LOOPS __attribute__((target_clones("arch=x86-64-v3", "default")))
+
 namespace kemit::exec {
 
 struct Region {

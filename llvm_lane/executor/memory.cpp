@@ -114,7 +114,7 @@ void write_cell(uint8_t* to, uint64_t cell, int bytes) {
 // for LDS the array; for a buffer, bits 32-47 of the offset are 0), so the target is looked up once.
 // False for anything else: no region, a witness run's pages, a store to read-only memory, an LDS
 // array the program does not have.
-bool Machine::common_target(const View& pointer, uint64_t mask, bool store, Target& target) {
+KEMIT_LANE_LOOPS bool Machine::common_target(const View& pointer, uint64_t mask, bool store, Target& target) {
   const uint64_t* p = pointer.row(0);
   const uint64_t top = p[__builtin_ctzll(mask)] >> 32;
   uint64_t differ = 0;
@@ -137,7 +137,7 @@ bool Machine::common_target(const View& pointer, uint64_t mask, bool store, Targ
 // Each lane's byte offset from the target's base (a signed 32-bit offset: an LDS pointer's, or a
 // buffer's below 4 GiB), when every lane's access is in bounds of the target and aligned, and for an
 // LDS load its bytes were all written; false when any lane's is not (the lane-by-lane path says which).
-bool Machine::common_offsets(const View& pointer, uint64_t mask, uint64_t bytes, uint64_t align, bool store,
+KEMIT_LANE_LOOPS bool Machine::common_offsets(const View& pointer, uint64_t mask, uint64_t bytes, uint64_t align, bool store,
                              const Target& target, int64_t* offsets) {
   if (target.size < bytes || (align & (align - 1))) return false;
   const uint64_t* p = pointer.row(0);
@@ -159,7 +159,7 @@ bool Machine::common_offsets(const View& pointer, uint64_t mask, uint64_t bytes,
 // watch lane by lane, lowest first (a race is named at the lane the lane-by-lane path would name),
 // then copied in the same order.
 template <int kBytes, int kWidth>
-bool Machine::common_lanes(Wave& wave, const Op& op, uint64_t mask, const Target& target, const int64_t* offsets) {
+KEMIT_LANE_LOOPS bool Machine::common_lanes(Wave& wave, const Op& op, uint64_t mask, const Target& target, const int64_t* offsets) {
   const int element_bytes = kBytes ? kBytes : op.type.bits / 8;
   const int width = kWidth ? kWidth : op.width;
   const uint64_t bytes = uint64_t(element_bytes) * width;
@@ -307,7 +307,7 @@ bool Machine::atomic_add(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::address(Wave& wave, const Op& op, uint64_t mask) {
   View base = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);
   View indices[4];

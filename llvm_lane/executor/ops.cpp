@@ -133,7 +133,7 @@ bool float_predicate(int predicate, double a, double b) {
 // More ops with a check in one call-free loop each: i32 sub nsw / nuw, or disjoint, and the shifts
 // without promises (a shift by the width or more is poison). False when the op is none of these or
 // a lane broke its promise: the per-kind loop then computes the row again and names the lane.
-bool checked_row(Kind kind, const Flags flags, const uint64_t* x, const uint64_t* y, uint64_t* row, uint64_t mask) {
+KEMIT_LANE_LOOPS bool checked_row(Kind kind, const Flags flags, const uint64_t* x, const uint64_t* y, uint64_t* row, uint64_t mask) {
   const uint64_t keep = low_bits(~uint64_t(0), flags.bits), bits = uint64_t(flags.bits);
   uint64_t broken = 0;
   if (kind == Kind::Sub && flags.bits == 32 && !flags.exact && !flags.disjoint) {
@@ -174,7 +174,7 @@ template <Scalar kFrom, Scalar kTo>
 void convert_lanes(const uint64_t* x, uint64_t* row, uint64_t mask) {
   for_lanes(mask, [&](int l) { row[l] = from_double(to_double(x[l], kFrom), kTo); });
 }
-void convert(Scalar from, Scalar to, const uint64_t* x, uint64_t* row, uint64_t mask) {
+KEMIT_LANE_LOOPS void convert(Scalar from, Scalar to, const uint64_t* x, uint64_t* row, uint64_t mask) {
   if (from == Scalar::Half && to == Scalar::Float) return convert_lanes<Scalar::Half, Scalar::Float>(x, row, mask);
   if (from == Scalar::Float && to == Scalar::Half) return convert_lanes<Scalar::Float, Scalar::Half>(x, row, mask);
   if (from == Scalar::BFloat && to == Scalar::Float) return convert_lanes<Scalar::BFloat, Scalar::Float>(x, row, mask);
@@ -184,7 +184,7 @@ void convert(Scalar from, Scalar to, const uint64_t* x, uint64_t* row, uint64_t 
 
 }  // namespace
 
-bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
   const View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
   const Flags flags = flags_of(op);
@@ -277,7 +277,7 @@ bool Machine::integer_binary(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-bool Machine::float_binary(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::float_binary(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);
   for (int e = 0; e < op.width; ++e) {
@@ -305,7 +305,7 @@ bool Machine::float_binary(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   uint64_t* out = cells(wave, op.result);
   const int bits = op.source.bits;
@@ -334,7 +334,7 @@ bool Machine::compare(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
   if (op.kind == Kind::BitCast) return bitcast(wave, op, mask);
   View a = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);
@@ -409,7 +409,7 @@ bool Machine::cast(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
   View a = view(wave, op.operands[0]);
   uint64_t* out = cells(wave, op.result);
   const int in_bits = op.source.bits, out_bits = op.type.bits;
@@ -457,7 +457,7 @@ bool Machine::bitcast(Wave& wave, const Op& op, uint64_t mask) {
 // shufflevector (its mask is constant): every result element is one whole row of an operand (or 0
 // for a poison pick), so each is copied by one lane loop. False leaves the op to the lane-by-lane
 // loop, which names the lane of an index out of the vector.
-bool Machine::constant_index_rows(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::constant_index_rows(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   const View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   auto copy = [&](int e, const uint64_t* from) {
@@ -484,7 +484,7 @@ bool Machine::constant_index_rows(Wave& wave, const Op& op, uint64_t mask) {
   return true;
 }
 
-bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
+KEMIT_LANE_LOOPS bool Machine::vector_op(Wave& wave, const Op& op, uint64_t mask) {
   uint64_t* out = cells(wave, op.result);
   View a = view(wave, op.operands[0]), b = view(wave, op.operands[1]);
   if (op.kind == Kind::Select) {

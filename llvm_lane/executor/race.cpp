@@ -2,13 +2,14 @@
 #include "race.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace kemit::exec {
 
 void RaceWatch::reset(std::vector<std::string> names) {
   names_ = std::move(names);
-  for (std::vector<std::unique_ptr<Mark[]>>& chunks : chunks_) {
-    for (std::unique_ptr<Mark[]>& chunk : chunks)
+  for (std::vector<std::unique_ptr<Chunk>>& chunks : chunks_) {
+    for (std::unique_ptr<Chunk>& chunk : chunks)
       if (chunk) spare_.push_back(std::move(chunk));
     chunks.clear();
   }
@@ -20,11 +21,11 @@ void RaceWatch::reset(std::vector<std::string> names) {
 }
 
 // A chunk of marks that say no access: an earlier launch's cleared (no new pages to fault in), or a new one.
-std::unique_ptr<RaceWatch::Mark[]> RaceWatch::fresh_chunk() {
-  if (spare_.empty()) return std::unique_ptr<Mark[]>(new Mark[kChunk]);
-  std::unique_ptr<Mark[]> chunk = std::move(spare_.back());
+std::unique_ptr<RaceWatch::Chunk> RaceWatch::fresh_chunk() {
+  if (spare_.empty()) return std::make_unique<Chunk>();
+  std::unique_ptr<Chunk> chunk = std::move(spare_.back());
   spare_.pop_back();
-  std::fill(chunk.get(), chunk.get() + kChunk, Mark{});
+  std::fill(std::begin(chunk->words), std::end(chunk->words), Mark{});
   return chunk;
 }
 
@@ -39,12 +40,24 @@ void RaceWatch::begin(const Op& op, int wave) {
   events_.push_back({&op, {current_group_[0], current_group_[1], current_group_[2]}, wave});
 }
 
-RaceWatch::Mark* RaceWatch::marks(uint64_t region, uint64_t byte) {
-  std::vector<std::unique_ptr<Mark[]>>& chunks = chunks_[region - 1];
+RaceWatch::Chunk& RaceWatch::made_chunk(uint64_t region, uint64_t byte) {
+  std::vector<std::unique_ptr<Chunk>>& chunks = chunks_[region - 1];
   uint64_t chunk = byte / kChunk;
   if (chunk >= chunks.size()) chunks.resize(chunk + 1);
   if (!chunks[chunk]) chunks[chunk] = fresh_chunk();
-  return &chunks[chunk][byte % kChunk];
+  return *chunks[chunk];
+}
+
+// The byte's own mark, its word split first if it was not: both bytes start as the word's mark.
+RaceWatch::Mark& RaceWatch::byte_mark(Chunk& chunk, uint64_t byte) {
+  const uint64_t at = byte % kChunk, first = at - at % kWord;
+  Mark& word = chunk.words[at / kWord];
+  if (!(word.flags & kSplit)) {
+    if (!chunk.bytes) chunk.bytes.reset(new Mark[kChunk]);
+    std::fill(&chunk.bytes[first], &chunk.bytes[first + kWord], word);
+    word.flags |= kSplit;
+  }
+  return chunk.bytes[at];
 }
 
 std::string RaceWatch::describe(uint32_t event, int lane, bool store) const {
@@ -73,13 +86,19 @@ std::string RaceWatch::race_text() const {
          (r.scopes ? ", and a syncscope(\"workgroup\") atomic is atomic within its workgroup only" : "");
 }
 
-// An access whose marks are not one run of a made chunk: byte by byte, each chunk made as touched.
+// An access that is not whole words of a made chunk: a word it takes whole and that is not split by
+// its mark, any other byte by its own (its word split), each chunk made as touched; in byte order.
 bool RaceWatch::access_slow(uint64_t region, uint64_t offset, uint64_t bytes, int lane, bool store) {
   const bool lds = region == kRegionLds;
   const uint32_t now = uint32_t(events_.size() - 1);
   Wrote wrote = Wrote::Nothing;
-  for (uint64_t i = 0; i < bytes; ++i)
-    if (!touch(*marks(region, offset + i), region, offset + i, lds, lane, store, now, wrote)) return false;
+  for (uint64_t byte = offset, end = offset + bytes; byte < end;) {
+    Chunk& chunk = made_chunk(region, byte);
+    Mark& word = chunk.words[byte % kChunk / kWord];
+    const bool whole = byte % kWord == 0 && end - byte >= kWord && !(word.flags & kSplit);
+    if (!touch(whole ? word : byte_mark(chunk, byte), region, byte, lds, lane, store, now, wrote)) return false;
+    byte += whole ? kWord : 1;
+  }
   return true;
 }
 
@@ -94,12 +113,12 @@ bool RaceWatch::atomic(uint64_t region, uint64_t offset, uint64_t bytes, int lan
   const bool lds = region == kRegionLds;
   const uint32_t now = uint32_t(events_.size() - 1);
   for (uint64_t byte = offset; byte < offset + bytes; ++byte) {
-    Mark& m = *marks(region, byte);
+    Mark& m = byte_mark(made_chunk(region, byte), byte);
     if (unordered(lds, m.writer)) return raced(region, byte, m.writer, m.writer_lane, true, lane, true);
     for (int r = 0; r < 2; ++r)
       if (unordered(lds, m.readers[r])) return raced(region, byte, m.readers[r], m.reader_lanes[r], false, lane, true);
     Atomics& a = atomics_[key(region, byte)];
-    m.atomics = 1;
+    m.flags |= kAtomics;
     for (int r = 0; r < 2; ++r) {
       const uint32_t earlier = a.events[r];
       const bool other_group = !lds && earlier != 0 && earlier < group_from_;

@@ -700,6 +700,57 @@ def test_two_lanes_of_one_store_writing_one_address_race(checker):
     assert error.startswith("race: out byte 0: lanes 0 and 2 of one store both write it: "), error
 
 
+BYTE_STORES = """
+define amdgpu_kernel void @k(ptr addrspace(1) %out) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %w = mul i32 %t, 4
+  %i = INDEX
+  %o = getelementptr i8, ptr addrspace(1) %out, i32 %i
+  %v = trunc i32 %g to TYPE
+  store TYPE %v, ptr addrspace(1) %o, align ALIGN
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+"""
+
+
+@pytest.mark.parametrize("index, store, byte", [("add i32 %w, 1", "i8 1", 1), ("add i32 %w, 1", "i16 1", 1),
+                                                ("add i32 %w, 2", "i16 2", 2), ("add i32 %w, 3", "i8 1", 3)])
+def test_two_workgroups_storing_parts_of_one_word_race_at_its_first_shared_byte(checker, index, store, byte):
+    """The watch keeps a mark per two-byte word until an access takes part of one: a race is named at
+    the byte byte by byte would name, a misaligned access's too."""
+    kind, align = store.split()
+    body = BYTE_STORES.replace("INDEX", index).replace("TYPE", kind).replace("ALIGN", align)
+    ok, error, _, _ = execute(checker, body, np.zeros(64, dtype=np.int32), (2,), 64)
+    assert not ok
+    assert error.startswith(f"race: out byte {byte}: store {kind} %v, ptr addrspace(1) %o, align {align} (lane 0 of "
+                            "wave 0, workgroup (0,0,0)) writes it and "), error
+    assert "(lane 0 of wave 0, workgroup (1,0,0)) writes it in one launch" in error
+
+
+def test_a_word_split_by_a_byte_store_keeps_what_the_word_store_before_it_wrote(checker):
+    """Each workgroup's lanes store an i32, then one byte of it: the second workgroup's i32 races at
+    byte 0 with the first's i32, which the word's mark held when the byte store split it."""
+    body = STORES.replace("%i = INDEX\n", "").replace("i32 %i", "i32 %t").replace("  ret void", (
+        "  %b = getelementptr i8, ptr addrspace(1) %o, i32 1\n  %v = trunc i32 %g to i8\n"
+        "  store i8 %v, ptr addrspace(1) %b, align 1\n  ret void"))
+    ok, error, _, _ = execute(checker, body, np.zeros(64, dtype=np.int32), (2,), 64)
+    assert not ok
+    assert error.startswith("race: out byte 0: store i32 %g, ptr addrspace(1) %o, align 4 (lane 0 of wave 0, "
+                            "workgroup (0,0,0)) writes it and store i32 %g"), error
+
+
+def test_two_workgroups_storing_the_two_bytes_of_one_word_do_not_race(checker):
+    out = np.zeros(64, dtype=np.int32)
+    body = BYTE_STORES.replace("INDEX", "add i32 %w, %g").replace("TYPE", "i8").replace("ALIGN", "1")
+    ok, error, _, _ = execute(checker, body, out, (2,), 64)
+    assert ok, error
+    assert np.array_equal(out.view(np.uint8), np.tile(np.array([0, 1, 0, 0], dtype=np.uint8), 64))
+
+
 def test_without_the_watch_the_in_order_run_passes_what_the_schedules_expose(checker):
     """Races off: in order, the last workgroup's store lands last and wave 1 reads wave 0's LDS after
     wave 0 wrote it; reverse and some random order change the first and fail the second."""
