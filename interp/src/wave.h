@@ -136,6 +136,8 @@ class Wave {
   void mma(const Instr& in, uint64_t mask);
   // Lane `lane`'s A or B fragment, exactly: layout.operand_width values to `out`.
   void mma_fragment(const MmaLayout& layout, const Operand& operand, int lane, double* out);
+  // Fails naming the first lane whose A or B element differs from an earlier lane's copy of it.
+  [[noreturn]] [[gnu::cold]] void mma_replica_error(const Instr& in, const MmaLayout& layout);
   [[noreturn]] void fail(const Instr& in, int lane, const std::string& message) const;
 
   const Program& program;
