@@ -128,7 +128,8 @@ void Wave::for_loop(const Instr& in, uint64_t mask) {
   // (a yield may name an iter).
   size_t elements = 0;
   for (const auto& y : in.yields) elements += static_cast<size_t>(y.width);
-  std::vector<uint64_t> carried(elements * static_cast<size_t>(width));
+  // One scratch per wave: a nested loop's use of it ends before this loop's begins or resumes.
+  if (carried.size() < elements * static_cast<size_t>(width)) carried.resize(elements * static_cast<size_t>(width));
   for (uint64_t active = running(mask); active; active = running(active)) {
     block(in.bodies[0], active);
     uint64_t* row = carried.data();
@@ -565,14 +566,13 @@ void Wave::vector_op(const Instr& in, uint64_t mask) {
 // in the lane's row of 16, `old` when that lane is inactive or (row_shr) before the row's start (row and
 // bank masks all on, bound_ctrl off).
 void Wave::cross_lane(const Instr& in, uint64_t mask) {
-  std::vector<uint64_t> source(width);
+  uint64_t source[64], out[64];  // a wave has at most 64 lanes
   for (int lane = 0; lane < width; ++lane) source[lane] = reg(in.in[in.code == Code::update_dpp ? 1 : 0].slot, lane);
   if (in.code == Code::readfirstlane) {
     uint64_t first = source[__builtin_ctzll(mask)];
     for_lanes(mask, [&](int lane) { reg(in.result.slot, lane) = first; });
     return;
   }
-  std::vector<uint64_t> out(width);
   for_lanes(mask, [&](int lane) {
     if (in.code == Code::bpermute) {
       int from = static_cast<int>(static_cast<uint32_t>(reg(in.in[1].slot, lane)) % width);

@@ -148,6 +148,7 @@ class Wave {
   int width;           // lanes per wave
   uint64_t all_lanes;  // the mask of every lane of the wave
   std::vector<uint64_t>& regs;
+  std::vector<uint64_t> carried;  // for_loop: the yields' values, read before any iter is written
 };
 
 }  // namespace kemit::interp
