@@ -50,10 +50,16 @@ inline double half_to_double(Scalar kind, uint64_t bits) {
   const bool bf16 = kind == Scalar::bf16;
   const uint32_t exponent = bf16 ? (half >> 7) & 0xff : (half >> 10) & 0x1f;
   const uint32_t mantissa = bf16 ? half & 0x7f : half & 0x3ff;
+  if (exponent == (bf16 ? 0xffu : 0x1fu)) {
+    // Made from its bits, the sign's too: a negation may be folded into the add or sub the value
+    // goes to (x + -y as x - y), which keeps every number but not a NaN's sign.
+    const uint64_t bits = uint64_t{half >> 15} << 63 | uint64_t{0x7ff} << 52 | (mantissa ? uint64_t{1} << 51 : 0);
+    double special;
+    std::memcpy(&special, &bits, 8);
+    return special;
+  }
   double magnitude;
-  if (exponent == (bf16 ? 0xffu : 0x1fu))
-    magnitude = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (bf16)
+  if (bf16)
     return f32_of(uint64_t{half} << 16);
   else if (exponent == 0)
     magnitude = mantissa * 0x1p-24;  // subnormal: mantissa units of 2^-24

@@ -104,6 +104,15 @@ void RaceDetector::read(int region, uint64_t offset, size_t bytes, uint32_t stam
   each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_read(shadow, s, byte, stamp, lane); });
 }
 
+void RaceDetector::read_lanes(int region, const uint64_t* pointers, uint64_t mask, size_t bytes, uint32_t stamp) {
+  Shadow& shadow = shadows_[region];
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const int lane = __builtin_ctzll(m);
+    each_byte(shadow, pointers[lane] & OFFSET_MASK, bytes,
+              [&](ByteShadow& s, uint64_t byte) { check_read(shadow, s, byte, stamp, lane); });
+  }
+}
+
 void RaceDetector::write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane) {
   Shadow& shadow = shadows_[region];
   each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_write(shadow, s, byte, stamp, lane); });

@@ -69,6 +69,8 @@ class RaceDetector {
   uint32_t begin_access(const Instr& op, const std::array<int64_t, 3>& group, int wave);
   // Throws RaceError naming both accesses when the access races with an earlier one.
   void read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
+  // read() for every lane of `mask`, lowest first, at its pointer's offset.
+  void read_lanes(int region, const uint64_t* pointers, uint64_t mask, size_t bytes, uint32_t stamp);
   void write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
   // An atomic read-modify-write; `workgroup_scope`: atomic within the workgroup only.
   void atomic(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane, bool workgroup_scope);

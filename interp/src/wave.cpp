@@ -182,11 +182,21 @@ void Wave::special(const Instr& in, uint64_t mask) {
 }
 
 // Integer ops: one loop over the lanes per op and element, the wrap checks in a second loop only
-// when the op makes a promise. The failing lane reported is the lowest, nuw before nsw.
+// when the op makes a promise. The failing lane reported is the lowest, nuw before nsw. The width
+// is a template argument, so that shifts and masks are constants and the loops vectorize.
 void Wave::int_binary(const Instr& in, uint64_t mask) {
-  const int bits = bits_of(in.result.kind);
-  const uint64_t wm = width_mask_of_bits(bits);
-  auto sx = [bits](uint64_t v) { return sign_extend_bits(bits, v); };
+  switch (bits_of(in.result.kind)) {
+    case 1: return int_binary_of<1>(in, mask);
+    case 16: return int_binary_of<16>(in, mask);
+    case 32: return int_binary_of<32>(in, mask);
+    default: return int_binary_of<64>(in, mask);
+  }
+}
+
+template <int bits> void Wave::int_binary_of(const Instr& in, uint64_t mask) {
+  constexpr uint64_t wm = width_mask_of_bits(bits);
+  constexpr int sign = bits - 1;
+  auto sx = [](uint64_t v) { return sign_extend_bits(bits, v); };
   for (int e = 0; e < in.result.width; ++e) {
     const uint64_t* a = lane_row(in.in[0].slot + e);
     const uint64_t* b = lane_row(in.in[1].slot + e);
@@ -194,7 +204,7 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
     // unsigned_wrap(lane), signed_wrap(lane): whether the exact result left the type.
     auto check = [&](auto unsigned_wrap, auto signed_wrap) {
       if (!in.nuw && !in.nsw) return;
-      const bool nuw = in.nuw, nsw = in.nsw;
+      const uint64_t nuw = in.nuw ? ~uint64_t{0} : 0, nsw = in.nsw ? ~uint64_t{0} : 0;
       require(mask, [&](int l) { return (nuw & unsigned_wrap(l)) | (nsw & signed_wrap(l)); }, [&](int lane) {
         if (in.nuw && unsigned_wrap(lane))
           fail(in, lane, "nuw promise broken: unsigned wrap of " + std::to_string(a[lane]) + " and " + std::to_string(b[lane]));
@@ -202,19 +212,30 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
                            std::to_string(sx(b[lane])));
       });
     };
-    // add, sub, mul: the exact result, in a type that holds it (64 bits for operands of up to 32, 128
-    // for 64-bit ones), against the type's range: no branch per lane, so the checks stay tight loops.
-    auto arithmetic_wraps = [&](auto exact_signed, auto exact_unsigned) {
+    // add and sub wrap by their carry or borrow (the operands are zero-extended, so for less than 64
+    // bits the bits above the type's) and, signed, when the result's sign differs from the operands'
+    // (add: both; sub: the first's, the two having differed): bit operations, no branch or wide type.
+    auto add_wraps = [&] {
+      check([&](int l) -> uint64_t { return bits < 64 ? (a[l] + b[l]) >> (bits & 63) : ((a[l] + b[l]) & wm) < a[l]; },
+            [&](int l) {
+              const uint64_t sum = (a[l] + b[l]) & wm;
+              return (((a[l] ^ sum) & (b[l] ^ sum)) >> sign) & 1;
+            });
+    };
+    auto sub_wraps = [&] {
+      check([&](int l) -> uint64_t { return bits < 64 ? (a[l] - b[l]) >> 63 : a[l] < b[l]; }, [&](int l) {
+        const uint64_t difference = (a[l] - b[l]) & wm;
+        return (((a[l] ^ b[l]) & (a[l] ^ difference)) >> sign) & 1;
+      });
+    };
+    // mul: the exact product, in a type that holds it (64 bits for operands of up to 32, 128 for
+    // 64-bit ones), against the type's range.
+    auto mul_wraps = [&](auto exact_signed, auto exact_unsigned) {
       using S = decltype(exact_signed);
       using U = decltype(exact_unsigned);
-      const S lowest = -(S{1} << (bits - 1)), highest = (S{1} << (bits - 1)) - 1;
+      const S lowest = -(S{1} << sign), highest = (S{1} << sign) - 1;
       auto outside = [&](S exact) { return (exact < lowest) | (exact > highest); };
-      if (in.code == Code::add)
-        check([&](int l) { return U{a[l]} + b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} + sx(b[l])); });
-      else if (in.code == Code::sub)
-        check([&](int l) { return a[l] < b[l]; }, [&](int l) { return outside(S{sx(a[l])} - sx(b[l])); });
-      else
-        check([&](int l) { return U{a[l]} * b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} * sx(b[l])); });
+      check([&](int l) { return U{a[l]} * b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} * sx(b[l])); });
     };
     auto shift_in_range = [&] {
       require(mask, [&](int l) { return b[l] >= static_cast<uint64_t>(bits); }, [&](int lane) {
@@ -222,14 +243,18 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
       });
     };
     switch (in.code) {
-      case Code::add: case Code::sub: case Code::mul:
-        if (bits < 64)
-          arithmetic_wraps(int64_t{}, uint64_t{});
-        else
-          arithmetic_wraps(__int128{}, static_cast<unsigned __int128>(0));
-        if (in.code == Code::add) for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
-        else if (in.code == Code::sub) for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
-        else for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
+      case Code::add:
+        add_wraps();
+        for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
+        break;
+      case Code::sub:
+        sub_wraps();
+        for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
+        break;
+      case Code::mul:
+        if constexpr (bits < 64) mul_wraps(int64_t{}, uint64_t{});
+        else mul_wraps(__int128{}, static_cast<unsigned __int128>(0));
+        for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
         break;
       case Code::udiv: case Code::urem:
         require(mask, [&](int l) { return b[l] == 0; }, [&](int lane) { fail(in, lane, "division by zero"); });
@@ -464,6 +489,7 @@ void Wave::load(const Instr& in, uint64_t mask) {
   RaceDetector* races = memory.races;
   const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
   Region* common = common_region(in, pointers, mask, bytes, false);
+  if (common && !common->paged) return load_in(*common, in, mask, stamp);
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
     Region& region = common ? *common : located(in, lane, pointer, bytes, false);
@@ -481,6 +507,45 @@ void Wave::load(const Instr& in, uint64_t mask) {
       reg(in.result.slot + e, lane) = bits & keep;
     }
   });
+}
+
+// A load whose lanes all read `region`, in bounds and aligned: the race watch over every lane, then
+// the written check, then the copies, each a loop of its own. The same outcome as lane by lane: a
+// race is thrown at once, an unwritten read (with the detector) only deferred, so the lowest lane
+// with either is the one reported, and a failed load leaves no value anyone reads.
+void Wave::load_in(Region& region, const Instr& in, uint64_t mask, uint32_t stamp) {
+  const int size = bytes_of(in.result.kind);
+  const size_t bytes = static_cast<size_t>(size) * in.result.width;
+  const uint64_t* pointers = lane_row(in.in[0].slot);
+  if (memory.races && region.writable)
+    memory.races->read_lanes(static_cast<int>(pointers[__builtin_ctzll(mask)] >> REGION_SHIFT), pointers, mask, bytes,
+                             stamp);
+  if (region.written) {
+    const uint8_t* written = region.written->data();  // 1 for a written byte, else 0
+    uint64_t unwritten = 0;
+    for_lanes(mask, [&](int l) {
+      const uint8_t* at = written + (pointers[l] & OFFSET_MASK);
+      for (size_t i = 0; i < bytes; ++i) unwritten |= at[i] ^ 1u;
+    });
+    if (unwritten)
+      for_lanes(mask, [&](int l) { unwritten_lds(in, l, region, pointers[l] & OFFSET_MASK, bytes); });
+  }
+  switch (size) {
+    case 1: return load_rows<1>(region, in, mask);
+    case 2: return load_rows<2>(region, in, mask);
+    case 4: return load_rows<4>(region, in, mask);
+    default: return load_rows<8>(region, in, mask);
+  }
+}
+
+template <int size> void Wave::load_rows(const Region& region, const Instr& in, uint64_t mask) {
+  const uint64_t keep = width_mask(in.result.kind);
+  const uint64_t* pointers = lane_row(in.in[0].slot);
+  for (int e = 0; e < in.result.width; ++e) {
+    uint64_t* row = lane_row(in.result.slot + e);
+    const uint8_t* data = region.data + static_cast<size_t>(e) * size;
+    for_lanes(mask, [&](int l) { row[l] = read_bytes(data + (pointers[l] & OFFSET_MASK), size) & keep; });
+  }
 }
 
 void Wave::unwritten_lds(const Instr& in, int lane, const Region& region, uint64_t offset, size_t bytes) {

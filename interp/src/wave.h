@@ -70,11 +70,12 @@ class Wave {
       for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));
     }
   }
-  // Fails with report(lane) for the lowest lane of `mask` where bad(lane) holds. The search is a
-  // loop without calls (so it stays tight); the report runs only when a lane is bad.
+  // Fails with report(lane) for the lowest lane of `mask` where bad(lane) holds (is not 0). The
+  // search is a loop without calls (so it stays tight; a bad() of bit operations vectorizes); the
+  // report runs only when a lane is bad.
   template <class Bad, class Report> void require(uint64_t mask, Bad&& bad, Report&& report) {
-    bool found = false;
-    for_lanes(mask, [&](int lane) { found |= bad(lane); });
+    uint64_t found = 0;
+    for_lanes(mask, [&](int lane) { found |= static_cast<uint64_t>(bad(lane)); });
     if (!found) return;
     for (uint64_t m = mask; m; m &= m - 1)
       if (int lane = __builtin_ctzll(m); bad(lane)) report(lane);
@@ -85,6 +86,7 @@ class Wave {
   void if_then(const Instr& in, uint64_t mask);
   void special(const Instr& in, uint64_t mask);
   void int_binary(const Instr& in, uint64_t mask);
+  template <int bits> void int_binary_of(const Instr& in, uint64_t mask);
   void float_op(const Instr& in, uint64_t mask);
   void compare(const Instr& in, uint64_t mask);
   void select(const Instr& in, uint64_t mask);
@@ -126,6 +128,9 @@ class Wave {
     return bad ? nullptr : &region;
   }
   void load(const Instr& in, uint64_t mask);
+  // A load of `region` by every lane of `mask`, each in bounds and aligned (common_region), not paged.
+  void load_in(Region& region, const Instr& in, uint64_t mask, uint32_t stamp);
+  template <int size> void load_rows(const Region& region, const Instr& in, uint64_t mask);
   void store(const Instr& in, uint64_t mask);
   void atomic_add(const Instr& in, uint64_t mask);
   // A read of LDS bytes no lane of this workgroup wrote: fails (or, with the race detector, defers
