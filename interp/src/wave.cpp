@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace kemit::interp {
 namespace {
@@ -322,19 +323,28 @@ void Wave::float_op(const Instr& in, uint64_t mask) {
       }
       continue;
     }
-    auto wide = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = from_double(kind, op(l)); }); };
-    auto x = [&](const uint64_t* v, int l) { return to_double(kind, v[l]); };
-    switch (in.code) {
-      case Code::fadd: wide([&](int l) { return x(a, l) + x(b, l); }); break;
-      case Code::fsub: wide([&](int l) { return x(a, l) - x(b, l); }); break;
-      case Code::fmul: wide([&](int l) { return x(a, l) * x(b, l); }); break;
-      case Code::fdiv: wide([&](int l) { return x(a, l) / x(b, l); }); break;
-      case Code::fmax: wide([&](int l) { return max_of(x(a, l), x(b, l)); }); break;
-      case Code::fmin: wide([&](int l) { return min_of(x(a, l), x(b, l)); }); break;
-      case Code::exp: wide([&](int l) { return std::exp(x(a, l)); }); break;
-      case Code::sqrt: wide([&](int l) { return std::sqrt(x(a, l)); }); break;
-      default: wide([&](int l) { return std::fma(x(a, l), x(b, l), x(c, l)); }); break;  // fma: one rounding
-    }
+    if (kind == Scalar::f16) half_op(std::integral_constant<Scalar, Scalar::f16>{}, in.code, a, b, c, r, mask);
+    else if (kind == Scalar::bf16) half_op(std::integral_constant<Scalar, Scalar::bf16>{}, in.code, a, b, c, r, mask);
+    else half_op(std::integral_constant<Scalar, Scalar::f32>{}, in.code, a, b, c, r, mask);  // exp
+  }
+}
+
+// One float op of `kind()` (f16, bf16, or f32 for exp) through doubles: each lane's operands decoded
+// exactly, the result rounded once.
+template <class Kind> void Wave::half_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b,
+                                         const uint64_t* c, uint64_t* r, uint64_t mask) {
+  auto wide = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = from_double(kind(), op(l)); }); };
+  auto x = [&](const uint64_t* v, int l) { return to_double(kind(), v[l]); };
+  switch (code) {
+    case Code::fadd: wide([&](int l) { return x(a, l) + x(b, l); }); break;
+    case Code::fsub: wide([&](int l) { return x(a, l) - x(b, l); }); break;
+    case Code::fmul: wide([&](int l) { return x(a, l) * x(b, l); }); break;
+    case Code::fdiv: wide([&](int l) { return x(a, l) / x(b, l); }); break;
+    case Code::fmax: wide([&](int l) { return max_of(x(a, l), x(b, l)); }); break;
+    case Code::fmin: wide([&](int l) { return min_of(x(a, l), x(b, l)); }); break;
+    case Code::exp: wide([&](int l) { return std::exp(x(a, l)); }); break;
+    case Code::sqrt: wide([&](int l) { return std::sqrt(x(a, l)); }); break;
+    default: wide([&](int l) { return std::fma(x(a, l), x(b, l), x(c, l)); }); break;  // fma: one rounding
   }
 }
 
@@ -391,6 +401,25 @@ void Wave::select(const Instr& in, uint64_t mask) {
   }
 }
 
+// A float conversion, exact widening or rounded once, in a loop made for its pair of kinds (the
+// kinds constant, each lane's decode and rounding inline).
+void Wave::convert(Scalar from, Scalar to, const uint64_t* a, uint64_t* r, uint64_t mask) {
+  auto lanes = [&](auto from_kind, auto to_kind) {
+    for_lanes(mask, [&](int l) { r[l] = from_double(to_kind(), to_double(from_kind(), a[l])); });
+  };
+  using F16 = std::integral_constant<Scalar, Scalar::f16>;
+  using BF16 = std::integral_constant<Scalar, Scalar::bf16>;
+  using F32 = std::integral_constant<Scalar, Scalar::f32>;
+  if ((from == Scalar::f16 || from == Scalar::bf16) && to == Scalar::f32) {
+    if (from == Scalar::f16) for_lanes(mask, [&](int l) { r[l] = half_to_f32_bits(Scalar::f16, a[l]); });
+    else for_lanes(mask, [&](int l) { r[l] = half_to_f32_bits(Scalar::bf16, a[l]); });
+    return;
+  }
+  if (from == Scalar::f32 && to == Scalar::f16) return lanes(F32{}, F16{});
+  if (from == Scalar::f32 && to == Scalar::bf16) return lanes(F32{}, BF16{});
+  lanes([from] { return from; }, [to] { return to; });
+}
+
 void Wave::cast(const Instr& in, uint64_t mask) {
   Scalar from = in.in[0].kind, to = in.result.kind;
   uint64_t to_mask = width_mask(to);
@@ -407,7 +436,7 @@ void Wave::cast(const Instr& in, uint64_t mask) {
       case Code::sext: for_lanes(mask, [&](int l) { r[l] = static_cast<uint64_t>(sign_extend(from, a[l])) & to_mask; }); break;
       case Code::trunc: for_lanes(mask, [&](int l) { r[l] = a[l] & to_mask; }); break;
       case Code::fpext: case Code::fptrunc:
-        for_lanes(mask, [&](int l) { r[l] = from_double(to, to_double(from, a[l])); });
+        convert(from, to, a, r, mask);
         break;
       case Code::sitofp:
         for_lanes(mask, [&](int l) { r[l] = from_double(to, static_cast<double>(sign_extend(from, a[l]))); });
