@@ -114,14 +114,15 @@ void Wave::for_loop(const Instr& in, uint64_t mask) {
     for (size_t i = 0; i < in.results.size(); ++i)
       for (int e = 0; e < in.args[i + 1].width; ++e) reg(in.args[i + 1].slot + e, lane) = reg(in.in[3 + i].slot + e, lane);
   });
+  // The lanes still in the loop: a compare per lane without a branch, then the step check over them.
   auto running = [&](uint64_t lanes) {
+    const uint64_t *ivs = lane_row(iv.slot), *his = lane_row(hi.slot), *steps = lane_row(step.slot);
     uint64_t active = 0;
-    for_lanes(lanes, [&](int lane) {
-      if (static_cast<int32_t>(reg(iv.slot, lane)) < static_cast<int32_t>(reg(hi.slot, lane))) {
-        if (static_cast<int32_t>(reg(step.slot, lane)) <= 0)
-          fail(in, lane, "step " + std::to_string(static_cast<int32_t>(reg(step.slot, lane))) + " never ends the loop");
-        active |= uint64_t{1} << lane;
-      }
+    for_lanes(lanes, [&](int l) {
+      active |= uint64_t{static_cast<int32_t>(ivs[l]) < static_cast<int32_t>(his[l])} << l;
+    });
+    require(active, [&](int l) { return static_cast<int32_t>(steps[l]) <= 0; }, [&](int lane) {
+      fail(in, lane, "step " + std::to_string(static_cast<int32_t>(steps[lane])) + " never ends the loop");
     });
     return active;
   };
@@ -638,21 +639,24 @@ void Wave::atomic_add(const Instr& in, uint64_t mask) {
   });
 }
 
+// Each result element is a copy of one operand element: a row of lanes copied per element. The
+// result's slots are none of the operands' (a value's slots are free only after its last read).
 void Wave::vector_op(const Instr& in, uint64_t mask) {
   const Operand& a = in.in[0];
-  for_lanes(mask, [&](int lane) {
-    if (in.code == Code::extract_element) {
-      reg(in.result.slot, lane) = reg(a.slot + in.imm, lane);
-    } else if (in.code == Code::insert_element) {
-      for (int e = 0; e < a.width; ++e) reg(in.result.slot + e, lane) = reg(a.slot + e, lane);
-      reg(in.result.slot + in.imm, lane) = reg(in.in[1].slot, lane);
-    } else {
-      for (int e = 0; e < in.result.width; ++e) {
-        int pick = static_cast<int>(in.data[e]);
-        reg(in.result.slot + e, lane) = pick < a.width ? reg(a.slot + pick, lane) : reg(in.in[1].slot + pick - a.width, lane);
-      }
-    }
-  });
+  auto copy = [&](int to, int from) {
+    uint64_t* r = lane_row(in.result.slot + to);
+    const uint64_t* v = lane_row(from);
+    for_lanes(mask, [&](int l) { r[l] = v[l]; });
+  };
+  if (in.code == Code::extract_element) return copy(0, a.slot + static_cast<int>(in.imm));
+  if (in.code == Code::insert_element) {
+    for (int e = 0; e < a.width; ++e) copy(e, e == in.imm ? in.in[1].slot : a.slot + e);
+    return;
+  }
+  for (int e = 0; e < in.result.width; ++e) {
+    const int pick = static_cast<int>(in.data[e]);
+    copy(e, pick < a.width ? a.slot + pick : in.in[1].slot + pick - a.width);
+  }
 }
 
 // readfirstlane: the lowest active lane's value. bpermute: lane (i mod wave size)'s value; reading
