@@ -7,6 +7,7 @@
 
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "kemit/interp/interp.h"
 
@@ -55,11 +56,53 @@ MmaLayout make(const std::string& instr, const std::string& kind_name, Scalar op
   for (auto [row, col] : layout.a) layout.a_at.push_back(row * kind.k + col);
   for (auto [row, col] : layout.b) layout.b_at.push_back(row * kind.n + col);
   for (auto [row, col] : layout.c) layout.c_at.push_back(row * kind.n + col);
+  const auto m = static_cast<size_t>(kind.m), n = static_cast<size_t>(kind.n), k = static_cast<size_t>(kind.k);
+  if (m * k > MMA_MAX_OPERAND || k * n > MMA_MAX_OPERAND || m * n > MMA_MAX_D)
+    throw std::logic_error("mma layout " + instr + " is larger than the matrix op's stack arrays");
   std::set<std::pair<int, int>> a_places(layout.a.begin(), layout.a.end());
   layout.replicated = a_places.size() != layout.a.size();  // B mirrors A's places
   std::set<std::pair<int, int>> c_places(layout.c.begin(), layout.c.end());
   layout.c_replicated = c_places.size() != layout.c.size();
   return layout;
+}
+
+// One operand's elements by their flat place `at` ([lane * width + element]): the first holder of
+// each place gives its cell, later ones are replicas.
+MmaGather gather_of(const MmaLayout& layout, const std::vector<int>& at, size_t count) {
+  const int width = layout.operand_width;
+  const int per = layout.int8_per_element ? layout.int8_per_element : layout.fp8 != Fp8::none ? 8 : 1;
+  MmaGather out;
+  out.cell.assign(count, 0);
+  out.shift.assign(count, 0);
+  std::vector<bool> seen(count, false);
+  for (int lane = 0; lane < layout.wave; ++lane)
+    for (int e = 0; e < width; ++e) {
+      const auto place = static_cast<uint32_t>(at[static_cast<size_t>(lane) * width + e]);
+      const auto cell = static_cast<uint32_t>(e / per * layout.wave + lane);
+      const auto shift = static_cast<uint8_t>(per > 1 ? 8 * (e % per) : 0);
+      if (seen[place]) {
+        out.replicas.push_back({place, cell, shift});
+        continue;
+      }
+      seen[place] = true;
+      out.cell[place] = cell;
+      out.shift[place] = shift;
+    }
+  for (bool held : seen)
+    if (!held) throw std::logic_error("mma layout " + layout.instr + " leaves an element of an operand to no lane");
+  return out;
+}
+
+// The tables a matrix op reads (a_gather, b_gather, d_of_cell), once the layout is complete.
+void add_gathers(MmaLayout& layout) {
+  layout.a_gather = gather_of(layout, layout.a_at, static_cast<size_t>(layout.m) * layout.k);
+  layout.b_gather = gather_of(layout, layout.b_at, static_cast<size_t>(layout.k) * layout.n);
+  const int per_lane = layout.accumulator_width;
+  layout.d_of_cell.resize(static_cast<size_t>(per_lane) * layout.wave);
+  for (int e = 0; e < per_lane; ++e)
+    for (int lane = 0; lane < layout.wave; ++lane)
+      layout.d_of_cell[static_cast<size_t>(e) * layout.wave + lane] =
+          static_cast<uint16_t>(layout.c_at[static_cast<size_t>(lane) * per_lane + e]);
 }
 
 std::vector<MmaLayout> build_layouts() {
@@ -100,6 +143,7 @@ std::vector<MmaLayout> build_layouts() {
     out.push_back(make(entry.instr, entry.kind, entry.operand, entry.wave, entry.accumulators));
     out.back().int8_per_element = entry.per_element;
   }
+  for (auto& layout : out) add_gathers(layout);
   return out;
 }
 

@@ -2,6 +2,7 @@
 // family's authors laid them out (tables/mma_layouts.json, which gemm_core reads as FRAGMENTS,
 // ROW_FACTORS and static_row): which element of A, B and C each lane's vector element holds.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,21 @@
 #include "numeric.h"
 
 namespace kemit::interp {
+
+// Where a matrix op finds each element of one operand (A m x k or B k x n, by rows): the register
+// cell from the operand's first slot (slot offset * wave size + lane) and the bit shift of its byte
+// in the cell (8-bit operands).
+struct MmaGather {
+  std::vector<uint32_t> cell;
+  std::vector<uint8_t> shift;
+  // Layouts that give an element to several lanes: every later holder (element, cell, shift), lane
+  // by lane, which must hold the first holder's value.
+  struct Replica {
+    uint32_t element, cell;
+    uint8_t shift;
+  };
+  std::vector<Replica> replicas;
+};
 
 struct MmaLayout {
   std::string instr;  // canonical name (ir/builder MMA_INSTRUCTIONS)
@@ -26,7 +42,14 @@ struct MmaLayout {
   std::vector<int> a_at, b_at, c_at;
   bool replicated = false;    // some element of A or B is held by more than one lane
   bool c_replicated = false;  // some element of C and D is held by more than one lane
+  // The same again as a matrix op reads them, so that it gathers without a lookup per lane: A and
+  // B by element, and the D element (row * n + col) of each accumulator cell, [element][lane].
+  MmaGather a_gather, b_gather;
+  std::vector<uint16_t> d_of_cell;
 };
+
+// The largest A or B (elements) and D of any layout: a matrix op keeps them on the stack.
+constexpr size_t MMA_MAX_OPERAND = 512, MMA_MAX_D = 1024;
 
 const std::vector<MmaLayout>& mma_layouts();
 int find_mma_layout(const std::string& instr);  // -1 when unknown

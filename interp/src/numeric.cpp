@@ -15,12 +15,6 @@ struct Format {
   int exponent;  // exponent bits
 };
 
-Format format_of(Scalar kind) {
-  if (kind == Scalar::f16) return {10, 5};
-  if (kind == Scalar::bf16) return {7, 8};
-  return {23, 8};
-}
-
 // Decode a binary float of `f` from its bits.
 double decode(Format f, uint64_t bits) {
   int total = 1 + f.exponent + f.mantissa;
@@ -69,36 +63,6 @@ double fp8_to_double(Fp8 format, uint64_t byte) {
                                    : std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << f.mantissa)),
                                                 static_cast<int>(exponent) - bias - f.mantissa);
   return (byte & 0x80) ? -magnitude : magnitude;
-}
-
-// `value` rounded to f16 or bf16, ties to even, and encoded: overflow gives infinity, a NaN the
-// quiet NaN of its sign. Integer shifts and compares on the double's bits (the interpreter rounds
-// every f16 and bf16 result here).
-uint64_t half_from_double(Scalar kind, double value) {
-  const Format f = format_of(kind);
-  const int bias = (1 << (f.exponent - 1)) - 1;
-  uint64_t bits;
-  std::memcpy(&bits, &value, 8);
-  const uint64_t sign = (bits >> 63) << (f.exponent + f.mantissa), all_ones = (uint64_t{1} << f.exponent) - 1;
-  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
-  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
-  if (biased == 0x7ff) return sign | (all_ones << f.mantissa) | (fraction ? uint64_t{1} << (f.mantissa - 1) : 0);
-  if (biased == 0) return sign;  // zero, or a double subnormal: far below half the smallest half subnormal
-  const int e = biased - 1023;   // value = m * 2^(e - 52)
-  const uint64_t m = (uint64_t{1} << 52) | fraction;
-  int exponent = std::max(e, 1 - bias);  // subnormals share the smallest exponent
-  const int shift = exponent - f.mantissa - (e - 52);  // units = m / 2^shift, rounded; shift >= 42
-  if (shift > 54) return sign;                          // m / 2^shift < 1/4: rounds to zero
-  uint64_t units = m >> shift;
-  const uint64_t rest = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
-  if (rest > half || (rest == half && (units & 1))) ++units;  // ties to even
-  if (units >> (f.mantissa + 1)) {  // rounded up into the next binade
-    units >>= 1;
-    exponent += 1;
-  }
-  if (exponent > bias) return sign | (all_ones << f.mantissa);  // overflow to infinity
-  if (units < (uint64_t{1} << f.mantissa)) return sign | units;  // subnormal (exponent field 0)
-  return sign | (static_cast<uint64_t>(exponent + bias) << f.mantissa) | (units & ((uint64_t{1} << f.mantissa) - 1));
 }
 
 }  // namespace kemit::interp

@@ -50,10 +50,16 @@ inline double half_to_double(Scalar kind, uint64_t bits) {
   const bool bf16 = kind == Scalar::bf16;
   const uint32_t exponent = bf16 ? (half >> 7) & 0xff : (half >> 10) & 0x1f;
   const uint32_t mantissa = bf16 ? half & 0x7f : half & 0x3ff;
+  if (exponent == (bf16 ? 0xffu : 0x1fu)) {
+    // Made from its bits, the sign's too: a negation may be folded into the add or sub the value
+    // goes to (x + -y as x - y), which keeps every number but not a NaN's sign.
+    const uint64_t bits = uint64_t{half >> 15} << 63 | uint64_t{0x7ff} << 52 | (mantissa ? uint64_t{1} << 51 : 0);
+    double special;
+    std::memcpy(&special, &bits, 8);
+    return special;
+  }
   double magnitude;
-  if (exponent == (bf16 ? 0xffu : 0x1fu))
-    magnitude = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (bf16)
+  if (bf16)
     return f32_of(uint64_t{half} << 16);
   else if (exponent == 0)
     magnitude = mantissa * 0x1p-24;  // subnormal: mantissa units of 2^-24
@@ -61,13 +67,58 @@ inline double half_to_double(Scalar kind, uint64_t bits) {
     magnitude = f32_of(uint64_t{exponent + 112} << 23 | uint64_t{mantissa} << 13);
   return half >> 15 ? -magnitude : magnitude;
 }
-uint64_t half_from_double(Scalar kind, double value);  // f16 and bf16
+// `value` rounded to f16 or bf16, ties to even, and encoded: overflow gives infinity, a NaN the
+// quiet NaN of its sign. Integer shifts and compares on the double's bits (the interpreter rounds
+// every f16 and bf16 result here).
+// Inline, so that a loop over lanes with its kind fixed makes no call per lane.
+inline uint64_t half_from_double(Scalar kind, double value) {
+  struct Format {
+    int mantissa, exponent;  // stored mantissa bits, exponent bits
+  };
+  const Format f = kind == Scalar::f16 ? Format{10, 5} : Format{7, 8};
+  const int bias = (1 << (f.exponent - 1)) - 1;
+  uint64_t bits;
+  std::memcpy(&bits, &value, 8);
+  const uint64_t sign = (bits >> 63) << (f.exponent + f.mantissa), all_ones = (uint64_t{1} << f.exponent) - 1;
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
+  if (biased == 0x7ff) return sign | (all_ones << f.mantissa) | (fraction ? uint64_t{1} << (f.mantissa - 1) : 0);
+  if (biased == 0) return sign;  // zero, or a double subnormal: far below half the smallest half subnormal
+  const int e = biased - 1023;   // value = m * 2^(e - 52)
+  const uint64_t m = (uint64_t{1} << 52) | fraction;
+  int exponent = e > 1 - bias ? e : 1 - bias;  // subnormals share the smallest exponent
+  const int shift = exponent - f.mantissa - (e - 52);  // units = m / 2^shift, rounded; shift >= 42
+  if (shift > 54) return sign;                          // m / 2^shift < 1/4: rounds to zero
+  uint64_t units = m >> shift;
+  const uint64_t rest = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  if (rest > half || (rest == half && (units & 1))) ++units;  // ties to even
+  if (units >> (f.mantissa + 1)) {  // rounded up into the next binade
+    units >>= 1;
+    exponent += 1;
+  }
+  if (exponent > bias) return sign | (all_ones << f.mantissa);  // overflow to infinity
+  if (units < (uint64_t{1} << f.mantissa)) return sign | units;  // subnormal (exponent field 0)
+  return sign | (static_cast<uint64_t>(exponent + bias) << f.mantissa) | (units & ((uint64_t{1} << f.mantissa) - 1));
+}
 // The bits of `f`; a NaN made quiet.
 inline uint64_t bits_of_f32(float f) {
   uint32_t word;
   std::memcpy(&word, &f, 4);
   if (f != f) word |= 0x00400000u;
   return word;
+}
+
+// An f16 or bf16 widened to f32, as from_double(f32, to_double(kind, bits)) gives it (a NaN the
+// quiet NaN of its sign), from the bits: a normal f16 and every bf16 are an f32 with the bits moved.
+inline uint64_t half_to_f32_bits(Scalar kind, uint64_t bits) {
+  const uint32_t half = static_cast<uint32_t>(bits) & 0xffff, sign = (half & 0x8000) << 16;
+  const bool bf16 = kind == Scalar::bf16;
+  const uint32_t exponent = bf16 ? (half >> 7) & 0xff : (half >> 10) & 0x1f;
+  const uint32_t mantissa = bf16 ? half & 0x7f : half & 0x3ff;
+  if (exponent == (bf16 ? 0xffu : 0x1fu)) return sign | 0x7f800000u | (mantissa ? 0x00400000u : 0);
+  if (bf16) return uint64_t{half} << 16;
+  if (exponent == 0) return sign | bits_of_f32(static_cast<float>(mantissa) * 0x1p-24f);  // exact
+  return sign | (exponent + 112) << 23 | mantissa << 13;
 }
 
 // Exact for every float kind.

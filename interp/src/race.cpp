@@ -2,6 +2,8 @@
 // access by access.
 #include "race.h"
 
+#include <cstring>
+
 #include "kemit/interp/interp.h"
 #include "wave.h"
 
@@ -20,18 +22,35 @@ uint32_t RaceDetector::begin_access(const Instr& op, const std::array<int64_t, 3
   return static_cast<uint32_t>(accesses_.size() - 1);
 }
 
-ByteShadow& RaceDetector::at(Shadow& shadow, uint64_t byte) {
-  size_t page = byte / kPageBytes;
-  if (page >= shadow.pages.size()) shadow.pages.resize(page + 1);
-  auto& bytes = shadow.pages[page];
-  if (!bytes) bytes.reset(new ByteShadow[kPageBytes]());
-  return bytes[byte % kPageBytes];
+RaceDetector::Page& RaceDetector::new_page(Shadow& shadow, size_t index) {
+  if (index >= shadow.pages.size()) shadow.pages.resize(index + 1);
+  Page& made = shadow.pages[index];
+  made.grains.reset(new ByteShadow[kPageBytes / kGrain]());
+  return made;
 }
 
-ByteShadow* RaceDetector::span(Shadow& shadow, uint64_t byte, size_t bytes) {
-  if (byte / kPageBytes != (byte + bytes - 1) / kPageBytes) return nullptr;
-  return &at(shadow, byte);
+ByteShadow* RaceDetector::split(Page& page, size_t first) {
+  if (!page.bytes) page.bytes.reset(new ByteShadow[kPageBytes]());
+  ByteShadow& grain = page.grains[first / kGrain];
+  ByteShadow* bytes = &page.bytes[first];
+  if (grain.atomic != kSplit) {
+    for (size_t i = 0; i < kGrain; ++i) bytes[i] = grain;
+    grain.atomic = kSplit;
+  }
+  return bytes;
 }
+
+namespace {
+
+// A split grain whose bytes agree again (no atomic among them) is whole again.
+void merge(ByteShadow& grain, const ByteShadow* bytes, size_t count) {
+  if (bytes[0].atomic) return;
+  for (size_t i = 1; i < count; ++i)
+    if (std::memcmp(&bytes[i], &bytes[0], sizeof bytes[0]) != 0) return;
+  grain = bytes[0];
+}
+
+}  // namespace
 
 // Inlined into the byte loops: a check is a few compares of stamps that the common case passes, and
 // a call per byte of every lane's access cost more than the check.
@@ -90,29 +109,51 @@ void RaceDetector::check_atomic(Shadow& shadow, ByteShadow& s, uint64_t byte, ui
   else if (gone(shadow, a.second)) a.second = stamp, a.second_lane = static_cast<uint8_t>(lane);
 }
 
-template <class Check>
+template <bool bytes_only, class Check>
 void RaceDetector::each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check) {
-  if (ByteShadow* s = span(shadow, offset, bytes)) {  // one page lookup for the whole access
-    for (size_t i = 0; i < bytes; ++i) check(s[i], offset + i);
-    return;
+  const uint64_t end = offset + bytes;
+  for (uint64_t byte = offset; byte < end;) {
+    Page& at = page(shadow, byte);
+    const size_t in_page = byte % kPageBytes, first = in_page - in_page % kGrain;
+    const uint64_t grain_end = byte - in_page % kGrain + kGrain;
+    ByteShadow& grain = at.grains[first / kGrain];
+    const bool whole = !bytes_only && grain.atomic != kSplit && in_page == first && end >= grain_end;
+    ByteShadow* cells = whole ? nullptr : split(at, first);
+    check(whole ? grain : cells[in_page - first], byte);  // one call, so that it is inlined
+    if (whole) {
+      byte = grain_end;
+      continue;
+    }
+    byte += 1;
+    if (byte == grain_end || byte == end) merge(grain, cells, kGrain);
   }
-  for (size_t i = 0; i < bytes; ++i) check(at(shadow, offset + i), offset + i);
 }
 
 void RaceDetector::read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane) {
   Shadow& shadow = shadows_[region];
-  each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_read(shadow, s, byte, stamp, lane); });
+  each_byte<false>(shadow, offset, bytes,
+                   [&](ByteShadow& s, uint64_t byte) { check_read(shadow, s, byte, stamp, lane); });
+}
+
+void RaceDetector::read_lanes(int region, const uint64_t* pointers, uint64_t mask, size_t bytes, uint32_t stamp) {
+  Shadow& shadow = shadows_[region];
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const int lane = __builtin_ctzll(m);
+    each_byte<false>(shadow, pointers[lane] & OFFSET_MASK, bytes,
+                     [&](ByteShadow& s, uint64_t byte) { check_read(shadow, s, byte, stamp, lane); });
+  }
 }
 
 void RaceDetector::write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane) {
   Shadow& shadow = shadows_[region];
-  each_byte(shadow, offset, bytes, [&](ByteShadow& s, uint64_t byte) { check_write(shadow, s, byte, stamp, lane); });
+  each_byte<false>(shadow, offset, bytes,
+                   [&](ByteShadow& s, uint64_t byte) { check_write(shadow, s, byte, stamp, lane); });
 }
 
 void RaceDetector::atomic(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane, bool workgroup_scope) {
   Shadow& shadow = shadows_[region];
-  each_byte(shadow, offset, bytes,
-            [&](ByteShadow& s, uint64_t byte) { check_atomic(shadow, s, byte, stamp, lane, workgroup_scope); });
+  each_byte<true>(shadow, offset, bytes,
+                  [&](ByteShadow& s, uint64_t byte) { check_atomic(shadow, s, byte, stamp, lane, workgroup_scope); });
 }
 
 void RaceDetector::report(const Shadow& shadow, uint64_t byte, uint32_t earlier, int earlier_lane, uint32_t now,

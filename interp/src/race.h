@@ -41,7 +41,7 @@ struct Access {
 struct ByteShadow {
   uint32_t write = 0, read1 = 0, read2 = 0;  // stamps; 0 is none
   uint8_t write_lane = 0, read1_lane = 0, read2_lane = 0;
-  uint8_t atomic = 0;  // 1: an atomic touched the byte, whose AtomicShadow holds it
+  uint8_t atomic = 0;  // 1: an atomic touched the byte, whose AtomicShadow holds it; 2: a split grain
 };
 
 // The atomics of one byte that can still race, kept like a ByteShadow's reads: two by different
@@ -69,6 +69,8 @@ class RaceDetector {
   uint32_t begin_access(const Instr& op, const std::array<int64_t, 3>& group, int wave);
   // Throws RaceError naming both accesses when the access races with an earlier one.
   void read(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
+  // read() for every lane of `mask`, lowest first, at its pointer's offset.
+  void read_lanes(int region, const uint64_t* pointers, uint64_t mask, size_t bytes, uint32_t stamp);
   void write(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane);
   // An atomic read-modify-write; `workgroup_scope`: atomic within the workgroup only.
   void atomic(int region, uint64_t offset, size_t bytes, uint32_t stamp, int lane, bool workgroup_scope);
@@ -83,18 +85,34 @@ class RaceDetector {
   }
 
  private:
-  static constexpr size_t kPageBytes = 4096;  // shadows are made page by page, as touched
+  // Shadows are made page by page, as touched. A page keeps one shadow per aligned grain of kGrain
+  // bytes while its bytes' shadows are alike (the common case: each access covers whole elements),
+  // and a shadow per byte for a grain an access covers in part (split; merged again when its bytes
+  // agree). Checking a grain's shadow once is checking each of its bytes: alike shadows pass or
+  // fail alike (the first byte is the one reported) and are updated alike. Atomics work on bytes.
+  static constexpr size_t kPageBytes = 4096, kGrain = 2;
+  static constexpr uint8_t kSplit = 2;  // a grain shadow's `atomic`: its bytes' shadows are in `bytes`
+  struct Page {
+    std::unique_ptr<ByteShadow[]> grains;  // kPageBytes / kGrain
+    std::unique_ptr<ByteShadow[]> bytes;   // kPageBytes, made when a grain of the page first splits
+  };
   struct Shadow {
     bool lds = false;
     std::string name;
-    std::vector<std::unique_ptr<ByteShadow[]>> pages;
+    std::vector<Page> pages;
   };
   uint32_t next() const { return static_cast<uint32_t>(accesses_.size()); }
-  // The shadow of `bytes` bytes from `byte`, contiguous when they lie in one page (else nullptr).
-  ByteShadow* span(Shadow& shadow, uint64_t byte, size_t bytes);
-  ByteShadow& at(Shadow& shadow, uint64_t byte);
-  // check(shadow, byte) for each byte of an access.
-  template <class Check> void each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check);
+  Page& page(Shadow& shadow, uint64_t byte) {
+    const size_t index = byte / kPageBytes;
+    if (index < shadow.pages.size() && shadow.pages[index].grains) return shadow.pages[index];
+    return new_page(shadow, index);
+  }
+  Page& new_page(Shadow& shadow, size_t index);
+  // The byte shadows of the grain at page offset `first`, made from its grain shadow if it is whole.
+  ByteShadow* split(Page& page, size_t first);
+  // check(shadow, byte) for each byte of an access, once per whole grain; `bytes_only`: every
+  // byte its own (an atomic).
+  template <bool bytes_only, class Check> void each_byte(Shadow& shadow, uint64_t offset, size_t bytes, Check&& check);
   void check_read(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
   void check_write(Shadow& shadow, ByteShadow& s, uint64_t byte, uint32_t stamp, int lane);
   // A plain access of a byte an atomic touched: it races with an unordered atomic.

@@ -53,6 +53,14 @@ struct Workgroup {
 
 thread_local Workgroup* active_group = nullptr;
 
+// The waves' stacks and register files of the last run on this thread that ended without an error,
+// for the next run: a kernel's register file is megabytes, and allocating it anew cost a fault and
+// a fill per page, every run.
+std::vector<WaveStorage>& spare_storage() {
+  thread_local std::vector<WaveStorage> spare;
+  return spare;
+}
+
 // Every swapcontext is announced to AddressSanitizer (ci/sanitize.sh): it keeps one stack per
 // thread, so without these an exception thrown on a wave's stack (an out-of-bounds access, say)
 // unpoisons the wrong range, and later calls report stack-use-after-scope on memory that is fine.
@@ -179,10 +187,9 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
   for (int w = 0; w < count; ++w) {
     Coroutine& co = group.waves[w];
     WaveStorage& own = storage[w];
-    if (!own.stack) {
-      own.stack.reset(new char[STACK_BYTES]);
-      own.regs.assign(static_cast<size_t>(program.slots) * program.wave_size, 0);
-    }
+    if (!own.stack) own.stack.reset(new char[STACK_BYTES]);
+    const size_t cells = static_cast<size_t>(program.slots) * program.wave_size;
+    if (own.regs.size() < cells) own.regs.resize(cells);  // every register is written before it is read
     Place place{grid, block, group_id, w};
     co.wave = std::make_unique<Wave>(
         program, memory, stats, place,
@@ -249,6 +256,7 @@ RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std:
   };
   std::vector<uint64_t> params = param_values(program, names, region_of, scalars, memory);
   GroupState state(program);
+  state.storage.swap(spare_storage());
   state.schedule = options.schedule;
   std::unique_ptr<RaceDetector> races;
   if (options.races) races = std::make_unique<RaceDetector>(program, memory);
@@ -261,6 +269,7 @@ RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std:
     run_workgroup(program, memory, stats, grid, launch.block, {x, y, z}, params, state);
     stats.workgroups += 1;
   }
+  spare_storage().swap(state.storage);  // a run that failed leaves its waves' stacks mid-run: they go
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }

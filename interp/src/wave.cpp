@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace kemit::interp {
 namespace {
@@ -113,14 +114,15 @@ void Wave::for_loop(const Instr& in, uint64_t mask) {
     for (size_t i = 0; i < in.results.size(); ++i)
       for (int e = 0; e < in.args[i + 1].width; ++e) reg(in.args[i + 1].slot + e, lane) = reg(in.in[3 + i].slot + e, lane);
   });
+  // The lanes still in the loop: a compare per lane without a branch, then the step check over them.
   auto running = [&](uint64_t lanes) {
+    const uint64_t *ivs = lane_row(iv.slot), *his = lane_row(hi.slot), *steps = lane_row(step.slot);
     uint64_t active = 0;
-    for_lanes(lanes, [&](int lane) {
-      if (static_cast<int32_t>(reg(iv.slot, lane)) < static_cast<int32_t>(reg(hi.slot, lane))) {
-        if (static_cast<int32_t>(reg(step.slot, lane)) <= 0)
-          fail(in, lane, "step " + std::to_string(static_cast<int32_t>(reg(step.slot, lane))) + " never ends the loop");
-        active |= uint64_t{1} << lane;
-      }
+    for_lanes(lanes, [&](int l) {
+      active |= uint64_t{static_cast<int32_t>(ivs[l]) < static_cast<int32_t>(his[l])} << l;
+    });
+    require(active, [&](int l) { return static_cast<int32_t>(steps[l]) <= 0; }, [&](int lane) {
+      fail(in, lane, "step " + std::to_string(static_cast<int32_t>(steps[lane])) + " never ends the loop");
     });
     return active;
   };
@@ -128,7 +130,8 @@ void Wave::for_loop(const Instr& in, uint64_t mask) {
   // (a yield may name an iter).
   size_t elements = 0;
   for (const auto& y : in.yields) elements += static_cast<size_t>(y.width);
-  std::vector<uint64_t> carried(elements * static_cast<size_t>(width));
+  // One scratch per wave: a nested loop's use of it ends before this loop's begins or resumes.
+  if (carried.size() < elements * static_cast<size_t>(width)) carried.resize(elements * static_cast<size_t>(width));
   for (uint64_t active = running(mask); active; active = running(active)) {
     block(in.bodies[0], active);
     uint64_t* row = carried.data();
@@ -181,11 +184,21 @@ void Wave::special(const Instr& in, uint64_t mask) {
 }
 
 // Integer ops: one loop over the lanes per op and element, the wrap checks in a second loop only
-// when the op makes a promise. The failing lane reported is the lowest, nuw before nsw.
+// when the op makes a promise. The failing lane reported is the lowest, nuw before nsw. The width
+// is a template argument, so that shifts and masks are constants and the loops vectorize.
 void Wave::int_binary(const Instr& in, uint64_t mask) {
-  const int bits = bits_of(in.result.kind);
-  const uint64_t wm = width_mask_of_bits(bits);
-  auto sx = [bits](uint64_t v) { return sign_extend_bits(bits, v); };
+  switch (bits_of(in.result.kind)) {
+    case 1: return int_binary_of<1>(in, mask);
+    case 16: return int_binary_of<16>(in, mask);
+    case 32: return int_binary_of<32>(in, mask);
+    default: return int_binary_of<64>(in, mask);
+  }
+}
+
+template <int bits> void Wave::int_binary_of(const Instr& in, uint64_t mask) {
+  constexpr uint64_t wm = width_mask_of_bits(bits);
+  constexpr int sign = bits - 1;
+  auto sx = [](uint64_t v) { return sign_extend_bits(bits, v); };
   for (int e = 0; e < in.result.width; ++e) {
     const uint64_t* a = lane_row(in.in[0].slot + e);
     const uint64_t* b = lane_row(in.in[1].slot + e);
@@ -193,7 +206,7 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
     // unsigned_wrap(lane), signed_wrap(lane): whether the exact result left the type.
     auto check = [&](auto unsigned_wrap, auto signed_wrap) {
       if (!in.nuw && !in.nsw) return;
-      const bool nuw = in.nuw, nsw = in.nsw;
+      const uint64_t nuw = in.nuw ? ~uint64_t{0} : 0, nsw = in.nsw ? ~uint64_t{0} : 0;
       require(mask, [&](int l) { return (nuw & unsigned_wrap(l)) | (nsw & signed_wrap(l)); }, [&](int lane) {
         if (in.nuw && unsigned_wrap(lane))
           fail(in, lane, "nuw promise broken: unsigned wrap of " + std::to_string(a[lane]) + " and " + std::to_string(b[lane]));
@@ -201,19 +214,30 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
                            std::to_string(sx(b[lane])));
       });
     };
-    // add, sub, mul: the exact result, in a type that holds it (64 bits for operands of up to 32, 128
-    // for 64-bit ones), against the type's range: no branch per lane, so the checks stay tight loops.
-    auto arithmetic_wraps = [&](auto exact_signed, auto exact_unsigned) {
+    // add and sub wrap by their carry or borrow (the operands are zero-extended, so for less than 64
+    // bits the bits above the type's) and, signed, when the result's sign differs from the operands'
+    // (add: both; sub: the first's, the two having differed): bit operations, no branch or wide type.
+    auto add_wraps = [&] {
+      check([&](int l) -> uint64_t { return bits < 64 ? (a[l] + b[l]) >> (bits & 63) : ((a[l] + b[l]) & wm) < a[l]; },
+            [&](int l) {
+              const uint64_t sum = (a[l] + b[l]) & wm;
+              return (((a[l] ^ sum) & (b[l] ^ sum)) >> sign) & 1;
+            });
+    };
+    auto sub_wraps = [&] {
+      check([&](int l) -> uint64_t { return bits < 64 ? (a[l] - b[l]) >> 63 : a[l] < b[l]; }, [&](int l) {
+        const uint64_t difference = (a[l] - b[l]) & wm;
+        return (((a[l] ^ b[l]) & (a[l] ^ difference)) >> sign) & 1;
+      });
+    };
+    // mul: the exact product, in a type that holds it (64 bits for operands of up to 32, 128 for
+    // 64-bit ones), against the type's range.
+    auto mul_wraps = [&](auto exact_signed, auto exact_unsigned) {
       using S = decltype(exact_signed);
       using U = decltype(exact_unsigned);
-      const S lowest = -(S{1} << (bits - 1)), highest = (S{1} << (bits - 1)) - 1;
+      const S lowest = -(S{1} << sign), highest = (S{1} << sign) - 1;
       auto outside = [&](S exact) { return (exact < lowest) | (exact > highest); };
-      if (in.code == Code::add)
-        check([&](int l) { return U{a[l]} + b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} + sx(b[l])); });
-      else if (in.code == Code::sub)
-        check([&](int l) { return a[l] < b[l]; }, [&](int l) { return outside(S{sx(a[l])} - sx(b[l])); });
-      else
-        check([&](int l) { return U{a[l]} * b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} * sx(b[l])); });
+      check([&](int l) { return U{a[l]} * b[l] > wm; }, [&](int l) { return outside(S{sx(a[l])} * sx(b[l])); });
     };
     auto shift_in_range = [&] {
       require(mask, [&](int l) { return b[l] >= static_cast<uint64_t>(bits); }, [&](int lane) {
@@ -221,14 +245,18 @@ void Wave::int_binary(const Instr& in, uint64_t mask) {
       });
     };
     switch (in.code) {
-      case Code::add: case Code::sub: case Code::mul:
-        if (bits < 64)
-          arithmetic_wraps(int64_t{}, uint64_t{});
-        else
-          arithmetic_wraps(__int128{}, static_cast<unsigned __int128>(0));
-        if (in.code == Code::add) for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
-        else if (in.code == Code::sub) for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
-        else for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
+      case Code::add:
+        add_wraps();
+        for_lanes(mask, [&](int l) { r[l] = (a[l] + b[l]) & wm; });
+        break;
+      case Code::sub:
+        sub_wraps();
+        for_lanes(mask, [&](int l) { r[l] = (a[l] - b[l]) & wm; });
+        break;
+      case Code::mul:
+        if constexpr (bits < 64) mul_wraps(int64_t{}, uint64_t{});
+        else mul_wraps(__int128{}, static_cast<unsigned __int128>(0));
+        for_lanes(mask, [&](int l) { r[l] = (a[l] * b[l]) & wm; });
         break;
       case Code::udiv: case Code::urem:
         require(mask, [&](int l) { return b[l] == 0; }, [&](int lane) { fail(in, lane, "division by zero"); });
@@ -296,19 +324,28 @@ void Wave::float_op(const Instr& in, uint64_t mask) {
       }
       continue;
     }
-    auto wide = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = from_double(kind, op(l)); }); };
-    auto x = [&](const uint64_t* v, int l) { return to_double(kind, v[l]); };
-    switch (in.code) {
-      case Code::fadd: wide([&](int l) { return x(a, l) + x(b, l); }); break;
-      case Code::fsub: wide([&](int l) { return x(a, l) - x(b, l); }); break;
-      case Code::fmul: wide([&](int l) { return x(a, l) * x(b, l); }); break;
-      case Code::fdiv: wide([&](int l) { return x(a, l) / x(b, l); }); break;
-      case Code::fmax: wide([&](int l) { return max_of(x(a, l), x(b, l)); }); break;
-      case Code::fmin: wide([&](int l) { return min_of(x(a, l), x(b, l)); }); break;
-      case Code::exp: wide([&](int l) { return std::exp(x(a, l)); }); break;
-      case Code::sqrt: wide([&](int l) { return std::sqrt(x(a, l)); }); break;
-      default: wide([&](int l) { return std::fma(x(a, l), x(b, l), x(c, l)); }); break;  // fma: one rounding
-    }
+    if (kind == Scalar::f16) half_op(std::integral_constant<Scalar, Scalar::f16>{}, in.code, a, b, c, r, mask);
+    else if (kind == Scalar::bf16) half_op(std::integral_constant<Scalar, Scalar::bf16>{}, in.code, a, b, c, r, mask);
+    else half_op(std::integral_constant<Scalar, Scalar::f32>{}, in.code, a, b, c, r, mask);  // exp
+  }
+}
+
+// One float op of `kind()` (f16, bf16, or f32 for exp) through doubles: each lane's operands decoded
+// exactly, the result rounded once.
+template <class Kind> void Wave::half_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b,
+                                         const uint64_t* c, uint64_t* r, uint64_t mask) {
+  auto wide = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = from_double(kind(), op(l)); }); };
+  auto x = [&](const uint64_t* v, int l) { return to_double(kind(), v[l]); };
+  switch (code) {
+    case Code::fadd: wide([&](int l) { return x(a, l) + x(b, l); }); break;
+    case Code::fsub: wide([&](int l) { return x(a, l) - x(b, l); }); break;
+    case Code::fmul: wide([&](int l) { return x(a, l) * x(b, l); }); break;
+    case Code::fdiv: wide([&](int l) { return x(a, l) / x(b, l); }); break;
+    case Code::fmax: wide([&](int l) { return max_of(x(a, l), x(b, l)); }); break;
+    case Code::fmin: wide([&](int l) { return min_of(x(a, l), x(b, l)); }); break;
+    case Code::exp: wide([&](int l) { return std::exp(x(a, l)); }); break;
+    case Code::sqrt: wide([&](int l) { return std::sqrt(x(a, l)); }); break;
+    default: wide([&](int l) { return std::fma(x(a, l), x(b, l), x(c, l)); }); break;  // fma: one rounding
   }
 }
 
@@ -365,6 +402,25 @@ void Wave::select(const Instr& in, uint64_t mask) {
   }
 }
 
+// A float conversion, exact widening or rounded once, in a loop made for its pair of kinds (the
+// kinds constant, each lane's decode and rounding inline).
+void Wave::convert(Scalar from, Scalar to, const uint64_t* a, uint64_t* r, uint64_t mask) {
+  auto lanes = [&](auto from_kind, auto to_kind) {
+    for_lanes(mask, [&](int l) { r[l] = from_double(to_kind(), to_double(from_kind(), a[l])); });
+  };
+  using F16 = std::integral_constant<Scalar, Scalar::f16>;
+  using BF16 = std::integral_constant<Scalar, Scalar::bf16>;
+  using F32 = std::integral_constant<Scalar, Scalar::f32>;
+  if ((from == Scalar::f16 || from == Scalar::bf16) && to == Scalar::f32) {
+    if (from == Scalar::f16) for_lanes(mask, [&](int l) { r[l] = half_to_f32_bits(Scalar::f16, a[l]); });
+    else for_lanes(mask, [&](int l) { r[l] = half_to_f32_bits(Scalar::bf16, a[l]); });
+    return;
+  }
+  if (from == Scalar::f32 && to == Scalar::f16) return lanes(F32{}, F16{});
+  if (from == Scalar::f32 && to == Scalar::bf16) return lanes(F32{}, BF16{});
+  lanes([from] { return from; }, [to] { return to; });
+}
+
 void Wave::cast(const Instr& in, uint64_t mask) {
   Scalar from = in.in[0].kind, to = in.result.kind;
   uint64_t to_mask = width_mask(to);
@@ -381,7 +437,7 @@ void Wave::cast(const Instr& in, uint64_t mask) {
       case Code::sext: for_lanes(mask, [&](int l) { r[l] = static_cast<uint64_t>(sign_extend(from, a[l])) & to_mask; }); break;
       case Code::trunc: for_lanes(mask, [&](int l) { r[l] = a[l] & to_mask; }); break;
       case Code::fpext: case Code::fptrunc:
-        for_lanes(mask, [&](int l) { r[l] = from_double(to, to_double(from, a[l])); });
+        convert(from, to, a, r, mask);
         break;
       case Code::sitofp:
         for_lanes(mask, [&](int l) { r[l] = from_double(to, static_cast<double>(sign_extend(from, a[l]))); });
@@ -463,6 +519,7 @@ void Wave::load(const Instr& in, uint64_t mask) {
   RaceDetector* races = memory.races;
   const uint32_t stamp = races ? races->begin_access(in, place.group, place.wave) : 0;
   Region* common = common_region(in, pointers, mask, bytes, false);
+  if (common && !common->paged) return load_in(*common, in, mask, stamp);
   for_lanes(mask, [&](int lane) {
     uint64_t pointer = pointers[lane], offset = pointer & OFFSET_MASK;
     Region& region = common ? *common : located(in, lane, pointer, bytes, false);
@@ -480,6 +537,45 @@ void Wave::load(const Instr& in, uint64_t mask) {
       reg(in.result.slot + e, lane) = bits & keep;
     }
   });
+}
+
+// A load whose lanes all read `region`, in bounds and aligned: the race watch over every lane, then
+// the written check, then the copies, each a loop of its own. The same outcome as lane by lane: a
+// race is thrown at once, an unwritten read (with the detector) only deferred, so the lowest lane
+// with either is the one reported, and a failed load leaves no value anyone reads.
+void Wave::load_in(Region& region, const Instr& in, uint64_t mask, uint32_t stamp) {
+  const int size = bytes_of(in.result.kind);
+  const size_t bytes = static_cast<size_t>(size) * in.result.width;
+  const uint64_t* pointers = lane_row(in.in[0].slot);
+  if (memory.races && region.writable)
+    memory.races->read_lanes(static_cast<int>(pointers[__builtin_ctzll(mask)] >> REGION_SHIFT), pointers, mask, bytes,
+                             stamp);
+  if (region.written) {
+    const uint8_t* written = region.written->data();  // 1 for a written byte, else 0
+    uint64_t unwritten = 0;
+    for_lanes(mask, [&](int l) {
+      const uint8_t* at = written + (pointers[l] & OFFSET_MASK);
+      for (size_t i = 0; i < bytes; ++i) unwritten |= at[i] ^ 1u;
+    });
+    if (unwritten)
+      for_lanes(mask, [&](int l) { unwritten_lds(in, l, region, pointers[l] & OFFSET_MASK, bytes); });
+  }
+  switch (size) {
+    case 1: return load_rows<1>(region, in, mask);
+    case 2: return load_rows<2>(region, in, mask);
+    case 4: return load_rows<4>(region, in, mask);
+    default: return load_rows<8>(region, in, mask);
+  }
+}
+
+template <int size> void Wave::load_rows(const Region& region, const Instr& in, uint64_t mask) {
+  const uint64_t keep = width_mask(in.result.kind);
+  const uint64_t* pointers = lane_row(in.in[0].slot);
+  for (int e = 0; e < in.result.width; ++e) {
+    uint64_t* row = lane_row(in.result.slot + e);
+    const uint8_t* data = region.data + static_cast<size_t>(e) * size;
+    for_lanes(mask, [&](int l) { row[l] = read_bytes(data + (pointers[l] & OFFSET_MASK), size) & keep; });
+  }
 }
 
 void Wave::unwritten_lds(const Instr& in, int lane, const Region& region, uint64_t offset, size_t bytes) {
@@ -543,21 +639,24 @@ void Wave::atomic_add(const Instr& in, uint64_t mask) {
   });
 }
 
+// Each result element is a copy of one operand element: a row of lanes copied per element. The
+// result's slots are none of the operands' (a value's slots are free only after its last read).
 void Wave::vector_op(const Instr& in, uint64_t mask) {
   const Operand& a = in.in[0];
-  for_lanes(mask, [&](int lane) {
-    if (in.code == Code::extract_element) {
-      reg(in.result.slot, lane) = reg(a.slot + in.imm, lane);
-    } else if (in.code == Code::insert_element) {
-      for (int e = 0; e < a.width; ++e) reg(in.result.slot + e, lane) = reg(a.slot + e, lane);
-      reg(in.result.slot + in.imm, lane) = reg(in.in[1].slot, lane);
-    } else {
-      for (int e = 0; e < in.result.width; ++e) {
-        int pick = static_cast<int>(in.data[e]);
-        reg(in.result.slot + e, lane) = pick < a.width ? reg(a.slot + pick, lane) : reg(in.in[1].slot + pick - a.width, lane);
-      }
-    }
-  });
+  auto copy = [&](int to, int from) {
+    uint64_t* r = lane_row(in.result.slot + to);
+    const uint64_t* v = lane_row(from);
+    for_lanes(mask, [&](int l) { r[l] = v[l]; });
+  };
+  if (in.code == Code::extract_element) return copy(0, a.slot + static_cast<int>(in.imm));
+  if (in.code == Code::insert_element) {
+    for (int e = 0; e < a.width; ++e) copy(e, e == in.imm ? in.in[1].slot : a.slot + e);
+    return;
+  }
+  for (int e = 0; e < in.result.width; ++e) {
+    const int pick = static_cast<int>(in.data[e]);
+    copy(e, pick < a.width ? a.slot + pick : in.in[1].slot + pick - a.width);
+  }
 }
 
 // readfirstlane: the lowest active lane's value. bpermute: lane (i mod wave size)'s value; reading
@@ -565,14 +664,13 @@ void Wave::vector_op(const Instr& in, uint64_t mask) {
 // in the lane's row of 16, `old` when that lane is inactive or (row_shr) before the row's start (row and
 // bank masks all on, bound_ctrl off).
 void Wave::cross_lane(const Instr& in, uint64_t mask) {
-  std::vector<uint64_t> source(width);
+  uint64_t source[64], out[64];  // a wave has at most 64 lanes
   for (int lane = 0; lane < width; ++lane) source[lane] = reg(in.in[in.code == Code::update_dpp ? 1 : 0].slot, lane);
   if (in.code == Code::readfirstlane) {
     uint64_t first = source[__builtin_ctzll(mask)];
     for_lanes(mask, [&](int lane) { reg(in.result.slot, lane) = first; });
     return;
   }
-  std::vector<uint64_t> out(width);
   for_lanes(mask, [&](int lane) {
     if (in.code == Code::bpermute) {
       int from = static_cast<int>(static_cast<uint32_t>(reg(in.in[1].slot, lane)) % width);

@@ -70,11 +70,12 @@ class Wave {
       for (uint64_t m = mask; m; m &= m - 1) f(__builtin_ctzll(m));
     }
   }
-  // Fails with report(lane) for the lowest lane of `mask` where bad(lane) holds. The search is a
-  // loop without calls (so it stays tight); the report runs only when a lane is bad.
+  // Fails with report(lane) for the lowest lane of `mask` where bad(lane) holds (is not 0). The
+  // search is a loop without calls (so it stays tight; a bad() of bit operations vectorizes); the
+  // report runs only when a lane is bad.
   template <class Bad, class Report> void require(uint64_t mask, Bad&& bad, Report&& report) {
-    bool found = false;
-    for_lanes(mask, [&](int lane) { found |= bad(lane); });
+    uint64_t found = 0;
+    for_lanes(mask, [&](int lane) { found |= static_cast<uint64_t>(bad(lane)); });
     if (!found) return;
     for (uint64_t m = mask; m; m &= m - 1)
       if (int lane = __builtin_ctzll(m); bad(lane)) report(lane);
@@ -85,10 +86,14 @@ class Wave {
   void if_then(const Instr& in, uint64_t mask);
   void special(const Instr& in, uint64_t mask);
   void int_binary(const Instr& in, uint64_t mask);
+  template <int bits> void int_binary_of(const Instr& in, uint64_t mask);
   void float_op(const Instr& in, uint64_t mask);
   void compare(const Instr& in, uint64_t mask);
   void select(const Instr& in, uint64_t mask);
   void cast(const Instr& in, uint64_t mask);
+  void convert(Scalar from, Scalar to, const uint64_t* a, uint64_t* r, uint64_t mask);
+  template <class Kind> void half_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b, const uint64_t* c,
+                                     uint64_t* r, uint64_t mask);
   void ptr_add(const Instr& in, uint64_t mask);
   // The region an access of `bytes` at `pointer` touches when it is in bounds, aligned and (for a
   // store) writable; else nullptr, and access() says why.
@@ -126,6 +131,9 @@ class Wave {
     return bad ? nullptr : &region;
   }
   void load(const Instr& in, uint64_t mask);
+  // A load of `region` by every lane of `mask`, each in bounds and aligned (common_region), not paged.
+  void load_in(Region& region, const Instr& in, uint64_t mask, uint32_t stamp);
+  template <int size> void load_rows(const Region& region, const Instr& in, uint64_t mask);
   void store(const Instr& in, uint64_t mask);
   void atomic_add(const Instr& in, uint64_t mask);
   // A read of LDS bytes no lane of this workgroup wrote: fails (or, with the race detector, defers
@@ -136,6 +144,8 @@ class Wave {
   void mma(const Instr& in, uint64_t mask);
   // Lane `lane`'s A or B fragment, exactly: layout.operand_width values to `out`.
   void mma_fragment(const MmaLayout& layout, const Operand& operand, int lane, double* out);
+  // Fails naming the first lane whose A or B element differs from an earlier lane's copy of it.
+  [[noreturn]] [[gnu::cold]] void mma_replica_error(const Instr& in, const MmaLayout& layout);
   [[noreturn]] void fail(const Instr& in, int lane, const std::string& message) const;
 
   const Program& program;
@@ -146,6 +156,7 @@ class Wave {
   int width;           // lanes per wave
   uint64_t all_lanes;  // the mask of every lane of the wave
   std::vector<uint64_t>& regs;
+  std::vector<uint64_t> carried;  // for_loop: the yields' values, read before any iter is written
 };
 
 }  // namespace kemit::interp

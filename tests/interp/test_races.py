@@ -9,7 +9,7 @@ from kemit.ir.builder import Builder
 from kemit.ir.printer import print_kernel
 from kemit.ir.types import pointer, scalar
 
-I32 = scalar("i32")
+I16, I32 = scalar("i16"), scalar("i32")
 GLOBAL = pointer("global")
 SCHEDULES = ("in-order", "reverse", "random:1", "random:2")
 
@@ -104,6 +104,25 @@ def test_two_lanes_of_one_store_writing_one_address_race(kemit_cpp):
     out = np.zeros(2, dtype=np.int32)
     with pytest.raises(kemit_cpp.RaceError, match=r"^race: buffer 'out' byte 0: lanes 0 and 2 of one store both write it: store "):
         kemit_cpp.run(stores(lambda b, tid: b.bit_and(tid, b.const_int(I32, 1))), 1, 64, {"out": out})
+
+
+def test_a_race_on_one_byte_of_an_element_is_named_at_that_byte(kemit_cpp):
+    """Each lane writes an i16 at an odd byte (align=1: one byte of each of two elements), then
+    reads the i16 element at 2 * (tid % 32): wave 0 reads what it wrote itself, wave 1 the element
+    whose second byte wave 0's lane 0 wrote and whose first byte nobody did. The detector keeps one
+    shadow per two bytes while they agree and one per byte after that: the race is byte 1's."""
+    b = Builder("t", "gfx1100")
+    scratch = b.param("scratch", GLOBAL)
+    tid = b.workitem_id("x")
+    odd = b.add(b.mul(tid, b.const_int(I32, 2)), b.const_int(I32, 1))
+    b.store(b.trunc(tid, I16), b.ptr_add(scratch, odd, scalar("i1")), 1)
+    b.load(I16, b.ptr_add(scratch, b.bit_and(tid, b.const_int(I32, 31)), I16), 2)
+    with pytest.raises(kemit_cpp.RaceError) as raised:
+        kemit_cpp.run(print_kernel(b.finish()), 1, 64, {"scratch": np.zeros(160, dtype=np.uint8)})
+    message = str(raised.value)
+    assert message.startswith("race: buffer 'scratch' byte 1: store ")
+    assert "(lane 0 of wave 0, workgroup (0,0,0)) writes it and %" in message
+    assert "(lane 0 of wave 1, workgroup (0,0,0)) reads it in one barrier interval" in message
 
 
 def test_without_the_detector_the_in_order_run_passes_what_the_schedules_expose(kemit_cpp):
