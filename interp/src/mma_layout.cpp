@@ -59,8 +59,6 @@ MmaLayout make(const std::string& instr, const std::string& kind_name, Scalar op
   const auto m = static_cast<size_t>(kind.m), n = static_cast<size_t>(kind.n), k = static_cast<size_t>(kind.k);
   if (m * k > MMA_MAX_OPERAND || k * n > MMA_MAX_OPERAND || m * n > MMA_MAX_D)
     throw std::logic_error("mma layout " + instr + " is larger than the matrix op's stack arrays");
-  std::set<std::pair<int, int>> a_places(layout.a.begin(), layout.a.end());
-  layout.replicated = a_places.size() != layout.a.size();  // B mirrors A's places
   std::set<std::pair<int, int>> c_places(layout.c.begin(), layout.c.end());
   layout.c_replicated = c_places.size() != layout.c.size();
   return layout;

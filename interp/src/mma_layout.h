@@ -40,7 +40,6 @@ struct MmaLayout {
   // The same places flattened, as the matrix op indexes its row-major A (m x k), B (k x n) and D
   // (m x n): row * k + col, row * n + col, row * n + col.
   std::vector<int> a_at, b_at, c_at;
-  bool replicated = false;    // some element of A or B is held by more than one lane
   bool c_replicated = false;  // some element of C and D is held by more than one lane
   // The same again as a matrix op reads them, so that it gathers without a lookup per lane: A and
   // B by element, and the D element (row * n + col) of each accumulator cell, [element][lane].

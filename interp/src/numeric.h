@@ -42,35 +42,38 @@ inline float f32_of(uint64_t bits) {
   return f;
 }
 
-// An f16 or bf16 pattern decoded, exactly; a NaN is the quiet NaN of its sign. Computed from the
-// bits (a normal f16 and every bf16 are an f32 whose bits are theirs moved), not looked up: the
-// interpreter converts a value per lane and operand, and a table of every pattern misses the cache.
-inline double half_to_double(Scalar kind, uint64_t bits) {
-  const uint32_t half = static_cast<uint32_t>(bits) & 0xffff;
+// The bits of `f`; a NaN made quiet.
+inline uint64_t bits_of_f32(float f) {
+  uint32_t word;
+  std::memcpy(&word, &f, 4);
+  if (f != f) word |= 0x00400000u;
+  return word;
+}
+
+// An f16 or bf16 widened to f32, exactly (a NaN the quiet NaN of its sign), from the bits: a normal
+// f16 and every bf16 are an f32 with the bits moved.
+inline uint64_t half_to_f32_bits(Scalar kind, uint64_t bits) {
+  const uint32_t half = static_cast<uint32_t>(bits) & 0xffff, sign = (half & 0x8000) << 16;
   const bool bf16 = kind == Scalar::bf16;
   const uint32_t exponent = bf16 ? (half >> 7) & 0xff : (half >> 10) & 0x1f;
   const uint32_t mantissa = bf16 ? half & 0x7f : half & 0x3ff;
-  if (exponent == (bf16 ? 0xffu : 0x1fu)) {
-    // Made from its bits, the sign's too: a negation may be folded into the add or sub the value
-    // goes to (x + -y as x - y), which keeps every number but not a NaN's sign.
-    const uint64_t bits = uint64_t{half >> 15} << 63 | uint64_t{0x7ff} << 52 | (mantissa ? uint64_t{1} << 51 : 0);
-    double special;
-    std::memcpy(&special, &bits, 8);
-    return special;
-  }
-  double magnitude;
-  if (bf16)
-    return f32_of(uint64_t{half} << 16);
-  else if (exponent == 0)
-    magnitude = mantissa * 0x1p-24;  // subnormal: mantissa units of 2^-24
-  else
-    magnitude = f32_of(uint64_t{exponent + 112} << 23 | uint64_t{mantissa} << 13);
-  return half >> 15 ? -magnitude : magnitude;
+  if (exponent == (bf16 ? 0xffu : 0x1fu)) return sign | 0x7f800000u | (mantissa ? 0x00400000u : 0);
+  if (bf16) return uint64_t{half} << 16;
+  if (exponent == 0) return sign | bits_of_f32(static_cast<float>(mantissa) * 0x1p-24f);  // exact
+  return sign | (exponent + 112) << 23 | mantissa << 13;
 }
+
+// An f16 or bf16 pattern decoded, exactly (every one is an f32); a NaN is the quiet NaN of its
+// sign. Computed from the bits, not looked up: the interpreter converts a value per lane and
+// operand, and a table of every pattern misses the cache. No negation either: one may be folded
+// into the add or sub the value goes to (x + -y as x - y), which keeps every number but not a NaN's
+// sign.
+inline double half_to_double(Scalar kind, uint64_t bits) { return f32_of(half_to_f32_bits(kind, bits)); }
+
 // `value` rounded to f16 or bf16, ties to even, and encoded: overflow gives infinity, a NaN the
 // quiet NaN of its sign. Integer shifts and compares on the double's bits (the interpreter rounds
-// every f16 and bf16 result here).
-// Inline, so that a loop over lanes with its kind fixed makes no call per lane.
+// every f16 and bf16 result here). Inline, so that a loop over lanes with its kind fixed makes no
+// call per lane.
 inline uint64_t half_from_double(Scalar kind, double value) {
   struct Format {
     int mantissa, exponent;  // stored mantissa bits, exponent bits
@@ -100,27 +103,6 @@ inline uint64_t half_from_double(Scalar kind, double value) {
   if (units < (uint64_t{1} << f.mantissa)) return sign | units;  // subnormal (exponent field 0)
   return sign | (static_cast<uint64_t>(exponent + bias) << f.mantissa) | (units & ((uint64_t{1} << f.mantissa) - 1));
 }
-// The bits of `f`; a NaN made quiet.
-inline uint64_t bits_of_f32(float f) {
-  uint32_t word;
-  std::memcpy(&word, &f, 4);
-  if (f != f) word |= 0x00400000u;
-  return word;
-}
-
-// An f16 or bf16 widened to f32, as from_double(f32, to_double(kind, bits)) gives it (a NaN the
-// quiet NaN of its sign), from the bits: a normal f16 and every bf16 are an f32 with the bits moved.
-inline uint64_t half_to_f32_bits(Scalar kind, uint64_t bits) {
-  const uint32_t half = static_cast<uint32_t>(bits) & 0xffff, sign = (half & 0x8000) << 16;
-  const bool bf16 = kind == Scalar::bf16;
-  const uint32_t exponent = bf16 ? (half >> 7) & 0xff : (half >> 10) & 0x1f;
-  const uint32_t mantissa = bf16 ? half & 0x7f : half & 0x3ff;
-  if (exponent == (bf16 ? 0xffu : 0x1fu)) return sign | 0x7f800000u | (mantissa ? 0x00400000u : 0);
-  if (bf16) return uint64_t{half} << 16;
-  if (exponent == 0) return sign | bits_of_f32(static_cast<float>(mantissa) * 0x1p-24f);  // exact
-  return sign | (exponent + 112) << 23 | mantissa << 13;
-}
-
 // Exact for every float kind.
 inline double to_double(Scalar kind, uint64_t bits) {
   return kind == Scalar::f32 ? f32_of(bits) : half_to_double(kind, bits);

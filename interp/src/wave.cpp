@@ -12,6 +12,11 @@
 namespace kemit::interp {
 namespace {
 
+// A float kind as a type, so that a lane loop made for it has the kind constant.
+using F16 = std::integral_constant<Scalar, Scalar::f16>;
+using BF16 = std::integral_constant<Scalar, Scalar::bf16>;
+using F32 = std::integral_constant<Scalar, Scalar::f32>;
+
 int lane_count(uint64_t mask) { return __builtin_popcountll(mask); }
 
 }  // namespace
@@ -324,16 +329,16 @@ void Wave::float_op(const Instr& in, uint64_t mask) {
       }
       continue;
     }
-    if (kind == Scalar::f16) half_op(std::integral_constant<Scalar, Scalar::f16>{}, in.code, a, b, c, r, mask);
-    else if (kind == Scalar::bf16) half_op(std::integral_constant<Scalar, Scalar::bf16>{}, in.code, a, b, c, r, mask);
-    else half_op(std::integral_constant<Scalar, Scalar::f32>{}, in.code, a, b, c, r, mask);  // exp
+    if (kind == Scalar::f16) wide_float_op(F16{}, in.code, a, b, c, r, mask);
+    else if (kind == Scalar::bf16) wide_float_op(BF16{}, in.code, a, b, c, r, mask);
+    else wide_float_op(F32{}, in.code, a, b, c, r, mask);  // exp
   }
 }
 
 // One float op of `kind()` (f16, bf16, or f32 for exp) through doubles: each lane's operands decoded
 // exactly, the result rounded once.
-template <class Kind> void Wave::half_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b,
-                                         const uint64_t* c, uint64_t* r, uint64_t mask) {
+template <class Kind> void Wave::wide_float_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b,
+                                              const uint64_t* c, uint64_t* r, uint64_t mask) {
   auto wide = [&](auto op) { for_lanes(mask, [&](int l) { r[l] = from_double(kind(), op(l)); }); };
   auto x = [&](const uint64_t* v, int l) { return to_double(kind(), v[l]); };
   switch (code) {
@@ -408,9 +413,6 @@ void Wave::convert(Scalar from, Scalar to, const uint64_t* a, uint64_t* r, uint6
   auto lanes = [&](auto from_kind, auto to_kind) {
     for_lanes(mask, [&](int l) { r[l] = from_double(to_kind(), to_double(from_kind(), a[l])); });
   };
-  using F16 = std::integral_constant<Scalar, Scalar::f16>;
-  using BF16 = std::integral_constant<Scalar, Scalar::bf16>;
-  using F32 = std::integral_constant<Scalar, Scalar::f32>;
   if ((from == Scalar::f16 || from == Scalar::bf16) && to == Scalar::f32) {
     if (from == Scalar::f16) for_lanes(mask, [&](int l) { r[l] = half_to_f32_bits(Scalar::f16, a[l]); });
     else for_lanes(mask, [&](int l) { r[l] = half_to_f32_bits(Scalar::bf16, a[l]); });

@@ -92,8 +92,8 @@ class Wave {
   void select(const Instr& in, uint64_t mask);
   void cast(const Instr& in, uint64_t mask);
   void convert(Scalar from, Scalar to, const uint64_t* a, uint64_t* r, uint64_t mask);
-  template <class Kind> void half_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b, const uint64_t* c,
-                                     uint64_t* r, uint64_t mask);
+  template <class Kind> void wide_float_op(Kind kind, Code code, const uint64_t* a, const uint64_t* b,
+                                           const uint64_t* c, uint64_t* r, uint64_t mask);
   void ptr_add(const Instr& in, uint64_t mask);
   // The region an access of `bytes` at `pointer` touches when it is in bounds, aligned and (for a
   // store) writable; else nullptr, and access() says why.
