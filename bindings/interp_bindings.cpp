@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -42,17 +43,31 @@ interp::Buffer buffer_of(const std::string& name, const py::object& value) {
   return buffer;
 }
 
-// The parsed kernels of a module text, the last few texts kept: a section runs its one text once
-// per input set and schedule, and parsing is a tenth of a numerics worker's time. Called with the
-// GIL held, which guards the cache; the caller's pointer keeps its kernels alive while it runs.
-std::shared_ptr<const std::vector<ir::Kernel>> parsed_module(const std::string& text) {
-  static std::deque<std::pair<std::string, std::shared_ptr<const std::vector<ir::Kernel>>>> kept;
-  for (const auto& [seen, kernels] : kept)
-    if (seen == text) return kernels;
-  auto kernels = std::make_shared<const std::vector<ir::Kernel>>(ir::parse_module(text));
-  kept.emplace_front(text, kernels);
+// A module text parsed once, and each of its kernels compiled on first use: a section runs its one
+// text once per input set, chunk and schedule, and parsing and compiling cost as much as a small run.
+struct ParsedModule {
+  std::vector<ir::Kernel> kernels;
+  std::map<std::string, std::shared_ptr<const interp::Program>> compiled;  // by kernel name
+};
+
+// The last few texts are kept, compared by their whole text. Called with the GIL held, which guards
+// the cache; the caller's pointer keeps the module alive while it runs.
+std::shared_ptr<ParsedModule> parsed_module(const std::string& text) {
+  static std::deque<std::pair<std::string, std::shared_ptr<ParsedModule>>> kept;
+  for (const auto& [seen, module] : kept)
+    if (seen == text) return module;
+  auto module = std::make_shared<ParsedModule>();
+  module->kernels = ir::parse_module(text);
+  kept.emplace_front(text, module);
   if (kept.size() > 4) kept.pop_back();
-  return kernels;
+  return module;
+}
+
+// The compiled kernel; it points into the module's kernels, which the caller's module pointer keeps.
+const interp::Program& compiled_kernel(ParsedModule& module, const ir::Kernel& kernel) {
+  auto found = module.compiled.find(kernel.name);
+  if (found == module.compiled.end()) found = module.compiled.emplace(kernel.name, interp::compile_kernel(kernel)).first;
+  return *found->second;
 }
 
 py::dict stats_dict(const interp::RunStats& stats) {
@@ -96,8 +111,8 @@ void populate_interp(py::module_& m) {
       "run",
       [](const std::string& canonical, const py::object& grid, const py::object& block, const py::dict& buffers,
          const py::dict& scalars, const std::string& kernel_name, const std::string& schedule, bool races) {
-        std::shared_ptr<const std::vector<ir::Kernel>> kernels = parsed_module(canonical);
-        const ir::Kernel& kernel = chosen_kernel(*kernels, kernel_name);
+        std::shared_ptr<ParsedModule> module = parsed_module(canonical);
+        const interp::Program& program = compiled_kernel(*module, chosen_kernel(module->kernels, kernel_name));
         interp::Launch launch{dims(grid, "grid"), dims(block, "block")};
         std::map<std::string, interp::Buffer> memory;
         for (const auto& [key, value] : buffers) {
@@ -110,7 +125,7 @@ void populate_interp(py::module_& m) {
         interp::RunStats stats;
         {
           py::gil_scoped_release release;
-          stats = interp::run(kernel, launch, memory, values, options);
+          stats = interp::run(program, launch, memory, values, options);
         }
         return stats_dict(stats);
       },

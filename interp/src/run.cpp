@@ -236,15 +236,26 @@ void run_workgroup(const Program& program, Memory& memory, RunStats& stats, cons
   }
 }
 
+std::shared_ptr<const Program> compile_kernel(const ir::Kernel& kernel) {
+  return std::make_shared<const Program>(compile(kernel));
+}
+
 RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
              const std::map<std::string, int64_t>& scalars, const RunOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  Program program = compile(kernel);
+  RunStats stats = run(compile(kernel), launch, buffers, scalars, options);
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+RunStats run(const Program& program, const Launch& launch, const std::map<std::string, Buffer>& buffers,
+             const std::map<std::string, int64_t>& scalars, const RunOptions& options) {
+  auto start = std::chrono::steady_clock::now();
   for (int d = 0; d < 3; ++d)
     if (launch.grid[d] < 1 || launch.block[d] < 1)
-      throw InterpError("kernel @" + kernel.name + ": grid and block sizes must be positive");
+      throw InterpError("kernel @" + program.kernel + ": grid and block sizes must be positive");
   if (launch.block[0] * launch.block[1] * launch.block[2] > 1024)
-    throw InterpError("kernel @" + kernel.name + ": a workgroup has at most 1024 workitems");
+    throw InterpError("kernel @" + program.kernel + ": a workgroup has at most 1024 workitems");
   Memory memory;
   memory.regions.resize(1 + program.params.size() + program.lds.size());
   std::set<std::string> names;

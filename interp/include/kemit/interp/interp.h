@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -77,6 +78,16 @@ struct RunStats {
 // integer params, both by param name; every param needs exactly one. Throws InterpError (RaceError
 // for a race).
 RunStats run(const ir::Kernel& kernel, const Launch& launch, const std::map<std::string, Buffer>& buffers,
+             const std::map<std::string, int64_t>& scalars, const RunOptions& options = {});
+
+// A kernel compiled for interpretation (its ops as register-slot instructions, src/program.h). A
+// caller that runs one kernel many times (every input set, chunk and schedule of a section) compiles
+// it once: compiling costs as much as a small run. It points into `kernel`, which must outlive it.
+// Throws InterpError for an op or type the interpreter cannot run.
+struct Program;
+std::shared_ptr<const Program> compile_kernel(const ir::Kernel& kernel);
+// `run` of a compiled kernel.
+RunStats run(const Program& program, const Launch& launch, const std::map<std::string, Buffer>& buffers,
              const std::map<std::string, int64_t>& scalars, const RunOptions& options = {});
 
 // A witness run at real size (docs/numerics.md): the chosen workgroups of one launch, one after
