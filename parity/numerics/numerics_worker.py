@@ -83,6 +83,9 @@ class Result:
     spec: dict = field(default_factory=dict)
     section: str = "canonical"
     outputs_sha256: str = ""  # every output's bytes after every input set, in order (sections compare it)
+    # per case that passed, in order, its outputs' bytes: a section that gets the same bytes for the
+    # case passes the same comparison, so it need not compare again (run_section's `passed`)
+    passed_outputs: list = field(default_factory=list, repr=False)
     cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
 
 
@@ -214,10 +217,12 @@ def first_difference(case, want, got):
     return None
 
 
-def run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id):
+def run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id, passed=None):
     """One section's Result: each input set's case run in order with the race detector and compared
     with the reference (the first failing set decides), then the random case in every schedule of
-    SCHEDULES, whose outputs must be the in-order run's bytes."""
+    SCHEDULES, whose outputs must be the in-order run's bytes. passed: another section's
+    passed_outputs over the same cases (the canonical one's); a case with those very bytes passed
+    the comparison there and is not compared again."""
     start = time.perf_counter()
     result = Result(family, config_id, "NUMERIC_OK", spec=cases[0][1].spec, section=section)
     outputs, in_order = hashlib.sha256(), None
@@ -232,13 +237,15 @@ def run_section(kemit_cpp, checkers, section, text, cases, built, family, config
         for inputs, case in cases:
             named = "" if inputs == "random" else f"inputs {inputs}: "  # which case stopped, as a mismatch says
             buffers = run(case, schedule, True)
-            compare_outputs(result, case, buffers, inputs)
+            got = [plans.bits(buffers[output.name]).tobytes() for output in case.outputs]
+            if not passed or len(passed) <= len(result.passed_outputs) or passed[len(result.passed_outputs)] != got:
+                compare_outputs(result, case, buffers, inputs)
             if result.verdict != "NUMERIC_OK":
                 break
             if in_order is None:  # the random inputs' run: what the schedules must reproduce
                 in_order = buffers
-            for output in case.outputs:
-                outputs.update(plans.bits(buffers[output.name]).tobytes())
+            result.passed_outputs.append(got)
+            outputs.update(b"".join(got))
         for schedule in SCHEDULES if result.verdict == "NUMERIC_OK" else ():
             difference = first_difference(cases[0][1], in_order, run(cases[0][1], schedule, False))
             if difference:  # the in-order runs watched for races
@@ -298,8 +305,14 @@ def check_config(kemit_cpp, family, config, source, checkers=None, sections=None
         text = built.canonical if section == "canonical" else built.flavors.get(section)
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
-        results.append(run_section(kemit_cpp, checkers, section, text, cases, built, family, config["id"]))
+        results.append(run_section(kemit_cpp, checkers, section, text, cases, built, family, config["id"],
+                                   canonical_outputs(results)))
     return diverged(results)
+
+
+def canonical_outputs(results):
+    """The canonical section's passed_outputs among the results so far (run_section's `passed`)."""
+    return next((r.passed_outputs for r in results if r.section == "canonical"), None)
 
 
 
@@ -451,11 +464,12 @@ def run_answer(request, lane):
                                             f"not the spec_run of the request"}
     built = Built(None, {}, "", plan=request["launch_plan"])
     lane.checkers.majors.update(request["majors"])
-    results = []
+    results, runs = [], []
     for section, text in request["sections"].items():
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
         r = run_section(kemit_cpp, lane.checkers, section, text, cases, built,
-                                       request["family"], int(request["config"]))
+                        request["family"], int(request["config"]), canonical_outputs(runs))
+        runs.append(r)
         results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
                         "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
                         "outputs_sha256": r.outputs_sha256, "seconds": r.seconds})

@@ -308,3 +308,25 @@ def test_wild_tables_number_a_reached_block_out_of_range_and_the_reference_reads
     cache = np.arange(7 * block_size, dtype=np.float64).reshape(7, block_size, 1)
     assert (gathered(cache, wild[1], 20, block_size, 0)[block_size:] == cache[0, :4, 0]).all()
     assert (gathered(cache, tables[1], 20, block_size, 0)[block_size:] == cache[2, :4, 0]).all()
+
+
+def test_a_section_with_the_canonical_sections_bytes_is_not_compared_again_and_other_bytes_are(kemit_cpp, monkeypatch):
+    """run_section's `passed`: a case whose outputs are the bytes another section passed with is not
+    compared again (the same comparison, the same answer), and a case with any other bytes is."""
+    cases, built = numerics_worker.build_cases("reduce_rows", config("reduce_rows", 2), InProcessPythonSource())
+
+    def section(passed=None):
+        return numerics_worker.run_section(kemit_cpp, None, "canonical", built.canonical, cases, built, "reduce_rows", 2,
+                                           passed)
+    first = section()
+    assert first.verdict == "NUMERIC_OK", first.detail
+    assert len(first.passed_outputs) == len(cases) > 1
+    mismatch = {"output": "y", "bad": 1, "elements": 1, "max_abs_error": 1.0, "max_rel_error": 1.0,
+                "first_bad_index": 0, "got": 0.0, "want": 1.0, "tolerance": 0.0}
+    compared = []
+    monkeypatch.setattr(plans, "compare", lambda output, got: compared.append(output.name) or mismatch)
+    again = section(first.passed_outputs)
+    assert compared == [] and again.verdict == "NUMERIC_OK" and again.outputs_sha256 == first.outputs_sha256
+    other = [[bytes(len(data)) for data in outputs] for outputs in first.passed_outputs]  # zeros: not the run's bytes
+    differs = section(other)
+    assert compared and differs.verdict == "NUMERIC_MISMATCH", differs.detail
