@@ -16,57 +16,40 @@ cd "$top"
 # Every step says what it cost (`-- name: s`), setup's no-op check included: a warm gate over an
 # unchanged tree should cost next to nothing (bench/gate/warm.py).
 awk -v start="$setup_start" -v end="$EPOCHREALTIME" 'BEGIN { printf "-- setup: %.1f s\n", end - start }'
-lanes_start=$EPOCHREALTIME
 
-# Each step says its wall and its CPU (`-- name: s (CPU s)`): a CPU near twice the wall keeps both
-# cores busy. `times` must run in the shell that ran the step (in a pipeline or $(...) it would
-# report a subshell's children: zeros), so it writes to a file first.
+failed=()
+# The children's user + system CPU so far, in seconds. `times` must run in this shell (in a pipeline
+# or $(...) it would report a subshell's children: zeros), so it writes to a file first.
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
 children_cpu() {
   awk 'NR == 2 { n = split($0, t, /[ ms]+/); for (i = 1; i < n; i += 2) cpu += t[i] * 60 + t[i + 1]; printf "%.2f", cpu }' \
-    "$1"
+    "$times_file"
 }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# A step that fails leaves the file $work/failed.<name>.
+# Each step says its wall and its CPU: a CPU near twice the wall keeps both cores busy.
 step() {
   local name=$1; shift
   echo "== $name: $*"
-  local start=$EPOCHREALTIME cpu_start times_file="$work/times.$name"
-  times > "$times_file"; cpu_start=$(children_cpu "$times_file")
-  "$@" || : > "$work/failed.$name"
+  local start=$EPOCHREALTIME cpu_start
+  times > "$times_file"; cpu_start=$(children_cpu)
+  "$@" || failed+=("$name")
   local end=$EPOCHREALTIME
   times > "$times_file"
-  awk -v name="$name" -v start="$start" -v end="$end" -v cpu="$(children_cpu "$times_file")" -v cpu_start="$cpu_start" \
+  awk -v name="$name" -v start="$start" -v end="$end" -v cpu="$(children_cpu)" -v cpu_start="$cpu_start" \
     'BEGIN { printf "-- %s: %.1f s (CPU %.1f s)\n", name, end - start, cpu - cpu_start }'
 }
-# Two chains run at once, each into its own log, printed whole in this order when both are done:
-# - parity and golden in one step: run_diff --check-golden compares the two engines byte for byte
-#   first (the same check as check_byte_identity, its table and RESULT line) and compares a family
-#   with its shard only when its parity is GREEN; a separate check_byte_identity step ran every
-#   engine a second time for nothing. It never writes (CI set): GOLDEN OK, or what changed and the
-#   command that blesses it. Then the LLVM lane, which reads the compiled modules run_diff left in
-#   the result cache, so it waits for it.
-# - the numerics lane, which needs nothing of the others (it asks the engine's worker for its small
-#   specs' texts): it runs beside them, and the cores never wait for one step's last config.
-(
-  step parity+golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
-  step llvm "$build/llvm_lane/check_llvm" "$@"
-) > "$work/parity.log" 2>&1 &
-parity_chain=$!
-(step numerics "$build/parity/check_numerics" "$@") > "$work/numerics.log" 2>&1 &
-numerics_chain=$!
-wait "$parity_chain"
-cat "$work/parity.log"
-wait "$numerics_chain"
-cat "$work/numerics.log"
-gate_end=$EPOCHREALTIME
-awk -v start="$lanes_start" -v end="$gate_end" 'BEGIN { printf "-- lanes: %.1f s\n", end - start }'
+# Parity and golden in one step: run_diff --check-golden compares the two engines byte for byte
+# first (the same check as check_byte_identity, its table and RESULT line) and compares a family
+# with its shard only when its parity is GREEN; a separate check_byte_identity step ran every
+# engine a second time for nothing. It never writes (CI set): GOLDEN OK, or what changed and the
+# command that blesses it.
+step parity+golden env CI=1 "$build/parity/run_diff" --check-golden "$@"
+step llvm "$build/llvm_lane/check_llvm" "$@"
+step numerics "$build/parity/check_numerics" "$@"
 
 # The children's user and system CPU: the gate's work whatever the load.
-times > "$work/times.gate"
-echo "gate CPU (user, system): $(tail -1 "$work/times.gate")"
-failed=()
-for name in parity+golden llvm numerics; do [[ -e $work/failed.$name ]] && failed+=("$name"); done
+times > "$times_file"
+echo "gate CPU (user, system): $(tail -1 "$times_file")"
 if ((${#failed[@]})); then
   echo "GATE: RED (${failed[*]})"
   exit 1
