@@ -38,6 +38,9 @@ step() {
   awk -v name="$name" -v start="$start" -v end="$end" -v cpu="$(children_cpu)" -v cpu_start="$cpu_start" \
     'BEGIN { printf "-- %s: %.1f s (CPU %.1f s)\n", name, end - start, cpu - cpu_start }'
 }
+# The lanes run one after another, each on both cores. The numerics lane needs nothing of the
+# others, but run beside them it made the cold gate slower on the 2-core machine (four busy
+# processes on two cores cost more CPU than the idle tails they fill; bench/results.md).
 # Parity and golden in one step: run_diff --check-golden compares the two engines byte for byte
 # first (the same check as check_byte_identity, its table and RESULT line) and compares a family
 # with its shard only when its parity is GREEN; a separate check_byte_identity step ran every
