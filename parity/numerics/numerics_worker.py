@@ -464,12 +464,12 @@ def run_answer(request, lane):
                                             f"not the spec_run of the request"}
     built = Built(None, {}, "", plan=request["launch_plan"])
     lane.checkers.majors.update(request["majors"])
-    results, runs = [], []
+    results, section_results = [], []
     for section, text in request["sections"].items():
         kemit_cpp = lane.kemit_cpp if section == "canonical" else None
         r = run_section(kemit_cpp, lane.checkers, section, text, cases, built,
-                        request["family"], int(request["config"]), canonical_outputs(runs))
-        runs.append(r)
+                        request["family"], int(request["config"]), canonical_outputs(section_results))
+        section_results.append(r)
         results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
                         "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
                         "outputs_sha256": r.outputs_sha256, "seconds": r.seconds})
