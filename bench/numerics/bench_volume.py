@@ -38,16 +38,14 @@ def section_volume(lane, section, text, cases, built, family, config_id):
     return volume
 
 
-def measure(args):
-    """{section: {kind: [lane instructions, seconds]}} and the number of configs measured."""
+def measure(args, families):
+    """{section: {kind: [lane instructions, seconds]}} over `families`, and the number of configs measured."""
     lane = numerics_worker.Lane(args.build)
     source = lane.source
     lane.checkers.majors.update(source.flavor_majors())
     totals = collections.defaultdict(lambda: {kind: [0, 0.0] for kind in KINDS})
     measured = 0
     try:
-        families = args.only or sorted(name[:-5] for name in os.listdir(os.path.join(ROOT, "parity", "configs"))
-                                       if name.endswith(".json"))
         for family in families:
             for config in emitting_configs(family, 0)[::args.every]:
                 cases, built = numerics_worker.build_cases(family, config, source)
@@ -95,7 +93,7 @@ def main():
     unknown = sorted(set(args.only or ()) - set(known))
     if unknown:
         parser.error(f"--only {', '.join(unknown)}: no such family (parity/configs has {', '.join(known)})")
-    totals, measured = measure(args)
+    totals, measured = measure(args, args.only or known)
     if not measured:
         print("bench_volume: no emitting config measured (check --only)", file=sys.stderr)
         return 1

@@ -1,22 +1,14 @@
 // Element kinds and exact float conversions (see numeric.h).
 #include "numeric.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
-#include <vector>
 
 namespace kemit::interp {
 namespace {
 
-struct Format {
-  int mantissa;  // stored mantissa bits
-  int exponent;  // exponent bits
-};
-
 // Decode a binary float of `f` from its bits.
-double decode(Format f, uint64_t bits) {
+double decode(FloatFormat f, uint64_t bits) {
   int total = 1 + f.exponent + f.mantissa;
   bool negative = (bits >> (total - 1)) & 1;
   uint64_t exponent = (bits >> f.mantissa) & ((uint64_t{1} << f.exponent) - 1);
@@ -55,7 +47,7 @@ double fp8_to_double(Fp8 format, uint64_t byte) {
   if (format == Fp8::e5m2_ocp) return decode({2, 5}, byte);  // IEEE-like
   if (fnuz && byte == 0x80) return std::nan("");
   if (format == Fp8::e4m3_ocp && (byte & 0x7f) == 0x7f) return std::nan("");
-  Format f = e4m3 ? Format{3, 4} : Format{2, 5};
+  FloatFormat f = e4m3 ? FloatFormat{3, 4} : FloatFormat{2, 5};
   int bias = fnuz ? (e4m3 ? 8 : 16) : 7;
   uint64_t exponent = (byte >> f.mantissa) & ((uint64_t{1} << f.exponent) - 1);
   uint64_t mantissa = byte & ((uint64_t{1} << f.mantissa) - 1);

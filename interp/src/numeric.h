@@ -50,6 +50,12 @@ inline uint64_t bits_of_f32(float f) {
   return word;
 }
 
+// A binary float format: its stored mantissa bits and exponent bits.
+struct FloatFormat {
+  int mantissa;
+  int exponent;
+};
+
 // An f16 or bf16 widened to f32, exactly (a NaN the quiet NaN of its sign), from the bits: a normal
 // f16 and every bf16 are an f32 with the bits moved.
 inline uint64_t half_to_f32_bits(Scalar kind, uint64_t bits) {
@@ -75,10 +81,7 @@ inline double half_to_double(Scalar kind, uint64_t bits) { return f32_of(half_to
 // every f16 and bf16 result here). Inline, so that a loop over lanes with its kind fixed makes no
 // call per lane.
 inline uint64_t half_from_double(Scalar kind, double value) {
-  struct Format {
-    int mantissa, exponent;  // stored mantissa bits, exponent bits
-  };
-  const Format f = kind == Scalar::f16 ? Format{10, 5} : Format{7, 8};
+  const FloatFormat f = kind == Scalar::f16 ? FloatFormat{10, 5} : FloatFormat{7, 8};
   const int bias = (1 << (f.exponent - 1)) - 1;
   uint64_t bits;
   std::memcpy(&bits, &value, 8);
