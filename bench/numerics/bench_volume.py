@@ -1,7 +1,8 @@
 """Where the numerics lane's work goes: the lane instructions and the runner's own seconds of every
 Nth emitting config, by section (canonical in the interpreter, each flavor in its executor) and by
 kind of run: the random case in order with the race detector, the named input sets (their cases)
-likewise, and each schedule of SCHEDULES (the random case again, without the detector).
+likewise, and each schedule the section's text needs (numerics_worker.schedules_for: the random
+case again, without the detector).
 
     /usr/bin/python3 bench/numerics/bench_volume.py [--build DIR] [--every 3] [--only FAMILY] [--json F]
 
@@ -34,7 +35,8 @@ def section_volume(lane, section, text, cases, built, family, config_id):
     named = [run(case, "in-order", True) for _, case in cases[1:]]
     volume["named sets"] = (sum(n for n, _ in named), sum(s for _, s in named))
     for schedule in numerics_worker.SCHEDULES:
-        volume[f"schedule {schedule}"] = run(cases[0][1], schedule, False)
+        needed = schedule in numerics_worker.schedules_for(text)
+        volume[f"schedule {schedule}"] = run(cases[0][1], schedule, False) if needed else (0, 0.0)
     return volume
 
 

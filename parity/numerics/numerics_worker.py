@@ -170,11 +170,21 @@ def compare_outputs(result, case, buffers, inputs):
             return
 
 
-# The schedules every section runs after its in-order run (docs/numerics.md, "Races and schedules"):
-# each reorders the waves between barriers and the workgroups, and its outputs must be the in-order
-# run's bytes. Reverse costs one more run of every section; the random orders are for a deeper look
-# (kemit_cpp.run and the EXEC verb take "random:SEED"), not the gate, as measured in bench/results.md.
+# The schedules a section runs after its in-order runs when they cannot decide every order
+# (docs/numerics.md, "Races and schedules"): each reorders the waves between barriers and the
+# workgroups, and its outputs must be the in-order run's bytes. Reverse costs one more run of the
+# section; the random orders are for a deeper look (kemit_cpp.run and the EXEC verb take
+# "random:SEED"), not the gate, as measured in bench/results.md.
 SCHEDULES = ("reverse",)
+
+
+def schedules_for(text):
+    """The schedules of SCHEDULES that a section's text needs after its in-order runs. Without an
+    atomic, the in-order run with the race detector decides them all: no two accesses to one byte
+    were unordered, so in any order the barriers allow each read sees the write it saw in order
+    (a kernel free of races is deterministic) and the outputs are the in-order bytes. An atomic's
+    old value is its order's own, so a text that names one (any spelling) runs every schedule."""
+    return SCHEDULES if "atomic" in text or "cmpxchg" in text else ()
 
 
 class Race(RuntimeError):
@@ -217,12 +227,12 @@ def first_difference(case, want, got):
     return None
 
 
-def run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id, passed=None):
+def run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id, passed=None, schedules=None):
     """One section's Result: each input set's case run in order with the race detector and compared
     with the reference (the first failing set decides), then the random case in every schedule of
-    SCHEDULES, whose outputs must be the in-order run's bytes. passed: another section's
-    passed_outputs over the same cases (the canonical one's); a case with those very bytes passed
-    the comparison there and is not compared again."""
+    `schedules` (default schedules_for(text)), whose outputs must be the in-order run's bytes.
+    passed: another section's passed_outputs over the same cases (the canonical one's); a case with
+    those very bytes passed the comparison there and is not compared again."""
     start = time.perf_counter()
     result = Result(family, config_id, "NUMERIC_OK", spec=cases[0][1].spec, section=section)
     outputs, in_order = hashlib.sha256(), None
@@ -246,7 +256,9 @@ def run_section(kemit_cpp, checkers, section, text, cases, built, family, config
                 in_order = buffers
             result.passed_outputs.append(got)
             outputs.update(b"".join(got))
-        for schedule in SCHEDULES if result.verdict == "NUMERIC_OK" else ():
+        if schedules is None:
+            schedules = schedules_for(text)
+        for schedule in schedules if result.verdict == "NUMERIC_OK" else ():
             difference = first_difference(cases[0][1], in_order, run(cases[0][1], schedule, False))
             if difference:  # the in-order runs watched for races
                 result.verdict, result.detail = "NUMERIC_SCHEDULE", f"schedule {schedule}: {difference}"
@@ -293,9 +305,10 @@ def build_cases(family, config, source):
     return cases, built
 
 
-def check_config(kemit_cpp, family, config, source, checkers=None, sections=None):
+def check_config(kemit_cpp, family, config, source, checkers=None, sections=None, schedules=None):
     """A config's Results, one per section run (a flavor the engine refuses for the arch is left out);
-    sections: the canonical one and every flavor the source serves unless given."""
+    sections: the canonical one and every flavor the source serves unless given; schedules: as
+    run_section's."""
     sections = sections or ("canonical",) + source.flavors()
     cases, built = build_cases(family, config, source)
     if cases is None:
@@ -306,7 +319,7 @@ def check_config(kemit_cpp, family, config, source, checkers=None, sections=None
         if text is None:
             continue  # the engine refuses this flavor for the arch: n/a
         results.append(run_section(kemit_cpp, checkers, section, text, cases, built, family, config["id"],
-                                   canonical_outputs(results)))
+                                   canonical_outputs(results), schedules))
     return diverged(results)
 
 

@@ -26,7 +26,7 @@ def main():
     parser.add_argument("--per-family", type=int, default=0, help="the first N emitting configs of each family (0: all)")
     parser.add_argument("--schedule", action="append", help=f"a schedule to compare (repeatable); default {', '.join(DEFAULT)}")
     args = parser.parse_args()
-    numerics_worker.SCHEDULES = tuple(args.schedule or DEFAULT)
+    schedules = tuple(args.schedule or DEFAULT)
     lane = numerics_worker.Lane(args.build)
     lane.checkers.majors.update(lane.source.flavor_majors())
     families = args.only or sorted(name[:-5] for name in os.listdir(os.path.join(ROOT, "parity", "configs"))
@@ -35,7 +35,8 @@ def main():
     try:
         for family in families:
             for config in emitting_configs(family, args.per_family):
-                for result in numerics_worker.check_config(lane.kemit_cpp, family, config, lane.source, lane.checkers):
+                for result in numerics_worker.check_config(lane.kemit_cpp, family, config, lane.source, lane.checkers,
+                                                             schedules=schedules):
                     runs += 1
                     if result.verdict != "NUMERIC_OK":
                         failed += 1
@@ -43,7 +44,7 @@ def main():
                         sys.stdout.flush()
     finally:
         lane.close()
-    print(f"schedule sweep ({', '.join(numerics_worker.SCHEDULES)}): {runs} section run(s), {failed} not NUMERIC_OK")
+    print(f"schedule sweep ({', '.join(schedules)}): {runs} section run(s), {failed} not NUMERIC_OK")
     return 1 if failed else 0
 
 
