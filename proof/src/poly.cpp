@@ -1,6 +1,9 @@
 #include "kemit/proof/poly.h"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 namespace kemit::proof {
 namespace {
@@ -50,30 +53,74 @@ Int Poly::constant_part() const {
   return found == terms.end() ? 0 : found->second;
 }
 
+namespace {
+
+using Terms = decltype(Poly::terms)::sequence_type;
+
+// The polynomial of `terms`, which are in monomial order with no monomial twice and no zero
+// coefficient: the array taken as it is (a term inserted at a time moves the array's tail).
+Poly of_ordered(Terms&& terms) {
+  Poly p;
+  p.terms.adopt_sequence(boost::container::ordered_unique_range, std::move(terms));
+  return p;
+}
+
+}  // namespace
+
+// Both term arrays are in monomial order: one merge, like-terms summed, zero sums dropped.
 Poly operator+(const Poly& a, const Poly& b) {
-  Poly sum = a;
-  for (const auto& [m, c] : b.terms) add_term(sum, m, c);
-  return sum;
+  Terms sum;
+  sum.reserve(a.terms.size() + b.terms.size());
+  auto i = a.terms.begin(), j = b.terms.begin();
+  while (i != a.terms.end() || j != b.terms.end()) {
+    if (j == b.terms.end() || (i != a.terms.end() && i->first < j->first)) {
+      sum.push_back(*i++);
+    } else if (i == a.terms.end() || j->first < i->first) {
+      sum.push_back(*j++);
+    } else {
+      if (Int c = i->second + j->second; c != 0) sum.emplace_back(i->first, c);
+      ++i, ++j;
+    }
+  }
+  return of_ordered(std::move(sum));
 }
 
 Poly scaled(const Poly& a, Int factor) {
-  Poly p;
-  for (const auto& [m, c] : a.terms) add_term(p, m, c * factor);
-  return p;
+  Terms terms;
+  terms.reserve(a.terms.size());
+  for (const auto& [m, c] : a.terms)
+    if (Int product = c * factor; product != 0) terms.emplace_back(m, product);
+  return of_ordered(std::move(terms));
 }
 
 Poly operator-(const Poly& a, const Poly& b) { return a + scaled(b, -1); }
 
+// Every pair of terms, sorted by monomial once, like-terms summed, zero sums dropped.
 Poly operator*(const Poly& a, const Poly& b) {
-  Poly product;
+  Terms products;
+  products.reserve(a.terms.size() * b.terms.size());
   for (const auto& [ma, ca] : a.terms)
     for (const auto& [mb, cb] : b.terms) {
       Monomial m = ma;
       m.insert(m.end(), mb.begin(), mb.end());
       std::sort(m.begin(), m.end());
-      add_term(product, m, ca * cb);
+      products.emplace_back(std::move(m), ca * cb);
     }
-  return product;
+  auto by_monomial = [](const auto& x, const auto& y) { return x.first < y.first; };
+  if (!std::is_sorted(products.begin(), products.end(), by_monomial))
+    std::sort(products.begin(), products.end(), by_monomial);
+  Terms product;
+  product.reserve(products.size());
+  for (auto& [m, c] : products) {
+    if (!product.empty() && product.back().first == m) {
+      product.back().second += c;
+    } else {
+      if (!product.empty() && product.back().second == 0) product.pop_back();
+      product.emplace_back(std::move(m), c);
+    }
+  }
+  if (!product.empty() && product.back().second == 0) product.pop_back();
+  return of_ordered(std::move(product));
 }
 
 Interval multiples_within(Interval range, Int multiple) {
@@ -176,15 +223,15 @@ bool Relations::nonneg(const Poly& p, int& budget) const {
     const Poly* same = equal_to(atom);
     return same && nonneg(c1 * *same + c0, budget);
   }
-  std::vector<AtomBound> candidates = grows ? atom.lower : atom.upper;
-  candidates.push_back({Poly::constant(1), Poly::constant(grows ? atom.range.lo : atom.range.hi)});
-  for (const auto& candidate : candidates) {
-    // s p >= c1 L + s c0 (or <=, alike) shows p's sign only where s is positive.
-    if (!candidate.scale.is_constant() && range_of(candidate.scale).lo < 1) continue;
+  // s p >= c1 L + s c0 (or <=, alike) shows p's sign only where s is positive.
+  auto shown_by = [&](const AtomBound& candidate) {
+    if (!candidate.scale.is_constant() && range_of(candidate.scale).lo < 1) return false;
     AtomBound bound = to_multiple(candidate, atom.multiple, !grows);
-    if (nonneg(c1 * bound.rhs + c0 * bound.scale, budget)) return true;
-  }
-  return false;
+    return nonneg(c1 * bound.rhs + c0 * bound.scale, budget);
+  };
+  for (const auto& candidate : grows ? atom.lower : atom.upper)
+    if (shown_by(candidate)) return true;
+  return shown_by({Poly::constant(1), Poly::constant(grows ? atom.range.lo : atom.range.hi)});
 }
 
 }  // namespace kemit::proof
