@@ -112,14 +112,11 @@ Poly operator*(const Poly& a, const Poly& b) {
   Terms product;
   product.reserve(products.size());
   for (auto& [m, c] : products) {
-    if (!product.empty() && product.back().first == m) {
-      product.back().second += c;
-    } else {
-      if (!product.empty() && product.back().second == 0) product.pop_back();
-      product.emplace_back(std::move(m), c);
-    }
+    if (!product.empty() && product.back().first == m) product.back().second += c;
+    else product.emplace_back(std::move(m), c);
   }
-  if (!product.empty() && product.back().second == 0) product.pop_back();
+  product.erase(std::remove_if(product.begin(), product.end(), [](const auto& term) { return term.second == 0; }),
+                product.end());
   return of_ordered(std::move(product));
 }
 
