@@ -14,6 +14,8 @@
 //                                                     executor (llvm_lane/executor/exec_verb.cpp)
 //   in:  WITNESS\t<byte count>\t<module name>         IR and a launch description (JSON line): a
 //                                                     witness run at real size (exec_verb.cpp)
+//   in:  DIGEST\t<byte count>\t<module name>          IR: the digest of its decoded kernels, equal
+//                                                     for texts that run alike (exec_verb.cpp)
 //   in:  QUIT (or end of input)                       -> exit 0
 //   in:  COMPILE\t<byte count>\t<arch>\t<name>       check, then (when it passes) codegen in-process:
 //   out: COMPILED\t<name>\t<ok 0|1>\t<first error>\t<names llvm.amdgcn.* 0|1>\t<.amdgpu_metadata block>\t<code text>\t<occupancies>
@@ -181,6 +183,21 @@ void write_line(const std::string& line) {
 
 }  // namespace
 
+// The executor's verbs (exec_verb.h): each reads the rest of its request itself.
+struct ExecutorVerb {
+  const char* name;
+  bool (*serve)(const std::string& header, std::istream& in);
+};
+constexpr ExecutorVerb kExecutorVerbs[] = {{"EXEC", kemit::exec::serve_exec_request},
+                                           {"WITNESS", kemit::exec::serve_witness_request},
+                                           {"DIGEST", kemit::exec::serve_digest_request}};
+
+const ExecutorVerb* executor_verb(const std::string& line) {
+  for (const ExecutorVerb& verb : kExecutorVerbs)
+    if (line.rfind(std::string(verb.name) + "\t", 0) == 0) return &verb;
+  return nullptr;
+}
+
 int main() {
   std::ios::sync_with_stdio(false);
   llvm::install_fatal_error_handler(report_fatal_to_controller, nullptr);
@@ -189,18 +206,10 @@ int main() {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line == "QUIT") return 0;
-    if (line.rfind("EXEC\t", 0) == 0) {
+    if (const ExecutorVerb* verb = executor_verb(line)) {
       current_module_name = line.substr(line.rfind('\t') + 1);
-      if (!kemit::exec::serve_exec_request(line, std::cin)) {
-        write_line("PROTOCOL\t" + escape_field(current_module_name) + "\tmalformed EXEC request\n");
-        return 2;
-      }
-      continue;
-    }
-    if (line.rfind("WITNESS\t", 0) == 0) {
-      current_module_name = line.substr(line.rfind('\t') + 1);
-      if (!kemit::exec::serve_witness_request(line, std::cin)) {
-        write_line("PROTOCOL\t" + escape_field(current_module_name) + "\tmalformed WITNESS request\n");
+      if (!verb->serve(line, std::cin)) {
+        write_line("PROTOCOL\t" + escape_field(current_module_name) + "\tmalformed " + verb->name + " request\n");
         return 2;
       }
       continue;

@@ -6,6 +6,12 @@
 //   BUFFER\t<name>\t<byte count>  + the bytes  x buffers
 // Answer: EXECUTED\t<name>\t<ok 0|1>\t<lane instructions>\t<wave instructions>\t<seconds>\t<error>
 // then, when ok, every buffer back in request order: BUFFER\t<name>\t<byte count> + the bytes.
+//
+// DIGEST verb: after the header line (DIGEST\t<bytes>\t<name>) the IR bytes. Answer:
+//   DIGESTED\t<name>\t<ok 0|1>\t<sha256 of every kernel's name and program fingerprint>\t<error>
+// Two texts with one digest run alike on every launch, whichever LLVM parsed them: the numerics
+// lane runs such a flavor's sections once (docs/numerics.md). The decoded kernels stay cached, so
+// an EXEC of the same text that follows parses and decodes nothing.
 // The last few modules stay parsed and their kernels decoded (KernelCache): the same name and text
 // again runs without parsing or decoding.
 //
@@ -26,10 +32,12 @@
 
 #include "executor.h"
 #include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -144,6 +152,33 @@ class KernelCache {
     KernelPtr prepared = prepare_kernel(*entry->module, kernel, layout_dir(), error, seconds);
     if (prepared) entry->kernels.emplace(kernel, prepared);  // a refusal is decoded again, as it is rare
     return prepared;
+  }
+
+  // The SHA-256 (hex) of every kernel's name and fingerprint, in the module's order; "" with
+  // `error` set when the text does not parse or a kernel cannot run.
+  std::string digest(const std::string& name, const std::string& text, std::string& error) {
+    Entry* entry = entry_of(name, text, error);
+    if (!entry) return "";
+    std::vector<std::string> names;
+    for (const llvm::Function& function : *entry->module)
+      if (!function.isDeclaration() && function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
+        names.push_back(function.getName().str());
+    if (names.empty()) return error = "the module defines no amdgpu_kernel", "";
+    llvm::SHA256 hash;
+    for (const std::string& kernel : names) {
+      double seconds = 0.0;
+      KernelPtr prepared = find(name, text, kernel, error, seconds);
+      if (!prepared) return "";
+      for (const std::string& part : {kernel, fingerprint(*prepared)}) {
+        const uint64_t size = part.size();
+        hash.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
+        hash.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(part.data()), part.size()));
+      }
+    }
+    static const char* kHex = "0123456789abcdef";
+    std::string hex;
+    for (uint8_t byte : hash.final()) hex += {kHex[byte >> 4], kHex[byte & 15]};
+    return hex;
   }
 
  private:
@@ -320,15 +355,20 @@ void write_witness_report(const std::string& name, const WitnessOutcome& result,
       }
 }
 
+// The module of a request: its header line (`VERB\t<bytes>\t<name>`) and the IR bytes after it.
+bool read_module(const std::string& header, std::istream& in, std::string& name, std::string& text) {
+  std::vector<std::string> fields = split_tabs(header);
+  size_t ir_bytes = 0;
+  if (fields.size() != 3 || !read_count(fields[1], ir_bytes) || !read_bytes(in, ir_bytes, text)) return false;
+  name = fields[2];
+  return true;
+}
+
 }  // namespace
 
 bool serve_witness_request(const std::string& header, std::istream& in) {
-  std::vector<std::string> fields = split_tabs(header);
-  size_t ir_bytes = 0;
-  std::string text, line;
-  if (fields.size() != 3 || !read_count(fields[1], ir_bytes) || !read_bytes(in, ir_bytes, text) || !std::getline(in, line))
-    return false;
-  const std::string& name = fields[2];
+  std::string name, text, line;
+  if (!read_module(header, in, name, text) || !std::getline(in, line)) return false;
   witness::Launch launch;
   std::string error;
   llvm::LLVMContext context;
@@ -352,12 +392,18 @@ bool serve_witness_request(const std::string& header, std::istream& in) {
   return true;
 }
 
+bool serve_digest_request(const std::string& header, std::istream& in) {
+  std::string name, text, error;
+  if (!read_module(header, in, name, text)) return false;
+  std::string digest = kernels().digest(name, text, error);
+  write("DIGESTED\t" + escape(name) + "\t" + (digest.empty() ? "0" : "1") + "\t" + digest + "\t" + escape(error) + "\n");
+  std::fflush(stdout);
+  return true;
+}
+
 bool serve_exec_request(const std::string& header, std::istream& in) {
-  std::vector<std::string> fields = split_tabs(header);
-  size_t ir_bytes = 0;
-  std::string text;
-  if (fields.size() != 3 || !read_count(fields[1], ir_bytes) || !read_bytes(in, ir_bytes, text)) return false;
-  const std::string& name = fields[2];
+  std::string name, text;
+  if (!read_module(header, in, name, text)) return false;
   Launch launch;
   if (!read_launch(in, launch)) return false;
   Outcome outcome;

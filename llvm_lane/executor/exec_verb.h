@@ -11,6 +11,10 @@ namespace kemit::exec {
 // stream is out of protocol (the checker then exits 2 and the controller respawns it).
 bool serve_exec_request(const std::string& header, std::istream& in);
 
+// Serves one DIGEST request (`DIGEST\t<bytes>\t<name>`): the digest of the module's decoded
+// kernels, equal for two texts that run alike; false when the stream is out of protocol.
+bool serve_digest_request(const std::string& header, std::istream& in);
+
 // Serves one WITNESS request (`WITNESS\t<bytes>\t<name>`): a witness run at real size of the
 // module's chosen workgroups; false when the stream is out of protocol.
 bool serve_witness_request(const std::string& header, std::istream& in);

@@ -43,6 +43,8 @@ KernelPtr prepare_kernel(llvm::Module& module, const std::string& kernel, const 
   return ok ? prepared : nullptr;
 }
 
+std::string fingerprint(const Kernel& kernel) { return fingerprint(kernel.program); }
+
 Outcome execute(const Kernel& kernel, Launch& launch) {
   Outcome outcome;
   auto start = std::chrono::steady_clock::now();

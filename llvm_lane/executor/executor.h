@@ -82,6 +82,10 @@ KernelPtr prepare_kernel(llvm::Module& module, const std::string& kernel, const 
 // The kernel's launch; launch.kernel is not read (the kernel was chosen by prepare_kernel).
 Outcome execute(const Kernel& kernel, Launch& launch);
 
+// The decoded kernel's fingerprint (program.h): equal fingerprints run alike, whichever LLVM
+// parsed the text (the layouts follow from the program's matrix ops and the shared tables).
+std::string fingerprint(const Kernel& kernel);
+
 // A witness run at real size (docs/numerics.md): the chosen workgroups of `launch` over its lazily
 // materialised buffers (`buffers`, in the launch's order), each reported ok or with its first
 // failure. `outcome.error` is set (and `runs` empty) when the module or the description cannot run.

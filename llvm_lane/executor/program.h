@@ -143,6 +143,10 @@ struct Program {
 // Decodes one kernel; on failure returns false with `error` naming the instruction.
 bool decode_kernel(llvm::Module& module, const std::string& kernel, Program& program, std::string& error);
 
+// Bytes that name the program: two programs with the same fingerprint run alike on every launch
+// (the instruction texts of error messages aside). fingerprint.cpp says what it covers.
+std::string fingerprint(const Program& program);
+
 // Pointer cells: the region (1-based) in the top 16 bits, the byte offset in the low 48.
 constexpr int kRegionShift = 48;
 constexpr uint64_t kOffsetMask = (uint64_t(1) << kRegionShift) - 1;

@@ -108,6 +108,23 @@ class Checker:
             entry["written"] = pages
         return report, ""
 
+    def digest(self, text, name):
+        """The DIGEST verb: (digest, "") of the module's decoded kernels, or ("", why it cannot run).
+        Two texts with one digest run alike on every launch, whichever LLVM parsed them."""
+        ir = text.encode()
+        with self._lock:
+            try:
+                self._process.stdin.write(f"DIGEST\t{len(ir)}\t{name}\n".encode() + ir)
+                self._process.stdin.flush()
+                line = self._process.stdout.readline().decode()
+            except (OSError, ValueError) as error:
+                raise CheckerError(f"{self.path} died while decoding {name} ({error})") from error
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 5 or fields[0] != "DIGESTED" or fields[1] != name or fields[2] not in ("0", "1"):
+                self._process.kill()  # out of sync: the next request gets a fresh process
+                raise CheckerError(f"{self.path} answered {line[:200]!r} to DIGEST {name}")
+        return (fields[3], "") if fields[2] == "1" else ("", unescape(fields[4]))
+
     def check(self, text, name):
         """The checker's CHECK verb: (parsed, verified)."""
         ir = text.encode()

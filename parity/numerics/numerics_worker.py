@@ -58,7 +58,7 @@ import re
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -87,6 +87,7 @@ class Result:
     # case passes the same comparison, so it need not compare again (run_section's `passed`)
     passed_outputs: list = field(default_factory=list, repr=False)
     cached: bool = False  # taken from the result cache: its counters were measured by an earlier run
+    same_program_as: str = ""  # the earlier flavor whose run this is: its module decodes to the same program
 
 
 class Checkers:
@@ -313,14 +314,40 @@ def check_config(kemit_cpp, family, config, source, checkers=None, sections=None
     cases, built = build_cases(family, config, source)
     if cases is None:
         return built
-    results = []
-    for section in sections:
-        text = built.canonical if section == "canonical" else built.flavors.get(section)
-        if text is None:
-            continue  # the engine refuses this flavor for the arch: n/a
-        results.append(run_section(kemit_cpp, checkers, section, text, cases, built, family, config["id"],
-                                   canonical_outputs(results), schedules))
-    return diverged(results)
+    texts = [(section, built.canonical if section == "canonical" else built.flavors.get(section)) for section in sections]
+    texts = [(section, text) for section, text in texts if text is not None]  # None: the engine refuses the flavor
+    return diverged(run_sections(kemit_cpp, checkers, texts, cases, built, family, config["id"], schedules))
+
+
+def run_sections(kemit_cpp, checkers, texts, cases, built, family, config_id, schedules=None):
+    """A Result per (section, text) of `texts`, in order. A flavor's module that decodes to the same
+    program as an earlier flavor's that passed (the executors' DIGEST: llvm19's and llvm22's texts
+    mostly differ in attribute spellings only) takes that run's Result: the same program on the
+    same inputs runs alike, so it runs once."""
+    results, passed_programs = [], {}
+    for section, text in texts:
+        program = "" if section == "canonical" else program_digest(checkers, section, text, family, config_id)
+        earlier = passed_programs.get(program)
+        if earlier:
+            results.append(replace(earlier, section=section, lane_instructions=0, interp_seconds=0.0, seconds=0.0,
+                                   same_program_as=earlier.section))
+            continue
+        result = run_section(kemit_cpp, checkers, section, text, cases, built, family, config_id,
+                             canonical_outputs(results), schedules)
+        if program and result.verdict == "NUMERIC_OK":
+            passed_programs[program] = result
+        results.append(result)
+    return results
+
+
+def program_digest(checkers, section, text, family, config_id):
+    """The digest of the flavor's decoded module, or "" (it cannot be decoded, or its executor
+    failed: the section's own run then reports why)."""
+    try:
+        digest, _ = checkers.get(section).digest(text, f"{family}.{config_id}.{section}.ll")
+    except CheckerError:
+        return ""
+    return digest
 
 
 def canonical_outputs(results):
@@ -477,15 +504,13 @@ def run_answer(request, lane):
                                             f"not the spec_run of the request"}
     built = Built(None, {}, "", plan=request["launch_plan"])
     lane.checkers.majors.update(request["majors"])
-    results, section_results = [], []
-    for section, text in request["sections"].items():
-        kemit_cpp = lane.kemit_cpp if section == "canonical" else None
-        r = run_section(kemit_cpp, lane.checkers, section, text, cases, built,
-                        request["family"], int(request["config"]), canonical_outputs(section_results))
-        section_results.append(r)
-        results.append({"section": section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
-                        "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
-                        "outputs_sha256": r.outputs_sha256, "seconds": r.seconds})
+    texts = list(request["sections"].items())
+    kemit_cpp = lane.kemit_cpp if "canonical" in request["sections"] else None  # started only to interpret
+    results = [{"section": r.section, "verdict": r.verdict, "detail": r.detail, "mismatch": finite(r.mismatch),
+                "lane_instructions": r.lane_instructions, "run_seconds": r.interp_seconds,
+                "outputs_sha256": r.outputs_sha256, "seconds": r.seconds, "same_program_as": r.same_program_as}
+               for r in run_sections(kemit_cpp, lane.checkers, texts, cases, built, request["family"],
+                                     int(request["config"]))]
     return {"status": "ok", "results": results}
 
 

@@ -18,23 +18,8 @@ sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import numerics_worker  # noqa: E402
 import plans  # noqa: E402
 from lane_cases import config  # noqa: E402
-from wrapped_source import WrappedSource  # noqa: E402
+from wrapped_source import MutatedSource  # noqa: E402
 
-
-
-class MutatedSource(WrappedSource):
-    """The engine's modules with one flavor's text rewritten."""
-
-    def __init__(self, base, flavor, rewrite):
-        super().__init__(base)
-        self.flavor, self.rewrite = flavor, rewrite
-        self.original = self.mutated = None
-
-    def build(self, family, config_id, arch, spec, **lowered):
-        built = self.base.build(family, config_id, arch, spec, **lowered)
-        self.original = built.flavors[self.flavor]
-        self.mutated = built.flavors[self.flavor] = self.rewrite(self.original)
-        return built
 
 
 def wmma_neg_a(text):

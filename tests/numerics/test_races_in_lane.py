@@ -17,28 +17,7 @@ sys.path.insert(0, os.path.join(REPO, "parity", "numerics"))
 import barrier_census  # noqa: E402
 import numerics_worker  # noqa: E402
 from lane_cases import BUILD, config  # noqa: E402
-from wrapped_source import WrappedSource  # noqa: E402
-
-
-
-class WithoutBarrier(WrappedSource):
-    """The engine's texts with the first barrier of one section removed."""
-
-    def __init__(self, base, section):
-        super().__init__(base)
-        self.section = section
-
-    def build(self, family, config_id, arch, spec, **lowered):
-        built = self.base.build(family, config_id, arch, spec, **lowered)
-        text = built.canonical if self.section == "canonical" else built.flavors[self.section]
-        first = barrier_census.barrier_lines(self.section, text)[0]
-        mutated = barrier_census.without_line(text, first)
-        if self.section == "canonical":
-            built.canonical = mutated
-        else:
-            built.flavors[self.section] = mutated
-        return built
-
+from wrapped_source import WithoutBarrier  # noqa: E402
 
 
 # transpose_lds and gemm_epilogue: barriers whose removal the in-order runs did not expose.

@@ -114,7 +114,8 @@ bool take_emit_memo(const json& value, Item& item) {
 json encode_result(const SectionResult& r) {
   return {{"section", r.section},           {"verdict", r.verdict},         {"detail", r.detail},
           {"mismatch", r.mismatch},         {"lane_instructions", r.lane_instructions},
-          {"run_seconds", r.run_seconds},   {"outputs_sha256", r.outputs_sha256}};
+          {"run_seconds", r.run_seconds},   {"outputs_sha256", r.outputs_sha256},
+          {"same_program_as", r.same_program_as}};
 }
 
 std::optional<SectionResult> decode_result(const json& value, const std::string& section) {
@@ -127,9 +128,11 @@ std::optional<SectionResult> decode_result(const json& value, const std::string&
     r.lane_instructions = value.at("lane_instructions").get<long long>();
     r.run_seconds = value.at("run_seconds").get<double>();
     if (value.contains("outputs_sha256")) r.outputs_sha256 = value.at("outputs_sha256").get<std::string>();
+    if (value.contains("same_program_as")) r.same_program_as = value.at("same_program_as").get<std::string>();
     if (r.verdict == "NUMERIC_DIVERGED") return std::nullopt;  // a judgement across sections, never one section's
     bool known = std::find(kVerdicts.begin(), kVerdicts.end(), r.verdict) != kVerdicts.end();
     if (r.section != section || !known || r.lane_instructions < 0 || r.run_seconds < 0) return std::nullopt;
+    if (r.same_program_as == section) return std::nullopt;
     if (!(r.mismatch.is_null() || r.mismatch.is_object())) return std::nullopt;
     return r;
   } catch (const json::exception&) {

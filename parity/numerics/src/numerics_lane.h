@@ -38,6 +38,7 @@ struct SectionResult {
   std::string outputs_sha256;  // every output's bytes after every input set ("" unless NUMERIC_OK)
   double seconds = 0;
   bool cached = false;  // its counters were measured by an earlier run
+  std::string same_program_as;  // the earlier flavor that ran it: its module decodes to the same program
 };
 
 // One emitting config on its way through the lane.

@@ -114,7 +114,8 @@ json lane_json(const std::vector<FamilyRun>& runs, const report::Report& summary
                            {"run_seconds", r.run_seconds},
                            {"outputs_sha256", r.outputs_sha256},
                            {"seconds", r.seconds},
-                           {"cached", r.cached}});
+                           {"cached", r.cached},
+                           {"same_program_as", r.same_program_as}});
       }
     json per_section = json::object();
     for (const auto& [section, count] : section_counts(run, sections))
@@ -151,7 +152,7 @@ void print_text(std::ostream& out, const tooling::Locations& where, const std::v
             << "    reproduce: " << reproduce(where, *item, r.section) << "\n";
       }
   for (bool canonical : {true, false}) {
-    long picked = 0, from_cache = 0;
+    long picked = 0, from_cache = 0, shared = 0;
     long long lanes = 0;
     double seconds = 0;
     for (const auto& run : runs)
@@ -163,12 +164,15 @@ void print_text(std::ostream& out, const tooling::Locations& where, const std::v
             ++from_cache;
             continue;
           }
+          shared += !r.same_program_as.empty();
           lanes += r.lane_instructions;
           seconds += r.run_seconds;
         }
     if (!picked) continue;
     out << picked << " section run(s) " << (canonical ? "interpreted (canonical)" : "executed (flavors)") << ", "
-        << from_cache << " from the cache: " << lanes << " lane instructions run in " << fixed(seconds, 1) << " s ("
+        << from_cache << " from the cache";
+    if (shared) out << ", " << shared << " taken from an earlier flavor's run of the same program";
+    out << ": " << lanes << " lane instructions run in " << fixed(seconds, 1) << " s ("
         << fixed(seconds > 0 ? lanes / seconds / 1e6 : 0, 1) << " M/s)\n";
   }
   out << "wall " << fixed(wall, 1) << " s, " << cache.summary();
