@@ -134,6 +134,15 @@ std::string layout_dir() {
   return dir && *dir ? dir : KEMIT_MMA_LAYOUT_DIR;
 }
 
+// The module's kernels (its defined amdgpu_kernel functions), in its order.
+std::vector<std::string> kernel_names(const llvm::Module& module) {
+  std::vector<std::string> names;
+  for (const llvm::Function& function : module)
+    if (!function.isDeclaration() && function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
+      names.push_back(function.getName().str());
+  return names;
+}
+
 // The modules EXEC parsed last, each with the kernels decoded from it. The numerics lane sends one
 // module text several times in a row (each input set, each chunk of its launch plan, each
 // schedule); the same name and the same bytes parse to the same module, so the parse and the
@@ -143,14 +152,17 @@ class KernelCache {
   // The kernel of the module `text` (named `name`), parsed and decoded on first use; null with
   // `error` set when it cannot run. `seconds`: decoding time spent now (0 when reused).
   KernelPtr find(const std::string& name, const std::string& text, const std::string& kernel, std::string& error,
-                 double& seconds) {
+            double& seconds) {
     seconds = 0.0;
     Entry* entry = entry_of(name, text, error);
     if (!entry) return nullptr;
-    auto found = entry->kernels.find(kernel);
+    // "" is the first kernel: one decoding serves a launch that names it and one that does not.
+    std::vector<std::string> names = kernel_names(*entry->module);
+    const std::string& chosen = kernel.empty() && !names.empty() ? names.front() : kernel;
+    auto found = entry->kernels.find(chosen);
     if (found != entry->kernels.end()) return found->second;
-    KernelPtr prepared = prepare_kernel(*entry->module, kernel, layout_dir(), error, seconds);
-    if (prepared) entry->kernels.emplace(kernel, prepared);  // a refusal is decoded again, as it is rare
+    KernelPtr prepared = prepare_kernel(*entry->module, chosen, layout_dir(), error, seconds);
+    if (prepared) entry->kernels.emplace(chosen, prepared);  // a refusal is decoded again, as it is rare
     return prepared;
   }
 
@@ -159,10 +171,7 @@ class KernelCache {
   std::string digest(const std::string& name, const std::string& text, std::string& error) {
     Entry* entry = entry_of(name, text, error);
     if (!entry) return "";
-    std::vector<std::string> names;
-    for (const llvm::Function& function : *entry->module)
-      if (!function.isDeclaration() && function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
-        names.push_back(function.getName().str());
+    std::vector<std::string> names = kernel_names(*entry->module);
     if (names.empty()) return error = "the module defines no amdgpu_kernel", "";
     llvm::SHA256 hash;
     for (const std::string& kernel : names) {
