@@ -6,8 +6,10 @@ case again, without the detector).
 
     /usr/bin/python3 bench/numerics/bench_volume.py [--build DIR] [--every 3] [--only FAMILY] [--json F]
 
-The runs are the lane's own (numerics_worker.run_plan, as run_section makes them). It answers what
-a change to where a check runs would save, not how fast a runner is (bench_numerics.py).
+The runs are the lane's own (numerics_worker.run_plan, as run_section makes them), and a flavor
+whose module decodes to an earlier flavor's program runs nothing, as in the lane (docs/numerics.md,
+"One program, one run"). It answers what a change to where a check runs would save, not how fast a
+runner is (bench_numerics.py).
 """
 import argparse
 import collections
@@ -55,9 +57,15 @@ def measure(args, families):
                     continue
                 measured += 1
                 texts = {"canonical": built.canonical, **built.flavors}
+                programs = set()
                 for section, text in texts.items():
                     if text is None:
                         continue  # a flavor the engine refuses for the arch
+                    program = "" if section == "canonical" else numerics_worker.program_digest(
+                        lane.checkers, section, text, family, config["id"])
+                    if program and program in programs:
+                        continue  # the lane takes the earlier flavor's run
+                    programs.add(program)
                     for kind, (lanes, seconds) in section_volume(lane, section, text, cases, built, family,
                                                                  config["id"]).items():
                         totals[section][kind][0] += lanes
