@@ -152,6 +152,33 @@ def test_a_stored_value_nested_too_deep_is_rejected_and_recomputed(tmp_path):
     assert lane(CONFIGS, "--section", "canonical", cache=cache).stdout.count("corrupt") == 0
 
 
+def test_shared_runs_are_counted_and_a_stored_shared_failure_is_rejected(tmp_path):
+    """llvm22's sections take llvm19's runs (docs/numerics.md, "One program, one run"): the report
+    counts them and names the flavor that ran them. A stored entry that claims a shared run that
+    did not pass (never written by the lane: a planted or corrupted store) is reported, deleted
+    and recomputed."""
+    cache = tmp_path / "cache"
+    cold = lane(CONFIGS, "--json", str(tmp_path / "r.json"), cache=cache)
+    assert cold.returncode == 0, cold.stdout + cold.stderr
+    assert "8 section run(s)" not in cold.stdout
+    assert "6 section run(s) executed (flavors), 0 from the cache, 2 taken from an earlier flavor's run" in cold.stdout
+    with open(tmp_path / "r.json", encoding="utf-8") as handle:
+        configs = json.load(handle)["families"]["transpose_lds"]["configs"]
+    assert {(c["section"], c["same_program_as"]) for c in configs if c["same_program_as"]} == {("llvm22", "llvm19")}
+    planted = None
+    for path in sorted(cache.glob("??/*")):
+        magic, key, total, value = path.read_bytes().split(b"\n", 3)
+        if b'"same_program_as":"llvm19"' in value:
+            bad = value.replace(b'"NUMERIC_OK"', b'"NUMERIC_MISMATCH"')
+            path.write_bytes(b"\n".join([magic, key, b"sha256 " + hashlib.sha256(bad).hexdigest().encode(), bad]))
+            planted = path
+            break
+    assert planted is not None
+    again = lane(CONFIGS, cache=cache)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "its value is not a numerics result of section llvm22" in again.stdout and hits(again) == (7, 1), again.stdout
+
+
 @pytest.mark.parametrize("tool", [["parity/check_byte_identity"], ["parity/run_diff", "--check-golden"],
                                   ["llvm_lane/check_llvm"], ["parity/check_numerics"]])
 def test_every_lane_takes_the_same_selection_and_report_flags(tmp_path, tool):

@@ -132,7 +132,8 @@ std::optional<SectionResult> decode_result(const json& value, const std::string&
     if (r.verdict == "NUMERIC_DIVERGED") return std::nullopt;  // a judgement across sections, never one section's
     bool known = std::find(kVerdicts.begin(), kVerdicts.end(), r.verdict) != kVerdicts.end();
     if (r.section != section || !known || r.lane_instructions < 0 || r.run_seconds < 0) return std::nullopt;
-    if (r.same_program_as == section) return std::nullopt;
+    // A run is shared only when it passed, and only from another flavor.
+    if (r.same_program_as == section || (!r.same_program_as.empty() && r.verdict != "NUMERIC_OK")) return std::nullopt;
     if (!(r.mismatch.is_null() || r.mismatch.is_object())) return std::nullopt;
     return r;
   } catch (const json::exception&) {
