@@ -31,8 +31,9 @@
 #include <vector>
 
 #include "executor.h"
+#include "program.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/AsmParser/Parser.h"
-#include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/JSON.h"
@@ -134,15 +135,6 @@ std::string layout_dir() {
   return dir && *dir ? dir : KEMIT_MMA_LAYOUT_DIR;
 }
 
-// The module's kernels (its defined amdgpu_kernel functions), in its order.
-std::vector<std::string> kernel_names(const llvm::Module& module) {
-  std::vector<std::string> names;
-  for (const llvm::Function& function : module)
-    if (!function.isDeclaration() && function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
-      names.push_back(function.getName().str());
-  return names;
-}
-
 // The modules EXEC parsed last, each with the kernels decoded from it. The numerics lane sends one
 // module text several times in a row (each input set, each chunk of its launch plan, each
 // schedule); the same name and the same bytes parse to the same module, so the parse and the
@@ -152,13 +144,14 @@ class KernelCache {
   // The kernel of the module `text` (named `name`), parsed and decoded on first use; null with
   // `error` set when it cannot run. `seconds`: decoding time spent now (0 when reused).
   KernelPtr find(const std::string& name, const std::string& text, const std::string& kernel, std::string& error,
-            double& seconds) {
+                 double& seconds) {
     seconds = 0.0;
     Entry* entry = entry_of(name, text, error);
     if (!entry) return nullptr;
     // "" is the first kernel: one decoding serves a launch that names it and one that does not.
-    std::vector<std::string> names = kernel_names(*entry->module);
-    const std::string& chosen = kernel.empty() && !names.empty() ? names.front() : kernel;
+    std::string chosen = kernel;
+    if (chosen.empty())
+      if (std::vector<std::string> names = kernel_names(*entry->module); !names.empty()) chosen = names.front();
     auto found = entry->kernels.find(chosen);
     if (found != entry->kernels.end()) return found->second;
     KernelPtr prepared = prepare_kernel(*entry->module, chosen, layout_dir(), error, seconds);
@@ -184,10 +177,7 @@ class KernelCache {
         hash.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(part.data()), part.size()));
       }
     }
-    static const char* kHex = "0123456789abcdef";
-    std::string hex;
-    for (uint8_t byte : hash.final()) hex += {kHex[byte >> 4], kHex[byte & 15]};
-    return hex;
+    return llvm::toHex(hash.final(), /*LowerCase=*/true);
   }
 
  private:

@@ -430,15 +430,18 @@ std::string target_cpu(const llvm::Function& function) {
 
 }  // namespace
 
+std::vector<std::string> kernel_names(const llvm::Module& module) {
+  std::vector<std::string> names;
+  for (const llvm::Function& function : module)
+    if (!function.isDeclaration() && function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
+      names.push_back(function.getName().str());
+  return names;
+}
+
 bool decode_kernel(llvm::Module& module, const std::string& kernel, Program& program, std::string& error) {
-  llvm::Function* chosen = nullptr;
-  for (llvm::Function& function : module) {
-    if (function.isDeclaration() || function.getCallingConv() != llvm::CallingConv::AMDGPU_KERNEL) continue;
-    if (kernel.empty() || function.getName() == kernel) {
-      chosen = &function;
-      break;
-    }
-  }
+  std::vector<std::string> names = kernel_names(module);
+  auto named = kernel.empty() ? names.begin() : std::find(names.begin(), names.end(), kernel);
+  llvm::Function* chosen = named == names.end() ? nullptr : module.getFunction(*named);
   if (!chosen) {
     error = kernel.empty() ? "the module defines no amdgpu_kernel" : "the module has no kernel @" + kernel;
     return false;

@@ -140,7 +140,11 @@ struct Program {
   std::vector<MmaOp> mma_ops;
 };
 
-// Decodes one kernel; on failure returns false with `error` naming the instruction.
+// The module's kernels (its defined amdgpu_kernel functions), in its order.
+std::vector<std::string> kernel_names(const llvm::Module& module);
+
+// Decodes one kernel ("" = the module's first); on failure returns false with `error` naming the
+// instruction.
 bool decode_kernel(llvm::Module& module, const std::string& kernel, Program& program, std::string& error);
 
 // Bytes that name the program: two programs with the same fingerprint run alike on every launch
